@@ -1,0 +1,73 @@
+##*****************************************************************************
+#  SYNOPSIS:
+#    X_AC_SLURM
+#
+#  DESCRIPTION:
+#    Finds Slurm's client library and headers (Debian: libslurm-dev), and the
+#    directory slurmctld loads plugins from.  Slurm ships no pkg-config file,
+#    so this is --with-slurm=PATH (PATH/include/slurm/slurm.h, PATH/lib/
+#    libslurm.so) or the default search paths.
+#
+#    The programs link -lslurm (hostlists, node updates).  The job_submit
+#    plugin only includes slurm/slurm.h and must NOT link -lslurm: it is
+#    loaded into slurmctld, whose libslurmfull provides the symbols.
+#
+#    SLURM_VERSION_NUMBER of the headers is printed: the plugin must be
+#    rebuilt for exactly the Slurm it is loaded into.
+#
+#    --with-slurm-plugindir=DIR overrides the plugin directory; otherwise the
+#    first existing of LIBDIR/slurm-wlm (Debian), LIBDIR/slurm, PATH/lib/slurm.
+#    Sets SLURM_CPPFLAGS, SLURM_LDFLAGS, SLURM_LIBS, SLURM_PLUGINDIR,
+#    SLURM_VERSION_HEX.
+#
+#  USAGE:
+#    X_AC_SLURM
+##*****************************************************************************
+
+AC_DEFUN_ONCE([X_AC_SLURM], [
+  AC_ARG_WITH([slurm],
+    AS_HELP_STRING([--with-slurm=PATH], [prefix where Slurm's headers and libslurm are installed]),
+    [x_ac_slurm_prefix="$withval"], [x_ac_slurm_prefix=check])
+  AC_ARG_WITH([slurm-plugindir],
+    AS_HELP_STRING([--with-slurm-plugindir=DIR], [where to install job_submit_gpuburst.so (default: detected)]),
+    [SLURM_PLUGINDIR="$withval"], [SLURM_PLUGINDIR=""])
+  AS_IF([test "$x_ac_slurm_prefix" = no],
+        [AC_MSG_ERROR([Slurm is required; --without-slurm is not supported])])
+  SLURM_CPPFLAGS=""; SLURM_LDFLAGS=""
+  AS_CASE(["$x_ac_slurm_prefix"], [check|yes], [], [
+    SLURM_CPPFLAGS="-I$x_ac_slurm_prefix/include"
+    x_ac_slurm_libdir="$x_ac_slurm_prefix/lib"
+    AS_IF([test -d "$x_ac_slurm_prefix/lib64"], [x_ac_slurm_libdir="$x_ac_slurm_prefix/lib64"])
+    SLURM_LDFLAGS="-L$x_ac_slurm_libdir -Wl,-rpath,$x_ac_slurm_libdir"])
+  x_ac_save_CPPFLAGS="$CPPFLAGS"; x_ac_save_LDFLAGS="$LDFLAGS"; x_ac_save_LIBS="$LIBS"
+  CPPFLAGS="$CPPFLAGS $SLURM_CPPFLAGS"; LDFLAGS="$LDFLAGS $SLURM_LDFLAGS"
+  AC_CHECK_HEADER([slurm/slurm.h], [], [AC_MSG_ERROR([slurm/slurm.h not found.
+  On Debian/Ubuntu: apt-get install libslurm-dev
+  Or point configure at it: --with-slurm=PATH])])
+  AC_CHECK_LIB([slurm], [slurm_hostlist_create], [SLURM_LIBS="-lslurm"],
+    [AC_MSG_ERROR([libslurm not found (need slurm_hostlist_create in -lslurm).
+  On Debian/Ubuntu: apt-get install libslurm-dev
+  Or point configure at it: --with-slurm=PATH])])
+  AC_COMPUTE_INT([x_ac_slurm_version], [SLURM_VERSION_NUMBER], [#include <slurm/slurm_version.h>],
+    [AC_MSG_ERROR([cannot read SLURM_VERSION_NUMBER from slurm/slurm_version.h])])
+  SLURM_VERSION_HEX=`printf '0x%06x' "$x_ac_slurm_version"`
+  AC_MSG_CHECKING([Slurm version of the headers])
+  AC_MSG_RESULT([$SLURM_VERSION_HEX])
+  AS_IF([test "$x_ac_slurm_version" -lt 1443072],
+        [AC_MSG_ERROR([Slurm $SLURM_VERSION_HEX is too old: gpuburst needs 22.05 or later])])
+  CPPFLAGS="$x_ac_save_CPPFLAGS"; LDFLAGS="$x_ac_save_LDFLAGS"; LIBS="$x_ac_save_LIBS"
+  AS_IF([test -z "$SLURM_PLUGINDIR"], [
+    AC_MSG_CHECKING([for Slurm's plugin directory])
+    x_ac_multiarch=`$CC -print-multiarch 2>/dev/null`
+    for d in "/usr/lib/$x_ac_multiarch/slurm-wlm" /usr/lib64/slurm /usr/lib/slurm \
+             "$x_ac_slurm_prefix/lib/slurm" "$x_ac_slurm_prefix/lib64/slurm"; do
+      AS_IF([test -f "$d/auth_munge.so"], [SLURM_PLUGINDIR="$d"; break])
+    done
+    AS_IF([test -z "$SLURM_PLUGINDIR"], [SLURM_PLUGINDIR='${libdir}/slurm'])
+    AC_MSG_RESULT([$SLURM_PLUGINDIR])])
+  AC_SUBST([SLURM_CPPFLAGS])
+  AC_SUBST([SLURM_LDFLAGS])
+  AC_SUBST([SLURM_LIBS])
+  AC_SUBST([SLURM_PLUGINDIR])
+  AC_SUBST([SLURM_VERSION_HEX])
+])

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gb_util.c - time, randomness and file helpers
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef HAVE_SYS_RANDOM_H
+#include <sys/random.h>
+#endif
+
+#include "gb_str.h"
+#include "gb_util.h"
+
+double gb_time_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double gb_time_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+char *gb_time_iso(double t, char *buf, size_t n)
+{
+	time_t s = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&s, &tm);
+	if (strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0 && n)
+		buf[0] = '\0';
+	return buf;
+}
+
+char *gb_time_human(double seconds, char *buf, size_t n)
+{
+	long s = seconds < 0 ? 0 : (long)(seconds + 0.5);
+	long d = s / 86400, h = (s % 86400) / 3600, m = (s % 3600) / 60;
+
+	s %= 60;
+	if (d)
+		snprintf(buf, n, "%ldd %02ldh %02ldm", d, h, m);
+	else if (h)
+		snprintf(buf, n, "%ldh %02ldm %02lds", h, m, s);
+	else if (m)
+		snprintf(buf, n, "%ldm %02lds", m, s);
+	else
+		snprintf(buf, n, "%lds", s);
+	return buf;
+}
+
+gb_err_t gb_time_parse(const char *s, double now, double *out)
+{
+	static const struct { char unit; long mult; } units[] = {
+		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 },
+	};
+	struct tm tm;
+	const char *end;
+	size_t len;
+
+	if (!s || !*s)
+		return GB_E_INVALID;
+	len = strlen(s);
+	for (size_t i = 0; i < GB_ARRAY_LEN(units); i++) {
+		char num[32];
+		long v;
+
+		if (s[len - 1] != units[i].unit || len >= sizeof(num))
+			continue;
+		memcpy(num, s, len - 1);
+		num[len - 1] = '\0';
+		if (gb_parse_long(num, 0, LONG_MAX / 86400, &v))
+			return GB_E_INVALID;
+		*out = now - (double)(v * units[i].mult);
+		return GB_E_OK;
+	}
+	memset(&tm, 0, sizeof(tm));
+	if (!(end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm)) &&
+	    !(end = strptime(s, "%Y-%m-%d %H:%M:%S", &tm)) &&
+	    !(end = strptime(s, "%Y-%m-%d", &tm)))
+		return GB_E_INVALID;
+	if (*end)
+		return GB_E_INVALID;
+	*out = (double)timegm(&tm);
+	return GB_E_OK;
+}
+
+gb_err_t gb_random_bytes(void *buf, size_t n, gb_error_t *err)
+{
+	unsigned char *p = buf;
+
+	while (n > 0) {
+#ifdef HAVE_GETRANDOM
+		ssize_t r = getrandom(p, n, 0);
+#else
+		ssize_t r = -1;
+		int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			r = read(fd, p, n);
+			close(fd);
+		}
+#endif
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return gb_errorf(err, GB_E_IO, "no random bytes: %s",
+					 strerror(errno));
+		p += r;
+		n -= (size_t)r;
+	}
+	return GB_E_OK;
+}
+
+gb_err_t gb_random_hex(char *buf, size_t nhex, gb_error_t *err)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char raw[64];
+	size_t nbytes = (nhex + 1) / 2;
+	gb_err_t rc;
+
+	if (nbytes > sizeof(raw))
+		return gb_errorf(err, GB_E_INVALID, "random hex too long");
+	if ((rc = gb_random_bytes(raw, nbytes, err)))
+		return rc;
+	for (size_t i = 0; i < nhex; i++)
+		buf[i] = hex[(raw[i / 2] >> ((i % 2) ? 0 : 4)) & 0xf];
+	buf[nhex] = '\0';
+	return GB_E_OK;
+}
+
+gb_err_t gb_mkdir_p(const char *path, mode_t mode, gb_error_t *err)
+{
+	char tmp[PATH_MAX];
+	struct stat st;
+
+	if (gb_strlcpy(tmp, path, sizeof(tmp)) >= sizeof(tmp))
+		return gb_errorf(err, GB_E_INVALID, "path too long: %s", path);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+			return gb_errorf(err, GB_E_IO, "cannot create %s: %s",
+					 tmp, strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(tmp, mode) < 0) {
+		if (errno != EEXIST)
+			return gb_errorf(err, GB_E_IO, "cannot create %s: %s",
+					 tmp, strerror(errno));
+		if (stat(tmp, &st) < 0 || !S_ISDIR(st.st_mode))
+			return gb_errorf(err, GB_E_IO, "%s exists and is not a directory",
+					 tmp);
+	} else if (chmod(tmp, mode) < 0) {	/* mkdir's mode is umask-filtered */
+		return gb_errorf(err, GB_E_IO, "cannot chmod %s: %s", tmp,
+				 strerror(errno));
+	}
+	return GB_E_OK;
+}
+
+gb_err_t gb_file_read(const char *path, size_t max, char **data, size_t *len,
+		      gb_error_t *err)
+{
+	struct gb_buf b = GB_BUF_INIT;
+	char chunk[8192];
+	gb_err_t rc = GB_E_OK;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gb_errorf(err, errno == ENOENT ? GB_E_NOTFOUND : GB_E_IO,
+				 "cannot open %s: %s", path, strerror(errno));
+	for (;;) {
+		ssize_t r = read(fd, chunk, sizeof(chunk));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = gb_errorf(err, GB_E_IO, "cannot read %s: %s", path,
+				       strerror(errno));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		if (b.len + (size_t)r > max) {
+			rc = gb_errorf(err, GB_E_INVALID,
+				       "%s is larger than %zu bytes", path, max);
+			goto out;
+		}
+		gb_buf_append(&b, chunk, (size_t)r);
+	}
+	if (gb_buf_failed(&b)) {
+		rc = gb_errorf(err, GB_E_NOMEM, "reading %s: out of memory", path);
+		goto out;
+	}
+	if (len)
+		*len = b.len;
+	*data = gb_buf_steal(&b);
+	if (!*data)
+		rc = gb_errorf(err, GB_E_NOMEM, "reading %s: out of memory", path);
+out:
+	close(fd);
+	gb_buf_free(&b);
+	return rc;
+}
+
+void gb_stdio_sanitize(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		int nfd = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+
+		if (nfd >= 0 && nfd != fd) {	/* lowest free fd is fd */
+			dup2(nfd, fd);
+			close(nfd);
+		}
+	}
+}
+
+void gb_signals_reset(void)
+{
+	struct sigaction sa;
+	sigset_t all;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		(void)sigaction(sig, &sa, NULL);	/* EINVAL for RT internals */
+	}
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+}

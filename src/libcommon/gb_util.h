@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gb_util.h - time, randomness and file helpers
+ */
+#ifndef GB_LIBCOMMON_GB_UTIL_H
+#define GB_LIBCOMMON_GB_UTIL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "gb_err.h"
+
+/* RET wall-clock time, seconds since the epoch, with sub-second part. */
+double gb_time_now(void);
+
+/* RET CLOCK_MONOTONIC seconds: for durations, never for records. */
+double gb_time_mono(void);
+
+/*
+ * Format epoch seconds [t] as "2026-11-29T15:13:45Z" (UTC) into [buf] of at
+ * least 21 bytes.  RET [buf].
+ */
+char *gb_time_iso(double t, char *buf, size_t n);
+
+/*
+ * Format a duration as "3h 02m 05s" / "4m 10s" / "12s". RET [buf].
+ */
+char *gb_time_human(double seconds, char *buf, size_t n);
+
+/*
+ * Parse "2026-11-29T15:13:45Z", "2026-11-29 15:13:45" (UTC), "2026-11-29",
+ * or a relative age "90s", "15m", "2h", "3d" (meaning now minus that).
+ * RET GB_E_OK or GB_E_INVALID.
+ */
+gb_err_t gb_time_parse(const char *s, double now, double *out);
+
+/* Fill [buf] with [n] cryptographically random bytes. */
+gb_err_t gb_random_bytes(void *buf, size_t n, gb_error_t *err);
+
+/* Write [nhex] random lower-case hex digits plus NUL into [buf]. */
+gb_err_t gb_random_hex(char *buf, size_t nhex, gb_error_t *err);
+
+/*
+ * Create directory [path] and missing parents; the last component gets
+ * [mode] (parents 0755).  An existing directory is left as it is.
+ */
+gb_err_t gb_mkdir_p(const char *path, mode_t mode, gb_error_t *err);
+
+/*
+ * Read all of [path] (at most [max] bytes, else GB_E_INVALID).
+ * OUT *data NEW, NUL-terminated (free()); *len without the NUL.
+ */
+gb_err_t gb_file_read(const char *path, size_t max, char **data, size_t *len,
+		      gb_error_t *err);
+
+/*
+ * Make fds 0, 1, 2 valid: any that is closed is opened on /dev/null.
+ * slurmctld starts power-save programs with all three closed.
+ */
+void gb_stdio_sanitize(void);
+
+/*
+ * Unblock every signal and reset every disposition to the default, so
+ * that children do not inherit slurmctld's blocked mask (TERM, CHLD, ...).
+ */
+void gb_signals_reset(void);
+
+#endif /* GB_LIBCOMMON_GB_UTIL_H */

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gb_conf.h - gpuburst.yaml: load, validate, and read the configuration
+ *
+ * gb_conf_load() turns the YAML file into an immutable struct gb_conf, or
+ * reports every problem as "file:line:col: message" and returns nothing:
+ * loading is all-or-nothing.  Unknown keys and wrong types are errors.  The
+ * structure is public and read-only: consumers hold `const struct gb_conf *`
+ * and never modify it; gb_conf_destroy() frees all of it.
+ *
+ * Keys, types and defaults are documented in gpuburst.yaml(5) and in
+ * etc/gpuburst.yaml.example.  Durations accept an integer number of seconds
+ * or a string with a unit ("90s", "10m", "2h", "1d").
+ *
+ * This library links libcommon and libyaml only (the job_submit plugin uses
+ * it inside slurmctld): no network, no exit(), no libslurm.
+ */
+#ifndef GB_LIBCONF_GB_CONF_H
+#define GB_LIBCONF_GB_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gb_err.h"
+#include "gb_log.h"
+
+#define GB_CONF_DEFAULT_PATH GB_SYSCONFDIR "/gpuburst/gpuburst.yaml"
+#define GB_CONF_ENV_PATH "GPUBURST_CONF"	/* overrides the default path */
+#define GB_CONF_ENV_ENVIRONMENT "GPUBURST_ENV"	/* overrides `environment` */
+
+enum gb_env {
+	GB_ENV_DEV = 0,
+	GB_ENV_STAGING,
+	GB_ENV_PROD,
+	GB_ENV_COUNT
+};
+
+enum gb_mode {
+	GB_MODE_MULTI_REGION = 0,	/* fall through to fallback regions */
+	GB_MODE_SINGLE_REGION,		/* home region only */
+};
+
+/* Launch strategies (liborch implements them; names in gb_conf_strategy_name). */
+enum gb_strategy {
+	GB_STRATEGY_DEFAULT = 0,	/* the orchestrator's best design */
+	GB_STRATEGY_PROBE_FILL,		/* the ancestor's algorithm, exactly */
+	GB_STRATEGY_BEST_EFFORT,	/* MinCount=1, MaxCount=remaining */
+	GB_STRATEGY_ALL_OR_NOTHING,	/* a job's full count or nothing */
+	GB_STRATEGY_COUNT
+};
+
+/* Where the nodes of one multi-node job may land. */
+enum gb_locality {
+	GB_LOCALITY_REGION = 0,		/* one region per job (default) */
+	GB_LOCALITY_AZ,			/* one availability zone per job */
+	GB_LOCALITY_NONE,		/* anywhere allowed */
+};
+
+enum gb_market {
+	GB_MARKET_ON_DEMAND = 0,
+	GB_MARKET_SPOT,
+};
+
+enum gb_planner_kind {
+	GB_PLANNER_HEURISTIC = 0,
+	GB_PLANNER_LLM,
+};
+
+enum gb_llm_provider {
+	GB_LLM_NONE = 0,
+	GB_LLM_OPENAI,
+	GB_LLM_BEDROCK,
+	GB_LLM_ANTHROPIC,
+};
+
+/* Where in the file a value came from, for later messages. */
+struct gb_conf_mark {
+	unsigned line, col;		/* 1-based; 0 when built in */
+};
+
+struct gb_conf_az {
+	char *name;			/* "ap-south-1a" */
+	char **subnets;			/* NULL-terminated, in rotation order */
+	size_t n_subnets;
+};
+
+struct gb_conf_region {
+	char *name;			/* "ap-south-1" */
+	double lat, lon;		/* built-in default for AWS regions */
+	char *endpoint;			/* NULL: cloud.endpoint or the public one */
+	char *ami;			/* ImageId */
+	char *key_name;			/* NULL: no key pair */
+	char **security_groups;		/* NULL-terminated SecurityGroupId.N */
+	size_t n_security_groups;
+	char *iam_profile;		/* IamInstanceProfile.Name or NULL */
+	char *user_data;		/* template text ({node} ...) or NULL */
+	int priority;			/* tie-break between equal distances */
+	struct gb_conf_az *azs;
+	size_t n_azs;
+	struct gb_conf_mark mark;
+};
+
+struct gb_conf_group {
+	char *name;
+	char **consumer_regions;	/* NULL-terminated */
+	size_t n_consumer_regions;
+	char **fallback_regions;	/* NULL-terminated, configured regions */
+	size_t n_fallback_regions;
+};
+
+struct gb_conf_nodeset {
+	char *name;
+	char *nodes;			/* hostlist pattern "g5-[1-64]" */
+	char *instance_type;		/* in the catalog and the allowed families */
+	char *home_region;		/* a consumer region of some group */
+	enum gb_mode mode;
+	enum gb_strategy strategy;
+	enum gb_locality locality;
+	enum gb_market market;
+	char *partition;		/* Slurm partition, default "gpuburst" */
+	struct gb_conf_mark mark;
+	struct gb_hostlist *pattern_;	/* private: parsed [nodes] */
+};
+
+struct gb_conf_cloud {
+	char *provider;			/* "ec2" */
+	char *endpoint;			/* default endpoint for every region */
+	char *ca_bundle;		/* NULL: the system's */
+	char *profile;			/* shared-file profile, NULL: default */
+	char *credentials_file;		/* NULL: AWS_SHARED_CREDENTIALS_FILE/~ */
+	char *config_file;		/* NULL: AWS_CONFIG_FILE/~ */
+	char *access_key_id;		/* explicit credentials (discouraged) */
+	char *secret_access_key;
+	char *session_token;
+	bool imds;			/* may use IMDSv2 (default true) */
+	double connect_timeout;		/* seconds, default 5 */
+	double request_timeout;		/* seconds, default 30 */
+	int max_retries;		/* THROTTLE/TRANSIENT retries, default 4 */
+	double retry_budget;		/* seconds of retrying per call, default 60 */
+};
+
+struct gb_conf_policy {
+	int batch_max;			/* default 4 */
+	int max_request_nodes;		/* nodes per request, default 1000 */
+	int approval_thresholds[GB_ENV_COUNT];	/* default 50, 20, 10 */
+	char **allowed_geo_regions;	/* NULL-terminated; empty: no check */
+	size_t n_allowed_geo_regions;
+	double approval_timeout;	/* seconds; < 0: derive from ResumeTimeout */
+	bool manual_resume_needs_approval;	/* jobless power-ups */
+	char **approval_notify;		/* argv, NULL-terminated, or NULL */
+	double ice_cooldown;		/* default 600 s */
+	double orphan_timeout;		/* default 600 s */
+	double request_deadline;	/* stuck requests fail after, default 3600 s */
+	double offerings_ttl;		/* default 3600 s */
+	double capacity_half_life;	/* default 3600 s */
+	char **allowed_families;	/* default g4dn g5 g5g g6 g6e */
+	size_t n_allowed_families;
+};
+
+struct gb_conf_llm {
+	enum gb_llm_provider provider;
+	char *endpoint;			/* base URL */
+	char *model;
+	char *region;			/* bedrock signing region */
+	char *api_key_file;		/* bearer / x-api-key source */
+	double timeout;			/* seconds, default 5 */
+	int max_tokens;			/* default 1024 */
+	int max_calls;			/* per request, default 3 */
+};
+
+struct gb_conf_planner {
+	enum gb_planner_kind kind;
+	struct gb_conf_llm llm;
+};
+
+struct gb_conf_admins {
+	char **users;			/* NULL-terminated */
+	size_t n_users;
+	char *group;			/* NULL: none */
+};
+
+struct gb_conf_log {
+	char *file;			/* NULL: no file */
+	bool syslog;
+	enum gb_log_level level;
+};
+
+struct gb_conf {
+	char *path;			/* the file it was loaded from */
+	char *cluster_name;
+	enum gb_env environment;
+	bool environment_from_env;	/* GPUBURST_ENV overrode the file */
+	char *state_dir;
+	struct gb_conf_log log;
+	struct gb_conf_cloud cloud;
+	struct gb_conf_region *regions;
+	size_t n_regions;
+	struct gb_conf_group *groups;
+	size_t n_groups;
+	struct gb_conf_nodeset *nodesets;
+	size_t n_nodesets;
+	struct gb_conf_policy policy;
+	struct gb_conf_planner planner;
+	struct gb_conf_admins admins;
+};
+
+/*
+ * RET BORROWED the path to load: [cli] (-c FILE) if set, else
+ * $GPUBURST_CONF, else GB_CONF_DEFAULT_PATH.
+ */
+const char *gb_conf_path(const char *cli);
+
+/*
+ * Load and validate [path].  On success *out is NEW (gb_conf_destroy).
+ * On failure *out is NULL, the first message is in [err] and every message
+ * is appended to [errs] (if not NULL), each "file:line:col: message".
+ * RET GB_E_OK, GB_E_CONFIG, GB_E_NOTFOUND/GB_E_IO (file), GB_E_NOMEM.
+ */
+gb_err_t gb_conf_load(const char *path, struct gb_conf **out,
+		      struct gb_errlist *errs, gb_error_t *err);
+
+/* The same from memory; [name] is used as the file name in messages. */
+gb_err_t gb_conf_load_string(const char *name, const char *text, size_t len,
+			     struct gb_conf **out, struct gb_errlist *errs,
+			     gb_error_t *err);
+
+void gb_conf_destroy(struct gb_conf *conf);
+
+/* Lookups.  All RET BORROWED pointers into [conf], or NULL. */
+const struct gb_conf_region *gb_conf_region(const struct gb_conf *conf,
+					    const char *name);
+const struct gb_conf_nodeset *gb_conf_nodeset(const struct gb_conf *conf,
+					      const char *name);
+/* The nodeset whose pattern contains [node] (patterns never overlap). */
+const struct gb_conf_nodeset *gb_conf_nodeset_for_node(const struct gb_conf *conf,
+						       const char *node);
+/* The group listing [consumer] among its consumer regions. */
+const struct gb_conf_group *gb_conf_group_for(const struct gb_conf *conf,
+					      const char *consumer);
+
+/* RET the approval threshold of the effective environment. */
+int gb_conf_threshold(const struct gb_conf *conf);
+
+/* RET the endpoint URL for [region]: region override, cloud.endpoint, or NULL. */
+const char *gb_conf_endpoint(const struct gb_conf *conf,
+			     const struct gb_conf_region *region);
+
+/* Names <-> enums ("dev", "probe_fill", "multi_region", ...). */
+const char *gb_conf_env_name(enum gb_env e);
+const char *gb_conf_mode_name(enum gb_mode m);
+const char *gb_conf_strategy_name(enum gb_strategy s);
+const char *gb_conf_locality_name(enum gb_locality l);
+const char *gb_conf_market_name(enum gb_market m);
+const char *gb_conf_llm_provider_name(enum gb_llm_provider p);
+gb_err_t gb_conf_strategy_parse(const char *s, enum gb_strategy *out);
+
+/*
+ * Write the human summary printed by `gpuburstctl config check` to [fp]
+ * (a FILE *; void * keeps <stdio.h> out of this header's contract).
+ */
+void gb_conf_print_summary(const struct gb_conf *conf, void *fp);
+
+/*****************************************************************************
+ *  Built-in knowledge: AWS region coordinates, GPU instance-type catalog
+ *****************************************************************************/
+
+/* RET whether [region] is a public AWS region we know; fills lat/lon. */
+bool gb_region_coords(const char *region, double *lat, double *lon);
+
+/* RET the public AWS region names, NULL-terminated, BORROWED. */
+const char *const *gb_region_names(void);
+
+struct gb_instance_type {
+	const char *name;		/* "g5.xlarge" */
+	const char *family;		/* "g5" */
+	int vcpus;
+	int memory_mib;
+	int gpus;
+	const char *gpu_model;		/* Slurm gres type: "a10g" */
+	int gpu_memory_mib;		/* per GPU */
+	const char *arch;		/* "x86_64" | "arm64" */
+};
+
+/* RET BORROWED catalog entry for [name], or NULL. */
+const struct gb_instance_type *gb_catalog_find(const char *name);
+
+/* RET the whole catalog (BORROWED), *n set to its length. */
+const struct gb_instance_type *gb_catalog_all(size_t *n);
+
+/*
+ * RET whether [type] belongs to one of the allowed families of [conf]
+ * (or the defaults when [conf] is NULL): "g5.xlarge" is in family "g5",
+ * "g5g.xlarge" in "g5g".
+ */
+bool gb_conf_type_allowed(const struct gb_conf *conf, const char *type);
+
+#endif /* GB_LIBCONF_GB_CONF_H */

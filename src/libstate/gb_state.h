@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gb_state.h - the SQLite state file: durable queue, records, audit log
+ *
+ * One database per cluster (default <state_dir>/state.db), WAL journal,
+ * busy timeout, schema migrations by PRAGMA user_version.  The directory is
+ * created 0750 and the file 0640.  A file with a newer schema than this
+ * program knows is refused (GB_E_SCHEMA) and left untouched.
+ *
+ * Times are epoch seconds (REAL, UTC): `datetime(created_at,'unixepoch')`
+ * in the stock sqlite3 shell prints them.
+ *
+ * Every write is a transaction.  gb_state_tx_begin() opens an IMMEDIATE
+ * transaction for callers that must write several rows atomically (the
+ * resume program writes all of its requests at once); the single-row
+ * functions open their own when none is active.
+ *
+ * A handle is used by one thread at a time; open one handle per thread.
+ * Rows handed to callbacks are BORROWED and valid only during the call.
+ */
+#ifndef GB_LIBSTATE_GB_STATE_H
+#define GB_LIBSTATE_GB_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gb_err.h"
+
+#define GB_STATE_SCHEMA_VERSION 1
+#define GB_STATE_FILE "state.db"
+#define GB_REQUEST_ID_LEN 16		/* lower-case hex */
+
+typedef struct gb_state gb_state_t;
+
+/*****************************************************************************
+ *  Open / close / transactions
+ *****************************************************************************/
+
+enum gb_state_open_flags {
+	GB_STATE_RDONLY = 1 << 0,	/* never create, never migrate */
+};
+
+/*
+ * Open [path] (a file; its directory is created 0750 if missing), create
+ * or migrate the schema, set WAL and the busy timeout [busy_ms].
+ * OUT *out NEW (gb_state_close).
+ */
+gb_err_t gb_state_open(const char *path, unsigned flags, int busy_ms,
+		       gb_state_t **out, gb_error_t *err);
+void gb_state_close(gb_state_t *st);
+
+/* RET PRAGMA user_version of the open file. */
+int gb_state_schema_version(gb_state_t *st);
+
+/* BEGIN IMMEDIATE / COMMIT / ROLLBACK.  Nesting is an error. */
+gb_err_t gb_state_tx_begin(gb_state_t *st, gb_error_t *err);
+gb_err_t gb_state_tx_commit(gb_state_t *st, gb_error_t *err);
+void gb_state_tx_rollback(gb_state_t *st);
+
+/* PRAGMA integrity_check; GB_E_STATE with the first problem if not "ok". */
+gb_err_t gb_state_check(gb_state_t *st, gb_error_t *err);
+
+/* A new random request id (GB_REQUEST_ID_LEN hex + NUL) into [buf]. */
+gb_err_t gb_state_new_id(char buf[GB_REQUEST_ID_LEN + 1], gb_error_t *err);
+
+/*****************************************************************************
+ *  Requests: the durable queue
+ *****************************************************************************/
+
+enum gb_request_kind {
+	GB_REQ_RESUME = 0,
+	GB_REQ_SUSPEND,
+	GB_REQ_RESUME_FAIL,
+	GB_REQ_TERMINATE,		/* manual, from gpuburstctl */
+};
+
+/*
+ * Life cycle: pending_approval -> queued (approve) | denied | expired;
+ * queued -> running (claimed by a worker) -> done | failed;
+ * running -> queued again when its worker died (gb_state_request_requeue_stale).
+ */
+enum gb_request_state {
+	GB_RSTATE_PENDING_APPROVAL = 0,
+	GB_RSTATE_QUEUED,
+	GB_RSTATE_RUNNING,
+	GB_RSTATE_DONE,
+	GB_RSTATE_FAILED,
+	GB_RSTATE_DENIED,
+	GB_RSTATE_EXPIRED,
+	GB_RSTATE_CANCELLED,
+};
+
+enum gb_request_result {
+	GB_RESULT_NONE = 0,		/* not final yet */
+	GB_RESULT_SUCCESS,
+	GB_RESULT_PARTIAL,
+	GB_RESULT_FAILED,
+};
+
+struct gb_request {
+	char id[GB_REQUEST_ID_LEN + 1];	/* empty on add: assigned */
+	enum gb_request_kind kind;
+	enum gb_request_state state;
+	const char *nodeset;		/* NULL for suspend of mixed nodes */
+	int64_t job_id;			/* 0: no job (manual power-up) */
+	const char *nodes;		/* hostlist expression */
+	int node_count;
+	const char *instance_type;
+	const char *home_region;
+	const char *strategy;		/* NULL: the nodeset's */
+	const char *input;		/* JSON: what Slurm gave us, verbatim bits */
+	double created_at;		/* set by add */
+	double updated_at;
+	double not_before;		/* not claimable before (back-off); 0 */
+	double expires_at;		/* pending_approval deadline, or 0 */
+	int64_t worker_pid;		/* claimant, or 0 */
+	int claims;			/* times claimed */
+	enum gb_request_result result;
+	int launched;			/* instances that reached the node */
+	const char *reason;		/* final reason / gap text */
+};
+
+/*
+ * Insert [req] (state as given, normally QUEUED or PENDING_APPROVAL).
+ * An empty req->id gets a new one, written back into req->id.
+ */
+gb_err_t gb_state_request_add(gb_state_t *st, struct gb_request *req,
+			      gb_error_t *err);
+
+/*
+ * Atomically claim the oldest QUEUED request whose not_before has passed
+ * and whose kind is in [kinds] (bit mask of 1 << kind; 0 = any): it becomes
+ * RUNNING with worker_pid [pid].  [cb] gets the claimed row.
+ * RET GB_E_OK, or GB_E_NOTFOUND when nothing is runnable.
+ */
+gb_err_t gb_state_request_claim(gb_state_t *st, int64_t pid, unsigned kinds,
+				void (*cb)(const struct gb_request *, void *),
+				void *arg, gb_error_t *err);
+
+/*
+ * Move [id] from state [from] to [to] (compare-and-set); GB_E_BUSY when its
+ * current state is not [from].  [reason] (may be NULL) is stored.
+ */
+gb_err_t gb_state_request_transition(gb_state_t *st, const char *id,
+				     enum gb_request_state from,
+				     enum gb_request_state to,
+				     const char *reason, gb_error_t *err);
+
+/* RUNNING -> DONE/FAILED with the result, launched count and reason. */
+gb_err_t gb_state_request_finish(gb_state_t *st, const char *id,
+				 enum gb_request_state final,
+				 enum gb_request_result result, int launched,
+				 const char *reason, gb_error_t *err);
+
+/* Put [id] back to QUEUED, claimable after [not_before]. */
+gb_err_t gb_state_request_requeue(gb_state_t *st, const char *id,
+				  double not_before, const char *reason,
+				  gb_error_t *err);
+
+/*
+ * RUNNING requests whose worker pid is not alive (kill(pid, 0) == ESRCH)
+ * go back to QUEUED.  OUT *n how many (may be NULL).
+ */
+gb_err_t gb_state_request_requeue_stale(gb_state_t *st, int *n,
+					gb_error_t *err);
+
+/* [cb] gets request [id].  GB_E_NOTFOUND if absent. */
+gb_err_t gb_state_request_get(gb_state_t *st, const char *id,
+			      void (*cb)(const struct gb_request *, void *),
+			      void *arg, gb_error_t *err);
+
+struct gb_request_filter {
+	int state;			/* enum gb_request_state, or -1: any */
+	int kind;			/* enum gb_request_kind, or -1: any */
+	double since;			/* created_at >= since; 0: any */
+	const char *node;		/* requests whose nodes contain it; NULL */
+	size_t limit;			/* 0: no limit */
+};
+#define GB_REQUEST_FILTER_ANY { -1, -1, 0, NULL, 0 }
+
+/* [cb] for each match, oldest first; a non-zero return stops the walk. */
+gb_err_t gb_state_request_list(gb_state_t *st,
+			       const struct gb_request_filter *f,
+			       int (*cb)(const struct gb_request *, void *),
+			       void *arg, gb_error_t *err);
+
+/* RET the count of requests in [state] (-1: any). */
+gb_err_t gb_state_request_count(gb_state_t *st, int state, long *n,
+				gb_error_t *err);
+
+/*****************************************************************************
+ *  Plans: versions per request
+ *****************************************************************************/
+
+struct gb_plan_row {
+	const char *request_id;
+	int version;			/* 1, 2, ... assigned by add */
+	const char *planner;		/* "heuristic", "llm:openai", ... */
+	const char *status;		/* "used", "rejected", "fallback" */
+	const char *reason;		/* validator verdict / why chosen */
+	const char *rationale;		/* the model's own words, or NULL */
+	const char *body;		/* JSON of the plan */
+	double created_at;
+};
+
+/* Insert with the next version number; OUT *version (may be NULL). */
+gb_err_t gb_state_plan_add(gb_state_t *st, const struct gb_plan_row *p,
+			   int *version, gb_error_t *err);
+gb_err_t gb_state_plan_list(gb_state_t *st, const char *request_id,
+			    int (*cb)(const struct gb_plan_row *, void *),
+			    void *arg, gb_error_t *err);
+
+/*****************************************************************************
+ *  Attempts: one per cloud launch call, written before and after it
+ *****************************************************************************/
+
+enum gb_attempt_state {
+	GB_ATTEMPT_STARTED = 0,		/* written before the call */
+	GB_ATTEMPT_OK,			/* got >= 1 */
+	GB_ATTEMPT_FAILED,		/* cloud said no */
+	GB_ATTEMPT_UNKNOWN,		/* outcome unknown (crash, timeout) */
+};
+
+struct gb_attempt {
+	int64_t id;			/* assigned by begin */
+	const char *request_id;
+	int seq;			/* 0, 1, ... within the request */
+	const char *region;
+	const char *az;
+	const char *subnet;
+	const char *instance_type;
+	int min_count;
+	int asked;			/* MaxCount */
+	int got;
+	const char *client_token;	/* unique, <= 64 ASCII */
+	enum gb_attempt_state state;
+	const char *error_code;		/* AWS <Code> or NULL */
+	const char *error_class;	/* CAPACITY, QUOTA, ... or NULL */
+	const char *message;
+	double started_at;
+	double finished_at;
+	double latency;			/* seconds */
+};
+
+/* Insert as STARTED; OUT a->id.  A duplicate client_token is GB_E_EXISTS. */
+gb_err_t gb_state_attempt_begin(gb_state_t *st, struct gb_attempt *a,
+				gb_error_t *err);
+/* Complete attempt a->id with state, got, error fields, finished_at, latency. */
+gb_err_t gb_state_attempt_finish(gb_state_t *st, const struct gb_attempt *a,
+				 gb_error_t *err);
+/* Attempts of [request_id] (NULL: all STARTED ones, for crash recovery). */
+gb_err_t gb_state_attempt_list(gb_state_t *st, const char *request_id,
+			       int (*cb)(const struct gb_attempt *, void *),
+			       void *arg, gb_error_t *err);
+
+/*****************************************************************************
+ *  Instances: key (request_id, "region#instance_id"), like the ancestor
+ *****************************************************************************/
+
+enum gb_instance_state {
+	GB_INST_PENDING = 0,
+	GB_INST_RUNNING,
+	GB_INST_TERMINATING,		/* TerminateInstances sent */
+	GB_INST_TERMINATED,		/* terminated_at set */
+	GB_INST_LOST,			/* gone without us (reconcile) */
+};
+
+struct gb_instance {
+	const char *request_id;
+	const char *region;
+	const char *instance_id;	/* "i-..." */
+	const char *node;		/* Slurm node name, or NULL (extra) */
+	const char *az;
+	const char *subnet;
+	const char *instance_type;
+	const char *private_ip;
+	const char *public_ip;
+	enum gb_instance_state state;
+	int64_t attempt_id;		/* 0 if unknown */
+	double launched_at;
+	double terminated_at;		/* 0 while alive */
+	const char *reason;		/* why terminated / lost */
+};
+
+/* Insert; an existing (request_id, region#instance_id) is GB_E_EXISTS. */
+gb_err_t gb_state_instance_add(gb_state_t *st, const struct gb_instance *in,
+			       gb_error_t *err);
+
+/*
+ * Update the mutable fields of the record (region, instance_id): node,
+ * private_ip, public_ip, state, terminated_at, reason.  NULL strings and
+ * 0 times leave the stored value as it is.
+ */
+gb_err_t gb_state_instance_update(gb_state_t *st, const struct gb_instance *in,
+				  gb_error_t *err);
+
+struct gb_instance_filter {
+	const char *request_id;
+	const char *node;
+	const char *region;
+	const char *instance_type;
+	const char *instance_id;
+	int state;			/* enum gb_instance_state, or -1 */
+	bool alive;			/* only not terminated/lost */
+	size_t limit;			/* 0: no limit */
+};
+#define GB_INSTANCE_FILTER_ANY { NULL, NULL, NULL, NULL, NULL, -1, false, 0 }
+
+gb_err_t gb_state_instance_list(gb_state_t *st,
+				const struct gb_instance_filter *f,
+				int (*cb)(const struct gb_instance *, void *),
+				void *arg, gb_error_t *err);
+
+/*****************************************************************************
+ *  Approvals
+ *****************************************************************************/
+
+enum gb_approval_state {
+	GB_APPROVAL_PENDING = 0,
+	GB_APPROVAL_APPROVED,
+	GB_APPROVAL_DENIED,
+	GB_APPROVAL_EXPIRED,
+};
+
+struct gb_approval {
+	const char *request_id;
+	enum gb_approval_state state;
+	const char *why;		/* why approval is needed */
+	double requested_at;
+	double expires_at;
+	const char *decided_by;		/* user name */
+	int64_t decided_uid;		/* -1 until decided */
+	double decided_at;
+	const char *comment;		/* approve comment / deny reason */
+};
+
+gb_err_t gb_state_approval_add(gb_state_t *st, const struct gb_approval *a,
+			       gb_error_t *err);
+/* PENDING -> [to]; GB_E_BUSY if already decided, GB_E_NOTFOUND if absent. */
+gb_err_t gb_state_approval_decide(gb_state_t *st, const char *request_id,
+				  enum gb_approval_state to, const char *by,
+				  int64_t uid, const char *comment,
+				  gb_error_t *err);
+gb_err_t gb_state_approval_get(gb_state_t *st, const char *request_id,
+			       void (*cb)(const struct gb_approval *, void *),
+			       void *arg, gb_error_t *err);
+/* [state] -1: all. */
+gb_err_t gb_state_approval_list(gb_state_t *st, int state,
+				int (*cb)(const struct gb_approval *, void *),
+				void *arg, gb_error_t *err);
+
+/*****************************************************************************
+ *  Events: the decision log
+ *****************************************************************************/
+
+struct gb_event {
+	int64_t id;
+	double at;
+	const char *request_id;		/* NULL for global events */
+	const char *kind;		/* "enqueue", "plan", "slurm_update", ... */
+	const char *detail;		/* one line, key=value or JSON */
+};
+
+gb_err_t gb_state_event_add(gb_state_t *st, const char *request_id,
+			    const char *kind, const char *detail,
+			    gb_error_t *err);
+gb_err_t gb_state_event_list(gb_state_t *st, const char *request_id,
+			     int (*cb)(const struct gb_event *, void *),
+			     void *arg, gb_error_t *err);
+
+/*****************************************************************************
+ *  Offerings cache and capacity memory
+ *****************************************************************************/
+
+/* [offered] 1/0; fetched_at = now.  Replaces the existing row. */
+gb_err_t gb_state_offering_put(gb_state_t *st, const char *region,
+			       const char *az, const char *instance_type,
+			       bool offered, double fetched_at,
+			       gb_error_t *err);
+/*
+ * OUT *offered for (region, az, type) if cached at or after [min_fetched_at];
+ * GB_E_NOTFOUND if not cached or stale.
+ */
+gb_err_t gb_state_offering_get(gb_state_t *st, const char *region,
+			       const char *az, const char *instance_type,
+			       double min_fetched_at, bool *offered,
+			       gb_error_t *err);
+
+/*
+ * Capacity memory: per (region, az, instance_type) exponentially decayed
+ * counters.  Before adding, stored values are multiplied by
+ * 2^(-(now - updated_at) / half_life).
+ */
+struct gb_capacity {
+	const char *region;
+	const char *az;
+	const char *instance_type;
+	double asked;			/* decayed instances asked for */
+	double got;			/* decayed instances obtained */
+	double ice;			/* decayed capacity refusals */
+	double failures;		/* decayed resume failures (no register) */
+	double last_ice_at;		/* 0: never */
+	double last_success_at;
+	double updated_at;
+};
+
+gb_err_t gb_state_capacity_record(gb_state_t *st, const char *region,
+				  const char *az, const char *instance_type,
+				  int asked, int got, bool ice, bool failure,
+				  double now, double half_life,
+				  gb_error_t *err);
+/* Rows decayed to [now]; [instance_type] NULL: all types. */
+gb_err_t gb_state_capacity_list(gb_state_t *st, const char *instance_type,
+				double now, double half_life,
+				int (*cb)(const struct gb_capacity *, void *),
+				void *arg, gb_error_t *err);
+
+/*****************************************************************************
+ *  Names
+ *****************************************************************************/
+
+const char *gb_request_kind_name(enum gb_request_kind k);
+const char *gb_request_state_name(enum gb_request_state s);
+const char *gb_request_result_name(enum gb_request_result r);
+const char *gb_attempt_state_name(enum gb_attempt_state s);
+const char *gb_instance_state_name(enum gb_instance_state s);
+const char *gb_approval_state_name(enum gb_approval_state s);
+/* Parse a state name; RET GB_E_OK or GB_E_INVALID. */
+gb_err_t gb_request_state_parse(const char *s, enum gb_request_state *out);
+gb_err_t gb_instance_state_parse(const char *s, enum gb_instance_state *out);
+
+#endif /* GB_LIBSTATE_GB_STATE_H */

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_common.c - libcommon: error table, logging, strings, hostlists, utils
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "gb_err.h"
+#include "gb_hostlist.h"
+#include "gb_log.h"
+#include "gb_str.h"
+#include "gb_util.h"
+
+static void test_err_table(void **state)
+{
+	(void)state;
+	assert_string_equal(gb_err_name(GB_E_CONFIG), "CONFIG");
+	assert_string_equal(gb_strerror(GB_E_OK), "success");
+	assert_string_equal(gb_strerror(GB_E_CAPACITY), "insufficient cloud capacity");
+	assert_string_equal(gb_err_name(125), "UNKNOWN");
+	assert_string_equal(gb_strerror(-1), "unknown error");
+	/* every code is a valid exit status below the shell's 126 */
+#define CHECK_(name, num, text) assert_true(num >= 0 && num < 126); \
+	assert_string_equal(gb_err_name(num), #name);
+	GB_ERR_MAP(CHECK_)
+#undef CHECK_
+}
+
+static void test_errorf_prefix(void **state)
+{
+	gb_error_t e;
+
+	(void)state;
+	assert_int_equal(gb_errorf(&e, GB_E_IO, "cannot open %s", "x"), GB_E_IO);
+	assert_int_equal(e.code, GB_E_IO);
+	assert_string_equal(e.text, "cannot open x");
+	gb_error_prefix(&e, "loading %d", 7);
+	assert_string_equal(e.text, "loading 7: cannot open x");
+	assert_int_equal(gb_errorf(NULL, GB_E_PARSE, "ignored"), GB_E_PARSE);
+	gb_error_clear(&e);
+	assert_int_equal(e.code, GB_E_OK);
+	assert_string_equal(e.text, "");
+}
+
+static void test_errlist(void **state)
+{
+	struct gb_errlist l = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(gb_errlist_add(&l, "e%d", i), GB_E_OK);
+	assert_int_equal(l.n, 20);
+	assert_string_equal(l.msgs[19], "e19");
+	gb_errlist_free(&l);
+	assert_int_equal(l.n, 0);
+	assert_null(l.msgs);
+}
+
+static void test_parse_long(void **state)
+{
+	long v = 42;
+
+	(void)state;
+	assert_int_equal(gb_parse_long("17", 0, 100, &v), GB_E_OK);
+	assert_int_equal(v, 17);
+	assert_int_equal(gb_parse_long("-3", -5, 5, &v), GB_E_OK);
+	assert_int_equal(v, -3);
+	assert_int_equal(gb_parse_long("", 0, 9, &v), GB_E_INVALID);
+	assert_int_equal(gb_parse_long(" 1", 0, 9, &v), GB_E_INVALID);
+	assert_int_equal(gb_parse_long("1x", 0, 9, &v), GB_E_INVALID);
+	assert_int_equal(gb_parse_long("10", 0, 9, &v), GB_E_INVALID);
+	assert_int_equal(gb_parse_long("99999999999999999999", 0, 9, &v), GB_E_INVALID);
+	assert_int_equal(gb_parse_long(NULL, 0, 9, &v), GB_E_INVALID);
+	assert_int_equal(v, -3);	/* untouched on failure */
+}
+
+static void test_buf(void **state)
+{
+	struct gb_buf b = GB_BUF_INIT;
+	char *s;
+
+	(void)state;
+	assert_string_equal(gb_buf_str(&b), "");
+	for (int i = 0; i < 1000; i++)
+		gb_buf_printf(&b, "%d,", i);
+	gb_buf_puts(&b, "end");
+	assert_false(gb_buf_failed(&b));
+	assert_true(gb_str_has_prefix(gb_buf_str(&b), "0,1,2,"));
+	assert_int_equal(b.len, strlen(gb_buf_str(&b)));
+	s = gb_buf_steal(&b);
+	assert_non_null(s);
+	assert_true(strstr(s, "999,end") != NULL);
+	assert_null(b.data);
+	free(s);
+	gb_buf_free(&b);
+}
+
+static void test_strlcpy(void **state)
+{
+	char small[4];
+
+	(void)state;
+	assert_int_equal(gb_strlcpy(small, "abcdef", sizeof(small)), 6);
+	assert_string_equal(small, "abc");
+	assert_int_equal(gb_strcmp0(NULL, NULL), 0);
+	assert_true(gb_strcmp0(NULL, "a") < 0);
+	assert_true(gb_strcmp0("a", NULL) > 0);
+}
+
+static void expect_expand(const char *expr, const char *joined)
+{
+	gb_hostlist_t *hl = NULL;
+	struct gb_strv sv = { 0 };
+	struct gb_buf b = GB_BUF_INIT;
+	gb_error_t e;
+
+	assert_int_equal(gb_hostlist_parse(expr, &hl, &e), GB_E_OK);
+	assert_int_equal(gb_hostlist_expand(hl, 1000, &sv, &e), GB_E_OK);
+	for (size_t i = 0; i < sv.n; i++) {
+		gb_buf_printf(&b, "%s%s", i ? " " : "", sv.v[i]);
+		assert_true(gb_hostlist_match(hl, sv.v[i]));
+	}
+	assert_string_equal(gb_buf_str(&b), joined);
+	assert_int_equal(gb_hostlist_count(hl), sv.n);
+	gb_buf_free(&b);
+	gb_strv_free(&sv);
+	gb_hostlist_destroy(hl);
+}
+
+static void test_hostlist_expand(void **state)
+{
+	(void)state;
+	expect_expand("gpu-1", "gpu-1");
+	expect_expand("gpu-[1-3]", "gpu-1 gpu-2 gpu-3");
+	expect_expand("g5-[01-03,10]", "g5-01 g5-02 g5-03 g5-10");
+	expect_expand("a,b[8-10]", "a b8 b9 b10");
+	expect_expand("r[1-2]n[1-2]", "r1n1 r1n2 r2n1 r2n2");
+	expect_expand("n[1-2]x", "n1x n2x");
+}
+
+static void test_hostlist_match(void **state)
+{
+	gb_hostlist_t *hl = NULL;
+
+	(void)state;
+	assert_int_equal(gb_hostlist_parse("g5-[1-64],g5-big", &hl, NULL), GB_E_OK);
+	assert_true(gb_hostlist_match(hl, "g5-1"));
+	assert_true(gb_hostlist_match(hl, "g5-64"));
+	assert_true(gb_hostlist_match(hl, "g5-big"));
+	assert_false(gb_hostlist_match(hl, "g5-65"));
+	assert_false(gb_hostlist_match(hl, "g5-01"));	/* width 1: no padding */
+	assert_false(gb_hostlist_match(hl, "g5-"));
+	assert_false(gb_hostlist_match(hl, "g5-1x"));
+	assert_int_equal(gb_hostlist_count(hl), 65);
+	gb_hostlist_destroy(hl);
+
+	assert_int_equal(gb_hostlist_parse("n[1-20]0", &hl, NULL), GB_E_OK);
+	assert_true(gb_hostlist_match(hl, "n100"));	/* 10 then "0" */
+	assert_true(gb_hostlist_match(hl, "n200"));
+	assert_false(gb_hostlist_match(hl, "n210"));
+	gb_hostlist_destroy(hl);
+
+	assert_int_equal(gb_hostlist_parse("x[001-100]", &hl, NULL), GB_E_OK);
+	assert_true(gb_hostlist_match(hl, "x007"));
+	assert_false(gb_hostlist_match(hl, "x7"));
+	gb_hostlist_destroy(hl);
+}
+
+static void test_hostlist_errors(void **state)
+{
+	static const char *bad[] = {
+		"", "g5-[", "g5-[1-", "g5-[3-1]", "g5-[a]", "a,,b", "a b",
+		"g5-[1-2", "g5-[1;2]", "x[1234567890]",
+	};
+	gb_hostlist_t *hl = NULL;
+	gb_error_t e;
+
+	(void)state;
+	for (size_t i = 0; i < GB_ARRAY_LEN(bad); i++) {
+		gb_error_clear(&e);
+		assert_int_not_equal(gb_hostlist_parse(bad[i], &hl, &e), GB_E_OK);
+		assert_true(strlen(e.text) > 0);
+	}
+	assert_int_equal(gb_hostlist_parse("n[1-100000]", &hl, NULL), GB_E_OK);
+	struct gb_strv sv = { 0 };
+	assert_int_equal(gb_hostlist_expand(hl, 1000, &sv, &e), GB_E_INVALID);
+	assert_non_null(strstr(e.text, "100000 hosts"));
+	gb_hostlist_destroy(hl);
+	gb_strv_free(&sv);
+}
+
+static char *read_all(const char *path)
+{
+	char *data = NULL;
+
+	assert_int_equal(gb_file_read(path, 1 << 20, &data, NULL, NULL), GB_E_OK);
+	return data;
+}
+
+static void test_log_file_and_redaction(void **state)
+{
+	char dir[] = "/tmp/gb-test-log-XXXXXX";
+	char path[256], q[64];
+	struct gb_log_opts o = { .level = GB_LOG_INFO, .no_stderr = true };
+	char *text;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/gb.log", dir);
+	o.file = path;
+	assert_int_equal(gb_log_open("test-common", &o, NULL), GB_E_OK);
+	gb_log_secret_add("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY");
+	gb_log_info("launch region=%s secret=%s", "ap-south-1",
+		    "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY");
+	gb_log_debug("debug-is-filtered");
+	gb_log_warn("multi\nline msg=%s", gb_log_q(q, sizeof(q), "a b\"c"));
+	gb_log_close();
+	gb_log_secret_clear();
+
+	text = read_all(path);
+	assert_non_null(strstr(text, "test-common["));
+	assert_non_null(strstr(text, "]: info: launch region=ap-south-1 secret=[REDACTED]"));
+	assert_null(strstr(text, "EXAMPLEKEY"));
+	assert_null(strstr(text, "debug-is-filtered"));
+	assert_non_null(strstr(text, "warning: multi line msg=\"a b\\\"c\"\n"));
+	/* exactly two lines */
+	int lines = 0;
+	for (char *p = text; *p; p++)
+		lines += *p == '\n';
+	assert_int_equal(lines, 2);
+	free(text);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_log_q(void **state)
+{
+	char b[16];
+
+	(void)state;
+	assert_string_equal(gb_log_q(b, sizeof(b), "plain"), "plain");
+	assert_string_equal(gb_log_q(b, sizeof(b), ""), "\"\"");
+	assert_string_equal(gb_log_q(b, sizeof(b), "k=v"), "\"k=v\"");
+	assert_string_equal(gb_log_q(b, sizeof(b), NULL), "(null)");
+	/* truncated but still quoted and terminated */
+	const char *t = gb_log_q(b, sizeof(b), "a very long value with spaces");
+	assert_true(strlen(t) < sizeof(b));
+	assert_int_equal(t[0], '"');
+	assert_int_equal(t[strlen(t) - 1], '"');
+}
+
+static void test_log_level_parse(void **state)
+{
+	enum gb_log_level l;
+
+	(void)state;
+	assert_int_equal(gb_log_level_parse("debug", &l), GB_E_OK);
+	assert_int_equal(l, GB_LOG_DEBUG);
+	assert_int_equal(gb_log_level_parse("loud", &l), GB_E_INVALID);
+	assert_string_equal(gb_log_level_name(GB_LOG_WARNING), "warning");
+}
+
+static void test_time(void **state)
+{
+	char b[64];
+	double t;
+
+	(void)state;
+	assert_string_equal(gb_time_iso(0, b, sizeof(b)), "1970-01-01T00:00:00Z");
+	assert_int_equal(gb_time_parse("2026-11-29T15:13:45Z", 0, &t), GB_E_OK);
+	assert_string_equal(gb_time_iso(t, b, sizeof(b)), "2026-11-29T15:13:45Z");
+	assert_int_equal(gb_time_parse("2h", 10000, &t), GB_E_OK);
+	assert_true(t == 10000 - 7200);
+	assert_int_equal(gb_time_parse("yesterday", 0, &t), GB_E_INVALID);
+	assert_int_equal(gb_time_parse("2026-11-29T15:13:45Zjunk", 0, &t), GB_E_INVALID);
+	assert_string_equal(gb_time_human(3725, b, sizeof(b)), "1h 02m 05s");
+	assert_string_equal(gb_time_human(42, b, sizeof(b)), "42s");
+	assert_string_equal(gb_time_human(90061, b, sizeof(b)), "1d 01h 01m");
+}
+
+static void test_random_and_mkdir(void **state)
+{
+	char a[17], b[17], dir[] = "/tmp/gb-test-mk-XXXXXX", sub[256];
+	struct stat st;
+
+	(void)state;
+	assert_int_equal(gb_random_hex(a, 16, NULL), GB_E_OK);
+	assert_int_equal(gb_random_hex(b, 16, NULL), GB_E_OK);
+	assert_int_equal(strlen(a), 16);
+	assert_string_not_equal(a, b);
+	assert_int_equal(strspn(a, "0123456789abcdef"), 16);
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/x/y", dir);
+	assert_int_equal(gb_mkdir_p(sub, 0750, NULL), GB_E_OK);
+	assert_int_equal(stat(sub, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0750);
+	assert_int_equal(gb_mkdir_p(sub, 0750, NULL), GB_E_OK);	/* idempotent */
+	rmdir(sub);
+	snprintf(sub, sizeof(sub), "%s/x", dir);
+	rmdir(sub);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_err_table),
+		cmocka_unit_test(test_errorf_prefix),
+		cmocka_unit_test(test_errlist),
+		cmocka_unit_test(test_parse_long),
+		cmocka_unit_test(test_buf),
+		cmocka_unit_test(test_strlcpy),
+		cmocka_unit_test(test_hostlist_expand),
+		cmocka_unit_test(test_hostlist_match),
+		cmocka_unit_test(test_hostlist_errors),
+		cmocka_unit_test(test_log_file_and_redaction),
+		cmocka_unit_test(test_log_q),
+		cmocka_unit_test(test_log_level_parse),
+		cmocka_unit_test(test_time),
+		cmocka_unit_test(test_random_and_mkdir),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
