@@ -17,3 +17,8 @@ GB_UNIT_TESTS += test_creds
 test_creds_SOURCES = test_creds.c testsrv.c testsrv.h
 test_creds_CPPFLAGS = $(GB_CLOUD_TEST_CPPFLAGS)
 test_creds_LDADD = $(GB_CLOUD_TEST_LIBS) $(MICROHTTPD_LIBS)
+
+GB_UNIT_TESTS += test_ec2_xml
+test_ec2_xml_SOURCES = test_ec2_xml.c
+test_ec2_xml_CPPFLAGS = $(GB_CLOUD_TEST_CPPFLAGS) $(JANSSON_CFLAGS)
+test_ec2_xml_LDADD = $(GB_CLOUD_TEST_LIBS) $(JANSSON_LIBS)
