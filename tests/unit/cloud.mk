@@ -22,3 +22,8 @@ GB_UNIT_TESTS += test_ec2_xml
 test_ec2_xml_SOURCES = test_ec2_xml.c
 test_ec2_xml_CPPFLAGS = $(GB_CLOUD_TEST_CPPFLAGS) $(JANSSON_CFLAGS)
 test_ec2_xml_LDADD = $(GB_CLOUD_TEST_LIBS) $(JANSSON_LIBS)
+
+GB_UNIT_TESTS += test_ec2
+test_ec2_SOURCES = test_ec2.c testsrv.c testsrv.h
+test_ec2_CPPFLAGS = $(GB_CLOUD_TEST_CPPFLAGS)
+test_ec2_LDADD = $(GB_CLOUD_TEST_LIBS) $(MICROHTTPD_LIBS)
