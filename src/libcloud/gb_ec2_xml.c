@@ -32,6 +32,13 @@ static void xml_init(void)
 	xmlInitParser();
 }
 
+/* Swallow libxml2's stderr chatter (encoding errors bypass NOERROR). */
+static void xml_quiet(void *ctx, const char *msg, ...)
+{
+	(void)ctx;
+	(void)msg;
+}
+
 /* ---- document access ---------------------------------------------------- */
 
 static const char *lname(xmlNodePtr n)
@@ -131,6 +138,8 @@ static gb_err_t px_open(struct px *x, const char *body, size_t len,
 				 "response body of %zu bytes is over the %u-byte limit",
 				 len, GB_EC2_XML_MAX);
 	pthread_once(&xml_once, xml_init);
+	/* per thread in libxml2: set it where the parsing happens */
+	xmlSetGenericErrorFunc(NULL, xml_quiet);
 	ctxt = xmlNewParserCtxt();
 	if (!ctxt)
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
