@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gb_log.h"
@@ -507,17 +508,38 @@ static gb_err_t connect_db(gb_state_t *st, int busy_ms, gb_error_t *err)
 
 /*
  * Read the header before writing anything, so that a file of a newer
- * gpuburst or another program is refused byte-for-byte untouched.
+ * gpuburst or another program is refused byte-for-byte untouched.  One
+ * statement, hence one read snapshot: read one by one, the three values
+ * could straddle another process's first migration.
  */
 static gb_err_t check_header(gb_state_t *st, int *version, gb_error_t *err)
 {
-	int appid = 0, tables = 0;
-	gb_err_t rc;
+	sqlite3_stmt *s = NULL;
+	int appid = 0, tables = 0, src;
+	gb_err_t rc = GB_E_OK;
 
-	if ((rc = query_int(st, "PRAGMA application_id", &appid, err)) ||
-	    (rc = query_int(st, "PRAGMA user_version", version, err)) ||
-	    (rc = query_int(st, "SELECT count(*) FROM sqlite_master", &tables,
-			    err)))
+	src = sqlite3_prepare_v2(st->db,
+				 "SELECT (SELECT application_id FROM "
+				 "pragma_application_id), (SELECT user_version "
+				 "FROM pragma_user_version), (SELECT count(*) "
+				 "FROM sqlite_master)",
+				 -1, &s, NULL);
+	if (src == SQLITE_OK)
+		src = sqlite3_step(s);
+	if (src == SQLITE_ROW) {
+		appid = sqlite3_column_int(s, 0);
+		*version = sqlite3_column_int(s, 1);
+		tables = sqlite3_column_int(s, 2);
+	} else if (src == SQLITE_NOTADB) {
+		rc = gb_errorf(err, GB_E_STATE,
+			       "state file %s is not an SQLite database (%s)",
+			       st->path, sqlite3_errmsg(st->db));
+	} else {
+		rc = gb_state_sqlerr(st, src, err, "reading the header of %s",
+				     st->path);
+	}
+	sqlite3_finalize(s);
+	if (rc)
 		return rc;
 	if (appid != GB_STATE_APPLICATION_ID && (appid != 0 || tables != 0))
 		return gb_errorf(err, GB_E_STATE,
@@ -543,8 +565,10 @@ static gb_err_t check_header(gb_state_t *st, int *version, gb_error_t *err)
  * tags (gpuburst:request, gpuburst:node) let reconcile re-adopt whatever
  * those commits described.  FULL would add an fsync to every resume call.
  */
-static gb_err_t configure_rw(gb_state_t *st, gb_error_t *err)
+static gb_err_t configure_rw(gb_state_t *st, int busy_ms, gb_error_t *err)
 {
+	double deadline = gb_time_mono() + busy_ms / 1000.0;
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
 	sqlite3_stmt *s = NULL;
 	const char *mode;
 	gb_err_t rc = GB_E_OK;
@@ -552,8 +576,18 @@ static gb_err_t configure_rw(gb_state_t *st, gb_error_t *err)
 
 	src = sqlite3_prepare_v2(st->db, "PRAGMA journal_mode = WAL", -1, &s,
 				 NULL);
-	if (src == SQLITE_OK)
-		src = sqlite3_step(s);
+	/*
+	 * Two processes converting a new file at once both hold a shared
+	 * lock and want an exclusive one; SQLite answers one of them BUSY at
+	 * once (the busy handler would deadlock).  Reset drops the shared
+	 * lock; by the retry the other has usually made it WAL already.
+	 */
+	while (src == SQLITE_OK && (src = sqlite3_step(s)) == SQLITE_BUSY &&
+	       gb_time_mono() < deadline) {
+		sqlite3_reset(s);
+		src = SQLITE_OK;
+		nanosleep(&pause, NULL);
+	}
 	if (src != SQLITE_ROW) {
 		rc = gb_state_sqlerr(st, src, err, "enabling WAL on %s",
 				     st->path);
@@ -643,7 +677,7 @@ gb_err_t gb_state_open(const char *path, unsigned flags, int busy_ms,
 	    (rc = check_header(st, &version, err)))
 		goto out;
 	if (!(flags & GB_STATE_RDONLY)) {
-		if ((rc = configure_rw(st, err)))
+		if ((rc = configure_rw(st, busy_ms, err)))
 			goto out;
 		for (int v = version + 1; v <= GB_STATE_SCHEMA_VERSION && !rc;
 		     v++)
