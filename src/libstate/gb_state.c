@@ -534,6 +534,14 @@ static gb_err_t check_header(gb_state_t *st, int *version, gb_error_t *err)
 		rc = gb_errorf(err, GB_E_STATE,
 			       "state file %s is not an SQLite database (%s)",
 			       st->path, sqlite3_errmsg(st->db));
+	} else if ((src & 0xff) == SQLITE_READONLY &&
+		   (st->flags & GB_STATE_RDONLY)) {
+		/* WAL readers need -shm; without write access they cannot
+		 * create it.  Writers keep it (SQLITE_FCNTL_PERSIST_WAL). */
+		rc = gb_errorf(err, GB_E_PERM,
+			       "cannot read state file %s without %s-wal and %s-shm, which only a writer can create (%s): run any gpuburst program that opens it read-write once",
+			       st->path, st->path, st->path,
+			       sqlite3_errmsg(st->db));
 	} else {
 		rc = gb_state_sqlerr(st, src, err, "reading the header of %s",
 				     st->path);

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -370,6 +371,75 @@ static void test_open_rdonly(void **state)
 				       &e),
 			 GB_E_SCHEMA);
 	assert_non_null(strstr(e.text, "read-only"));
+}
+
+/*
+ * Child as uid/gid 65534 (in the file's group, not its owner): open
+ * [flags], count.  RET the gb_err_t as exit status.
+ */
+static int child_reader(const char *path, unsigned flags)
+{
+	gb_state_t *st = NULL;
+	long n = -1;
+	gb_err_t rc;
+
+	if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+		return 100;
+	rc = gb_state_open(path, flags, BUSY_MS, &st, NULL);
+	if (rc == GB_E_OK)
+		rc = gb_state_request_count(st, -1, &n, NULL);
+	gb_state_close(st);
+	return rc == GB_E_OK && n != 1 ? 101 : (int)rc;
+}
+
+static int run_reader(const char *path, unsigned flags)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(child_reader(path, flags));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/*
+ * An admin in the file's group (0640, directory 0750) reads with
+ * GB_STATE_RDONLY: that needs the -wal and -shm files, which a reader
+ * cannot create, so writers keep them (SQLITE_FCNTL_PERSIST_WAL).
+ */
+static void test_rdonly_group_reader(void **state)
+{
+	struct fx *f = *state;
+	char dir[160], side[200];
+	const char *files[] = { "", "-wal", "-shm" };
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "# skipped: needs root to switch to uid 65534\n");
+		skip();
+	}
+	f->st = open_ok(f->path);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-1", 0, NULL);
+	gb_state_close(f->st);
+	f->st = NULL;
+	assert_int_equal(chmod(f->dir, 0711), 0);
+	snprintf(dir, sizeof(dir), "%s/lib/gpuburst", f->dir);
+	assert_int_equal(chown(dir, 0, 65534), 0);
+	for (size_t i = 0; i < GB_ARRAY_LEN(files); i++) {
+		snprintf(side, sizeof(side), "%s%s", f->path, files[i]);
+		assert_int_equal(chown(side, 0, 65534), 0);	/* must exist */
+	}
+	assert_int_equal(run_reader(f->path, GB_STATE_RDONLY), GB_E_OK);
+	assert_int_equal(run_reader(f->path, 0), GB_E_PERM);
+
+	/* without them (e.g. removed by hand) the reader gets a clear PERM */
+	for (size_t i = 1; i < GB_ARRAY_LEN(files); i++) {
+		snprintf(side, sizeof(side), "%s%s", f->path, files[i]);
+		assert_int_equal(unlink(side), 0);
+	}
+	assert_int_equal(run_reader(f->path, GB_STATE_RDONLY), GB_E_PERM);
 }
 
 static void test_open_not_a_database(void **state)
@@ -1749,6 +1819,7 @@ int main(void)
 		T(test_open_wal_and_reopen),
 		T(test_open_newer_schema),
 		T(test_open_rdonly),
+		T(test_rdonly_group_reader),
 		T(test_open_not_a_database),
 		T(test_request_add_get),
 		T(test_request_claim),
