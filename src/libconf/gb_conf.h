@@ -270,6 +270,13 @@ bool gb_region_coords(const char *region, double *lat, double *lon);
 /* RET the public AWS region names, NULL-terminated, BORROWED. */
 const char *const *gb_region_names(void);
 
+/*
+ * RET the great-circle distance in km between two points given in degrees
+ * (Haversine, R = 6371 km, as the ancestor).  Added for the summary's
+ * fallback order; libplan orders candidates with the same function.
+ */
+double gb_region_distance_km(double lat1, double lon1, double lat2, double lon2);
+
 struct gb_instance_type {
 	const char *name;		/* "g5.xlarge" */
 	const char *family;		/* "g5" */
