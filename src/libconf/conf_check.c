@@ -32,11 +32,11 @@ static bool known(const struct gb_conf *conf, const char *region)
 static void dup_plain(struct conf_ctx *c, const struct conf_named *first,
 		      const struct conf_named *dup, const void *what)
 {
-	char tmp[CONF_SHOW_MAX + 8];
+	char tmp[CONF_SHOW_MAX + 8], at[64];
 
-	conf_error(c, conf_mark_of(c, dup->addr), "duplicate %s '%s' (first at line %u)",
+	conf_error(c, conf_mark_of(c, dup->addr), "duplicate %s '%s' (first at %s)",
 		   (const char *)what, conf_show(dup->name, tmp, sizeof(tmp)),
-		   conf_mark_of(c, first->addr).line);
+		   conf_mark_where(c, first->addr, dup->addr, at, sizeof(at)));
 }
 
 static void check_env(struct conf_ctx *c)
@@ -145,30 +145,62 @@ static void check_groups(struct conf_ctx *c)
 	conf_namev_free(&consumers);
 }
 
+/* The allowed families that are GPU families, in config order, once each. */
+static void allowed_list(const struct gb_conf_policy *p, struct gb_buf *b)
+{
+	for (size_t i = 0; i < p->n_allowed_families; i++) {
+		const char *f = p->allowed_families[i];
+		bool again = false;
+
+		for (size_t j = 0; j < i && !again; j++)
+			again = strcmp(f, p->allowed_families[j]) == 0;
+		if (!again && conf_catalog_family_known(f))
+			gb_buf_printf(b, "%s%s", b->len ? ", " : "", f);
+	}
+}
+
+/* RET whether [type]'s family is allowed and a GPU family of the catalog. */
+static bool type_allowed(const struct gb_conf *conf, const char *type)
+{
+	size_t len = strcspn(type, ".");
+	char fam[32];
+
+	if (len >= sizeof(fam) || !gb_conf_type_allowed(conf, type))
+		return false;
+	memcpy(fam, type, len);
+	fam[len] = '\0';
+	return conf_catalog_family_known(fam);
+}
+
+/* The catalog's sizes of [type]'s family: "g5.xlarge, g5.2xlarge, ..." */
+static void sizes_list(const char *type, struct gb_buf *b)
+{
+	const struct gb_instance_type *all;
+	size_t n;
+
+	all = gb_catalog_all(&n);
+	for (size_t i = 0; i < n; i++) {
+		size_t flen = strlen(all[i].family);
+
+		if (strncmp(all[i].name, type, flen + 1) == 0)
+			gb_buf_printf(b, "%s%s", b->len ? ", " : "", all[i].name);
+	}
+}
+
 /* "instance type m7i.xlarge is not allowed: only GPU families g5, g6" */
 static void check_type(struct conf_ctx *c, const struct gb_conf_nodeset *ns)
 {
-	const struct gb_conf_policy *p = &c->conf->policy;
 	struct gb_conf_mark m = conf_mark_of(c, &ns->instance_type);
 	struct gb_buf b = GB_BUF_INIT;
 	char tmp[CONF_SHOW_MAX + 8];
-	const struct gb_instance_type *all;
 	const char *type = conf_show(ns->instance_type, tmp, sizeof(tmp));
-	size_t n;
 
-	if (!gb_conf_type_allowed(c->conf, ns->instance_type)) {
-		for (size_t i = 0; i < p->n_allowed_families; i++)
-			gb_buf_printf(&b, "%s%s", i ? ", " : "", p->allowed_families[i]);
+	if (!type_allowed(c->conf, ns->instance_type)) {
+		allowed_list(&c->conf->policy, &b);
 		conf_error(c, m, "instance type %s is not allowed: only GPU families %s",
 			   type, gb_buf_str(&b));
 	} else if (!gb_catalog_find(ns->instance_type)) {
-		all = gb_catalog_all(&n);
-		for (size_t i = 0; i < n; i++) {
-			size_t flen = strlen(all[i].family);
-
-			if (strncmp(all[i].name, ns->instance_type, flen + 1) == 0)
-				gb_buf_printf(&b, "%s%s", b.len ? ", " : "", all[i].name);
-		}
+		sizes_list(ns->instance_type, &b);
 		conf_error(c, m, "instance type %s is not in the catalog (known sizes: %s)",
 			   type, gb_buf_str(&b));
 	}

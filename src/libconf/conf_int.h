@@ -156,6 +156,9 @@ struct gb_conf_mark conf_node_mark(const yaml_node_t *n);
 void conf_mark_add(struct conf_ctx *c, const void *addr, const yaml_node_t *n);
 /* RET the mark recorded for [addr], or {0, 0}. */
 struct gb_conf_mark conf_mark_of(struct conf_ctx *c, const void *addr);
+/* "line 3", or "line 3, column 9" when [first] is on the line of [here]. */
+const char *conf_mark_where(struct conf_ctx *c, const void *first,
+			    const void *here, char *buf, size_t n);
 const char *conf_kind_name(const yaml_node_t *n);
 void conf_walk_mapping(struct conf_ctx *c, const struct conf_schema *sc,
 		       yaml_node_t *map, void *obj, const char *where);

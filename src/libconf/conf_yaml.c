@@ -133,6 +133,18 @@ struct gb_conf_mark conf_mark_of(struct conf_ctx *c, const void *addr)
 	return hit ? hit->mark : none;
 }
 
+const char *conf_mark_where(struct conf_ctx *c, const void *first,
+			    const void *here, char *buf, size_t n)
+{
+	struct gb_conf_mark f = conf_mark_of(c, first), h = conf_mark_of(c, here);
+
+	if (f.line == h.line)
+		snprintf(buf, n, "line %u, column %u", f.line, f.col);
+	else
+		snprintf(buf, n, "line %u", f.line);
+	return buf;
+}
+
 const char *conf_show(const char *s, char *buf, size_t n)
 {
 	size_t i, j = 0;
@@ -661,12 +673,12 @@ static void walk_list(struct conf_ctx *c, const struct conf_key *k,
 static void dup_key(struct conf_ctx *c, const struct conf_named *first,
 		    const struct conf_named *dup, const void *arg)
 {
-	char tmp[CONF_SHOW_MAX + 8];
+	char tmp[CONF_SHOW_MAX + 8], at[64];
 
 	conf_error(c, conf_mark_of(c, dup->addr),
-		   "duplicate key '%s' %s (first at line %u)",
+		   "duplicate key '%s' %s (first at %s)",
 		   conf_show(dup->name, tmp, sizeof(tmp)), (const char *)arg,
-		   conf_mark_of(c, first->addr).line);
+		   conf_mark_where(c, first->addr, dup->addr, at, sizeof(at)));
 }
 
 /* Read the name of a CT_DICT entry; RET false if it is not usable. */
@@ -789,7 +801,7 @@ static void unknown_key(struct conf_ctx *c, const struct conf_schema *sc,
 static int pair_row(struct conf_ctx *c, const struct conf_schema *sc,
 		    yaml_node_t *kn, yaml_node_t **first, const char *where)
 {
-	char tmp[CONF_SHOW_MAX + 8], w[300];
+	char tmp[CONF_SHOW_MAX + 8], w[300], at[64];
 	int i;
 
 	if (kn->type != YAML_SCALAR_NODE) {
@@ -802,10 +814,15 @@ static int pair_row(struct conf_ctx *c, const struct conf_schema *sc,
 		return -1;
 	}
 	if (first[i]) {
-		conf_error_at(c, kn, "duplicate key '%s' %s (first at line %u)",
+		struct gb_conf_mark f = conf_node_mark(first[i]);
+
+		if (f.line == conf_node_mark(kn).line)
+			snprintf(at, sizeof(at), "line %u, column %u", f.line, f.col);
+		else
+			snprintf(at, sizeof(at), "line %u", f.line);
+		conf_error_at(c, kn, "duplicate key '%s' %s (first at %s)",
 			      conf_show(sc->keys[i].name, tmp, sizeof(tmp)),
-			      where_str(where, w, sizeof(w)),
-			      conf_node_mark(first[i]).line);
+			      where_str(where, w, sizeof(w)), at);
 		return -1;
 	}
 	first[i] = kn;

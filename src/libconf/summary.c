@@ -91,8 +91,9 @@ static void print_region(FILE *fp, const struct gb_conf *conf,
 
 	for (size_t j = 0; j < r->n_azs; j++)
 		subnets += r->azs[j].n_subnets;
-	fprintf(fp, "  %s (%.2f, %.2f): priority %d, %zu AZs, %zu subnets\n",
-		r->name, r->lat, r->lon, r->priority, r->n_azs, subnets);
+	fprintf(fp, "  %s (%.2f, %.2f): priority %d, %zu AZ%s, %zu subnet%s\n",
+		r->name, r->lat, r->lon, r->priority, r->n_azs,
+		r->n_azs == 1 ? "" : "s", subnets, subnets == 1 ? "" : "s");
 	fprintf(fp, "    endpoint %s, ami %s, key %s, iam profile %s, user data %zu bytes\n",
 		gb_conf_endpoint(conf, r) ? gb_conf_endpoint(conf, r) : "public",
 		OR_DASH(r->ami), OR_DASH(r->key_name), OR_DASH(r->iam_profile),
@@ -175,8 +176,10 @@ static void print_nodeset(FILE *fp, const struct gb_conf_nodeset *ns)
 {
 	const struct gb_instance_type *t = gb_catalog_find(ns->instance_type);
 
-	fprintf(fp, "  %s: %s (%zu nodes)\n", ns->name, ns->nodes,
-		ns->pattern_ ? gb_hostlist_count(ns->pattern_) : (size_t)0);
+	size_t n = ns->pattern_ ? gb_hostlist_count(ns->pattern_) : 0;
+
+	fprintf(fp, "  %s: %s (%zu node%s)\n", ns->name, ns->nodes, n,
+		n == 1 ? "" : "s");
 	if (t)
 		fprintf(fp, "    type %s: %d vCPU, %d MiB, %d x %s (%d MiB each), %s\n",
 			t->name, t->vcpus, t->memory_mib, t->gpus, t->gpu_model,
