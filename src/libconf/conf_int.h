@@ -28,6 +28,7 @@
 /* Limits that keep a hostile file from costing more than a bad error. */
 #define CONF_MAX_FILE_BYTES (1024 * 1024)
 #define CONF_MAX_NODE_VISITS 100000	/* aliases can repeat a subtree */
+#define CONF_MAX_DEPTH 64		/* the schema itself nests 6 deep */
 #define CONF_MAX_ERRORS 100
 #define CONF_MAX_KEYS 32		/* rows per mapping */
 #define CONF_MAX_USER_DATA 16384	/* EC2's UserData limit, bytes */

@@ -506,7 +506,7 @@ static bool visit(struct conf_ctx *c, const yaml_node_t *n)
 		return false;
 	if (++c->visits <= CONF_MAX_NODE_VISITS)
 		return true;
-	conf_error_at(c, n, "more than %d YAML nodes to read: is an alias repeated too often?",
+	conf_error_at(c, n, "more than %d YAML nodes to read (a file far too large, or an alias repeated too often)",
 		      CONF_MAX_NODE_VISITS);
 	c->stop = true;
 	return false;
@@ -857,10 +857,14 @@ void conf_walk_mapping(struct conf_ctx *c, const struct conf_schema *sc,
 		walk_value(c, &sc->keys[i], vn, obj, where);
 	}
 	for (int i = 0; i < nkeys; i++) {
-		if ((sc->keys[i].flags & CF_REQUIRED) && !seen[i])
-			conf_error_at(c, first[i] ? first[i] : map,
-				      "missing required key '%s' %s", sc->keys[i].name,
-				      where_str(where, w, sizeof(w)));
+		if (!(sc->keys[i].flags & CF_REQUIRED) || seen[i])
+			continue;
+		if (first[i])
+			conf_error_at(c, first[i], "required key '%s' %s has no value",
+				      sc->keys[i].name, where_str(where, w, sizeof(w)));
+		else
+			conf_error_at(c, map, "missing required key '%s' %s",
+				      sc->keys[i].name, where_str(where, w, sizeof(w)));
 	}
 	if (sc->post && !c->stop)
 		sc->post(c, sc, map, obj, seen);

@@ -204,8 +204,13 @@ static void print_policy(FILE *fp, const struct gb_conf_policy *p)
 		dur(p->approval_timeout, a, sizeof(a)),
 		yesno(p->manual_resume_needs_approval));
 	fputs("  approval notify: ", fp);
-	for (size_t i = 0; p->approval_notify && p->approval_notify[i]; i++)
-		fprintf(fp, "%s%s", i ? " " : "", p->approval_notify[i]);
+	for (size_t i = 0; p->approval_notify && p->approval_notify[i]; i++) {
+		const char *arg = p->approval_notify[i];
+		bool q = strpbrk(arg, " \t'\"") != NULL;
+
+		fprintf(fp, "%s%s%s%s", i ? " " : "", q ? "'" : "", arg,
+			q ? "'" : "");
+	}
 	fputs(p->approval_notify ? "\n" : "-\n", fp);
 	fputs("  allowed geo regions: ", fp);
 	print_list(fp, p->allowed_geo_regions, p->n_allowed_geo_regions,
