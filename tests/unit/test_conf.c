@@ -276,6 +276,7 @@ static int run_cases(void)
 
 	add_cases("valid", true, &tests, &n);
 	add_cases("invalid", false, &tests, &n);
+	/* cmocka_run_group_tests() wants a fixed array; this is what it expands to */
 	failed = _cmocka_run_group_tests("conf_cases", tests, n, NULL, NULL);
 	for (size_t i = 0; i < n; i++) {
 		struct conf_case *cc = tests[i].initial_state;
