@@ -38,9 +38,9 @@ enum conf_type {
 	CT_STR,		/* char *, any non-empty scalar */
 	CT_ABSPATH,	/* char *, starts with '/' */
 	CT_URL,		/* char *, http:// or https:// */
-	CT_BOOL,	/* bool: true/false/yes/no */
-	CT_INT,		/* int in [min, max] */
-	CT_NUMBER,	/* double in [min, max] */
+	CT_BOOL,	/* bool: true/false/yes/no, unquoted */
+	CT_INT,		/* int in [min, max], unquoted */
+	CT_NUMBER,	/* double in [min, max], unquoted */
 	CT_DURATION,	/* double seconds in [min, max]: 90, "90s", "10m" */
 	CT_ENUM,	/* an enum (int-sized), names in arg (struct conf_enum) */
 	CT_STRV,	/* char ** NULL-terminated at off, size_t count at off_n */
@@ -55,7 +55,6 @@ enum conf_type {
 #define CF_EMPTY_NULL	0x02u	/* "" is allowed and stores NULL */
 #define CF_NONEMPTY	0x04u	/* a list must have at least one item */
 #define CF_AUTO		0x08u	/* CT_DURATION: "auto" stores -1 */
-#define CF_QUOTED_OK	0x10u	/* CT_INT etc.: accept a quoted number */
 
 struct conf_ctx;
 struct conf_key;

@@ -396,7 +396,7 @@ static bool conv_int(struct conf_ctx *c, const struct conf_key *k,
 {
 	long v;
 
-	if ((sv->quoted && !(k->flags & CF_QUOTED_OK)) ||
+	if (sv->quoted ||
 	    gb_parse_long(sv->s, LONG_MIN, LONG_MAX, &v))
 		return wrong_type(c, k, sv->n, sv);
 	if (v < k->min || v > k->max) {
@@ -414,7 +414,7 @@ static bool conv_number(struct conf_ctx *c, const struct conf_key *k,
 	char tmp[CONF_SHOW_MAX + 8];
 	double v;
 
-	if ((sv->quoted && !(k->flags & CF_QUOTED_OK)) ||
+	if (sv->quoted ||
 	    gb_parse_double(sv->s, &v) || v < k->min || v > k->max) {
 		conf_error_at(c, sv->n, "'%s' must be a number between %g and %g, got '%s'%s",
 			      k->name, k->min, k->max,
