@@ -31,3 +31,4 @@ GB_DEFS = \
 libcommon = $(top_builddir)/src/libcommon/libgbcommon.la
 libconf = $(top_builddir)/src/libconf/libgbconf.la
 libstate = $(top_builddir)/src/libstate/libgbstate.la
+libcloudsim = $(top_builddir)/src/cloudsim/libcloudsim.la
