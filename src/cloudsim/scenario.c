@@ -532,7 +532,8 @@ static const struct keydef throttle_keys[] = {
 static gb_err_t parse_throttle(struct pctx *c, yaml_node_t *v, void *obj)
 {
 	if (v->type == YAML_SCALAR_NODE)
-		return throttle_rate(c, v, obj);
+		return get_rate(c, v, "throttle",
+				&((struct gb_fault_profile *)obj)->throttle_rate);
 	return parse_map(c, v, "throttle", throttle_keys, obj);
 }
 
@@ -567,7 +568,8 @@ static const struct keydef server_error_keys[] = {
 static gb_err_t parse_server_errors(struct pctx *c, yaml_node_t *v, void *obj)
 {
 	if (v->type == YAML_SCALAR_NODE)
-		return error_rate(c, v, obj);
+		return get_rate(c, v, "server_errors",
+				&((struct gb_fault_profile *)obj)->error_rate);
 	return parse_map(c, v, "server_errors", server_error_keys, obj);
 }
 

@@ -164,7 +164,8 @@ struct gb_scenario {
 /*
  * Load and validate [path].
  * OUT *out NEW (gb_scenario_destroy).
- * RET GB_E_OK, GB_E_IO (cannot read), GB_E_CONFIG ("FILE:LINE:COL: msg").
+ * RET GB_E_OK, GB_E_NOTFOUND or GB_E_IO (cannot read it), GB_E_CONFIG
+ * ("FILE:LINE:COL: msg").
  */
 gb_err_t gb_scenario_load(const char *path, struct gb_scenario **out,
 			  gb_error_t *err);

@@ -582,7 +582,7 @@ static bool valid_hex_id(const char *s, const char *prefix)
 	return n >= 1 && n <= 17 && strspn(s + pl, "0123456789abcdef") == n;
 }
 
-static gb_err_t check_tags(const struct gb_sim_tag *tags, size_t n,
+static gb_err_t check_tags(const struct gb_sim_kv *tags, size_t n,
 			   struct gb_sim_error *e)
 {
 	if (n > MAX_TAGS)
@@ -592,7 +592,7 @@ static gb_err_t check_tags(const struct gb_sim_tag *tags, size_t n,
 		if (!tags[i].key[0] || strlen(tags[i].key) > TAG_KEY_MAX)
 			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
 				    "Tag keys must be between 1 and %d characters.", TAG_KEY_MAX);
-		if (strlen(tags[i].value) > TAG_VALUE_MAX)
+		if (tags[i].value && strlen(tags[i].value) > TAG_VALUE_MAX)
 			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
 				    "Tag values must be at most %d characters.", TAG_VALUE_MAX);
 		if (gb_str_has_prefix(tags[i].key, "aws:"))
@@ -823,7 +823,7 @@ static gb_err_t idempotent(gb_sim_t *sim, const char *key,
 	return GB_E_OK;
 }
 
-static gb_err_t copy_tags(struct gb_sim_instance *i, const struct gb_sim_tag *tags,
+static gb_err_t copy_tags(struct gb_sim_instance *i, const struct gb_sim_kv *tags,
 			  size_t n)
 {
 	if (!n)
@@ -1282,7 +1282,7 @@ gb_err_t gb_sim_terminate_instances(gb_sim_t *sim, const char *region,
 	return GB_E_OK;
 }
 
-static gb_err_t tag_one(struct gb_sim_instance *i, const struct gb_sim_tag *t)
+static gb_err_t tag_one(struct gb_sim_instance *i, const struct gb_sim_kv *t)
 {
 	struct gb_sim_tag *nt;
 	char *v = strdup(t->value ? t->value : "");
@@ -1309,7 +1309,7 @@ static gb_err_t tag_one(struct gb_sim_instance *i, const struct gb_sim_tag *t)
 }
 
 static size_t tags_after(const struct gb_sim_instance *i,
-			 const struct gb_sim_tag *tags, size_t ntags)
+			 const struct gb_sim_kv *tags, size_t ntags)
 {
 	size_t n = i->ntags;
 
@@ -1325,7 +1325,7 @@ static size_t tags_after(const struct gb_sim_instance *i,
 
 gb_err_t gb_sim_create_tags(gb_sim_t *sim, const char *region,
 			    const char *const *ids, size_t nids,
-			    const struct gb_sim_tag *tags, size_t ntags,
+			    const struct gb_sim_kv *tags, size_t ntags,
 			    bool dry_run, double now, struct gb_sim_error *e)
 {
 	struct sim_region *r = find_region(sim, region);

@@ -56,6 +56,12 @@ struct gb_sim_tag {
 	char *value;		/* "" when empty, never NULL */
 };
 
+/* A tag given in a request (BORROWED strings). */
+struct gb_sim_kv {
+	const char *key;
+	const char *value;	/* NULL is "" */
+};
+
 struct gb_sim_reservation;
 
 struct gb_sim_instance {
@@ -106,7 +112,7 @@ struct gb_sim_launch {
 	long min_count, max_count;
 	const char *user_data;		/* decoded bytes, or NULL */
 	size_t user_data_len;
-	const struct gb_sim_tag *tags;	/* TagSpecification for instances */
+	const struct gb_sim_kv *tags;	/* TagSpecification for instances */
 	size_t ntags;
 	const struct gb_strv *sg_ids;	/* may be NULL */
 	const char *digest;		/* the request's parameters, canonical */
@@ -210,7 +216,7 @@ gb_err_t gb_sim_terminate_instances(gb_sim_t *sim, const char *region,
 /* CreateTags on instances of [region]; a key given again replaces the value. */
 gb_err_t gb_sim_create_tags(gb_sim_t *sim, const char *region,
 			    const char *const *ids, size_t nids,
-			    const struct gb_sim_tag *tags, size_t ntags,
+			    const struct gb_sim_kv *tags, size_t ntags,
 			    bool dry_run, double now, struct gb_sim_error *e);
 
 /* DescribeInstanceTypeOfferings (filters instance-type, location). OUT *out NEW. */
