@@ -425,6 +425,7 @@ static gb_err_t event_push(gb_sim_t *sim, enum gb_sim_event_kind kind,
 	gb_strlcpy(ev->ip, i->ip, sizeof(ev->ip));
 	ev->region = i->region->name;
 	ev->az = i->az->name;
+	ev->instance_type = i->type->name;
 	if (i->ntags && !(ev->tags = calloc(i->ntags, sizeof(*ev->tags))))
 		return GB_E_NOMEM;
 	for (size_t t = 0; t < i->ntags; t++, ev->ntags++) {

@@ -264,6 +264,7 @@ struct gb_sim_event {
 	char ip[16];
 	const char *region;		/* BORROWED from the scenario */
 	const char *az;
+	const char *instance_type;	/* BORROWED from the catalog */
 	struct gb_sim_tag *tags;	/* copies */
 	size_t ntags;
 	char *user_data;		/* copy, or NULL */
