@@ -151,6 +151,22 @@ static void close_from_3(void)
 		(void)close(fd);
 }
 
+/*
+ * glibc's sigaction() refuses the two signals it reserves (32, 33), so an
+ * ignored disposition inherited from an ancestor (GNU make ignores them)
+ * would survive execve().  The kernel's rt_sigaction takes them: an
+ * all-zero struct is SIG_DFL, no flags, empty mask on every architecture.
+ */
+static void reset_reserved_signals(void)
+{
+#ifdef SYS_rt_sigaction
+	static const unsigned long zero[16];
+
+	for (int sig = 32; sig < 34; sig++)
+		(void)syscall(SYS_rt_sigaction, sig, zero, NULL, (size_t)8);
+#endif
+}
+
 /* In the child: new session, stdio, clean signals, then the script. */
 static void child_exec(const char *script, const char *dir, int in, int log,
 		       char **envp)
@@ -163,6 +179,7 @@ static void child_exec(const char *script, const char *dir, int in, int log,
 		_exit(127);
 	close_from_3();
 	gb_signals_reset();
+	reset_reserved_signals();
 	if (chdir(dir) != 0)
 		_exit(127);
 	execve(script, argv, envp);

@@ -38,6 +38,7 @@ struct opts {
 	double time_scale;
 	bool allow_any;
 	bool check;
+	bool manual_clock;
 };
 
 static void usage(FILE *f)
@@ -58,6 +59,7 @@ static void usage(FILE *f)
 		"                           (default: the scenario's boot_dir, else\n"
 		"                           $TMPDIR/gpuburst-cloudsim-boot.PID)\n"
 		"      --time-scale X       simulated seconds per real second (default 1)\n"
+		"      --manual-clock       simulated time moves only by POST /_sim/time\n"
 		"      --check              validate the scenario and exit\n"
 		"  -h, --help               this text\n"
 		"  -V, --version            the version\n"
@@ -69,7 +71,8 @@ static void usage(FILE *f)
 
 static gb_err_t parse_opts(int argc, char **argv, struct opts *o, gb_error_t *err)
 {
-	enum { O_PID = 256, O_PORT, O_LOG, O_LEVEL, O_BOOT, O_SCALE, O_ANY, O_CHECK };
+	enum { O_PID = 256, O_PORT, O_LOG, O_LEVEL, O_BOOT, O_SCALE, O_ANY, O_CHECK,
+	       O_MANUAL };
 	static const struct option longs[] = {
 		{ "scenario", required_argument, NULL, 's' },
 		{ "listen", required_argument, NULL, 'l' },
@@ -81,6 +84,7 @@ static gb_err_t parse_opts(int argc, char **argv, struct opts *o, gb_error_t *er
 		{ "time-scale", required_argument, NULL, O_SCALE },
 		{ "allow-non-loopback", no_argument, NULL, O_ANY },
 		{ "check", no_argument, NULL, O_CHECK },
+		{ "manual-clock", no_argument, NULL, O_MANUAL },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -100,6 +104,7 @@ static gb_err_t parse_opts(int argc, char **argv, struct opts *o, gb_error_t *er
 		case O_BOOT: o->boot_dir = optarg; break;
 		case O_ANY: o->allow_any = true; break;
 		case O_CHECK: o->check = true; break;
+		case O_MANUAL: o->manual_clock = true; break;
 		case O_LEVEL:
 			if (gb_log_level_parse(optarg, &o->level))
 				return gb_errorf(err, GB_E_USAGE, "--log-level: unknown level '%s'", optarg);
@@ -272,8 +277,10 @@ static gb_err_t serve(const struct opts *o, struct gb_scenario *sc, gb_error_t *
 		gb_log_secret_add(sc->creds[i].secret_access_key);
 	pick_boot_dir(o, sc, boot_dir, sizeof(boot_dir));
 	block_signals(&set);
-	if ((rc = gb_cloudsim_create(sc, boot_dir, o->time_scale, &cs, err)) ||
-	    (rc = gb_simsrv_start(cs, &addr, &srv, err)) ||
+	if ((rc = gb_cloudsim_create(sc, boot_dir, o->time_scale, &cs, err)))
+		goto out;
+	cs->frozen = o->manual_clock;
+	if ((rc = gb_simsrv_start(cs, &addr, &srv, err)) ||
 	    (rc = announce(o, &addr, gb_simsrv_port(srv), err)))
 		goto out;
 	gb_log_notice("started scenario=%s seed=%llu boot=%s%s%s", cs->sc->path,
