@@ -19,3 +19,13 @@ GB_UNIT_TESTS += test_cloudsim_fault
 test_cloudsim_fault_SOURCES = test_cloudsim_fault.c
 test_cloudsim_fault_CPPFLAGS = $(GB_CLOUDSIM_TEST_CPPFLAGS)
 test_cloudsim_fault_LDADD = $(GB_CLOUDSIM_TEST_LIBS)
+
+GB_UNIT_TESTS += test_cloudsim_api
+test_cloudsim_api_SOURCES = test_cloudsim_api.c
+test_cloudsim_api_CPPFLAGS = $(GB_CLOUDSIM_TEST_CPPFLAGS) $(LIBXML2_CFLAGS)
+test_cloudsim_api_LDADD = $(GB_CLOUDSIM_TEST_LIBS) $(LIBXML2_LIBS)
+
+GB_UNIT_TESTS += test_cloudsim_boot
+test_cloudsim_boot_SOURCES = test_cloudsim_boot.c
+test_cloudsim_boot_CPPFLAGS = $(GB_CLOUDSIM_TEST_CPPFLAGS)
+test_cloudsim_boot_LDADD = $(GB_CLOUDSIM_TEST_LIBS)
