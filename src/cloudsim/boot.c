@@ -156,14 +156,19 @@ static void close_from_3(void)
  * ignored disposition inherited from an ancestor (GNU make ignores them)
  * would survive execve().  The kernel's rt_sigaction takes them: an
  * all-zero struct is SIG_DFL, no flags, empty mask on every architecture.
+ * The mask is emptied by the kernel call too, since sanitizer runtimes
+ * intercept sigprocmask() and may leave a child of fork() fully blocked.
  */
 static void reset_reserved_signals(void)
 {
-#ifdef SYS_rt_sigaction
 	static const unsigned long zero[16];
 
+#ifdef SYS_rt_sigaction
 	for (int sig = 32; sig < 34; sig++)
 		(void)syscall(SYS_rt_sigaction, sig, zero, NULL, (size_t)8);
+#endif
+#ifdef SYS_rt_sigprocmask
+	(void)syscall(SYS_rt_sigprocmask, SIG_SETMASK, zero, NULL, (size_t)8);
 #endif
 }
 

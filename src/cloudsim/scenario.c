@@ -1315,7 +1315,8 @@ static gb_err_t check_events(struct pctx *c)
 			return gb_errorf(c->err, GB_E_CONFIG, "%s:%u: capacity event for %s, which %s does not offer",
 					 c->name, ev->line, ev->type->name, ev->az);
 	}
-	qsort(sc->events, sc->nevents, sizeof(*sc->events), event_cmp);
+	if (sc->nevents)	/* qsort(NULL, 0) is undefined */
+		qsort(sc->events, sc->nevents, sizeof(*sc->events), event_cmp);
 	return GB_E_OK;
 }
 
