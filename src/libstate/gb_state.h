@@ -123,7 +123,10 @@ struct gb_request {
 
 /*
  * Insert [req] (state as given, normally QUEUED or PENDING_APPROVAL).
- * An empty req->id gets a new one, written back into req->id.
+ * An empty req->id gets a new one, written back into req->id; created_at
+ * and updated_at are set to now and written back too.  req->nodes (a
+ * hostlist expression, at most 100000 nodes) is expanded into the
+ * request_nodes index; a malformed one is GB_E_INVALID.
  */
 gb_err_t gb_state_request_add(gb_state_t *st, struct gb_request *req,
 			      gb_error_t *err);
@@ -140,20 +143,27 @@ gb_err_t gb_state_request_claim(gb_state_t *st, int64_t pid, unsigned kinds,
 
 /*
  * Move [id] from state [from] to [to] (compare-and-set); GB_E_BUSY when its
- * current state is not [from].  [reason] (may be NULL) is stored.
+ * current state is not [from], GB_E_NOTFOUND when absent.  [reason] (may
+ * be NULL) is stored.  Entering QUEUED clears worker_pid.
  */
 gb_err_t gb_state_request_transition(gb_state_t *st, const char *id,
 				     enum gb_request_state from,
 				     enum gb_request_state to,
 				     const char *reason, gb_error_t *err);
 
-/* RUNNING -> DONE/FAILED with the result, launched count and reason. */
+/*
+ * RUNNING -> DONE/FAILED with the result, launched count and reason.
+ * GB_E_BUSY if [id] is not RUNNING; worker_pid is kept (who ran it).
+ */
 gb_err_t gb_state_request_finish(gb_state_t *st, const char *id,
 				 enum gb_request_state final,
 				 enum gb_request_result result, int launched,
 				 const char *reason, gb_error_t *err);
 
-/* Put [id] back to QUEUED, claimable after [not_before]. */
+/*
+ * Put [id] back to QUEUED, claimable after [not_before], worker_pid 0.
+ * Only from RUNNING (back-off) or QUEUED (reschedule); else GB_E_BUSY.
+ */
 gb_err_t gb_state_request_requeue(gb_state_t *st, const char *id,
 				  double not_before, const char *reason,
 				  gb_error_t *err);
@@ -204,7 +214,12 @@ struct gb_plan_row {
 	double created_at;
 };
 
-/* Insert with the next version number; OUT *version (may be NULL). */
+/*
+ * Insert with the next version number; OUT *version (may be NULL).
+ * created_at 0: now.  Here and below, a time given as 0 on insert means
+ * "now" (attempt started_at/finished_at, instance launched_at, approval
+ * requested_at, offering fetched_at).
+ */
 gb_err_t gb_state_plan_add(gb_state_t *st, const struct gb_plan_row *p,
 			   int *version, gb_error_t *err);
 gb_err_t gb_state_plan_list(gb_state_t *st, const char *request_id,
@@ -243,10 +258,17 @@ struct gb_attempt {
 	double latency;			/* seconds */
 };
 
-/* Insert as STARTED; OUT a->id.  A duplicate client_token is GB_E_EXISTS. */
+/*
+ * Insert as STARTED; OUT a->id (and a->state, a->started_at).
+ * A duplicate client_token is GB_E_EXISTS.
+ */
 gb_err_t gb_state_attempt_begin(gb_state_t *st, struct gb_attempt *a,
 				gb_error_t *err);
-/* Complete attempt a->id with state, got, error fields, finished_at, latency. */
+/*
+ * Complete attempt a->id with state, got, error fields, finished_at, latency.
+ * Allowed from STARTED or UNKNOWN (a recovered outcome); GB_E_BUSY when it
+ * is already OK/FAILED, GB_E_NOTFOUND when absent.
+ */
 gb_err_t gb_state_attempt_finish(gb_state_t *st, const struct gb_attempt *a,
 				 gb_error_t *err);
 /* Attempts of [request_id] (NULL: all STARTED ones, for crash recovery). */
@@ -290,7 +312,9 @@ gb_err_t gb_state_instance_add(gb_state_t *st, const struct gb_instance *in,
 /*
  * Update the mutable fields of the record (region, instance_id): node,
  * private_ip, public_ip, state, terminated_at, reason.  NULL strings and
- * 0 times leave the stored value as it is.
+ * 0 times leave the stored value as it is.  A non-NULL in->request_id
+ * narrows the match to that request (else every record of the instance).
+ * GB_E_NOTFOUND when nothing matched.
  */
 gb_err_t gb_state_instance_update(gb_state_t *st, const struct gb_instance *in,
 				  gb_error_t *err);
@@ -362,9 +386,11 @@ struct gb_event {
 	const char *detail;		/* one line, key=value or JSON */
 };
 
+/* at = now.  [request_id] is free text, not checked against requests. */
 gb_err_t gb_state_event_add(gb_state_t *st, const char *request_id,
 			    const char *kind, const char *detail,
 			    gb_error_t *err);
+/* Events of [request_id] (NULL: every event), in insertion order. */
 gb_err_t gb_state_event_list(gb_state_t *st, const char *request_id,
 			     int (*cb)(const struct gb_event *, void *),
 			     void *arg, gb_error_t *err);
@@ -373,7 +399,10 @@ gb_err_t gb_state_event_list(gb_state_t *st, const char *request_id,
  *  Offerings cache and capacity memory
  *****************************************************************************/
 
-/* [offered] 1/0; fetched_at = now.  Replaces the existing row. */
+/*
+ * [offered] 1/0; fetched_at = now.  Replaces the existing row.
+ * [az] NULL: a region-level entry (stored as '').
+ */
 gb_err_t gb_state_offering_put(gb_state_t *st, const char *region,
 			       const char *az, const char *instance_type,
 			       bool offered, double fetched_at,
@@ -410,7 +439,11 @@ gb_err_t gb_state_capacity_record(gb_state_t *st, const char *region,
 				  int asked, int got, bool ice, bool failure,
 				  double now, double half_life,
 				  gb_error_t *err);
-/* Rows decayed to [now]; [instance_type] NULL: all types. */
+/*
+ * Rows decayed to [now] (nothing is written); [instance_type] NULL: all
+ * types.  updated_at is the time of the last record(); az NULL for ''.
+ * half_life must be > 0 (GB_E_INVALID), here and in record().
+ */
 gb_err_t gb_state_capacity_list(gb_state_t *st, const char *instance_type,
 				double now, double half_life,
 				int (*cb)(const struct gb_capacity *, void *),
@@ -420,6 +453,7 @@ gb_err_t gb_state_capacity_list(gb_state_t *st, const char *instance_type,
  *  Names
  *****************************************************************************/
 
+/* RET static text as stored in the state file; "invalid" out of range. */
 const char *gb_request_kind_name(enum gb_request_kind k);
 const char *gb_request_state_name(enum gb_request_state s);
 const char *gb_request_result_name(enum gb_request_result r);
@@ -429,5 +463,10 @@ const char *gb_approval_state_name(enum gb_approval_state s);
 /* Parse a state name; RET GB_E_OK or GB_E_INVALID. */
 gb_err_t gb_request_state_parse(const char *s, enum gb_request_state *out);
 gb_err_t gb_instance_state_parse(const char *s, enum gb_instance_state *out);
+/* Added with the implementation: the other parse counterparts. */
+gb_err_t gb_request_kind_parse(const char *s, enum gb_request_kind *out);
+gb_err_t gb_request_result_parse(const char *s, enum gb_request_result *out);
+gb_err_t gb_attempt_state_parse(const char *s, enum gb_attempt_state *out);
+gb_err_t gb_approval_state_parse(const char *s, enum gb_approval_state *out);
 
 #endif /* GB_LIBSTATE_GB_STATE_H */

@@ -1,0 +1,1145 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gb_state_records.c - plans, attempts, instances, approvals, events, caches
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_state_int.h"
+#include "gb_util.h"
+
+#define BIND_FAILED(st, err, ...) \
+	gb_state_sqlerr((st), sqlite3_errcode((st)->db), (err), __VA_ARGS__)
+
+typedef gb_err_t (*row_reader_fn)(gb_state_t *st, sqlite3_stmt *s,
+				  struct gb_state_rows *rows, gb_error_t *err);
+
+/* Step [s] to the end, copying each row with [read]; then reset [s]. */
+static gb_err_t read_all(gb_state_t *st, sqlite3_stmt *s, row_reader_fn read,
+			 struct gb_state_rows *rows, const char *what,
+			 gb_error_t *err)
+{
+	gb_err_t rc = GB_E_OK;
+	int src = SQLITE_DONE;
+
+	while (rc == GB_E_OK && (src = sqlite3_step(s)) == SQLITE_ROW) {
+		rc = read(st, s, rows, err);
+		if (rc == GB_E_OK && rows->oom)
+			rc = GB_E_NOMEM;
+		if (rc == GB_E_NOMEM)
+			gb_errorf(err, rc, "%s: out of memory", what);
+	}
+	if (rc == GB_E_OK && src != SQLITE_DONE)
+		rc = gb_state_sqlerr(st, src, err, "%s", what);
+	gb_state_stmt_done(s);
+	return rc;
+}
+
+/* '' is how a NULL AZ is stored in the keyed caches (see the schema). */
+static const char *az_key(const char *az)
+{
+	return az ? az : "";
+}
+
+static const char *az_value(const char *az)
+{
+	return az && *az ? az : NULL;
+}
+
+/* Keep a given time, or take the clock for 0. */
+static double time_or_now(double t)
+{
+	return t > 0 ? t : gb_time_now();
+}
+
+/*****************************************************************************
+ *  Plans
+ *****************************************************************************/
+
+static gb_err_t plan_next_version(gb_state_t *st, const char *request_id,
+				  int *version, gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+	int src;
+
+	rc = GB_STMT(st, GB_STMT_PLAN_NEXT,
+		     "SELECT coalesce(max(version), 0) + 1 FROM plans "
+		     "WHERE request_id = ?1",
+		     &s, err);
+	if (rc)
+		return rc;
+	src = gb_state_bind_text(s, 1, request_id);
+	if (src == SQLITE_OK)
+		src = sqlite3_step(s);
+	if (src == SQLITE_ROW)
+		*version = sqlite3_column_int(s, 0);
+	else
+		rc = gb_state_sqlerr(st, src, err, "adding a plan of request %s",
+				     request_id);
+	gb_state_stmt_done(s);
+	return rc;
+}
+
+static gb_err_t plan_insert(gb_state_t *st, const struct gb_plan_row *p,
+			    int version, gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	rc = GB_STMT(st, GB_STMT_PLAN_ADD,
+		     "INSERT INTO plans (request_id, version, planner, status, "
+		     "reason, rationale, body, created_at) "
+		     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+		     &s, err);
+	if (rc)
+		return rc;
+	if (gb_state_bind_text(s, 1, p->request_id) ||
+	    gb_state_bind_int(s, 2, version) ||
+	    gb_state_bind_text(s, 3, p->planner) ||
+	    gb_state_bind_text(s, 4, p->status) ||
+	    gb_state_bind_text(s, 5, p->reason) ||
+	    gb_state_bind_text(s, 6, p->rationale) ||
+	    gb_state_bind_text(s, 7, p->body) ||
+	    gb_state_bind_double(s, 8, time_or_now(p->created_at)))
+		rc = BIND_FAILED(st, err, "adding plan %d of request %s",
+				 version, p->request_id);
+	else
+		rc = gb_state_step_done(st, s, err, "adding a plan");
+	gb_state_stmt_done(s);
+	return rc;
+}
+
+gb_err_t gb_state_plan_add(gb_state_t *st, const struct gb_plan_row *p,
+			   int *version, gb_error_t *err)
+{
+	bool own = false;
+	int v = 0;
+	gb_err_t rc;
+
+	rc = gb_state_tx_enter(st, &own, "adding a plan", err);
+	if (rc)
+		return rc;
+	rc = plan_next_version(st, p->request_id, &v, err);
+	if (rc == GB_E_OK)
+		rc = plan_insert(st, p, v, err);
+	rc = gb_state_tx_end(st, own, rc, err);
+	if (rc == GB_E_OK && version)
+		*version = v;
+	return rc;
+}
+
+static gb_err_t read_plan(gb_state_t *st, sqlite3_stmt *s,
+			  struct gb_state_rows *rows, gb_error_t *err)
+{
+	struct gb_plan_row p = {
+		.request_id = gb_state_col_text(rows, s, 0),
+		.version = sqlite3_column_int(s, 1),
+		.planner = gb_state_col_text(rows, s, 2),
+		.status = gb_state_col_text(rows, s, 3),
+		.reason = gb_state_col_text(rows, s, 4),
+		.rationale = gb_state_col_text(rows, s, 5),
+		.body = gb_state_col_text(rows, s, 6),
+		.created_at = sqlite3_column_double(s, 7),
+	};
+
+	(void)st;
+	(void)err;
+	return gb_state_rows_push(rows, &p);
+}
+
+gb_err_t gb_state_plan_list(gb_state_t *st, const char *request_id,
+			    int (*cb)(const struct gb_plan_row *, void *),
+			    void *arg, gb_error_t *err)
+{
+	struct gb_state_rows rows = GB_STATE_ROWS_INIT(struct gb_plan_row);
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	rc = GB_STMT(st, GB_STMT_PLAN_LIST,
+		     "SELECT request_id, version, planner, status, reason, "
+		     "rationale, body, created_at FROM plans "
+		     "WHERE request_id = ?1 ORDER BY version",
+		     &s, err);
+	if (rc)
+		return rc;
+	if (gb_state_bind_text(s, 1, request_id)) {
+		rc = BIND_FAILED(st, err, "listing plans");
+		gb_state_stmt_done(s);
+	} else {
+		rc = read_all(st, s, read_plan, &rows, "listing plans", err);
+	}
+	for (size_t i = 0; rc == GB_E_OK && cb && i < rows.n; i++)
+		if (cb(gb_state_rows_at(&rows, i), arg))
+			break;
+	gb_state_rows_free(&rows);
+	return rc;
+}
+
+/*****************************************************************************
+ *  Attempts
+ *****************************************************************************/
+
+gb_err_t gb_state_attempt_begin(gb_state_t *st, struct gb_attempt *a,
+				gb_error_t *err)
+{
+	double started = time_or_now(a->started_at);
+	sqlite3_stmt *s = NULL;
+	bool own = false;
+	gb_err_t rc;
+
+	rc = gb_state_tx_enter(st, &own, "recording an attempt", err);
+	if (rc)
+		return rc;
+	rc = GB_STMT(st, GB_STMT_ATT_BEGIN,
+		     "INSERT INTO attempts (request_id, seq, region, az, subnet, "
+		     "instance_type, min_count, asked, got, client_token, state, "
+		     "error_code, error_class, message, started_at) VALUES "
+		     "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0, ?9, 'started', "
+		     "NULL, NULL, NULL, ?10)",
+		     &s, err);
+	if (rc)
+		goto out;
+	if (gb_state_bind_text(s, 1, a->request_id) ||
+	    gb_state_bind_int(s, 2, a->seq) ||
+	    gb_state_bind_text(s, 3, a->region) ||
+	    gb_state_bind_text(s, 4, a->az) ||
+	    gb_state_bind_text(s, 5, a->subnet) ||
+	    gb_state_bind_text(s, 6, a->instance_type) ||
+	    gb_state_bind_int(s, 7, a->min_count) ||
+	    gb_state_bind_int(s, 8, a->asked) ||
+	    gb_state_bind_text(s, 9, a->client_token) ||
+	    gb_state_bind_double(s, 10, started))
+		rc = BIND_FAILED(st, err, "recording attempt %d of request %s",
+				 a->seq, a->request_id);
+	else
+		rc = gb_state_step_done(st, s, err, "recording an attempt");
+	if (rc == GB_E_OK) {
+		a->id = sqlite3_last_insert_rowid(st->db);
+		a->state = GB_ATTEMPT_STARTED;
+		a->got = 0;
+		a->started_at = started;
+	}
+out:
+	gb_state_stmt_done(s);
+	return gb_state_tx_end(st, own, rc, err);
+}
+
+static gb_err_t attempt_explain(gb_state_t *st, int64_t id, gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+	int src;
+
+	rc = GB_STMT(st, GB_STMT_ATT_STATE,
+		     "SELECT state FROM attempts WHERE id = ?1", &s, err);
+	if (rc)
+		return rc;
+	src = gb_state_bind_int(s, 1, id);
+	if (src == SQLITE_OK)
+		src = sqlite3_step(s);
+	if (src == SQLITE_ROW)
+		rc = gb_errorf(err, GB_E_BUSY,
+			       "finishing attempt %lld: it is already %s",
+			       (long long)id,
+			       (const char *)sqlite3_column_text(s, 0));
+	else if (src == SQLITE_DONE)
+		rc = gb_errorf(err, GB_E_NOTFOUND,
+			       "finishing attempt %lld: no such attempt",
+			       (long long)id);
+	else
+		rc = gb_state_sqlerr(st, src, err, "finishing attempt %lld",
+				     (long long)id);
+	gb_state_stmt_done(s);
+	return rc;
+}
+
+gb_err_t gb_state_attempt_finish(gb_state_t *st, const struct gb_attempt *a,
+				 gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	bool own = false;
+	gb_err_t rc;
+
+	if (a->state == GB_ATTEMPT_STARTED ||
+	    !gb_state_name_of(gb_state_attempt_names, 4, a->state))
+		return gb_errorf(err, GB_E_INVALID,
+				 "finishing attempt %lld: invalid final state %d",
+				 (long long)a->id, (int)a->state);
+	rc = gb_state_tx_enter(st, &own, "finishing an attempt", err);
+	if (rc)
+		return rc;
+	rc = GB_STMT(st, GB_STMT_ATT_FINISH,
+		     "UPDATE attempts SET state = ?2, got = ?3, error_code = ?4, "
+		     "error_class = ?5, message = ?6, finished_at = ?7, "
+		     "latency = ?8 "
+		     "WHERE id = ?1 AND state IN ('started', 'unknown')",
+		     &s, err);
+	if (rc)
+		goto out;
+	if (gb_state_bind_int(s, 1, a->id) ||
+	    gb_state_bind_text(s, 2, gb_attempt_state_name(a->state)) ||
+	    gb_state_bind_int(s, 3, a->got) ||
+	    gb_state_bind_text(s, 4, a->error_code) ||
+	    gb_state_bind_text(s, 5, a->error_class) ||
+	    gb_state_bind_text(s, 6, a->message) ||
+	    gb_state_bind_double(s, 7, time_or_now(a->finished_at)) ||
+	    gb_state_bind_double(s, 8, a->latency))
+		rc = BIND_FAILED(st, err, "finishing attempt %lld",
+				 (long long)a->id);
+	else
+		rc = gb_state_step_done(st, s, err, "finishing an attempt");
+	if (rc == GB_E_OK && sqlite3_changes(st->db) == 0)
+		rc = attempt_explain(st, a->id, err);
+out:
+	gb_state_stmt_done(s);
+	return gb_state_tx_end(st, own, rc, err);
+}
+
+static gb_err_t read_attempt(gb_state_t *st, sqlite3_stmt *s,
+			     struct gb_state_rows *rows, gb_error_t *err)
+{
+	const char *state = (const char *)sqlite3_column_text(s, 11);
+	struct gb_attempt a = {
+		.id = sqlite3_column_int64(s, 0),
+		.request_id = gb_state_col_text(rows, s, 1),
+		.seq = sqlite3_column_int(s, 2),
+		.region = gb_state_col_text(rows, s, 3),
+		.az = gb_state_col_text(rows, s, 4),
+		.subnet = gb_state_col_text(rows, s, 5),
+		.instance_type = gb_state_col_text(rows, s, 6),
+		.min_count = sqlite3_column_int(s, 7),
+		.asked = sqlite3_column_int(s, 8),
+		.got = sqlite3_column_int(s, 9),
+		.client_token = gb_state_col_text(rows, s, 10),
+		.error_code = gb_state_col_text(rows, s, 12),
+		.error_class = gb_state_col_text(rows, s, 13),
+		.message = gb_state_col_text(rows, s, 14),
+		.started_at = sqlite3_column_double(s, 15),
+		.finished_at = sqlite3_column_double(s, 16),
+		.latency = sqlite3_column_double(s, 17),
+	};
+
+	if (gb_attempt_state_parse(state, &a.state))
+		return gb_errorf(err, GB_E_STATE,
+				 "attempt %lld in %s has unknown state %s",
+				 (long long)a.id, st->path,
+				 state ? state : "NULL");
+	return gb_state_rows_push(rows, &a);
+}
+
+#define ATT_COLS \
+	"id, request_id, seq, region, az, subnet, instance_type, min_count, " \
+	"asked, got, client_token, state, error_code, error_class, message, " \
+	"started_at, finished_at, latency"
+
+gb_err_t gb_state_attempt_list(gb_state_t *st, const char *request_id,
+			       int (*cb)(const struct gb_attempt *, void *),
+			       void *arg, gb_error_t *err)
+{
+	struct gb_state_rows rows = GB_STATE_ROWS_INIT(struct gb_attempt);
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	if (request_id)
+		rc = GB_STMT(st, GB_STMT_ATT_LIST,
+			     "SELECT " ATT_COLS " FROM attempts "
+			     "WHERE request_id = ?1 ORDER BY seq, id",
+			     &s, err);
+	else
+		rc = GB_STMT(st, GB_STMT_ATT_LIST_STARTED,
+			     "SELECT " ATT_COLS " FROM attempts "
+			     "WHERE state = 'started' ORDER BY id",
+			     &s, err);
+	if (rc)
+		return rc;
+	if (request_id && gb_state_bind_text(s, 1, request_id)) {
+		rc = BIND_FAILED(st, err, "listing attempts");
+		gb_state_stmt_done(s);
+	} else {
+		rc = read_all(st, s, read_attempt, &rows, "listing attempts",
+			      err);
+	}
+	for (size_t i = 0; rc == GB_E_OK && cb && i < rows.n; i++)
+		if (cb(gb_state_rows_at(&rows, i), arg))
+			break;
+	gb_state_rows_free(&rows);
+	return rc;
+}
+
+/*****************************************************************************
+ *  Instances
+ *****************************************************************************/
+
+gb_err_t gb_state_instance_add(gb_state_t *st, const struct gb_instance *in,
+			       gb_error_t *err)
+{
+	const char *state = gb_state_name_of(gb_state_inst_names, 5, in->state);
+	sqlite3_stmt *s = NULL;
+	bool own = false;
+	gb_err_t rc;
+
+	if (!state)
+		return gb_errorf(err, GB_E_INVALID,
+				 "adding instance %s: invalid state %d",
+				 in->instance_id ? in->instance_id : "(null)",
+				 (int)in->state);
+	rc = gb_state_tx_enter(st, &own, "adding an instance", err);
+	if (rc)
+		return rc;
+	rc = GB_STMT(st, GB_STMT_INST_ADD,
+		     "INSERT INTO instances (request_id, region_instance_id, "
+		     "region, instance_id, node, az, subnet, instance_type, "
+		     "private_ip, public_ip, state, attempt_id, launched_at, "
+		     "terminated_at, reason) VALUES (?1, ?2 || '#' || ?3, ?2, "
+		     "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+		     &s, err);
+	if (rc)
+		goto out;
+	if (gb_state_bind_text(s, 1, in->request_id) ||
+	    gb_state_bind_text(s, 2, in->region) ||
+	    gb_state_bind_text(s, 3, in->instance_id) ||
+	    gb_state_bind_text(s, 4, in->node) ||
+	    gb_state_bind_text(s, 5, in->az) ||
+	    gb_state_bind_text(s, 6, in->subnet) ||
+	    gb_state_bind_text(s, 7, in->instance_type) ||
+	    gb_state_bind_text(s, 8, in->private_ip) ||
+	    gb_state_bind_text(s, 9, in->public_ip) ||
+	    gb_state_bind_text(s, 10, state) ||
+	    gb_state_bind_int(s, 11, in->attempt_id) ||
+	    gb_state_bind_double(s, 12, time_or_now(in->launched_at)) ||
+	    gb_state_bind_double(s, 13, in->terminated_at) ||
+	    gb_state_bind_text(s, 14, in->reason))
+		rc = BIND_FAILED(st, err, "adding instance %s", in->instance_id);
+	else
+		rc = gb_state_step_done(st, s, err, "adding an instance");
+	if (rc)
+		gb_error_prefix(err, "%s#%s of request %s",
+				in->region ? in->region : "(null)",
+				in->instance_id ? in->instance_id : "(null)",
+				in->request_id ? in->request_id : "(null)");
+out:
+	gb_state_stmt_done(s);
+	return gb_state_tx_end(st, own, rc, err);
+}
+
+gb_err_t gb_state_instance_update(gb_state_t *st, const struct gb_instance *in,
+				  gb_error_t *err)
+{
+	const char *state = gb_state_name_of(gb_state_inst_names, 5, in->state);
+	sqlite3_stmt *s = NULL;
+	bool own = false;
+	gb_err_t rc;
+
+	if (!state)
+		return gb_errorf(err, GB_E_INVALID,
+				 "updating instance %s: invalid state %d",
+				 in->instance_id ? in->instance_id : "(null)",
+				 (int)in->state);
+	rc = gb_state_tx_enter(st, &own, "updating an instance", err);
+	if (rc)
+		return rc;
+	rc = GB_STMT(st, GB_STMT_INST_UPDATE,
+		     "UPDATE instances SET node = coalesce(?3, node), "
+		     "private_ip = coalesce(?4, private_ip), "
+		     "public_ip = coalesce(?5, public_ip), state = ?6, "
+		     "terminated_at = CASE WHEN ?7 > 0 THEN ?7 "
+		     "ELSE terminated_at END, "
+		     "reason = coalesce(?8, reason) "
+		     "WHERE instance_id = ?2 AND region = ?1 "
+		     "AND (?9 IS NULL OR request_id = ?9)",
+		     &s, err);
+	if (rc)
+		goto out;
+	if (gb_state_bind_text(s, 1, in->region) ||
+	    gb_state_bind_text(s, 2, in->instance_id) ||
+	    gb_state_bind_text(s, 3, in->node) ||
+	    gb_state_bind_text(s, 4, in->private_ip) ||
+	    gb_state_bind_text(s, 5, in->public_ip) ||
+	    gb_state_bind_text(s, 6, state) ||
+	    gb_state_bind_double(s, 7, in->terminated_at) ||
+	    gb_state_bind_text(s, 8, in->reason) ||
+	    gb_state_bind_text(s, 9, in->request_id))
+		rc = BIND_FAILED(st, err, "updating instance %s",
+				 in->instance_id);
+	else
+		rc = gb_state_step_done(st, s, err, "updating an instance");
+	if (rc == GB_E_OK && sqlite3_changes(st->db) == 0)
+		rc = gb_errorf(err, GB_E_NOTFOUND,
+			       "updating instance %s#%s: no such instance",
+			       in->region ? in->region : "(null)",
+			       in->instance_id ? in->instance_id : "(null)");
+out:
+	gb_state_stmt_done(s);
+	return gb_state_tx_end(st, own, rc, err);
+}
+
+static gb_err_t read_instance(gb_state_t *st, sqlite3_stmt *s,
+			      struct gb_state_rows *rows, gb_error_t *err)
+{
+	const char *state = (const char *)sqlite3_column_text(s, 9);
+	struct gb_instance in = {
+		.request_id = gb_state_col_text(rows, s, 0),
+		.region = gb_state_col_text(rows, s, 1),
+		.instance_id = gb_state_col_text(rows, s, 2),
+		.node = gb_state_col_text(rows, s, 3),
+		.az = gb_state_col_text(rows, s, 4),
+		.subnet = gb_state_col_text(rows, s, 5),
+		.instance_type = gb_state_col_text(rows, s, 6),
+		.private_ip = gb_state_col_text(rows, s, 7),
+		.public_ip = gb_state_col_text(rows, s, 8),
+		.attempt_id = sqlite3_column_int64(s, 10),
+		.launched_at = sqlite3_column_double(s, 11),
+		.terminated_at = sqlite3_column_double(s, 12),
+		.reason = gb_state_col_text(rows, s, 13),
+	};
+
+	if (gb_instance_state_parse(state, &in.state))
+		return gb_errorf(err, GB_E_STATE,
+				 "instance %s in %s has unknown state %s",
+				 in.instance_id ? in.instance_id : "?",
+				 st->path, state ? state : "NULL");
+	return gb_state_rows_push(rows, &in);
+}
+
+enum {
+	IL_REQUEST = 1 << 0,
+	IL_NODE = 1 << 1,
+	IL_REGION = 1 << 2,
+	IL_TYPE = 1 << 3,
+	IL_ID = 1 << 4,
+	IL_STATE = 1 << 5,
+	IL_ALIVE = 1 << 6,
+};
+
+/* As the request listing: one statement per filter shape, for the indexes. */
+static gb_err_t inst_list_stmt(gb_state_t *st, unsigned shape,
+			       sqlite3_stmt **out, gb_error_t *err)
+{
+	char sql[1024];
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT request_id, region, instance_id, node, az, subnet, "
+		 "instance_type, private_ip, public_ip, state, attempt_id, "
+		 "launched_at, terminated_at, reason FROM instances "
+		 "WHERE 1%s%s%s%s%s%s%s ORDER BY launched_at, rowid LIMIT ?8",
+		 shape & IL_REQUEST ? " AND request_id = ?1" : "",
+		 shape & IL_NODE ? " AND node = ?2" : "",
+		 shape & IL_REGION ? " AND region = ?3" : "",
+		 shape & IL_TYPE ? " AND instance_type = ?4" : "",
+		 shape & IL_ID ? " AND instance_id = ?5" : "",
+		 shape & IL_STATE ? " AND state = ?6" : "",
+		 shape & IL_ALIVE ? " AND state IN ('pending', 'running', "
+				    "'terminating')"
+				  : "");
+	return gb_state_stmt(st, &st->inst_list[shape], sql, out, err);
+}
+
+static unsigned inst_shape(const struct gb_instance_filter *f)
+{
+	return (f->request_id ? IL_REQUEST : 0) | (f->node ? IL_NODE : 0) |
+	       (f->region ? IL_REGION : 0) |
+	       (f->instance_type ? IL_TYPE : 0) |
+	       (f->instance_id ? IL_ID : 0) | (f->state >= 0 ? IL_STATE : 0) |
+	       (f->alive ? IL_ALIVE : 0);
+}
+
+gb_err_t gb_state_instance_list(gb_state_t *st,
+				const struct gb_instance_filter *f,
+				int (*cb)(const struct gb_instance *, void *),
+				void *arg, gb_error_t *err)
+{
+	struct gb_state_rows rows = GB_STATE_ROWS_INIT(struct gb_instance);
+	const struct gb_instance_filter any = GB_INSTANCE_FILTER_ANY;
+	const char *state = NULL;
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	if (!f)
+		f = &any;
+	if (f->state >= 0 &&
+	    !(state = gb_state_name_of(gb_state_inst_names, 5, f->state)))
+		return gb_errorf(err, GB_E_INVALID,
+				 "listing instances: invalid state %d",
+				 f->state);
+	rc = inst_list_stmt(st, inst_shape(f), &s, err);
+	if (rc)
+		return rc;
+	if ((f->request_id && gb_state_bind_text(s, 1, f->request_id)) ||
+	    (f->node && gb_state_bind_text(s, 2, f->node)) ||
+	    (f->region && gb_state_bind_text(s, 3, f->region)) ||
+	    (f->instance_type && gb_state_bind_text(s, 4, f->instance_type)) ||
+	    (f->instance_id && gb_state_bind_text(s, 5, f->instance_id)) ||
+	    (state && gb_state_bind_text(s, 6, state)) ||
+	    gb_state_bind_int(s, 8, f->limit ? (int64_t)f->limit : -1)) {
+		rc = BIND_FAILED(st, err, "listing instances");
+		gb_state_stmt_done(s);
+	} else {
+		rc = read_all(st, s, read_instance, &rows, "listing instances",
+			      err);
+	}
+	for (size_t i = 0; rc == GB_E_OK && cb && i < rows.n; i++)
+		if (cb(gb_state_rows_at(&rows, i), arg))
+			break;
+	gb_state_rows_free(&rows);
+	return rc;
+}
+
+/*****************************************************************************
+ *  Approvals
+ *****************************************************************************/
+
+gb_err_t gb_state_approval_add(gb_state_t *st, const struct gb_approval *a,
+			       gb_error_t *err)
+{
+	const char *state = gb_state_name_of(gb_state_approval_names, 4,
+					     a->state);
+	sqlite3_stmt *s = NULL;
+	bool own = false;
+	gb_err_t rc;
+
+	if (!state)
+		return gb_errorf(err, GB_E_INVALID,
+				 "adding approval of request %s: invalid state %d",
+				 a->request_id ? a->request_id : "(null)",
+				 (int)a->state);
+	rc = gb_state_tx_enter(st, &own, "adding an approval", err);
+	if (rc)
+		return rc;
+	rc = GB_STMT(st, GB_STMT_APP_ADD,
+		     "INSERT INTO approvals (request_id, state, why, "
+		     "requested_at, expires_at, decided_by, decided_uid, "
+		     "decided_at, comment) "
+		     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+		     &s, err);
+	if (rc)
+		goto out;
+	if (gb_state_bind_text(s, 1, a->request_id) ||
+	    gb_state_bind_text(s, 2, state) || gb_state_bind_text(s, 3, a->why) ||
+	    gb_state_bind_double(s, 4, time_or_now(a->requested_at)) ||
+	    gb_state_bind_double(s, 5, a->expires_at) ||
+	    gb_state_bind_text(s, 6, a->decided_by) ||
+	    gb_state_bind_int(s, 7, a->decided_uid) ||
+	    gb_state_bind_double(s, 8, a->decided_at) ||
+	    gb_state_bind_text(s, 9, a->comment))
+		rc = BIND_FAILED(st, err, "adding approval of request %s",
+				 a->request_id);
+	else
+		rc = gb_state_step_done(st, s, err, "adding an approval");
+	if (rc)
+		gb_error_prefix(err, "request %s",
+				a->request_id ? a->request_id : "(null)");
+out:
+	gb_state_stmt_done(s);
+	return gb_state_tx_end(st, own, rc, err);
+}
+
+static gb_err_t read_approval(gb_state_t *st, sqlite3_stmt *s,
+			      struct gb_state_rows *rows, gb_error_t *err)
+{
+	const char *state = (const char *)sqlite3_column_text(s, 1);
+	struct gb_approval a = {
+		.request_id = gb_state_col_text(rows, s, 0),
+		.why = gb_state_col_text(rows, s, 2),
+		.requested_at = sqlite3_column_double(s, 3),
+		.expires_at = sqlite3_column_double(s, 4),
+		.decided_by = gb_state_col_text(rows, s, 5),
+		.decided_uid = sqlite3_column_int64(s, 6),
+		.decided_at = sqlite3_column_double(s, 7),
+		.comment = gb_state_col_text(rows, s, 8),
+	};
+
+	if (gb_approval_state_parse(state, &a.state))
+		return gb_errorf(err, GB_E_STATE,
+				 "approval of %s in %s has unknown state %s",
+				 a.request_id ? a.request_id : "?", st->path,
+				 state ? state : "NULL");
+	return gb_state_rows_push(rows, &a);
+}
+
+#define APP_COLS \
+	"request_id, state, why, requested_at, expires_at, decided_by, " \
+	"decided_uid, decided_at, comment"
+
+static gb_err_t fetch_approval(gb_state_t *st, const char *request_id,
+			       struct gb_state_rows *rows, gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	rc = GB_STMT(st, GB_STMT_APP_GET,
+		     "SELECT " APP_COLS " FROM approvals WHERE request_id = ?1",
+		     &s, err);
+	if (rc)
+		return rc;
+	if (gb_state_bind_text(s, 1, request_id)) {
+		gb_state_stmt_done(s);
+		return BIND_FAILED(st, err, "reading approval");
+	}
+	rc = read_all(st, s, read_approval, rows, "reading approval", err);
+	if (rc == GB_E_OK && rows->n == 0)
+		rc = gb_errorf(err, GB_E_NOTFOUND,
+			       "no approval for request %s in %s",
+			       request_id ? request_id : "(null)", st->path);
+	return rc;
+}
+
+gb_err_t gb_state_approval_decide(gb_state_t *st, const char *request_id,
+				  enum gb_approval_state to, const char *by,
+				  int64_t uid, const char *comment,
+				  gb_error_t *err)
+{
+	struct gb_state_rows rows = GB_STATE_ROWS_INIT(struct gb_approval);
+	sqlite3_stmt *s = NULL;
+	bool own = false;
+	gb_err_t rc;
+
+	if (to == GB_APPROVAL_PENDING ||
+	    !gb_state_name_of(gb_state_approval_names, 4, to))
+		return gb_errorf(err, GB_E_INVALID,
+				 "deciding approval of request %s: invalid decision %d",
+				 request_id ? request_id : "(null)", (int)to);
+	rc = gb_state_tx_enter(st, &own, "deciding an approval", err);
+	if (rc)
+		return rc;
+	rc = GB_STMT(st, GB_STMT_APP_DECIDE,
+		     "UPDATE approvals SET state = ?2, decided_by = ?3, "
+		     "decided_uid = ?4, decided_at = ?5, comment = ?6 "
+		     "WHERE request_id = ?1 AND state = 'pending'",
+		     &s, err);
+	if (rc)
+		goto out;
+	if (gb_state_bind_text(s, 1, request_id) ||
+	    gb_state_bind_text(s, 2, gb_approval_state_name(to)) ||
+	    gb_state_bind_text(s, 3, by) || gb_state_bind_int(s, 4, uid) ||
+	    gb_state_bind_double(s, 5, gb_time_now()) ||
+	    gb_state_bind_text(s, 6, comment))
+		rc = BIND_FAILED(st, err, "deciding approval of request %s",
+				 request_id);
+	else
+		rc = gb_state_step_done(st, s, err, "deciding an approval");
+	if (rc == GB_E_OK && sqlite3_changes(st->db) == 0) {
+		rc = fetch_approval(st, request_id, &rows, err);
+		if (rc == GB_E_OK) {
+			const struct gb_approval *a = gb_state_rows_at(&rows, 0);
+
+			rc = gb_errorf(err, GB_E_BUSY,
+				       "approval of request %s was already decided: %s by %s",
+				       request_id,
+				       gb_approval_state_name(a->state),
+				       a->decided_by ? a->decided_by : "?");
+		}
+	}
+out:
+	gb_state_stmt_done(s);
+	gb_state_rows_free(&rows);
+	return gb_state_tx_end(st, own, rc, err);
+}
+
+gb_err_t gb_state_approval_get(gb_state_t *st, const char *request_id,
+			       void (*cb)(const struct gb_approval *, void *),
+			       void *arg, gb_error_t *err)
+{
+	struct gb_state_rows rows = GB_STATE_ROWS_INIT(struct gb_approval);
+	gb_err_t rc = fetch_approval(st, request_id, &rows, err);
+
+	if (rc == GB_E_OK && cb)
+		cb(gb_state_rows_at(&rows, 0), arg);
+	gb_state_rows_free(&rows);
+	return rc;
+}
+
+gb_err_t gb_state_approval_list(gb_state_t *st, int state,
+				int (*cb)(const struct gb_approval *, void *),
+				void *arg, gb_error_t *err)
+{
+	struct gb_state_rows rows = GB_STATE_ROWS_INIT(struct gb_approval);
+	const char *name = NULL;
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	if (state >= 0 &&
+	    !(name = gb_state_name_of(gb_state_approval_names, 4, state)))
+		return gb_errorf(err, GB_E_INVALID,
+				 "listing approvals: invalid state %d", state);
+	if (name)
+		rc = GB_STMT(st, GB_STMT_APP_LIST_STATE,
+			     "SELECT " APP_COLS " FROM approvals WHERE state = ?1 "
+			     "ORDER BY requested_at, rowid",
+			     &s, err);
+	else
+		rc = GB_STMT(st, GB_STMT_APP_LIST,
+			     "SELECT " APP_COLS " FROM approvals "
+			     "ORDER BY requested_at, rowid",
+			     &s, err);
+	if (rc)
+		return rc;
+	if (name && gb_state_bind_text(s, 1, name)) {
+		rc = BIND_FAILED(st, err, "listing approvals");
+		gb_state_stmt_done(s);
+	} else {
+		rc = read_all(st, s, read_approval, &rows, "listing approvals",
+			      err);
+	}
+	for (size_t i = 0; rc == GB_E_OK && cb && i < rows.n; i++)
+		if (cb(gb_state_rows_at(&rows, i), arg))
+			break;
+	gb_state_rows_free(&rows);
+	return rc;
+}
+
+/*****************************************************************************
+ *  Events
+ *****************************************************************************/
+
+gb_err_t gb_state_event_add(gb_state_t *st, const char *request_id,
+			    const char *kind, const char *detail,
+			    gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	bool own = false;
+	gb_err_t rc;
+
+	rc = gb_state_tx_enter(st, &own, "logging an event", err);
+	if (rc)
+		return rc;
+	rc = GB_STMT(st, GB_STMT_EV_ADD,
+		     "INSERT INTO events (at, request_id, kind, detail) "
+		     "VALUES (?1, ?2, ?3, ?4)",
+		     &s, err);
+	if (rc)
+		goto out;
+	if (gb_state_bind_double(s, 1, gb_time_now()) ||
+	    gb_state_bind_text(s, 2, request_id) ||
+	    gb_state_bind_text(s, 3, kind) || gb_state_bind_text(s, 4, detail))
+		rc = BIND_FAILED(st, err, "logging event %s", kind);
+	else
+		rc = gb_state_step_done(st, s, err, "logging an event");
+out:
+	gb_state_stmt_done(s);
+	return gb_state_tx_end(st, own, rc, err);
+}
+
+static gb_err_t read_event(gb_state_t *st, sqlite3_stmt *s,
+			   struct gb_state_rows *rows, gb_error_t *err)
+{
+	struct gb_event e = {
+		.id = sqlite3_column_int64(s, 0),
+		.at = sqlite3_column_double(s, 1),
+		.request_id = gb_state_col_text(rows, s, 2),
+		.kind = gb_state_col_text(rows, s, 3),
+		.detail = gb_state_col_text(rows, s, 4),
+	};
+
+	(void)st;
+	(void)err;
+	return gb_state_rows_push(rows, &e);
+}
+
+gb_err_t gb_state_event_list(gb_state_t *st, const char *request_id,
+			     int (*cb)(const struct gb_event *, void *),
+			     void *arg, gb_error_t *err)
+{
+	struct gb_state_rows rows = GB_STATE_ROWS_INIT(struct gb_event);
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	if (request_id)
+		rc = GB_STMT(st, GB_STMT_EV_LIST,
+			     "SELECT id, at, request_id, kind, detail FROM events "
+			     "WHERE request_id = ?1 ORDER BY id",
+			     &s, err);
+	else
+		rc = GB_STMT(st, GB_STMT_EV_LIST_ALL,
+			     "SELECT id, at, request_id, kind, detail FROM events "
+			     "ORDER BY id",
+			     &s, err);
+	if (rc)
+		return rc;
+	if (request_id && gb_state_bind_text(s, 1, request_id)) {
+		rc = BIND_FAILED(st, err, "listing events");
+		gb_state_stmt_done(s);
+	} else {
+		rc = read_all(st, s, read_event, &rows, "listing events", err);
+	}
+	for (size_t i = 0; rc == GB_E_OK && cb && i < rows.n; i++)
+		if (cb(gb_state_rows_at(&rows, i), arg))
+			break;
+	gb_state_rows_free(&rows);
+	return rc;
+}
+
+/*****************************************************************************
+ *  Offerings cache
+ *****************************************************************************/
+
+gb_err_t gb_state_offering_put(gb_state_t *st, const char *region,
+			       const char *az, const char *instance_type,
+			       bool offered, double fetched_at,
+			       gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	bool own = false;
+	gb_err_t rc;
+
+	rc = gb_state_tx_enter(st, &own, "caching an offering", err);
+	if (rc)
+		return rc;
+	rc = GB_STMT(st, GB_STMT_OFF_PUT,
+		     "INSERT OR REPLACE INTO offerings_cache (region, az, "
+		     "instance_type, offered, fetched_at) "
+		     "VALUES (?1, ?2, ?3, ?4, ?5)",
+		     &s, err);
+	if (rc)
+		goto out;
+	if (gb_state_bind_text(s, 1, region) ||
+	    gb_state_bind_text(s, 2, az_key(az)) ||
+	    gb_state_bind_text(s, 3, instance_type) ||
+	    gb_state_bind_int(s, 4, offered ? 1 : 0) ||
+	    gb_state_bind_double(s, 5, time_or_now(fetched_at)))
+		rc = BIND_FAILED(st, err, "caching an offering");
+	else
+		rc = gb_state_step_done(st, s, err, "caching an offering");
+out:
+	gb_state_stmt_done(s);
+	return gb_state_tx_end(st, own, rc, err);
+}
+
+gb_err_t gb_state_offering_get(gb_state_t *st, const char *region,
+			       const char *az, const char *instance_type,
+			       double min_fetched_at, bool *offered,
+			       gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+	int src;
+
+	rc = GB_STMT(st, GB_STMT_OFF_GET,
+		     "SELECT offered, fetched_at FROM offerings_cache "
+		     "WHERE region = ?1 AND az = ?2 AND instance_type = ?3",
+		     &s, err);
+	if (rc)
+		return rc;
+	if (gb_state_bind_text(s, 1, region) ||
+	    gb_state_bind_text(s, 2, az_key(az)) ||
+	    gb_state_bind_text(s, 3, instance_type))
+		src = sqlite3_errcode(st->db);
+	else
+		src = sqlite3_step(s);
+	if (src == SQLITE_ROW && sqlite3_column_double(s, 1) >= min_fetched_at)
+		*offered = sqlite3_column_int(s, 0) != 0;
+	else if (src == SQLITE_ROW || src == SQLITE_DONE)
+		rc = gb_errorf(err, GB_E_NOTFOUND,
+			       "offering of %s in %s%s%s is %s",
+			       instance_type ? instance_type : "(null)",
+			       region ? region : "(null)", az ? "/" : "",
+			       az ? az : "",
+			       src == SQLITE_ROW ? "stale" : "not cached");
+	else
+		rc = gb_state_sqlerr(st, src, err, "reading offerings cache");
+	gb_state_stmt_done(s);
+	return rc;
+}
+
+/*****************************************************************************
+ *  Capacity memory
+ *****************************************************************************/
+
+/*
+ * value(now) = value * 2^(-(now - updated_at) / half_life).  A time before
+ * updated_at (a clock step, an out-of-order writer) does not decay: the
+ * memory never grows by itself.
+ */
+static double decay(double v, double updated_at, double now, double half_life)
+{
+	if (now <= updated_at)
+		return v;
+	return v * exp2(-(now - updated_at) / half_life);
+}
+
+struct cap_row {
+	double asked, got, ice, failures;
+	double last_ice_at, last_success_at, updated_at;
+};
+
+static gb_err_t cap_get(gb_state_t *st, const char *region, const char *az,
+			const char *instance_type, struct cap_row *c,
+			gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+	int src;
+
+	rc = GB_STMT(st, GB_STMT_CAP_GET,
+		     "SELECT asked, got, ice, failures, last_ice_at, "
+		     "last_success_at, updated_at FROM capacity_stats "
+		     "WHERE region = ?1 AND az = ?2 AND instance_type = ?3",
+		     &s, err);
+	if (rc)
+		return rc;
+	memset(c, 0, sizeof(*c));
+	if (gb_state_bind_text(s, 1, region) ||
+	    gb_state_bind_text(s, 2, az_key(az)) ||
+	    gb_state_bind_text(s, 3, instance_type))
+		src = sqlite3_errcode(st->db);
+	else
+		src = sqlite3_step(s);
+	if (src == SQLITE_ROW) {
+		c->asked = sqlite3_column_double(s, 0);
+		c->got = sqlite3_column_double(s, 1);
+		c->ice = sqlite3_column_double(s, 2);
+		c->failures = sqlite3_column_double(s, 3);
+		c->last_ice_at = sqlite3_column_double(s, 4);
+		c->last_success_at = sqlite3_column_double(s, 5);
+		c->updated_at = sqlite3_column_double(s, 6);
+	} else if (src != SQLITE_DONE) {
+		rc = gb_state_sqlerr(st, src, err, "reading capacity memory");
+	}
+	gb_state_stmt_done(s);
+	return rc;
+}
+
+static gb_err_t cap_put(gb_state_t *st, const char *region, const char *az,
+			const char *instance_type, const struct cap_row *c,
+			gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	rc = GB_STMT(st, GB_STMT_CAP_PUT,
+		     "INSERT OR REPLACE INTO capacity_stats (region, az, "
+		     "instance_type, asked, got, ice, failures, last_ice_at, "
+		     "last_success_at, updated_at) "
+		     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+		     &s, err);
+	if (rc)
+		return rc;
+	if (gb_state_bind_text(s, 1, region) ||
+	    gb_state_bind_text(s, 2, az_key(az)) ||
+	    gb_state_bind_text(s, 3, instance_type) ||
+	    gb_state_bind_double(s, 4, c->asked) ||
+	    gb_state_bind_double(s, 5, c->got) ||
+	    gb_state_bind_double(s, 6, c->ice) ||
+	    gb_state_bind_double(s, 7, c->failures) ||
+	    gb_state_bind_double(s, 8, c->last_ice_at) ||
+	    gb_state_bind_double(s, 9, c->last_success_at) ||
+	    gb_state_bind_double(s, 10, c->updated_at))
+		rc = BIND_FAILED(st, err, "recording capacity");
+	else
+		rc = gb_state_step_done(st, s, err, "recording capacity");
+	gb_state_stmt_done(s);
+	return rc;
+}
+
+gb_err_t gb_state_capacity_record(gb_state_t *st, const char *region,
+				  const char *az, const char *instance_type,
+				  int asked, int got, bool ice, bool failure,
+				  double now, double half_life,
+				  gb_error_t *err)
+{
+	struct cap_row c;
+	bool own = false;
+	double k;
+	gb_err_t rc;
+
+	if (!(half_life > 0) || !isfinite(half_life) || !isfinite(now) ||
+	    asked < 0 || got < 0)
+		return gb_errorf(err, GB_E_INVALID,
+				 "recording capacity: invalid half life %g, time %g or counts %d/%d",
+				 half_life, now, asked, got);
+	rc = gb_state_tx_enter(st, &own, "recording capacity", err);
+	if (rc)
+		return rc;
+	rc = cap_get(st, region, az, instance_type, &c, err);
+	if (rc == GB_E_OK) {
+		k = decay(1.0, c.updated_at, now, half_life);
+		c.asked = c.asked * k + asked;
+		c.got = c.got * k + got;
+		c.ice = c.ice * k + (ice ? 1 : 0);
+		c.failures = c.failures * k + (failure ? 1 : 0);
+		if (ice && now > c.last_ice_at)
+			c.last_ice_at = now;
+		if (got > 0 && now > c.last_success_at)
+			c.last_success_at = now;
+		if (now > c.updated_at)
+			c.updated_at = now;
+		rc = cap_put(st, region, az, instance_type, &c, err);
+	}
+	return gb_state_tx_end(st, own, rc, err);
+}
+
+static gb_err_t read_capacity(gb_state_t *st, sqlite3_stmt *s,
+			      struct gb_state_rows *rows, gb_error_t *err)
+{
+	struct gb_capacity c = {
+		.region = gb_state_col_text(rows, s, 0),
+		.az = az_value(gb_state_col_text(rows, s, 1)),
+		.instance_type = gb_state_col_text(rows, s, 2),
+		.asked = sqlite3_column_double(s, 3),
+		.got = sqlite3_column_double(s, 4),
+		.ice = sqlite3_column_double(s, 5),
+		.failures = sqlite3_column_double(s, 6),
+		.last_ice_at = sqlite3_column_double(s, 7),
+		.last_success_at = sqlite3_column_double(s, 8),
+		.updated_at = sqlite3_column_double(s, 9),
+	};
+
+	(void)st;
+	(void)err;
+	return gb_state_rows_push(rows, &c);
+}
+
+gb_err_t gb_state_capacity_list(gb_state_t *st, const char *instance_type,
+				double now, double half_life,
+				int (*cb)(const struct gb_capacity *, void *),
+				void *arg, gb_error_t *err)
+{
+	struct gb_state_rows rows = GB_STATE_ROWS_INIT(struct gb_capacity);
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	if (!(half_life > 0) || !isfinite(half_life) || !isfinite(now))
+		return gb_errorf(err, GB_E_INVALID,
+				 "listing capacity: invalid half life %g or time %g",
+				 half_life, now);
+	if (instance_type)
+		rc = GB_STMT(st, GB_STMT_CAP_LIST_TYPE,
+			     "SELECT region, az, instance_type, asked, got, ice, "
+			     "failures, last_ice_at, last_success_at, updated_at "
+			     "FROM capacity_stats WHERE instance_type = ?1 "
+			     "ORDER BY region, az, instance_type",
+			     &s, err);
+	else
+		rc = GB_STMT(st, GB_STMT_CAP_LIST,
+			     "SELECT region, az, instance_type, asked, got, ice, "
+			     "failures, last_ice_at, last_success_at, updated_at "
+			     "FROM capacity_stats "
+			     "ORDER BY region, az, instance_type",
+			     &s, err);
+	if (rc)
+		return rc;
+	if (instance_type && gb_state_bind_text(s, 1, instance_type)) {
+		rc = BIND_FAILED(st, err, "listing capacity");
+		gb_state_stmt_done(s);
+	} else {
+		rc = read_all(st, s, read_capacity, &rows, "listing capacity",
+			      err);
+	}
+	for (size_t i = 0; rc == GB_E_OK && i < rows.n; i++) {
+		struct gb_capacity *c = gb_state_rows_at(&rows, i);
+		double k = decay(1.0, c->updated_at, now, half_life);
+
+		c->asked *= k;
+		c->got *= k;
+		c->ice *= k;
+		c->failures *= k;
+		if (cb && cb(c, arg))
+			break;
+	}
+	gb_state_rows_free(&rows);
+	return rc;
+}

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gb_state_schema.c - the state file's schema, one migration script per version
+ *
+ * gb_state_migrations[v] takes a file from version v-1 to v.  gb_state_open()
+ * runs each missing step in its own IMMEDIATE transaction and sets PRAGMA
+ * user_version = v inside that same transaction, so a crash mid-migration
+ * leaves the file at v-1, never half-way.  Never edit a released step: add
+ * the next one (and bump GB_STATE_SCHEMA_VERSION).  doc/state-schema.md
+ * describes the tables for administrators; keep it in step.
+ *
+ * Constraints the tables rely on (SQLite >= 3.31, configure's minimum):
+ *  - enumerated columns are readable text with a CHECK listing the values
+ *    (the names of gb_state.h's enums), so the stock sqlite3 shell needs no
+ *    decoder and a hand edit with a typo fails loudly;
+ *  - times are REAL epoch seconds (UTC), 0 meaning "not yet/never";
+ *  - a NULL AZ is stored as '' in the two keyed caches, because a NULL in a
+ *    PRIMARY KEY column would not be unique.
+ */
+#include "config.h"
+
+#include "gb_state_int.h"
+
+static const char schema_v1[] =
+	"PRAGMA application_id = 1195537268;\n"	/* GB_STATE_APPLICATION_ID */
+
+	/* The durable queue: one row per (nodeset, job) of a Slurm call. */
+	"CREATE TABLE requests (\n"
+	"  id            TEXT PRIMARY KEY NOT NULL\n"
+	"                CHECK (length(id) = 16 AND id NOT GLOB '*[^0-9a-f]*'),\n"
+	"  kind          TEXT NOT NULL CHECK (kind IN\n"
+	"                ('resume', 'suspend', 'resume_fail', 'terminate')),\n"
+	"  state         TEXT NOT NULL CHECK (state IN\n"
+	"                ('pending_approval', 'queued', 'running', 'done', 'failed',\n"
+	"                 'denied', 'expired', 'cancelled')),\n"
+	"  nodeset       TEXT,\n"
+	"  job_id        INTEGER NOT NULL DEFAULT 0 CHECK (job_id >= 0),\n"
+	"  nodes         TEXT,\n"
+	"  node_count    INTEGER NOT NULL DEFAULT 0 CHECK (node_count >= 0),\n"
+	"  instance_type TEXT,\n"
+	"  home_region   TEXT,\n"
+	"  strategy      TEXT,\n"
+	"  input         TEXT,\n"
+	"  created_at    REAL NOT NULL,\n"
+	"  updated_at    REAL NOT NULL,\n"
+	"  not_before    REAL NOT NULL DEFAULT 0,\n"
+	"  expires_at    REAL NOT NULL DEFAULT 0,\n"
+	"  worker_pid    INTEGER NOT NULL DEFAULT 0,\n"
+	"  claims        INTEGER NOT NULL DEFAULT 0 CHECK (claims >= 0),\n"
+	"  result        TEXT NOT NULL DEFAULT 'none' CHECK (result IN\n"
+	"                ('none', 'success', 'partial', 'failed')),\n"
+	"  launched      INTEGER NOT NULL DEFAULT 0 CHECK (launched >= 0),\n"
+	"  reason        TEXT\n"
+	");\n"
+	/* claim: state = 'queued' AND not_before <= now ORDER BY created_at */
+	"CREATE INDEX requests_claim ON requests (state, not_before, created_at);\n"
+	"CREATE INDEX requests_created ON requests (created_at);\n"
+
+	/*
+	 * The expanded node names of each request, so "requests of node X"
+	 * is an index lookup instead of a hostlist match per row.
+	 */
+	"CREATE TABLE request_nodes (\n"
+	"  node       TEXT NOT NULL,\n"
+	"  request_id TEXT NOT NULL REFERENCES requests (id) ON DELETE CASCADE,\n"
+	"  PRIMARY KEY (node, request_id)\n"
+	") WITHOUT ROWID;\n"
+	"CREATE INDEX request_nodes_request ON request_nodes (request_id);\n"
+
+	"CREATE TABLE plans (\n"
+	"  request_id TEXT NOT NULL REFERENCES requests (id) ON DELETE CASCADE,\n"
+	"  version    INTEGER NOT NULL CHECK (version >= 1),\n"
+	"  planner    TEXT NOT NULL,\n"
+	"  status     TEXT NOT NULL CHECK (status IN ('used', 'rejected', 'fallback')),\n"
+	"  reason     TEXT,\n"
+	"  rationale  TEXT,\n"
+	"  body       TEXT,\n"
+	"  created_at REAL NOT NULL,\n"
+	"  PRIMARY KEY (request_id, version)\n"
+	");\n"
+
+	/* AUTOINCREMENT: an attempt id is never reused, even after pruning. */
+	"CREATE TABLE attempts (\n"
+	"  id            INTEGER PRIMARY KEY AUTOINCREMENT,\n"
+	"  request_id    TEXT NOT NULL REFERENCES requests (id) ON DELETE CASCADE,\n"
+	"  seq           INTEGER NOT NULL CHECK (seq >= 0),\n"
+	"  region        TEXT NOT NULL,\n"
+	"  az            TEXT,\n"
+	"  subnet        TEXT,\n"
+	"  instance_type TEXT NOT NULL,\n"
+	"  min_count     INTEGER NOT NULL CHECK (min_count >= 0),\n"
+	"  asked         INTEGER NOT NULL CHECK (asked >= min_count),\n"
+	"  got           INTEGER NOT NULL DEFAULT 0 CHECK (got >= 0),\n"
+	/* EC2 ClientToken: up to 64 ASCII characters */
+	"  client_token  TEXT NOT NULL UNIQUE CHECK (length(client_token)\n"
+	"                BETWEEN 1 AND 64 AND client_token NOT GLOB '*[^ -~]*'),\n"
+	"  state         TEXT NOT NULL CHECK (state IN\n"
+	"                ('started', 'ok', 'failed', 'unknown')),\n"
+	"  error_code    TEXT,\n"
+	"  error_class   TEXT,\n"
+	"  message       TEXT,\n"
+	"  started_at    REAL NOT NULL,\n"
+	"  finished_at   REAL NOT NULL DEFAULT 0,\n"
+	"  latency       REAL NOT NULL DEFAULT 0\n"
+	");\n"
+	"CREATE INDEX attempts_request ON attempts (request_id, seq);\n"
+	"CREATE INDEX attempts_state ON attempts (state);\n"
+
+	/*
+	 * Key as the ancestor's DynamoDB records: (request_id,
+	 * "region#instance_id").  No foreign key to requests: the cloud's
+	 * tags are the ground truth, and reconcile must be able to record an
+	 * instance whose request this file never saw (a restored backup).
+	 */
+	"CREATE TABLE instances (\n"
+	"  request_id         TEXT NOT NULL,\n"
+	"  region_instance_id TEXT NOT NULL\n"
+	"                     CHECK (region_instance_id = region || '#' || instance_id),\n"
+	"  region             TEXT NOT NULL\n"
+	"                     CHECK (length(region) > 0 AND instr(region, '#') = 0),\n"
+	"  instance_id        TEXT NOT NULL CHECK (length(instance_id) > 0),\n"
+	"  node               TEXT,\n"
+	"  az                 TEXT,\n"
+	"  subnet             TEXT,\n"
+	"  instance_type      TEXT,\n"
+	"  private_ip         TEXT,\n"
+	"  public_ip          TEXT,\n"
+	"  state              TEXT NOT NULL CHECK (state IN\n"
+	"                     ('pending', 'running', 'terminating', 'terminated', 'lost')),\n"
+	"  attempt_id         INTEGER NOT NULL DEFAULT 0,\n"
+	"  launched_at        REAL NOT NULL,\n"
+	"  terminated_at      REAL NOT NULL DEFAULT 0,\n"
+	"  reason             TEXT,\n"
+	"  PRIMARY KEY (request_id, region_instance_id)\n"
+	");\n"
+	/* alive by node: node = ? AND state IN ('pending', ...) */
+	"CREATE INDEX instances_node ON instances (node, state);\n"
+	"CREATE INDEX instances_region ON instances (region, state);\n"
+	"CREATE INDEX instances_instance_id ON instances (instance_id);\n"
+
+	"CREATE TABLE approvals (\n"
+	"  request_id   TEXT PRIMARY KEY NOT NULL\n"
+	"               REFERENCES requests (id) ON DELETE CASCADE,\n"
+	"  state        TEXT NOT NULL CHECK (state IN\n"
+	"               ('pending', 'approved', 'denied', 'expired')),\n"
+	"  why          TEXT,\n"
+	"  requested_at REAL NOT NULL,\n"
+	"  expires_at   REAL NOT NULL DEFAULT 0,\n"
+	"  decided_by   TEXT,\n"
+	"  decided_uid  INTEGER NOT NULL DEFAULT -1,\n"
+	"  decided_at   REAL NOT NULL DEFAULT 0,\n"
+	"  comment      TEXT\n"
+	");\n"
+	"CREATE INDEX approvals_state ON approvals (state, requested_at);\n"
+
+	/* The decision log; request_id is free text (global events: NULL). */
+	"CREATE TABLE events (\n"
+	"  id         INTEGER PRIMARY KEY AUTOINCREMENT,\n"
+	"  at         REAL NOT NULL,\n"
+	"  request_id TEXT,\n"
+	"  kind       TEXT NOT NULL CHECK (length(kind) > 0),\n"
+	"  detail     TEXT\n"
+	");\n"
+	"CREATE INDEX events_request ON events (request_id, id);\n"
+
+	"CREATE TABLE offerings_cache (\n"
+	"  region        TEXT NOT NULL,\n"
+	"  az            TEXT NOT NULL DEFAULT '',\n"
+	"  instance_type TEXT NOT NULL,\n"
+	"  offered       INTEGER NOT NULL CHECK (offered IN (0, 1)),\n"
+	"  fetched_at    REAL NOT NULL,\n"
+	"  PRIMARY KEY (region, az, instance_type)\n"
+	") WITHOUT ROWID;\n"
+
+	/* Values as of updated_at; readers decay them to "now". */
+	"CREATE TABLE capacity_stats (\n"
+	"  region          TEXT NOT NULL,\n"
+	"  az              TEXT NOT NULL DEFAULT '',\n"
+	"  instance_type   TEXT NOT NULL,\n"
+	"  asked           REAL NOT NULL DEFAULT 0 CHECK (asked >= 0),\n"
+	"  got             REAL NOT NULL DEFAULT 0 CHECK (got >= 0),\n"
+	"  ice             REAL NOT NULL DEFAULT 0 CHECK (ice >= 0),\n"
+	"  failures        REAL NOT NULL DEFAULT 0 CHECK (failures >= 0),\n"
+	"  last_ice_at     REAL NOT NULL DEFAULT 0,\n"
+	"  last_success_at REAL NOT NULL DEFAULT 0,\n"
+	"  updated_at      REAL NOT NULL,\n"
+	"  PRIMARY KEY (region, az, instance_type)\n"
+	") WITHOUT ROWID;\n";
+
+const char *const gb_state_migrations[GB_STATE_SCHEMA_VERSION + 1] = {
+	[0] = NULL,
+	[1] = schema_v1,
+};

@@ -1,0 +1,1846 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_state.c - libstate: open/migrate, queue, records, concurrency
+ *
+ * Every test works in its own mkdtemp directory, removed afterwards.  The
+ * concurrency tests fork workers that use their own handles, as separate
+ * gpuburst-resume processes and workers would.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "gb_err.h"
+#include "gb_state.h"
+#include "gb_state_int.h"	/* statement-cache test only */
+#include "gb_str.h"
+#include "gb_util.h"
+
+#define BUSY_MS 30000
+
+struct fx {
+	char dir[64];
+	char path[160];
+	gb_state_t *st;
+};
+
+/*****************************************************************************
+ *  Helpers
+ *****************************************************************************/
+
+static int rm_one(const char *p, const struct stat *sb, int flag,
+		  struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	gb_strlcpy(f->dir, "/tmp/gb-test-state-XXXXXX", sizeof(f->dir));
+	if (!mkdtemp(f->dir))
+		return -1;
+	snprintf(f->path, sizeof(f->path), "%s/lib/gpuburst/state.db", f->dir);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	gb_state_close(f->st);
+	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+static gb_state_t *open_ok(const char *path)
+{
+	gb_state_t *st = NULL;
+	gb_error_t e = { 0 };
+	gb_err_t rc = gb_state_open(path, 0, BUSY_MS, &st, &e);
+
+	if (rc)
+		fail_msg("open %s: %s", path, e.text);
+	return st;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	char *data = NULL;
+
+	assert_int_equal(gb_file_read(path, 1 << 26, &data, len, NULL),
+			 GB_E_OK);
+	return data;
+}
+
+static void add_req(gb_state_t *st, enum gb_request_kind kind,
+		    enum gb_request_state state, const char *nodes,
+		    double not_before, char id[GB_REQUEST_ID_LEN + 1])
+{
+	struct gb_request r = { .id = "" };
+	gb_error_t e = { 0 };
+
+	r.kind = kind;
+	r.state = state;
+	r.nodes = nodes;
+	r.node_count = 1;
+	r.nodeset = "g5";
+	r.instance_type = "g5.xlarge";
+	r.home_region = "us-east-1";
+	r.not_before = not_before;
+	if (gb_state_request_add(st, &r, &e))
+		fail_msg("add request: %s", e.text);
+	if (id)
+		memcpy(id, r.id, GB_REQUEST_ID_LEN + 1);
+}
+
+/* Callback sinks: copy what the tests look at (rows are BORROWED). */
+struct req_copy {
+	int calls;
+	char id[GB_REQUEST_ID_LEN + 1];
+	char nodes[128];
+	char reason[128];
+	enum gb_request_state state;
+	enum gb_request_kind kind;
+	enum gb_request_result result;
+	int64_t pid;
+	int claims;
+	int launched;
+	double created_at;
+	double not_before;
+};
+
+static void req_sink(const struct gb_request *r, void *arg)
+{
+	struct req_copy *c = arg;
+
+	c->calls++;
+	gb_strlcpy(c->id, r->id, sizeof(c->id));
+	gb_strlcpy(c->nodes, r->nodes ? r->nodes : "(null)", sizeof(c->nodes));
+	gb_strlcpy(c->reason, r->reason ? r->reason : "(null)",
+		   sizeof(c->reason));
+	c->state = r->state;
+	c->kind = r->kind;
+	c->result = r->result;
+	c->pid = r->worker_pid;
+	c->claims = r->claims;
+	c->launched = r->launched;
+	c->created_at = r->created_at;
+	c->not_before = r->not_before;
+}
+
+static struct req_copy get_req(gb_state_t *st, const char *id)
+{
+	struct req_copy c = { 0 };
+	gb_error_t e = { 0 };
+
+	if (gb_state_request_get(st, id, req_sink, &c, &e))
+		fail_msg("get %s: %s", id, e.text);
+	return c;
+}
+
+struct id_list {
+	struct gb_strv ids;
+	int stop_after;		/* 0: never stop */
+};
+
+static int req_ids(const struct gb_request *r, void *arg)
+{
+	struct id_list *l = arg;
+
+	assert_int_equal(gb_strv_add(&l->ids, r->id), GB_E_OK);
+	return l->stop_after && (int)l->ids.n >= l->stop_after;
+}
+
+static size_t list_n(gb_state_t *st, const struct gb_request_filter *f,
+		     struct id_list *l)
+{
+	gb_error_t e = { 0 };
+
+	gb_strv_free(&l->ids);
+	if (gb_state_request_list(st, f, req_ids, l, &e))
+		fail_msg("list: %s", e.text);
+	return l->ids.n;
+}
+
+static long count(gb_state_t *st, int state)
+{
+	long n = -1;
+
+	assert_int_equal(gb_state_request_count(st, state, &n, NULL), GB_E_OK);
+	return n;
+}
+
+/* A pid that is certainly not running: a child we reaped. */
+static pid_t dead_pid(void)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	return pid;
+}
+
+/*****************************************************************************
+ *  Open, modes, schema
+ *****************************************************************************/
+
+static void check_modes(struct fx *f, mode_t mask)
+{
+	char dir[160], side[200];
+	mode_t old = umask(mask);
+	struct stat sb;
+	gb_state_t *st = open_ok(f->path);
+
+	umask(old);
+	snprintf(dir, sizeof(dir), "%s/lib/gpuburst", f->dir);
+	assert_int_equal(stat(dir, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0750);
+	assert_int_equal(stat(f->path, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0640);
+	/* SQLite gives -wal/-shm the database file's mode */
+	snprintf(side, sizeof(side), "%s-wal", f->path);
+	assert_int_equal(stat(side, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0640);
+	assert_int_equal(gb_state_schema_version(st), GB_STATE_SCHEMA_VERSION);
+	gb_state_close(st);
+}
+
+static void test_open_modes_umask022(void **state)
+{
+	check_modes(*state, 022);
+}
+
+static void test_open_modes_umask077(void **state)
+{
+	check_modes(*state, 077);
+}
+
+static void test_open_wal_and_reopen(void **state)
+{
+	struct fx *f = *state;
+	char *a, *b, *mode = NULL;
+	size_t alen, blen;
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+	char id[GB_REQUEST_ID_LEN + 1];
+
+	f->st = open_ok(f->path);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-1", 0, id);
+	gb_state_close(f->st);
+	f->st = NULL;
+
+	/* WAL is recorded in the file header (bytes 18 and 19 are 2) */
+	a = slurp(f->path, &alen);
+	assert_true(alen >= 100);
+	assert_int_equal(a[18], 2);
+	assert_int_equal(a[19], 2);
+	assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY,
+					 NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &s,
+					    NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	mode = strdup((const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	assert_string_equal(mode, "wal");
+	free(mode);
+
+	/* re-open: no migration, no write, the data is there */
+	f->st = open_ok(f->path);
+	assert_int_equal(gb_state_schema_version(f->st), 1);
+	assert_int_equal(get_req(f->st, id).state, GB_RSTATE_QUEUED);
+	gb_state_close(f->st);
+	f->st = NULL;
+	b = slurp(f->path, &blen);
+	assert_int_equal(alen, blen);
+	assert_memory_equal(a, b, alen);
+	free(a);
+	free(b);
+}
+
+static void set_user_version(const char *path, int v)
+{
+	char sql[64];
+	sqlite3 *db = NULL;
+
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+}
+
+static void test_open_newer_schema(void **state)
+{
+	struct fx *f = *state;
+	char copy[200], *a, *b, *data;
+	size_t alen, blen, len;
+	gb_state_t *st = NULL;
+	gb_error_t e = { 0 };
+	FILE *fp;
+
+	f->st = open_ok(f->path);
+	gb_state_close(f->st);
+	f->st = NULL;
+	data = slurp(f->path, &len);
+	snprintf(copy, sizeof(copy), "%s/newer.db", f->dir);
+	fp = fopen(copy, "w");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(data, 1, len, fp), len);
+	assert_int_equal(fclose(fp), 0);
+	free(data);
+	set_user_version(copy, 99);
+
+	a = slurp(copy, &alen);
+	assert_int_equal(gb_state_open(copy, 0, BUSY_MS, &st, &e),
+			 GB_E_SCHEMA);
+	assert_null(st);
+	assert_non_null(strstr(e.text, "has schema version 99"));
+	assert_non_null(strstr(e.text, "understands up to 1: upgrade gpuburst"));
+	assert_int_equal(gb_state_open(copy, GB_STATE_RDONLY, BUSY_MS, &st, &e),
+			 GB_E_SCHEMA);
+	b = slurp(copy, &blen);
+	assert_int_equal(alen, blen);
+	assert_memory_equal(a, b, alen);	/* not modified */
+	free(a);
+	free(b);
+}
+
+static void test_open_rdonly(void **state)
+{
+	struct fx *f = *state;
+	char dir[160];
+	gb_state_t *st = NULL;
+	gb_error_t e = { 0 };
+	struct stat sb;
+	struct gb_request r = { .id = "", .nodes = "g5-1" };
+
+	/* missing: GB_E_NOTFOUND, nothing created */
+	assert_int_equal(gb_state_open(f->path, GB_STATE_RDONLY, BUSY_MS, &st,
+				       &e),
+			 GB_E_NOTFOUND);
+	assert_null(st);
+	snprintf(dir, sizeof(dir), "%s/lib", f->dir);
+	assert_int_equal(stat(dir, &sb), -1);
+
+	f->st = open_ok(f->path);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-1", 0, NULL);
+	assert_int_equal(gb_state_open(f->path, GB_STATE_RDONLY, BUSY_MS, &st,
+				       &e),
+			 GB_E_OK);
+	assert_int_equal(count(st, -1), 1);
+	assert_int_equal(gb_state_request_add(st, &r, &e), GB_E_INVALID);
+	assert_non_null(strstr(e.text, "read-only"));
+	assert_int_equal(gb_state_tx_begin(st, &e), GB_E_INVALID);
+	assert_int_equal(count(st, -1), 1);
+	gb_state_close(st);
+
+	/* an empty (version 0) file is not migrated read-only */
+	unlink(f->path);
+	assert_int_equal(close(open(f->path, O_CREAT | O_WRONLY, 0640)), 0);
+	assert_int_equal(gb_state_open(f->path, GB_STATE_RDONLY, BUSY_MS, &st,
+				       &e),
+			 GB_E_SCHEMA);
+	assert_non_null(strstr(e.text, "read-only"));
+}
+
+/*
+ * Child as uid/gid 65534 (in the file's group, not its owner): open
+ * [flags], count.  RET the gb_err_t as exit status.
+ */
+static int child_reader(const char *path, unsigned flags)
+{
+	gb_state_t *st = NULL;
+	long n = -1;
+	gb_err_t rc;
+
+	if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+		return 100;
+	rc = gb_state_open(path, flags, BUSY_MS, &st, NULL);
+	if (rc == GB_E_OK)
+		rc = gb_state_request_count(st, -1, &n, NULL);
+	gb_state_close(st);
+	return rc == GB_E_OK && n != 1 ? 101 : (int)rc;
+}
+
+static int run_reader(const char *path, unsigned flags)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(child_reader(path, flags));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/*
+ * An admin in the file's group (0640, directory 0750) reads with
+ * GB_STATE_RDONLY: that needs the -wal and -shm files, which a reader
+ * cannot create, so writers keep them (SQLITE_FCNTL_PERSIST_WAL).
+ */
+static void test_rdonly_group_reader(void **state)
+{
+	struct fx *f = *state;
+	char dir[160], side[200];
+	const char *files[] = { "", "-wal", "-shm" };
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "# skipped: needs root to switch to uid 65534\n");
+		skip();
+	}
+	f->st = open_ok(f->path);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-1", 0, NULL);
+	gb_state_close(f->st);
+	f->st = NULL;
+	assert_int_equal(chmod(f->dir, 0711), 0);
+	snprintf(dir, sizeof(dir), "%s/lib/gpuburst", f->dir);
+	assert_int_equal(chown(dir, 0, 65534), 0);
+	for (size_t i = 0; i < GB_ARRAY_LEN(files); i++) {
+		snprintf(side, sizeof(side), "%s%s", f->path, files[i]);
+		assert_int_equal(chown(side, 0, 65534), 0);	/* must exist */
+	}
+	assert_int_equal(run_reader(f->path, GB_STATE_RDONLY), GB_E_OK);
+	assert_int_equal(run_reader(f->path, 0), GB_E_PERM);
+
+	/* without them (e.g. removed by hand) the reader gets a clear PERM */
+	for (size_t i = 1; i < GB_ARRAY_LEN(files); i++) {
+		snprintf(side, sizeof(side), "%s%s", f->path, files[i]);
+		assert_int_equal(unlink(side), 0);
+	}
+	assert_int_equal(run_reader(f->path, GB_STATE_RDONLY), GB_E_PERM);
+}
+
+static void test_open_not_a_database(void **state)
+{
+	struct fx *f = *state;
+	char junk[200], foreign[200], *a, *b;
+	size_t alen, blen;
+	gb_state_t *st = NULL;
+	gb_error_t e = { 0 };
+	sqlite3 *db = NULL;
+	FILE *fp;
+
+	snprintf(junk, sizeof(junk), "%s/junk.db", f->dir);
+	fp = fopen(junk, "w");
+	assert_non_null(fp);
+	for (int i = 0; i < 200; i++)
+		fputs("this is not a database at all\n", fp);
+	assert_int_equal(fclose(fp), 0);
+	a = slurp(junk, &alen);
+	assert_int_equal(gb_state_open(junk, 0, BUSY_MS, &st, &e), GB_E_STATE);
+	assert_null(st);
+	assert_non_null(strstr(e.text, "is not an SQLite database"));
+	assert_non_null(strstr(e.text, junk));
+	assert_int_equal(gb_state_open(junk, GB_STATE_RDONLY, BUSY_MS, &st, &e),
+			 GB_E_STATE);
+	b = slurp(junk, &blen);
+	assert_int_equal(alen, blen);
+	assert_memory_equal(a, b, alen);
+	free(a);
+	free(b);
+
+	/* someone else's SQLite database is not adopted */
+	snprintf(foreign, sizeof(foreign), "%s/foreign.db", f->dir);
+	assert_int_equal(sqlite3_open(foreign, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "CREATE TABLE t (x)", NULL, NULL,
+				      NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(gb_state_open(foreign, 0, BUSY_MS, &st, &e),
+			 GB_E_STATE);
+	assert_non_null(strstr(e.text, "not a gpuburst state file"));
+
+	/* a directory where the file should be */
+	assert_int_equal(gb_state_open(f->dir, 0, BUSY_MS, &st, &e),
+			 GB_E_STATE);
+	assert_int_equal(gb_state_open("", 0, BUSY_MS, &st, &e), GB_E_INVALID);
+}
+
+/*****************************************************************************
+ *  Requests
+ *****************************************************************************/
+
+static void test_request_add_get(void **state)
+{
+	struct fx *f = *state;
+	struct gb_request r = { .id = "" }, dup;
+	struct req_copy c;
+	gb_error_t e = { 0 };
+	double before = gb_time_now();
+
+	f->st = open_ok(f->path);
+	r.kind = GB_REQ_RESUME;
+	r.state = GB_RSTATE_QUEUED;
+	r.nodes = "g5-[1-3]";
+	r.node_count = 3;
+	r.job_id = 4242;
+	r.input = "{\"job_id\":4242}";
+	assert_int_equal(gb_state_request_add(f->st, &r, &e), GB_E_OK);
+	assert_int_equal(strlen(r.id), GB_REQUEST_ID_LEN);
+	assert_int_equal(strspn(r.id, "0123456789abcdef"), GB_REQUEST_ID_LEN);
+	assert_true(r.created_at >= before && r.created_at <= gb_time_now());
+
+	c = get_req(f->st, r.id);
+	assert_int_equal(c.calls, 1);
+	assert_string_equal(c.nodes, "g5-[1-3]");
+	assert_int_equal(c.state, GB_RSTATE_QUEUED);
+	assert_int_equal(c.kind, GB_REQ_RESUME);
+	assert_int_equal(c.result, GB_RESULT_NONE);
+	assert_string_equal(c.reason, "(null)");
+	assert_true(c.created_at == r.created_at);
+
+	/* the same id again */
+	dup = r;
+	assert_int_equal(gb_state_request_add(f->st, &dup, &e), GB_E_EXISTS);
+	assert_non_null(strstr(e.text, "adding request"));
+	assert_non_null(strstr(e.text, "UNIQUE constraint failed"));
+
+	/* bad input: nothing half-written */
+	dup.id[0] = '\0';
+	dup.nodes = "g5-[1-";
+	assert_int_equal(gb_state_request_add(f->st, &dup, &e), GB_E_INVALID);
+	assert_non_null(strstr(e.text, "g5-[1-"));
+	dup.nodes = "g5-[1-200000]";
+	assert_int_equal(gb_state_request_add(f->st, &dup, &e), GB_E_INVALID);
+	dup.nodes = "g5-1";
+	dup.state = (enum gb_request_state)42;
+	assert_int_equal(gb_state_request_add(f->st, &dup, &e), GB_E_INVALID);
+	gb_strlcpy(dup.id, "NOT-HEX-AT-ALL!!", sizeof(dup.id));
+	dup.state = GB_RSTATE_QUEUED;
+	assert_int_equal(gb_state_request_add(f->st, &dup, &e), GB_E_INVALID);
+	assert_non_null(strstr(e.text, "CHECK constraint failed"));
+	assert_int_equal(count(f->st, -1), 1);
+
+	assert_int_equal(gb_state_request_get(f->st, "0123456789abcdef",
+					      req_sink, &c, &e),
+			 GB_E_NOTFOUND);
+	assert_int_equal(gb_state_check(f->st, &e), GB_E_OK);
+}
+
+static void test_request_claim(void **state)
+{
+	struct fx *f = *state;
+	char a[17], b[17], c[17], d[17];
+	struct req_copy got = { 0 };
+	gb_error_t e = { 0 };
+
+	f->st = open_ok(f->path);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-1", 0, a);
+	add_req(f->st, GB_REQ_SUSPEND, GB_RSTATE_QUEUED, "g5-2", 0, b);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_PENDING_APPROVAL, "g5-3", 0, c);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-4",
+		gb_time_now() + 3600, d);
+
+	/* kinds: only suspends, although the resume is older */
+	assert_int_equal(gb_state_request_claim(f->st, 777,
+						1u << GB_REQ_SUSPEND, req_sink,
+						&got, &e),
+			 GB_E_OK);
+	assert_string_equal(got.id, b);
+	assert_int_equal(got.state, GB_RSTATE_RUNNING);
+	assert_int_equal(got.pid, 777);
+	assert_int_equal(got.claims, 1);
+	assert_int_equal(gb_state_request_claim(f->st, 777,
+						1u << GB_REQ_TERMINATE, NULL,
+						NULL, &e),
+			 GB_E_NOTFOUND);
+
+	/* oldest queued */
+	assert_int_equal(gb_state_request_claim(f->st, 778, 0, req_sink, &got,
+						&e),
+			 GB_E_OK);
+	assert_string_equal(got.id, a);
+	assert_int_equal(got.pid, 778);
+
+	/* pending_approval and not_before in the future are not runnable */
+	assert_int_equal(gb_state_request_claim(f->st, 779, 0, req_sink, &got,
+						&e),
+			 GB_E_NOTFOUND);
+	assert_int_equal(got.calls, 2);
+	assert_int_equal(get_req(f->st, c).state, GB_RSTATE_PENDING_APPROVAL);
+	assert_int_equal(get_req(f->st, d).state, GB_RSTATE_QUEUED);
+
+	/* back-off expired: d becomes claimable */
+	assert_int_equal(gb_state_request_requeue(f->st, d, gb_time_now() - 1,
+						  "back-off over", &e),
+			 GB_E_OK);
+	assert_int_equal(gb_state_request_claim(f->st, 780, 0, req_sink, &got,
+						&e),
+			 GB_E_OK);
+	assert_string_equal(got.id, d);
+	assert_int_equal(count(f->st, GB_RSTATE_RUNNING), 3);
+}
+
+static void test_request_transitions(void **state)
+{
+	struct fx *f = *state;
+	char a[17], b[17];
+	struct req_copy c;
+	gb_error_t e = { 0 };
+
+	f->st = open_ok(f->path);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_PENDING_APPROVAL, "g5-1", 0, a);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-2", 0, b);
+
+	/* compare-and-set */
+	assert_int_equal(gb_state_request_transition(f->st, a, GB_RSTATE_QUEUED,
+						     GB_RSTATE_RUNNING, NULL,
+						     &e),
+			 GB_E_BUSY);
+	assert_non_null(strstr(e.text, "pending_approval, not queued"));
+	assert_int_equal(gb_state_request_transition(f->st, "ffffffffffffffff",
+						     GB_RSTATE_QUEUED,
+						     GB_RSTATE_RUNNING, NULL,
+						     &e),
+			 GB_E_NOTFOUND);
+	assert_int_equal(gb_state_request_transition(f->st, a,
+						     GB_RSTATE_PENDING_APPROVAL,
+						     GB_RSTATE_QUEUED,
+						     "approved by alice", &e),
+			 GB_E_OK);
+	c = get_req(f->st, a);
+	assert_int_equal(c.state, GB_RSTATE_QUEUED);
+	assert_string_equal(c.reason, "approved by alice");
+
+	/* finish only from running */
+	assert_int_equal(gb_state_request_finish(f->st, b, GB_RSTATE_DONE,
+						 GB_RESULT_SUCCESS, 1, "ok", &e),
+			 GB_E_BUSY);
+	assert_int_equal(gb_state_request_claim(f->st, 99, 0, req_sink, &c, &e),
+			 GB_E_OK);
+	assert_string_equal(c.id, a);
+	assert_int_equal(gb_state_request_finish(f->st, a, GB_RSTATE_QUEUED,
+						 GB_RESULT_SUCCESS, 1, "ok", &e),
+			 GB_E_INVALID);
+	assert_int_equal(gb_state_request_finish(f->st, a, GB_RSTATE_DONE,
+						 GB_RESULT_PARTIAL, 1,
+						 "1/2 launched", &e),
+			 GB_E_OK);
+	c = get_req(f->st, a);
+	assert_int_equal(c.state, GB_RSTATE_DONE);
+	assert_int_equal(c.result, GB_RESULT_PARTIAL);
+	assert_int_equal(c.launched, 1);
+	assert_int_equal(c.pid, 99);
+	assert_string_equal(c.reason, "1/2 launched");
+	assert_int_equal(gb_state_request_finish(f->st, a, GB_RSTATE_FAILED,
+						 GB_RESULT_FAILED, 0, "x", &e),
+			 GB_E_BUSY);
+
+	/* requeue: running -> queued, claimable again, claims counts up */
+	assert_int_equal(gb_state_request_claim(f->st, 98, 0, req_sink, &c, &e),
+			 GB_E_OK);
+	assert_string_equal(c.id, b);
+	assert_int_equal(gb_state_request_requeue(f->st, b, 0, "throttled", &e),
+			 GB_E_OK);
+	c = get_req(f->st, b);
+	assert_int_equal(c.state, GB_RSTATE_QUEUED);
+	assert_int_equal(c.pid, 0);
+	assert_string_equal(c.reason, "throttled");
+	assert_int_equal(gb_state_request_claim(f->st, 97, 0, req_sink, &c, &e),
+			 GB_E_OK);
+	assert_int_equal(c.claims, 2);
+	assert_int_equal(gb_state_request_requeue(f->st, a, 0, NULL, &e),
+			 GB_E_BUSY);	/* done stays done */
+	assert_int_equal(gb_state_request_requeue(f->st, "0000000000000000", 0,
+						  NULL, &e),
+			 GB_E_NOTFOUND);
+}
+
+static void test_requeue_stale(void **state)
+{
+	struct fx *f = *state;
+	char a[17], b[17], c[17];
+	struct req_copy got = { 0 };
+	pid_t dead = dead_pid();
+	int n = -1;
+
+	f->st = open_ok(f->path);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-1", 0, a);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-2", 0, b);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-3", 0, c);
+	assert_int_equal(gb_state_request_claim(f->st, dead, 0, req_sink, &got,
+						NULL),
+			 GB_E_OK);
+	assert_string_equal(got.id, a);
+	assert_int_equal(gb_state_request_claim(f->st, getpid(), 0, req_sink,
+						&got, NULL),
+			 GB_E_OK);
+	assert_string_equal(got.id, b);
+
+	assert_int_equal(gb_state_request_requeue_stale(f->st, &n, NULL),
+			 GB_E_OK);
+	assert_int_equal(n, 1);
+	got = get_req(f->st, a);
+	assert_int_equal(got.state, GB_RSTATE_QUEUED);
+	assert_int_equal(got.pid, 0);
+	assert_non_null(strstr(got.reason, "is gone"));
+	got = get_req(f->st, b);
+	assert_int_equal(got.state, GB_RSTATE_RUNNING);
+	assert_int_equal(got.pid, getpid());
+	assert_int_equal(get_req(f->st, c).state, GB_RSTATE_QUEUED);
+
+	assert_int_equal(gb_state_request_requeue_stale(f->st, NULL, NULL),
+			 GB_E_OK);
+	assert_int_equal(gb_state_request_requeue_stale(f->st, &n, NULL),
+			 GB_E_OK);
+	assert_int_equal(n, 0);
+}
+
+static void test_request_list(void **state)
+{
+	struct fx *f = *state;
+	struct gb_request_filter flt = GB_REQUEST_FILTER_ANY;
+	struct id_list l = { { 0 }, 0 };
+	char id[5][17];
+	struct req_copy c;
+	gb_error_t e = { 0 };
+
+	f->st = open_ok(f->path);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-[1-4]", 0, id[0]);
+	add_req(f->st, GB_REQ_SUSPEND, GB_RSTATE_QUEUED, "g5-[3-5],p4-1", 0,
+		id[1]);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_PENDING_APPROVAL, "p4-[1-2]", 0,
+		id[2]);
+	add_req(f->st, GB_REQ_TERMINATE, GB_RSTATE_QUEUED, NULL, 0, id[3]);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-10", 0, id[4]);
+
+	assert_int_equal(list_n(f->st, &flt, &l), 5);
+	for (int i = 0; i < 5; i++)	/* oldest first */
+		assert_string_equal(l.ids.v[i], id[i]);
+	assert_int_equal(list_n(f->st, NULL, &l), 5);
+
+	flt.state = GB_RSTATE_PENDING_APPROVAL;
+	assert_int_equal(list_n(f->st, &flt, &l), 1);
+	assert_string_equal(l.ids.v[0], id[2]);
+
+	flt.state = GB_RSTATE_QUEUED;
+	flt.kind = GB_REQ_RESUME;
+	assert_int_equal(list_n(f->st, &flt, &l), 2);
+	assert_string_equal(l.ids.v[1], id[4]);
+
+	flt = (struct gb_request_filter)GB_REQUEST_FILTER_ANY;
+	flt.node = "g5-3";
+	assert_int_equal(list_n(f->st, &flt, &l), 2);
+	assert_string_equal(l.ids.v[0], id[0]);
+	assert_string_equal(l.ids.v[1], id[1]);
+	flt.node = "p4-1";
+	assert_int_equal(list_n(f->st, &flt, &l), 2);
+	assert_string_equal(l.ids.v[0], id[1]);
+	flt.node = "g5-1";	/* not g5-10 */
+	assert_int_equal(list_n(f->st, &flt, &l), 1);
+	flt.node = "g5-99";
+	assert_int_equal(list_n(f->st, &flt, &l), 0);
+	flt.node = "g5-4";
+	flt.kind = GB_REQ_SUSPEND;
+	assert_int_equal(list_n(f->st, &flt, &l), 1);
+
+	flt = (struct gb_request_filter)GB_REQUEST_FILTER_ANY;
+	c = get_req(f->st, id[2]);
+	flt.since = c.created_at;
+	assert_int_equal(list_n(f->st, &flt, &l), 3);
+	assert_string_equal(l.ids.v[0], id[2]);
+
+	flt = (struct gb_request_filter)GB_REQUEST_FILTER_ANY;
+	flt.limit = 2;
+	assert_int_equal(list_n(f->st, &flt, &l), 2);
+	assert_string_equal(l.ids.v[1], id[1]);
+
+	/* the callback stops the walk */
+	flt.limit = 0;
+	l.stop_after = 3;
+	assert_int_equal(list_n(f->st, &flt, &l), 3);
+	l.stop_after = 0;
+
+	flt.state = 99;
+	assert_int_equal(gb_state_request_list(f->st, &flt, req_ids, &l, &e),
+			 GB_E_INVALID);
+
+	assert_int_equal(count(f->st, -1), 5);
+	assert_int_equal(count(f->st, GB_RSTATE_QUEUED), 4);
+	assert_int_equal(count(f->st, GB_RSTATE_DONE), 0);
+	gb_strv_free(&l.ids);
+}
+
+/* A callback may use the handle, even write: rows were copied first. */
+static int requeue_from_cb(const struct gb_request *r, void *arg)
+{
+	gb_state_t *st = arg;
+
+	assert_int_equal(gb_state_event_add(st, r->id, "seen", r->nodes, NULL),
+			 GB_E_OK);
+	return 0;
+}
+
+static int count_events(const struct gb_event *ev, void *arg)
+{
+	(void)ev;
+	(*(int *)arg)++;
+	return 0;
+}
+
+static void test_callback_reentry_and_stmt_cache(void **state)
+{
+	struct fx *f = *state;
+	char id[17];
+	int n = 0, before = 0, after = 0;
+	sqlite3_stmt *s;
+
+	f->st = open_ok(f->path);
+	for (int i = 0; i < 3; i++)
+		add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-1", 0, id);
+	assert_int_equal(gb_state_request_list(f->st, NULL, requeue_from_cb,
+					       f->st, NULL),
+			 GB_E_OK);
+	assert_int_equal(gb_state_event_list(f->st, NULL, count_events, &n,
+					     NULL),
+			 GB_E_OK);
+	assert_int_equal(n, 3);
+
+	/* statements are prepared once per handle, not per call */
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-1", 0, id);
+	(void)get_req(f->st, id);
+	for (s = sqlite3_next_stmt(f->st->db, NULL); s;
+	     s = sqlite3_next_stmt(f->st->db, s))
+		before++;
+	for (int i = 0; i < 50; i++) {
+		add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-1", 0, id);
+		(void)get_req(f->st, id);
+	}
+	for (s = sqlite3_next_stmt(f->st->db, NULL); s;
+	     s = sqlite3_next_stmt(f->st->db, s))
+		after++;
+	assert_int_equal(before, after);
+}
+
+/*****************************************************************************
+ *  Transactions
+ *****************************************************************************/
+
+static void test_transactions(void **state)
+{
+	struct fx *f = *state;
+	struct gb_request dup = { .id = "" };
+	char id[17];
+	gb_error_t e = { 0 };
+
+	f->st = open_ok(f->path);
+	assert_int_equal(gb_state_tx_begin(f->st, &e), GB_E_OK);
+	for (int i = 0; i < 3; i++)
+		add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-1", 0, id);
+	assert_int_equal(gb_state_tx_begin(f->st, &e), GB_E_INVALID);
+	assert_non_null(strstr(e.text, "do not nest"));
+	gb_state_tx_rollback(f->st);
+	assert_int_equal(count(f->st, -1), 0);
+
+	assert_int_equal(gb_state_tx_commit(f->st, &e), GB_E_INVALID);
+	gb_state_tx_rollback(f->st);	/* no-op */
+
+	assert_int_equal(gb_state_tx_begin(f->st, &e), GB_E_OK);
+	for (int i = 0; i < 3; i++)
+		add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-1", 0, id);
+	/* a failing statement inside does not end the caller's transaction */
+	gb_strlcpy(dup.id, id, sizeof(dup.id));
+	assert_int_equal(gb_state_request_add(f->st, &dup, &e), GB_E_EXISTS);
+	assert_int_equal(gb_state_tx_commit(f->st, &e), GB_E_OK);
+	assert_int_equal(count(f->st, -1), 3);
+
+	/* a transaction left open is rolled back by close */
+	assert_int_equal(gb_state_tx_begin(f->st, &e), GB_E_OK);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-1", 0, id);
+	gb_state_close(f->st);
+	f->st = open_ok(f->path);
+	assert_int_equal(count(f->st, -1), 3);
+}
+
+static void test_busy(void **state)
+{
+	struct fx *f = *state;
+	struct gb_request r = { .id = "", .nodes = "g5-1" };
+	gb_state_t *other = NULL;
+	gb_error_t e = { 0 };
+
+	f->st = open_ok(f->path);
+	assert_int_equal(gb_state_open(f->path, 0, 50, &other, &e), GB_E_OK);
+	assert_int_equal(gb_state_tx_begin(f->st, &e), GB_E_OK);
+	assert_int_equal(gb_state_request_add(other, &r, &e), GB_E_BUSY);
+	assert_non_null(strstr(e.text, "adding request"));
+	assert_non_null(strstr(e.text, "locked"));
+	assert_int_equal(count(other, -1), 0);	/* readers are not blocked */
+	assert_int_equal(gb_state_tx_commit(f->st, &e), GB_E_OK);
+	r.id[0] = '\0';
+	assert_int_equal(gb_state_request_add(other, &r, &e), GB_E_OK);
+	gb_state_close(other);
+}
+
+/*****************************************************************************
+ *  Plans, attempts, instances, approvals, events
+ *****************************************************************************/
+
+static int plan_check(const struct gb_plan_row *p, void *arg)
+{
+	int *next = arg;
+
+	assert_int_equal(p->version, *next);
+	assert_string_equal(p->planner, *next == 2 ? "llm:openai" : "heuristic");
+	if (*next == 2)
+		assert_string_equal(p->rationale, "us-west-2 had capacity");
+	else
+		assert_null(p->rationale);
+	assert_true(p->created_at > 0);
+	(*next)++;
+	return 0;
+}
+
+static void test_plans(void **state)
+{
+	struct fx *f = *state;
+	struct gb_plan_row p = { 0 };
+	char id[17];
+	int v = 0, next = 1;
+	gb_error_t e = { 0 };
+
+	f->st = open_ok(f->path);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_RUNNING, "g5-1", 0, id);
+	p.request_id = id;
+	p.status = "used";
+	p.body = "{\"pools\":[]}";
+	for (int i = 1; i <= 3; i++) {
+		p.planner = i == 2 ? "llm:openai" : "heuristic";
+		p.rationale = i == 2 ? "us-west-2 had capacity" : NULL;
+		assert_int_equal(gb_state_plan_add(f->st, &p, &v, &e), GB_E_OK);
+		assert_int_equal(v, i);
+	}
+	assert_int_equal(gb_state_plan_list(f->st, id, plan_check, &next, &e),
+			 GB_E_OK);
+	assert_int_equal(next, 4);
+
+	p.status = "maybe";
+	assert_int_equal(gb_state_plan_add(f->st, &p, &v, &e), GB_E_INVALID);
+	p.status = "used";
+	p.request_id = "0000000000000000";	/* no such request */
+	assert_int_equal(gb_state_plan_add(f->st, &p, NULL, &e), GB_E_INVALID);
+	assert_non_null(strstr(e.text, "FOREIGN KEY"));
+}
+
+struct att_sink {
+	int n;
+	struct gb_attempt last;
+	char token[80];
+	char code[80];
+};
+
+static int att_cb(const struct gb_attempt *a, void *arg)
+{
+	struct att_sink *s = arg;
+
+	s->n++;
+	s->last = *a;
+	gb_strlcpy(s->token, a->client_token, sizeof(s->token));
+	gb_strlcpy(s->code, a->error_code ? a->error_code : "(null)",
+		   sizeof(s->code));
+	s->last.client_token = s->last.error_code = NULL;
+	s->last.request_id = s->last.region = s->last.az = NULL;
+	s->last.subnet = s->last.instance_type = NULL;
+	s->last.error_class = s->last.message = NULL;
+	return 0;
+}
+
+static void test_attempts(void **state)
+{
+	struct fx *f = *state;
+	struct gb_attempt a = { 0 }, b;
+	struct att_sink s = { 0 };
+	char id[17], token[80];
+	gb_error_t e = { 0 };
+
+	f->st = open_ok(f->path);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_RUNNING, "g5-[1-4]", 0, id);
+	a.request_id = id;
+	a.region = "us-east-1";
+	a.az = "us-east-1a";
+	a.subnet = "subnet-1";
+	a.instance_type = "g5.xlarge";
+	a.min_count = 1;
+	a.asked = 4;
+	a.client_token = "gb-tok-0";
+	assert_int_equal(gb_state_attempt_begin(f->st, &a, &e), GB_E_OK);
+	assert_true(a.id > 0);
+	assert_int_equal(a.state, GB_ATTEMPT_STARTED);
+	assert_true(a.started_at > 0);
+
+	b = a;
+	b.seq = 1;
+	b.client_token = "gb-tok-1";
+	assert_int_equal(gb_state_attempt_begin(f->st, &b, &e), GB_E_OK);
+	assert_true(b.id > a.id);
+
+	/* duplicate client token */
+	b.client_token = "gb-tok-0";
+	assert_int_equal(gb_state_attempt_begin(f->st, &b, &e), GB_E_EXISTS);
+	assert_non_null(strstr(e.text, "client_token"));
+	memset(token, 'x', 65);
+	token[65] = '\0';
+	b.client_token = token;
+	assert_int_equal(gb_state_attempt_begin(f->st, &b, &e), GB_E_INVALID);
+	b.client_token = "gb-tok-2";
+	b.min_count = 5;	/* MinCount > MaxCount */
+	assert_int_equal(gb_state_attempt_begin(f->st, &b, &e), GB_E_INVALID);
+
+	/* both started: crash recovery sees them */
+	assert_int_equal(gb_state_attempt_list(f->st, NULL, att_cb, &s, &e),
+			 GB_E_OK);
+	assert_int_equal(s.n, 2);
+
+	a.state = GB_ATTEMPT_FAILED;
+	a.got = 0;
+	a.error_code = "InsufficientInstanceCapacity";
+	a.error_class = "CAPACITY";
+	a.message = "We currently do not have sufficient capacity";
+	a.latency = 0.25;
+	assert_int_equal(gb_state_attempt_finish(f->st, &a, &e), GB_E_OK);
+	assert_int_equal(gb_state_attempt_finish(f->st, &a, &e), GB_E_BUSY);
+	a.state = GB_ATTEMPT_STARTED;
+	assert_int_equal(gb_state_attempt_finish(f->st, &a, &e), GB_E_INVALID);
+	b.id = 4242;
+	b.state = GB_ATTEMPT_OK;
+	assert_int_equal(gb_state_attempt_finish(f->st, &b, &e), GB_E_NOTFOUND);
+
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(gb_state_attempt_list(f->st, NULL, att_cb, &s, &e),
+			 GB_E_OK);
+	assert_int_equal(s.n, 1);
+	assert_string_equal(s.token, "gb-tok-1");
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(gb_state_attempt_list(f->st, id, att_cb, &s, &e),
+			 GB_E_OK);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.last.seq, 1);
+	assert_int_equal(s.last.state, GB_ATTEMPT_STARTED);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(gb_state_attempt_list(f->st, id, att_cb, &s, &e),
+			 GB_E_OK);
+}
+
+struct inst_sink {
+	struct gb_strv ids;
+	char node[64];
+	char ip[64];
+	char reason[64];
+	enum gb_instance_state state;
+	double terminated_at;
+};
+
+static int inst_cb(const struct gb_instance *in, void *arg)
+{
+	struct inst_sink *s = arg;
+
+	assert_int_equal(gb_strv_add(&s->ids, in->instance_id), GB_E_OK);
+	gb_strlcpy(s->node, in->node ? in->node : "(null)", sizeof(s->node));
+	gb_strlcpy(s->ip, in->private_ip ? in->private_ip : "(null)",
+		   sizeof(s->ip));
+	gb_strlcpy(s->reason, in->reason ? in->reason : "(null)",
+		   sizeof(s->reason));
+	s->state = in->state;
+	s->terminated_at = in->terminated_at;
+	return 0;
+}
+
+static size_t inst_n(gb_state_t *st, const struct gb_instance_filter *flt,
+		     struct inst_sink *s)
+{
+	gb_error_t e = { 0 };
+
+	gb_strv_free(&s->ids);
+	if (gb_state_instance_list(st, flt, inst_cb, s, &e))
+		fail_msg("instance list: %s", e.text);
+	return s->ids.n;
+}
+
+static void test_instances(void **state)
+{
+	struct fx *f = *state;
+	struct gb_instance in = { 0 };
+	struct gb_instance_filter flt = GB_INSTANCE_FILTER_ANY;
+	struct inst_sink s = { { 0 } };
+	static const struct {
+		const char *region, *id, *node, *type;
+	} rows[] = {
+		{ "us-east-1", "i-001", "g5-1", "g5.xlarge" },
+		{ "us-east-1", "i-002", "g5-2", "g5.xlarge" },
+		{ "us-west-2", "i-003", "g5-3", "g5.xlarge" },
+		{ "us-west-2", "i-004", "p4-1", "p4d.24xlarge" },
+	};
+	char id[17];
+	gb_error_t e = { 0 };
+
+	f->st = open_ok(f->path);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_RUNNING, "g5-[1-3],p4-1", 0, id);
+	in.request_id = id;
+	in.state = GB_INST_RUNNING;
+	in.private_ip = "10.0.0.1";
+	for (size_t i = 0; i < GB_ARRAY_LEN(rows); i++) {
+		in.region = rows[i].region;
+		in.instance_id = rows[i].id;
+		in.node = rows[i].node;
+		in.instance_type = rows[i].type;
+		in.launched_at = 1000 + (double)i;
+		assert_int_equal(gb_state_instance_add(f->st, &in, &e), GB_E_OK);
+	}
+	/* the same key again */
+	assert_int_equal(gb_state_instance_add(f->st, &in, &e), GB_E_EXISTS);
+	assert_non_null(strstr(e.text, "us-west-2#i-004"));
+	/* same instance id in another region is another instance */
+	in.region = "eu-west-1";
+	assert_int_equal(gb_state_instance_add(f->st, &in, &e), GB_E_OK);
+	in.region = "bad#region";
+	assert_int_equal(gb_state_instance_add(f->st, &in, &e), GB_E_INVALID);
+
+	assert_int_equal(inst_n(f->st, &flt, &s), 5);
+	assert_string_equal(s.ids.v[0], "i-001");	/* by launch time */
+	flt.node = "g5-2";
+	flt.alive = true;
+	assert_int_equal(inst_n(f->st, &flt, &s), 1);
+	assert_string_equal(s.ids.v[0], "i-002");
+	flt = (struct gb_instance_filter)GB_INSTANCE_FILTER_ANY;
+	flt.region = "us-west-2";
+	assert_int_equal(inst_n(f->st, &flt, &s), 2);
+	flt.instance_type = "p4d.24xlarge";
+	assert_int_equal(inst_n(f->st, &flt, &s), 1);
+	flt = (struct gb_instance_filter)GB_INSTANCE_FILTER_ANY;
+	flt.instance_id = "i-004";
+	assert_int_equal(inst_n(f->st, &flt, &s), 2);
+	flt.request_id = "ffffffffffffffff";
+	assert_int_equal(inst_n(f->st, &flt, &s), 0);
+	flt = (struct gb_instance_filter)GB_INSTANCE_FILTER_ANY;
+	flt.limit = 3;
+	assert_int_equal(inst_n(f->st, &flt, &s), 3);
+
+	/* terminate i-002: NULL strings keep node and IP */
+	memset(&in, 0, sizeof(in));
+	in.region = "us-east-1";
+	in.instance_id = "i-002";
+	in.state = GB_INST_TERMINATED;
+	in.terminated_at = 2000;
+	in.reason = "suspend";
+	assert_int_equal(gb_state_instance_update(f->st, &in, &e), GB_E_OK);
+	flt = (struct gb_instance_filter)GB_INSTANCE_FILTER_ANY;
+	flt.instance_id = "i-002";
+	assert_int_equal(inst_n(f->st, &flt, &s), 1);
+	assert_string_equal(s.node, "g5-2");
+	assert_string_equal(s.ip, "10.0.0.1");
+	assert_string_equal(s.reason, "suspend");
+	assert_int_equal(s.state, GB_INST_TERMINATED);
+	assert_true(s.terminated_at == 2000);
+	flt.instance_id = NULL;
+	flt.node = "g5-2";
+	flt.alive = true;
+	assert_int_equal(inst_n(f->st, &flt, &s), 0);
+	flt.alive = false;
+	flt.state = GB_INST_TERMINATED;
+	assert_int_equal(inst_n(f->st, &flt, &s), 1);
+	flt = (struct gb_instance_filter)GB_INSTANCE_FILTER_ANY;
+	flt.alive = true;
+	assert_int_equal(inst_n(f->st, &flt, &s), 4);
+	flt.state = 17;
+	assert_int_equal(gb_state_instance_list(f->st, &flt, inst_cb, &s, &e),
+			 GB_E_INVALID);
+
+	in.instance_id = "i-999";
+	assert_int_equal(gb_state_instance_update(f->st, &in, &e),
+			 GB_E_NOTFOUND);
+	gb_strv_free(&s.ids);
+}
+
+struct app_sink {
+	int n;
+	enum gb_approval_state state;
+	char by[32];
+	char comment[64];
+	int64_t uid;
+};
+
+static void app_get_cb(const struct gb_approval *a, void *arg)
+{
+	struct app_sink *s = arg;
+
+	s->n++;
+	s->state = a->state;
+	s->uid = a->decided_uid;
+	gb_strlcpy(s->by, a->decided_by ? a->decided_by : "(null)",
+		   sizeof(s->by));
+	gb_strlcpy(s->comment, a->comment ? a->comment : "(null)",
+		   sizeof(s->comment));
+}
+
+static int app_list_cb(const struct gb_approval *a, void *arg)
+{
+	app_get_cb(a, arg);
+	return 0;
+}
+
+static void test_approvals(void **state)
+{
+	struct fx *f = *state;
+	struct gb_approval a = { 0 };
+	struct app_sink s = { 0 };
+	char id[17], id2[17];
+	gb_error_t e = { 0 };
+
+	f->st = open_ok(f->path);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_PENDING_APPROVAL, "g5-[1-30]", 0,
+		id);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_PENDING_APPROVAL, "g5-[31-60]",
+		0, id2);
+	a.request_id = id;
+	a.state = GB_APPROVAL_PENDING;
+	a.why = "30 instances > prod threshold 10";
+	a.decided_uid = -1;
+	a.expires_at = gb_time_now() + 3600;
+	assert_int_equal(gb_state_approval_add(f->st, &a, &e), GB_E_OK);
+	assert_int_equal(gb_state_approval_add(f->st, &a, &e), GB_E_EXISTS);
+	a.request_id = id2;
+	assert_int_equal(gb_state_approval_add(f->st, &a, &e), GB_E_OK);
+
+	assert_int_equal(gb_state_approval_get(f->st, id, app_get_cb, &s, &e),
+			 GB_E_OK);
+	assert_int_equal(s.state, GB_APPROVAL_PENDING);
+	assert_int_equal(s.uid, -1);
+	assert_string_equal(s.by, "(null)");
+
+	assert_int_equal(gb_state_approval_decide(f->st, id,
+						  GB_APPROVAL_APPROVED, "alice",
+						  1001, "go", &e),
+			 GB_E_OK);
+	assert_int_equal(gb_state_approval_decide(f->st, id, GB_APPROVAL_DENIED,
+						  "bob", 1002, "no", &e),
+			 GB_E_BUSY);
+	assert_non_null(strstr(e.text, "approved by alice"));
+	assert_int_equal(gb_state_approval_decide(f->st, "0000000000000000",
+						  GB_APPROVAL_DENIED, "bob",
+						  1002, "no", &e),
+			 GB_E_NOTFOUND);
+	assert_int_equal(gb_state_approval_decide(f->st, id2,
+						  GB_APPROVAL_PENDING, "bob",
+						  1002, "no", &e),
+			 GB_E_INVALID);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(gb_state_approval_get(f->st, id, app_get_cb, &s, &e),
+			 GB_E_OK);
+	assert_int_equal(s.state, GB_APPROVAL_APPROVED);
+	assert_string_equal(s.by, "alice");
+	assert_int_equal(s.uid, 1001);
+	assert_string_equal(s.comment, "go");
+
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(gb_state_approval_list(f->st, GB_APPROVAL_PENDING,
+						app_list_cb, &s, &e),
+			 GB_E_OK);
+	assert_int_equal(s.n, 1);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(gb_state_approval_list(f->st, -1, app_list_cb, &s, &e),
+			 GB_E_OK);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(gb_state_approval_get(f->st, "1111111111111111",
+					       app_get_cb, &s, &e),
+			 GB_E_NOTFOUND);
+	a.request_id = "2222222222222222";	/* no such request */
+	assert_int_equal(gb_state_approval_add(f->st, &a, &e), GB_E_INVALID);
+}
+
+struct ev_sink {
+	int n;
+	char kinds[256];
+	int64_t last_id;
+};
+
+static int ev_cb(const struct gb_event *ev, void *arg)
+{
+	struct ev_sink *s = arg;
+	size_t len = strlen(s->kinds);
+
+	assert_true(ev->id > s->last_id);
+	assert_true(ev->at > 0);
+	s->last_id = ev->id;
+	s->n++;
+	snprintf(s->kinds + len, sizeof(s->kinds) - len, "%s%s:%s",
+		 len ? "," : "", ev->kind, ev->request_id ? "r" : "-");
+	return 0;
+}
+
+static void test_events(void **state)
+{
+	struct fx *f = *state;
+	struct ev_sink s = { 0 };
+	char id[17];
+	gb_error_t e = { 0 };
+
+	f->st = open_ok(f->path);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-1", 0, id);
+	assert_int_equal(gb_state_event_add(f->st, id, "enqueue", "nodes=g5-1",
+					    &e),
+			 GB_E_OK);
+	assert_int_equal(gb_state_event_add(f->st, NULL, "reconcile", NULL, &e),
+			 GB_E_OK);
+	assert_int_equal(gb_state_event_add(f->st, id, "plan",
+					    "{\"planner\":\"heuristic\"}", &e),
+			 GB_E_OK);
+	assert_int_equal(gb_state_event_add(f->st, id, "", NULL, &e),
+			 GB_E_INVALID);
+	assert_int_equal(gb_state_event_add(f->st, id, NULL, NULL, &e),
+			 GB_E_INVALID);
+
+	assert_int_equal(gb_state_event_list(f->st, id, ev_cb, &s, &e), GB_E_OK);
+	assert_string_equal(s.kinds, "enqueue:r,plan:r");
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(gb_state_event_list(f->st, NULL, ev_cb, &s, &e),
+			 GB_E_OK);
+	assert_string_equal(s.kinds, "enqueue:r,reconcile:-,plan:r");
+}
+
+/*****************************************************************************
+ *  Offerings and capacity memory
+ *****************************************************************************/
+
+static void test_offerings(void **state)
+{
+	struct fx *f = *state;
+	bool offered = false;
+	gb_error_t e = { 0 };
+
+	f->st = open_ok(f->path);
+	assert_int_equal(gb_state_offering_put(f->st, "us-east-1", "us-east-1a",
+					       "g5.xlarge", true, 1000, &e),
+			 GB_E_OK);
+	assert_int_equal(gb_state_offering_put(f->st, "us-east-1", NULL,
+					       "g5.xlarge", false, 1000, &e),
+			 GB_E_OK);
+	/* fresh */
+	assert_int_equal(gb_state_offering_get(f->st, "us-east-1", "us-east-1a",
+					       "g5.xlarge", 900, &offered, &e),
+			 GB_E_OK);
+	assert_true(offered);
+	assert_int_equal(gb_state_offering_get(f->st, "us-east-1", NULL,
+					       "g5.xlarge", 1000, &offered, &e),
+			 GB_E_OK);
+	assert_false(offered);
+	/* stale */
+	assert_int_equal(gb_state_offering_get(f->st, "us-east-1", "us-east-1a",
+					       "g5.xlarge", 1001, &offered, &e),
+			 GB_E_NOTFOUND);
+	assert_non_null(strstr(e.text, "stale"));
+	/* absent */
+	assert_int_equal(gb_state_offering_get(f->st, "us-east-1", "us-east-1b",
+					       "g5.xlarge", 0, &offered, &e),
+			 GB_E_NOTFOUND);
+	assert_non_null(strstr(e.text, "not cached"));
+	/* replaced */
+	assert_int_equal(gb_state_offering_put(f->st, "us-east-1", "us-east-1a",
+					       "g5.xlarge", false, 2000, &e),
+			 GB_E_OK);
+	assert_int_equal(gb_state_offering_get(f->st, "us-east-1", "us-east-1a",
+					       "g5.xlarge", 1500, &offered, &e),
+			 GB_E_OK);
+	assert_false(offered);
+}
+
+struct cap_sink {
+	int n;
+	struct gb_capacity c[4];
+	char az[4][32];
+};
+
+static int cap_cb(const struct gb_capacity *c, void *arg)
+{
+	struct cap_sink *s = arg;
+
+	if (s->n < 4) {
+		s->c[s->n] = *c;
+		gb_strlcpy(s->az[s->n], c->az ? c->az : "(null)",
+			   sizeof(s->az[0]));
+		s->c[s->n].region = s->c[s->n].az = NULL;
+		s->c[s->n].instance_type = NULL;
+	}
+	s->n++;
+	return 0;
+}
+
+#define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)
+
+static void test_capacity(void **state)
+{
+	struct fx *f = *state;
+	const double t0 = 1e9, hl = 3600;
+	struct cap_sink s = { 0 };
+	gb_error_t e = { 0 };
+
+	f->st = open_ok(f->path);
+	/* an ICE: asked 4, got 0 */
+	assert_int_equal(gb_state_capacity_record(f->st, "us-east-1",
+						  "us-east-1a", "g5.xlarge", 4,
+						  0, true, false, t0, hl, &e),
+			 GB_E_OK);
+	/* one half life later everything is halved; reading writes nothing */
+	for (int i = 0; i < 2; i++) {
+		memset(&s, 0, sizeof(s));
+		assert_int_equal(gb_state_capacity_list(f->st, NULL, t0 + hl, hl,
+							cap_cb, &s, &e),
+				 GB_E_OK);
+		assert_int_equal(s.n, 1);
+		NEAR(s.c[0].ice, 0.5);
+		NEAR(s.c[0].asked, 2.0);
+		NEAR(s.c[0].got, 0);
+		NEAR(s.c[0].last_ice_at, t0);
+		NEAR(s.c[0].updated_at, t0);
+		assert_string_equal(s.az[0], "us-east-1a");
+	}
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(gb_state_capacity_list(f->st, NULL, t0 + 2 * hl, hl,
+						cap_cb, &s, &e),
+			 GB_E_OK);
+	NEAR(s.c[0].ice, 0.25);
+
+	/* record decays then adds: at t0+hl, asked 2 got 2 */
+	assert_int_equal(gb_state_capacity_record(f->st, "us-east-1",
+						  "us-east-1a", "g5.xlarge", 2,
+						  2, false, false, t0 + hl, hl,
+						  &e),
+			 GB_E_OK);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(gb_state_capacity_list(f->st, "g5.xlarge", t0 + hl, hl,
+						cap_cb, &s, &e),
+			 GB_E_OK);
+	NEAR(s.c[0].asked, 4.0);
+	NEAR(s.c[0].got, 2.0);
+	NEAR(s.c[0].ice, 0.5);
+	NEAR(s.c[0].last_success_at, t0 + hl);
+	NEAR(s.c[0].updated_at, t0 + hl);
+
+	/* a region-level row (no AZ), a failure, another type */
+	assert_int_equal(gb_state_capacity_record(f->st, "us-west-2", NULL,
+						  "p4d.24xlarge", 1, 1, false,
+						  true, t0, hl, &e),
+			 GB_E_OK);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(gb_state_capacity_list(f->st, NULL, t0 + hl, hl,
+						cap_cb, &s, &e),
+			 GB_E_OK);
+	assert_int_equal(s.n, 2);
+	assert_string_equal(s.az[1], "(null)");
+	NEAR(s.c[1].failures, 0.5);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(gb_state_capacity_list(f->st, "g5.xlarge", t0, hl,
+						cap_cb, &s, &e),
+			 GB_E_OK);
+	assert_int_equal(s.n, 1);
+
+	assert_int_equal(gb_state_capacity_record(f->st, "us-east-1", NULL,
+						  "g5.xlarge", 1, 0, true,
+						  false, t0, 0, &e),
+			 GB_E_INVALID);
+	assert_int_equal(gb_state_capacity_list(f->st, NULL, t0, -1, cap_cb, &s,
+						&e),
+			 GB_E_INVALID);
+}
+
+/*****************************************************************************
+ *  Names, integrity
+ *****************************************************************************/
+
+static void test_names(void **state)
+{
+	enum gb_request_state rs;
+	enum gb_request_kind k;
+	enum gb_request_result res;
+	enum gb_attempt_state as;
+	enum gb_instance_state is;
+	enum gb_approval_state ap;
+
+	(void)state;
+	for (int i = 0; i <= GB_RSTATE_CANCELLED; i++) {
+		assert_int_equal(gb_request_state_parse(gb_request_state_name(i),
+							&rs),
+				 GB_E_OK);
+		assert_int_equal(rs, i);
+	}
+	for (int i = 0; i <= GB_REQ_TERMINATE; i++) {
+		assert_int_equal(gb_request_kind_parse(gb_request_kind_name(i),
+						       &k),
+				 GB_E_OK);
+		assert_int_equal(k, i);
+	}
+	for (int i = 0; i <= GB_RESULT_FAILED; i++) {
+		assert_int_equal(gb_request_result_parse(gb_request_result_name(i),
+							 &res),
+				 GB_E_OK);
+		assert_int_equal(res, i);
+	}
+	for (int i = 0; i <= GB_ATTEMPT_UNKNOWN; i++) {
+		assert_int_equal(gb_attempt_state_parse(gb_attempt_state_name(i),
+							&as),
+				 GB_E_OK);
+		assert_int_equal(as, i);
+	}
+	for (int i = 0; i <= GB_INST_LOST; i++) {
+		assert_int_equal(gb_instance_state_parse(gb_instance_state_name(i),
+							 &is),
+				 GB_E_OK);
+		assert_int_equal(is, i);
+	}
+	for (int i = 0; i <= GB_APPROVAL_EXPIRED; i++) {
+		assert_int_equal(gb_approval_state_parse(gb_approval_state_name(i),
+							 &ap),
+				 GB_E_OK);
+		assert_int_equal(ap, i);
+	}
+	assert_string_equal(gb_request_state_name(GB_RSTATE_PENDING_APPROVAL),
+			    "pending_approval");
+	assert_string_equal(gb_request_kind_name(GB_REQ_RESUME_FAIL),
+			    "resume_fail");
+	assert_string_equal(gb_instance_state_name((enum gb_instance_state)9),
+			    "invalid");
+	assert_int_equal(gb_request_state_parse("invalid", &rs), GB_E_INVALID);
+	assert_int_equal(gb_request_state_parse("Queued", &rs), GB_E_INVALID);
+	assert_int_equal(gb_instance_state_parse(NULL, &is), GB_E_INVALID);
+}
+
+static void test_check_finds_damage(void **state)
+{
+	struct fx *f = *state;
+	gb_error_t e = { 0 };
+	sqlite3 *db = NULL;
+
+	f->st = open_ok(f->path);
+	assert_int_equal(gb_state_check(f->st, &e), GB_E_OK);
+	/* a hand edit with foreign keys off leaves an orphan plan */
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+				      "INSERT INTO plans (request_id, version, "
+				      "planner, status, created_at) VALUES "
+				      "('0123456789abcdef', 1, 'x', 'used', 0)",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(gb_state_check(f->st, &e), GB_E_STATE);
+	assert_non_null(strstr(e.text, "foreign key"));
+	assert_non_null(strstr(e.text, "plans"));
+}
+
+/*****************************************************************************
+ *  Concurrency: separate processes, separate handles
+ *****************************************************************************/
+
+#define ENQUEUE_EACH 1000
+#define CLAIM_TOTAL 200
+
+/*
+ * Start line for two children: each reports "ready" (its handle is open)
+ * on one pipe, then waits for the parent to close the other, so that their
+ * writes overlap instead of the first child finishing before the second
+ * has opened the file.
+ */
+struct barrier {
+	int ready[2];
+	int go[2];
+};
+
+static void barrier_init(struct barrier *b)
+{
+	assert_int_equal(pipe(b->ready), 0);
+	assert_int_equal(pipe(b->go), 0);
+}
+
+static void barrier_child(struct barrier *b)
+{
+	char c = 'r';
+
+	close(b->ready[0]);
+	close(b->go[1]);
+	if (write(b->ready[1], &c, 1) != 1 || read(b->go[0], &c, 1) != 0)
+		_exit(3);
+}
+
+static void barrier_release(struct barrier *b, int children)
+{
+	char c;
+
+	close(b->ready[1]);
+	close(b->go[0]);
+	for (int i = 0; i < children; i++)
+		assert_int_equal(read(b->ready[0], &c, 1), 1);
+	close(b->go[1]);
+	close(b->ready[0]);
+}
+
+/* Child: open the (maybe not yet existing) file, enqueue, one tx each. */
+static int child_enqueue(const char *path, int who, struct barrier *b)
+{
+	gb_state_t *st = NULL;
+	gb_error_t e = { 0 };
+	char nodes[32];
+
+	if (gb_state_open(path, 0, BUSY_MS, &st, &e)) {
+		fprintf(stderr, "child %d: open: %s\n", who, e.text);
+		return 1;
+	}
+	barrier_child(b);
+	for (int i = 0; i < ENQUEUE_EACH; i++) {
+		struct gb_request r = { .id = "" };
+
+		snprintf(nodes, sizeof(nodes), "c%d-[%d-%d]", who, 2 * i,
+			 2 * i + 1);
+		r.kind = GB_REQ_RESUME;
+		r.state = GB_RSTATE_QUEUED;
+		r.nodes = nodes;
+		r.node_count = 2;
+		if (gb_state_request_add(st, &r, &e)) {
+			fprintf(stderr, "child %d: add %d: %s\n", who, i,
+				e.text);
+			gb_state_close(st);
+			return 1;
+		}
+	}
+	gb_state_close(st);
+	return 0;
+}
+
+static void wait_ok(pid_t pid)
+{
+	int status = 0;
+
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* How often consecutive rows come from different children (diagnostic). */
+static int alternations(const char *path)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+	int n = 0;
+	char prev = 0;
+
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db,
+					    "SELECT nodes FROM requests "
+					    "ORDER BY rowid",
+					    -1, &s, NULL),
+			 SQLITE_OK);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		char who = (char)sqlite3_column_text(s, 0)[1];
+
+		n += prev && who != prev;
+		prev = who;
+	}
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return n;
+}
+
+static void test_concurrent_enqueue(void **state)
+{
+	struct fx *f = *state;
+	struct gb_request_filter flt = GB_REQUEST_FILTER_ANY;
+	struct id_list l = { { 0 }, 0 };
+	struct barrier b;
+	pid_t pid[2];
+	double t0;
+	gb_error_t e = { 0 };
+
+	/* both children race on creating and migrating the file, too */
+	barrier_init(&b);
+	for (int i = 0; i < 2; i++) {
+		pid[i] = fork();
+		assert_true(pid[i] >= 0);
+		if (pid[i] == 0)
+			_exit(child_enqueue(f->path, i, &b));
+	}
+	barrier_release(&b, 2);
+	t0 = gb_time_mono();
+	for (int i = 0; i < 2; i++)
+		wait_ok(pid[i]);
+	fprintf(stderr,
+		"# concurrent enqueue: 2 processes x %d transactions in %.2f s\n",
+		ENQUEUE_EACH, gb_time_mono() - t0);
+
+	f->st = open_ok(f->path);
+	fprintf(stderr, "# concurrent enqueue: writers alternated %d times\n",
+		alternations(f->path));
+	assert_int_equal(count(f->st, -1), 2 * ENQUEUE_EACH);
+	assert_int_equal(count(f->st, GB_RSTATE_QUEUED), 2 * ENQUEUE_EACH);
+	assert_int_equal(gb_state_check(f->st, &e), GB_E_OK);
+	assert_int_equal(gb_state_schema_version(f->st), 1);
+	flt.node = "c1-1999";
+	assert_int_equal(list_n(f->st, &flt, &l), 1);
+	flt.node = "c0-0";
+	assert_int_equal(list_n(f->st, &flt, &l), 1);
+	gb_strv_free(&l.ids);
+}
+
+/* Child: claim until nothing is left, log each id, finish it. */
+static int child_claim(const char *path, const char *log, struct barrier *b)
+{
+	struct req_copy c;
+	gb_state_t *st = NULL;
+	gb_error_t e = { 0 };
+	gb_err_t rc;
+	FILE *fp = fopen(log, "w");
+
+	if (!fp || gb_state_open(path, 0, BUSY_MS, &st, &e)) {
+		fprintf(stderr, "claimer: open: %s\n", e.text);
+		return 1;
+	}
+	barrier_child(b);
+	for (;;) {
+		memset(&c, 0, sizeof(c));
+		rc = gb_state_request_claim(st, getpid(), 0, req_sink, &c, &e);
+		if (rc == GB_E_NOTFOUND)
+			break;
+		usleep(300);	/* "the launch": a worker is not always in a tx */
+		if (rc || fprintf(fp, "%s\n", c.id) < 0 ||
+		    gb_state_request_finish(st, c.id, GB_RSTATE_DONE,
+					    GB_RESULT_SUCCESS, 1, NULL, &e)) {
+			fprintf(stderr, "claimer: %s\n", e.text);
+			gb_state_close(st);
+			fclose(fp);
+			return 1;
+		}
+	}
+	gb_state_close(st);
+	return fclose(fp) == 0 ? 0 : 1;
+}
+
+static int claimed_cb(const struct gb_request *r, void *arg)
+{
+	int *bad = arg;
+
+	if (r->state != GB_RSTATE_DONE || r->claims != 1)
+		(*bad)++;
+	return 0;
+}
+
+static void test_concurrent_claim(void **state)
+{
+	struct fx *f = *state;
+	struct gb_strv seen = { 0 };
+	char log[2][200], line[64];
+	size_t per[2] = { 0, 0 };
+	struct barrier b;
+	pid_t pid[2];
+	int bad = 0;
+	gb_error_t e = { 0 };
+
+	f->st = open_ok(f->path);
+	assert_int_equal(gb_state_tx_begin(f->st, &e), GB_E_OK);
+	for (int i = 0; i < CLAIM_TOTAL; i++)
+		add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-1", 0, NULL);
+	assert_int_equal(gb_state_tx_commit(f->st, &e), GB_E_OK);
+	gb_state_close(f->st);
+	f->st = NULL;
+
+	barrier_init(&b);
+	for (int i = 0; i < 2; i++) {
+		snprintf(log[i], sizeof(log[i]), "%s/claimed.%d", f->dir, i);
+		pid[i] = fork();
+		assert_true(pid[i] >= 0);
+		if (pid[i] == 0)
+			_exit(child_claim(f->path, log[i], &b));
+	}
+	barrier_release(&b, 2);
+	for (int i = 0; i < 2; i++)
+		wait_ok(pid[i]);
+
+	for (int i = 0; i < 2; i++) {
+		FILE *fp = fopen(log[i], "r");
+
+		assert_non_null(fp);
+		while (fgets(line, sizeof(line), fp)) {
+			line[strcspn(line, "\n")] = '\0';
+			assert_int_equal(gb_strv_find(&seen, line), -1);
+			assert_int_equal(gb_strv_add(&seen, line), GB_E_OK);
+			per[i]++;
+		}
+		fclose(fp);
+	}
+	fprintf(stderr, "# concurrent claim: %zu + %zu of %d\n", per[0],
+		per[1], CLAIM_TOTAL);
+	assert_int_equal(seen.n, CLAIM_TOTAL);	/* each exactly once */
+	gb_strv_free(&seen);
+
+	f->st = open_ok(f->path);
+	assert_int_equal(count(f->st, GB_RSTATE_DONE), CLAIM_TOTAL);
+	assert_int_equal(gb_state_request_list(f->st, NULL, claimed_cb, &bad,
+					       &e),
+			 GB_E_OK);
+	assert_int_equal(bad, 0);
+	assert_int_equal(gb_state_check(f->st, &e), GB_E_OK);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_open_modes_umask022),
+		T(test_open_modes_umask077),
+		T(test_open_wal_and_reopen),
+		T(test_open_newer_schema),
+		T(test_open_rdonly),
+		T(test_rdonly_group_reader),
+		T(test_open_not_a_database),
+		T(test_request_add_get),
+		T(test_request_claim),
+		T(test_request_transitions),
+		T(test_requeue_stale),
+		T(test_request_list),
+		T(test_callback_reentry_and_stmt_cache),
+		T(test_transactions),
+		T(test_busy),
+		T(test_plans),
+		T(test_attempts),
+		T(test_instances),
+		T(test_approvals),
+		T(test_events),
+		T(test_offerings),
+		T(test_capacity),
+		cmocka_unit_test(test_names),
+		T(test_check_finds_damage),
+		T(test_concurrent_enqueue),
+		T(test_concurrent_claim),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
