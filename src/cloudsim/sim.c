@@ -1173,13 +1173,36 @@ static gb_err_t check_ids(gb_sim_t *sim, const struct sim_region *r,
 	return GB_E_OK;
 }
 
-static bool id_listed(const struct gb_sim_query *q, const char *id)
+static int seq_cmp(const void *a, const void *b)
 {
+	const struct gb_sim_instance *x = *(struct gb_sim_instance *const *)a;
+	const struct gb_sim_instance *y = *(struct gb_sim_instance *const *)b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * InstanceId.N (already checked to exist in the region): look them up
+ * instead of scanning, in creation order, each once, filters applied.
+ */
+static gb_err_t describe_ids(gb_sim_t *sim, const struct gb_sim_query *q,
+			     struct gb_sim_instance ***out, size_t *n,
+			     struct gb_sim_error *e)
+{
+	if (!(*out = calloc(q->nids + 1, sizeof(**out))))
+		return fail_nomem(e);
 	for (size_t k = 0; k < q->nids; k++) {
-		if (strcmp(q->ids[k], id) == 0)
-			return true;
+		struct gb_sim_instance *i = gb_strmap_get(&sim->by_id, q->ids[k]);
+		bool dup = false;
+
+		for (size_t j = 0; j < *n && !dup; j++)
+			dup = (*out)[j] == i;
+		if (!dup && instance_matches(q, i))
+			(*out)[(*n)++] = i;
 	}
-	return q->nids == 0;
+	if (*n > 1)
+		qsort(*out, *n, sizeof(**out), seq_cmp);
+	return GB_E_OK;
 }
 
 gb_err_t gb_sim_describe_instances(gb_sim_t *sim, const char *region,
@@ -1207,13 +1230,14 @@ gb_err_t gb_sim_describe_instances(gb_sim_t *sim, const char *region,
 	    (rc = check_ids(sim, r, q->ids, q->nids, e)) ||
 	    (rc = token_decode(sim, q->next_token, &from, e)))
 		return rc;
+	if (q->nids)
+		return describe_ids(sim, q, out, n, e);
 	if (!(*out = calloc(sim->ninst + 1, sizeof(**out))))
 		return fail_nomem(e);
 	for (size_t k = 0; k < sim->ninst; k++) {
 		struct gb_sim_instance *i = sim->inst[k];
 
-		if (i->seq < from || i->region != r->rg || !id_listed(q, i->id) ||
-		    !instance_matches(q, i))
+		if (i->seq < from || i->region != r->rg || !instance_matches(q, i))
 			continue;
 		if (q->max_results && *n == (size_t)q->max_results) {
 			token_encode(sim, i->seq, next);
