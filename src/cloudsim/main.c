@@ -260,19 +260,15 @@ static gb_err_t announce(const struct opts *o, const struct gb_simsrv_addr *a,
 	return GB_E_OK;
 }
 
-static gb_err_t serve(const struct opts *o, struct gb_scenario *sc, gb_error_t *err)
+static gb_err_t serve(const struct opts *o, const struct gb_simsrv_addr *addr,
+		      struct gb_scenario *sc, gb_error_t *err)
 {
-	struct gb_simsrv_addr addr;
 	struct gb_cloudsim *cs = NULL;
 	gb_simsrv_t *srv = NULL;
 	char boot_dir[4096];
 	sigset_t set;
 	gb_err_t rc;
 
-	if ((rc = gb_simsrv_parse_addr(o->listen, o->allow_any, &addr, err))) {
-		gb_scenario_destroy(sc);
-		return rc;
-	}
 	for (size_t i = 0; i < sc->ncreds; i++)
 		gb_log_secret_add(sc->creds[i].secret_access_key);
 	pick_boot_dir(o, sc, boot_dir, sizeof(boot_dir));
@@ -280,8 +276,8 @@ static gb_err_t serve(const struct opts *o, struct gb_scenario *sc, gb_error_t *
 	if ((rc = gb_cloudsim_create(sc, boot_dir, o->time_scale, &cs, err)))
 		goto out;
 	cs->frozen = o->manual_clock;
-	if ((rc = gb_simsrv_start(cs, &addr, &srv, err)) ||
-	    (rc = announce(o, &addr, gb_simsrv_port(srv), err)))
+	if ((rc = gb_simsrv_start(cs, addr, &srv, err)) ||
+	    (rc = announce(o, addr, gb_simsrv_port(srv), err)))
 		goto out;
 	gb_log_notice("started scenario=%s seed=%llu boot=%s%s%s", cs->sc->path,
 		      (unsigned long long)cs->sc->seed, cs->boot ? "exec" : "none",
@@ -296,6 +292,7 @@ out:
 
 int main(int argc, char **argv)
 {
+	struct gb_simsrv_addr addr;
 	struct opts o;
 	struct gb_scenario *sc = NULL;
 	gb_error_t err;
@@ -304,6 +301,7 @@ int main(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	gb_stdio_sanitize();
 	if ((rc = parse_opts(argc, argv, &o, &err)) ||
+	    (rc = gb_simsrv_parse_addr(o.listen, o.allow_any, &addr, &err)) ||
 	    (rc = gb_scenario_load(o.scenario, &sc, &err)))
 		goto fail;
 	if (o.check) {
@@ -311,13 +309,19 @@ int main(int argc, char **argv)
 		gb_scenario_destroy(sc);
 		return 0;
 	}
-	if ((rc = open_log(&o, &err)) || (rc = serve(&o, sc, &err)))
+	if ((rc = open_log(&o, &err))) {
+		gb_scenario_destroy(sc);
 		goto fail;
+	}
+	if ((rc = serve(&o, &addr, sc, &err))) {
+		if (o.log_file)	/* else the log is stderr: said below */
+			gb_log_error("exiting error=%s detail=\"%s\"", gb_err_name(rc), err.text);
+		goto fail;
+	}
 	gb_log_close();
 	return 0;
 fail:
 	fprintf(stderr, PROG ": %s\n", err.text);
-	gb_log_error("exiting error=%s", gb_err_name(rc));
 	gb_log_close();
 	return (int)rc;
 }
