@@ -15,8 +15,11 @@
  *    and classified (gb_ec2_classify): GB_E_CAPACITY, GB_E_QUOTA,
  *    GB_E_THROTTLE, GB_E_CLOUDCONFIG, GB_E_AUTH or GB_E_TRANSIENT;
  *  - GB_E_TIMEOUT or GB_E_HTTP when no HTTP answer came back (after the
- *    retries).  For RunInstances the outcome is then UNKNOWN: instances may
- *    exist; the ClientToken (and the instance tags) let the caller find out;
+ *    retries; ae->cls is TRANSIENT for connect/timeout/IO failures, which
+ *    were retried, and CONFIG for TLS, oversized answers or a bad URL,
+ *    which were not).  For RunInstances the outcome is then UNKNOWN:
+ *    instances may exist; the ClientToken (and the instance tags) let the
+ *    caller find out;
  *  - GB_E_PARSE for a success response that cannot be read;
  *  - GB_E_INVALID for bad parameters (nothing is sent), GB_E_AUTH or
  *    GB_E_CONFIG when no credentials can be had, GB_E_NOMEM.

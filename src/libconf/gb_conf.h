@@ -215,6 +215,14 @@ const char *gb_conf_path(const char *cli);
  * On failure *out is NULL, the first message is in [err] and every message
  * is appended to [errs] (if not NULL), each "file:line:col: message".
  * RET GB_E_OK, GB_E_CONFIG, GB_E_NOTFOUND/GB_E_IO (file), GB_E_NOMEM.
+ *
+ * Messages come in file order ("file: message" when no line applies, e.g.
+ * a bad $GPUBURST_ENV); after 100 of them one line counts the rest.  A
+ * non-empty $GPUBURST_ENV overrides `environment`.  Files over 1 MiB,
+ * nesting deeper than 64 levels and more than 100000 YAML nodes to read
+ * (aliases) are errors.  On success the explicit cloud secrets, if any,
+ * are registered with gb_log_secret_add().  Safe to call from several
+ * threads; nothing is printed.
  */
 gb_err_t gb_conf_load(const char *path, struct gb_conf **out,
 		      struct gb_errlist *errs, gb_error_t *err);
@@ -269,6 +277,13 @@ bool gb_region_coords(const char *region, double *lat, double *lon);
 
 /* RET the public AWS region names, NULL-terminated, BORROWED. */
 const char *const *gb_region_names(void);
+
+/*
+ * RET the great-circle distance in km between two points given in degrees
+ * (Haversine, R = 6371 km, as the ancestor).  Added for the summary's
+ * fallback order; libplan orders candidates with the same function.
+ */
+double gb_region_distance_km(double lat1, double lon1, double lat2, double lon2);
 
 struct gb_instance_type {
 	const char *name;		/* "g5.xlarge" */

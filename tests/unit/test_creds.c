@@ -537,7 +537,7 @@ static void test_imds_failures(void **state)
 	};
 	struct imds m;
 	struct testsrv *srv = testsrv_start(imds_handler, &m);
-	struct gb_creds_opts o = { .imds_timeout_ms = 200 };
+	struct gb_creds_opts o = { .imds_timeout_ms = 500 };
 	struct gb_creds_snapshot s = { 0 };
 	gb_error_t e;
 

@@ -584,7 +584,7 @@ static void test_transient_bounded(void **state)
 static void test_timeout_same_token(void **state)
 {
 	static const enum step script[] = { S_SLOW, S_OK };
-	struct gb_ec2_opts o = { .http = { .timeout_ms = 300 } };
+	struct gb_ec2_opts o = { .http = { .timeout_ms = 800 } };
 	struct gb_ec2_instance_list *l = NULL;
 	struct gb_ec2_error ae;
 	struct fix f;
@@ -609,7 +609,7 @@ static void test_timeout_same_token(void **state)
 	/* always too slow: GB_E_TIMEOUT, outcome unknown, class TRANSIENT */
 	{
 		static const enum step slow[] = { S_SLOW, S_SLOW };
-		struct gb_ec2_opts o2 = { .http = { .timeout_ms = 200 },
+		struct gb_ec2_opts o2 = { .http = { .timeout_ms = 500 },
 					  .retry = { .max_attempts = 2 } };
 
 		fix_start(&f, slow, 2, &o2);

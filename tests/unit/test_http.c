@@ -207,7 +207,7 @@ static void slow(void *ctx, size_t n, const struct testsrv_req *req,
 static void test_timeout(void **state)
 {
 	struct testsrv *s = testsrv_start(slow, NULL);
-	struct gb_http_opts o = { .timeout_ms = 200, .connect_timeout_ms = 200 };
+	struct gb_http_opts o = { .timeout_ms = 500, .connect_timeout_ms = 500 };
 	struct gb_http_request req = { .method = "GET", .path = "/" };
 	struct gb_http_response resp;
 	gb_http_t *h = NULL;

@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * conf.c - gb_conf_load(): read, parse, validate; lookups and names
+ *
+ * libyaml's conventions (1/0 returns, problem/context/marks in the parser)
+ * are translated here into "file:line:col: message" lines; nothing of
+ * libyaml leaves libconf.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf_int.h"
+#include "gb_hostlist.h"
+#include "gb_util.h"
+
+const char *gb_conf_path(const char *cli)
+{
+	const char *env = getenv(GB_CONF_ENV_PATH);
+
+	if (cli && *cli)
+		return cli;
+	if (env && *env)
+		return env;
+	return GB_CONF_DEFAULT_PATH;
+}
+
+/*****************************************************************************
+ *  Reporting
+ *****************************************************************************/
+
+static int msg_cmp(const void *a, const void *b)
+{
+	const struct conf_msg *x = a, *y = b;
+
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	if (x->col != y->col)
+		return x->col < y->col ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Add one finished line to [errs] and, if it is the first, to [err]. */
+static void emit(struct gb_errlist *errs, gb_error_t *err, bool *first,
+		 const char *line)
+{
+	if (*first)
+		gb_errorf(err, GB_E_CONFIG, "%s", line);
+	*first = false;
+	if (errs)
+		gb_errlist_add(errs, "%s", line);
+}
+
+/* RET GB_E_OK when nothing was collected, else report it all in file order. */
+static gb_err_t report(struct conf_ctx *c, struct gb_errlist *errs,
+		       gb_error_t *err)
+{
+	bool first = true;
+	char *line = NULL;
+
+	if (c->n_msgs == 0 && !c->oom)
+		return GB_E_OK;
+	qsort(c->msgs, c->n_msgs, sizeof(*c->msgs), msg_cmp);
+	for (size_t i = 0; i < c->n_msgs; i++) {
+		const struct conf_msg *m = &c->msgs[i];
+		int r = m->line ? asprintf(&line, "%s:%u:%u: %s", c->file, m->line,
+					   m->col, m->text) :
+				  asprintf(&line, "%s: %s", c->file, m->text);
+
+		if (r < 0) {
+			c->oom = true;
+			break;
+		}
+		emit(errs, err, &first, line);
+		GB_FREE_NULL(line);
+	}
+	if (c->n_dropped && asprintf(&line, "%s: %zu more errors not shown",
+				     c->file, c->n_dropped) >= 0) {
+		emit(errs, err, &first, line);
+		GB_FREE_NULL(line);
+	}
+	if (c->oom) {
+		gb_errorf(err, GB_E_NOMEM, "%s: out of memory", c->file);
+		if (errs)
+			gb_errlist_add(errs, "%s: out of memory", c->file);
+		return GB_E_NOMEM;
+	}
+	return GB_E_CONFIG;
+}
+
+static void ctx_free(struct conf_ctx *c)
+{
+	for (size_t i = 0; i < c->n_msgs; i++)
+		free(c->msgs[i].text);
+	free(c->msgs);
+	free(c->marks);
+}
+
+/*****************************************************************************
+ *  Parsing
+ *****************************************************************************/
+
+/* Line/column of byte [off] of [text]: reader errors only give an offset. */
+static struct gb_conf_mark offset_mark(const char *text, size_t len, size_t off)
+{
+	struct gb_conf_mark m = { 1, 1 };
+
+	for (size_t i = 0; i < off && i < len; i++) {
+		if (text[i] == '\n') {
+			m.line++;
+			m.col = 1;
+		} else {
+			m.col++;
+		}
+	}
+	return m;
+}
+
+/* libyaml reports a tab as "found character that cannot start any token". */
+static bool line_has_tab_indent(const char *text, size_t len, unsigned line)
+{
+	size_t i = 0;
+
+	for (unsigned l = 1; l < line && i < len; i++) {
+		if (text[i] == '\n')
+			l++;
+	}
+	for (; i < len && (text[i] == ' ' || text[i] == '\t'); i++) {
+		if (text[i] == '\t')
+			return true;
+	}
+	return false;
+}
+
+static void syntax_error(struct conf_ctx *c, const yaml_parser_t *p,
+			 const char *text, size_t len)
+{
+	struct gb_conf_mark m;
+
+	if (p->error == YAML_MEMORY_ERROR) {
+		conf_nomem(c);
+		return;
+	}
+	if (p->error == YAML_READER_ERROR) {
+		m = offset_mark(text, len, p->problem_offset);
+	} else {
+		m.line = (unsigned)p->problem_mark.line + 1;
+		m.col = (unsigned)p->problem_mark.column + 1;
+	}
+	conf_error(c, m, "YAML syntax error: %s%s%s%s",
+		   p->problem ? p->problem : "unknown problem",
+		   p->context ? " " : "", p->context ? p->context : "",
+		   line_has_tab_indent(text, len, m.line) ?
+		   " (tabs are not allowed for indentation)" : "");
+}
+
+/*
+ * libyaml's scanner takes time quadratic in the nesting depth (200000
+ * '[' cost 90 s), and nothing in gpuburst.yaml nests more than 6 deep:
+ * refuse deep files with a cheap event pass before loading the document.
+ */
+static bool depth_ok(struct conf_ctx *c, const char *text, size_t len)
+{
+	yaml_parser_t p;
+	yaml_event_t ev;
+	bool ok = true, done = false;
+	int depth = 0;
+
+	if (!yaml_parser_initialize(&p)) {
+		conf_nomem(c);
+		return false;
+	}
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+	while (!done) {
+		if (!yaml_parser_parse(&p, &ev)) {
+			syntax_error(c, &p, text, len);
+			ok = false;
+			break;
+		}
+		if (ev.type == YAML_SEQUENCE_START_EVENT ||
+		    ev.type == YAML_MAPPING_START_EVENT)
+			depth++;
+		else if (ev.type == YAML_SEQUENCE_END_EVENT ||
+			 ev.type == YAML_MAPPING_END_EVENT)
+			depth--;
+		if (depth > CONF_MAX_DEPTH) {
+			struct gb_conf_mark m = { (unsigned)ev.start_mark.line + 1,
+						  (unsigned)ev.start_mark.column + 1 };
+
+			conf_error(c, m, "nesting deeper than %d levels", CONF_MAX_DEPTH);
+			ok = false;
+		}
+		done = !ok || ev.type == YAML_STREAM_END_EVENT;
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&p);
+	return ok;
+}
+
+/* Walk the document from its root, which must be a mapping. */
+static void walk_root(struct conf_ctx *c, yaml_document_t *doc)
+{
+	yaml_node_t *root = yaml_document_get_root_node(doc);
+	struct gb_conf_mark start = { 1, 1 };
+
+	if (!root) {
+		conf_error(c, start, "the file is empty: expected a mapping with at least 'cluster_name'");
+		return;
+	}
+	if (root->type != YAML_MAPPING_NODE) {
+		conf_error_at(c, root, "the top level must be a mapping of keys, got %s",
+			      conf_kind_name(root));
+		return;
+	}
+	conf_walk_mapping(c, &conf_schema_top, root, c->conf, "");
+}
+
+/* A second document would be silently ignored: refuse it instead. */
+static void check_single_document(struct conf_ctx *c, yaml_parser_t *parser,
+				  const char *text, size_t len)
+{
+	yaml_document_t extra;
+	yaml_node_t *root;
+
+	if (!yaml_parser_load(parser, &extra)) {
+		syntax_error(c, parser, text, len);
+		return;
+	}
+	if ((root = yaml_document_get_root_node(&extra)))
+		conf_error_at(c, root, "only one YAML document is allowed per file");
+	yaml_document_delete(&extra);
+}
+
+static void parse(struct conf_ctx *c, const char *text, size_t len)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	bool have_doc = false;
+
+	if (!yaml_parser_initialize(&parser)) {
+		conf_nomem(c);
+		return;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		syntax_error(c, &parser, text, len);
+		goto out;
+	}
+	have_doc = true;
+	c->doc = &doc;
+	walk_root(c, &doc);
+	check_single_document(c, &parser, text, len);
+	if (!c->stop)
+		conf_check_all(c);
+out:
+	c->doc = NULL;
+	if (have_doc)
+		yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+}
+
+gb_err_t gb_conf_load_string(const char *name, const char *text, size_t len,
+			     struct gb_conf **out, struct gb_errlist *errs,
+			     gb_error_t *err)
+{
+	struct conf_ctx c = { 0 };
+	struct gb_conf_mark none = { 0, 0 };
+	gb_err_t rc;
+
+	*out = NULL;
+	c.file = name;
+	if (!(c.conf = calloc(1, sizeof(*c.conf))) ||
+	    !(c.conf->path = strdup(name)))
+		conf_nomem(&c);
+	else if (len > CONF_MAX_FILE_BYTES)
+		conf_error(&c, none, "the file is larger than %d bytes",
+			   CONF_MAX_FILE_BYTES);
+	else
+		conf_defaults(&c, &conf_schema_top, c.conf);
+	if (c.n_msgs == 0 && !c.oom && depth_ok(&c, text, len))
+		parse(&c, text, len);
+	rc = report(&c, errs, err);
+	ctx_free(&c);
+	if (rc) {
+		gb_conf_destroy(c.conf);
+		return rc;
+	}
+	if (c.conf->cloud.secret_access_key)
+		gb_log_secret_add(c.conf->cloud.secret_access_key);
+	if (c.conf->cloud.session_token)
+		gb_log_secret_add(c.conf->cloud.session_token);
+	*out = c.conf;
+	return GB_E_OK;
+}
+
+gb_err_t gb_conf_load(const char *path, struct gb_conf **out,
+		      struct gb_errlist *errs, gb_error_t *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	gb_error_t e;
+	gb_err_t rc;
+
+	*out = NULL;
+	rc = gb_file_read(path, CONF_MAX_FILE_BYTES, &text, &len, &e);
+	if (rc == GB_E_INVALID) {
+		rc = gb_errorf(&e, GB_E_CONFIG, "%s: the file is larger than %d bytes",
+			       path, CONF_MAX_FILE_BYTES);
+	}
+	if (rc) {
+		gb_errorf(err, rc, "%s", e.text);
+		if (errs)
+			gb_errlist_add(errs, "%s", e.text);
+		return rc;
+	}
+	rc = gb_conf_load_string(path, text, len, out, errs, err);
+	free(text);
+	return rc;
+}
+
+static void wipe(char *s)
+{
+	if (s)
+		gb_memzero(s, strlen(s));
+}
+
+void gb_conf_destroy(struct gb_conf *conf)
+{
+	if (!conf)
+		return;
+	wipe(conf->cloud.secret_access_key);
+	wipe(conf->cloud.session_token);
+	conf_free_obj(&conf_schema_top, conf);
+	free(conf->path);
+	free(conf);
+}
+
+/*****************************************************************************
+ *  Lookups
+ *****************************************************************************/
+
+const struct gb_conf_region *gb_conf_region(const struct gb_conf *conf,
+					    const char *name)
+{
+	for (size_t i = 0; name && i < conf->n_regions; i++) {
+		if (conf->regions[i].name && !strcmp(conf->regions[i].name, name))
+			return &conf->regions[i];
+	}
+	return NULL;
+}
+
+const struct gb_conf_nodeset *gb_conf_nodeset(const struct gb_conf *conf,
+					      const char *name)
+{
+	for (size_t i = 0; name && i < conf->n_nodesets; i++) {
+		if (conf->nodesets[i].name && !strcmp(conf->nodesets[i].name, name))
+			return &conf->nodesets[i];
+	}
+	return NULL;
+}
+
+const struct gb_conf_nodeset *gb_conf_nodeset_for_node(const struct gb_conf *conf,
+						       const char *node)
+{
+	for (size_t i = 0; node && i < conf->n_nodesets; i++) {
+		const struct gb_conf_nodeset *ns = &conf->nodesets[i];
+
+		if (ns->pattern_ && gb_hostlist_match(ns->pattern_, node))
+			return ns;
+	}
+	return NULL;
+}
+
+const struct gb_conf_group *gb_conf_group_for(const struct gb_conf *conf,
+					      const char *consumer)
+{
+	for (size_t i = 0; consumer && i < conf->n_groups; i++) {
+		const struct gb_conf_group *g = &conf->groups[i];
+
+		for (size_t j = 0; j < g->n_consumer_regions; j++) {
+			if (strcmp(g->consumer_regions[j], consumer) == 0)
+				return g;
+		}
+	}
+	return NULL;
+}
+
+int gb_conf_threshold(const struct gb_conf *conf)
+{
+	return conf->policy.approval_thresholds[conf->environment];
+}
+
+const char *gb_conf_endpoint(const struct gb_conf *conf,
+			     const struct gb_conf_region *region)
+{
+	if (region && region->endpoint)
+		return region->endpoint;
+	return conf->cloud.endpoint;
+}
+
+/*****************************************************************************
+ *  Names
+ *****************************************************************************/
+
+static const char *enum_name(const struct conf_enum *e, int v)
+{
+	if (v < 0 || v >= e->n)
+		return "unknown";
+	return e->names[v] ? e->names[v] : "none";
+}
+
+const char *gb_conf_env_name(enum gb_env e)
+{
+	return enum_name(&conf_enum_env, (int)e);
+}
+
+const char *gb_conf_mode_name(enum gb_mode m)
+{
+	return enum_name(&conf_enum_mode, (int)m);
+}
+
+const char *gb_conf_strategy_name(enum gb_strategy s)
+{
+	return enum_name(&conf_enum_strategy, (int)s);
+}
+
+const char *gb_conf_locality_name(enum gb_locality l)
+{
+	return enum_name(&conf_enum_locality, (int)l);
+}
+
+const char *gb_conf_market_name(enum gb_market m)
+{
+	return enum_name(&conf_enum_market, (int)m);
+}
+
+const char *gb_conf_llm_provider_name(enum gb_llm_provider p)
+{
+	return enum_name(&conf_enum_llm, (int)p);
+}
+
+gb_err_t gb_conf_strategy_parse(const char *s, enum gb_strategy *out)
+{
+	int v = s ? conf_enum_find(&conf_enum_strategy, s) : -1;
+
+	if (v < 0)
+		return GB_E_INVALID;
+	*out = (enum gb_strategy)v;
+	return GB_E_OK;
+}

@@ -1,0 +1,685 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * conf_schema.c - the keys of gpuburst.yaml: one table row per key
+ *
+ * To add a key: add its field to struct gb_conf (gb_conf.h), one row here,
+ * a line in etc/gpuburst.yaml.example and in gpuburst.yaml(5).  Parsing,
+ * type errors, defaults, unknown-key lists and freeing follow from the row.
+ * Checks that involve one mapping live in its post function below; checks
+ * across mappings live in conf_check.c.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf_int.h"
+#include "gb_hostlist.h"
+#include "gb_util.h"
+
+/* conv_enum() stores an int through memcpy: every config enum is int-sized. */
+_Static_assert(sizeof(enum gb_env) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum gb_mode) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum gb_strategy) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum gb_locality) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum gb_market) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum gb_planner_kind) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum gb_llm_provider) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum gb_log_level) == sizeof(int), "enum size");
+
+#define MINUTE 60.0
+#define HOUR 3600.0
+#define DAY 86400.0
+
+/*****************************************************************************
+ *  Enum names (indexed by value; NULL: not accepted in the file)
+ *****************************************************************************/
+
+#define CONF_ENUM(var, ...) \
+	static const char *const var##_names[] = { __VA_ARGS__ }; \
+	const struct conf_enum var = { var##_names, (int)GB_ARRAY_LEN(var##_names) }
+
+CONF_ENUM(conf_enum_env, "dev", "staging", "prod");
+CONF_ENUM(conf_enum_mode, "multi_region", "single_region");
+CONF_ENUM(conf_enum_strategy, "default", "probe_fill", "best_effort",
+	  "all_or_nothing");
+CONF_ENUM(conf_enum_locality, "region", "az", "none");
+CONF_ENUM(conf_enum_market, "on-demand", "spot");
+CONF_ENUM(conf_enum_planner, "heuristic", "llm");
+CONF_ENUM(conf_enum_llm, NULL, "openai", "bedrock", "anthropic");
+CONF_ENUM(conf_enum_level, "error", "warning", "notice", "info", "debug");
+
+/*****************************************************************************
+ *  Row constructors: S is the struct the current table fills
+ *****************************************************************************/
+
+#define K_(k, t, f) .name = k, .type = t, .off = offsetof(S, f), .off_n = CONF_NO_OFF
+#define K_STR(k, f, d, fl, ...) { K_(k, CT_STR, f), .def = d, .flags = fl, __VA_ARGS__ }
+#define K_PATH(k, f, d, fl) { K_(k, CT_ABSPATH, f), .def = d, .flags = fl }
+#define K_URL(k, f) { K_(k, CT_URL, f) }
+#define K_BOOL(k, f, d) { K_(k, CT_BOOL, f), .def = d }
+#define K_INT(k, f, d, lo, hi) { K_(k, CT_INT, f), .def = d, .min = lo, .max = hi }
+#define K_NUM(k, f, lo, hi) { K_(k, CT_NUMBER, f), .min = lo, .max = hi }
+#define K_DUR(k, f, d, lo, hi, fl) \
+	{ K_(k, CT_DURATION, f), .def = d, .min = lo, .max = hi, .flags = fl }
+#define K_ENUM(k, f, d, e) { K_(k, CT_ENUM, f), .def = d, .arg = e }
+#define K_MAP(k, f, sc) { K_(k, CT_MAP, f), .arg = sc }
+#define K_STRV(k, f, d, fl, ...) \
+	{ .name = k, .type = CT_STRV, .off = offsetof(S, f), \
+	  .off_n = offsetof(S, n_##f), .def = d, .flags = fl, __VA_ARGS__ }
+#define K_LIST(k, f, n, sc) \
+	{ .name = k, .type = CT_LIST, .off = offsetof(S, f), \
+	  .off_n = offsetof(S, n), .arg = sc }
+#define K_DICT(k, f, n, sc) \
+	{ .name = k, .type = CT_DICT, .off = offsetof(S, f), \
+	  .off_n = offsetof(S, n), .arg = sc }
+#define K_FUNC(k, fn) { .name = k, .type = CT_FUNC, .off_n = CONF_NO_OFF, .func = fn }
+#define K_END { .name = NULL }
+
+#define SEEN(key) conf_seen(sc, seen, key)
+
+/*****************************************************************************
+ *  Checks of one value
+ *****************************************************************************/
+
+static bool name_chars_ok(const char *s, const char *extra, bool upper)
+{
+	for (; *s; s++) {
+		if (!(islower((unsigned char)*s) || isdigit((unsigned char)*s) ||
+		      (upper && isupper((unsigned char)*s)) || strchr(extra, *s)))
+			return false;
+	}
+	return true;
+}
+
+/* ^[a-z0-9][a-z0-9-]{0,31}$: it goes into the gpuburst:cluster tag. */
+static bool check_cluster_name(struct conf_ctx *c, const struct conf_key *k,
+			       yaml_node_t *n, void *dst)
+{
+	const char *s = *(char **)dst;
+	char tmp[CONF_SHOW_MAX + 8];
+
+	(void)k;
+	if (s[0] != '-' && strlen(s) <= 32 && name_chars_ok(s, "-", false))
+		return true;
+	conf_error_at(c, n, "cluster_name '%s' is invalid: use 1 to 32 lower-case letters, digits and '-', not starting with '-' (it goes into cloud tags)",
+		      conf_show(s, tmp, sizeof(tmp)));
+	return false;
+}
+
+static bool check_nodeset_name(struct conf_ctx *c, const struct conf_key *k,
+			       yaml_node_t *n, void *dst)
+{
+	const char *s = *(char **)dst;
+	char tmp[CONF_SHOW_MAX + 8];
+
+	(void)k;
+	if (name_chars_ok(s, "_-", true))
+		return true;
+	conf_error_at(c, n, "nodeset name '%s' is invalid: use letters, digits, '_' and '-'",
+		      conf_show(s, tmp, sizeof(tmp)));
+	return false;
+}
+
+static bool region_name_ok(const char *s)
+{
+	return s && strlen(s) <= 64 && name_chars_ok(s, "-", false);
+}
+
+static bool check_region_name(struct conf_ctx *c, const struct conf_key *k,
+			      yaml_node_t *n, void *dst)
+{
+	const char *s = *(char **)dst;
+	char tmp[CONF_SHOW_MAX + 8];
+
+	(void)k;
+	if (region_name_ok(s))
+		return true;
+	conf_error_at(c, n, "region name '%s' is invalid: use lower-case letters, digits and '-'",
+		      conf_show(s, tmp, sizeof(tmp)));
+	return false;
+}
+
+/* A string today; an enum the day a second cloud is added. */
+static bool check_provider(struct conf_ctx *c, const struct conf_key *k,
+			   yaml_node_t *n, void *dst)
+{
+	const char *s = *(char **)dst;
+	char tmp[CONF_SHOW_MAX + 8];
+
+	if (strcmp(s, "ec2") == 0)
+		return true;
+	conf_error_at(c, n, "'%s' must be one of ec2, got '%s'", k->name,
+		      conf_show(s, tmp, sizeof(tmp)));
+	return false;
+}
+
+static bool check_threshold(struct conf_ctx *c, const struct conf_key *k,
+			    yaml_node_t *n, void *dst)
+{
+	int v = *(int *)dst;
+
+	if (v >= 1)
+		return true;
+	conf_error_at(c, n, "approval threshold for %s must be at least 1, got %d",
+		      k->name, v);
+	return false;
+}
+
+static bool check_user_data(struct conf_ctx *c, const struct conf_key *k,
+			    yaml_node_t *n, void *dst)
+{
+	size_t len = strlen(*(char **)dst);
+
+	if (len <= CONF_MAX_USER_DATA)
+		return true;
+	conf_error_at(c, n, "'%s' has %zu bytes, more than EC2's limit of %d",
+		      k->name, len, CONF_MAX_USER_DATA);
+	return false;
+}
+
+static bool check_notify(struct conf_ctx *c, const struct conf_key *k,
+			 yaml_node_t *n, void *dst)
+{
+	char **argv = *(char ***)dst;
+	char tmp[CONF_SHOW_MAX + 8];
+
+	(void)n;
+	if (!argv[0] || argv[0][0] == '/')
+		return true;
+	conf_error(c, conf_mark_of(c, &argv[0]),
+		   "'%s' must start with the absolute path of a program, got '%s'",
+		   k->name, conf_show(argv[0], tmp, sizeof(tmp)));
+	return false;
+}
+
+/* Every family must be a GPU family of the built-in catalog, once. */
+static bool check_families(struct conf_ctx *c, const struct conf_key *k,
+			   yaml_node_t *n, void *dst)
+{
+	char **fam = *(char ***)dst;
+	struct gb_buf known = GB_BUF_INIT;
+	char tmp[CONF_SHOW_MAX + 8];
+	bool ok = true;
+
+	(void)n;
+	conf_catalog_family_list(&known);
+	for (size_t i = 0; fam[i]; i++) {
+		bool again = false;
+
+		for (size_t j = 0; j < i && !again; j++)
+			again = conf_catalog_family_known(fam[i]) &&
+				strcmp(fam[i], fam[j]) == 0;
+		if (again)
+			conf_error(c, conf_mark_of(c, &fam[i]),
+				   "'%s' lists %s twice", k->name, fam[i]);
+		else if (!conf_catalog_family_known(fam[i]))
+			conf_error(c, conf_mark_of(c, &fam[i]),
+				   "instance family %s is not allowed: only GPU families %s",
+				   conf_show(fam[i], tmp, sizeof(tmp)),
+				   gb_buf_str(&known));
+		ok = ok && !again && conf_catalog_family_known(fam[i]);
+	}
+	if (gb_buf_failed(&known))
+		conf_nomem(c);
+	gb_buf_free(&known);
+	return ok;
+}
+
+/*****************************************************************************
+ *  log:
+ *****************************************************************************/
+
+#define S struct gb_conf_log
+static const struct conf_key log_keys[] = {
+	K_PATH("file", file, "/var/log/gpuburst/gpuburst.log", CF_EMPTY_NULL),
+	K_BOOL("syslog", syslog, "false"),
+	K_ENUM("level", level, "info", &conf_enum_level),
+	K_END
+};
+#undef S
+
+static const struct conf_schema log_schema = {
+	"log", log_keys, sizeof(struct gb_conf_log), CONF_NO_OFF, CONF_NO_OFF,
+	NULL, NULL
+};
+
+/*****************************************************************************
+ *  cloud: and cloud.credentials:
+ *****************************************************************************/
+
+static void creds_post(struct conf_ctx *c, const struct conf_schema *sc,
+		       yaml_node_t *map, void *obj, yaml_node_t *const *seen)
+{
+	yaml_node_t *akid = SEEN("access_key_id"), *secret = SEEN("secret_access_key");
+	yaml_node_t *token = SEEN("session_token");
+
+	(void)map;
+	(void)obj;
+	if (!!akid != !!secret)
+		conf_error_at(c, akid ? akid : secret,
+			      "'%s' needs '%s': give both or neither",
+			      akid ? "access_key_id" : "secret_access_key",
+			      akid ? "secret_access_key" : "access_key_id");
+	if (token && !(akid && secret))
+		conf_error_at(c, token,
+			      "'session_token' needs 'access_key_id' and 'secret_access_key'");
+}
+
+#define S struct gb_conf_cloud
+static const struct conf_key creds_keys[] = {
+	K_STR("profile", profile, NULL, 0),
+	K_PATH("file", credentials_file, NULL, 0),
+	K_PATH("config_file", config_file, NULL, 0),
+	K_STR("access_key_id", access_key_id, NULL, 0),
+	K_STR("secret_access_key", secret_access_key, NULL, 0),
+	K_STR("session_token", session_token, NULL, 0),
+	K_BOOL("imds", imds, "true"),
+	K_END
+};
+
+static const struct conf_schema creds_schema = {
+	"cloud.credentials", creds_keys, sizeof(struct gb_conf_cloud),
+	CONF_NO_OFF, CONF_NO_OFF, creds_post, NULL
+};
+
+static const struct conf_key cloud_keys[] = {
+	K_STR("provider", provider, "ec2", 0, .check = check_provider),
+	K_URL("endpoint", endpoint),
+	K_PATH("ca_bundle", ca_bundle, NULL, 0),
+	K_DUR("connect_timeout", connect_timeout, "5s", 1, HOUR, 0),
+	K_DUR("request_timeout", request_timeout, "30s", 1, HOUR, 0),
+	K_INT("max_retries", max_retries, "4", 0, 20),
+	K_DUR("retry_budget", retry_budget, "60s", 0, DAY, 0),
+	/* credentials: a mapping of its own, stored in this same struct */
+	{ .name = "credentials", .type = CT_MAP, .off = 0, .off_n = CONF_NO_OFF,
+	  .arg = &creds_schema },
+	K_END
+};
+#undef S
+
+static const struct conf_schema cloud_schema = {
+	"cloud", cloud_keys, sizeof(struct gb_conf_cloud), CONF_NO_OFF,
+	CONF_NO_OFF, NULL, NULL
+};
+
+/*****************************************************************************
+ *  regions: and their azs:
+ *****************************************************************************/
+
+#define S struct gb_conf_az
+static const struct conf_key az_keys[] = {
+	K_STR("name", name, NULL, CF_REQUIRED),
+	K_STRV("subnets", subnets, NULL, CF_REQUIRED | CF_NONEMPTY),
+	K_END
+};
+#undef S
+
+static const struct conf_schema az_schema = {
+	"availability zone", az_keys, sizeof(struct gb_conf_az), CONF_NO_OFF,
+	CONF_NO_OFF, NULL, NULL
+};
+
+/* user_data_file: read now, so that a bad path fails the load, not a launch. */
+static void read_user_data_file(struct conf_ctx *c, const struct conf_key *k,
+				yaml_node_t *n, void *obj)
+{
+	struct gb_conf_region *r = obj;
+	char *data = NULL, tmp[CONF_SHOW_MAX + 8];
+	const char *path;
+	gb_error_t e;
+	size_t len = 0;
+
+	if (n->type != YAML_SCALAR_NODE) {
+		conf_error_at(c, n, "'%s' must be an absolute path, got %s",
+			      k->name, conf_kind_name(n));
+		return;
+	}
+	path = (const char *)n->data.scalar.value;
+	if (path[0] != '/') {
+		conf_error_at(c, n, "'%s' must be an absolute path, got '%s'",
+			      k->name, conf_show(path, tmp, sizeof(tmp)));
+		return;
+	}
+	switch (gb_file_read(path, CONF_MAX_USER_DATA, &data, &len, &e)) {
+	case GB_E_OK:
+		break;
+	case GB_E_NOMEM:
+		conf_nomem(c);
+		return;
+	case GB_E_INVALID:
+		conf_error_at(c, n, "'%s' %s is larger than EC2's limit of %d bytes",
+			      k->name, conf_show(path, tmp, sizeof(tmp)),
+			      CONF_MAX_USER_DATA);
+		return;
+	default:
+		conf_error_at(c, n, "'%s': %s", k->name, e.text);
+		return;
+	}
+	if (strlen(data) != len) {
+		conf_error_at(c, n, "'%s' %s contains a NUL byte", k->name,
+			      conf_show(path, tmp, sizeof(tmp)));
+		free(data);
+		return;
+	}
+	free(r->user_data);
+	r->user_data = data;
+	conf_mark_add(c, &r->user_data, n);
+}
+
+static void region_coords(struct conf_ctx *c, const struct conf_schema *sc,
+			  struct gb_conf_region *r, yaml_node_t *const *seen)
+{
+	yaml_node_t *lat = SEEN("lat"), *lon = SEEN("lon");
+	char tmp[CONF_SHOW_MAX + 8];
+
+	if (!!lat != !!lon) {
+		conf_error_at(c, lat ? lat : lon,
+			      "region '%s' has '%s' but no '%s': give both or neither",
+			      r->name ? conf_show(r->name, tmp, sizeof(tmp)) : "?",
+			      lat ? "lat" : "lon", lat ? "lon" : "lat");
+		return;
+	}
+	if (lat || !region_name_ok(r->name) ||
+	    gb_region_coords(r->name, &r->lat, &r->lon))
+		return;
+	conf_error(c, conf_mark_of(c, &r->name),
+		   "region '%s' is not a known AWS region: give its 'lat' and 'lon'",
+		   r->name);
+}
+
+static void region_post(struct conf_ctx *c, const struct conf_schema *sc,
+			yaml_node_t *map, void *obj, yaml_node_t *const *seen)
+{
+	struct gb_conf_region *r = obj;
+	const char *name = r->name ? r->name : "?";
+	char tmp[CONF_SHOW_MAX + 8];
+
+	(void)map;
+	region_coords(c, sc, r, seen);
+	if (SEEN("user_data") && SEEN("user_data_file"))
+		conf_error_at(c, SEEN("user_data_file"),
+			      "region '%s' has both 'user_data' and 'user_data_file': give one",
+			      conf_show(name, tmp, sizeof(tmp)));
+	if (r->n_azs && !r->ami)
+		conf_error_at(c, SEEN("azs"),
+			      "region '%s' has availability zones but no 'ami'",
+			      conf_show(name, tmp, sizeof(tmp)));
+	for (size_t i = 0; r->name && i < r->n_azs; i++) {
+		const char *az = r->azs[i].name;
+		char tmp2[CONF_SHOW_MAX + 8];
+
+		if (!az || (gb_str_has_prefix(az, r->name) &&
+			    strlen(az) > strlen(r->name)))
+			continue;
+		conf_error(c, conf_mark_of(c, &r->azs[i].name),
+			   "availability zone '%s' is not in region '%s' (its name must start with '%s')",
+			   conf_show(az, tmp2, sizeof(tmp2)), name, name);
+	}
+}
+
+#define S struct gb_conf_region
+static const struct conf_key region_keys[] = {
+	K_STR("name", name, NULL, CF_REQUIRED, .check = check_region_name),
+	K_NUM("lat", lat, -90, 90),
+	K_NUM("lon", lon, -180, 180),
+	K_URL("endpoint", endpoint),
+	K_STR("ami", ami, NULL, 0),
+	K_STR("key_name", key_name, NULL, 0),
+	K_STRV("security_groups", security_groups, NULL, 0),
+	K_STR("iam_profile", iam_profile, NULL, 0),
+	K_STR("user_data", user_data, NULL, 0, .check = check_user_data),
+	K_FUNC("user_data_file", read_user_data_file),
+	K_INT("priority", priority, "0", -1000000, 1000000),
+	K_LIST("azs", azs, n_azs, &az_schema),
+	K_END
+};
+#undef S
+
+static const struct conf_schema region_schema = {
+	"region", region_keys, sizeof(struct gb_conf_region), CONF_NO_OFF,
+	offsetof(struct gb_conf_region, mark), region_post, NULL
+};
+
+/*****************************************************************************
+ *  fallback_groups:
+ *****************************************************************************/
+
+#define S struct gb_conf_group
+static const struct conf_key group_keys[] = {
+	K_STRV("consumer_regions", consumer_regions, NULL, CF_REQUIRED | CF_NONEMPTY),
+	K_STRV("fallback_regions", fallback_regions, NULL, CF_REQUIRED | CF_NONEMPTY),
+	K_END
+};
+#undef S
+
+static const struct conf_schema group_schema = {
+	"fallback group", group_keys, sizeof(struct gb_conf_group),
+	offsetof(struct gb_conf_group, name), CONF_NO_OFF, NULL, NULL
+};
+
+/*****************************************************************************
+ *  nodesets:
+ *****************************************************************************/
+
+static void nodeset_post(struct conf_ctx *c, const struct conf_schema *sc,
+			 yaml_node_t *map, void *obj, yaml_node_t *const *seen)
+{
+	struct gb_conf_nodeset *ns = obj;
+	char tmp[CONF_SHOW_MAX + 8];
+	gb_error_t e;
+	size_t n;
+
+	(void)map;
+	if (!ns->nodes)
+		return;
+	if (gb_hostlist_parse(ns->nodes, &ns->pattern_, &e)) {
+		if (e.code == GB_E_NOMEM)
+			conf_nomem(c);
+		else
+			conf_error_at(c, SEEN("nodes"),
+				      "'nodes' is not a valid host pattern: %s", e.text);
+		return;
+	}
+	n = gb_hostlist_count(ns->pattern_);
+	if (n <= CONF_MAX_NODESET_HOSTS)
+		return;
+	conf_error_at(c, SEEN("nodes"),
+		      "'nodes' pattern '%s' has %zu nodes, more than the limit of %d per nodeset",
+		      conf_show(ns->nodes, tmp, sizeof(tmp)), n, CONF_MAX_NODESET_HOSTS);
+	gb_hostlist_destroy(ns->pattern_);
+	ns->pattern_ = NULL;
+}
+
+static void nodeset_fini(void *obj)
+{
+	struct gb_conf_nodeset *ns = obj;
+
+	gb_hostlist_destroy(ns->pattern_);
+	ns->pattern_ = NULL;
+}
+
+#define S struct gb_conf_nodeset
+static const struct conf_key nodeset_keys[] = {
+	K_STR("name", name, NULL, CF_REQUIRED, .check = check_nodeset_name),
+	K_STR("nodes", nodes, NULL, CF_REQUIRED),
+	K_STR("instance_type", instance_type, NULL, CF_REQUIRED),
+	K_STR("home_region", home_region, NULL, CF_REQUIRED),
+	K_ENUM("mode", mode, "multi_region", &conf_enum_mode),
+	K_ENUM("strategy", strategy, "default", &conf_enum_strategy),
+	K_ENUM("locality", locality, "region", &conf_enum_locality),
+	K_ENUM("market", market, "on-demand", &conf_enum_market),
+	K_STR("partition", partition, "gpuburst", 0),
+	K_END
+};
+#undef S
+
+static const struct conf_schema nodeset_schema = {
+	"nodeset", nodeset_keys, sizeof(struct gb_conf_nodeset), CONF_NO_OFF,
+	offsetof(struct gb_conf_nodeset, mark), nodeset_post, nodeset_fini
+};
+
+/*****************************************************************************
+ *  policy:
+ *****************************************************************************/
+
+/* The rows fill int approval_thresholds[GB_ENV_COUNT]. */
+#define K_THRESHOLD(k, env, d) \
+	{ .name = k, .type = CT_INT, .off = (env) * sizeof(int), \
+	  .off_n = CONF_NO_OFF, .def = d, .min = -1e9, .max = 1e6, \
+	  .check = check_threshold }
+static const struct conf_key threshold_keys[] = {
+	K_THRESHOLD("dev", GB_ENV_DEV, "50"),
+	K_THRESHOLD("staging", GB_ENV_STAGING, "20"),
+	K_THRESHOLD("prod", GB_ENV_PROD, "10"),
+	K_END
+};
+
+static const struct conf_schema threshold_schema = {
+	"policy.approval_thresholds", threshold_keys, sizeof(int) * GB_ENV_COUNT,
+	CONF_NO_OFF, CONF_NO_OFF, NULL, NULL
+};
+
+#define S struct gb_conf_policy
+static const struct conf_key policy_keys[] = {
+	K_INT("batch_max", batch_max, "4", 1, 1000),
+	K_INT("max_request_nodes", max_request_nodes, "1000", 1, 100000),
+	K_MAP("approval_thresholds", approval_thresholds, &threshold_schema),
+	K_STRV("allowed_geo_regions", allowed_geo_regions, NULL, 0),
+	K_DUR("approval_timeout", approval_timeout, "auto", 1, 30 * DAY, CF_AUTO),
+	K_BOOL("manual_resume_needs_approval", manual_resume_needs_approval, "false"),
+	{ .name = "approval_notify", .type = CT_STRV,
+	  .off = offsetof(S, approval_notify), .off_n = CONF_NO_OFF,
+	  .flags = CF_NONEMPTY, .check = check_notify },
+	K_DUR("ice_cooldown", ice_cooldown, "10m", 0, 30 * DAY, 0),
+	K_DUR("orphan_timeout", orphan_timeout, "10m", 1, 30 * DAY, 0),
+	K_DUR("request_deadline", request_deadline, "1h", 1, 30 * DAY, 0),
+	K_DUR("offerings_ttl", offerings_ttl, "1h", 0, 30 * DAY, 0),
+	K_DUR("capacity_half_life", capacity_half_life, "1h", 1, 30 * DAY, 0),
+	K_STRV("allowed_families", allowed_families, "g4dn g5 g5g g6 g6e",
+	       CF_NONEMPTY, .check = check_families),
+	K_END
+};
+#undef S
+
+static const struct conf_schema policy_schema = {
+	"policy", policy_keys, sizeof(struct gb_conf_policy), CONF_NO_OFF,
+	CONF_NO_OFF, NULL, NULL
+};
+
+/*****************************************************************************
+ *  planner: and planner.llm:
+ *****************************************************************************/
+
+/* OpenAI and Anthropic have one public endpoint; Bedrock's is per region. */
+static void llm_post(struct conf_ctx *c, const struct conf_schema *sc,
+		     yaml_node_t *map, void *obj, yaml_node_t *const *seen)
+{
+	struct gb_conf_llm *llm = obj;
+	char **ep = &llm->endpoint;
+
+	(void)sc;
+	(void)map;
+	(void)seen;
+	if (*ep)
+		return;
+	if (llm->provider == GB_LLM_OPENAI)
+		*ep = strdup("https://api.openai.com");
+	else if (llm->provider == GB_LLM_ANTHROPIC)
+		*ep = strdup("https://api.anthropic.com");
+	else
+		return;
+	if (!*ep)
+		conf_nomem(c);
+}
+
+#define S struct gb_conf_llm
+static const struct conf_key llm_keys[] = {
+	K_ENUM("provider", provider, NULL, &conf_enum_llm),
+	K_URL("endpoint", endpoint),
+	K_STR("model", model, NULL, 0),
+	K_STR("region", region, NULL, 0),
+	K_PATH("api_key_file", api_key_file, NULL, 0),
+	K_DUR("timeout", timeout, "5s", 1, HOUR, 0),
+	K_INT("max_tokens", max_tokens, "1024", 1, 100000),
+	K_INT("max_calls", max_calls, "3", 1, 10),
+	K_END
+};
+#undef S
+
+static const struct conf_schema llm_schema = {
+	"planner.llm", llm_keys, sizeof(struct gb_conf_llm), CONF_NO_OFF,
+	CONF_NO_OFF, llm_post, NULL
+};
+
+static void planner_post(struct conf_ctx *c, const struct conf_schema *sc,
+			 yaml_node_t *map, void *obj, yaml_node_t *const *seen)
+{
+	struct gb_conf_planner *p = obj;
+	yaml_node_t *at = SEEN("llm") ? SEEN("llm") : map;
+
+	if (p->kind != GB_PLANNER_LLM)
+		return;
+	if (p->llm.provider == GB_LLM_NONE)
+		conf_error_at(c, at, "planner kind llm needs llm.provider (one of openai, bedrock, anthropic)");
+	if (!p->llm.model)
+		conf_error_at(c, at, "planner kind llm needs llm.model");
+	if (p->llm.provider == GB_LLM_BEDROCK && !p->llm.region)
+		conf_error_at(c, at, "llm provider bedrock needs llm.region (the signing region)");
+}
+
+#define S struct gb_conf_planner
+static const struct conf_key planner_keys[] = {
+	K_ENUM("kind", kind, "heuristic", &conf_enum_planner),
+	K_MAP("llm", llm, &llm_schema),
+	K_END
+};
+#undef S
+
+static const struct conf_schema planner_schema = {
+	"planner", planner_keys, sizeof(struct gb_conf_planner), CONF_NO_OFF,
+	CONF_NO_OFF, planner_post, NULL
+};
+
+/*****************************************************************************
+ *  admins: and the top level
+ *****************************************************************************/
+
+#define S struct gb_conf_admins
+static const struct conf_key admins_keys[] = {
+	K_STRV("users", users, NULL, 0),
+	K_STR("group", group, NULL, 0),
+	K_END
+};
+#undef S
+
+static const struct conf_schema admins_schema = {
+	"admins", admins_keys, sizeof(struct gb_conf_admins), CONF_NO_OFF,
+	CONF_NO_OFF, NULL, NULL
+};
+
+#define S struct gb_conf
+static const struct conf_key top_keys[] = {
+	K_STR("cluster_name", cluster_name, NULL, CF_REQUIRED,
+	      .check = check_cluster_name),
+	K_ENUM("environment", environment, "dev", &conf_enum_env),
+	K_PATH("state_dir", state_dir, GB_STATE_DIR, 0),
+	K_MAP("log", log, &log_schema),
+	K_MAP("cloud", cloud, &cloud_schema),
+	K_LIST("regions", regions, n_regions, &region_schema),
+	K_DICT("fallback_groups", groups, n_groups, &group_schema),
+	K_LIST("nodesets", nodesets, n_nodesets, &nodeset_schema),
+	K_MAP("policy", policy, &policy_schema),
+	K_MAP("planner", planner, &planner_schema),
+	K_MAP("admins", admins, &admins_schema),
+	K_END
+};
+#undef S
+
+const struct conf_schema conf_schema_top = {
+	"the top level", top_keys, sizeof(struct gb_conf), CONF_NO_OFF,
+	CONF_NO_OFF, NULL, NULL
+};

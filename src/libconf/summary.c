@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * summary.c - the human summary of `gpuburstctl config check`
+ *
+ * The output is stable (tests compare it byte for byte) and never contains
+ * a secret: explicit cloud keys appear as the first characters of the
+ * access key id only.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf_int.h"
+#include "gb_hostlist.h"
+
+#define OR_DASH(s) ((s) ? (s) : "-")
+
+static const char *dur(double s, char *buf, size_t n)
+{
+	return conf_duration_str(s, buf, n);
+}
+
+static const char *yesno(bool b)
+{
+	return b ? "yes" : "no";
+}
+
+static void print_list(FILE *fp, char *const *v, size_t n, const char *empty)
+{
+	if (!n)
+		fputs(empty, fp);
+	for (size_t i = 0; i < n; i++)
+		fprintf(fp, "%s%s", i ? ", " : "", v[i]);
+}
+
+static void print_head(FILE *fp, const struct gb_conf *conf)
+{
+	const struct gb_conf_log *l = &conf->log;
+
+	fprintf(fp, "configuration: %s\n", conf->path);
+	fprintf(fp, "cluster: %s\n", conf->cluster_name);
+	fprintf(fp, "environment: %s%s (approval threshold %d nodes)\n",
+		gb_conf_env_name(conf->environment),
+		conf->environment_from_env ? ", from " GB_CONF_ENV_ENVIRONMENT : "",
+		gb_conf_threshold(conf));
+	fprintf(fp, "state_dir: %s\n", conf->state_dir);
+	fprintf(fp, "log: file %s, syslog %s, level %s\n",
+		l->file ? l->file : "none", yesno(l->syslog),
+		gb_log_level_name(l->level));
+}
+
+static void print_credentials(FILE *fp, const struct gb_conf_cloud *cl)
+{
+	fputs("  credentials: ", fp);
+	if (cl->access_key_id) {
+		fprintf(fp, "explicit access key %.4s... (secret not shown)%s\n",
+			cl->access_key_id,
+			cl->session_token ? ", session token (not shown)" : "");
+		return;
+	}
+	fprintf(fp, "profile %s from the shared files (credentials %s, config %s)",
+		cl->profile ? cl->profile : "default",
+		cl->credentials_file ? cl->credentials_file : "default",
+		cl->config_file ? cl->config_file : "default");
+	fprintf(fp, "%s\n", cl->imds ? ", then instance metadata (IMDSv2)" :
+		", no instance metadata");
+}
+
+static void print_cloud(FILE *fp, const struct gb_conf_cloud *cl)
+{
+	char a[32], b[32], d[32];
+
+	fprintf(fp, "cloud: provider %s\n", cl->provider);
+	fprintf(fp, "  endpoint: %s\n", cl->endpoint ? cl->endpoint :
+		"the public one of each region");
+	fprintf(fp, "  ca_bundle: %s\n", cl->ca_bundle ? cl->ca_bundle :
+		"the system's");
+	fprintf(fp, "  timeouts: connect %s, request %s; retries %d within %s\n",
+		dur(cl->connect_timeout, a, sizeof(a)),
+		dur(cl->request_timeout, b, sizeof(b)), cl->max_retries,
+		dur(cl->retry_budget, d, sizeof(d)));
+	print_credentials(fp, cl);
+}
+
+static void print_region(FILE *fp, const struct gb_conf *conf,
+			 const struct gb_conf_region *r)
+{
+	size_t subnets = 0;
+
+	for (size_t j = 0; j < r->n_azs; j++)
+		subnets += r->azs[j].n_subnets;
+	fprintf(fp, "  %s (%.2f, %.2f): priority %d, %zu AZ%s, %zu subnet%s\n",
+		r->name, r->lat, r->lon, r->priority, r->n_azs,
+		r->n_azs == 1 ? "" : "s", subnets, subnets == 1 ? "" : "s");
+	fprintf(fp, "    endpoint %s, ami %s, key %s, iam profile %s, user data %zu bytes\n",
+		gb_conf_endpoint(conf, r) ? gb_conf_endpoint(conf, r) : "public",
+		OR_DASH(r->ami), OR_DASH(r->key_name), OR_DASH(r->iam_profile),
+		r->user_data ? strlen(r->user_data) : 0);
+	fputs("    security groups: ", fp);
+	print_list(fp, r->security_groups, r->n_security_groups, "-");
+	fputc('\n', fp);
+	for (size_t j = 0; j < r->n_azs; j++) {
+		fprintf(fp, "    %s: ", r->azs[j].name);
+		print_list(fp, r->azs[j].subnets, r->azs[j].n_subnets, "-");
+		fputc('\n', fp);
+	}
+}
+
+/* A fallback region and its distance from the consumer, for sorting. */
+struct hop {
+	const struct gb_conf_region *r;
+	double km;
+	size_t order;
+};
+
+static int hop_cmp(const void *a, const void *b)
+{
+	const struct hop *x = a, *y = b;
+
+	if (x->km != y->km)
+		return x->km < y->km ? -1 : 1;
+	if (x->r->priority != y->r->priority)
+		return x->r->priority < y->r->priority ? -1 : 1;
+	return (x->order > y->order) - (x->order < y->order);
+}
+
+/* "ap-southeast-1 -> ap-south-1 (3904 km), ap-northeast-2 (4673 km)" */
+static void print_order(FILE *fp, const struct gb_conf *conf,
+			const struct gb_conf_group *g, const char *consumer)
+{
+	const struct gb_conf_region *cr = gb_conf_region(conf, consumer);
+	struct hop *hops = calloc(g->n_fallback_regions + 1, sizeof(*hops));
+	double lat = 0, lon = 0;
+	size_t n = 0;
+
+	if (cr) {
+		lat = cr->lat;
+		lon = cr->lon;
+	} else {
+		gb_region_coords(consumer, &lat, &lon);
+	}
+	fprintf(fp, "    %s ->", consumer);
+	for (size_t i = 0; hops && i < g->n_fallback_regions; i++) {
+		const struct gb_conf_region *r = gb_conf_region(conf, g->fallback_regions[i]);
+
+		if (!r)
+			continue;
+		hops[n].r = r;
+		hops[n].km = gb_region_distance_km(lat, lon, r->lat, r->lon);
+		hops[n].order = i;
+		n++;
+	}
+	if (hops)
+		qsort(hops, n, sizeof(*hops), hop_cmp);
+	for (size_t i = 0; i < n; i++)
+		fprintf(fp, "%s %s (%.0f km)", i ? "," : "", hops[i].r->name, hops[i].km);
+	fputc('\n', fp);
+	free(hops);
+}
+
+static void print_groups(FILE *fp, const struct gb_conf *conf)
+{
+	fprintf(fp, "fallback groups (%zu):\n", conf->n_groups);
+	for (size_t i = 0; i < conf->n_groups; i++) {
+		const struct gb_conf_group *g = &conf->groups[i];
+
+		fprintf(fp, "  %s:\n", g->name);
+		for (size_t j = 0; j < g->n_consumer_regions; j++)
+			print_order(fp, conf, g, g->consumer_regions[j]);
+	}
+}
+
+static void print_nodeset(FILE *fp, const struct gb_conf_nodeset *ns)
+{
+	const struct gb_instance_type *t = gb_catalog_find(ns->instance_type);
+
+	size_t n = ns->pattern_ ? gb_hostlist_count(ns->pattern_) : 0;
+
+	fprintf(fp, "  %s: %s (%zu node%s)\n", ns->name, ns->nodes, n,
+		n == 1 ? "" : "s");
+	if (t)
+		fprintf(fp, "    type %s: %d vCPU, %d MiB, %d x %s (%d MiB each), %s\n",
+			t->name, t->vcpus, t->memory_mib, t->gpus, t->gpu_model,
+			t->gpu_memory_mib, t->arch);
+	fprintf(fp, "    home %s, mode %s, strategy %s, locality %s, market %s, partition %s\n",
+		ns->home_region, gb_conf_mode_name(ns->mode),
+		gb_conf_strategy_name(ns->strategy),
+		gb_conf_locality_name(ns->locality), gb_conf_market_name(ns->market),
+		ns->partition);
+}
+
+static void print_policy(FILE *fp, const struct gb_conf_policy *p)
+{
+	char a[32], b[32], c[32], d[32], e[32], f[32];
+
+	fprintf(fp, "policy:\n  batch_max %d, max_request_nodes %d\n",
+		p->batch_max, p->max_request_nodes);
+	fprintf(fp, "  approval thresholds: dev %d, staging %d, prod %d; timeout %s; manual resumes need approval: %s\n",
+		p->approval_thresholds[GB_ENV_DEV],
+		p->approval_thresholds[GB_ENV_STAGING],
+		p->approval_thresholds[GB_ENV_PROD],
+		dur(p->approval_timeout, a, sizeof(a)),
+		yesno(p->manual_resume_needs_approval));
+	fputs("  approval notify: ", fp);
+	for (size_t i = 0; p->approval_notify && p->approval_notify[i]; i++) {
+		const char *arg = p->approval_notify[i];
+		bool q = strpbrk(arg, " \t'\"") != NULL;
+
+		fprintf(fp, "%s%s%s%s", i ? " " : "", q ? "'" : "", arg,
+			q ? "'" : "");
+	}
+	fputs(p->approval_notify ? "\n" : "-\n", fp);
+	fputs("  allowed geo regions: ", fp);
+	print_list(fp, p->allowed_geo_regions, p->n_allowed_geo_regions,
+		   "any (no geo check)");
+	fprintf(fp, "\n  ice_cooldown %s, orphan_timeout %s, request_deadline %s, offerings_ttl %s, capacity_half_life %s\n",
+		dur(p->ice_cooldown, b, sizeof(b)), dur(p->orphan_timeout, c, sizeof(c)),
+		dur(p->request_deadline, d, sizeof(d)), dur(p->offerings_ttl, e, sizeof(e)),
+		dur(p->capacity_half_life, f, sizeof(f)));
+	fputs("  allowed families: ", fp);
+	print_list(fp, p->allowed_families, p->n_allowed_families, "-");
+	fputc('\n', fp);
+}
+
+static void print_planner(FILE *fp, const struct gb_conf_planner *p)
+{
+	const struct gb_conf_llm *l = &p->llm;
+	char t[32];
+
+	if (p->kind == GB_PLANNER_HEURISTIC) {
+		fputs("planner: heuristic\n", fp);
+		return;
+	}
+	fprintf(fp, "planner: llm, provider %s, model %s\n",
+		gb_conf_llm_provider_name(l->provider), OR_DASH(l->model));
+	fprintf(fp, "  endpoint %s, region %s, api key file %s\n",
+		OR_DASH(l->endpoint), OR_DASH(l->region), OR_DASH(l->api_key_file));
+	fprintf(fp, "  timeout %s, max_tokens %d, max_calls %d\n",
+		dur(l->timeout, t, sizeof(t)), l->max_tokens, l->max_calls);
+}
+
+void gb_conf_print_summary(const struct gb_conf *conf, void *out)
+{
+	FILE *fp = out;
+
+	print_head(fp, conf);
+	print_cloud(fp, &conf->cloud);
+	fprintf(fp, "regions (%zu):\n", conf->n_regions);
+	for (size_t i = 0; i < conf->n_regions; i++)
+		print_region(fp, conf, &conf->regions[i]);
+	print_groups(fp, conf);
+	fprintf(fp, "nodesets (%zu):\n", conf->n_nodesets);
+	for (size_t i = 0; i < conf->n_nodesets; i++)
+		print_nodeset(fp, &conf->nodesets[i]);
+	print_policy(fp, &conf->policy);
+	print_planner(fp, &conf->planner);
+	fputs("admins: users ", fp);
+	print_list(fp, conf->admins.users, conf->admins.n_users, "-");
+	fprintf(fp, "; group %s\n", OR_DASH(conf->admins.group));
+}

@@ -1,0 +1,898 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_conf.c - libconf: loader, validation messages, catalog, regions
+ *
+ * Data-driven cases live in tests/data/conf/:
+ *   valid/<case>/input.yaml + expected     expected = the summary
+ *   invalid/<case>/input.yaml + expected   expected = every error line
+ *   <case>/env (optional)                  VAR=value lines set for the case
+ * Each case runs in its own directory and loads "input.yaml", so messages
+ * do not depend on where the tree is.  "@GB_STATE_DIR@" in an expected
+ * summary stands for the compiled-in state directory.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "gb_conf.h"
+#include "gb_str.h"
+#include "gb_util.h"
+
+/*****************************************************************************
+ *  Helpers
+ *****************************************************************************/
+
+static const char *top_srcdir(void)
+{
+	const char *s = getenv("GB_TOP_SRCDIR");
+
+	return s && *s ? s : GB_TOP_SRCDIR;
+}
+
+static char *slurp(const char *path)
+{
+	char *data = NULL;
+	gb_error_t e;
+
+	if (gb_file_read(path, 4 << 20, &data, NULL, &e))
+		fail_msg("%s", e.text);
+	return data;
+}
+
+static void clear_env(void)
+{
+	unsetenv(GB_CONF_ENV_ENVIRONMENT);
+	unsetenv(GB_CONF_ENV_PATH);
+}
+
+/* Apply the case's "env" file (VAR=value per line), if any. */
+static void case_env(void)
+{
+	char *text = NULL, *line, *next;
+	gb_error_t e;
+
+	if (access("env", F_OK) != 0)
+		return;
+	if (gb_file_read("env", 4096, &text, NULL, &e))
+		fail_msg("%s", e.text);
+	for (line = text; line && *line; line = next) {
+		char *eq;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (!*line)
+			continue;
+		eq = strchr(line, '=');
+		assert_non_null(eq);
+		*eq = '\0';
+		assert_int_equal(setenv(line, eq + 1, 1), 0);
+	}
+	free(text);
+}
+
+/* Replace every "@GB_STATE_DIR@" of [s]; RET NEW. */
+static char *subst(const char *s)
+{
+	static const char key[] = "@GB_STATE_DIR@";
+	struct gb_buf b = GB_BUF_INIT;
+	const char *hit;
+
+	while ((hit = strstr(s, key))) {
+		gb_buf_append(&b, s, (size_t)(hit - s));
+		gb_buf_puts(&b, GB_STATE_DIR);
+		s = hit + strlen(key);
+	}
+	gb_buf_puts(&b, s);
+	assert_false(gb_buf_failed(&b));
+	return gb_buf_steal(&b);
+}
+
+static char *summary_of(const struct gb_conf *conf)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&out, &len);
+
+	assert_non_null(fp);
+	gb_conf_print_summary(conf, fp);
+	assert_int_equal(fclose(fp), 0);
+	return out;
+}
+
+static void check_text(const char *what, const char *expected, const char *got)
+{
+	if (strcmp(expected, got) == 0)
+		return;
+	print_error("%s differs.\n--- expected\n%s--- got\n%s---\n", what,
+		    expected, got);
+	fail();
+}
+
+static struct gb_conf *load_ok(const char *yaml)
+{
+	struct gb_errlist errs = { 0 };
+	struct gb_conf *conf = NULL;
+	gb_error_t err;
+	gb_err_t rc;
+
+	rc = gb_conf_load_string("test.yaml", yaml, strlen(yaml), &conf, &errs, &err);
+	if (rc) {
+		for (size_t i = 0; i < errs.n; i++)
+			print_error("%s\n", errs.msgs[i]);
+		fail_msg("load failed: %s", gb_strerror(rc));
+	}
+	assert_int_equal(errs.n, 0);
+	gb_errlist_free(&errs);
+	return conf;
+}
+
+/* Load [yaml] expecting failure; RET NEW the error lines joined by '\n'. */
+static char *load_bad(const char *yaml)
+{
+	struct gb_errlist errs = { 0 };
+	struct gb_conf *conf = (struct gb_conf *)&errs;
+	struct gb_buf b = GB_BUF_INIT;
+	gb_error_t err;
+
+	assert_int_equal(gb_conf_load_string("t.yaml", yaml, strlen(yaml), &conf,
+					     &errs, &err), GB_E_CONFIG);
+	assert_null(conf);
+	assert_true(errs.n > 0);
+	assert_string_equal(err.text, errs.msgs[0]);
+	for (size_t i = 0; i < errs.n; i++)
+		gb_buf_printf(&b, "%s\n", errs.msgs[i]);
+	gb_errlist_free(&errs);
+	return gb_buf_steal(&b);
+}
+
+/*****************************************************************************
+ *  Data-driven cases
+ *****************************************************************************/
+
+struct conf_case {
+	char *dir;
+	bool valid;
+};
+
+static void run_valid(const char *expected)
+{
+	struct gb_errlist errs = { 0 };
+	struct gb_conf *conf = NULL;
+	char *want = subst(expected), *got;
+	gb_error_t err;
+	gb_err_t rc;
+
+	rc = gb_conf_load("input.yaml", &conf, &errs, &err);
+	for (size_t i = 0; i < errs.n; i++)
+		print_error("%s\n", errs.msgs[i]);
+	assert_int_equal(rc, GB_E_OK);
+	assert_int_equal(errs.n, 0);
+	got = summary_of(conf);
+	check_text("summary", want, got);
+	/* secrets of the cases never reach the summary */
+	assert_null(strstr(got, "EXAMPLEKEY"));
+	assert_null(strstr(got, "EXAMPLETOKEN"));
+	free(got);
+	free(want);
+	gb_conf_destroy(conf);
+	gb_errlist_free(&errs);
+}
+
+static void run_invalid(const char *expected)
+{
+	struct gb_errlist errs = { 0 };
+	struct gb_conf *conf = NULL;
+	struct gb_buf got = GB_BUF_INIT;
+	gb_error_t err;
+
+	assert_int_equal(gb_conf_load("input.yaml", &conf, &errs, &err), GB_E_CONFIG);
+	assert_null(conf);
+	assert_true(errs.n > 0);
+	assert_int_equal(err.code, GB_E_CONFIG);
+	assert_string_equal(err.text, errs.msgs[0]);
+	for (size_t i = 0; i < errs.n; i++)
+		gb_buf_printf(&got, "%s\n", errs.msgs[i]);
+	check_text("errors", expected, gb_buf_str(&got));
+	assert_null(strstr(gb_buf_str(&got), "not-printed"));
+	gb_buf_free(&got);
+	gb_errlist_free(&errs);
+}
+
+static void test_case(void **state)
+{
+	const struct conf_case *cc = *state;
+	char cwd[PATH_MAX], *expected;
+
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(cc->dir), 0);
+	clear_env();
+	case_env();
+	expected = slurp("expected");
+	if (cc->valid)
+		run_valid(expected);
+	else
+		run_invalid(expected);
+	free(expected);
+	clear_env();
+	assert_int_equal(chdir(cwd), 0);
+}
+
+static int case_filter(const struct dirent *d)
+{
+	return d->d_name[0] != '.';
+}
+
+/* Append one test per case directory of <srcdir>/tests/data/conf/[kind]. */
+static void add_cases(const char *kind, bool valid, struct CMUnitTest **tests,
+		      size_t *n)
+{
+	struct dirent **ents = NULL;
+	char base[PATH_MAX];
+	int m;
+
+	snprintf(base, sizeof(base), "%s/tests/data/conf/%s", top_srcdir(), kind);
+	m = scandir(base, &ents, case_filter, alphasort);
+	if (m <= 0) {
+		fprintf(stderr, "no test cases in %s\n", base);
+		exit(1);
+	}
+	*tests = realloc(*tests, (*n + (size_t)m) * sizeof(**tests));
+	for (int i = 0; i < m; i++) {
+		struct conf_case *cc = calloc(1, sizeof(*cc));
+		struct CMUnitTest *t = &(*tests)[(*n)++];
+		char *name = NULL;
+
+		if (!cc || asprintf(&cc->dir, "%s/%s", base, ents[i]->d_name) < 0 ||
+		    asprintf(&name, "%s/%s", kind, ents[i]->d_name) < 0)
+			exit(1);
+		cc->valid = valid;
+		memset(t, 0, sizeof(*t));
+		t->name = name;
+		t->test_func = test_case;
+		t->initial_state = cc;
+		free(ents[i]);
+	}
+	free(ents);
+}
+
+static int run_cases(void)
+{
+	struct CMUnitTest *tests = NULL;
+	size_t n = 0;
+	int failed;
+
+	add_cases("valid", true, &tests, &n);
+	add_cases("invalid", false, &tests, &n);
+	/* cmocka_run_group_tests() wants a fixed array; this is what it expands to */
+	failed = _cmocka_run_group_tests("conf_cases", tests, n, NULL, NULL);
+	for (size_t i = 0; i < n; i++) {
+		struct conf_case *cc = tests[i].initial_state;
+
+		free(cc->dir);
+		free(cc);
+		free((char *)tests[i].name);
+	}
+	free(tests);
+	return failed;
+}
+
+/*****************************************************************************
+ *  Built-in knowledge
+ *****************************************************************************/
+
+static void test_catalog(void **state)
+{
+	const struct gb_instance_type *t, *all;
+	size_t n;
+
+	(void)state;
+	all = gb_catalog_all(&n);
+	assert_int_equal(n, 37);
+	for (size_t i = 0; i < n; i++) {
+		size_t flen = strlen(all[i].family);
+
+		assert_int_equal(strncmp(all[i].name, all[i].family, flen), 0);
+		assert_int_equal(all[i].name[flen], '.');
+		assert_ptr_equal(gb_catalog_find(all[i].name), &all[i]);
+		assert_true(all[i].gpus >= 1 && all[i].vcpus >= 4);
+		assert_int_equal(all[i].memory_mib % 1024, 0);
+		assert_true(gb_conf_type_allowed(NULL, all[i].name));
+	}
+	t = gb_catalog_find("g5.xlarge");
+	assert_non_null(t);
+	assert_string_equal(t->family, "g5");
+	assert_int_equal(t->vcpus, 4);
+	assert_int_equal(t->memory_mib, 16 * 1024);
+	assert_int_equal(t->gpus, 1);
+	assert_string_equal(t->gpu_model, "a10g");
+	assert_int_equal(t->gpu_memory_mib, 24 * 1024);
+	assert_string_equal(t->arch, "x86_64");
+	t = gb_catalog_find("g5g.16xlarge");
+	assert_int_equal(t->memory_mib, 128 * 1024);
+	assert_int_equal(t->gpus, 2);
+	assert_string_equal(t->arch, "arm64");
+	assert_string_equal(t->gpu_model, "t4g");
+	t = gb_catalog_find("g4dn.metal");
+	assert_int_equal(t->vcpus, 96);
+	assert_int_equal(t->gpus, 8);
+	assert_string_equal(t->gpu_model, "t4");
+	t = gb_catalog_find("g6e.48xlarge");
+	assert_int_equal(t->memory_mib, 1536 * 1024);
+	assert_int_equal(t->gpu_memory_mib, 48 * 1024);
+	assert_string_equal(t->gpu_model, "l40s");
+	assert_string_equal(gb_catalog_find("g6.12xlarge")->gpu_model, "l4");
+	assert_null(gb_catalog_find("m7i.xlarge"));
+	assert_null(gb_catalog_find("g5.3xlarge"));
+	assert_null(gb_catalog_find(""));
+	assert_null(gb_catalog_find(NULL));
+}
+
+static void test_type_allowed(void **state)
+{
+	struct gb_conf *conf;
+
+	(void)state;
+	assert_true(gb_conf_type_allowed(NULL, "g5.xlarge"));
+	assert_true(gb_conf_type_allowed(NULL, "g5g.xlarge"));
+	assert_true(gb_conf_type_allowed(NULL, "g4dn.12xlarge"));
+	assert_true(gb_conf_type_allowed(NULL, "g6e.2xlarge"));
+	/* family only: an unknown size of an allowed family passes here */
+	assert_true(gb_conf_type_allowed(NULL, "g6.99xlarge"));
+	assert_false(gb_conf_type_allowed(NULL, "m7i.xlarge"));
+	assert_false(gb_conf_type_allowed(NULL, "g5gx.xlarge"));
+	assert_false(gb_conf_type_allowed(NULL, "g7.xlarge"));
+	assert_false(gb_conf_type_allowed(NULL, "p5.48xlarge"));
+	assert_false(gb_conf_type_allowed(NULL, "g5"));
+	assert_false(gb_conf_type_allowed(NULL, "g5."));
+	assert_false(gb_conf_type_allowed(NULL, ".xlarge"));
+	assert_false(gb_conf_type_allowed(NULL, ""));
+	assert_false(gb_conf_type_allowed(NULL, NULL));
+
+	conf = load_ok("cluster_name: t\npolicy: {allowed_families: [g5, g6e]}\n");
+	assert_true(gb_conf_type_allowed(conf, "g5.xlarge"));
+	assert_false(gb_conf_type_allowed(conf, "g5g.xlarge"));
+	assert_false(gb_conf_type_allowed(conf, "g6.xlarge"));
+	assert_true(gb_conf_type_allowed(conf, "g6e.xlarge"));
+	gb_conf_destroy(conf);
+}
+
+static void test_regions(void **state)
+{
+	const char *const *names = gb_region_names();
+	double lat = 0, lon = 0;
+	size_t n = 0;
+
+	(void)state;
+	for (n = 0; names[n]; n++) {
+		assert_true(gb_region_coords(names[n], &lat, &lon));
+		assert_true(lat >= -90 && lat <= 90 && lon >= -180 && lon <= 180);
+		for (size_t j = 0; j < n; j++)
+			assert_string_not_equal(names[j], names[n]);
+	}
+	/* every row of seed-and-protocols.md section 1.9 */
+	assert_int_equal(n, 34);
+	assert_true(gb_region_coords("ap-southeast-1", &lat, &lon));
+	assert_true(lat == 1.35 && lon == 103.82);
+	assert_true(gb_region_coords("sa-east-1", &lat, &lon));
+	assert_true(lat == -23.55 && lon == -46.63);
+	assert_true(gb_region_coords("mx-central-1", &lat, &lon));
+	assert_true(lat == 19.43 && lon == -99.13);
+	assert_true(gb_region_coords("eu-west-2", NULL, NULL));
+	assert_false(gb_region_coords("mars-1", &lat, &lon));
+	assert_false(gb_region_coords(NULL, &lat, &lon));
+}
+
+static double dist(const char *a, const char *b)
+{
+	double la, lo, lb, lob;
+
+	assert_true(gb_region_coords(a, &la, &lo));
+	assert_true(gb_region_coords(b, &lb, &lob));
+	return gb_region_distance_km(la, lo, lb, lob);
+}
+
+/* The golden values of seed-and-protocols.md section 1.9. */
+static void test_distance(void **state)
+{
+	(void)state;
+	assert_true(fabs(dist("ap-southeast-1", "ap-south-1") - 3903.9) < 0.1);
+	assert_true(fabs(dist("ap-southeast-1", "ap-northeast-2") - 4672.6) < 0.1);
+	assert_true(fabs(dist("ap-southeast-1", "ap-northeast-3") - 4951.0) < 0.1);
+	assert_true(fabs(dist("ap-southeast-1", "ap-northeast-1") - 5314.5) < 0.1);
+	assert_true(fabs(dist("ap-southeast-1", "us-east-1") - 15520.9) < 0.1);
+	assert_true(fabs(dist("ap-northeast-1", "ap-northeast-3") - 396.3) < 0.1);
+	assert_true(fabs(dist("ap-northeast-1", "ap-northeast-2") - 1152.6) < 0.1);
+	assert_true(dist("eu-west-1", "eu-west-1") == 0);
+	assert_true(fabs(dist("us-east-1", "ap-south-1") - dist("ap-south-1", "us-east-1")) < 1e-9);
+}
+
+/*****************************************************************************
+ *  Loading and lookups
+ *****************************************************************************/
+
+static struct gb_conf *load_example(void)
+{
+	struct gb_errlist errs = { 0 };
+	struct gb_conf *conf = NULL;
+	char path[PATH_MAX];
+	gb_error_t err;
+
+	snprintf(path, sizeof(path), "%s/etc/gpuburst.yaml.example", top_srcdir());
+	if (gb_conf_load(path, &conf, &errs, &err)) {
+		for (size_t i = 0; i < errs.n; i++)
+			print_error("%s\n", errs.msgs[i]);
+		fail_msg("the example does not load: %s", err.text);
+	}
+	assert_int_equal(errs.n, 0);
+	gb_errlist_free(&errs);
+	return conf;
+}
+
+static void test_example(void **state)
+{
+	struct gb_conf *conf;
+	const struct gb_conf_group *g;
+
+	(void)state;
+	clear_env();
+	conf = load_example();
+	assert_string_equal(conf->cluster_name, "burst");
+	assert_int_equal(conf->n_regions, 4);
+	assert_int_equal(conf->n_groups, 2);
+	assert_int_equal(conf->n_nodesets, 3);
+	assert_null(gb_conf_region(conf, "ap-southeast-1"));	/* consumer only */
+	g = gb_conf_group_for(conf, "ap-southeast-1");
+	assert_non_null(g);
+	assert_string_equal(g->name, "southeast_asia");
+	assert_int_equal(g->n_fallback_regions, 3);
+	assert_string_equal(gb_conf_group_for(conf, "ap-northeast-3")->name, "japan");
+	assert_null(gb_conf_group_for(conf, "us-west-2"));
+	assert_null(gb_conf_group_for(conf, NULL));
+	assert_string_equal(gb_conf_nodeset_for_node(conf, "g5-1")->name, "g5");
+	assert_string_equal(gb_conf_nodeset_for_node(conf, "g5-16")->name, "g5");
+	assert_string_equal(gb_conf_nodeset_for_node(conf, "g6-3")->name, "g6");
+	assert_string_equal(gb_conf_nodeset_for_node(conf, "g6e-8")->name, "g6e");
+	assert_null(gb_conf_nodeset_for_node(conf, "g6e-9"));
+	assert_null(gb_conf_nodeset_for_node(conf, "g5-17"));
+	assert_null(gb_conf_nodeset_for_node(conf, "g5-01"));
+	assert_null(gb_conf_nodeset_for_node(conf, "gpu-1"));
+	assert_null(gb_conf_nodeset_for_node(conf, NULL));
+	assert_string_equal(gb_conf_nodeset(conf, "g6e")->instance_type, "g6e.xlarge");
+	assert_null(gb_conf_nodeset(conf, "g7"));
+	assert_int_equal(gb_conf_threshold(conf), 50);
+	assert_null(gb_conf_endpoint(conf, gb_conf_region(conf, "ap-south-1")));
+	assert_true(gb_conf_type_allowed(conf, "g5g.xlarge"));
+	gb_conf_destroy(conf);
+}
+
+static const char *const env_yaml =
+	"cluster_name: env\n"
+	"environment: staging\n"
+	"policy: {approval_thresholds: {dev: 40, staging: 30, prod: 5}}\n";
+
+static void test_threshold_env(void **state)
+{
+	struct gb_conf *conf;
+	char *errs;
+
+	(void)state;
+	clear_env();
+	conf = load_ok(env_yaml);
+	assert_int_equal(conf->environment, GB_ENV_STAGING);
+	assert_false(conf->environment_from_env);
+	assert_int_equal(gb_conf_threshold(conf), 30);
+	gb_conf_destroy(conf);
+
+	setenv(GB_CONF_ENV_ENVIRONMENT, "prod", 1);
+	conf = load_ok(env_yaml);
+	assert_int_equal(conf->environment, GB_ENV_PROD);
+	assert_true(conf->environment_from_env);
+	assert_int_equal(gb_conf_threshold(conf), 5);
+	gb_conf_destroy(conf);
+
+	setenv(GB_CONF_ENV_ENVIRONMENT, "dev", 1);
+	conf = load_ok(env_yaml);
+	assert_int_equal(gb_conf_threshold(conf), 40);
+	gb_conf_destroy(conf);
+
+	setenv(GB_CONF_ENV_ENVIRONMENT, "", 1);	/* empty: not set */
+	conf = load_ok(env_yaml);
+	assert_false(conf->environment_from_env);
+	assert_int_equal(gb_conf_threshold(conf), 30);
+	gb_conf_destroy(conf);
+
+	setenv(GB_CONF_ENV_ENVIRONMENT, "Prod", 1);
+	errs = load_bad(env_yaml);
+	assert_string_equal(errs, "t.yaml: environment variable GPUBURST_ENV='Prod' is invalid (expected one of: dev, staging, prod)\n");
+	free(errs);
+	clear_env();
+}
+
+static void test_endpoint(void **state)
+{
+	struct gb_conf *conf;
+	const struct gb_conf_region *a, *b;
+
+	(void)state;
+	conf = load_ok("cluster_name: ep\n"
+		       "cloud: {endpoint: 'http://127.0.0.1:4566'}\n"
+		       "regions:\n"
+		       "  - {name: us-east-1, endpoint: 'https://127.0.0.1:9443/x'}\n"
+		       "  - {name: us-west-2}\n");
+	a = gb_conf_region(conf, "us-east-1");
+	b = gb_conf_region(conf, "us-west-2");
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_string_equal(gb_conf_endpoint(conf, a), "https://127.0.0.1:9443/x");
+	assert_string_equal(gb_conf_endpoint(conf, b), "http://127.0.0.1:4566");
+	assert_string_equal(gb_conf_endpoint(conf, NULL), "http://127.0.0.1:4566");
+	assert_true(b->lat == 45.59 && b->lon == -122.60);
+	assert_true(a->mark.line == 4 && a->mark.col == 5);
+	gb_conf_destroy(conf);
+
+	conf = load_ok("cluster_name: ep\nregions: [{name: us-east-1}]\n");
+	assert_null(gb_conf_endpoint(conf, gb_conf_region(conf, "us-east-1")));
+	gb_conf_destroy(conf);
+}
+
+/* Every default, as documented in gb_conf.h and the example. */
+static void test_defaults(void **state)
+{
+	struct gb_conf *conf;
+	const struct gb_conf_policy *p;
+
+	(void)state;
+	clear_env();
+	conf = load_ok("cluster_name: d\n");
+	assert_string_equal(conf->path, "test.yaml");
+	assert_int_equal(conf->environment, GB_ENV_DEV);
+	assert_string_equal(conf->state_dir, GB_STATE_DIR);
+	assert_string_equal(conf->log.file, "/var/log/gpuburst/gpuburst.log");
+	assert_false(conf->log.syslog);
+	assert_int_equal(conf->log.level, GB_LOG_INFO);
+	assert_string_equal(conf->cloud.provider, "ec2");
+	assert_null(conf->cloud.endpoint);
+	assert_null(conf->cloud.ca_bundle);
+	assert_null(conf->cloud.profile);
+	assert_null(conf->cloud.access_key_id);
+	assert_true(conf->cloud.imds);
+	assert_true(conf->cloud.connect_timeout == 5);
+	assert_true(conf->cloud.request_timeout == 30);
+	assert_int_equal(conf->cloud.max_retries, 4);
+	assert_true(conf->cloud.retry_budget == 60);
+	assert_int_equal(conf->n_regions + conf->n_groups + conf->n_nodesets, 0);
+	p = &conf->policy;
+	assert_int_equal(p->batch_max, 4);
+	assert_int_equal(p->max_request_nodes, 1000);
+	assert_int_equal(p->approval_thresholds[GB_ENV_DEV], 50);
+	assert_int_equal(p->approval_thresholds[GB_ENV_STAGING], 20);
+	assert_int_equal(p->approval_thresholds[GB_ENV_PROD], 10);
+	assert_int_equal(p->n_allowed_geo_regions, 0);
+	assert_true(p->approval_timeout < 0);
+	assert_false(p->manual_resume_needs_approval);
+	assert_null(p->approval_notify);
+	assert_true(p->ice_cooldown == 600 && p->orphan_timeout == 600);
+	assert_true(p->request_deadline == 3600 && p->offerings_ttl == 3600);
+	assert_true(p->capacity_half_life == 3600);
+	assert_int_equal(p->n_allowed_families, 5);
+	assert_string_equal(p->allowed_families[0], "g4dn");
+	assert_string_equal(p->allowed_families[4], "g6e");
+	assert_null(p->allowed_families[5]);
+	assert_int_equal(conf->planner.kind, GB_PLANNER_HEURISTIC);
+	assert_int_equal(conf->planner.llm.provider, GB_LLM_NONE);
+	assert_null(conf->planner.llm.endpoint);
+	assert_true(conf->planner.llm.timeout == 5);
+	assert_int_equal(conf->planner.llm.max_tokens, 1024);
+	assert_int_equal(conf->planner.llm.max_calls, 3);
+	assert_int_equal(conf->admins.n_users, 0);
+	assert_null(conf->admins.group);
+	gb_conf_destroy(conf);
+}
+
+static void test_values(void **state)
+{
+	struct gb_conf *conf;
+	const struct gb_conf_nodeset *ns;
+
+	(void)state;
+	conf = load_ok("cluster_name: v\n"
+		       "log: {file: '', syslog: yes, level: warning}\n"
+		       "cloud: {connect_timeout: 1h, request_timeout: '90', retry_budget: 0}\n"
+		       "regions:\n"
+		       "  - name: ap-south-1\n"
+		       "    ami: ami-1\n"
+		       "    security_groups: [sg-1, sg-2]\n"
+		       "    azs:\n"
+		       "      - {name: ap-south-1a, subnets: [s-1, s-2]}\n"
+		       "fallback_groups:\n"
+		       "  g: {consumer_regions: [ap-south-1], fallback_regions: [ap-south-1]}\n"
+		       "nodesets:\n"
+		       "  - {name: n, nodes: 'n[01-10]', instance_type: g5.xlarge,\n"
+		       "     home_region: ap-south-1, strategy: best_effort, market: spot}\n"
+		       "policy: {approval_timeout: 2h, approval_notify: [/bin/true, a b],\n"
+		       "         manual_resume_needs_approval: true}\n");
+	assert_null(conf->log.file);
+	assert_true(conf->log.syslog);
+	assert_int_equal(conf->log.level, GB_LOG_WARNING);
+	assert_true(conf->cloud.connect_timeout == 3600);
+	assert_true(conf->cloud.request_timeout == 90);
+	assert_true(conf->cloud.retry_budget == 0);
+	assert_int_equal(conf->regions[0].n_security_groups, 2);
+	assert_null(conf->regions[0].security_groups[2]);
+	assert_int_equal(conf->regions[0].azs[0].n_subnets, 2);
+	assert_string_equal(conf->regions[0].azs[0].subnets[1], "s-2");
+	assert_null(conf->regions[0].azs[0].subnets[2]);
+	ns = gb_conf_nodeset_for_node(conf, "n07");
+	assert_non_null(ns);
+	assert_int_equal(ns->strategy, GB_STRATEGY_BEST_EFFORT);
+	assert_int_equal(ns->market, GB_MARKET_SPOT);
+	assert_int_equal(ns->mode, GB_MODE_MULTI_REGION);
+	assert_int_equal(ns->locality, GB_LOCALITY_REGION);
+	assert_string_equal(ns->partition, "gpuburst");
+	assert_int_equal(ns->mark.line, 13);
+	assert_null(gb_conf_nodeset_for_node(conf, "n7"));
+	assert_true(conf->policy.approval_timeout == 7200);
+	assert_true(conf->policy.manual_resume_needs_approval);
+	assert_string_equal(conf->policy.approval_notify[1], "a b");
+	assert_null(conf->policy.approval_notify[2]);
+	gb_conf_destroy(conf);
+}
+
+static void test_llm_defaults(void **state)
+{
+	struct gb_conf *conf;
+
+	(void)state;
+	conf = load_ok("cluster_name: l\nplanner: {kind: llm, llm: {provider: openai, model: m}}\n");
+	assert_int_equal(conf->planner.kind, GB_PLANNER_LLM);
+	assert_string_equal(conf->planner.llm.endpoint, "https://api.openai.com");
+	gb_conf_destroy(conf);
+	conf = load_ok("cluster_name: l\nplanner: {kind: llm, llm: {provider: openai, model: m,"
+		       " endpoint: 'http://127.0.0.1:8080'}}\n");
+	assert_string_equal(conf->planner.llm.endpoint, "http://127.0.0.1:8080");
+	gb_conf_destroy(conf);
+	conf = load_ok("cluster_name: l\nplanner: {kind: llm, llm: {provider: bedrock, model: m,"
+		       " region: us-west-2}}\n");
+	assert_int_equal(conf->planner.llm.provider, GB_LLM_BEDROCK);
+	assert_null(conf->planner.llm.endpoint);
+	assert_string_equal(conf->planner.llm.region, "us-west-2");
+	gb_conf_destroy(conf);
+}
+
+/* Write [len] bytes of [c] to a new temporary file; RET its path (NEW). */
+static char *temp_file(const char *content, size_t len)
+{
+	char *path = strdup("/tmp/gb-test-conf-XXXXXX");
+	int fd;
+
+	assert_non_null(path);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, content, len), (ssize_t)len);
+	close(fd);
+	return path;
+}
+
+static char *user_data_yaml(const char *path)
+{
+	char *yaml = NULL;
+
+	assert_true(asprintf(&yaml, "cluster_name: u\nregions:\n"
+			     "  - name: ap-south-1\n    user_data_file: %s\n", path) > 0);
+	return yaml;
+}
+
+static void test_user_data_file(void **state)
+{
+	static const char script[] = "#!/bin/sh\necho {node}\n";
+	char *big = calloc(1, 16385), *path, *yaml, *errs, *want = NULL;
+	struct gb_conf *conf;
+
+	(void)state;
+	path = temp_file(script, strlen(script));
+	yaml = user_data_yaml(path);
+	conf = load_ok(yaml);
+	assert_string_equal(conf->regions[0].user_data, script);
+	gb_conf_destroy(conf);
+	unlink(path);
+	free(yaml);
+	free(path);
+
+	memset(big, 'x', 16385);
+	path = temp_file(big, 16385);
+	yaml = user_data_yaml(path);
+	errs = load_bad(yaml);
+	assert_true(asprintf(&want, "t.yaml:4:21: 'user_data_file' %s is larger than EC2's limit of 16384 bytes\n",
+			     path) > 0);
+	assert_string_equal(errs, want);
+	unlink(path);
+	free(yaml);
+	free(path);
+	free(errs);
+	free(want);
+	free(big);
+
+	path = temp_file("a\0b", 3);
+	yaml = user_data_yaml(path);
+	errs = load_bad(yaml);
+	assert_non_null(strstr(errs, "contains a NUL byte"));
+	unlink(path);
+	free(yaml);
+	free(path);
+	free(errs);
+}
+
+static void test_file_errors(void **state)
+{
+	struct gb_errlist errs = { 0 };
+	struct gb_conf *conf = NULL;
+	char *big = malloc((1 << 20) + 2), *path;
+	gb_error_t err;
+
+	(void)state;
+	assert_int_equal(gb_conf_load("/nonexistent/gpuburst.yaml", &conf, &errs, &err),
+			 GB_E_NOTFOUND);
+	assert_null(conf);
+	assert_int_equal(errs.n, 1);
+	assert_non_null(strstr(err.text, "/nonexistent/gpuburst.yaml"));
+	assert_string_equal(err.text, errs.msgs[0]);
+	gb_errlist_free(&errs);
+
+	/* a directory cannot be read */
+	assert_int_equal(gb_conf_load("/", &conf, NULL, &err), GB_E_IO);
+	assert_null(conf);
+
+	memset(big, '#', (1 << 20) + 1);
+	path = temp_file(big, (1 << 20) + 1);
+	assert_int_equal(gb_conf_load(path, &conf, &errs, &err), GB_E_CONFIG);
+	assert_null(conf);
+	assert_non_null(strstr(err.text, "is larger than 1048576 bytes"));
+	gb_errlist_free(&errs);
+	assert_int_equal(gb_conf_load_string("big.yaml", big, (1 << 20) + 1, &conf,
+					     &errs, &err), GB_E_CONFIG);
+	assert_string_equal(err.text, "big.yaml: the file is larger than 1048576 bytes");
+	gb_errlist_free(&errs);
+	unlink(path);
+	free(path);
+	free(big);
+}
+
+/* errs and err may be NULL; the loader still fails cleanly. */
+static void test_null_outputs(void **state)
+{
+	static const char bad[] = "cluster_name: x\nfoo: 1\n";
+	static const char good[] = "cluster_name: x\n";
+	struct gb_conf *conf = NULL;
+
+	(void)state;
+	assert_int_equal(gb_conf_load_string("n", bad, strlen(bad), &conf, NULL, NULL),
+			 GB_E_CONFIG);
+	assert_null(conf);
+	assert_int_equal(gb_conf_load_string("n", good, strlen(good), &conf, NULL, NULL),
+			 GB_E_OK);
+	assert_non_null(conf);
+	gb_conf_destroy(conf);
+	gb_conf_destroy(NULL);
+}
+
+/* More than 100 errors: the first 100 and a count of the rest. */
+static void test_error_cap(void **state)
+{
+	struct gb_buf y = GB_BUF_INIT;
+	struct gb_errlist errs = { 0 };
+	struct gb_conf *conf = NULL;
+
+	(void)state;
+	gb_buf_puts(&y, "cluster_name: x\n");
+	for (int i = 0; i < 150; i++)
+		gb_buf_printf(&y, "k%d: 1\n", i);
+	assert_int_equal(gb_conf_load_string("cap.yaml", y.data, y.len, &conf, &errs,
+					     NULL), GB_E_CONFIG);
+	assert_int_equal(errs.n, 101);
+	assert_string_equal(errs.msgs[100], "cap.yaml: 50 more errors not shown");
+	assert_non_null(strstr(errs.msgs[99], "cap.yaml:101:1: unknown key 'k99'"));
+	gb_errlist_free(&errs);
+	gb_buf_free(&y);
+}
+
+static void test_messages_inline(void **state)
+{
+	char *e;
+
+	(void)state;
+	/* a scalar's control characters are not echoed raw */
+	e = load_bad("cluster_name: \"a\\tb\"\n");
+	assert_string_equal(e, "t.yaml:1:15: cluster_name 'a?b' is invalid: use 1 to 32 lower-case letters, digits and '-', not starting with '-' (it goes into cloud tags)\n");
+	free(e);
+	e = load_bad("cluster_name: x\nstate_dir: \"/a\\0b\"\n");
+	assert_string_equal(e, "t.yaml:2:12: 'state_dir' must not contain a NUL character\n");
+	free(e);
+	e = load_bad("cluster_name: x\nlog: {level: [info]}\n");
+	assert_string_equal(e, "t.yaml:2:14: 'level' must be one of error, warning, notice, info, debug, got a list\n");
+	free(e);
+	e = load_bad("cluster_name: x\n? [a]\n: 1\n");
+	assert_string_equal(e, "t.yaml:2:3: keys must be strings, got a list\n");
+	free(e);
+	e = load_bad("cluster_name: x\nadmins: {users: [a, ~]}\n");
+	assert_string_equal(e, "t.yaml:2:21: items of 'users' must be strings, got nothing\n");
+	free(e);
+	e = load_bad("cluster_name: x\nlog: {syslog: on}\n");
+	assert_string_equal(e, "t.yaml:2:15: 'syslog' must be a boolean (true, false, yes or no), got 'on'\n");
+	free(e);
+}
+
+static void test_names(void **state)
+{
+	enum gb_strategy s = GB_STRATEGY_DEFAULT;
+
+	(void)state;
+	assert_string_equal(gb_conf_env_name(GB_ENV_STAGING), "staging");
+	assert_string_equal(gb_conf_env_name(GB_ENV_COUNT), "unknown");
+	assert_string_equal(gb_conf_mode_name(GB_MODE_SINGLE_REGION), "single_region");
+	assert_string_equal(gb_conf_strategy_name(GB_STRATEGY_PROBE_FILL), "probe_fill");
+	assert_string_equal(gb_conf_strategy_name(GB_STRATEGY_COUNT), "unknown");
+	assert_string_equal(gb_conf_locality_name(GB_LOCALITY_AZ), "az");
+	assert_string_equal(gb_conf_market_name(GB_MARKET_ON_DEMAND), "on-demand");
+	assert_string_equal(gb_conf_llm_provider_name(GB_LLM_NONE), "none");
+	assert_string_equal(gb_conf_llm_provider_name(GB_LLM_ANTHROPIC), "anthropic");
+	for (int i = 0; i < GB_STRATEGY_COUNT; i++) {
+		assert_int_equal(gb_conf_strategy_parse(gb_conf_strategy_name(i), &s), GB_E_OK);
+		assert_int_equal(s, i);
+	}
+	assert_int_equal(gb_conf_strategy_parse("probe-fill", &s), GB_E_INVALID);
+	assert_int_equal(gb_conf_strategy_parse(NULL, &s), GB_E_INVALID);
+	assert_int_equal(s, GB_STRATEGY_ALL_OR_NOTHING);
+}
+
+static void test_path(void **state)
+{
+	(void)state;
+	clear_env();
+	assert_string_equal(gb_conf_path(NULL), GB_SYSCONFDIR "/gpuburst/gpuburst.yaml");
+	assert_string_equal(gb_conf_path(""), GB_CONF_DEFAULT_PATH);
+	setenv(GB_CONF_ENV_PATH, "/tmp/env.yaml", 1);
+	assert_string_equal(gb_conf_path(NULL), "/tmp/env.yaml");
+	assert_string_equal(gb_conf_path("/tmp/cli.yaml"), "/tmp/cli.yaml");
+	clear_env();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_catalog),
+		cmocka_unit_test(test_type_allowed),
+		cmocka_unit_test(test_regions),
+		cmocka_unit_test(test_distance),
+		cmocka_unit_test(test_example),
+		cmocka_unit_test(test_threshold_env),
+		cmocka_unit_test(test_endpoint),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_llm_defaults),
+		cmocka_unit_test(test_user_data_file),
+		cmocka_unit_test(test_file_errors),
+		cmocka_unit_test(test_null_outputs),
+		cmocka_unit_test(test_error_cap),
+		cmocka_unit_test(test_messages_inline),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_path),
+	};
+	int failed;
+
+	clear_env();
+	failed = cmocka_run_group_tests_name("conf", tests, NULL, NULL);
+	return failed + run_cases();
+}
