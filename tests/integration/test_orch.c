@@ -1109,37 +1109,80 @@ static void check_records(struct prop_stats *ps, const char *id, const struct gb
 	records_free(&r);
 }
 
+/* The most one allowed region could give. */
+static long best_region(const struct lscape *ls, const char *type, bool japan, bool single)
+{
+	const char *const *rg = japan ? jp_regions : sea_regions;
+	size_t nr = single ? 1 : japan ? 2 : 3;
+	long best = 0;
+
+	for (size_t k = 0; k < nr; k++) {
+		long n = 0;
+
+		for (size_t i = 0; i < N_POOLS; i++)
+			if (!strcmp(all_pools[i][1], type) && gb_str_has_prefix(all_pools[i][0], rg[k]))
+				n += ls->cap[i];
+		if (n > best)
+			best = n;
+	}
+	return best;
+}
+
+/* Locality: a job's nodes all in one region, or none at all. */
+static void check_locality(struct prop_stats *ps, const struct gb_orch_result *res, int lno)
+{
+	const char *region = NULL;
+	bool one = true;
+
+	for (size_t i = 0; i < res->n_nodes; i++) {
+		if (!res->nodes[i].region)
+			continue;
+		one &= !region || !strcmp(region, res->nodes[i].region);
+		region = res->nodes[i].region;
+	}
+	prop(ps, 0, one, "a job's nodes in several regions", lno);
+	prop(ps, 0, res->result != GB_RESULT_PARTIAL, "a job partly filled", lno);
+}
+
 static void random_run(struct prop_stats *ps, int lno, int strategy)
 {
 	static const char *const sets[] = { "g5", "g6e", "tokyo", "tokyo6e" };
 	struct lscape ls;
 	const char *set = sets[rnd(4)];
 	bool japan = set[0] == 't', single = rnd(5) == 0;
+	bool job = strategy != GB_STRATEGY_PROBE_FILL && rnd(3) == 0;
 	const char *type = strchr(set, '6') ? "g6e.xlarge" : "g5.xlarge";
-	struct req_opts q = { set, 1 + (int)rnd(10), 0, strategy,
+	struct req_opts q = { set, 1 + (int)rnd(10), job ? 1000 + lno : 0, strategy,
 			      single ? GB_MODE_SINGLE_REGION : GB_MODE_MULTI_REGION,
-			      GB_LOCALITY_NONE, NULL };
+			      job ? GB_LOCALITY_REGION : GB_LOCALITY_NONE, NULL };
 	struct gb_request req;
 	struct gb_orch_result res;
 	gb_error_t err;
 	gb_err_t rc;
-	long can;
+	long can, want;
 	int calls = 0;
 
 	random_landscape(&ls);
-	can = obtainable(&ls, type, japan, single);
+	can = job && q.n > 1 ? best_region(&ls, type, japan, single) :
+	      obtainable(&ls, type, japan, single);
+	want = job && q.n > 1 ? (can >= q.n ? q.n : 0) : (can < q.n ? can : q.n);
 	rc = run_req(&q, &req, &res, &err);
 	ps->runs++;
 	prop(ps, 0, rc == GB_E_OK, rc ? err.text : "", lno);
 	prop(ps, 4, (res.result == GB_RESULT_SUCCESS) == (res.launched == q.n) &&
 		    (res.result == GB_RESULT_FAILED) == (res.launched == 0),
 	     "result consistent with counts", lno);
-	prop(ps, 3, can > 0 || res.launched == 0, "launched from nothing", lno);
-	if (strategy != GB_STRATEGY_PROBE_FILL)
-		prop(ps, 0, res.launched == (can < q.n ? can : q.n),
-		     "did not obtain all obtainable capacity", lno);
+	prop(ps, 3, obtainable(&ls, type, japan, single) > 0 || res.launched == 0,
+	     "launched from nothing", lno);
+	if (strategy == GB_STRATEGY_ALL_OR_NOTHING)
+		prop(ps, 0, res.launched == 0 || res.launched == q.n,
+		     "all_or_nothing left a partial request", lno);
+	else if (strategy != GB_STRATEGY_PROBE_FILL)
+		prop(ps, 0, res.launched == want, "did not obtain all obtainable capacity", lno);
 	else
 		prop(ps, 0, res.launched <= q.n && res.launched <= can, "launched too much", lno);
+	if (job && q.n > 1)
+		check_locality(ps, &res, lno);
 	check_region_results(ps, &res, lno, single);
 	check_attempts(ps, req.id, strategy == GB_STRATEGY_PROBE_FILL, lno, type, japan, single,
 		       &calls);
@@ -1195,11 +1238,9 @@ static void test_random(void)
 		/* probe_fill on most landscapes: P1-P11 are its properties */
 		int s = i % 2 == 0 ? 0 : 1 + (int)rnd(3);
 
-		if (strategies[s] == GB_STRATEGY_ALL_OR_NOTHING)
-			continue;	/* its result is not "all obtainable" */
 		random_run(&ps[s], (int)i, strategies[s]);
 	}
-	for (int s = 0; s < 3; s++) {
+	for (int s = 0; s < 4; s++) {
 		snprintf(line, sizeof(line), "%s over %d landscapes", gb_conf_strategy_name(strategies[s]),
 			 ps[s].runs);
 		check(ps[s].runs > 0 && ps[s].violations == 0,
