@@ -26,15 +26,18 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 
 #include "gb_conf.h"
 #include "gb_log.h"
+#include "gb_str.h"
 #include "route.h"
 
 #define PUBLIC __attribute__((visibility("default")))
@@ -74,9 +77,11 @@ PUBLIC int job_modify(job_desc_msg_t *job_desc, void *job_ptr,
 struct js_conf {
 	struct gb_conf *conf;
 	gb_route_t *route;
-	char path[PATH_MAX];
-	struct stat st;			/* of path, just before it was read */
+	char path[PATH_MAX];		/* the file it came from */
+	char seen_path[PATH_MAX];	/* the file last tried (maybe bad) */
+	struct stat seen_st;		/* of seen_path, just before reading */
 	time_t slurm_update;		/* slurm_conf.last_update last seen */
+	time_t checked;			/* when it was last compared */
 };
 
 static pthread_mutex_t js_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -94,36 +99,37 @@ static void js_free(struct js_conf *c)
 }
 
 /*
- * Load the configuration.  RET NEW, or NULL after exactly one error() line
- * that starts with [what] and names file:line:col.
+ * Load the configuration.  RET NEW, or NULL with the reason, naming
+ * file:line:col, in [why] (one line).
  */
-static struct js_conf *js_load(const char *what)
+static struct js_conf *js_load(char *why, size_t n)
 {
 	struct gb_errlist errs = { 0 };
 	struct js_conf *c = calloc(1, sizeof(*c));
 	gb_error_t err = { 0 };
 
 	if (!c) {
-		slurm_error("%s: %sout of memory", plugin_type, what);
+		snprintf(why, n, "out of memory");
 		return NULL;
 	}
 	if (!gb_conf_path_slurm(slurm_conf.slurm_conf, c->path, sizeof(c->path))) {
-		slurm_error("%s: %sthe configuration path is longer than %zu bytes",
-			    plugin_type, what, sizeof(c->path) - 1);
+		snprintf(why, n, "the configuration path is longer than %zu bytes",
+			 sizeof(c->path) - 1);
 		goto fail;
 	}
-	if (stat(c->path, &c->st) != 0)
-		memset(&c->st, 0, sizeof(c->st));
+	gb_strlcpy(c->seen_path, c->path, sizeof(c->seen_path));
+	if (stat(c->path, &c->seen_st) != 0)
+		memset(&c->seen_st, 0, sizeof(c->seen_st));
 	if (gb_conf_load(c->path, &c->conf, &errs, &err) != GB_E_OK) {
 		if (errs.n > 1)
-			slurm_error("%s: %s%s (and %zu more errors; see gpuburstctl -c %s config check)",
-				    plugin_type, what, err.text, errs.n - 1, c->path);
+			snprintf(why, n, "%s (and %zu more errors; see gpuburstctl -c %s config check)",
+				 err.text, errs.n - 1, c->path);
 		else
-			slurm_error("%s: %s%s", plugin_type, what, err.text);
+			snprintf(why, n, "%s", err.text);
 		goto fail;
 	}
 	if (gb_route_create(c->conf, &c->route, &err) != GB_E_OK) {
-		slurm_error("%s: %s%s", plugin_type, what, err.text);
+		snprintf(why, n, "%s", err.text);
 		goto fail;
 	}
 	gb_errlist_free(&errs);
@@ -156,42 +162,75 @@ static bool same_file(const struct stat *a, const struct stat *b)
  * 22.05 re-initialises job_submit plugins on `scontrol reconfigure` only
  * when JobSubmitPlugins changed (job_submit_plugin_reconfig()), but every
  * reconfigure sets slurm_conf.last_update: reload when it moved and the
- * file did too.  A bad file keeps the previous configuration.  Caller
- * holds js_mutex.
+ * file did too.  last_update counts whole seconds, so while the clock is
+ * still in the second of the last update we saw, a second reconfigure
+ * could hide behind the same value: then the file is compared on every
+ * call until that second is over.  A bad file keeps the previous
+ * configuration.  Caller holds js_mutex.
  */
 static void js_refresh(void)
 {
+	time_t now = time(NULL);
+	char path[PATH_MAX], why[GB_ERROR_TEXT_MAX + PATH_MAX];
 	struct js_conf *c;
-	char path[PATH_MAX];
 	struct stat st;
 
-	if (slurm_conf.last_update == js->slurm_update)
+	if (slurm_conf.last_update == js->slurm_update &&
+	    js->checked > js->slurm_update)
 		return;
 	js->slurm_update = slurm_conf.last_update;
-	if (gb_conf_path_slurm(slurm_conf.slurm_conf, path, sizeof(path)) &&
-	    !strcmp(path, js->path) && stat(path, &st) == 0 &&
-	    same_file(&st, &js->st))
+	js->checked = now;
+	if (!gb_conf_path_slurm(slurm_conf.slurm_conf, path, sizeof(path)))
+		path[0] = '\0';
+	if (stat(path, &st) != 0)
+		memset(&st, 0, sizeof(st));
+	if (!strcmp(path, js->seen_path) && same_file(&st, &js->seen_st))
 		return;
-	c = js_load("reconfigure: keeping the previous configuration: ");
-	if (!c)
+	/* whatever comes of it, this file has had its one log line */
+	gb_strlcpy(js->seen_path, path, sizeof(js->seen_path));
+	js->seen_st = st;
+	c = js_load(why, sizeof(why));
+	if (!c) {
+		slurm_error("%s: reconfigure: keeping the previous configuration: %s",
+			    plugin_type, why);
 		return;
+	}
 	c->slurm_update = js->slurm_update;
+	c->checked = js->checked;
 	js_free(js);
 	js = c;
 	js_announce(js, "reloaded");
 }
 
+/*
+ * slurmctld's loader calls init() twice when it fails (once by name, once
+ * scanning PluginDir), and again at every submission if the plugin was
+ * added by a reconfigure: say each reason once.  The plugin is linked
+ * with -z nodelete, so this survives the dlclose() in between.
+ */
+static char init_error[GB_ERROR_TEXT_MAX + PATH_MAX];	/* js_mutex */
+
 extern int init(void)
 {
-	struct js_conf *c = js_load(""), *old;
+	char why[sizeof(init_error)];
+	struct js_conf *c = js_load(why, sizeof(why)), *old;
 
-	if (!c)
-		return SLURM_ERROR;
-	c->slurm_update = slurm_conf.last_update;
-	js_announce(c, "loaded");
 	pthread_mutex_lock(&js_mutex);
+	if (!c) {
+		if (strcmp(why, init_error))
+			slurm_error("%s: %s", plugin_type, why);
+		else
+			slurm_debug("%s: %s (again)", plugin_type, why);
+		gb_strlcpy(init_error, why, sizeof(init_error));
+		pthread_mutex_unlock(&js_mutex);
+		return SLURM_ERROR;
+	}
+	init_error[0] = '\0';
+	c->slurm_update = slurm_conf.last_update;
+	c->checked = time(NULL);
 	old = js;
 	js = c;
+	js_announce(c, "loaded");
 	pthread_mutex_unlock(&js_mutex);
 	js_free(old);
 	return SLURM_SUCCESS;
