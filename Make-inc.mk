@@ -31,3 +31,5 @@ GB_DEFS = \
 libcommon = $(top_builddir)/src/libcommon/libgbcommon.la
 libconf = $(top_builddir)/src/libconf/libgbconf.la
 libstate = $(top_builddir)/src/libstate/libgbstate.la
+libcloud = $(top_builddir)/src/libcloud/libgbcloud.la
+libcloudsim = $(top_builddir)/src/cloudsim/libcloudsim.la

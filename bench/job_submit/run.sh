@@ -15,7 +15,8 @@
 # plugin too, and the C and Lua rules must leave the jobs alike.
 #
 # Needs root, slurm-wlm, munge and a built tree (BUILDDIR, default the
-# current directory).  --readme also writes the table into bench/README.md.
+# current directory; not a sanitizer build).  --readme also adds the result
+# as a row of the table in bench/README.md.
 set -euo pipefail
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 here=$(cd "$(dirname "$0")" && pwd)
@@ -120,6 +121,7 @@ mapfile -t fails < <(cd "$T/lab-none/jobs" && "$tool" sh --dir "$T/lab-none" \
 	"$T/submit.sh" "$jobs" "${labs[@]/%//etc/slurm.conf}")
 t1=$(date +%s.%N)
 wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+echo "run.sh: $((3 * jobs)) submissions took $wall s" >&2
 
 for k in "${!modes[@]}"; do
 	mode=${modes[$k]}
@@ -159,32 +161,28 @@ table=$(
 	done
 )
 echo "$table"
+loop=$build/bench/job_submit/route-loop
+[ -x "$loop" ] && "$loop" "$top/tests/data/plugin/gpuburst.yaml" 2000000
 if [ "$readme" = 1 ]; then
-	# replace the section between the markers (or append it)
+	# one row into the results table of bench/README.md (above the marker)
 	readme_md=$top/bench/README.md
-	begin='<!-- bench/job_submit: begin -->' end='<!-- bench/job_submit: end -->'
-	{
-		echo "$begin"
-		echo "## job_submit/gpuburst overhead (bench/job_submit/run.sh)"
-		echo
-		echo "\`bench/job_submit/run.sh -n $jobs --readme\`, $(date -u +%Y-%m-%d), $(slurmctld -V),"
-		echo "$(nproc) CPUs.  slurmctld's own \`sdiag\` average for REQUEST_SUBMIT_BATCH_JOB over"
-		echo "$jobs \`sbatch --hold\` jobs (four kinds in turn: a GPU model to route, four GPUs on"
-		echo "one node, a GPU job with a home region, a CPU-only job).  The three labs run side by"
-		echo "side and get job i in turn (order rotated), so load on the host hits all rows alike;"
-		echo "the submissions took $wall s in all."
-		echo
-		echo "$table"
-		echo "$end"
-	} > "$T/section"
-	[ -f "$readme_md" ] || printf '# Benchmarks\n\nEach directory holds a driver; results are written here.\n\n' > "$readme_md"
-	if grep -qF "$begin" "$readme_md"; then
-		awk -v b="$begin" -v e="$end" -v f="$T/section" '
-			$0 == b { while ((getline l < f) > 0) print l; skip = 1; next }
-			$0 == e { skip = 0; next }
-			!skip' "$readme_md" > "$T/readme" && cat "$T/readme" > "$readme_md"
-	else
-		cat "$T/section" >> "$readme_md"
-	fi
-	echo "run.sh: wrote the table into $readme_md" >&2
+	marker='<!-- bench/job_submit: new rows above -->'
+	grep -qF "$marker" "$readme_md" ||
+		{ echo "run.sh: no '$marker' line in $readme_md" >&2; exit 1; }
+	commit=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo -)
+	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	row=$(
+		set -- ${res[none]}; n=$1 none=$2
+		set -- ${res[gpuburst]}; gb=$2
+		set -- ${res[lua]}; lua=$2
+		awk -v d="$(date -u +%Y-%m-%d)" -v c="$commit" -v m="$(nproc)-CPU $cpu, load $load" \
+		    -v n="$n" -v f="${failed[none]}/${failed[gpuburst]}/${failed[lua]}" \
+		    -v a="$none" -v b="$gb" -v l="$lua" -v v="$(slurmctld -V | awk '{print $2}')" 'BEGIN {
+			printf "| %s | %s | %s | %s | %s | %s | %d | %d (%+.1f%%) | %d (%+.1f%%) |\n",
+				d, c, m, v, n, f, a, b, (b - a) * 100 / a, l, (l - a) * 100 / a }'
+	)
+	awk -v m="$marker" -v r="$row" '$0 == m { print r } { print }' "$readme_md" > "$T/readme" &&
+		cat "$T/readme" > "$readme_md"
+	echo "run.sh: added to $readme_md: $row" >&2
 fi

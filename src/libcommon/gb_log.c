@@ -19,7 +19,7 @@
 #include "gb_str.h"
 
 #define LOG_LINE_MAX 8192
-#define SECRETS_MAX 32
+#define SECRETS_MAX 64
 
 /*****************************************************************************
  *  Private Variables
@@ -166,12 +166,19 @@ void gb_log_secret_add(const char *secret)
 		if (strcmp(secrets[i], secret) == 0)
 			goto out;
 	}
-	if (n_secrets < SECRETS_MAX) {
-		char *copy = strdup(secret);
+	char *copy = strdup(secret);
 
-		if (copy)
-			secrets[n_secrets++] = copy;
+	if (!copy)
+		goto out;
+	if (n_secrets == SECRETS_MAX) {
+		/* Full: forget the oldest (an expired credential rotated out by
+		 * refreshes) rather than refuse the newest, which is live. */
+		gb_memzero(secrets[0], strlen(secrets[0]));
+		free(secrets[0]);
+		memmove(secrets, secrets + 1, (SECRETS_MAX - 1) * sizeof(*secrets));
+		n_secrets--;
 	}
+	secrets[n_secrets++] = copy;
 out:
 	pthread_mutex_unlock(&log_mutex);
 }

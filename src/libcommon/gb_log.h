@@ -83,7 +83,9 @@ const char *gb_log_q(char *buf, size_t n, const char *v);
 /*
  * Register a secret to redact from every later line.  Strings shorter than
  * 4 bytes are ignored (they would redact ordinary words).  The registry
- * keeps a private copy, wiped by gb_log_secret_clear().
+ * keeps a private copy, wiped by gb_log_secret_clear().  It holds the 64
+ * most recent secrets: a long-running process whose credentials rotate
+ * forgets the oldest, never the current ones.
  */
 void gb_log_secret_add(const char *secret);
 void gb_log_secret_clear(void);

@@ -244,6 +244,32 @@ static void test_log_file_and_redaction(void **state)
 	rmdir(dir);
 }
 
+/* After 100 rotations the live secret is still redacted, the oldest forgotten. */
+static void test_log_secret_rotation(void **state)
+{
+	char dir[] = "/tmp/gb-test-rot-XXXXXX", path[256], sec[32];
+	struct gb_log_opts o = { .level = GB_LOG_INFO, .no_stderr = true };
+	char *text;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/gb.log", dir);
+	o.file = path;
+	assert_int_equal(gb_log_open("rot", &o, NULL), GB_E_OK);
+	for (int i = 0; i < 100; i++) {
+		snprintf(sec, sizeof(sec), "SECRET-%03d-xyz", i);
+		gb_log_secret_add(sec);
+	}
+	gb_log_info("newest=SECRET-099-xyz recent=SECRET-050-xyz oldest=SECRET-000-xyz");
+	gb_log_close();
+	gb_log_secret_clear();
+	text = read_all(path);
+	assert_non_null(strstr(text, "newest=[REDACTED] recent=[REDACTED] oldest=SECRET-000-xyz"));
+	free(text);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_log_q(void **state)
 {
 	char b[16];
@@ -326,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_hostlist_match),
 		cmocka_unit_test(test_hostlist_errors),
 		cmocka_unit_test(test_log_file_and_redaction),
+		cmocka_unit_test(test_log_secret_rotation),
 		cmocka_unit_test(test_log_q),
 		cmocka_unit_test(test_log_level_parse),
 		cmocka_unit_test(test_time),

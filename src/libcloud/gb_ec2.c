@@ -1,0 +1,962 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gb_ec2.c - EC2 Query API client: form bodies, signing, retries, actions
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gb_crypto.h"
+#include "gb_ec2.h"
+#include "gb_ec2_xml.h"
+#include "gb_log.h"
+#include "gb_sigv4.h"
+#include "gb_util.h"
+
+#define FORM_CONTENT_TYPE "application/x-www-form-urlencoded; charset=utf-8"
+
+struct gb_ec2 {
+	char *region;
+	char *endpoint;
+	gb_creds_t *creds;		/* BORROWED */
+	gb_http_t *http;
+	struct gb_retry_policy retry;
+	int max_pages;
+	void (*sleep)(double seconds, void *ctx);
+	double (*mono)(void *ctx);
+	double (*wall)(void *ctx);
+	double (*uniform)(void *ctx);
+	void *seam_ctx;
+};
+
+/* ---- form bodies ---------------------------------------------------------- */
+
+/* Append "&key=value" (no '&' first), the value form-encoded. */
+static void form_put(struct gb_buf *b, const char *key, const char *value)
+{
+	if (b->len)
+		gb_buf_putc(b, '&');
+	gb_buf_puts(b, key);
+	gb_buf_putc(b, '=');
+	gb_sigv4_uri_encode(b, value, strlen(value), false);
+}
+
+/* The same with a printf-formatted key ("Filter.%zu.Name"). */
+static void form_putf(struct gb_buf *b, const char *value, const char *kfmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void form_putf(struct gb_buf *b, const char *value, const char *kfmt, ...)
+{
+	char key[128];
+	va_list ap;
+
+	va_start(ap, kfmt);
+	vsnprintf(key, sizeof(key), kfmt, ap);
+	va_end(ap);
+	form_put(b, key, value);
+}
+
+static void form_int(struct gb_buf *b, const char *key, long v)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%ld", v);
+	form_put(b, key, num);
+}
+
+static gb_err_t need(const char *what, const char *name, const char *v,
+		     gb_error_t *err)
+{
+	if (!v || !*v)
+		return gb_errorf(err, GB_E_INVALID, "%s: %s is required", what, name);
+	return GB_E_OK;
+}
+
+/* Every element of a list must be a non-empty string. */
+static gb_err_t need_list(const char *what, const char *name,
+			  const char *const *v, size_t n, gb_error_t *err)
+{
+	if (n && !v)
+		return gb_errorf(err, GB_E_INVALID, "%s: %s list missing", what, name);
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i] || !*v[i])
+			return gb_errorf(err, GB_E_INVALID, "%s: %s %zu is empty",
+					 what, name, i + 1);
+	}
+	return GB_E_OK;
+}
+
+static gb_err_t form_filters(struct gb_buf *b, const char *what,
+			     const struct gb_ec2_filter *f, size_t n,
+			     gb_error_t *err)
+{
+	if (n && !f)
+		return gb_errorf(err, GB_E_INVALID, "%s: filters missing", what);
+	for (size_t i = 0; i < n; i++) {
+		gb_err_t rc = need(what, "Filter.Name", f[i].name, err);
+
+		if (!rc && f[i].n_values == 0)
+			rc = gb_errorf(err, GB_E_INVALID, "%s: filter %s has no value",
+				       what, f[i].name);
+		if (!rc)
+			rc = need_list(what, "filter value", f[i].values,
+				       f[i].n_values, err);
+		if (rc)
+			return rc;
+		form_putf(b, f[i].name, "Filter.%zu.Name", i + 1);
+		for (size_t k = 0; k < f[i].n_values; k++)
+			form_putf(b, f[i].values[k], "Filter.%zu.Value.%zu", i + 1,
+				  k + 1);
+	}
+	return GB_E_OK;
+}
+
+static gb_err_t form_done(struct gb_buf *b, gb_error_t *err)
+{
+	return gb_buf_failed(b) ? gb_errorf(err, GB_E_NOMEM, "out of memory")
+				: GB_E_OK;
+}
+
+static void form_start(struct gb_buf *b, const char *action)
+{
+	form_put(b, "Action", action);
+	form_put(b, "Version", GB_EC2_API_VERSION);
+}
+
+static gb_err_t check_token(const char *t, gb_error_t *err)
+{
+	size_t n = t ? strlen(t) : 0;
+
+	if (n == 0 || n > GB_EC2_CLIENT_TOKEN_MAX)
+		return gb_errorf(err, GB_E_INVALID,
+				 "RunInstances: ClientToken must have 1 to %d characters",
+				 GB_EC2_CLIENT_TOKEN_MAX);
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned char)t[i] <= 0x20 || (unsigned char)t[i] >= 0x7f)
+			return gb_errorf(err, GB_E_INVALID,
+					 "RunInstances: ClientToken must be printable ASCII");
+	}
+	return GB_E_OK;
+}
+
+static gb_err_t check_run(const struct gb_ec2_run_params *p, gb_error_t *err)
+{
+	static const char *const what = "RunInstances";
+	gb_err_t rc;
+
+	if ((rc = need(what, "ImageId", p->image_id, err)) ||
+	    (rc = need(what, "InstanceType", p->instance_type, err)) ||
+	    (rc = need_list(what, "SecurityGroupId", p->security_group_ids,
+			    p->n_security_group_ids, err)))
+		return rc;
+	if (p->min_count < 1 || p->max_count < p->min_count)
+		return gb_errorf(err, GB_E_INVALID,
+				 "RunInstances: need 1 <= MinCount (%d) <= MaxCount (%d)",
+				 p->min_count, p->max_count);
+	if (p->user_data_len > GB_EC2_USER_DATA_MAX ||
+	    (p->user_data_len && !p->user_data))
+		return gb_errorf(err, GB_E_INVALID,
+				 "RunInstances: UserData over %d bytes or missing",
+				 GB_EC2_USER_DATA_MAX);
+	if (p->n_tag_specs && !p->tag_specs)
+		return gb_errorf(err, GB_E_INVALID, "RunInstances: tag specs missing");
+	for (size_t i = 0; i < p->n_tag_specs; i++) {
+		const struct gb_ec2_tag_spec *ts = &p->tag_specs[i];
+
+		if ((rc = need(what, "TagSpecification.ResourceType",
+			       ts->resource_type, err)))
+			return rc;
+		if (ts->n_tags && !ts->tags)
+			return gb_errorf(err, GB_E_INVALID, "RunInstances: tags missing");
+		for (size_t k = 0; k < ts->n_tags; k++) {
+			if ((rc = need(what, "Tag.Key", ts->tags[k].key, err)))
+				return rc;
+		}
+	}
+	return GB_E_OK;
+}
+
+static gb_err_t form_user_data(struct gb_buf *b, const struct gb_ec2_run_params *p,
+			       gb_error_t *err)
+{
+	size_t n = gb_crypto_base64_len(p->user_data_len) + 1;
+	char *b64;
+
+	if (!p->user_data_len)
+		return GB_E_OK;
+	b64 = malloc(n);
+	if (!b64)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	gb_crypto_base64(p->user_data, p->user_data_len, b64, n);
+	/* "User data must be base64-encoded", then form-encoded (+ / =) */
+	form_put(b, "UserData", b64);
+	free(b64);
+	return GB_E_OK;
+}
+
+gb_err_t gb_ec2_form_run_instances(const struct gb_ec2_run_params *p,
+				   const char *client_token, struct gb_buf *out,
+				   gb_error_t *err)
+{
+	gb_err_t rc;
+
+	if ((rc = check_run(p, err)) || (rc = check_token(client_token, err)))
+		return rc;
+	form_start(out, "RunInstances");
+	form_put(out, "ImageId", p->image_id);
+	form_put(out, "InstanceType", p->instance_type);
+	form_int(out, "MinCount", p->min_count);
+	form_int(out, "MaxCount", p->max_count);
+	if (p->subnet_id && *p->subnet_id)
+		form_put(out, "SubnetId", p->subnet_id);
+	if (p->availability_zone && *p->availability_zone)
+		form_put(out, "Placement.AvailabilityZone", p->availability_zone);
+	for (size_t i = 0; i < p->n_security_group_ids; i++)
+		form_putf(out, p->security_group_ids[i], "SecurityGroupId.%zu", i + 1);
+	if (p->key_name && *p->key_name)
+		form_put(out, "KeyName", p->key_name);
+	form_put(out, "ClientToken", client_token);
+	if (p->iam_instance_profile_name && *p->iam_instance_profile_name)
+		form_put(out, "IamInstanceProfile.Name", p->iam_instance_profile_name);
+	if (p->iam_instance_profile_arn && *p->iam_instance_profile_arn)
+		form_put(out, "IamInstanceProfile.Arn", p->iam_instance_profile_arn);
+	rc = form_user_data(out, p, err);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < p->n_tag_specs; i++) {
+		const struct gb_ec2_tag_spec *ts = &p->tag_specs[i];
+
+		form_putf(out, ts->resource_type, "TagSpecification.%zu.ResourceType",
+			  i + 1);
+		for (size_t k = 0; k < ts->n_tags; k++) {
+			form_putf(out, ts->tags[k].key,
+				  "TagSpecification.%zu.Tag.%zu.Key", i + 1, k + 1);
+			form_putf(out, ts->tags[k].value ? ts->tags[k].value : "",
+				  "TagSpecification.%zu.Tag.%zu.Value", i + 1, k + 1);
+		}
+	}
+	if (p->spot) {
+		form_put(out, "InstanceMarketOptions.MarketType", "spot");
+		if (p->spot_instance_type)
+			form_put(out, "InstanceMarketOptions.SpotOptions.SpotInstanceType",
+				 p->spot_instance_type);
+		if (p->spot_max_price)
+			form_put(out, "InstanceMarketOptions.SpotOptions.MaxPrice",
+				 p->spot_max_price);
+		if (p->spot_interruption)
+			form_put(out, "InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior",
+				 p->spot_interruption);
+	}
+	return form_done(out, err);
+}
+
+static gb_err_t check_max_results(const char *what, int v, gb_error_t *err)
+{
+	if (v != 0 && (v < 5 || v > 1000))
+		return gb_errorf(err, GB_E_INVALID,
+				 "%s: MaxResults %d is outside 5..1000", what, v);
+	return GB_E_OK;
+}
+
+gb_err_t gb_ec2_form_describe_instances(const struct gb_ec2_describe_params *p,
+					const char *next_token,
+					struct gb_buf *out, gb_error_t *err)
+{
+	static const char *const what = "DescribeInstances";
+	struct gb_ec2_describe_params none = { 0 };
+	gb_err_t rc;
+
+	if (!p)
+		p = &none;
+	if ((rc = need_list(what, "InstanceId", p->instance_ids,
+			    p->n_instance_ids, err)) ||
+	    (rc = check_max_results(what, p->max_results, err)))
+		return rc;
+	form_start(out, what);
+	for (size_t i = 0; i < p->n_instance_ids; i++)
+		form_putf(out, p->instance_ids[i], "InstanceId.%zu", i + 1);
+	rc = form_filters(out, what, p->filters, p->n_filters, err);
+	if (rc)
+		return rc;
+	/* "You cannot specify this parameter and the instance IDs parameter" */
+	if (p->max_results && !p->n_instance_ids)
+		form_int(out, "MaxResults", p->max_results);
+	if (next_token)
+		form_put(out, "NextToken", next_token);
+	return form_done(out, err);
+}
+
+gb_err_t gb_ec2_form_describe_instance_type_offerings(
+	const struct gb_ec2_offerings_params *p, const char *next_token,
+	struct gb_buf *out, gb_error_t *err)
+{
+	static const char *const what = "DescribeInstanceTypeOfferings";
+	struct gb_ec2_offerings_params none = { 0 };
+	gb_err_t rc;
+
+	if (!p)
+		p = &none;
+	rc = check_max_results(what, p->max_results, err);
+	if (rc)
+		return rc;
+	form_start(out, what);
+	if (p->location_type && *p->location_type)
+		form_put(out, "LocationType", p->location_type);
+	rc = form_filters(out, what, p->filters, p->n_filters, err);
+	if (rc)
+		return rc;
+	if (p->max_results)
+		form_int(out, "MaxResults", p->max_results);
+	if (next_token)
+		form_put(out, "NextToken", next_token);
+	return form_done(out, err);
+}
+
+gb_err_t gb_ec2_form_terminate_instances(const char *const *ids, size_t n_ids,
+					 struct gb_buf *out, gb_error_t *err)
+{
+	gb_err_t rc = need_list("TerminateInstances", "InstanceId", ids, n_ids, err);
+
+	if (rc)
+		return rc;
+	if (n_ids == 0 || n_ids > GB_EC2_TERMINATE_BATCH)
+		return gb_errorf(err, GB_E_INVALID,
+				 "TerminateInstances: %zu ids (1..%d per call)", n_ids,
+				 GB_EC2_TERMINATE_BATCH);
+	form_start(out, "TerminateInstances");
+	for (size_t i = 0; i < n_ids; i++)
+		form_putf(out, ids[i], "InstanceId.%zu", i + 1);
+	return form_done(out, err);
+}
+
+gb_err_t gb_ec2_form_create_tags(const char *const *resource_ids, size_t n_ids,
+				 const struct gb_ec2_kv *tags, size_t n_tags,
+				 struct gb_buf *out, gb_error_t *err)
+{
+	static const char *const what = "CreateTags";
+	gb_err_t rc = need_list(what, "ResourceId", resource_ids, n_ids, err);
+
+	if (rc)
+		return rc;
+	if (n_ids == 0 || n_ids > 1000 || n_tags == 0 || !tags)
+		return gb_errorf(err, GB_E_INVALID,
+				 "CreateTags: need 1..1000 resources and at least one tag");
+	for (size_t i = 0; i < n_tags; i++) {
+		if ((rc = need(what, "Tag.Key", tags[i].key, err)))
+			return rc;
+	}
+	form_start(out, what);
+	for (size_t i = 0; i < n_ids; i++)
+		form_putf(out, resource_ids[i], "ResourceId.%zu", i + 1);
+	for (size_t i = 0; i < n_tags; i++) {
+		form_putf(out, tags[i].key, "Tag.%zu.Key", i + 1);
+		form_putf(out, tags[i].value ? tags[i].value : "", "Tag.%zu.Value",
+			  i + 1);
+	}
+	return form_done(out, err);
+}
+
+gb_err_t gb_ec2_form_describe_availability_zones(
+	const struct gb_ec2_filter *filters, size_t n_filters,
+	struct gb_buf *out, gb_error_t *err)
+{
+	gb_err_t rc;
+
+	form_start(out, "DescribeAvailabilityZones");
+	rc = form_filters(out, "DescribeAvailabilityZones", filters, n_filters, err);
+	if (rc)
+		return rc;
+	return form_done(out, err);
+}
+
+gb_err_t gb_ec2_client_token_new(char *buf, size_t n, gb_error_t *err)
+{
+	if (n < 36)
+		return gb_errorf(err, GB_E_INVALID, "client token buffer too small");
+	memcpy(buf, "gb-", 3);
+	return gb_random_hex(buf + 3, 32, err);
+}
+
+/* ---- the client ------------------------------------------------------------ */
+
+static void real_sleep(double s)
+{
+	struct timespec ts;
+
+	if (s <= 0)
+		return;
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+static void do_sleep(gb_ec2_t *c, double s)
+{
+	if (c->sleep)
+		c->sleep(s, c->seam_ctx);
+	else
+		real_sleep(s);
+}
+
+static double mono(gb_ec2_t *c)
+{
+	return c->mono ? c->mono(c->seam_ctx) : gb_time_mono();
+}
+
+static double wall(gb_ec2_t *c)
+{
+	return c->wall ? c->wall(c->seam_ctx) : gb_time_now();
+}
+
+static double uniform(gb_ec2_t *c)
+{
+	return c->uniform ? c->uniform(c->seam_ctx) : gb_retry_uniform();
+}
+
+gb_err_t gb_ec2_create(const struct gb_ec2_opts *o, gb_ec2_t **out,
+		       gb_error_t *err)
+{
+	struct gb_buf ep = GB_BUF_INIT;
+	gb_ec2_t *c;
+	gb_err_t rc;
+
+	*out = NULL;
+	if (!o || !o->region || !*o->region || strpbrk(o->region, "/ \t\r\n"))
+		return gb_errorf(err, GB_E_INVALID, "EC2 client: invalid region");
+	if (!o->creds)
+		return gb_errorf(err, GB_E_INVALID, "EC2 client: no credentials provider");
+	if (o->max_pages < 0)
+		return gb_errorf(err, GB_E_INVALID, "EC2 client: negative page cap");
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	if (o->endpoint && *o->endpoint)
+		gb_buf_puts(&ep, o->endpoint);
+	else
+		gb_buf_printf(&ep, "https://ec2.%s.amazonaws.com", o->region);
+	c->endpoint = gb_buf_steal(&ep);
+	c->region = strdup(o->region);
+	if (!c->endpoint || !c->region) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto fail;
+	}
+	rc = gb_http_create(c->endpoint, &o->http, &c->http, err);
+	if (rc) {
+		gb_error_prefix(err, "EC2 client for %s", c->region);
+		goto fail;
+	}
+	c->creds = o->creds;
+	c->retry = o->retry;
+	gb_retry_policy_fill(&c->retry);
+	c->max_pages = o->max_pages ? o->max_pages : GB_EC2_DEFAULT_MAX_PAGES;
+	c->sleep = o->sleep;
+	c->mono = o->mono;
+	c->wall = o->wall;
+	c->uniform = o->uniform;
+	c->seam_ctx = o->seam_ctx;
+	*out = c;
+	return GB_E_OK;
+fail:
+	gb_ec2_destroy(c);
+	return rc;
+}
+
+void gb_ec2_destroy(gb_ec2_t *c)
+{
+	if (!c)
+		return;
+	gb_http_destroy(c->http);
+	free(c->region);
+	free(c->endpoint);
+	free(c);
+}
+
+const char *gb_ec2_region(const gb_ec2_t *c)
+{
+	return c->region;
+}
+
+const char *gb_ec2_endpoint(const gb_ec2_t *c)
+{
+	return c->endpoint;
+}
+
+/* ---- one signed request ------------------------------------------------------ */
+
+/* Sign [body] with the current credentials and POST it. */
+static gb_err_t send_once(gb_ec2_t *c, const struct gb_buf *body,
+			  struct gb_http_response *resp, gb_error_t *err)
+{
+	struct gb_creds_snapshot cs = { 0 };
+	struct gb_sigv4_result sig = { 0 };
+	struct gb_sigv4_header sh[2] = {
+		{ "Host", gb_http_host(c->http) },
+		{ "Content-Type", FORM_CONTENT_TYPE },
+	};
+	struct gb_sigv4_request sr = { .method = "POST",
+				       .path = gb_http_base_path(c->http),
+				       .headers = sh, .n_headers = 2,
+				       .payload = body->data,
+				       .payload_len = body->len };
+	struct gb_sigv4_creds sc;
+	struct gb_http_header hh[4];
+	struct gb_http_request req = { .method = "POST", .headers = hh,
+				       .body = body->data ? body->data : "",
+				       .body_len = body->len };
+	gb_err_t rc;
+
+	memset(resp, 0, sizeof(*resp));
+	rc = gb_creds_get(c->creds, &cs, err);
+	if (rc)
+		goto out;
+	sc.access_key_id = cs.access_key_id;
+	sc.secret_access_key = cs.secret_access_key;
+	sc.session_token = cs.session_token;
+	rc = gb_sigv4_sign(&sr, &sc, c->region, GB_EC2_SERVICE, (time_t)wall(c),
+			   &sig, err);
+	if (rc)
+		goto out;
+	hh[req.n_headers++] = (struct gb_http_header){ "Content-Type",
+						       FORM_CONTENT_TYPE };
+	hh[req.n_headers++] = (struct gb_http_header){ "X-Amz-Date", sig.amz_date };
+	if (sig.need_token_header)
+		hh[req.n_headers++] = (struct gb_http_header){ "X-Amz-Security-Token",
+							       cs.session_token };
+	hh[req.n_headers++] = (struct gb_http_header){ "Authorization",
+						       sig.authorization };
+	rc = gb_http_do(c->http, &req, resp, err);
+out:
+	gb_sigv4_result_free(&sig);
+	gb_creds_snapshot_clear(&cs);
+	return rc;
+}
+
+/* Does a 2xx body start like an error envelope?  (Cheap: no full parse.) */
+static bool looks_like_error(const struct gb_http_response *r)
+{
+	size_t n = r->body_len < 512 ? r->body_len : 512;
+
+	return memmem(r->body, n, "<Response>", 10) ||
+	       memmem(r->body, n, "<Response ", 10) ||
+	       memmem(r->body, n, "<ErrorResponse", 14);
+}
+
+/*
+ * Look at a response: GB_E_OK for a success, else the class's code with
+ * [ae] filled.  The error envelope is read whatever the status.
+ */
+static gb_err_t judge(const struct gb_http_response *r, struct gb_ec2_error *ae)
+{
+	bool is_2xx = r->status >= 200 && r->status <= 299;
+	gb_err_t prc = GB_E_NOTFOUND;
+
+	ae->http_status = r->status;
+	ae->code[0] = ae->message[0] = ae->request_id[0] = '\0';
+	if (!is_2xx || looks_like_error(r))
+		prc = gb_ec2_xml_parse_error(r->body, r->body_len, ae, NULL);
+	if (prc == GB_E_OK) {
+		ae->cls = gb_ec2_classify(ae->code, r->status, &ae->known_code);
+		return gb_ec2_class_err(ae->cls);
+	}
+	if (is_2xx) {
+		ae->cls = GB_EC2_CLASS_NONE;
+		return GB_E_OK;
+	}
+	/* an error status without a readable envelope: judge by the status */
+	snprintf(ae->message, sizeof(ae->message),
+		 "HTTP %ld without an EC2 error envelope (%zu bytes)", r->status,
+		 r->body_len);
+	ae->cls = gb_ec2_classify(NULL, r->status, &ae->known_code);
+	return gb_ec2_class_err(ae->cls);
+}
+
+/* Codes after which fresh credentials may help (once). */
+static bool credential_code(const char *code)
+{
+	return !strcmp(code, "AuthFailure") || !strcmp(code, "ExpiredToken") ||
+	       !strcmp(code, "RequestExpired") ||
+	       !strcmp(code, "InvalidClientTokenId") ||
+	       !strcmp(code, "InvalidSecurity.RequestHasExpired");
+}
+
+static gb_err_t final_error(gb_ec2_t *c, const char *action, gb_err_t rc,
+			    const struct gb_ec2_error *ae, gb_error_t *err)
+{
+	if (ae->http_status == 0)
+		return gb_errorf(err, rc,
+				 "%s %s: %s (no HTTP response, %s, %d attempt%s)",
+				 action, c->region, ae->message,
+				 gb_ec2_class_name(ae->cls), ae->attempts,
+				 ae->attempts == 1 ? "" : "s");
+	return gb_errorf(err, rc,
+			 "%s %s: %s%s%s (HTTP %ld, RequestID %s, %s, %d attempt%s)",
+			 action, c->region, ae->code, ae->code[0] ? ": " : "",
+			 ae->message, ae->http_status,
+			 ae->request_id[0] ? ae->request_id : "none",
+			 gb_ec2_class_name(ae->cls), ae->attempts,
+			 ae->attempts == 1 ? "" : "s");
+}
+
+/*
+ * Send [body] for [action] until it succeeds, fails for good, or the
+ * retry policy says stop.  On GB_E_OK [resp] holds the success response
+ * (caller frees); on failure it is freed here.
+ */
+static gb_err_t ec2_call(gb_ec2_t *c, const char *action,
+			 const struct gb_buf *body, struct gb_http_response *resp,
+			 struct gb_ec2_error *ae, gb_error_t *err)
+{
+	struct gb_ec2_error local;
+	double t0 = mono(c);
+	bool refreshed = false;
+	gb_error_t e;
+	gb_err_t rc;
+	char q[160];
+
+	if (!ae)
+		ae = &local;
+	memset(ae, 0, sizeof(*ae));
+	for (;;) {
+		double delay = 0;
+		bool again;
+
+		ae->attempts++;
+		rc = send_once(c, body, resp, &e);
+		if (rc == GB_E_OK) {
+			rc = judge(resp, ae);
+			if (rc == GB_E_OK)
+				return GB_E_OK;
+		} else if (rc == GB_E_HTTP || rc == GB_E_TIMEOUT) {
+			ae->http_status = 0;
+			ae->code[0] = ae->request_id[0] = '\0';
+			gb_strlcpy(ae->message, e.text, sizeof(ae->message));
+			ae->cls = gb_http_fail_retryable(resp->fail)
+					  ? GB_EC2_CLASS_TRANSIENT
+					  : GB_EC2_CLASS_CONFIG;
+		} else {
+			/* no credentials, bad input, no memory: not the cloud's doing */
+			ae->cls = rc == GB_E_AUTH ? GB_EC2_CLASS_AUTH : GB_EC2_CLASS_CONFIG;
+			gb_strlcpy(ae->message, e.text, sizeof(ae->message));
+			gb_http_response_free(resp);
+			if (err)
+				*err = e;
+			return rc;
+		}
+		gb_http_response_free(resp);
+		again = false;
+		if (ae->cls == GB_EC2_CLASS_AUTH && credential_code(ae->code) &&
+		    !refreshed) {
+			refreshed = again = true;
+			gb_creds_invalidate(c->creds);
+		} else if (gb_ec2_class_retryable(ae->cls)) {
+			again = true;
+			delay = gb_retry_backoff(&c->retry, ae->attempts - 1, uniform(c));
+		}
+		if (!again || !gb_retry_allowed(&c->retry, ae->attempts,
+						mono(c) - t0, delay))
+			return final_error(c, action, rc, ae, err);
+		gb_log_warn("ec2_retry action=%s region=%s attempt=%d code=%s status=%ld class=%s delay_ms=%.0f",
+			    action, c->region, ae->attempts,
+			    gb_log_q(q, sizeof(q), ae->code[0] ? ae->code : "-"),
+			    ae->http_status, gb_ec2_class_name(ae->cls), delay * 1000);
+		do_sleep(c, delay);
+	}
+}
+
+/* ---- actions ------------------------------------------------------------------ */
+
+gb_err_t gb_ec2_run_instances(gb_ec2_t *c, const struct gb_ec2_run_params *p,
+			      struct gb_ec2_instance_list **out,
+			      struct gb_ec2_error *ae, gb_error_t *err)
+{
+	struct gb_http_response resp = { 0 };
+	struct gb_buf body = GB_BUF_INIT;
+	char token[40];
+	const char *tok = p ? p->client_token : NULL;
+	gb_err_t rc;
+
+	*out = NULL;
+	if (ae)
+		memset(ae, 0, sizeof(*ae));
+	if (!p)
+		return gb_errorf(err, GB_E_INVALID, "RunInstances: no parameters");
+	if (!tok) {
+		rc = gb_ec2_client_token_new(token, sizeof(token), err);
+		if (rc)
+			return rc;
+		tok = token;
+	}
+	rc = gb_ec2_form_run_instances(p, tok, &body, err);
+	if (rc)
+		goto out;
+	rc = ec2_call(c, "RunInstances", &body, &resp, ae, err);
+	if (rc)
+		goto out;
+	rc = gb_ec2_xml_parse_instances(resp.body, resp.body_len, out, err);
+	if (rc) {
+		gb_error_prefix(err, "RunInstances %s", c->region);
+		goto out;
+	}
+	(*out)->client_token = strdup(tok);
+	if (!(*out)->client_token) {
+		gb_ec2_instance_list_free(*out);
+		*out = NULL;
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+	}
+out:
+	gb_http_response_free(&resp);
+	gb_buf_free(&body);
+	return rc;
+}
+
+/* Move the instances of [page] to the end of [all]. */
+static gb_err_t merge_instances(struct gb_ec2_instance_list *all,
+				struct gb_ec2_instance_list *page, gb_error_t *err)
+{
+	struct gb_ec2_instance *nv;
+
+	if (page->n) {
+		nv = realloc(all->v, (all->n + page->n) * sizeof(*nv));
+		if (!nv)
+			return gb_errorf(err, GB_E_NOMEM, "out of memory");
+		all->v = nv;
+		memcpy(all->v + all->n, page->v, page->n * sizeof(*nv));
+		all->n += page->n;
+		page->n = 0;
+	}
+	free(all->request_id);
+	all->request_id = page->request_id;
+	page->request_id = NULL;
+	return GB_E_OK;
+}
+
+/* Pagination guard: a page cap and no token seen twice in a row. */
+static gb_err_t check_page(gb_ec2_t *c, const char *action, int pages,
+			   const char *prev, const char *next, gb_error_t *err)
+{
+	if (!next)
+		return GB_E_OK;
+	if (prev && strcmp(prev, next) == 0)
+		return gb_errorf(err, GB_E_PARSE, "%s %s: NextToken repeated", action,
+				 c->region);
+	if (pages >= c->max_pages)
+		return gb_errorf(err, GB_E_CLOUD, "%s %s: more than %d pages", action,
+				 c->region, c->max_pages);
+	return GB_E_OK;
+}
+
+gb_err_t gb_ec2_describe_instances(gb_ec2_t *c,
+				   const struct gb_ec2_describe_params *p,
+				   struct gb_ec2_instance_list **out,
+				   struct gb_ec2_error *ae, gb_error_t *err)
+{
+	struct gb_ec2_instance_list *all = calloc(1, sizeof(*all));
+	struct gb_ec2_instance_list *page = NULL;
+	char *token = NULL;
+	int pages = 0;
+	gb_err_t rc = GB_E_OK;
+
+	*out = NULL;
+	if (!all)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	do {
+		struct gb_http_response resp = { 0 };
+		struct gb_buf body = GB_BUF_INIT;
+
+		rc = gb_ec2_form_describe_instances(p, token, &body, err);
+		if (!rc)
+			rc = ec2_call(c, "DescribeInstances", &body, &resp, ae, err);
+		if (!rc) {
+			rc = gb_ec2_xml_parse_instances(resp.body, resp.body_len,
+							&page, err);
+			if (rc)
+				gb_error_prefix(err, "DescribeInstances %s", c->region);
+		}
+		gb_http_response_free(&resp);
+		gb_buf_free(&body);
+		if (rc)
+			break;
+		pages++;
+		rc = check_page(c, "DescribeInstances", pages, token, page->next_token,
+				err);
+		if (!rc)
+			rc = merge_instances(all, page, err);
+		free(token);
+		token = page->next_token;
+		page->next_token = NULL;
+		gb_ec2_instance_list_free(page);
+		page = NULL;
+	} while (!rc && token);
+	free(token);
+	if (rc)
+		gb_ec2_instance_list_free(all);
+	else
+		*out = all;
+	return rc;
+}
+
+gb_err_t gb_ec2_terminate_instances(gb_ec2_t *c, const char *const *ids,
+				    size_t n_ids,
+				    struct gb_ec2_state_change_list **out,
+				    struct gb_ec2_error *ae, gb_error_t *err)
+{
+	struct gb_ec2_state_change_list *all = calloc(1, sizeof(*all));
+	gb_err_t rc = GB_E_OK;
+
+	*out = NULL;
+	if (!all)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	for (size_t off = 0; off < n_ids && !rc; off += GB_EC2_TERMINATE_BATCH) {
+		size_t n = n_ids - off < GB_EC2_TERMINATE_BATCH
+				   ? n_ids - off : GB_EC2_TERMINATE_BATCH;
+		struct gb_http_response resp = { 0 };
+		struct gb_buf body = GB_BUF_INIT;
+		struct gb_ec2_state_change_list *page = NULL;
+
+		rc = gb_ec2_form_terminate_instances(ids + off, n, &body, err);
+		if (!rc)
+			rc = ec2_call(c, "TerminateInstances", &body, &resp, ae, err);
+		if (!rc)
+			rc = gb_ec2_xml_parse_state_changes(resp.body, resp.body_len,
+							    &page, err);
+		if (!rc && page->n) {
+			struct gb_ec2_state_change *nv =
+				realloc(all->v, (all->n + page->n) * sizeof(*nv));
+
+			if (!nv) {
+				rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+			} else {
+				all->v = nv;
+				memcpy(all->v + all->n, page->v, page->n * sizeof(*nv));
+				all->n += page->n;
+				page->n = 0;
+			}
+		}
+		if (!rc) {
+			free(all->request_id);
+			all->request_id = page->request_id;
+			page->request_id = NULL;
+		}
+		gb_ec2_state_change_list_free(page);
+		gb_http_response_free(&resp);
+		gb_buf_free(&body);
+	}
+	/* what earlier batches terminated is reported even after a failure */
+	if (rc && all->n == 0)
+		gb_ec2_state_change_list_free(all);
+	else
+		*out = all;
+	return rc;
+}
+
+gb_err_t gb_ec2_describe_instance_type_offerings(
+	gb_ec2_t *c, const struct gb_ec2_offerings_params *p,
+	struct gb_ec2_offering_list **out, struct gb_ec2_error *ae,
+	gb_error_t *err)
+{
+	static const char *const action = "DescribeInstanceTypeOfferings";
+	struct gb_ec2_offering_list *all = calloc(1, sizeof(*all));
+	char *token = NULL;
+	int pages = 0;
+	gb_err_t rc = GB_E_OK;
+
+	*out = NULL;
+	if (!all)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	do {
+		struct gb_http_response resp = { 0 };
+		struct gb_buf body = GB_BUF_INIT;
+		struct gb_ec2_offering_list *page = NULL;
+
+		rc = gb_ec2_form_describe_instance_type_offerings(p, token, &body, err);
+		if (!rc)
+			rc = ec2_call(c, action, &body, &resp, ae, err);
+		if (!rc)
+			rc = gb_ec2_xml_parse_offerings(resp.body, resp.body_len,
+							&page, err);
+		gb_http_response_free(&resp);
+		gb_buf_free(&body);
+		if (rc)
+			break;
+		pages++;
+		rc = check_page(c, action, pages, token, page->next_token, err);
+		if (!rc && page->n) {
+			struct gb_ec2_offering *nv =
+				realloc(all->v, (all->n + page->n) * sizeof(*nv));
+
+			if (!nv) {
+				rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+			} else {
+				all->v = nv;
+				memcpy(all->v + all->n, page->v, page->n * sizeof(*nv));
+				all->n += page->n;
+				page->n = 0;
+			}
+		}
+		free(all->request_id);
+		all->request_id = page->request_id;
+		page->request_id = NULL;
+		free(token);
+		token = page->next_token;
+		page->next_token = NULL;
+		gb_ec2_offering_list_free(page);
+	} while (!rc && token);
+	free(token);
+	if (rc)
+		gb_ec2_offering_list_free(all);
+	else
+		*out = all;
+	return rc;
+}
+
+gb_err_t gb_ec2_create_tags(gb_ec2_t *c, const char *const *resource_ids,
+			    size_t n_ids, const struct gb_ec2_kv *tags,
+			    size_t n_tags, struct gb_ec2_error *ae,
+			    gb_error_t *err)
+{
+	struct gb_http_response resp = { 0 };
+	struct gb_buf body = GB_BUF_INIT;
+	gb_err_t rc;
+
+	if (ae)
+		memset(ae, 0, sizeof(*ae));
+	rc = gb_ec2_form_create_tags(resource_ids, n_ids, tags, n_tags, &body, err);
+	if (!rc)
+		rc = ec2_call(c, "CreateTags", &body, &resp, ae, err);
+	if (!rc)
+		rc = gb_ec2_xml_parse_ack(resp.body, resp.body_len,
+					  "CreateTagsResponse", NULL, err);
+	gb_http_response_free(&resp);
+	gb_buf_free(&body);
+	return rc;
+}
+
+gb_err_t gb_ec2_describe_availability_zones(gb_ec2_t *c,
+					    const struct gb_ec2_filter *filters,
+					    size_t n_filters,
+					    struct gb_ec2_az_list **out,
+					    struct gb_ec2_error *ae,
+					    gb_error_t *err)
+{
+	struct gb_http_response resp = { 0 };
+	struct gb_buf body = GB_BUF_INIT;
+	gb_err_t rc;
+
+	*out = NULL;
+	if (ae)
+		memset(ae, 0, sizeof(*ae));
+	rc = gb_ec2_form_describe_availability_zones(filters, n_filters, &body, err);
+	if (!rc)
+		rc = ec2_call(c, "DescribeAvailabilityZones", &body, &resp, ae, err);
+	if (!rc)
+		rc = gb_ec2_xml_parse_azs(resp.body, resp.body_len, out, err);
+	gb_http_response_free(&resp);
+	gb_buf_free(&body);
+	return rc;
+}

@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gb_ec2.h - EC2 Query API client (Version 2016-11-15): RunInstances,
+ * DescribeInstances, TerminateInstances, DescribeInstanceTypeOfferings,
+ * CreateTags, DescribeAvailabilityZones
+ *
+ * Requests are "POST /" with an application/x-www-form-urlencoded body
+ * ("Action=...&Version=2016-11-15&..."; lists 1-based: SecurityGroupId.1,
+ * Filter.1.Value.1), signed with SigV4 (service "ec2").  Responses are XML,
+ * parsed namespace-agnostically (gb_ec2_xml.h).
+ *
+ * Errors.  Every action returns GB_E_OK or:
+ *  - an AWS error, read from the <Response><Errors><Error> envelope
+ *    whatever the HTTP status (InsufficientInstanceCapacity arrives as 500),
+ *    and classified (gb_ec2_classify): GB_E_CAPACITY, GB_E_QUOTA,
+ *    GB_E_THROTTLE, GB_E_CLOUDCONFIG, GB_E_AUTH or GB_E_TRANSIENT;
+ *  - GB_E_TIMEOUT or GB_E_HTTP when no HTTP answer came back (after the
+ *    retries; ae->cls is TRANSIENT for connect/timeout/IO failures, which
+ *    were retried, and CONFIG for TLS, oversized answers or a bad URL,
+ *    which were not).  For RunInstances the outcome is then UNKNOWN:
+ *    instances may exist; the ClientToken (and the instance tags) let the
+ *    caller find out;
+ *  - GB_E_PARSE for a success response that cannot be read;
+ *  - GB_E_INVALID for bad parameters (nothing is sent), GB_E_AUTH or
+ *    GB_E_CONFIG when no credentials can be had, GB_E_NOMEM.
+ * The optional struct gb_ec2_error receives the AWS Code, Message,
+ * RequestID, HTTP status, class and the number of requests sent; the
+ * gb_error_t text has all of it on one line.
+ *
+ * Retries happen inside the client: THROTTLE and TRANSIENT errors and
+ * transport failures that may heal (connect, timeout, connection lost) are
+ * retried with exponential back-off and full jitter within the
+ * gb_retry_policy (attempts and total time), each retry logged as
+ * "ec2_retry".  CAPACITY, QUOTA, CONFIG and AUTH are returned at once (the
+ * orchestrator decides), except that an AuthFailure/ExpiredToken-like code
+ * invalidates the credentials and retries once.  Every action here is
+ * idempotent: RunInstances always carries a ClientToken (generated when
+ * the caller gives none) and every retry resends the very same body, so a
+ * retried launch cannot launch twice.
+ *
+ * Ownership: results are NEW and freed with their *_free function; every
+ * string in them is NEW inside the result.  A string field is NULL when the
+ * response did not have that element, "" when the element was empty.
+ * A gb_ec2_t is not thread-safe (it owns one HTTP connection).
+ */
+#ifndef GB_LIBCLOUD_GB_EC2_H
+#define GB_LIBCLOUD_GB_EC2_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gb_creds.h"
+#include "gb_err.h"
+#include "gb_http.h"
+#include "gb_retry.h"
+#include "gb_str.h"
+
+#define GB_EC2_API_VERSION "2016-11-15"
+#define GB_EC2_SERVICE "ec2"
+#define GB_EC2_TERMINATE_BATCH 1000	/* TerminateInstances: ids per call */
+#define GB_EC2_CLIENT_TOKEN_MAX 64	/* ASCII characters */
+#define GB_EC2_USER_DATA_MAX 16384	/* bytes before base64 */
+#define GB_EC2_DEFAULT_MAX_PAGES 100
+
+/* ---- errors and their classes ------------------------------------------ */
+
+enum gb_ec2_class {
+	GB_EC2_CLASS_NONE = 0,	/* no error */
+	GB_EC2_CLASS_CAPACITY,	/* no capacity here now: try another pool */
+	GB_EC2_CLASS_QUOTA,	/* account limit in this region: skip it */
+	GB_EC2_CLASS_THROTTLE,	/* request rate: back off (retried inside) */
+	GB_EC2_CLASS_CONFIG,	/* the request is wrong: abort it */
+	GB_EC2_CLASS_AUTH,	/* credentials or permissions: abort */
+	GB_EC2_CLASS_TRANSIENT,	/* server-side hiccup (retried inside) */
+};
+
+struct gb_ec2_error {
+	enum gb_ec2_class cls;
+	long http_status;	/* 0 when no HTTP response arrived */
+	char code[128];		/* AWS <Code>, "" when none */
+	char message[1024];	/* AWS <Message> (truncated) or transport detail */
+	char request_id[128];	/* <RequestID>, "" when none */
+	int attempts;		/* requests sent, retries included */
+	bool known_code;	/* false: class from the default rules */
+};
+
+/*
+ * Classify an AWS error [code] (may be NULL or "") received with
+ * [http_status].  A "Client."/"Server." prefix is ignored.  Codes in the
+ * table (shared/research §4 and errors-manifest.tsv, plus the usual
+ * throttling/transient codes of the SDKs) get their class and *known =
+ * true.  Unknown codes get a default, logged as "ec2_unknown_code":
+ * by name first (Insufficient* -> CAPACITY, *Throttl* -> THROTTLE,
+ * *LimitExceeded -> QUOTA, Invalid*, Missing*, *.NotFound, *.Malformed ->
+ * CONFIG, Unauthorized*, *Expired* -> AUTH), else by status (429 ->
+ * THROTTLE, 401/403 -> AUTH, 5xx -> TRANSIENT, anything else -> CONFIG:
+ * an unknown client error is not worth repeating).  [known] may be NULL.
+ */
+enum gb_ec2_class gb_ec2_classify(const char *code, long http_status,
+				  bool *known);
+
+/* RET the gb_err_t of [cls] (GB_E_CAPACITY ...; GB_E_OK for NONE). */
+gb_err_t gb_ec2_class_err(enum gb_ec2_class cls);
+
+/* RET static "CAPACITY", "QUOTA", ... ("NONE"). */
+const char *gb_ec2_class_name(enum gb_ec2_class cls);
+
+/* RET whether the client retries errors of [cls] (THROTTLE, TRANSIENT). */
+bool gb_ec2_class_retryable(enum gb_ec2_class cls);
+
+/* ---- results ------------------------------------------------------------ */
+
+struct gb_ec2_tag {
+	char *key;
+	char *value;
+};
+
+struct gb_ec2_instance {
+	char *instance_id;
+	char *image_id;
+	char *instance_type;
+	int state_code;		/* low byte of <instanceState><code>; -1 if absent */
+	char *state_name;	/* pending, running, shutting-down, terminated, ... */
+	char *availability_zone;
+	char *subnet_id;
+	char *vpc_id;
+	char *private_ip;
+	char *public_ip;	/* <ipAddress> */
+	char *private_dns;
+	char *public_dns;	/* <dnsName> */
+	char *key_name;
+	char *client_token;
+	char *launch_time;	/* as sent: "2026-02-14T08:29:31.000Z" */
+	double launch_epoch;	/* the same in epoch seconds; 0 if absent/bad */
+	int ami_launch_index;	/* -1 if absent */
+	char *lifecycle;	/* <instanceLifecycle>: "spot", or NULL */
+	char *state_reason_code;
+	char *state_reason_message;
+	char *reservation_id;	/* of the enclosing reservation */
+	struct gb_ec2_tag *tags;
+	size_t n_tags;
+};
+
+struct gb_ec2_instance_list {
+	struct gb_ec2_instance *v;
+	size_t n;
+	char *request_id;
+	char *reservation_id;	/* RunInstances: the reservation */
+	char *owner_id;		/* RunInstances */
+	char *client_token;	/* RunInstances: the token that was sent */
+	char *next_token;	/* parser output; NULL after Describe* loops */
+};
+
+struct gb_ec2_state_change {
+	char *instance_id;
+	int current_code;	/* -1 if absent */
+	char *current_name;
+	int previous_code;
+	char *previous_name;
+};
+
+struct gb_ec2_state_change_list {
+	struct gb_ec2_state_change *v;
+	size_t n;
+	char *request_id;	/* of the last batch */
+};
+
+struct gb_ec2_offering {
+	char *instance_type;
+	char *location_type;	/* region, availability-zone, availability-zone-id */
+	char *location;
+};
+
+struct gb_ec2_offering_list {
+	struct gb_ec2_offering *v;
+	size_t n;
+	char *request_id;
+	char *next_token;
+};
+
+struct gb_ec2_az {
+	char *zone_name;
+	char *zone_id;
+	char *state;		/* <zoneState> */
+	char *region_name;
+};
+
+struct gb_ec2_az_list {
+	struct gb_ec2_az *v;
+	size_t n;
+	char *request_id;
+};
+
+/* Free a result and everything in it; NULL is accepted. */
+void gb_ec2_instance_list_free(struct gb_ec2_instance_list *l);
+void gb_ec2_state_change_list_free(struct gb_ec2_state_change_list *l);
+void gb_ec2_offering_list_free(struct gb_ec2_offering_list *l);
+void gb_ec2_az_list_free(struct gb_ec2_az_list *l);
+
+/* RET BORROWED value of tag [key] of [inst], or NULL. */
+const char *gb_ec2_instance_tag(const struct gb_ec2_instance *inst,
+				const char *key);
+
+/* ---- request parameters -------------------------------------------------- */
+
+struct gb_ec2_kv {
+	const char *key;
+	const char *value;
+};
+
+struct gb_ec2_tag_spec {
+	const char *resource_type;	/* "instance", "volume", ... */
+	const struct gb_ec2_kv *tags;
+	size_t n_tags;
+};
+
+struct gb_ec2_filter {
+	const char *name;		/* "instance-type", "tag:gpuburst:cluster" */
+	const char *const *values;
+	size_t n_values;
+};
+
+struct gb_ec2_run_params {
+	const char *image_id;			/* required */
+	const char *instance_type;		/* required */
+	int min_count;				/* 1 <= min_count <= max_count */
+	int max_count;
+	const char *subnet_id;
+	const char *availability_zone;		/* Placement.AvailabilityZone */
+	const char *const *security_group_ids;	/* SecurityGroupId.N */
+	size_t n_security_group_ids;
+	const char *key_name;
+	const char *iam_instance_profile_name;	/* IamInstanceProfile.Name */
+	const char *iam_instance_profile_arn;	/* IamInstanceProfile.Arn */
+	const char *client_token;		/* NULL: generated ("gb-" + hex) */
+	const struct gb_ec2_tag_spec *tag_specs; /* TagSpecification.N */
+	size_t n_tag_specs;
+	const void *user_data;			/* raw bytes; base64 is done here */
+	size_t user_data_len;
+	bool spot;				/* InstanceMarketOptions.MarketType=spot */
+	const char *spot_instance_type;		/* "one-time" / "persistent" / NULL */
+	const char *spot_max_price;		/* NULL: on-demand price cap */
+	const char *spot_interruption;		/* "terminate" / "stop" / "hibernate" / NULL */
+};
+
+struct gb_ec2_describe_params {
+	const char *const *instance_ids;	/* InstanceId.N */
+	size_t n_instance_ids;
+	const struct gb_ec2_filter *filters;	/* Filter.N */
+	size_t n_filters;
+	int max_results;	/* page size 5..1000; 0: omitted (and never with ids) */
+};
+
+struct gb_ec2_offerings_params {
+	const char *location_type;	/* "availability-zone", "region", ...; NULL: region */
+	const struct gb_ec2_filter *filters;
+	size_t n_filters;
+	int max_results;	/* 5..1000; 0: omitted */
+};
+
+/* ---- the client ------------------------------------------------------------ */
+
+typedef struct gb_ec2 gb_ec2_t;
+
+struct gb_ec2_opts {
+	const char *region;		/* required, e.g. "us-east-1" */
+	const char *endpoint;		/* NULL: https://ec2.<region>.amazonaws.com */
+	gb_creds_t *creds;		/* BORROWED, required, outlives the client */
+	struct gb_http_opts http;	/* timeouts, CA bundle, cap (0: defaults) */
+	struct gb_retry_policy retry;	/* 0 fields: defaults */
+	int max_pages;			/* Describe* page cap; 0: default */
+	/* Seams for tests; NULL: the real thing. */
+	void (*sleep)(double seconds, void *ctx);	/* back-off waits */
+	double (*mono)(void *ctx);	/* monotonic seconds: retry budget */
+	double (*wall)(void *ctx);	/* epoch seconds: X-Amz-Date */
+	double (*uniform)(void *ctx);	/* [0, 1): jitter */
+	void *seam_ctx;
+};
+
+/*
+ * Create a client; strings in [o] are copied.  No request is sent.
+ * OUT *out NEW, gb_ec2_destroy().
+ * RET GB_E_OK; GB_E_INVALID (no region or credentials, bad endpoint);
+ * GB_E_NOMEM.
+ */
+gb_err_t gb_ec2_create(const struct gb_ec2_opts *o, gb_ec2_t **out,
+		       gb_error_t *err);
+void gb_ec2_destroy(gb_ec2_t *c);
+
+/* RET BORROWED region / endpoint URL of [c]. */
+const char *gb_ec2_region(const gb_ec2_t *c);
+const char *gb_ec2_endpoint(const gb_ec2_t *c);
+
+/*
+ * RunInstances.  OUT *out NEW (also its client_token), NULL on failure.
+ * MinCount..MaxCount: EC2 launches the largest number it can above
+ * MinCount, or nothing (then an InsufficientInstanceCapacity error).
+ */
+gb_err_t gb_ec2_run_instances(gb_ec2_t *c, const struct gb_ec2_run_params *p,
+			      struct gb_ec2_instance_list **out,
+			      struct gb_ec2_error *ae, gb_error_t *err);
+
+/*
+ * DescribeInstances; follows NextToken until the last page (at most
+ * max_pages pages, else GB_E_CLOUD) and returns every instance of every
+ * reservation in one list.  [p] may be NULL (everything).
+ * OUT *out NEW, NULL on failure (all or nothing).
+ */
+gb_err_t gb_ec2_describe_instances(gb_ec2_t *c,
+				   const struct gb_ec2_describe_params *p,
+				   struct gb_ec2_instance_list **out,
+				   struct gb_ec2_error *ae, gb_error_t *err);
+
+/*
+ * TerminateInstances in batches of GB_EC2_TERMINATE_BATCH ids.
+ * OUT *out NEW: the state changes of every batch that succeeded, also when
+ * a later batch failed (then the error is returned too); NULL when none
+ * did.  An empty id list sends nothing and gives an empty list.
+ */
+gb_err_t gb_ec2_terminate_instances(gb_ec2_t *c, const char *const *ids,
+				    size_t n_ids,
+				    struct gb_ec2_state_change_list **out,
+				    struct gb_ec2_error *ae, gb_error_t *err);
+
+/*
+ * DescribeInstanceTypeOfferings; pagination as DescribeInstances.
+ * [p] may be NULL (all types, location type "region").
+ */
+gb_err_t gb_ec2_describe_instance_type_offerings(
+	gb_ec2_t *c, const struct gb_ec2_offerings_params *p,
+	struct gb_ec2_offering_list **out, struct gb_ec2_error *ae,
+	gb_error_t *err);
+
+/* CreateTags on up to 1000 resources. */
+gb_err_t gb_ec2_create_tags(gb_ec2_t *c, const char *const *resource_ids,
+			    size_t n_ids, const struct gb_ec2_kv *tags,
+			    size_t n_tags, struct gb_ec2_error *ae,
+			    gb_error_t *err);
+
+/* DescribeAvailabilityZones (zones of the client's region). */
+gb_err_t gb_ec2_describe_availability_zones(gb_ec2_t *c,
+					    const struct gb_ec2_filter *filters,
+					    size_t n_filters,
+					    struct gb_ec2_az_list **out,
+					    struct gb_ec2_error *ae,
+					    gb_error_t *err);
+
+/* ---- request bodies (used by the client; exposed for tests) ---------------- */
+
+/*
+ * Append the form body of a RunInstances with [client_token] (required
+ * here) to [out], in this order: Action, Version, ImageId, InstanceType,
+ * MinCount, MaxCount, SubnetId, Placement.AvailabilityZone,
+ * SecurityGroupId.N, KeyName, ClientToken, IamInstanceProfile.*, UserData
+ * (base64, then form-encoded), TagSpecification.N.*,
+ * InstanceMarketOptions.*.
+ * RET GB_E_OK or GB_E_INVALID (detail names the parameter); GB_E_NOMEM.
+ */
+gb_err_t gb_ec2_form_run_instances(const struct gb_ec2_run_params *p,
+				   const char *client_token, struct gb_buf *out,
+				   gb_error_t *err);
+
+gb_err_t gb_ec2_form_describe_instances(const struct gb_ec2_describe_params *p,
+					const char *next_token,
+					struct gb_buf *out, gb_error_t *err);
+
+gb_err_t gb_ec2_form_describe_instance_type_offerings(
+	const struct gb_ec2_offerings_params *p, const char *next_token,
+	struct gb_buf *out, gb_error_t *err);
+
+gb_err_t gb_ec2_form_terminate_instances(const char *const *ids, size_t n_ids,
+					 struct gb_buf *out, gb_error_t *err);
+
+gb_err_t gb_ec2_form_create_tags(const char *const *resource_ids, size_t n_ids,
+				 const struct gb_ec2_kv *tags, size_t n_tags,
+				 struct gb_buf *out, gb_error_t *err);
+
+gb_err_t gb_ec2_form_describe_availability_zones(
+	const struct gb_ec2_filter *filters, size_t n_filters,
+	struct gb_buf *out, gb_error_t *err);
+
+/*
+ * Write a new client token ("gb-" and 32 random hex digits) into [buf] of
+ * at least 36 bytes.  RET GB_E_OK or an error from the random source.
+ */
+gb_err_t gb_ec2_client_token_new(char *buf, size_t n, gb_error_t *err);
+
+#endif /* GB_LIBCLOUD_GB_EC2_H */

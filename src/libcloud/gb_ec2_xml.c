@@ -1,0 +1,748 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gb_ec2_xml.c - EC2 Query API responses to plain structs, with libxml2
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#include "gb_ec2_xml.h"
+#include "gb_str.h"
+
+/* Parse state: the document and whether an allocation failed. */
+struct px {
+	xmlDocPtr doc;
+	xmlNodePtr root;
+	bool oom;
+};
+
+static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
+
+static void xml_init(void)
+{
+	/* libxml2 wants this once, before any thread parses */
+	xmlInitParser();
+}
+
+/* Swallow libxml2's stderr chatter (encoding errors bypass NOERROR). */
+static void xml_quiet(void *ctx, const char *msg, ...)
+{
+	(void)ctx;
+	(void)msg;
+}
+
+/* ---- document access ---------------------------------------------------- */
+
+static const char *lname(xmlNodePtr n)
+{
+	return (const char *)n->name;
+}
+
+static bool is_el(xmlNodePtr n, const char *name)
+{
+	return n->type == XML_ELEMENT_NODE && n->name &&
+	       strcmp(lname(n), name) == 0;
+}
+
+/* First element child of [p] with local name [name], or NULL. */
+static xmlNodePtr child(xmlNodePtr p, const char *name)
+{
+	for (xmlNodePtr n = p ? p->children : NULL; n; n = n->next) {
+		if (is_el(n, name))
+			return n;
+	}
+	return NULL;
+}
+
+static size_t count_items(xmlNodePtr set)
+{
+	size_t n = 0;
+
+	for (xmlNodePtr it = set ? set->children : NULL; it; it = it->next) {
+		if (is_el(it, "item"))
+			n++;
+	}
+	return n;
+}
+
+/* RET NEW text content of [n] ("" when empty); NULL and x->oom on ENOMEM. */
+static char *text_of(struct px *x, xmlNodePtr n)
+{
+	xmlChar *c = xmlNodeGetContent(n);
+	char *s = strdup(c ? (const char *)c : "");
+
+	xmlFree(c);
+	if (!s)
+		x->oom = true;
+	return s;
+}
+
+/* RET NEW text of child [name] of [p]; NULL when there is no such child. */
+static char *ctext(struct px *x, xmlNodePtr p, const char *name)
+{
+	xmlNodePtr n = child(p, name);
+
+	return n ? text_of(x, n) : NULL;
+}
+
+/* RET child [name] of [p] as an int, or [dflt] when absent or not a number. */
+static int cint(struct px *x, xmlNodePtr p, const char *name, int dflt)
+{
+	char *s = ctext(x, p, name);
+	long v = dflt;
+
+	if (s && gb_parse_long(s, INT_MIN, INT_MAX, &v) != GB_E_OK)
+		v = dflt;
+	free(s);
+	return (int)v;
+}
+
+/* Copy child [name]'s text into a fixed buffer, blanks for control chars. */
+static void cfixed(struct px *x, xmlNodePtr p, const char *name, char *dst,
+		   size_t size)
+{
+	char *s = ctext(x, p, name);
+
+	if (!s)
+		return;
+	gb_strlcpy(dst, s, size);
+	for (char *q = dst; *q; q++) {
+		if ((unsigned char)*q < 0x20)
+			*q = ' ';
+	}
+	free(s);
+}
+
+/*
+ * Parse [body] into x->doc / x->root.  The size and DTD checks keep
+ * hostile documents out before anything walks the tree.
+ */
+static gb_err_t px_open(struct px *x, const char *body, size_t len,
+			gb_error_t *err)
+{
+	xmlParserCtxtPtr ctxt;
+
+	memset(x, 0, sizeof(*x));
+	if (!body || len == 0)
+		return gb_errorf(err, GB_E_PARSE, "empty response body");
+	if (len > GB_EC2_XML_MAX)
+		return gb_errorf(err, GB_E_PARSE,
+				 "response body of %zu bytes is over the %u-byte limit",
+				 len, GB_EC2_XML_MAX);
+	pthread_once(&xml_once, xml_init);
+	/* per thread in libxml2: set it where the parsing happens */
+	xmlSetGenericErrorFunc(NULL, xml_quiet);
+	ctxt = xmlNewParserCtxt();
+	if (!ctxt)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	x->doc = xmlCtxtReadMemory(ctxt, body, (int)len, NULL, NULL,
+				   XML_PARSE_NONET | XML_PARSE_NOERROR |
+				   XML_PARSE_NOWARNING | XML_PARSE_NOCDATA);
+	if (!x->doc) {
+		xmlErrorPtr e = xmlCtxtGetLastError(ctxt);
+		char msg[160] = "unknown error";
+
+		if (e && e->message) {
+			gb_strlcpy(msg, e->message, sizeof(msg));
+			msg[strcspn(msg, "\r\n")] = '\0';
+		}
+		gb_errorf(err, GB_E_PARSE,
+			  "response is not well-formed XML (line %d: %s)",
+			  e ? e->line : 0, msg);
+		xmlFreeParserCtxt(ctxt);
+		return GB_E_PARSE;
+	}
+	xmlFreeParserCtxt(ctxt);
+	if (x->doc->intSubset || x->doc->extSubset) {
+		xmlFreeDoc(x->doc);
+		x->doc = NULL;
+		return gb_errorf(err, GB_E_PARSE, "response has a DTD: refused");
+	}
+	x->root = xmlDocGetRootElement(x->doc);
+	if (!x->root) {
+		xmlFreeDoc(x->doc);
+		x->doc = NULL;
+		return gb_errorf(err, GB_E_PARSE, "response has no root element");
+	}
+	return GB_E_OK;
+}
+
+static void px_close(struct px *x)
+{
+	if (x->doc)
+		xmlFreeDoc(x->doc);
+	x->doc = NULL;
+}
+
+static gb_err_t wrong_root(struct px *x, const char *want, gb_error_t *err)
+{
+	char got[64];
+
+	gb_strlcpy(got, lname(x->root), sizeof(got));
+	if (!strcmp(got, "Response") || !strcmp(got, "ErrorResponse"))
+		return gb_errorf(err, GB_E_PARSE,
+				 "expected %s, got an error envelope <%s>", want, got);
+	return gb_errorf(err, GB_E_PARSE, "expected %s, got <%.63s>", want, got);
+}
+
+/* ---- error envelope ------------------------------------------------------- */
+
+gb_err_t gb_ec2_xml_parse_error(const char *body, size_t len,
+				struct gb_ec2_error *ae, gb_error_t *err)
+{
+	static const char *const rid_names[] = { "RequestID", "RequestId",
+						  "requestId" };
+	struct px x;
+	xmlNodePtr e = NULL;
+	gb_err_t rc;
+
+	rc = px_open(&x, body, len, err);
+	if (rc)
+		return rc;
+	if (is_el(x.root, "Response"))
+		e = child(child(x.root, "Errors"), "Error");
+	else if (is_el(x.root, "ErrorResponse"))
+		e = child(x.root, "Error");
+	else if (is_el(x.root, "Error"))
+		e = x.root;
+	if (!e) {
+		rc = gb_errorf(err, GB_E_NOTFOUND, "<%.63s> is not an error envelope",
+			       lname(x.root));
+		goto out;
+	}
+	if (!child(e, "Code")) {
+		rc = gb_errorf(err, GB_E_PARSE, "error envelope without <Code>");
+		goto out;
+	}
+	ae->code[0] = ae->message[0] = ae->request_id[0] = '\0';
+	cfixed(&x, e, "Code", ae->code, sizeof(ae->code));
+	cfixed(&x, e, "Message", ae->message, sizeof(ae->message));
+	for (size_t i = 0; i < GB_ARRAY_LEN(rid_names) && !ae->request_id[0]; i++) {
+		cfixed(&x, x.root, rid_names[i], ae->request_id,
+		       sizeof(ae->request_id));
+		if (!ae->request_id[0])
+			cfixed(&x, e, rid_names[i], ae->request_id,
+			       sizeof(ae->request_id));
+	}
+	if (x.oom)
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+	else if (!ae->code[0])
+		rc = gb_errorf(err, GB_E_PARSE, "error envelope with an empty <Code>");
+out:
+	px_close(&x);
+	return rc;
+}
+
+/* ---- instances -------------------------------------------------------- */
+
+/* "2026-02-14T08:29:31.000Z" (fraction optional) -> epoch seconds, or 0. */
+static double parse_iso(const char *s)
+{
+	struct tm tm;
+	const char *end;
+	time_t t;
+
+	if (!s)
+		return 0;
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!end)
+		return 0;
+	if (*end == '.') {
+		end++;
+		while (*end >= '0' && *end <= '9')
+			end++;
+	}
+	if (strcmp(end, "Z") != 0)
+		return 0;
+	t = timegm(&tm);
+	return t == (time_t)-1 ? 0 : (double)t;
+}
+
+static void instance_free(struct gb_ec2_instance *i)
+{
+	char **fields[] = {
+		&i->instance_id, &i->image_id, &i->instance_type, &i->state_name,
+		&i->availability_zone, &i->subnet_id, &i->vpc_id, &i->private_ip,
+		&i->public_ip, &i->private_dns, &i->public_dns, &i->key_name,
+		&i->client_token, &i->launch_time, &i->lifecycle,
+		&i->state_reason_code, &i->state_reason_message,
+		&i->reservation_id,
+	};
+
+	for (size_t k = 0; k < GB_ARRAY_LEN(fields); k++)
+		GB_FREE_NULL(*fields[k]);
+	for (size_t k = 0; k < i->n_tags; k++) {
+		free(i->tags[k].key);
+		free(i->tags[k].value);
+	}
+	GB_FREE_NULL(i->tags);
+	i->n_tags = 0;
+}
+
+void gb_ec2_instance_list_free(struct gb_ec2_instance_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++)
+		instance_free(&l->v[i]);
+	free(l->v);
+	free(l->request_id);
+	free(l->reservation_id);
+	free(l->owner_id);
+	free(l->client_token);
+	free(l->next_token);
+	free(l);
+}
+
+const char *gb_ec2_instance_tag(const struct gb_ec2_instance *inst,
+				const char *key)
+{
+	for (size_t i = 0; i < inst->n_tags; i++) {
+		if (inst->tags[i].key && strcmp(inst->tags[i].key, key) == 0)
+			return inst->tags[i].value;
+	}
+	return NULL;
+}
+
+static gb_err_t parse_tags(struct px *x, xmlNodePtr it, struct gb_ec2_instance *o,
+			   gb_error_t *err)
+{
+	xmlNodePtr set = child(it, "tagSet");
+	size_t n = count_items(set);
+
+	if (n == 0)
+		return GB_E_OK;
+	o->tags = calloc(n, sizeof(*o->tags));
+	if (!o->tags)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	for (xmlNodePtr t = set->children; t; t = t->next) {
+		struct gb_ec2_tag *tag;
+
+		if (!is_el(t, "item"))
+			continue;
+		tag = &o->tags[o->n_tags++];
+		tag->key = ctext(x, t, "key");
+		tag->value = ctext(x, t, "value");
+		if (!tag->key || !*tag->key)
+			return gb_errorf(err, GB_E_PARSE, "instance tag without a key");
+		if (!tag->value)
+			tag->value = strdup("");
+		if (!tag->value)
+			x->oom = true;
+	}
+	return GB_E_OK;
+}
+
+static gb_err_t parse_instance(struct px *x, xmlNodePtr it, const char *resv,
+			       struct gb_ec2_instance *o, gb_error_t *err)
+{
+	xmlNodePtr st = child(it, "instanceState");
+	xmlNodePtr reason = child(it, "stateReason");
+	int code;
+
+	o->instance_id = ctext(x, it, "instanceId");
+	if (!x->oom && (!o->instance_id || !*o->instance_id))
+		return gb_errorf(err, GB_E_PARSE, "instance item without <instanceId>");
+	o->image_id = ctext(x, it, "imageId");
+	o->instance_type = ctext(x, it, "instanceType");
+	code = st ? cint(x, st, "code", -1) : -1;
+	/* the high byte is internal to AWS: only the low byte is the state */
+	o->state_code = code < 0 ? -1 : (code & 0xff);
+	o->state_name = st ? ctext(x, st, "name") : NULL;
+	o->availability_zone = ctext(x, child(it, "placement"), "availabilityZone");
+	o->subnet_id = ctext(x, it, "subnetId");
+	o->vpc_id = ctext(x, it, "vpcId");
+	o->private_ip = ctext(x, it, "privateIpAddress");
+	o->public_ip = ctext(x, it, "ipAddress");
+	o->private_dns = ctext(x, it, "privateDnsName");
+	o->public_dns = ctext(x, it, "dnsName");
+	o->key_name = ctext(x, it, "keyName");
+	o->client_token = ctext(x, it, "clientToken");
+	o->launch_time = ctext(x, it, "launchTime");
+	o->launch_epoch = parse_iso(o->launch_time);
+	o->ami_launch_index = cint(x, it, "amiLaunchIndex", -1);
+	o->lifecycle = ctext(x, it, "instanceLifecycle");
+	o->state_reason_code = reason ? ctext(x, reason, "code") : NULL;
+	o->state_reason_message = reason ? ctext(x, reason, "message") : NULL;
+	if (resv) {
+		o->reservation_id = strdup(resv);
+		if (!o->reservation_id)
+			x->oom = true;
+	}
+	return parse_tags(x, it, o, err);
+}
+
+/* Append the items of <instancesSet> under [parent] to [l]. */
+static gb_err_t parse_instances_set(struct px *x, xmlNodePtr parent,
+				    const char *resv, struct gb_ec2_instance_list *l,
+				    size_t *cap, gb_error_t *err)
+{
+	xmlNodePtr set = child(parent, "instancesSet");
+	gb_err_t rc;
+
+	for (xmlNodePtr it = set ? set->children : NULL; it; it = it->next) {
+		if (!is_el(it, "item"))
+			continue;
+		if (l->n == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 8;
+			struct gb_ec2_instance *nv = realloc(l->v, ncap * sizeof(*nv));
+
+			if (!nv)
+				return gb_errorf(err, GB_E_NOMEM, "out of memory");
+			l->v = nv;
+			*cap = ncap;
+		}
+		memset(&l->v[l->n], 0, sizeof(l->v[0]));
+		rc = parse_instance(x, it, resv, &l->v[l->n++], err);
+		if (rc)
+			return rc;
+		if (x->oom)
+			return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	}
+	return GB_E_OK;
+}
+
+/* NULL for an absent or empty <nextToken/> (the last page). */
+static char *next_token(struct px *x)
+{
+	char *t = ctext(x, x->root, "nextToken");
+
+	if (t && !*t)
+		GB_FREE_NULL(t);
+	return t;
+}
+
+static gb_err_t parse_reservations(struct px *x, struct gb_ec2_instance_list *l,
+				   gb_error_t *err)
+{
+	xmlNodePtr set = child(x->root, "reservationSet");
+	size_t cap = 0;
+	gb_err_t rc;
+
+	for (xmlNodePtr r = set ? set->children : NULL; r; r = r->next) {
+		char *resv;
+
+		if (!is_el(r, "item"))
+			continue;
+		resv = ctext(x, r, "reservationId");
+		rc = parse_instances_set(x, r, resv, l, &cap, err);
+		free(resv);
+		if (rc)
+			return rc;
+	}
+	l->next_token = next_token(x);
+	return GB_E_OK;
+}
+
+gb_err_t gb_ec2_xml_parse_instances(const char *body, size_t len,
+				    struct gb_ec2_instance_list **out,
+				    gb_error_t *err)
+{
+	struct gb_ec2_instance_list *l = NULL;
+	struct px x;
+	gb_err_t rc;
+
+	*out = NULL;
+	rc = px_open(&x, body, len, err);
+	if (rc)
+		return rc;
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	l->request_id = ctext(&x, x.root, "requestId");
+	if (is_el(x.root, "RunInstancesResponse")) {
+		size_t cap = 0;
+
+		if (!child(x.root, "instancesSet")) {
+			rc = gb_errorf(err, GB_E_PARSE,
+				       "RunInstancesResponse without <instancesSet>");
+			goto out;
+		}
+		l->reservation_id = ctext(&x, x.root, "reservationId");
+		l->owner_id = ctext(&x, x.root, "ownerId");
+		rc = parse_instances_set(&x, x.root, l->reservation_id, l, &cap, err);
+	} else if (is_el(x.root, "DescribeInstancesResponse")) {
+		rc = parse_reservations(&x, l, err);
+	} else {
+		rc = wrong_root(&x, "RunInstancesResponse or DescribeInstancesResponse",
+				err);
+	}
+	if (!rc && x.oom)
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+out:
+	px_close(&x);
+	if (rc)
+		gb_ec2_instance_list_free(l);
+	else
+		*out = l;
+	return rc;
+}
+
+/* ---- state changes ------------------------------------------------------ */
+
+void gb_ec2_state_change_list_free(struct gb_ec2_state_change_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].instance_id);
+		free(l->v[i].current_name);
+		free(l->v[i].previous_name);
+	}
+	free(l->v);
+	free(l->request_id);
+	free(l);
+}
+
+static void parse_state(struct px *x, xmlNodePtr st, int *code, char **name)
+{
+	int c = st ? cint(x, st, "code", -1) : -1;
+
+	*code = c < 0 ? -1 : (c & 0xff);
+	*name = st ? ctext(x, st, "name") : NULL;
+}
+
+gb_err_t gb_ec2_xml_parse_state_changes(const char *body, size_t len,
+					struct gb_ec2_state_change_list **out,
+					gb_error_t *err)
+{
+	struct gb_ec2_state_change_list *l = NULL;
+	const char *root;
+	xmlNodePtr set;
+	struct px x;
+	gb_err_t rc;
+
+	*out = NULL;
+	rc = px_open(&x, body, len, err);
+	if (rc)
+		return rc;
+	root = lname(x.root);
+	if (strcmp(root, "TerminateInstancesResponse") &&
+	    strcmp(root, "StopInstancesResponse") &&
+	    strcmp(root, "StartInstancesResponse")) {
+		rc = wrong_root(&x, "TerminateInstancesResponse", err);
+		goto out;
+	}
+	set = child(x.root, "instancesSet");
+	l = calloc(1, sizeof(*l));
+	if (l && count_items(set))
+		l->v = calloc(count_items(set), sizeof(*l->v));
+	if (!l || (count_items(set) && !l->v)) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	l->request_id = ctext(&x, x.root, "requestId");
+	for (xmlNodePtr it = set ? set->children : NULL; it; it = it->next) {
+		struct gb_ec2_state_change *s;
+
+		if (!is_el(it, "item"))
+			continue;
+		s = &l->v[l->n++];
+		s->instance_id = ctext(&x, it, "instanceId");
+		if (!x.oom && (!s->instance_id || !*s->instance_id)) {
+			rc = gb_errorf(err, GB_E_PARSE,
+				       "state change item without <instanceId>");
+			goto out;
+		}
+		parse_state(&x, child(it, "currentState"), &s->current_code,
+			    &s->current_name);
+		parse_state(&x, child(it, "previousState"), &s->previous_code,
+			    &s->previous_name);
+	}
+	if (x.oom)
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+out:
+	px_close(&x);
+	if (rc)
+		gb_ec2_state_change_list_free(l);
+	else
+		*out = l;
+	return rc;
+}
+
+/* ---- instance type offerings ---------------------------------------------- */
+
+void gb_ec2_offering_list_free(struct gb_ec2_offering_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].instance_type);
+		free(l->v[i].location_type);
+		free(l->v[i].location);
+	}
+	free(l->v);
+	free(l->request_id);
+	free(l->next_token);
+	free(l);
+}
+
+gb_err_t gb_ec2_xml_parse_offerings(const char *body, size_t len,
+				    struct gb_ec2_offering_list **out,
+				    gb_error_t *err)
+{
+	struct gb_ec2_offering_list *l = NULL;
+	xmlNodePtr set;
+	struct px x;
+	size_t n;
+	gb_err_t rc;
+
+	*out = NULL;
+	rc = px_open(&x, body, len, err);
+	if (rc)
+		return rc;
+	if (!is_el(x.root, "DescribeInstanceTypeOfferingsResponse")) {
+		rc = wrong_root(&x, "DescribeInstanceTypeOfferingsResponse", err);
+		goto out;
+	}
+	set = child(x.root, "instanceTypeOfferingSet");
+	n = count_items(set);
+	l = calloc(1, sizeof(*l));
+	if (l && n)
+		l->v = calloc(n, sizeof(*l->v));
+	if (!l || (n && !l->v)) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	l->request_id = ctext(&x, x.root, "requestId");
+	l->next_token = next_token(&x);
+	for (xmlNodePtr it = set ? set->children : NULL; it; it = it->next) {
+		struct gb_ec2_offering *o;
+
+		if (!is_el(it, "item"))
+			continue;
+		o = &l->v[l->n++];
+		o->instance_type = ctext(&x, it, "instanceType");
+		o->location_type = ctext(&x, it, "locationType");
+		o->location = ctext(&x, it, "location");
+		if (!x.oom && (!o->instance_type || !*o->instance_type ||
+			       !o->location || !*o->location)) {
+			rc = gb_errorf(err, GB_E_PARSE,
+				       "offering item without <instanceType> or <location>");
+			goto out;
+		}
+	}
+	if (x.oom)
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+out:
+	px_close(&x);
+	if (rc)
+		gb_ec2_offering_list_free(l);
+	else
+		*out = l;
+	return rc;
+}
+
+/* ---- availability zones ------------------------------------------------- */
+
+void gb_ec2_az_list_free(struct gb_ec2_az_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].zone_name);
+		free(l->v[i].zone_id);
+		free(l->v[i].state);
+		free(l->v[i].region_name);
+	}
+	free(l->v);
+	free(l->request_id);
+	free(l);
+}
+
+gb_err_t gb_ec2_xml_parse_azs(const char *body, size_t len,
+			      struct gb_ec2_az_list **out, gb_error_t *err)
+{
+	struct gb_ec2_az_list *l = NULL;
+	xmlNodePtr set;
+	struct px x;
+	size_t n;
+	gb_err_t rc;
+
+	*out = NULL;
+	rc = px_open(&x, body, len, err);
+	if (rc)
+		return rc;
+	if (!is_el(x.root, "DescribeAvailabilityZonesResponse")) {
+		rc = wrong_root(&x, "DescribeAvailabilityZonesResponse", err);
+		goto out;
+	}
+	set = child(x.root, "availabilityZoneInfo");
+	n = count_items(set);
+	l = calloc(1, sizeof(*l));
+	if (l && n)
+		l->v = calloc(n, sizeof(*l->v));
+	if (!l || (n && !l->v)) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	l->request_id = ctext(&x, x.root, "requestId");
+	for (xmlNodePtr it = set ? set->children : NULL; it; it = it->next) {
+		struct gb_ec2_az *z;
+
+		if (!is_el(it, "item"))
+			continue;
+		z = &l->v[l->n++];
+		z->zone_name = ctext(&x, it, "zoneName");
+		z->zone_id = ctext(&x, it, "zoneId");
+		z->state = ctext(&x, it, "zoneState");
+		z->region_name = ctext(&x, it, "regionName");
+		if (!x.oom && (!z->zone_name || !*z->zone_name)) {
+			rc = gb_errorf(err, GB_E_PARSE, "zone item without <zoneName>");
+			goto out;
+		}
+	}
+	if (x.oom)
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+out:
+	px_close(&x);
+	if (rc)
+		gb_ec2_az_list_free(l);
+	else
+		*out = l;
+	return rc;
+}
+
+/* ---- acknowledgements ---------------------------------------------------- */
+
+gb_err_t gb_ec2_xml_parse_ack(const char *body, size_t len, const char *root,
+			      char **request_id, gb_error_t *err)
+{
+	char *ret = NULL;
+	struct px x;
+	gb_err_t rc;
+
+	if (request_id)
+		*request_id = NULL;
+	rc = px_open(&x, body, len, err);
+	if (rc)
+		return rc;
+	if (!is_el(x.root, root)) {
+		rc = wrong_root(&x, root, err);
+		goto out;
+	}
+	ret = ctext(&x, x.root, "return");
+	if (ret && strcmp(ret, "true") != 0) {
+		rc = gb_errorf(err, GB_E_PARSE, "%s returned \"%.32s\"", root, ret);
+		goto out;
+	}
+	if (request_id)
+		*request_id = ctext(&x, x.root, "requestId");
+	if (x.oom)
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+out:
+	free(ret);
+	px_close(&x);
+	return rc;
+}

@@ -1,0 +1,576 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gb_http.c - the libcurl seam: one easy handle per endpoint, timeouts,
+ * TLS verification, response cap, CURLcode translation
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "gb_http.h"
+#include "gb_log.h"
+#include "gb_util.h"
+
+struct gb_http {
+	CURL *curl;
+	char *url;		/* as given */
+	char *origin;		/* scheme://host[:port], no path */
+	char *host;		/* Host header value */
+	char *base_path;	/* "/" or the endpoint's path */
+	char *ca_bundle;
+	char *user_agent;
+	long connect_timeout_ms;
+	long timeout_ms;
+	size_t max_response;
+	bool no_proxy;
+};
+
+/* State of one transfer, seen by the callbacks. */
+struct xfer {
+	struct gb_buf body;
+	struct gb_strv *headers;
+	size_t max;
+	bool too_large;
+	bool oom;
+};
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_rc = CURLE_FAILED_INIT;
+
+static void global_init_once(void)
+{
+	global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+gb_err_t gb_http_global_init(gb_error_t *err)
+{
+	pthread_once(&global_once, global_init_once);
+	if (global_rc != CURLE_OK)
+		return gb_errorf(err, GB_E_HTTP, "curl_global_init: %s",
+				 curl_easy_strerror(global_rc));
+	return GB_E_OK;
+}
+
+/* ---- endpoint URL ----------------------------------------------------- */
+
+/* Take the endpoint apart with libcurl's own URL parser. */
+static gb_err_t parse_endpoint(gb_http_t *h, const char *url, gb_error_t *err)
+{
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL;
+	char *query = NULL, *user = NULL, *frag = NULL;
+	struct gb_buf b = GB_BUF_INIT;
+	gb_err_t rc = GB_E_OK;
+	CURLUcode uc;
+
+	if (!u)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	uc = curl_url_set(u, CURLUPART_URL, url, 0);
+	if (uc != CURLUE_OK) {
+		rc = gb_errorf(err, GB_E_INVALID, "endpoint \"%s\": %s", url,
+			       curl_url_strerror(uc));
+		goto out;
+	}
+	curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+	curl_url_get(u, CURLUPART_HOST, &host, 0);
+	curl_url_get(u, CURLUPART_PORT, &port, 0);
+	curl_url_get(u, CURLUPART_PATH, &path, 0);
+	curl_url_get(u, CURLUPART_QUERY, &query, 0);
+	curl_url_get(u, CURLUPART_USER, &user, 0);
+	curl_url_get(u, CURLUPART_FRAGMENT, &frag, 0);
+	if (!scheme || !host || (strcmp(scheme, "http") && strcmp(scheme, "https"))) {
+		rc = gb_errorf(err, GB_E_INVALID,
+			       "endpoint \"%s\": need an http:// or https:// URL",
+			       url);
+		goto out;
+	}
+	if (query || user || frag) {
+		rc = gb_errorf(err, GB_E_INVALID,
+			       "endpoint \"%s\": no query, fragment or user allowed",
+			       url);
+		goto out;
+	}
+	/* curl omits a port equal to the scheme's default from Host */
+	if (port && ((!strcmp(scheme, "http") && !strcmp(port, "80")) ||
+		     (!strcmp(scheme, "https") && !strcmp(port, "443")))) {
+		curl_free(port);
+		port = NULL;
+	}
+	gb_buf_printf(&b, "%s%s%s", host, port ? ":" : "", port ? port : "");
+	h->host = gb_buf_steal(&b);
+	gb_buf_printf(&b, "%s://%s", scheme, h->host ? h->host : "");
+	h->origin = gb_buf_steal(&b);
+	h->base_path = strdup(path && *path ? path : "/");
+	if (!h->host || !h->origin || !h->base_path)
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+out:
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	curl_free(path);
+	curl_free(query);
+	curl_free(user);
+	curl_free(frag);
+	curl_url_cleanup(u);
+	gb_buf_free(&b);
+	return rc;
+}
+
+gb_err_t gb_http_create(const char *base_url, const struct gb_http_opts *o,
+			gb_http_t **out, gb_error_t *err)
+{
+	struct gb_http_opts def = { 0 };
+	gb_http_t *h = NULL;
+	gb_err_t rc;
+
+	*out = NULL;
+	if (!o)
+		o = &def;
+	rc = gb_http_global_init(err);
+	if (rc)
+		return rc;
+	if (!base_url || !*base_url)
+		return gb_errorf(err, GB_E_INVALID, "no endpoint URL");
+	if (o->connect_timeout_ms < 0 || o->timeout_ms < 0)
+		return gb_errorf(err, GB_E_INVALID, "negative HTTP timeout");
+	if (o->ca_bundle && access(o->ca_bundle, R_OK) != 0)
+		return gb_errorf(err, GB_E_INVALID, "CA bundle %s is not readable",
+				 o->ca_bundle);
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	h->connect_timeout_ms = o->connect_timeout_ms ? o->connect_timeout_ms
+						      : GB_HTTP_DEFAULT_CONNECT_TIMEOUT_MS;
+	h->timeout_ms = o->timeout_ms ? o->timeout_ms : GB_HTTP_DEFAULT_TIMEOUT_MS;
+	h->max_response = o->max_response_bytes ? o->max_response_bytes
+						: GB_HTTP_DEFAULT_MAX_RESPONSE;
+	h->no_proxy = o->no_proxy;
+	h->url = strdup(base_url);
+	h->ca_bundle = gb_strdup0(o->ca_bundle);
+	h->user_agent = strdup(o->user_agent ? o->user_agent
+					     : PACKAGE_NAME "/" PACKAGE_VERSION);
+	h->curl = curl_easy_init();
+	if (!h->url || !h->user_agent || !h->curl ||
+	    (o->ca_bundle && !h->ca_bundle)) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto fail;
+	}
+	rc = parse_endpoint(h, base_url, err);
+	if (rc)
+		goto fail;
+	*out = h;
+	return GB_E_OK;
+fail:
+	gb_http_destroy(h);
+	return rc;
+}
+
+void gb_http_destroy(gb_http_t *h)
+{
+	if (!h)
+		return;
+	if (h->curl)
+		curl_easy_cleanup(h->curl);
+	free(h->url);
+	free(h->origin);
+	free(h->host);
+	free(h->base_path);
+	free(h->ca_bundle);
+	free(h->user_agent);
+	free(h);
+}
+
+const char *gb_http_host(const gb_http_t *h)
+{
+	return h->host;
+}
+
+const char *gb_http_base_path(const gb_http_t *h)
+{
+	return h->base_path;
+}
+
+const char *gb_http_url(const gb_http_t *h)
+{
+	return h->url;
+}
+
+/* ---- callbacks -------------------------------------------------------- */
+
+static size_t on_body(char *p, size_t size, size_t n, void *ud)
+{
+	struct xfer *x = ud;
+	size_t len = size * n;
+
+	if (x->body.len + len > x->max) {
+		x->too_large = true;
+		return 0;	/* aborts the transfer with CURLE_WRITE_ERROR */
+	}
+	gb_buf_append(&x->body, p, len);
+	if (gb_buf_failed(&x->body)) {
+		x->oom = true;
+		return 0;
+	}
+	return len;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ud)
+{
+	struct xfer *x = ud;
+	size_t len = size * n;
+	size_t l = len;
+	char *line;
+
+	while (l > 0 && (p[l - 1] == '\r' || p[l - 1] == '\n'))
+		l--;
+	if (l == 0)
+		return len;
+	if (l >= 5 && strncmp(p, "HTTP/", 5) == 0) {
+		/* a new response (after 100 Continue): forget the old one */
+		gb_strv_free(x->headers);
+		return len;
+	}
+	line = strndup(p, l);
+	if (!line || gb_strv_add(x->headers, line)) {
+		x->oom = true;
+		free(line);
+		return 0;
+	}
+	free(line);
+	return len;
+}
+
+/* ---- request ---------------------------------------------------------- */
+
+static bool header_text_ok(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\r' || *s == '\n' || *s == '\0')
+			return false;
+	}
+	return true;
+}
+
+static bool path_ok(const char *p)
+{
+	if (p[0] != '/')
+		return false;
+	for (; *p; p++) {
+		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
+			return false;
+	}
+	return true;
+}
+
+static bool has_header(const struct gb_http_request *req, const char *name)
+{
+	for (size_t i = 0; i < req->n_headers; i++) {
+		if (strcasecmp(req->headers[i].name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Append "Name: value" (curl wants "Name;" for an empty value). */
+static gb_err_t add_header(struct curl_slist **list, const char *name,
+			   const char *value, gb_error_t *err)
+{
+	struct gb_buf b = GB_BUF_INIT;
+	struct curl_slist *nl;
+
+	if (!value || !*value)
+		gb_buf_printf(&b, "%s;", name);
+	else
+		gb_buf_printf(&b, "%s: %s", name, value);
+	nl = gb_buf_failed(&b) ? NULL : curl_slist_append(*list, b.data);
+	/* the line may hold an Authorization or token: wipe our copy */
+	gb_memzero(b.data, b.len);
+	gb_buf_free(&b);
+	if (!nl)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	*list = nl;
+	return GB_E_OK;
+}
+
+/* "Name:" with nothing after the colon stops curl sending its default. */
+static gb_err_t suppress_header(struct curl_slist **list, const char *line,
+				gb_error_t *err)
+{
+	struct curl_slist *nl = curl_slist_append(*list, line);
+
+	if (!nl)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	*list = nl;
+	return GB_E_OK;
+}
+
+static gb_err_t build_headers(gb_http_t *h, const struct gb_http_request *req,
+			      struct curl_slist **list, gb_error_t *err)
+{
+	gb_err_t rc = GB_E_OK;
+
+	for (size_t i = 0; i < req->n_headers && !rc; i++) {
+		const char *name = req->headers[i].name;
+		const char *value = req->headers[i].value;
+
+		if (!name || !*name || strchr(name, ':') || !header_text_ok(name) ||
+		    (value && !header_text_ok(value)))
+			return gb_errorf(err, GB_E_INVALID,
+					 "invalid HTTP header \"%s\"",
+					 name ? name : "(null)");
+		rc = add_header(list, name, value, err);
+	}
+	if (!rc && !has_header(req, "Host"))
+		rc = add_header(list, "Host", h->host, err);
+	/* no "Expect: 100-continue" round trip; no default Content-Type */
+	if (!rc && !has_header(req, "Expect"))
+		rc = suppress_header(list, "Expect:", err);
+	if (!rc && !has_header(req, "Content-Type"))
+		rc = suppress_header(list, "Content-Type:", err);
+	return rc;
+}
+
+static void set_method(CURL *c, const struct gb_http_request *req)
+{
+	static const char empty[1];
+	const char *m = req->method;
+
+	if (!req->body && (!strcmp(m, "GET") || !strcmp(m, "DELETE") ||
+			   !strcmp(m, "HEAD"))) {
+		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+		if (!strcmp(m, "HEAD"))
+			curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+		else if (strcmp(m, "GET"))
+			curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, m);
+		return;
+	}
+	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, req->body ? req->body : empty);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
+			 (curl_off_t)(req->body ? req->body_len : 0));
+	if (strcmp(m, "POST"))
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, m);
+}
+
+static void set_options(gb_http_t *h, const char *url, struct curl_slist *hdrs,
+			struct xfer *x, char *errbuf)
+{
+	CURL *c = h->curl;
+
+	/* curl_easy_reset keeps the connection cache: keep-alive survives */
+	curl_easy_reset(c);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, h->connect_timeout_ms);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, h->timeout_ms);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (h->ca_bundle)
+		curl_easy_setopt(c, CURLOPT_CAINFO, h->ca_bundle);
+	if (h->no_proxy)
+		curl_easy_setopt(c, CURLOPT_PROXY, "");
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS, CURLPROTO_HTTP | CURLPROTO_HTTPS);
+#endif
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	/* HTTP/1.1: the Host header we sign is the one on the wire */
+	curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, h->user_agent);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(c, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, x);
+	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)h->max_response);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+}
+
+static enum gb_http_fail classify(CURLcode cc, const struct xfer *x)
+{
+	switch (cc) {
+	case CURLE_OK:
+		return GB_HTTP_FAIL_NONE;
+	case CURLE_OPERATION_TIMEDOUT:
+		return GB_HTTP_FAIL_TIMEOUT;
+	case CURLE_COULDNT_RESOLVE_PROXY:
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+		return GB_HTTP_FAIL_CONNECT;
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return GB_HTTP_FAIL_IO;
+	case CURLE_FILESIZE_EXCEEDED:
+		return GB_HTTP_FAIL_TOO_LARGE;
+	case CURLE_WRITE_ERROR:
+		return x->too_large ? GB_HTTP_FAIL_TOO_LARGE : GB_HTTP_FAIL_OTHER;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_ISSUER_ERROR:
+	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+	case CURLE_SSL_INVALIDCERTSTATUS:
+	case CURLE_SSL_CRL_BADFILE:
+	case CURLE_SSL_ENGINE_NOTFOUND:
+	case CURLE_SSL_ENGINE_SETFAILED:
+	case CURLE_SSL_ENGINE_INITFAILED:
+	case CURLE_USE_SSL_FAILED:
+		return GB_HTTP_FAIL_TLS;
+	default:
+		return GB_HTTP_FAIL_OTHER;
+	}
+}
+
+static gb_err_t transport_error(gb_http_t *h, const struct gb_http_request *req,
+				CURLcode cc, const char *errbuf,
+				struct gb_http_response *resp, gb_error_t *err)
+{
+	const char *why = errbuf[0] ? errbuf : curl_easy_strerror(cc);
+
+	if (resp->fail == GB_HTTP_FAIL_TOO_LARGE)
+		return gb_errorf(err, GB_E_HTTP,
+				 "%s %s%s: response larger than %zu bytes",
+				 req->method, h->origin,
+				 req->path ? req->path : h->base_path,
+				 h->max_response);
+	return gb_errorf(err, resp->fail == GB_HTTP_FAIL_TIMEOUT ? GB_E_TIMEOUT
+								 : GB_E_HTTP,
+			 "%s %s%s: %s (%s)", req->method, h->origin,
+			 req->path ? req->path : h->base_path, why,
+			 gb_http_fail_name(resp->fail));
+}
+
+gb_err_t gb_http_do(gb_http_t *h, const struct gb_http_request *req,
+		    struct gb_http_response *resp, gb_error_t *err)
+{
+	struct xfer x = { GB_BUF_INIT, NULL, 0, false, false };
+	struct curl_slist *hdrs = NULL;
+	struct gb_buf url = GB_BUF_INIT;
+	char errbuf[CURL_ERROR_SIZE] = "";
+	const char *path;
+	double t0 = gb_time_mono();
+	gb_err_t rc;
+	CURLcode cc;
+
+	memset(resp, 0, sizeof(*resp));
+	path = req->path ? req->path : h->base_path;
+	if (!req->method || !*req->method || !path_ok(path) ||
+	    (req->n_headers && !req->headers))
+		return gb_errorf(err, GB_E_INVALID,
+				 "invalid HTTP request (method or path)");
+	rc = build_headers(h, req, &hdrs, err);
+	if (rc)
+		goto out;
+	gb_buf_printf(&url, "%s%s", h->origin, path);
+	if (gb_buf_failed(&url)) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	x.headers = &resp->headers;
+	x.max = h->max_response;
+	set_options(h, url.data, hdrs, &x, errbuf);
+	set_method(h->curl, req);
+	cc = curl_easy_perform(h->curl);
+	resp->elapsed = gb_time_mono() - t0;
+	resp->fail = x.oom ? GB_HTTP_FAIL_OTHER : classify(cc, &x);
+	if (cc != CURLE_OK) {
+		if (x.oom)
+			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		else
+			rc = transport_error(h, req, cc, errbuf, resp, err);
+		gb_log_debug("http_fail method=%s host=%s fail=%s ms=%.0f",
+			     req->method, h->host, gb_http_fail_name(resp->fail),
+			     resp->elapsed * 1000);
+		goto out;
+	}
+	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &resp->status);
+	resp->body_len = x.body.len;
+	resp->body = x.body.data ? gb_buf_steal(&x.body) : strdup("");
+	if (!resp->body) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	gb_log_debug("http_request method=%s host=%s status=%ld bytes=%zu ms=%.0f",
+		     req->method, h->host, resp->status, resp->body_len,
+		     resp->elapsed * 1000);
+out:
+	/* the handle keeps a pointer to the list: unhook it before freeing */
+	curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(hdrs);
+	gb_memzero(x.body.data, x.body.cap);
+	gb_buf_free(&x.body);
+	gb_buf_free(&url);
+	return rc;
+}
+
+void gb_http_response_free(struct gb_http_response *r)
+{
+	if (!r)
+		return;
+	if (r->body) {
+		gb_memzero(r->body, r->body_len);
+		free(r->body);
+	}
+	gb_strv_free(&r->headers);
+	memset(r, 0, sizeof(*r));
+}
+
+const char *gb_http_response_header(const struct gb_http_response *r,
+				    const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < r->headers.n; i++) {
+		const char *line = r->headers.v[i];
+
+		if (strncasecmp(line, name, n) == 0 && line[n] == ':') {
+			line += n + 1;
+			while (*line == ' ' || *line == '\t')
+				line++;
+			return line;
+		}
+	}
+	return NULL;
+}
+
+bool gb_http_fail_retryable(enum gb_http_fail f)
+{
+	return f == GB_HTTP_FAIL_CONNECT || f == GB_HTTP_FAIL_TIMEOUT ||
+	       f == GB_HTTP_FAIL_IO;
+}
+
+const char *gb_http_fail_name(enum gb_http_fail f)
+{
+	switch (f) {
+	case GB_HTTP_FAIL_NONE:
+		return "none";
+	case GB_HTTP_FAIL_CONNECT:
+		return "connect";
+	case GB_HTTP_FAIL_TIMEOUT:
+		return "timeout";
+	case GB_HTTP_FAIL_IO:
+		return "io";
+	case GB_HTTP_FAIL_TLS:
+		return "tls";
+	case GB_HTTP_FAIL_TOO_LARGE:
+		return "too_large";
+	case GB_HTTP_FAIL_OTHER:
+		break;
+	}
+	return "other";
+}

@@ -1,0 +1,614 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_creds.c - credential chain: explicit > environment > shared files >
+ * IMDSv2 (against a loopback server), profiles, malformed files, expiry
+ * and refresh with a fake clock, secrets kept out of the log
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "gb_creds.h"
+#include "gb_log.h"
+#include "gb_str.h"
+#include "gb_util.h"
+#include "testsrv.h"
+
+#define T0 1767225600.0		/* 2026-01-01T00:00:00Z */
+
+static char tmpdir[64];
+
+static const char *const aws_vars[] = {
+	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+	"AWS_SECURITY_TOKEN", "AWS_CREDENTIAL_EXPIRATION", "AWS_PROFILE",
+	"AWS_DEFAULT_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE",
+	"AWS_EC2_METADATA_DISABLED", "AWS_EC2_METADATA_SERVICE_ENDPOINT",
+	"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy",
+	"ALL_PROXY", "no_proxy", "NO_PROXY",
+};
+
+static char *path_in_tmp(const char *name)
+{
+	static char buf[4][256];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmpdir, name);
+	return buf[k];
+}
+
+static void write_file(const char *name, const char *text)
+{
+	FILE *f = fopen(path_in_tmp(name), "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Every test starts with an empty environment and HOME in a fresh dir. */
+static int setup(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	for (size_t i = 0; i < GB_ARRAY_LEN(aws_vars); i++)
+		unsetenv(aws_vars[i]);
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/gb-test-creds-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	setenv("HOME", tmpdir, 1);
+	snprintf(cmd, sizeof(cmd), "%s/.aws", tmpdir);
+	return gb_mkdir_p(cmd, 0700, NULL) == GB_E_OK ? 0 : -1;
+}
+
+static void rm_tree(const char *dir)
+{
+	static const char *const names[] = { ".aws/credentials", ".aws/config",
+					     "creds", "config", "log", ".aws" };
+
+	for (size_t i = 0; i < GB_ARRAY_LEN(names); i++) {
+		char p[256];
+
+		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		if (unlink(p) != 0)
+			rmdir(p);
+	}
+	rmdir(dir);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	rm_tree(tmpdir);
+	return 0;
+}
+
+/* Get credentials with [o]; RET the error code, snapshot in [s]. */
+static gb_err_t get(const struct gb_creds_opts *o, struct gb_creds_snapshot *s,
+		    gb_error_t *e)
+{
+	gb_creds_t *c = NULL;
+	gb_err_t rc = gb_creds_create(o, &c, e);
+
+	if (rc)
+		return rc;
+	rc = gb_creds_get(c, s, e);
+	gb_creds_destroy(c);
+	return rc;
+}
+
+static void test_explicit_first(void **state)
+{
+	struct gb_creds_opts o = { .access_key_id = "AKEXPLICIT",
+				   .secret_access_key = "secret-explicit",
+				   .session_token = "tok-explicit", .no_imds = true };
+	struct gb_creds_snapshot s = { 0 };
+	gb_creds_t *c = NULL;
+	gb_error_t e;
+
+	(void)state;
+	setenv("AWS_ACCESS_KEY_ID", "AKENV", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "secret-env", 1);
+	assert_int_equal(get(&o, &s, &e), GB_E_OK);
+	assert_string_equal(s.access_key_id, "AKEXPLICIT");
+	assert_string_equal(s.secret_access_key, "secret-explicit");
+	assert_string_equal(s.session_token, "tok-explicit");
+	assert_int_equal(s.source, GB_CREDS_SRC_EXPLICIT);
+	assert_true(s.expiration == 0);
+	gb_creds_snapshot_clear(&s);
+	assert_null(s.access_key_id);
+	assert_null(s.secret_access_key);
+	/* half-given explicit keys are a configuration error */
+	o.secret_access_key = NULL;
+	assert_int_equal(gb_creds_create(&o, &c, &e), GB_E_CONFIG);
+	assert_null(c);
+	o.access_key_id = NULL;
+	assert_int_equal(gb_creds_create(&o, &c, &e), GB_E_CONFIG);
+	assert_string_equal(gb_creds_source_name(GB_CREDS_SRC_IMDS), "imds");
+	gb_creds_destroy(NULL);
+	gb_creds_snapshot_clear(NULL);
+}
+
+static void test_env(void **state)
+{
+	struct gb_creds_opts o = { .no_imds = true };
+	struct gb_creds_snapshot s = { 0 };
+	gb_error_t e;
+
+	(void)state;
+	write_file(".aws/credentials",
+		   "[default]\naws_access_key_id = AKFILE\naws_secret_access_key = sfile\n"
+		   "[other]\naws_access_key_id = AKOTHER\naws_secret_access_key = sother\n");
+	setenv("AWS_ACCESS_KEY_ID", "AKENV", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "secret-env", 1);
+	setenv("AWS_SECURITY_TOKEN", "legacy-token", 1);
+	assert_int_equal(get(&o, &s, &e), GB_E_OK);
+	assert_string_equal(s.access_key_id, "AKENV");
+	assert_string_equal(s.session_token, "legacy-token");
+	assert_int_equal(s.source, GB_CREDS_SRC_ENV);
+	gb_creds_snapshot_clear(&s);
+	setenv("AWS_SESSION_TOKEN", "new-token", 1);
+	setenv("AWS_CREDENTIAL_EXPIRATION", "2030-01-02T03:04:05Z", 1);
+	assert_int_equal(get(&o, &s, &e), GB_E_OK);
+	assert_string_equal(s.session_token, "new-token");
+	assert_true(s.expiration == 1893553445.0);
+	gb_creds_snapshot_clear(&s);
+	setenv("AWS_CREDENTIAL_EXPIRATION", "soon", 1);
+	assert_int_equal(get(&o, &s, &e), GB_E_CONFIG);
+	assert_non_null(strstr(e.text, "AWS_CREDENTIAL_EXPIRATION"));
+	unsetenv("AWS_CREDENTIAL_EXPIRATION");
+	/* AWS_PROFILE alone does not beat the environment keys (botocore) */
+	setenv("AWS_PROFILE", "other", 1);
+	assert_int_equal(get(&o, &s, &e), GB_E_OK);
+	assert_string_equal(s.access_key_id, "AKENV");
+	gb_creds_snapshot_clear(&s);
+	/* an explicitly configured profile does */
+	o.profile = "other";
+	assert_int_equal(get(&o, &s, &e), GB_E_OK);
+	assert_string_equal(s.access_key_id, "AKOTHER");
+	assert_int_equal(s.source, GB_CREDS_SRC_CREDENTIALS_FILE);
+	gb_creds_snapshot_clear(&s);
+	o.profile = NULL;
+	/* no_env skips the environment */
+	o.no_env = true;
+	unsetenv("AWS_PROFILE");
+	assert_int_equal(get(&o, &s, &e), GB_E_OK);
+	assert_string_equal(s.access_key_id, "AKFILE");
+	gb_creds_snapshot_clear(&s);
+	o.no_env = false;
+	/* half the pair is an error, not a silent fall-through */
+	unsetenv("AWS_SECRET_ACCESS_KEY");
+	assert_int_equal(get(&o, &s, &e), GB_E_CONFIG);
+	assert_string_equal(e.text,
+			    "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not");
+}
+
+static void test_files_profiles(void **state)
+{
+	struct gb_creds_opts o = { .no_imds = true };
+	struct gb_creds_snapshot s = { 0 };
+	gb_creds_t *c = NULL;
+	char *region;
+	gb_error_t e;
+
+	(void)state;
+	write_file(".aws/credentials",
+		   "\xef\xbb\xbf# shared credentials\r\n"
+		   "[default]\r\n"
+		   "aws_access_key_id=AKDEFAULT\r\n"
+		   "aws_secret_access_key =   sdefault   \r\n"
+		   "\r\n"
+		   "  ; indented comment\n"
+		   "[ gpu-admin ]  # trailing comment\n"
+		   "aws_access_key_id\t=\tAKADMIN\n"
+		   "aws_secret_access_key = je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY\n"
+		   "aws_session_token = tok;with#chars\n");
+	write_file(".aws/config",
+		   "[default]\nregion = us-west-2\n"
+		   "[profile gpu-admin]\nregion = ap-northeast-1\n"
+		   "s3 =\n  max_concurrent_requests = 20\n"
+		   "[profile   cfgonly]\naws_access_key_id = AKCFG\n"
+		   "aws_secret_access_key = scfg\nregion = eu-west-1\n"
+		   "[cfgonly]\naws_access_key_id = AKWRONG\naws_secret_access_key = x\n"
+		   "[profile role]\nrole_arn = arn:aws:iam::1:role/x\nsource_profile = default\n"
+		   "[profile half]\naws_access_key_id = AKHALF\n");
+	assert_int_equal(gb_creds_create(&o, &c, &e), GB_E_OK);
+	assert_int_equal(gb_creds_get(c, &s, &e), GB_E_OK);
+	assert_string_equal(s.access_key_id, "AKDEFAULT");
+	assert_string_equal(s.secret_access_key, "sdefault");
+	assert_null(s.session_token);
+	assert_int_equal(s.source, GB_CREDS_SRC_CREDENTIALS_FILE);
+	region = gb_creds_region(c);
+	assert_string_equal(region, "us-west-2");
+	free(region);
+	gb_creds_snapshot_clear(&s);
+	gb_creds_destroy(c);
+
+	setenv("AWS_PROFILE", "gpu-admin", 1);
+	assert_int_equal(gb_creds_create(&o, &c, &e), GB_E_OK);
+	assert_int_equal(gb_creds_get(c, &s, &e), GB_E_OK);
+	assert_string_equal(s.access_key_id, "AKADMIN");
+	assert_string_equal(s.secret_access_key,
+			    "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY");
+	/* values are verbatim: no inline comments (botocore) */
+	assert_string_equal(s.session_token, "tok;with#chars");
+	region = gb_creds_region(c);
+	assert_string_equal(region, "ap-northeast-1");
+	free(region);
+	gb_creds_snapshot_clear(&s);
+	gb_creds_destroy(c);
+
+	/* keys in the config file ([profile x], not the bare [x]) */
+	setenv("AWS_DEFAULT_PROFILE", "cfgonly", 1);
+	unsetenv("AWS_PROFILE");
+	assert_int_equal(get(&o, &s, &e), GB_E_OK);
+	assert_string_equal(s.access_key_id, "AKCFG");
+	assert_int_equal(s.source, GB_CREDS_SRC_CONFIG_FILE);
+	gb_creds_snapshot_clear(&s);
+	unsetenv("AWS_DEFAULT_PROFILE");
+
+	o.profile = "nosuch";
+	assert_int_equal(get(&o, &s, &e), GB_E_CONFIG);
+	assert_non_null(strstr(e.text, "AWS profile \"nosuch\" not found"));
+	o.profile = "role";
+	assert_int_equal(get(&o, &s, &e), GB_E_CONFIG);
+	assert_non_null(strstr(e.text, "role_arn"));
+	o.profile = "half";
+	assert_int_equal(get(&o, &s, &e), GB_E_CONFIG);
+	assert_non_null(strstr(e.text, "[profile half] has aws_access_key_id but no aws_secret_access_key"));
+
+	/* explicit file paths and the environment variables for them */
+	o.profile = NULL;
+	write_file("creds", "[default]\naws_access_key_id = AKPATH\naws_secret_access_key = spath\n");
+	setenv("AWS_SHARED_CREDENTIALS_FILE", path_in_tmp("creds"), 1);
+	assert_int_equal(get(&o, &s, &e), GB_E_OK);
+	assert_string_equal(s.access_key_id, "AKPATH");
+	gb_creds_snapshot_clear(&s);
+	setenv("AWS_SHARED_CREDENTIALS_FILE", path_in_tmp("none"), 1);
+	setenv("AWS_CONFIG_FILE", path_in_tmp("none2"), 1);
+	/* missing files are skipped: nothing anywhere */
+	assert_int_equal(get(&o, &s, &e), GB_E_AUTH);
+	assert_non_null(strstr(e.text, "no AWS credentials found"));
+	assert_non_null(strstr(e.text, "none2"));
+	o.credentials_file = path_in_tmp("creds");
+	assert_int_equal(get(&o, &s, &e), GB_E_OK);
+	assert_string_equal(s.access_key_id, "AKPATH");
+	gb_creds_snapshot_clear(&s);
+}
+
+static void test_files_malformed(void **state)
+{
+	static const struct {
+		const char *text;
+		const char *msg;	/* expected after "FILE:" */
+	} cases[] = {
+		{ "[default\naws_access_key_id = A\n", "1: section header without ']'" },
+		{ "[default]\naws_access_key_id A\n", "2: expected \"key = value\"" },
+		{ "aws_access_key_id = A\n", "1: setting outside any [section]" },
+		{ "[default]\n= x\n", "2: empty key" },
+		{ "[a]\n[b]\n\n[a]\n", "4: duplicate section [a]" },
+		{ "[default]\nx = 1\ny = 2\nx = 3\n", "4: duplicate key \"x\"" },
+		{ "  indented = first\n", "1: indented line does not continue a setting" },
+		{ "[]\n", "1: malformed section header" },
+		{ "[default] junk\n", "1: malformed section header" },
+	};
+	struct gb_creds_opts o = { .no_imds = true };
+	struct gb_creds_snapshot s = { 0 };
+	char want[512];
+	gb_error_t e;
+
+	(void)state;
+	o.credentials_file = path_in_tmp("creds");
+	for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++) {
+		write_file("creds", cases[i].text);
+		assert_int_equal(get(&o, &s, &e), GB_E_CONFIG);
+		snprintf(want, sizeof(want), "%s:%s", path_in_tmp("creds"),
+			 cases[i].msg);
+		if (strncmp(e.text, want, strlen(want)) != 0)
+			fail_msg("case %zu: got \"%s\", want \"%s...\"", i, e.text,
+				 want);
+	}
+	/* binary junk */
+	{
+		FILE *f = fopen(path_in_tmp("creds"), "w");
+
+		assert_non_null(f);
+		fwrite("[default]\n\0\0\0", 1, 13, f);
+		fclose(f);
+		assert_int_equal(get(&o, &s, &e), GB_E_CONFIG);
+		assert_non_null(strstr(e.text, "NUL"));
+	}
+	/* a directory where the file should be */
+	o.credentials_file = tmpdir;
+	assert_int_equal(get(&o, &s, &e), GB_E_CONFIG);
+	assert_non_null(strstr(e.text, "not a regular file"));
+}
+
+/* ---- IMDSv2 ----------------------------------------------------------- */
+
+struct imds {
+	int mode;		/* what to misbehave about */
+	int tokens_issued;
+	int creds_served;
+	char expiration[32];
+};
+
+enum { IMDS_OK, IMDS_NO_V2, IMDS_401_ONCE, IMDS_BAD_JSON, IMDS_CODE_FAIL,
+       IMDS_NO_ROLE, IMDS_DOWN, IMDS_SLOW };
+
+static void imds_handler(void *ctx, size_t n, const struct testsrv_req *req,
+			 struct testsrv_resp *resp)
+{
+	struct imds *m = ctx;
+	const char *tok = testsrv_header(req, "X-aws-ec2-metadata-token");
+	char want[32];
+
+	(void)n;
+	if (m->mode == IMDS_DOWN) {
+		testsrv_reply(resp, 500, "down");
+		return;
+	}
+	if (m->mode == IMDS_SLOW)
+		resp->delay_ms = 3000;
+	if (!strcmp(req->method, "PUT") && !strcmp(req->path, "/latest/api/token")) {
+		const char *ttl = testsrv_header(req, "X-aws-ec2-metadata-token-ttl-seconds");
+
+		if (m->mode == IMDS_NO_V2 || !ttl || strcmp(ttl, "21600")) {
+			testsrv_reply(resp, 403, "");
+			return;
+		}
+		m->tokens_issued++;
+		snprintf(want, sizeof(want), "imds-token-%d", m->tokens_issued);
+		testsrv_reply(resp, 200, want);
+		return;
+	}
+	snprintf(want, sizeof(want), "imds-token-%d", m->tokens_issued);
+	if (strcmp(req->method, "GET") || !tok || strcmp(tok, want)) {
+		testsrv_reply(resp, 401, "");
+		return;
+	}
+	if (m->mode == IMDS_401_ONCE) {
+		m->mode = IMDS_OK;
+		testsrv_reply(resp, 401, "");
+		return;
+	}
+	if (!strcmp(req->path, "/latest/meta-data/iam/security-credentials/")) {
+		if (m->mode == IMDS_NO_ROLE)
+			testsrv_reply(resp, 404, "");
+		else
+			testsrv_reply(resp, 200, "gpu-worker-role\n");
+		return;
+	}
+	if (!strcmp(req->path, "/latest/meta-data/iam/security-credentials/gpu-worker-role")) {
+		m->creds_served++;
+		if (m->mode == IMDS_BAD_JSON) {
+			testsrv_reply(resp, 200, "{\"AccessKeyId\": ");
+			return;
+		}
+		testsrv_reply(resp, 200, "");
+		gb_buf_printf(&resp->body,
+			      "{\"Code\": \"%s\", \"LastUpdated\": \"2026-01-01T00:00:00Z\","
+			      " \"Type\": \"AWS-HMAC\", \"AccessKeyId\": \"ASIAIMDS%d\","
+			      " \"SecretAccessKey\": \"imds-secret-%d\","
+			      " \"Token\": \"imds-session-%d\", \"Expiration\": \"%s\"}",
+			      m->mode == IMDS_CODE_FAIL ? "Failure" : "Success",
+			      m->creds_served, m->creds_served, m->creds_served,
+			      m->expiration);
+		return;
+	}
+	testsrv_reply(resp, 404, "");
+}
+
+static double fake_now(void *ctx)
+{
+	return *(double *)ctx;
+}
+
+static void test_imds_flow_and_refresh(void **state)
+{
+	struct imds m = { .mode = IMDS_OK, .expiration = "2026-01-01T06:00:00Z" };
+	struct testsrv *srv = testsrv_start(imds_handler, &m);
+	double clock = T0;
+	struct gb_creds_opts o = { .now = fake_now, .now_ctx = &clock };
+	struct gb_creds_snapshot s = { 0 };
+	const struct testsrv_req *r;
+	gb_creds_t *c = NULL;
+	gb_error_t e;
+
+	(void)state;
+	assert_non_null(srv);
+	o.imds_endpoint = testsrv_url(srv);
+	assert_int_equal(gb_creds_create(&o, &c, &e), GB_E_OK);
+	if (gb_creds_get(c, &s, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_string_equal(s.access_key_id, "ASIAIMDS1");
+	assert_string_equal(s.secret_access_key, "imds-secret-1");
+	assert_string_equal(s.session_token, "imds-session-1");
+	assert_int_equal(s.source, GB_CREDS_SRC_IMDS);
+	assert_true(s.expiration == T0 + 6 * 3600);
+	gb_creds_snapshot_clear(&s);
+	/* token PUT, role list, role credentials: in that order */
+	assert_int_equal(testsrv_count(srv), 3);
+	r = testsrv_request(srv, 0);
+	assert_string_equal(r->method, "PUT");
+	assert_string_equal(r->path, "/latest/api/token");
+	r = testsrv_request(srv, 2);
+	assert_string_equal(testsrv_header(r, "X-aws-ec2-metadata-token"), "imds-token-1");
+
+	/* cached: no more requests while far from expiry */
+	clock = T0 + 3600;
+	assert_int_equal(gb_creds_get(c, &s, &e), GB_E_OK);
+	assert_string_equal(s.access_key_id, "ASIAIMDS1");
+	gb_creds_snapshot_clear(&s);
+	assert_int_equal(testsrv_count(srv), 3);
+
+	/* inside the 10-minute window: refreshed, IMDS token reused */
+	snprintf(m.expiration, sizeof(m.expiration), "2026-01-01T12:00:00Z");
+	clock = T0 + 6 * 3600 - 500;
+	assert_int_equal(gb_creds_get(c, &s, &e), GB_E_OK);
+	assert_string_equal(s.access_key_id, "ASIAIMDS2");
+	assert_true(s.expiration == T0 + 12 * 3600);
+	gb_creds_snapshot_clear(&s);
+	assert_int_equal(testsrv_count(srv), 5);
+	assert_int_equal(m.tokens_issued, 1);
+
+	/* refresh fails while the old credentials still hold: keep them */
+	m.mode = IMDS_DOWN;
+	clock = T0 + 12 * 3600 - 300;
+	assert_int_equal(gb_creds_get(c, &s, &e), GB_E_OK);
+	assert_string_equal(s.access_key_id, "ASIAIMDS2");
+	gb_creds_snapshot_clear(&s);
+	/* ... and do not hammer IMDS: next try a minute later at the earliest */
+	{
+		size_t before = testsrv_count(srv);
+
+		clock += 30;
+		assert_int_equal(gb_creds_get(c, &s, &e), GB_E_OK);
+		gb_creds_snapshot_clear(&s);
+		assert_int_equal(testsrv_count(srv), before);
+	}
+	/* expired and IMDS still down: an error */
+	clock = T0 + 12 * 3600 + 1;
+	assert_int_equal(gb_creds_get(c, &s, &e), GB_E_AUTH);
+	assert_non_null(strstr(e.text, "IMDS"));
+
+	/* IMDS back: invalidate forces a new resolution at once */
+	m.mode = IMDS_OK;
+	snprintf(m.expiration, sizeof(m.expiration), "2026-01-02T12:00:00Z");
+	gb_creds_invalidate(c);
+	assert_int_equal(gb_creds_get(c, &s, &e), GB_E_OK);
+	assert_string_equal(s.access_key_id, "ASIAIMDS3");
+	gb_creds_snapshot_clear(&s);
+	gb_creds_destroy(c);
+	testsrv_stop(srv);
+}
+
+static void test_imds_token_renewal(void **state)
+{
+	struct imds m = { .mode = IMDS_401_ONCE, .expiration = "2026-01-01T06:00:00Z" };
+	struct testsrv *srv = testsrv_start(imds_handler, &m);
+	double clock = T0;
+	struct gb_creds_opts o = { .now = fake_now, .now_ctx = &clock };
+	struct gb_creds_snapshot s = { 0 };
+	gb_error_t e;
+
+	(void)state;
+	assert_non_null(srv);
+	/* endpoint from the environment, with a trailing slash */
+	{
+		char url[80];
+
+		snprintf(url, sizeof(url), "%s/", testsrv_url(srv));
+		setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", url, 1);
+	}
+	/* a 401 means the token expired: a new one is fetched, once */
+	assert_int_equal(get(&o, &s, &e), GB_E_OK);
+	assert_string_equal(s.access_key_id, "ASIAIMDS1");
+	gb_creds_snapshot_clear(&s);
+	assert_int_equal(m.tokens_issued, 2);
+	/* disabled by the environment */
+	setenv("AWS_EC2_METADATA_DISABLED", "TRUE", 1);
+	assert_int_equal(get(&o, &s, &e), GB_E_AUTH);
+	assert_null(strstr(e.text, "IMDS"));
+	testsrv_stop(srv);
+}
+
+static void test_imds_failures(void **state)
+{
+	static const struct {
+		int mode;
+		const char *msg;
+	} cases[] = {
+		{ IMDS_NO_V2, "token request refused (HTTP 403" },
+		{ IMDS_NO_ROLE, "no IAM role attached" },
+		{ IMDS_BAD_JSON, "not a JSON object" },
+		{ IMDS_CODE_FAIL, "Code \"Failure\"" },
+		{ IMDS_SLOW, "timed out" },
+	};
+	struct imds m;
+	struct testsrv *srv = testsrv_start(imds_handler, &m);
+	struct gb_creds_opts o = { .imds_timeout_ms = 500 };
+	struct gb_creds_snapshot s = { 0 };
+	gb_error_t e;
+
+	(void)state;
+	assert_non_null(srv);
+	o.imds_endpoint = testsrv_url(srv);
+	for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++) {
+		memset(&m, 0, sizeof(m));
+		m.mode = cases[i].mode;
+		snprintf(m.expiration, sizeof(m.expiration), "2026-01-01T06:00:00Z");
+		assert_int_equal(get(&o, &s, &e), GB_E_AUTH);
+		if (!strstr(e.text, cases[i].msg))
+			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, e.text,
+				 cases[i].msg);
+		assert_non_null(strstr(e.text, "no AWS credentials found"));
+	}
+	testsrv_stop(srv);
+	/* nothing listening at all */
+	o.imds_endpoint = "http://127.0.0.1:1";
+	assert_int_equal(get(&o, &s, &e), GB_E_AUTH);
+	o.imds_endpoint = "ftp://x";
+	assert_int_equal(get(&o, &s, &e), GB_E_CONFIG);
+	assert_non_null(strstr(e.text, "IMDS endpoint"));
+	/* the same from the environment, found when the chain gets there */
+	o.imds_endpoint = NULL;
+	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", "not a url", 1);
+	assert_int_equal(get(&o, &s, &e), GB_E_CONFIG);
+	assert_non_null(strstr(e.text, "IMDS endpoint"));
+}
+
+/* Loaded secrets are redacted from every log line. */
+static void test_secrets_not_logged(void **state)
+{
+	struct gb_log_opts lo = { .level = GB_LOG_DEBUG, .no_stderr = true };
+	struct gb_creds_opts o = { .no_imds = true };
+	struct gb_creds_snapshot s = { 0 };
+	char *log = NULL;
+	gb_error_t e;
+
+	(void)state;
+	lo.file = path_in_tmp("log");
+	assert_int_equal(gb_log_open("test_creds", &lo, &e), GB_E_OK);
+	setenv("AWS_ACCESS_KEY_ID", "AKLOGTEST", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "very-secret-key-0123", 1);
+	setenv("AWS_SESSION_TOKEN", "very-secret-token-4567", 1);
+	assert_int_equal(get(&o, &s, &e), GB_E_OK);
+	gb_log_info("careless secret=%s token=%s", s.secret_access_key,
+		    s.session_token);
+	gb_creds_snapshot_clear(&s);
+	gb_log_close();
+	assert_int_equal(gb_file_read(path_in_tmp("log"), 1 << 20, &log, NULL, &e),
+			 GB_E_OK);
+	assert_non_null(strstr(log, "aws_credentials source=env"));
+	assert_non_null(strstr(log, "careless secret=[REDACTED] token=[REDACTED]"));
+	assert_null(strstr(log, "very-secret"));
+	free(log);
+	gb_log_secret_clear();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_explicit_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_env, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_files_profiles, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_files_malformed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_imds_flow_and_refresh, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_imds_token_renewal, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_imds_failures, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_secrets_not_logged, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("creds", tests, NULL, NULL);
+}

@@ -1,0 +1,1016 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_ec2.c - the EC2 client end to end against scripted loopback servers:
+ * signatures verified server-side, retries (same ClientToken every time),
+ * errors returned at once, timeouts, caps, pagination, batches
+ *
+ * Waits go through the sleep seam (a fake clock), so back-off delays are
+ * asserted exactly and nothing sleeps for real.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gb_creds.h"
+#include "gb_ec2.h"
+#include "gb_sigv4.h"
+#include "gb_str.h"
+#include "gb_util.h"
+#include "testsrv.h"
+
+#define AK "AKIDGPUBURSTTEST"
+#define SK "test/secret+key=0123456789"
+#define REGION "ap-northeast-1"
+#define WALL 1771057771.0	/* 2026-02-14T08:29:31Z */
+
+/* ---- the fake clock and sleep seam ------------------------------------ */
+
+struct fake {
+	double mono;
+	double delays[32];
+	int n_sleeps;
+	double u;
+};
+
+static void fake_sleep(double s, void *ctx)
+{
+	struct fake *f = ctx;
+
+	if (f->n_sleeps < 32)
+		f->delays[f->n_sleeps] = s;
+	f->n_sleeps++;
+	f->mono += s;
+}
+
+static double fake_mono(void *ctx)
+{
+	return ((struct fake *)ctx)->mono;
+}
+
+static double fake_wall(void *ctx)
+{
+	(void)ctx;
+	return WALL;
+}
+
+static double fake_uniform(void *ctx)
+{
+	return ((struct fake *)ctx)->u;
+}
+
+/* ---- server side helpers ---------------------------------------------- */
+
+/* RET NEW decoded value of [key] in a form body, or NULL. */
+static char *form_get(const char *body, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *p = body;
+
+	while (p && *p) {
+		const char *amp = strchr(p, '&');
+		size_t len = amp ? (size_t)(amp - p) : strlen(p);
+
+		if (len > klen && !strncmp(p, key, klen) && p[klen] == '=') {
+			struct gb_buf b = GB_BUF_INIT;
+
+			for (size_t i = klen + 1; i < len; i++) {
+				unsigned v;
+
+				if (p[i] == '%' && i + 2 < len &&
+				    sscanf(p + i + 1, "%2x", &v) == 1) {
+					gb_buf_putc(&b, (char)v);
+					i += 2;
+				} else {
+					gb_buf_putc(&b, p[i]);
+				}
+			}
+			return b.data ? gb_buf_steal(&b) : strdup("");
+		}
+		p = amp ? amp + 1 : NULL;
+	}
+	return NULL;
+}
+
+static size_t form_count(const char *body, const char *prefix)
+{
+	size_t n = 0, plen = strlen(prefix);
+
+	for (const char *p = body; p && *p;) {
+		if (!strncmp(p, prefix, plen))
+			n++;
+		p = strchr(p, '&');
+		if (p)
+			p++;
+	}
+	return n;
+}
+
+/*
+ * What a real endpoint does first: recompute the SigV4 signature from the
+ * received request (our verifier) and compare.  RET whether it matched.
+ */
+static bool verify_request(const struct testsrv_req *r)
+{
+	struct gb_sigv4_header h[16];
+	struct gb_sigv4_request req = { 0 };
+	struct gb_sigv4_creds c = { AK, SK, NULL };
+	struct gb_sigv4_auth auth;
+	const char *authz = testsrv_header(r, "Authorization");
+	gb_err_t rc;
+
+	if (!authz || gb_sigv4_auth_parse(authz, &auth, NULL) != GB_E_OK)
+		return false;
+	if (strcmp(auth.service, "ec2") || strcmp(auth.region, REGION) ||
+	    auth.signed_headers.n > 16) {
+		gb_sigv4_auth_free(&auth);
+		return false;
+	}
+	for (size_t i = 0; i < auth.signed_headers.n; i++) {
+		h[i].name = auth.signed_headers.v[i];
+		h[i].value = testsrv_header(r, auth.signed_headers.v[i]);
+		if (!h[i].value) {
+			gb_sigv4_auth_free(&auth);
+			return false;
+		}
+	}
+	req.method = r->method;
+	req.path = r->path;
+	req.query = r->query;
+	req.headers = h;
+	req.n_headers = auth.signed_headers.n;
+	req.payload = r->body;
+	req.payload_len = r->body_len;
+	rc = gb_sigv4_verify(&req, &auth, &c, NULL, NULL);
+	gb_sigv4_auth_free(&auth);
+	return rc == GB_E_OK;
+}
+
+static void reply_error(struct testsrv_resp *resp, unsigned status,
+			const char *code, const char *msg)
+{
+	testsrv_reply(resp, status, NULL);
+	gb_buf_printf(&resp->body,
+		      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Response><Errors><Error>"
+		      "<Code>%s</Code><Message>%s</Message></Error></Errors>"
+		      "<RequestID>req-%s</RequestID></Response>", code, msg, code);
+}
+
+/* A RunInstancesResponse with [n] instances carrying [token]. */
+static void reply_run(struct testsrv_resp *resp, const char *token, int n)
+{
+	testsrv_reply(resp, 200, NULL);
+	gb_buf_printf(&resp->body,
+		      "<RunInstancesResponse xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\">"
+		      "<requestId>run-1</requestId><reservationId>r-1</reservationId>"
+		      "<ownerId>111122223333</ownerId><groupSet/><instancesSet>");
+	for (int i = 0; i < n; i++)
+		gb_buf_printf(&resp->body,
+			      "<item><instanceId>i-%04d</instanceId><imageId>ami-1</imageId>"
+			      "<instanceState><code>0</code><name>pending</name></instanceState>"
+			      "<instanceType>g6.xlarge</instanceType>"
+			      "<launchTime>2026-02-14T08:29:31.000Z</launchTime>"
+			      "<placement><availabilityZone>ap-northeast-1a</availabilityZone></placement>"
+			      "<subnetId>subnet-1</subnetId><privateIpAddress>10.0.0.%d</privateIpAddress>"
+			      "<clientToken>%s</clientToken><amiLaunchIndex>%d</amiLaunchIndex>"
+			      "<tagSet><item><key>gpuburst:node</key><value>g6-%d</value></item></tagSet>"
+			      "</item>", i, i + 10, token, i, i + 1);
+	gb_buf_puts(&resp->body, "</instancesSet></RunInstancesResponse>");
+}
+
+static int page_number(const char *s);
+
+/* A scripted endpoint: behaviour [script[n]] for the n-th request. */
+enum step {
+	S_OK,			/* the right success response for the action */
+	S_THROTTLE,		/* 503 RequestLimitExceeded */
+	S_ICE,			/* 500 InsufficientInstanceCapacity */
+	S_VCPU,			/* 400 VcpuLimitExceeded */
+	S_BADPARAM,		/* 400 InvalidParameterValue */
+	S_UNAUTH,		/* 403 UnauthorizedOperation */
+	S_AUTHFAIL,		/* 401 AuthFailure */
+	S_INTERNAL,		/* 500 InternalError */
+	S_HTML502,		/* 502 with an HTML page */
+	S_HTML400,		/* 400 with an HTML page */
+	S_SLOW,			/* answer after 3 s (the client times out) */
+	S_HUGE,			/* a 2 MiB body */
+	S_ICE200,		/* an error envelope with status 200 */
+};
+
+struct endpoint {
+	const enum step *script;
+	size_t n_script;
+	bool bad_signature;	/* some request failed verification */
+	int run_instances;	/* instances per RunInstances */
+	int pages;		/* DescribeInstances pages to serve */
+	bool repeat_token;	/* serve the same nextToken forever */
+};
+
+static void reply_ok(struct endpoint *ep, size_t n, const char *action,
+		     const struct testsrv_req *r, struct testsrv_resp *resp)
+{
+	if (!strcmp(action, "RunInstances")) {
+		char *tok = form_get(r->body, "ClientToken");
+
+		reply_run(resp, tok ? tok : "", ep->run_instances ? ep->run_instances : 1);
+		free(tok);
+	} else if (!strcmp(action, "DescribeInstances")) {
+		char *tok = form_get(r->body, "NextToken");
+		int page = tok ? page_number(tok) : 0;
+
+		(void)n;
+		testsrv_reply(resp, 200, NULL);
+		gb_buf_printf(&resp->body,
+			      "<DescribeInstancesResponse><requestId>d-%d</requestId><reservationSet>"
+			      "<item><reservationId>r-p%d</reservationId><instancesSet>"
+			      "<item><instanceId>i-p%da</instanceId></item>"
+			      "<item><instanceId>i-p%db</instanceId></item>"
+			      "</instancesSet></item></reservationSet>", page, page, page, page);
+		if (ep->repeat_token)
+			gb_buf_puts(&resp->body, "<nextToken>page-1</nextToken>");
+		else if (page + 1 < ep->pages)
+			gb_buf_printf(&resp->body, "<nextToken>page-%d</nextToken>", page + 1);
+		gb_buf_puts(&resp->body, "</DescribeInstancesResponse>");
+		free(tok);
+	} else if (!strcmp(action, "TerminateInstances")) {
+		size_t ids = form_count(r->body, "InstanceId.");
+
+		testsrv_reply(resp, 200, "<TerminateInstancesResponse><requestId>t</requestId><instancesSet>");
+		for (size_t i = 1; i <= ids; i++) {
+			char key[32];
+			char *id;
+
+			snprintf(key, sizeof(key), "InstanceId.%zu", i);
+			id = form_get(r->body, key);
+			gb_buf_printf(&resp->body,
+				      "<item><instanceId>%s</instanceId><currentState><code>32</code>"
+				      "<name>shutting-down</name></currentState><previousState>"
+				      "<code>16</code><name>running</name></previousState></item>",
+				      id ? id : "?");
+			free(id);
+		}
+		gb_buf_puts(&resp->body, "</instancesSet></TerminateInstancesResponse>");
+	} else if (!strcmp(action, "CreateTags")) {
+		testsrv_reply(resp, 200, "<CreateTagsResponse><requestId>ct</requestId>"
+				       "<return>true</return></CreateTagsResponse>");
+	} else {
+		reply_error(resp, 400, "InvalidAction", "not scripted");
+	}
+}
+
+static void endpoint_handler(void *ctx, size_t n, const struct testsrv_req *r,
+			     struct testsrv_resp *resp)
+{
+	struct endpoint *ep = ctx;
+	enum step st = n < ep->n_script ? ep->script[n] : S_OK;
+	char *action = form_get(r->body, "Action");
+
+	if (!verify_request(r)) {
+		ep->bad_signature = true;
+		reply_error(resp, 403, "SignatureDoesNotMatch", "bad signature");
+		free(action);
+		return;
+	}
+	switch (st) {
+	case S_OK:
+		reply_ok(ep, n, action ? action : "", r, resp);
+		break;
+	case S_THROTTLE:
+		reply_error(resp, 503, "RequestLimitExceeded", "Request limit exceeded.");
+		break;
+	case S_ICE:
+		reply_error(resp, 500, "InsufficientInstanceCapacity",
+			    "We currently do not have sufficient g6.xlarge capacity.");
+		break;
+	case S_ICE200:
+		reply_error(resp, 200, "InsufficientInstanceCapacity", "odd but seen");
+		break;
+	case S_VCPU:
+		reply_error(resp, 400, "VcpuLimitExceeded", "vCPU limit of 32");
+		break;
+	case S_BADPARAM:
+		reply_error(resp, 400, "InvalidParameterValue", "bad value");
+		break;
+	case S_UNAUTH:
+		reply_error(resp, 403, "UnauthorizedOperation", "not authorized");
+		break;
+	case S_AUTHFAIL:
+		reply_error(resp, 401, "AuthFailure", "could not validate");
+		break;
+	case S_INTERNAL:
+		reply_error(resp, 500, "InternalError", "oops");
+		break;
+	case S_HTML502:
+		testsrv_reply(resp, 502, "<html><body>Bad Gateway</body></html>");
+		break;
+	case S_HTML400:
+		testsrv_reply(resp, 400, "<html><body>Bad Request</body></html>");
+		break;
+	case S_SLOW:
+		reply_ok(ep, n, action ? action : "", r, resp);
+		resp->delay_ms = 3000;
+		break;
+	case S_HUGE:
+		testsrv_reply(resp, 200, NULL);
+		for (int i = 0; i < (2 << 20) / 16; i++)
+			gb_buf_puts(&resp->body, "<!-- padding -->");
+		break;
+	}
+	free(action);
+}
+
+/* The page number at the end of "page-N". */
+static int page_number(const char *s)
+{
+	long v = 0;
+	const char *dash = strrchr(s, '-');
+
+	if (dash && gb_parse_long(dash + 1, 0, 1000, &v) == GB_E_OK)
+		return (int)v;
+	return 0;
+}
+
+/* ---- fixture --------------------------------------------------------------- */
+
+struct fix {
+	struct endpoint ep;
+	struct testsrv *srv;
+	gb_creds_t *creds;
+	gb_ec2_t *ec2;
+	struct fake clock;
+};
+
+static void fix_start(struct fix *f, const enum step *script, size_t n,
+		      const struct gb_ec2_opts *extra)
+{
+	struct gb_creds_opts co = { .access_key_id = AK, .secret_access_key = SK };
+	struct gb_ec2_opts o = { 0 };
+	gb_error_t e;
+
+	memset(f, 0, sizeof(*f));
+	f->ep.script = script;
+	f->ep.n_script = n;
+	f->clock.u = 0.5;
+	f->srv = testsrv_start(endpoint_handler, &f->ep);
+	assert_non_null(f->srv);
+	assert_int_equal(gb_creds_create(&co, &f->creds, &e), GB_E_OK);
+	if (extra)
+		o = *extra;
+	o.region = REGION;
+	if (!o.endpoint)
+		o.endpoint = testsrv_url(f->srv);
+	o.creds = f->creds;
+	o.sleep = fake_sleep;
+	o.mono = fake_mono;
+	o.wall = fake_wall;
+	o.uniform = fake_uniform;
+	o.seam_ctx = &f->clock;
+	if (!o.retry.max_attempts)
+		o.retry.max_attempts = 4;
+	if (!o.retry.base_delay)
+		o.retry.base_delay = 0.5;
+	if (gb_ec2_create(&o, &f->ec2, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+}
+
+static void fix_stop(struct fix *f)
+{
+	assert_false(f->ep.bad_signature);
+	gb_ec2_destroy(f->ec2);
+	gb_creds_destroy(f->creds);
+	testsrv_stop(f->srv);
+}
+
+static const struct gb_ec2_run_params run4 = {
+	.image_id = "ami-025ece6a3a0e7558f", .instance_type = "g6.xlarge",
+	.min_count = 1, .max_count = 4, .subnet_id = "subnet-1",
+};
+
+/* ---- tests --------------------------------------------------------------- */
+
+static void test_throttle_then_success(void **state)
+{
+	static const enum step script[] = { S_THROTTLE, S_THROTTLE, S_OK };
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e;
+	char *tok[3];
+
+	(void)state;
+	fix_start(&f, script, 3, NULL);
+	f.ep.run_instances = 3;
+	if (gb_ec2_run_instances(f.ec2, &run4, &l, &ae, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(l->n, 3);
+	assert_int_equal(ae.attempts, 3);
+	assert_int_equal(ae.cls, GB_EC2_CLASS_NONE);
+	/* full jitter with u = 0.5: 0.5 * 0.5 * 2^n */
+	assert_int_equal(f.clock.n_sleeps, 2);
+	assert_true(f.clock.delays[0] == 0.25);
+	assert_true(f.clock.delays[1] == 0.5);
+	/* three identical requests, one ClientToken (generated, "gb-...") */
+	assert_int_equal(testsrv_count(f.srv), 3);
+	for (size_t i = 0; i < 3; i++) {
+		const struct testsrv_req *r = testsrv_request(f.srv, i);
+
+		tok[i] = form_get(r->body, "ClientToken");
+		assert_non_null(tok[i]);
+		assert_string_equal(r->body, testsrv_request(f.srv, 0)->body);
+		assert_string_equal(testsrv_header(r, "X-Amz-Date"), "20260214T082931Z");
+		assert_string_equal(testsrv_header(r, "Content-Type"),
+				    "application/x-www-form-urlencoded; charset=utf-8");
+	}
+	assert_true(gb_str_has_prefix(tok[0], "gb-"));
+	assert_string_equal(tok[0], tok[1]);
+	assert_string_equal(tok[1], tok[2]);
+	assert_string_equal(l->client_token, tok[0]);
+	assert_string_equal(l->v[0].client_token, tok[0]);
+	assert_string_equal(l->v[2].instance_id, "i-0002");
+	assert_string_equal(gb_ec2_instance_tag(&l->v[1], "gpuburst:node"), "g6-2");
+	for (size_t i = 0; i < 3; i++)
+		free(tok[i]);
+	gb_ec2_instance_list_free(l);
+	fix_stop(&f);
+}
+
+static void test_capacity_returned_at_once(void **state)
+{
+	static const enum step script[] = { S_ICE, S_OK };
+	static const char *const sgs[] = { "sg-1", "sg-2" };
+	struct gb_ec2_run_params p = run4;
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e;
+	char *v;
+
+	(void)state;
+	fix_start(&f, script, 2, NULL);
+	p.client_token = "req0007-ap-northeast-1-s0-1";
+	p.security_group_ids = sgs;
+	p.n_security_group_ids = 2;
+	assert_int_equal(gb_ec2_run_instances(f.ec2, &p, &l, &ae, &e), GB_E_CAPACITY);
+	assert_null(l);
+	assert_int_equal(ae.cls, GB_EC2_CLASS_CAPACITY);
+	assert_int_equal(ae.http_status, 500);
+	assert_int_equal(ae.attempts, 1);
+	assert_true(ae.known_code);
+	assert_string_equal(ae.code, "InsufficientInstanceCapacity");
+	assert_string_equal(ae.request_id, "req-InsufficientInstanceCapacity");
+	assert_non_null(strstr(ae.message, "sufficient g6.xlarge capacity"));
+	assert_non_null(strstr(e.text, "RunInstances ap-northeast-1: InsufficientInstanceCapacity: "));
+	assert_non_null(strstr(e.text, "(HTTP 500, RequestID req-InsufficientInstanceCapacity, CAPACITY, 1 attempt)"));
+	assert_int_equal(f.clock.n_sleeps, 0);
+	assert_int_equal(testsrv_count(f.srv), 1);
+	v = form_get(testsrv_request(f.srv, 0)->body, "ClientToken");
+	assert_string_equal(v, "req0007-ap-northeast-1-s0-1");
+	free(v);
+	v = form_get(testsrv_request(f.srv, 0)->body, "SecurityGroupId.2");
+	assert_string_equal(v, "sg-2");
+	free(v);
+	fix_stop(&f);
+}
+
+static void test_final_classes_not_retried(void **state)
+{
+	static const struct {
+		enum step st;
+		gb_err_t rc;
+		enum gb_ec2_class cls;
+		long status;
+	} cases[] = {
+		{ S_VCPU, GB_E_QUOTA, GB_EC2_CLASS_QUOTA, 400 },
+		{ S_BADPARAM, GB_E_CLOUDCONFIG, GB_EC2_CLASS_CONFIG, 400 },
+		{ S_UNAUTH, GB_E_AUTH, GB_EC2_CLASS_AUTH, 403 },
+		{ S_HTML400, GB_E_CLOUDCONFIG, GB_EC2_CLASS_CONFIG, 400 },
+		{ S_ICE200, GB_E_CAPACITY, GB_EC2_CLASS_CAPACITY, 200 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++) {
+		struct gb_ec2_instance_list *l = NULL;
+		struct gb_ec2_error ae;
+		struct fix f;
+		gb_error_t e;
+
+		fix_start(&f, &cases[i].st, 1, NULL);
+		assert_int_equal(gb_ec2_run_instances(f.ec2, &run4, &l, &ae, &e),
+				 cases[i].rc);
+		assert_int_equal(ae.cls, cases[i].cls);
+		assert_int_equal(ae.http_status, cases[i].status);
+		assert_int_equal(ae.attempts, 1);
+		assert_int_equal(f.clock.n_sleeps, 0);
+		assert_int_equal(testsrv_count(f.srv), 1);
+		assert_null(l);
+		fix_stop(&f);
+	}
+}
+
+static void test_auth_failure_refreshes_once(void **state)
+{
+	static const enum step s1[] = { S_AUTHFAIL, S_OK };
+	static const enum step s2[] = { S_AUTHFAIL, S_AUTHFAIL, S_OK };
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e;
+
+	(void)state;
+	fix_start(&f, s1, 2, NULL);
+	assert_int_equal(gb_ec2_run_instances(f.ec2, &run4, &l, &ae, &e), GB_E_OK);
+	assert_int_equal(ae.attempts, 2);
+	assert_int_equal(f.clock.n_sleeps, 1);
+	assert_true(f.clock.delays[0] == 0);
+	gb_ec2_instance_list_free(l);
+	fix_stop(&f);
+	/* a second AuthFailure is final */
+	fix_start(&f, s2, 3, NULL);
+	assert_int_equal(gb_ec2_run_instances(f.ec2, &run4, &l, &ae, &e), GB_E_AUTH);
+	assert_int_equal(ae.attempts, 2);
+	assert_string_equal(ae.code, "AuthFailure");
+	assert_int_equal(testsrv_count(f.srv), 2);
+	fix_stop(&f);
+}
+
+static void test_transient_bounded(void **state)
+{
+	static const enum step script[] = { S_INTERNAL, S_HTML502, S_INTERNAL,
+					    S_INTERNAL, S_INTERNAL, S_OK };
+	struct gb_ec2_opts budget = { .retry = { .max_attempts = 10, .base_delay = 1,
+						 .max_delay = 100, .max_total = 5 } };
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e;
+
+	(void)state;
+	/* attempts: 4 requests, 3 waits of 0.25, 0.5, 1.0 */
+	fix_start(&f, script, 6, NULL);
+	assert_int_equal(gb_ec2_run_instances(f.ec2, &run4, &l, &ae, &e), GB_E_TRANSIENT);
+	assert_int_equal(ae.attempts, 4);
+	assert_int_equal(testsrv_count(f.srv), 4);
+	assert_int_equal(f.clock.n_sleeps, 3);
+	assert_true(f.clock.delays[0] == 0.25 && f.clock.delays[1] == 0.5 &&
+		    f.clock.delays[2] == 1.0);
+	assert_string_equal(ae.code, "InternalError");
+	assert_non_null(strstr(e.text, "4 attempts"));
+	fix_stop(&f);
+	/* total time: waits 0.5, 1, 2 fit in 5 s, the next (4) does not */
+	fix_start(&f, script, 6, &budget);
+	assert_int_equal(gb_ec2_run_instances(f.ec2, &run4, &l, &ae, &e), GB_E_TRANSIENT);
+	assert_int_equal(ae.attempts, 4);
+	assert_true(f.clock.mono <= 5.0);
+	fix_stop(&f);
+	/* a 502 without an envelope is transient too, and then it works */
+	{
+		static const enum step s[] = { S_HTML502, S_OK };
+
+		fix_start(&f, s, 2, NULL);
+		assert_int_equal(gb_ec2_run_instances(f.ec2, &run4, &l, &ae, &e), GB_E_OK);
+		assert_int_equal(ae.attempts, 2);
+		gb_ec2_instance_list_free(l);
+		fix_stop(&f);
+	}
+}
+
+static void test_timeout_same_token(void **state)
+{
+	static const enum step script[] = { S_SLOW, S_OK };
+	struct gb_ec2_opts o = { .http = { .timeout_ms = 800 } };
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e;
+	char *t0, *t1;
+
+	(void)state;
+	fix_start(&f, script, 2, &o);
+	if (gb_ec2_run_instances(f.ec2, &run4, &l, &ae, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(ae.attempts, 2);
+	/* the server saw the launch twice, with one token: EC2 launches once */
+	assert_int_equal(testsrv_count(f.srv), 2);
+	t0 = form_get(testsrv_request(f.srv, 0)->body, "ClientToken");
+	t1 = form_get(testsrv_request(f.srv, 1)->body, "ClientToken");
+	assert_string_equal(t0, t1);
+	assert_string_equal(l->client_token, t0);
+	free(t0);
+	free(t1);
+	gb_ec2_instance_list_free(l);
+	fix_stop(&f);
+	/* always too slow: GB_E_TIMEOUT, outcome unknown, class TRANSIENT */
+	{
+		static const enum step slow[] = { S_SLOW, S_SLOW };
+		struct gb_ec2_opts o2 = { .http = { .timeout_ms = 500 },
+					  .retry = { .max_attempts = 2 } };
+
+		fix_start(&f, slow, 2, &o2);
+		assert_int_equal(gb_ec2_run_instances(f.ec2, &run4, &l, &ae, &e),
+				 GB_E_TIMEOUT);
+		assert_int_equal(ae.attempts, 2);
+		assert_int_equal(ae.http_status, 0);
+		assert_int_equal(ae.cls, GB_EC2_CLASS_TRANSIENT);
+		assert_non_null(strstr(e.text, "no HTTP response"));
+		fix_stop(&f);
+	}
+}
+
+static void test_transport_limits(void **state)
+{
+	static const enum step huge[] = { S_HUGE, S_OK };
+	struct gb_ec2_opts o = { .http = { .max_response_bytes = 1 << 20 } };
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e;
+	char url[64];
+
+	(void)state;
+	/* an oversized answer is not retried: it would be oversized again */
+	fix_start(&f, huge, 2, &o);
+	assert_int_equal(gb_ec2_run_instances(f.ec2, &run4, &l, &ae, &e), GB_E_HTTP);
+	assert_int_equal(ae.attempts, 1);
+	assert_int_equal(ae.cls, GB_EC2_CLASS_CONFIG);
+	assert_non_null(strstr(e.text, "larger than 1048576 bytes"));
+	fix_stop(&f);
+	/* nobody listening: connection refused, retried, then GB_E_HTTP */
+	{
+		struct testsrv *gone = testsrv_start(NULL, NULL);
+
+		assert_non_null(gone);
+		snprintf(url, sizeof(url), "%s", testsrv_url(gone));
+		testsrv_stop(gone);
+	}
+	o.endpoint = url;
+	o.http.max_response_bytes = 0;
+	fix_start(&f, NULL, 0, &o);
+	assert_int_equal(gb_ec2_run_instances(f.ec2, &run4, &l, &ae, &e), GB_E_HTTP);
+	assert_int_equal(ae.attempts, 4);
+	assert_int_equal(ae.cls, GB_EC2_CLASS_TRANSIENT);
+	assert_int_equal(f.clock.n_sleeps, 3);
+	fix_stop(&f);
+}
+
+static void test_describe_pagination(void **state)
+{
+	static const char *const vals[] = { "gpu-cluster" };
+	static const struct gb_ec2_filter flt[] = { { "tag:gpuburst:cluster", vals, 1 } };
+	struct gb_ec2_describe_params p = { .filters = flt, .n_filters = 1 };
+	struct gb_ec2_opts cap2 = { .max_pages = 2 };
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e;
+	char *v;
+
+	(void)state;
+	fix_start(&f, NULL, 0, NULL);
+	f.ep.pages = 3;
+	if (gb_ec2_describe_instances(f.ec2, &p, &l, &ae, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(testsrv_count(f.srv), 3);
+	assert_int_equal(l->n, 6);
+	assert_null(l->next_token);
+	assert_string_equal(l->v[0].instance_id, "i-p0a");
+	assert_string_equal(l->v[5].instance_id, "i-p2b");
+	assert_string_equal(l->v[5].reservation_id, "r-p2");
+	assert_string_equal(l->request_id, "d-2");
+	v = form_get(testsrv_request(f.srv, 0)->body, "NextToken");
+	assert_null(v);
+	v = form_get(testsrv_request(f.srv, 2)->body, "NextToken");
+	assert_string_equal(v, "page-2");
+	free(v);
+	v = form_get(testsrv_request(f.srv, 1)->body, "Filter.1.Name");
+	assert_string_equal(v, "tag:gpuburst:cluster");
+	free(v);
+	gb_ec2_instance_list_free(l);
+	fix_stop(&f);
+	/* more pages than allowed */
+	fix_start(&f, NULL, 0, &cap2);
+	f.ep.pages = 3;
+	assert_int_equal(gb_ec2_describe_instances(f.ec2, &p, &l, &ae, &e), GB_E_CLOUD);
+	assert_null(l);
+	assert_non_null(strstr(e.text, "more than 2 pages"));
+	fix_stop(&f);
+	/* a server that keeps sending the same token */
+	fix_start(&f, NULL, 0, NULL);
+	f.ep.repeat_token = true;
+	assert_int_equal(gb_ec2_describe_instances(f.ec2, NULL, &l, &ae, &e), GB_E_PARSE);
+	assert_int_equal(testsrv_count(f.srv), 2);
+	fix_stop(&f);
+	/* an error on page 2: nothing returned (all or nothing) */
+	{
+		static const enum step s[] = { S_OK, S_BADPARAM };
+
+		fix_start(&f, s, 2, NULL);
+		f.ep.pages = 3;
+		assert_int_equal(gb_ec2_describe_instances(f.ec2, NULL, &l, &ae, &e),
+				 GB_E_CLOUDCONFIG);
+		assert_null(l);
+		fix_stop(&f);
+	}
+}
+
+/* Serves the constructed offering pages: page1 carries a nextToken. */
+static void offerings_handler(void *ctx, size_t n, const struct testsrv_req *r,
+			      struct testsrv_resp *resp)
+{
+	char path[512];
+	char *data = NULL;
+	size_t len;
+
+	(void)ctx;
+	if (!verify_request(r)) {
+		reply_error(resp, 403, "SignatureDoesNotMatch", "bad");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/tests/data/ec2/constructed/%s", GB_TOP_SRCDIR,
+		 n == 0 ? "describe-instance-type-offerings-page1.xml"
+			: "describe-instance-type-offerings-page2.xml");
+	assert_int_equal(gb_file_read(path, 1 << 20, &data, &len, NULL), GB_E_OK);
+	testsrv_reply(resp, 200, data);
+	free(data);
+}
+
+static void test_offerings_pages(void **state)
+{
+	static const char *const types[] = { "g6.xlarge" };
+	static const struct gb_ec2_filter flt[] = { { "instance-type", types, 1 } };
+	struct gb_ec2_offerings_params p = { "availability-zone", flt, 1, 5 };
+	struct gb_ec2_offering_list *l = NULL;
+	struct fix f;
+	gb_error_t e;
+	char path[512];
+	char *want = NULL;
+
+	(void)state;
+	fix_start(&f, NULL, 0, NULL);
+	testsrv_stop(f.srv);
+	gb_ec2_destroy(f.ec2);
+	f.srv = testsrv_start(offerings_handler, NULL);
+	{
+		struct gb_ec2_opts o = { .region = REGION, .endpoint = testsrv_url(f.srv),
+					 .creds = f.creds };
+
+		assert_int_equal(gb_ec2_create(&o, &f.ec2, &e), GB_E_OK);
+	}
+	if (gb_ec2_describe_instance_type_offerings(f.ec2, &p, &l, NULL, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(l->n, 3);
+	assert_string_equal(l->v[2].location, "ap-northeast-1d");
+	assert_null(l->next_token);
+	/* the first request is byte for byte the constructed request body */
+	snprintf(path, sizeof(path), "%s/tests/data/ec2/constructed/"
+		 "describe-instance-type-offerings-request.form.txt", GB_TOP_SRCDIR);
+	assert_int_equal(gb_file_read(path, 1 << 20, &want, NULL, NULL), GB_E_OK);
+	assert_string_equal(testsrv_request(f.srv, 0)->body, want);
+	free(want);
+	assert_non_null(strstr(testsrv_request(f.srv, 1)->body,
+			       "&NextToken=eyJ2IjoiMiIsImMiOiJwYWdlLTIifQ%3D%3D"));
+	gb_ec2_offering_list_free(l);
+	fix_stop(&f);
+}
+
+static void test_terminate_batches(void **state)
+{
+	static const enum step fail2[] = { S_OK, S_THROTTLE, S_THROTTLE, S_THROTTLE,
+					   S_THROTTLE };
+	const size_t n = 2500;
+	const char **ids = calloc(n, sizeof(*ids));
+	char (*buf)[16] = calloc(n, sizeof(*buf));
+	struct gb_ec2_state_change_list *l = NULL;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e;
+
+	(void)state;
+	assert_non_null(ids);
+	assert_non_null(buf);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(buf[i], sizeof(buf[i]), "i-%06zu", i);
+		ids[i] = buf[i];
+	}
+	fix_start(&f, NULL, 0, NULL);
+	if (gb_ec2_terminate_instances(f.ec2, ids, n, &l, &ae, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(testsrv_count(f.srv), 3);
+	assert_int_equal(form_count(testsrv_request(f.srv, 0)->body, "InstanceId."), 1000);
+	assert_int_equal(form_count(testsrv_request(f.srv, 1)->body, "InstanceId."), 1000);
+	assert_int_equal(form_count(testsrv_request(f.srv, 2)->body, "InstanceId."), 500);
+	assert_int_equal(l->n, n);
+	assert_string_equal(l->v[1999].instance_id, "i-001999");
+	assert_int_equal(l->v[2499].current_code, 32);
+	gb_ec2_state_change_list_free(l);
+	fix_stop(&f);
+	/* batch 2 keeps failing: batch 1's results still come back */
+	fix_start(&f, fail2, 5, NULL);
+	assert_int_equal(gb_ec2_terminate_instances(f.ec2, ids, n, &l, &ae, &e),
+			 GB_E_THROTTLE);
+	assert_non_null(l);
+	assert_int_equal(l->n, 1000);
+	assert_int_equal(ae.attempts, 4);
+	gb_ec2_state_change_list_free(l);
+	fix_stop(&f);
+	/* nothing to do */
+	fix_start(&f, NULL, 0, NULL);
+	assert_int_equal(gb_ec2_terminate_instances(f.ec2, ids, 0, &l, &ae, &e), GB_E_OK);
+	assert_int_equal(l->n, 0);
+	assert_int_equal(testsrv_count(f.srv), 0);
+	gb_ec2_state_change_list_free(l);
+	fix_stop(&f);
+	free(ids);
+	free(buf);
+}
+
+static void azs_handler(void *ctx, size_t n, const struct testsrv_req *r,
+			struct testsrv_resp *resp)
+{
+	char path[512];
+	char *data = NULL;
+
+	(void)ctx;
+	(void)n;
+	if (!verify_request(r) || !strstr(r->body, "Action=DescribeAvailabilityZones")) {
+		reply_error(resp, 403, "SignatureDoesNotMatch", "bad");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/tests/data/ec2/"
+		 "botocore-ec2-describe-availability-zones.xml", GB_TOP_SRCDIR);
+	assert_int_equal(gb_file_read(path, 1 << 20, &data, NULL, NULL), GB_E_OK);
+	testsrv_reply(resp, 200, data);
+	free(data);
+}
+
+static void test_tags_and_zones(void **state)
+{
+	static const char *const ids[] = { "i-1", "i-2" };
+	static const struct gb_ec2_kv tags[] = { { "gpuburst:node", "g6-1" } };
+	struct gb_ec2_az_list *az = NULL;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e;
+	char *v;
+
+	(void)state;
+	fix_start(&f, NULL, 0, NULL);
+	assert_int_equal(gb_ec2_create_tags(f.ec2, ids, 2, tags, 1, &ae, &e), GB_E_OK);
+	v = form_get(testsrv_request(f.srv, 0)->body, "Tag.1.Key");
+	assert_string_equal(v, "gpuburst:node");
+	free(v);
+	fix_stop(&f);
+	f.srv = testsrv_start(azs_handler, NULL);
+	assert_non_null(f.srv);
+	{
+		struct gb_creds_opts co = { .access_key_id = AK, .secret_access_key = SK };
+		struct gb_ec2_opts o = { .region = REGION };
+
+		assert_int_equal(gb_creds_create(&co, &f.creds, &e), GB_E_OK);
+		o.creds = f.creds;
+		o.endpoint = testsrv_url(f.srv);
+		assert_int_equal(gb_ec2_create(&o, &f.ec2, &e), GB_E_OK);
+	}
+	if (gb_ec2_describe_availability_zones(f.ec2, NULL, 0, &az, &ae, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(az->n, 3);
+	assert_string_equal(az->v[2].zone_name, "us-west-2c");
+	gb_ec2_az_list_free(az);
+	memset(&f.ep, 0, sizeof(f.ep));
+	fix_stop(&f);
+}
+
+/* Temporary credentials: the token is sent and signed. */
+static void token_handler(void *ctx, size_t n, const struct testsrv_req *r,
+			  struct testsrv_resp *resp)
+{
+	int *ok = ctx;
+	const char *authz = testsrv_header(r, "Authorization");
+
+	(void)n;
+	*ok = authz && strstr(authz, "SignedHeaders=content-type;host;x-amz-date;"
+				     "x-amz-security-token,") &&
+	      !gb_strcmp0(testsrv_header(r, "X-Amz-Security-Token"), "session/token==") &&
+	      verify_request(r);
+	reply_run(resp, "t", 1);
+}
+
+static void test_session_token_signed(void **state)
+{
+	struct gb_creds_opts co = { .access_key_id = AK, .secret_access_key = SK,
+				    .session_token = "session/token==" };
+	struct gb_ec2_instance_list *l = NULL;
+	struct testsrv *srv;
+	gb_creds_t *creds = NULL;
+	gb_ec2_t *ec2 = NULL;
+	gb_error_t e;
+	int ok = 0;
+
+	(void)state;
+	srv = testsrv_start(token_handler, &ok);
+	assert_non_null(srv);
+	assert_int_equal(gb_creds_create(&co, &creds, &e), GB_E_OK);
+	{
+		struct gb_ec2_opts o = { .region = REGION, .creds = creds };
+
+		o.endpoint = testsrv_url(srv);
+		assert_int_equal(gb_ec2_create(&o, &ec2, &e), GB_E_OK);
+	}
+	assert_int_equal(gb_ec2_run_instances(ec2, &run4, &l, NULL, &e), GB_E_OK);
+	assert_true(ok);
+	gb_ec2_instance_list_free(l);
+	gb_ec2_destroy(ec2);
+	gb_creds_destroy(creds);
+	testsrv_stop(srv);
+}
+
+static void test_no_request_sent(void **state)
+{
+	struct gb_creds_opts none = { .no_env = true, .no_files = true, .no_imds = true };
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_run_params bad = run4;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_creds_t *creds = NULL;
+	gb_ec2_t *ec2 = NULL;
+	gb_error_t e;
+
+	(void)state;
+	fix_start(&f, NULL, 0, NULL);
+	bad.max_count = 0;
+	assert_int_equal(gb_ec2_run_instances(f.ec2, &bad, &l, &ae, &e), GB_E_INVALID);
+	assert_int_equal(gb_ec2_run_instances(f.ec2, NULL, &l, &ae, &e), GB_E_INVALID);
+	/* no credentials anywhere */
+	assert_int_equal(gb_creds_create(&none, &creds, &e), GB_E_OK);
+	{
+		struct gb_ec2_opts o = { .region = REGION, .creds = creds };
+
+		o.endpoint = testsrv_url(f.srv);
+		assert_int_equal(gb_ec2_create(&o, &ec2, &e), GB_E_OK);
+	}
+	assert_int_equal(gb_ec2_run_instances(ec2, &run4, &l, &ae, &e), GB_E_AUTH);
+	assert_int_equal(ae.cls, GB_EC2_CLASS_AUTH);
+	assert_non_null(strstr(e.text, "no AWS credentials found"));
+	assert_int_equal(testsrv_count(f.srv), 0);
+	gb_ec2_destroy(ec2);
+	gb_creds_destroy(creds);
+	fix_stop(&f);
+}
+
+static void test_create_options(void **state)
+{
+	struct gb_creds_opts co = { .access_key_id = AK, .secret_access_key = SK };
+	struct gb_ec2_opts o = { .region = "us-east-1" };
+	gb_creds_t *creds = NULL;
+	gb_ec2_t *ec2 = NULL;
+	gb_error_t e;
+
+	(void)state;
+	assert_int_equal(gb_creds_create(&co, &creds, &e), GB_E_OK);
+	assert_int_equal(gb_ec2_create(&o, &ec2, &e), GB_E_INVALID);	/* no creds */
+	o.creds = creds;
+	assert_int_equal(gb_ec2_create(&o, &ec2, &e), GB_E_OK);
+	assert_string_equal(gb_ec2_endpoint(ec2), "https://ec2.us-east-1.amazonaws.com");
+	assert_string_equal(gb_ec2_region(ec2), "us-east-1");
+	gb_ec2_destroy(ec2);
+	o.region = "us east";
+	assert_int_equal(gb_ec2_create(&o, &ec2, &e), GB_E_INVALID);
+	o.region = "us-east-1";
+	o.endpoint = "ftp://nope";
+	assert_int_equal(gb_ec2_create(&o, &ec2, &e), GB_E_INVALID);
+	assert_null(ec2);
+	gb_ec2_destroy(NULL);
+	gb_creds_destroy(creds);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_throttle_then_success),
+		cmocka_unit_test(test_capacity_returned_at_once),
+		cmocka_unit_test(test_final_classes_not_retried),
+		cmocka_unit_test(test_auth_failure_refreshes_once),
+		cmocka_unit_test(test_transient_bounded),
+		cmocka_unit_test(test_timeout_same_token),
+		cmocka_unit_test(test_transport_limits),
+		cmocka_unit_test(test_describe_pagination),
+		cmocka_unit_test(test_offerings_pages),
+		cmocka_unit_test(test_terminate_batches),
+		cmocka_unit_test(test_tags_and_zones),
+		cmocka_unit_test(test_session_token_signed),
+		cmocka_unit_test(test_no_request_sent),
+		cmocka_unit_test(test_create_options),
+	};
+	static const char *const vars[] = { "http_proxy", "https_proxy", "HTTPS_PROXY",
+					    "all_proxy", "ALL_PROXY" };
+
+	for (size_t i = 0; i < GB_ARRAY_LEN(vars); i++)
+		unsetenv(vars[i]);
+	return cmocka_run_group_tests_name("ec2", tests, NULL, NULL);
+}

@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_http.c - the libcurl seam against loopback servers: requests and
+ * headers, keep-alive, timeouts, response cap, transport failures, proxy
+ * variables, TLS verification with a configurable CA bundle
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "gb_http.h"
+#include "testsrv.h"
+
+/* Handler: echo the method and body; status from the path "/status/NNN". */
+static void echo(void *ctx, size_t n, const struct testsrv_req *req,
+		 struct testsrv_resp *resp)
+{
+	(void)ctx;
+	(void)n;
+	resp->status = 200;
+	if (strncmp(req->path, "/status/", 8) == 0)
+		resp->status = (unsigned)strtoul(req->path + 8, NULL, 10);
+	gb_buf_printf(&resp->body, "%s %s ", req->method, req->path);
+	gb_buf_append(&resp->body, req->body, req->body_len);
+	resp->hname[0] = "X-Test-Header";
+	resp->hvalue[0] = "yes";
+	resp->n_headers = 1;
+}
+
+static void clear_proxy_env(void)
+{
+	static const char *const vars[] = { "http_proxy", "HTTP_PROXY",
+					    "https_proxy", "HTTPS_PROXY",
+					    "all_proxy", "ALL_PROXY",
+					    "no_proxy", "NO_PROXY" };
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+}
+
+static void test_endpoint_parsing(void **state)
+{
+	static const struct {
+		const char *url, *host, *path;
+	} ok[] = {
+		{ "https://ec2.us-east-1.amazonaws.com", "ec2.us-east-1.amazonaws.com", "/" },
+		{ "https://ec2.us-east-1.amazonaws.com/", "ec2.us-east-1.amazonaws.com", "/" },
+		{ "http://127.0.0.1:8080/prefix/", "127.0.0.1:8080", "/prefix/" },
+		{ "https://h.example:443", "h.example", "/" },
+		{ "http://h.example:80/", "h.example", "/" },
+		{ "http://h.example:443/", "h.example:443", "/" },
+		{ "http://[::1]:9000", "[::1]:9000", "/" },
+	};
+	static const char *const bad[] = {
+		"", "ftp://h/", "http://h/?q=1", "http://u:p@h/", "http://h/#f",
+		"no url at all", "file:///etc/passwd",
+	};
+	struct gb_http_opts o = { .ca_bundle = "/nonexistent/ca.pem" };
+	gb_http_t *h = NULL;
+	gb_error_t e;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(gb_http_create(ok[i].url, NULL, &h, &e), GB_E_OK);
+		assert_string_equal(gb_http_host(h), ok[i].host);
+		assert_string_equal(gb_http_base_path(h), ok[i].path);
+		assert_string_equal(gb_http_url(h), ok[i].url);
+		gb_http_destroy(h);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (gb_http_create(bad[i], NULL, &h, &e) != GB_E_INVALID)
+			fail_msg("accepted endpoint \"%s\"", bad[i]);
+		assert_null(h);
+		assert_true(e.text[0] != '\0');
+	}
+	assert_int_equal(gb_http_create("https://h/", &o, &h, &e), GB_E_INVALID);
+	assert_non_null(strstr(e.text, "/nonexistent/ca.pem"));
+	gb_http_destroy(NULL);
+}
+
+static void test_post_get_put(void **state)
+{
+	struct testsrv *s = testsrv_start(echo, NULL);
+	struct gb_http_header hdr[] = {
+		{ "Content-Type", "application/x-www-form-urlencoded; charset=utf-8" },
+		{ "X-Amz-Date", "20150830T123600Z" },
+	};
+	struct gb_http_request req = { .method = "POST", .path = "/",
+				       .headers = hdr, .n_headers = 2,
+				       .body = "Action=X&Version=1", .body_len = 18 };
+	struct gb_http_response resp;
+	const struct testsrv_req *got;
+	gb_http_t *h = NULL;
+	gb_error_t e;
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(gb_http_create(testsrv_url(s), NULL, &h, &e), GB_E_OK);
+	assert_int_equal(gb_http_do(h, &req, &resp, &e), GB_E_OK);
+	assert_int_equal(resp.status, 200);
+	assert_int_equal(resp.fail, GB_HTTP_FAIL_NONE);
+	assert_string_equal(resp.body, "POST / Action=X&Version=1");
+	assert_int_equal(resp.body_len, strlen(resp.body));
+	assert_string_equal(gb_http_response_header(&resp, "x-test-header"), "yes");
+	assert_null(gb_http_response_header(&resp, "X-Absent"));
+	gb_http_response_free(&resp);
+	got = testsrv_request(s, 0);
+	assert_string_equal(got->method, "POST");
+	/* the Host on the wire is the one we sign */
+	assert_string_equal(testsrv_header(got, "Host"), gb_http_host(h));
+	assert_string_equal(testsrv_header(got, "Content-Type"),
+			    "application/x-www-form-urlencoded; charset=utf-8");
+	assert_string_equal(testsrv_header(got, "X-Amz-Date"), "20150830T123600Z");
+	assert_null(testsrv_header(got, "Expect"));
+	assert_non_null(strstr(testsrv_header(got, "User-Agent"), "gpuburst/"));
+
+	/* GET with a query; status passed through as success */
+	req.method = "GET";
+	req.path = "/status/404?a=1&b=%2F";
+	req.body = NULL;
+	req.body_len = 0;
+	req.n_headers = 0;
+	assert_int_equal(gb_http_do(h, &req, &resp, &e), GB_E_OK);
+	assert_int_equal(resp.status, 404);
+	gb_http_response_free(&resp);
+	got = testsrv_request(s, 1);
+	assert_string_equal(got->method, "GET");
+	assert_string_equal(got->path, "/status/404");
+	assert_string_equal(got->query, "a=1&b=%2F");
+	assert_null(testsrv_header(got, "Content-Type"));
+
+	/* PUT without a body (the IMDSv2 token request) */
+	req.method = "PUT";
+	req.path = "/latest/api/token";
+	assert_int_equal(gb_http_do(h, &req, &resp, &e), GB_E_OK);
+	assert_string_equal(resp.body, "PUT /latest/api/token ");
+	gb_http_response_free(&resp);
+	got = testsrv_request(s, 2);
+	assert_string_equal(testsrv_header(got, "Content-Length"), "0");
+
+	/* DELETE, and a NULL path meaning the endpoint's own path */
+	req.method = "DELETE";
+	req.path = NULL;
+	assert_int_equal(gb_http_do(h, &req, &resp, &e), GB_E_OK);
+	assert_string_equal(resp.body, "DELETE / ");
+	gb_http_response_free(&resp);
+
+	/* three requests, one connection: keep-alive works */
+	assert_int_equal(testsrv_count(s), 4);
+	assert_int_equal(testsrv_connections(s), 1);
+	gb_http_destroy(h);
+	testsrv_stop(s);
+}
+
+static void test_bad_requests(void **state)
+{
+	struct gb_http_header inj[] = { { "X-A", "v\r\nX-Injected: 1" } };
+	struct gb_http_header colon[] = { { "X:A", "v" } };
+	struct gb_http_request req = { .method = "GET", .path = "/" };
+	struct gb_http_response resp;
+	gb_http_t *h = NULL;
+	gb_error_t e;
+
+	(void)state;
+	assert_int_equal(gb_http_create("http://127.0.0.1:9/", NULL, &h, &e),
+			 GB_E_OK);
+	req.headers = inj;
+	req.n_headers = 1;
+	assert_int_equal(gb_http_do(h, &req, &resp, &e), GB_E_INVALID);
+	gb_http_response_free(&resp);
+	req.headers = colon;
+	assert_int_equal(gb_http_do(h, &req, &resp, &e), GB_E_INVALID);
+	gb_http_response_free(&resp);
+	req.n_headers = 0;
+	req.path = "no-slash";
+	assert_int_equal(gb_http_do(h, &req, &resp, &e), GB_E_INVALID);
+	gb_http_response_free(&resp);
+	req.path = "/a b";
+	assert_int_equal(gb_http_do(h, &req, &resp, &e), GB_E_INVALID);
+	gb_http_response_free(&resp);
+	gb_http_destroy(h);
+}
+
+static void slow(void *ctx, size_t n, const struct testsrv_req *req,
+		 struct testsrv_resp *resp)
+{
+	(void)ctx;
+	(void)req;
+	testsrv_reply(resp, 200, "late");
+	if (n == 0)
+		resp->delay_ms = 3000;
+}
+
+static void test_timeout(void **state)
+{
+	struct testsrv *s = testsrv_start(slow, NULL);
+	struct gb_http_opts o = { .timeout_ms = 500, .connect_timeout_ms = 500 };
+	struct gb_http_request req = { .method = "GET", .path = "/" };
+	struct gb_http_response resp;
+	gb_http_t *h = NULL;
+	gb_error_t e;
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(gb_http_create(testsrv_url(s), &o, &h, &e), GB_E_OK);
+	assert_int_equal(gb_http_do(h, &req, &resp, &e), GB_E_TIMEOUT);
+	assert_int_equal(resp.fail, GB_HTTP_FAIL_TIMEOUT);
+	assert_true(gb_http_fail_retryable(resp.fail));
+	assert_int_equal(resp.status, 0);
+	assert_null(resp.body);
+	assert_non_null(strstr(e.text, "timeout"));
+	gb_http_response_free(&resp);
+	/* the handle is usable again after a timeout */
+	assert_int_equal(gb_http_do(h, &req, &resp, &e), GB_E_OK);
+	assert_string_equal(resp.body, "late");
+	gb_http_response_free(&resp);
+	gb_http_destroy(h);
+	testsrv_stop(s);
+}
+
+static void big(void *ctx, size_t n, const struct testsrv_req *req,
+		struct testsrv_resp *resp)
+{
+	size_t len = strtoul(req->path + 1, NULL, 10);
+
+	(void)ctx;
+	(void)n;
+	resp->status = 200;
+	for (size_t i = 0; i < len; i++)
+		gb_buf_putc(&resp->body, 'x');
+}
+
+static void test_response_cap(void **state)
+{
+	struct testsrv *s = testsrv_start(big, NULL);
+	struct gb_http_opts o = { .max_response_bytes = 4096 };
+	struct gb_http_request req = { .method = "GET" };
+	struct gb_http_response resp;
+	gb_http_t *h = NULL;
+	gb_error_t e;
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(gb_http_create(testsrv_url(s), &o, &h, &e), GB_E_OK);
+	req.path = "/4096";
+	assert_int_equal(gb_http_do(h, &req, &resp, &e), GB_E_OK);
+	assert_int_equal(resp.body_len, 4096);
+	gb_http_response_free(&resp);
+	req.path = "/4097";
+	assert_int_equal(gb_http_do(h, &req, &resp, &e), GB_E_HTTP);
+	assert_int_equal(resp.fail, GB_HTTP_FAIL_TOO_LARGE);
+	assert_false(gb_http_fail_retryable(resp.fail));
+	assert_non_null(strstr(e.text, "larger than 4096 bytes"));
+	gb_http_response_free(&resp);
+	req.path = "/1000000";
+	assert_int_equal(gb_http_do(h, &req, &resp, &e), GB_E_HTTP);
+	assert_int_equal(resp.fail, GB_HTTP_FAIL_TOO_LARGE);
+	gb_http_response_free(&resp);
+	gb_http_destroy(h);
+	testsrv_stop(s);
+}
+
+static void dropper(void *ctx, size_t n, const struct testsrv_req *req,
+		    struct testsrv_resp *resp)
+{
+	(void)ctx;
+	(void)n;
+	(void)req;
+	resp->drop = true;
+}
+
+static void test_transport_failures(void **state)
+{
+	struct testsrv *s = testsrv_start(dropper, NULL);
+	struct gb_http_request req = { .method = "GET", .path = "/" };
+	struct gb_http_response resp;
+	gb_http_t *h = NULL;
+	char url[64];
+	gb_error_t e;
+
+	(void)state;
+	assert_non_null(s);
+	/* the server closes without answering */
+	assert_int_equal(gb_http_create(testsrv_url(s), NULL, &h, &e), GB_E_OK);
+	assert_int_equal(gb_http_do(h, &req, &resp, &e), GB_E_HTTP);
+	assert_int_equal(resp.fail, GB_HTTP_FAIL_IO);
+	assert_true(gb_http_fail_retryable(resp.fail));
+	gb_http_response_free(&resp);
+	gb_http_destroy(h);
+	/* nobody listens any more */
+	snprintf(url, sizeof(url), "%s", testsrv_url(s));
+	testsrv_stop(s);
+	assert_int_equal(gb_http_create(url, NULL, &h, &e), GB_E_OK);
+	assert_int_equal(gb_http_do(h, &req, &resp, &e), GB_E_HTTP);
+	assert_int_equal(resp.fail, GB_HTTP_FAIL_CONNECT);
+	assert_true(gb_http_fail_retryable(resp.fail));
+	assert_non_null(strstr(e.text, "GET http://127.0.0.1:"));
+	gb_http_response_free(&resp);
+	gb_http_destroy(h);
+	assert_string_equal(gb_http_fail_name(GB_HTTP_FAIL_TLS), "tls");
+}
+
+static void test_proxy_env(void **state)
+{
+	struct testsrv *origin = testsrv_start(echo, NULL);
+	struct testsrv *proxy = testsrv_start(echo, NULL);
+	struct gb_http_opts direct = { .no_proxy = true };
+	struct gb_http_request req = { .method = "GET", .path = "/via" };
+	struct gb_http_response resp;
+	gb_http_t *h = NULL;
+	gb_error_t e;
+
+	(void)state;
+	assert_non_null(origin);
+	assert_non_null(proxy);
+	setenv("http_proxy", testsrv_url(proxy), 1);
+	/* through the proxy named in the environment */
+	assert_int_equal(gb_http_create(testsrv_url(origin), NULL, &h, &e), GB_E_OK);
+	assert_int_equal(gb_http_do(h, &req, &resp, &e), GB_E_OK);
+	gb_http_response_free(&resp);
+	gb_http_destroy(h);
+	assert_int_equal(testsrv_count(proxy), 1);
+	assert_int_equal(testsrv_count(origin), 0);
+	assert_non_null(strstr(testsrv_request(proxy, 0)->path, "/via"));
+	/* no_proxy option: straight to the origin */
+	assert_int_equal(gb_http_create(testsrv_url(origin), &direct, &h, &e),
+			 GB_E_OK);
+	assert_int_equal(gb_http_do(h, &req, &resp, &e), GB_E_OK);
+	gb_http_response_free(&resp);
+	gb_http_destroy(h);
+	assert_int_equal(testsrv_count(origin), 1);
+	/* no_proxy in the environment is honoured too */
+	setenv("no_proxy", "127.0.0.1", 1);
+	assert_int_equal(gb_http_create(testsrv_url(origin), NULL, &h, &e), GB_E_OK);
+	assert_int_equal(gb_http_do(h, &req, &resp, &e), GB_E_OK);
+	gb_http_response_free(&resp);
+	gb_http_destroy(h);
+	assert_int_equal(testsrv_count(origin), 2);
+	assert_int_equal(testsrv_count(proxy), 1);
+	clear_proxy_env();
+	testsrv_stop(origin);
+	testsrv_stop(proxy);
+}
+
+/* A self-signed P-256 certificate for 127.0.0.1 (SAN IP), in PEM. */
+static int make_cert(char **key_pem, char **cert_pem)
+{
+	EVP_PKEY *pkey = EVP_EC_gen("P-256");
+	X509 *x = X509_new();
+	X509V3_CTX ctx;
+	X509_EXTENSION *ext;
+	BIO *kb = BIO_new(BIO_s_mem()), *cb = BIO_new(BIO_s_mem());
+	char *p;
+	long n;
+	int ok = -1;
+
+	if (!pkey || !x || !kb || !cb)
+		goto out;
+	X509_set_version(x, 2);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+	X509_gmtime_adj(X509_getm_notBefore(x), -3600);
+	X509_gmtime_adj(X509_getm_notAfter(x), 3600);
+	X509_set_pubkey(x, pkey);
+	X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC,
+				   (const unsigned char *)"127.0.0.1", -1, -1, 0);
+	X509_set_issuer_name(x, X509_get_subject_name(x));
+	X509V3_set_ctx(&ctx, x, x, NULL, NULL, 0);
+	ext = X509V3_EXT_conf_nid(NULL, &ctx, NID_subject_alt_name, "IP:127.0.0.1");
+	if (!ext)
+		goto out;
+	X509_add_ext(x, ext, -1);
+	X509_EXTENSION_free(ext);
+	ext = X509V3_EXT_conf_nid(NULL, &ctx, NID_basic_constraints, "critical,CA:TRUE");
+	if (!ext)
+		goto out;
+	X509_add_ext(x, ext, -1);
+	X509_EXTENSION_free(ext);
+	if (!X509_sign(x, pkey, EVP_sha256()) ||
+	    !PEM_write_bio_PrivateKey(kb, pkey, NULL, NULL, 0, NULL, NULL) ||
+	    !PEM_write_bio_X509(cb, x))
+		goto out;
+	n = BIO_get_mem_data(kb, &p);
+	*key_pem = strndup(p, (size_t)n);
+	n = BIO_get_mem_data(cb, &p);
+	*cert_pem = strndup(p, (size_t)n);
+	ok = (*key_pem && *cert_pem) ? 0 : -1;
+out:
+	BIO_free(kb);
+	BIO_free(cb);
+	X509_free(x);
+	EVP_PKEY_free(pkey);
+	return ok;
+}
+
+static void test_tls_verification(void **state)
+{
+	char *key = NULL, *cert = NULL;
+	char cafile[] = "/tmp/gb-test-ca-XXXXXX";
+	struct testsrv *s;
+	struct gb_http_opts o = { 0 };
+	struct gb_http_request req = { .method = "GET", .path = "/tls" };
+	struct gb_http_response resp;
+	gb_http_t *h = NULL;
+	gb_error_t e;
+	int fd;
+
+	(void)state;
+	if (!testsrv_tls_supported()) {
+		print_message("libmicrohttpd has no TLS support: TLS case skipped\n");
+		skip();
+	}
+	assert_int_equal(make_cert(&key, &cert), 0);
+	s = testsrv_start_tls(echo, NULL, key, cert);
+	assert_non_null(s);
+	/* an unknown self-signed certificate is refused (no CA bundle) */
+	o.ca_bundle = NULL;
+	assert_int_equal(gb_http_create(testsrv_url(s), &o, &h, &e), GB_E_OK);
+	assert_int_equal(gb_http_do(h, &req, &resp, &e), GB_E_HTTP);
+	assert_int_equal(resp.fail, GB_HTTP_FAIL_TLS);
+	assert_false(gb_http_fail_retryable(resp.fail));
+	gb_http_response_free(&resp);
+	gb_http_destroy(h);
+	/* trusted through the configured CA bundle */
+	fd = mkstemp(cafile);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, cert, strlen(cert)), (ssize_t)strlen(cert));
+	close(fd);
+	o.ca_bundle = cafile;
+	assert_int_equal(gb_http_create(testsrv_url(s), &o, &h, &e), GB_E_OK);
+	if (gb_http_do(h, &req, &resp, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(resp.status, 200);
+	assert_string_equal(resp.body, "GET /tls ");
+	gb_http_response_free(&resp);
+	gb_http_destroy(h);
+	unlink(cafile);
+	testsrv_stop(s);
+	free(key);
+	free(cert);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_endpoint_parsing),
+		cmocka_unit_test(test_post_get_put),
+		cmocka_unit_test(test_bad_requests),
+		cmocka_unit_test(test_timeout),
+		cmocka_unit_test(test_response_cap),
+		cmocka_unit_test(test_transport_failures),
+		cmocka_unit_test(test_proxy_env),
+		cmocka_unit_test(test_tls_verification),
+	};
+
+	clear_proxy_env();
+	if (gb_http_global_init(NULL) != GB_E_OK)
+		return 99;
+	return cmocka_run_group_tests_name("http", tests, NULL, NULL);
+}
