@@ -109,8 +109,11 @@ for mode in "${modes[@]}"; do
 		--nodes-conf "$T/nodes.conf" --resume-program "$T/noop" \
 		--suspend-program "$T/noop" --resume-fail-program "$T/noop" \
 		--plugin-dir "$T/plugins" ${plugin:+--job-submit "$plugin"} \
-		--extra SlurmctldDebug=info > "$T/start-$mode.out" 2>&1 ||
-		{ cat "$T/start-$mode.out" >&2; exit 1; }
+		--extra SlurmctldDebug=info > "$T/start-$mode.out" 2>&1 || {
+		cat "$T/start-$mode.out" >&2
+		tail -20 "$LAB/log/slurmctld.log" >&2
+		exit 1
+	}
 done
 LAB=
 grep -q 'job_submit/gpuburst: loaded' "$T/lab-gpuburst/log/slurmctld.log" ||
