@@ -92,12 +92,14 @@ static bool span_eq(const char *s, size_t len, const char *z)
 /* [s] of [len] as shown to a user: bounded, control bytes replaced. */
 static const char *show(const char *s, size_t len, char *buf, size_t n)
 {
-	size_t i;
+	size_t i, max = n - 4 < SHOW_MAX ? n - 4 : SHOW_MAX;
 
-	for (i = 0; i < len && i < n - 4 && i < SHOW_MAX; i++)
+	for (i = 0; i < len && i < max; i++)
 		buf[i] = (s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
-	if (i < len)
-		buf[i++] = '.', buf[i++] = '.', buf[i++] = '.';
+	if (i < len) {
+		memcpy(buf + i, "...", 3);
+		i += 3;
+	}
 	buf[i] = '\0';
 	return buf;
 }
@@ -436,15 +438,26 @@ static enum gb_route_verdict reject(struct job_ctx *x, enum gb_route_reason why,
 				    const char *fmt, ...)
 {
 	struct gb_buf *m = &x->res->msg;
-	char line[1024];
+	char line[512], *big = NULL;
+	bool oom = false;
 	va_list ap;
+	int len;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	len = vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	if (len >= (int)sizeof(line)) {	/* long lists: the whole text */
+		if ((big = malloc((size_t)len + 1))) {
+			va_start(ap, fmt);
+			vsnprintf(big, (size_t)len + 1, fmt, ap);
+			va_end(ap);
+		}
+		oom = !big;
+	}
 	gb_buf_reset(m);
-	gb_buf_printf(m, "gpuburst: %s", line);
-	x->res->reason = gb_buf_failed(m) ? GB_ROUTE_NOMEM : why;
+	gb_buf_printf(m, "gpuburst: %s", big ? big : line);
+	free(big);
+	x->res->reason = oom || gb_buf_failed(m) ? GB_ROUTE_NOMEM : why;
 	return x->res->verdict = GB_ROUTE_REJECT;
 }
 
@@ -620,16 +633,19 @@ static bool keep_home(const struct job_ctx *x, const struct route_ns *n)
 	       !strcmp(n->ns->home_region, x->res->home);
 }
 
-/* "a10g (g5.xlarge), l4 (g6.xlarge)": what the candidates offer. */
+/* Append "a10g (g5.xlarge), l4 (g6.xlarge)": what the candidates offer. */
 static void list_fit(const struct job_ctx *x, struct gb_buf *b, int what)
 {
+	bool first = true;
+
 	for (size_t i = 0; i < x->r->n_ns; i++) {
 		const struct route_ns *n = &x->r->ns[i];
 
 		if (!x->fit[i])
 			continue;
-		if (b->len)
+		if (!first)
 			gb_buf_puts(b, ", ");
+		first = false;
 		if (what == 'm')
 			gb_buf_printf(b, "%s (%s)", n->type->gpu_model, n->type->name);
 		else if (what == 'h')
@@ -639,19 +655,18 @@ static void list_fit(const struct job_ctx *x, struct gb_buf *b, int what)
 	}
 }
 
+/* Refuse, naming what the candidates offer (as long as the list is). */
 static enum gb_route_verdict reject_list(struct job_ctx *x,
 					 enum gb_route_reason why,
 					 const char *what, int kind)
 {
-	struct gb_buf b = GB_BUF_INIT;
-	enum gb_route_verdict v;
+	struct gb_buf *m = &x->res->msg;
 
-	list_fit(x, &b, kind);
-	v = reject(x, why, "%s%s", what, gb_buf_str(&b));
-	if (gb_buf_failed(&b))
-		x->res->reason = GB_ROUTE_NOMEM;
-	gb_buf_free(&b);
-	return v;
+	gb_buf_reset(m);
+	gb_buf_printf(m, "gpuburst: %s", what);
+	list_fit(x, m, kind);
+	x->res->reason = gb_buf_failed(m) ? GB_ROUTE_NOMEM : why;
+	return x->res->verdict = GB_ROUTE_REJECT;
 }
 
 static const char *model_str(const struct need *n, char *buf, size_t len)

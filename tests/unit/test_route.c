@@ -349,6 +349,11 @@ static void test_home(void **state)
 	check(f->route, &(struct gb_route_job){ .comment = "gpuburst:home= x" },
 	      &(struct want){ GB_ROUTE_REJECT, GB_ROUTE_BAD_HOME, NULL, NULL, NULL,
 			      "gpuburst: home region (empty) is not in any fallback group: allowed home regions are ap-southeast-1, ap-northeast-1, ap-northeast-3" });
+	/* a long region is cut for the message */
+	check(f->route, &(struct gb_route_job){ .comment = "gpuburst:home="
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" },
+	      &(struct want){ GB_ROUTE_REJECT, GB_ROUTE_BAD_HOME, NULL, NULL, NULL,
+			      "gpuburst: home region aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa... is not in any fallback group: allowed home regions are ap-southeast-1, ap-northeast-1, ap-northeast-3" });
 	check(f->route, &(struct gb_route_job){ .comment = "gpuburst:home=\x01\x02" },
 	      &(struct want){ GB_ROUTE_REJECT, GB_ROUTE_BAD_HOME, NULL, NULL, NULL,
 			      "gpuburst: home region ?? is not in any fallback group: allowed home regions are ap-southeast-1, ap-northeast-1, ap-northeast-3" });
@@ -472,6 +477,36 @@ static void test_no_nodesets(void **state)
 	teardown((void **)&f);
 }
 
+/* A long list of allowed home regions is not cut. */
+static void test_long_message(void **state)
+{
+	struct gb_buf y = GB_BUF_INIT;
+	struct gb_route_result res;
+	struct fixture *f;
+	const char *msg;
+
+	(void)state;
+	gb_buf_puts(&y, "cluster_name: c\n"
+		    "fallback_groups: {g: {fallback_regions: [ap-south-1], consumer_regions: [");
+	for (int i = 0; i < 80; i++)
+		gb_buf_printf(&y, "%sonprem-%02d", i ? ", " : "", i);
+	gb_buf_puts(&y, "]}}\nregions:\n  - name: ap-south-1\n");
+	for (int i = 0; i < 80; i++)
+		gb_buf_printf(&y, "  - {name: onprem-%02d, lat: 1, lon: 2}\n", i);
+	f = fixture_text(gb_buf_str(&y));
+	gb_route_result_init(&res);
+	assert_int_equal(gb_route_job(f->route, &(struct gb_route_job){
+		.comment = "gpuburst:home=mars-1" }, &res), GB_ROUTE_REJECT);
+	assert_int_equal(res.reason, GB_ROUTE_BAD_HOME);
+	msg = gb_buf_str(&res.msg);
+	assert_true(res.msg.len > 800);
+	assert_non_null(strstr(msg, "allowed home regions are onprem-00, onprem-01"));
+	assert_string_equal(msg + res.msg.len - 11, ", onprem-79");
+	gb_route_result_free(&res);
+	teardown((void **)&f);
+	gb_buf_free(&y);
+}
+
 /* More nodesets than the stack scratch holds. */
 static void test_many_nodesets(void **state)
 {
@@ -490,6 +525,22 @@ static void test_many_nodesets(void **state)
 	f = fixture_text(gb_buf_str(&y));
 	check(f->route, &(struct gb_route_job){ .tres_per_node = "gres:gpu:l40s:1" },
 	      &(struct want){ GB_ROUTE_ACCEPT, GB_ROUTE_OK, "p99", "g6e.xlarge" });
+	/* a refusal lists all 100 candidates, however long */
+	{
+		struct gb_route_job job = { .tres_per_node = "gres:gpu:h100:1" };
+		const char *tail = "a10g (g5.xlarge), l40s (g6e.xlarge)";
+		struct gb_route_result res;
+
+		gb_route_result_init(&res);
+		assert_int_equal(gb_route_job(f->route, &job, &res), GB_ROUTE_REJECT);
+		assert_int_equal(res.reason, GB_ROUTE_BAD_MODEL);
+		assert_true(res.msg.len > 1500);	/* longer than reject()'s line */
+		assert_non_null(strstr(gb_buf_str(&res.msg),
+				       "there are a10g (g5.xlarge), a10g (g5.xlarge)"));
+		assert_string_equal(gb_buf_str(&res.msg) + res.msg.len - strlen(tail),
+				    tail);
+		gb_route_result_free(&res);
+	}
 	snprintf(want, sizeof(want), "p%d", 42);
 	check(f->route, &(struct gb_route_job){ .partition = want,
 						.tres_per_node = "gres:gpu:a10g:1" },
@@ -513,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_routing_off),
 		cmocka_unit_test(test_no_nodesets),
 		cmocka_unit_test(test_many_nodesets),
+		cmocka_unit_test(test_long_message),
 	};
 
 	return cmocka_run_group_tests_name("route", tests, NULL, NULL);
