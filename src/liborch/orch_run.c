@@ -204,30 +204,50 @@ static void scope_of(const struct orch_run *r, struct gb_plan_scope *s)
 	s->n_allowed = r->cand.n_allowed;
 }
 
-/* Ask the plug-in planner; NULL when there is none or it failed. */
+/*
+ * Ask the plug-in planner (the LLM planner, gb_llm.h); *out NULL when there
+ * is none, or it failed or was rejected: then [verdict] says why, and the
+ * heuristic plan stored next is the "fallback".  A failed proposal that
+ * names its planner and a plan the validator rejected are stored as
+ * "rejected" versions, so that every decision is in the plans table.
+ */
 static gb_err_t proposed(struct orch_run *r, struct gb_plan **out,
-			 gb_error_t *err)
+			 char *verdict, size_t vn, gb_error_t *err)
 {
 	struct gb_plan_scope s;
 	struct gb_plan *p = NULL;
 	char summary[GB_PLAN_SUMMARY_MAX + 1];
 	char why[GB_ERROR_TEXT_MAX];
-	gb_error_t e;
+	char *history = NULL;
+	gb_error_t e = { 0 };
 	gb_err_t rc;
 
 	*out = NULL;
+	verdict[0] = '\0';
 	if (!r->o->propose || r->strategy == GB_STRATEGY_PROBE_FILL)
 		return GB_E_OK;
 	gb_plan_capacity_summary(&r->facts, summary, sizeof(summary));
+	/* what a re-plan needs to know: the attempts and plans so far */
+	if (!r->dry && gb_plan_history(r->st, r->req->id, 0, &history, &e))
+		gb_log_warn("plan_history_failed req=%s error=%s", r->req->id, e.text);
+	r->facts.request_id = r->req->id;
+	r->facts.untrusted = r->untrusted;
+	r->facts.history = history;
 	rc = r->o->propose(&r->facts, summary, &p, r->o->propose_ctx, &e);
+	r->facts.history = NULL;
+	r->facts.proposals++;
+	free(history);
 	if (rc || !p) {
-		orch_trace(r, "planner", "proposal failed: %s", rc ? e.text : "no plan");
+		snprintf(verdict, vn, "%s", rc ? e.text : "no plan");
+		orch_trace(r, "planner", "proposal failed: %s", verdict);
+		rc = rc && p ? store_plan(r, p, "rejected", verdict, err) : GB_E_OK;
 		gb_plan_free(p);
-		return GB_E_OK;
+		return rc;
 	}
 	scope_of(r, &s);
 	if (gb_plan_validate(&s, p, NULL, &e)) {
 		snprintf(why, sizeof(why), "rejected: %s", e.text);
+		snprintf(verdict, vn, "%s", why);
 		rc = store_plan(r, p, "rejected", why, err);
 		gb_plan_free(p);
 		return rc;
@@ -241,13 +261,14 @@ static gb_err_t make_plan(struct orch_run *r, const char *why, gb_error_t *err)
 {
 	struct gb_plan *p = NULL, *llm = NULL;
 	struct gb_plan_scope s;
+	char verdict[GB_ERROR_TEXT_MAX], fwhy[GB_ERROR_TEXT_MAX];
 	gb_error_t e;
 	gb_err_t rc;
 
 	r->facts.target = orch_unfilled(r);
 	if (r->facts.target < 1)
 		r->facts.target = 1;
-	if ((rc = proposed(r, &llm, err)))
+	if ((rc = proposed(r, &llm, verdict, sizeof(verdict), err)))
 		return rc;
 	if (llm) {
 		rc = store_plan(r, llm, "used", why, err);
@@ -278,8 +299,11 @@ static gb_err_t make_plan(struct orch_run *r, const char *why, gb_error_t *err)
 		gb_plan_free(p);
 		return broken(r, "plan", e.text, err);
 	}
+	/* the fallback says why the proposal was not used */
+	snprintf(fwhy, sizeof(fwhy), "%s%s%.900s", why,
+		 verdict[0] ? "; proposal not used: " : "", verdict);
 	rc = store_plan(r, p, r->o->propose && r->strategy != GB_STRATEGY_PROBE_FILL ?
-			"fallback" : "used", why, err);
+			"fallback" : "used", fwhy, err);
 	if (rc) {
 		gb_plan_free(p);
 		return rc;
@@ -472,6 +496,7 @@ static gb_err_t settle_options(struct orch_run *r,
 	r->mode = ro && ro->mode >= 0 ? (enum gb_mode)ro->mode : r->ns->mode;
 	r->bmax = r->conf->policy.batch_max > 0 ? r->conf->policy.batch_max : 1;
 	r->hedge = r->o->tuning.hedge > 0 ? r->o->tuning.hedge : 0;
+	r->untrusted = ro && ro->untrusted ? ro->untrusted : q->input;
 	return GB_E_OK;
 }
 
