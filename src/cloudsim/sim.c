@@ -421,6 +421,7 @@ static gb_err_t event_push(gb_sim_t *sim, enum gb_sim_event_kind kind,
 	ev = &sim->events[sim->nevents];
 	memset(ev, 0, sizeof(*ev));
 	ev->kind = kind;
+	ev->launch_index = i->launch_index;
 	gb_strlcpy(ev->id, i->id, sizeof(ev->id));
 	gb_strlcpy(ev->ip, i->ip, sizeof(ev->ip));
 	ev->region = i->region->name;

@@ -267,6 +267,7 @@ struct gb_sim_event {
 	const char *instance_type;	/* BORROWED from the catalog */
 	struct gb_sim_tag *tags;	/* copies */
 	size_t ntags;
+	int launch_index;		/* amiLaunchIndex in its reservation */
 	char *user_data;		/* copy, or NULL */
 	size_t user_data_len;
 };

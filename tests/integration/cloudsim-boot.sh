@@ -39,7 +39,7 @@ UD
 ID1="$(launch "$TMP/ud1" first)"
 wait_file "$BOOT/$ID1/env.json"
 expect_eq "environment" "$(jget "$BOOT/$ID1/env.json" 'sorted((k, v) for k, v in d.items() if k not in ("PWD", "LC_CTYPE"))')" \
-	"[[\"GPUBURST_SIM_AZ\", \"ap-south-1a\"], [\"GPUBURST_SIM_INSTANCE_ID\", \"$ID1\"], [\"GPUBURST_SIM_INSTANCE_TYPE\", \"g5.xlarge\"], [\"GPUBURST_SIM_PRIVATE_IP\", \"127.51.1.4\"], [\"GPUBURST_SIM_REGION\", \"ap-south-1\"], [\"GPUBURST_SIM_TAG_GPUBURST_NODE\", \"g5-first\"], [\"GPUBURST_SIM_TAG_NAME\", \"first\"], [\"PATH\", \"/usr/sbin:/usr/bin:/sbin:/bin\"]]"
+	"[[\"GPUBURST_SIM_AMI_LAUNCH_INDEX\", \"0\"], [\"GPUBURST_SIM_AZ\", \"ap-south-1a\"], [\"GPUBURST_SIM_INSTANCE_ID\", \"$ID1\"], [\"GPUBURST_SIM_INSTANCE_TYPE\", \"g5.xlarge\"], [\"GPUBURST_SIM_PRIVATE_IP\", \"127.51.1.4\"], [\"GPUBURST_SIM_REGION\", \"ap-south-1\"], [\"GPUBURST_SIM_TAG_GPUBURST_NODE\", \"g5-first\"], [\"GPUBURST_SIM_TAG_NAME\", \"first\"], [\"PATH\", \"/usr/sbin:/usr/bin:/sbin:/bin\"]]"
 expect_eq "signals" "$(tr -d ' \t' <"$BOOT/$ID1/signals.txt" | tr '\n' ' ')" \
 	"SigBlk:0000000000000000 SigIgn:0000000000000000 "
 expect_eq "stdin" "$(cat "$BOOT/$ID1/stdin.txt")" /dev/null
@@ -77,6 +77,23 @@ done
 if kill -0 "$PID2" 2>/dev/null; then fail "the boot process survived terminate-instances"; fi
 grep -q "boot stopping instance=$ID2" "$TMP/sim.log" || fail "no 'boot stopping' in the log"
 ok "the script ran by its #! line in its own session; terminate-instances stopped it"
+
+# --- one reservation, three instances: each learns its ami-launch-index
+cat >"$TMP/ud-idx" <<'UD'
+#!/bin/sh
+echo "$GPUBURST_SIM_AMI_LAUNCH_INDEX" >index.txt
+UD
+awsc ec2 run-instances --image-id "$AMI" --instance-type g5.xlarge --count 3 \
+	--user-data "file://$TMP/ud-idx" >"$TMP/run.json" 2>"$TMP/err" ||
+	fail "run-instances --count 3: $(cat "$TMP/err")"
+for k in 0 1 2; do
+	id="$(jget "$TMP/run.json" "d['Instances'][$k]['InstanceId']")"
+	want="$(jget "$TMP/run.json" "d['Instances'][$k]['AmiLaunchIndex']")"
+	wait_file "$BOOT/$id/index.txt"
+	expect_eq "launch index of instance $k" "$(cat "$BOOT/$id/index.txt")" "$want"
+done
+expect_eq "launch indexes" "$(jget "$TMP/run.json" 'sorted(i["AmiLaunchIndex"] for i in d["Instances"])')" "[0, 1, 2]"
+ok "each instance of a reservation gets its ami-launch-index in GPUBURST_SIM_AMI_LAUNCH_INDEX"
 
 # --- what still runs when the simulator exits is stopped with it
 cat >"$TMP/ud3" <<'UD'
