@@ -620,6 +620,71 @@ static char *one_line(const char *s, size_t max)
 	return b.data ? gb_buf_steal(&b) : strdup("");
 }
 
+/* A member a plan object must have, and its JSON type. */
+struct member {
+	const char *key;
+	json_type type;
+	const char *what;
+};
+
+static const struct member plan_members[] = {
+	{ "instance_type", JSON_STRING, "a string" },
+	{ "total", JSON_INTEGER, "an integer" },
+	{ "steps", JSON_ARRAY, "an array" },
+	{ "rationale", JSON_STRING, "a string" },
+};
+
+static const struct member step_members[] = {
+	{ "region", JSON_STRING, "a string" },
+	{ "az", JSON_STRING, "a string" },
+	{ "subnet", JSON_STRING, "a string" },
+	{ "batch", JSON_INTEGER, "an integer" },
+	{ "reason", JSON_STRING, "a string" },
+};
+
+static const char *type_name(json_t *v)
+{
+	static const char *const names[] = { "an object", "an array", "a string",
+					     "an integer", "a real", "true", "false",
+					     "null" };
+	int t = json_typeof(v);
+
+	return t >= 0 && (size_t)t < GB_ARRAY_LEN(names) ? names[t] : "?";
+}
+
+/*
+ * Exactly the members [m] with their types (jansson's strict unpack says
+ * "Expected integer, got string" without the member's name: say it here).
+ */
+static gb_err_t members(json_t *o, const char *where, const struct member *m,
+			size_t n, gb_error_t *err)
+{
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(o))	/* "steps[2]." -> "steps[2]" */
+		return gb_errorf(err, GB_E_PARSE, "plan: %.*s: expected an object, got %s",
+				 (int)(*where ? strlen(where) - 1 : 0), where, type_name(o));
+	for (size_t i = 0; i < n; i++) {
+		v = json_object_get(o, m[i].key);
+		if (!v)
+			return gb_errorf(err, GB_E_PARSE, "plan: %s%s: missing", where, m[i].key);
+		if (json_typeof(v) != m[i].type)
+			return gb_errorf(err, GB_E_PARSE, "plan: %s%s: expected %s, got %s",
+					 where, m[i].key, m[i].what, type_name(v));
+	}
+	json_object_foreach(o, key, v) {
+		bool known = false;
+
+		for (size_t i = 0; i < n && !known; i++)
+			known = strcmp(key, m[i].key) == 0;
+		if (!known)
+			return gb_errorf(err, GB_E_PARSE, "plan: %s%.64s: unexpected member",
+					 where, key);
+	}
+	return GB_E_OK;
+}
+
 /* A name the validator will compare with the config: short, printable. */
 static bool name_ok(const char *s)
 {
@@ -639,9 +704,12 @@ static gb_err_t step_parse(struct gb_plan *p, json_t *s, size_t i,
 	const char *region, *az, *subnet, *reason;
 	json_int_t batch;
 	json_error_t je;
-	char *r1;
+	char *r1, where[32];
 	gb_err_t rc;
 
+	snprintf(where, sizeof(where), "steps[%zu].", i);
+	if ((rc = members(s, where, step_members, GB_ARRAY_LEN(step_members), err)))
+		return rc;
 	if (json_unpack_ex(s, &je, JSON_STRICT, "{s:s,s:s,s:s,s:I,s:s}",
 			   "region", &region, "az", &az, "subnet", &subnet,
 			   "batch", &batch, "reason", &reason))
@@ -675,6 +743,8 @@ static gb_err_t plan_from_object(json_t *o, const char *planner,
 	*out = NULL;
 	if (!json_is_object(o))
 		return gb_errorf(err, GB_E_PARSE, "plan: expected a JSON object");
+	if ((rc = members(o, "", plan_members, GB_ARRAY_LEN(plan_members), err)))
+		return rc;
 	if (json_unpack_ex(o, &je, JSON_STRICT, "{s:s,s:I,s:o,s:s}",
 			   "instance_type", &type, "total", &total,
 			   "steps", &steps, "rationale", &rationale))
