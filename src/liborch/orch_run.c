@@ -205,6 +205,28 @@ static void scope_of(const struct orch_run *r, struct gb_plan_scope *s)
 }
 
 /*
+ * Does [p] name at least one pool this run may still use?  A proposal made
+ * only of pools the run excluded (dry, quota, not offered) passes the
+ * validator's rules but would stall the strategy: it is not used.
+ */
+static bool plan_usable(const struct orch_run *r, const struct gb_plan *p)
+{
+	for (size_t i = 0; i < p->n_steps; i++) {
+		const struct gb_plan_step *st = &p->steps[i];
+
+		for (size_t k = 0; k < r->facts.n_pools; k++) {
+			const struct gb_pool *q = &r->facts.pools[k];
+
+			if (!q->excluded && q->offered != GB_OFFER_NO &&
+			    strcmp(q->region, st->region) == 0 &&
+			    strcmp(q->az, st->az) == 0 && strcmp(q->subnet, st->subnet) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Ask the plug-in planner (the LLM planner, gb_llm.h); *out NULL when there
  * is none, or it failed or was rejected: then [verdict] says why, and the
  * heuristic plan stored next is the "fallback".  A failed proposal that
@@ -245,7 +267,9 @@ static gb_err_t proposed(struct orch_run *r, struct gb_plan **out,
 		return rc;
 	}
 	scope_of(r, &s);
-	if (gb_plan_validate(&s, p, NULL, &e)) {
+	if (gb_plan_validate(&s, p, NULL, &e) ||
+	    (!plan_usable(r, p) &&
+	     gb_errorf(&e, GB_E_PLAN, "no step names a pool still usable in this request (all excluded: dry, quota or not offered)"))) {
 		snprintf(why, sizeof(why), "rejected: %s", e.text);
 		snprintf(verdict, vn, "%s", why);
 		rc = store_plan(r, p, "rejected", why, err);

@@ -40,6 +40,12 @@ struct llmsrv {
 	long hang_ms;
 	struct seen *seen;
 	size_t n_seen, cap_seen;
+	struct answer {
+		enum llmsrv_mode mode;
+		char *text;
+		unsigned status;
+	} queue[16];
+	size_t n_queue;
 };
 
 /*****************************************************************************
@@ -351,12 +357,13 @@ static void error_answer(struct llmsrv *s, struct testsrv_resp *resp)
 	free(t);
 }
 
+static void answer(struct llmsrv *s, struct testsrv_resp *resp);
+
 static void handle(void *ctx, size_t n, const struct testsrv_req *req,
 		   struct testsrv_resp *resp)
 {
 	struct llmsrv *s = ctx;
 	struct seen sn = { NULL, NULL, NULL };
-	char *t = NULL;
 
 	pthread_mutex_lock(&s->mu);
 	check(s, req, &sn);
@@ -381,6 +388,32 @@ static void handle(void *ctx, size_t n, const struct testsrv_req *req,
 	}
 	resp->hname[resp->n_headers] = "Content-Type";
 	resp->hvalue[resp->n_headers++] = "application/json";
+	if (s->n_queue) {	/* a queued answer, then the standing one */
+		struct answer q = s->queue[0];
+		enum llmsrv_mode m0 = s->mode;
+		char *t0 = s->text;
+		unsigned s0 = s->status;
+
+		memmove(s->queue, s->queue + 1, --s->n_queue * sizeof(s->queue[0]));
+		s->mode = q.mode;
+		s->text = q.text;
+		s->status = q.status;
+		answer(s, resp);
+		free(q.text);
+		s->mode = m0;
+		s->text = t0;
+		s->status = s0;
+	} else {
+		answer(s, resp);
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Fill [resp] from the current mode (under s->mu). */
+static void answer(struct llmsrv *s, struct testsrv_resp *resp)
+{
+	char *t = NULL;
+
 	switch (s->mode) {
 	case LLMSRV_PLAN:
 	case LLMSRV_HANG:
@@ -400,7 +433,6 @@ static void handle(void *ctx, size_t n, const struct testsrv_req *req,
 		gb_buf_puts(&resp->body, t);
 	free(t);
 	resp->delay_ms = s->mode == LLMSRV_HANG ? s->hang_ms : s->latency_ms;
-	pthread_mutex_unlock(&s->mu);
 }
 
 /*****************************************************************************
@@ -438,6 +470,8 @@ void llmsrv_stop(struct llmsrv *s)
 		free(s->seen[i].user);
 	}
 	free(s->seen);
+	while (s->n_queue)
+		free(s->queue[--s->n_queue].text);
 	free(s->key);
 	free(s->model);
 	free(s->text);
@@ -450,10 +484,24 @@ const char *llmsrv_url(const struct llmsrv *s)
 	return testsrv_url(s->srv);
 }
 
+void llmsrv_queue(struct llmsrv *s, enum llmsrv_mode mode, const char *text,
+		  unsigned status)
+{
+	pthread_mutex_lock(&s->mu);
+	if (s->n_queue < GB_ARRAY_LEN(s->queue)) {
+		s->queue[s->n_queue].mode = mode;
+		s->queue[s->n_queue].text = gb_strdup0(text);
+		s->queue[s->n_queue++].status = status;
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
 void llmsrv_set(struct llmsrv *s, enum llmsrv_mode mode, const char *text,
 		unsigned status)
 {
 	pthread_mutex_lock(&s->mu);
+	while (s->n_queue)
+		free(s->queue[--s->n_queue].text);
 	s->mode = mode;
 	free(s->text);
 	s->text = gb_strdup0(text);

@@ -52,6 +52,12 @@ const char *llmsrv_url(const struct llmsrv *s);
 /* Script the next answers (until set again).  [text] is copied. */
 void llmsrv_set(struct llmsrv *s, enum llmsrv_mode mode, const char *text,
 		unsigned status);
+/*
+ * Queue a one-off answer, given before the one set with llmsrv_set()
+ * (queued answers go first, in order; llmsrv_set() empties the queue).
+ */
+void llmsrv_queue(struct llmsrv *s, enum llmsrv_mode mode, const char *text,
+		  unsigned status);
 /* Wait [ms] before every answer (latency of a real model); 0: none. */
 void llmsrv_latency(struct llmsrv *s, long ms);
 /* How long LLMSRV_HANG waits (default 10 s; ends early at stop). */
