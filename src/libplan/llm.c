@@ -121,6 +121,9 @@ static const char *log_cut(const char *s, size_t len, char *buf, size_t n)
  *  Create / destroy
  *****************************************************************************/
 
+static gb_err_t http_get(gb_llm_t *l, gb_http_t **out, gb_error_t *err);
+static void http_put(gb_llm_t *l, gb_http_t *h, bool reusable);
+
 static gb_err_t read_key(const char *path, char **out, gb_error_t *err)
 {
 	struct stat sb;
@@ -253,6 +256,8 @@ gb_err_t gb_llm_create(const struct gb_llm_opts *o, gb_llm_t **out,
 {
 	const struct gb_conf_llm *c;
 	gb_llm_t *l;
+	gb_http_t *h = NULL;
+	char q1[256], q2[512];
 	gb_err_t rc;
 
 	*out = NULL;
@@ -276,8 +281,17 @@ gb_err_t gb_llm_create(const struct gb_llm_opts *o, gb_llm_t **out,
 		gb_llm_destroy(l);
 		return gb_errorf(err, GB_E_NOMEM, "llm: out of memory");
 	}
+	/* a first client: checks the endpoint URL now, kept for the first call */
+	if ((rc = http_get(l, &h, err))) {
+		gb_llm_destroy(l);
+		return rc == GB_E_NOMEM ? rc :
+		       gb_errorf(err, GB_E_CONFIG, "planner.llm.endpoint %s: %s", l->endpoint,
+				 err ? err->text : gb_strerror(rc));
+	}
+	http_put(l, h, true);
 	gb_log_info("llm_planner planner=%s model=%s endpoint=%s timeout=%.3g max_calls=%d auth=%s",
-		    l->planner, l->model, l->endpoint, l->timeout, l->max_calls,
+		    l->planner, gb_log_q(q1, sizeof(q1), l->model),
+		    gb_log_q(q2, sizeof(q2), l->endpoint), l->timeout, l->max_calls,
 		    l->key ? (l->provider == GB_LLM_ANTHROPIC ? "x-api-key" : "bearer") :
 		    l->creds ? "sigv4" : "none");
 	*out = l;

@@ -979,6 +979,11 @@ static void test_create_errors(void **state)
 	lc.provider = GB_LLM_BEDROCK;
 	assert_int_equal(gb_llm_create(&lo, &l, &e), GB_E_CONFIG);
 	assert_non_null(strstr(e.text, "region"));
+	lc.provider = GB_LLM_OPENAI;
+	lc.endpoint = (char *)"ftp://127.0.0.1/";
+	assert_int_equal(gb_llm_create(&lo, &l, &e), GB_E_CONFIG);
+	assert_non_null(strstr(e.text, "planner.llm.endpoint"));
+	lc.endpoint = NULL;
 	lc.provider = GB_LLM_NONE;
 	assert_int_equal(gb_llm_create(&lo, &l, &e), GB_E_CONFIG);
 	assert_null(l);
