@@ -118,10 +118,11 @@ static struct gb_conf *load_conf(enum gb_llm_provider pv, const char *url, const
 	free(text);
 	/* a slow model must not hit the test config's 2 s timeout */
 	{
-		char *p = strstr(t, "timeout: 2s");
+		char *p = strstr(t, "\n    timeout: 2s");	/* planner.llm's */
 
-		if (p)
-			memcpy(p, "timeout: 9s", 11);
+		if (!p)
+			die("no planner.llm.timeout in the test config");
+		memcpy(p, "\n    timeout: 9s", 16);
 	}
 	if (gb_conf_load_string("gpuburst.yaml", t, strlen(t), &c, NULL, &err))
 		die(err.text);
