@@ -251,7 +251,8 @@ static gb_err_t proposed(struct orch_run *r, struct gb_plan **out,
 	gb_plan_capacity_summary(&r->facts, summary, sizeof(summary));
 	/* what a re-plan needs to know: the attempts and plans so far */
 	if (!r->dry && gb_plan_history(r->st, r->req->id, 0, &history, &e))
-		gb_log_warn("plan_history_failed req=%s error=%s", r->req->id, e.text);
+		gb_log_warn("plan_history_failed req=%s error=%s", r->req->id,
+			    gb_log_q(why, sizeof(why), e.text));
 	r->facts.request_id = r->req->id;
 	r->facts.untrusted = r->untrusted;
 	r->facts.history = history;

@@ -132,9 +132,14 @@ static gb_err_t read_key(const char *path, char **out, gb_error_t *err)
 	gb_err_t rc;
 
 	*out = NULL;
-	if ((rc = gb_file_read(path, LLM_KEY_MAX, &text, &len, err)))
-		return gb_errorf(err, GB_E_CONFIG, "planner.llm.api_key_file %s: %s",
-				 path, err ? err->text : gb_strerror(rc));
+	if ((rc = gb_file_read(path, LLM_KEY_MAX, &text, &len, err))) {
+		if (rc == GB_E_NOMEM)
+			return rc;
+		gb_error_prefix(err, "planner.llm.api_key_file %s", path);
+		if (err)
+			err->code = GB_E_CONFIG;
+		return GB_E_CONFIG;
+	}
 	if (stat(path, &sb) == 0 && (sb.st_mode & 077))
 		gb_log_warn("llm_key_file_open path=%s mode=%04o hint=\"chmod 600: the key is readable by group or others\"",
 			    path, (unsigned)(sb.st_mode & 07777));
@@ -283,10 +288,14 @@ gb_err_t gb_llm_create(const struct gb_llm_opts *o, gb_llm_t **out,
 	}
 	/* a first client: checks the endpoint URL now, kept for the first call */
 	if ((rc = http_get(l, &h, err))) {
+		if (rc != GB_E_NOMEM) {
+			gb_error_prefix(err, "planner.llm.endpoint %s", l->endpoint);
+			rc = GB_E_CONFIG;
+			if (err)
+				err->code = rc;
+		}
 		gb_llm_destroy(l);
-		return rc == GB_E_NOMEM ? rc :
-		       gb_errorf(err, GB_E_CONFIG, "planner.llm.endpoint %s: %s", l->endpoint,
-				 err ? err->text : gb_strerror(rc));
+		return rc;
 	}
 	http_put(l, h, true);
 	gb_log_info("llm_planner planner=%s model=%s endpoint=%s timeout=%.3g max_calls=%d auth=%s",
