@@ -945,6 +945,8 @@ gb_err_t gb_orch_resume(gb_orch_t *o, gb_state_t *st,
 	rc = prepare(&r, ro, err);
 	if (!rc)
 		rc = execute(&r, err);
+	if (r.pr)
+		orch_learn(&r);
 	if (!rc || rc == GB_E_INTERNAL) {
 		gb_err_t rc2 = r.slots ? final_check(&r, err) : GB_E_OK;
 

@@ -150,8 +150,9 @@ struct gb_pool_memory {
 	bool recent_ice;	/* last_ice_at within policy.ice_cooldown */
 	/*
 	 * Estimated instances the pool can give now: got/ice when the pool
-	 * has run dry before (the average grant that exhausted it), HUGE_VAL
-	 * when it gave instances and never ran dry, -1 when unknown.
+	 * has run dry before (the average level it had), HUGE_VAL when it
+	 * never ran dry and gave at least 2 x batch_max ("plenty"), -1 when
+	 * unknown.
 	 */
 	double est;
 };
@@ -300,10 +301,10 @@ typedef gb_err_t (*gb_plan_propose_fn)(const struct gb_plan_facts *f,
 
 /*
  * What happened so far in request [request_id], for a re-plan: every
- * attempt ("#3 ap-south-1a subnet-x asked 4 got 2 ok" or "... got 0
- * InsufficientInstanceCapacity") and every plan version ("v2 llm:openai
- * rejected: step 1: ..."), oldest first, one per line, cut at a line
- * boundary to at most [max] bytes (0: 2000).
+ * attempt ("attempt #3 ap-south-1 ap-south-1a subnet-x asked 4 got 2 ok",
+ * "... got 0 failed InsufficientInstanceCapacity") and every plan version
+ * ("plan v2 llm:openai rejected: step 1: ..."), one per line, oldest first;
+ * when over [max] bytes (0: 2000) the oldest lines are left out.
  * OUT *out NEW text (free()), "" when nothing happened yet.
  */
 gb_err_t gb_plan_history(struct gb_state *st, const char *request_id,

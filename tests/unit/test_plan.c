@@ -390,7 +390,10 @@ static void test_memory_and_heuristic(void **state)
 	(void)state;
 	/* ap-northeast-2b: plenty; ap-northeast-1a: about 3; ap-south-1a: dry 60 s ago */
 	assert_int_equal(gb_state_capacity_record(st, "ap-northeast-2", "ap-northeast-2b", "g5.xlarge",
-						  4, 4, false, false, now - 7200, hl, &err), GB_E_OK);
+						  40, 40, false, false, now - 7200, hl, &err), GB_E_OK);
+	/* gave all asked but little: no verdict yet */
+	assert_int_equal(gb_state_capacity_record(st, "ap-northeast-2", "ap-northeast-2a", "g5.xlarge",
+						  2, 2, false, false, now - 7200, hl, &err), GB_E_OK);
 	assert_int_equal(gb_state_capacity_record(st, "ap-northeast-1", "ap-northeast-1a", "g5.xlarge",
 						  4, 3, true, false, now - 7200, hl, &err), GB_E_OK);
 	assert_int_equal(gb_state_capacity_record(st, "ap-northeast-1", "ap-northeast-1a", "g5.xlarge",
@@ -409,6 +412,8 @@ static void test_memory_and_heuristic(void **state)
 	assert_true(pool_of(&f, "subnet-aps1a-1")->mem.recent_ice);
 	assert_true(pool_of(&f, "subnet-aps1a-2")->mem.recent_ice);	/* same AZ */
 	assert_true(pool_of(&f, "subnet-aps1b-1")->mem.est < 0);
+	assert_true(pool_of(&f, "subnet-apne2a-1")->mem.known);
+	assert_true(pool_of(&f, "subnet-apne2a-1")->mem.est < 0);
 	assert_int_equal(pool_of(&f, "subnet-apne2c-1")->offered, GB_OFFER_NO);
 
 	assert_int_equal(gb_plan_heuristic(&f, &p, &err), GB_E_OK);
