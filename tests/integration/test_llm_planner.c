@@ -182,11 +182,13 @@ static void teardown_provider(void)
  *****************************************************************************/
 
 struct launched {
-	int n, alive;
-	int g5;			/* instances of g5.xlarge */
-	int in_allowed;		/* in the fallback group's regions */
-	int per_region[4];	/* allowed[0..2], ap-northeast-3 */
-	char pools[16][96];	/* "region/az/subnet" seen */
+	int n, alive;		/* instances (any state), alive ones */
+	int g5;			/* instances of g5.xlarge (any state) */
+	int in_allowed;		/* in the fallback group's regions (any state) */
+	int per_region[4];	/* alive in allowed[0..2], ap-northeast-3 */
+	int outside;		/* any state, in ap-northeast-3 */
+	char pools[16][96];	/* "region/az/subnet" of every instance */
+	int pool_alive[16];	/* alive instances per pool */
 	int n_pools;
 };
 
@@ -221,24 +223,30 @@ static void sim_launched(const char *request_id, struct launched *out)
 		const char *region = json_string_value(json_object_get(in, "region"));
 		const char *state = json_string_value(json_object_get(in, "state"));
 		char pool[96];
-		int k = region_index(region ? region : "");
-		bool seen = false;
+		int k = region_index(region ? region : ""), at = -1;
+		bool alive = state && (!strcmp(state, "pending") || !strcmp(state, "running"));
 
 		if (request_id && (!tag || strcmp(tag, request_id) != 0))
 			continue;
 		out->n++;
-		out->alive += state && (!strcmp(state, "pending") || !strcmp(state, "running"));
+		out->alive += alive;
 		out->g5 += type && strcmp(type, "g5.xlarge") == 0;
 		out->in_allowed += k >= 0 && k < 3;
-		if (k >= 0)
+		out->outside += k == 3;
+		if (k >= 0 && alive)
 			out->per_region[k]++;
 		snprintf(pool, sizeof(pool), "%s/%s/%s", region ? region : "",
 			 json_string_value(json_object_get(in, "az")),
 			 json_string_value(json_object_get(in, "subnet")));
-		for (int p = 0; p < out->n_pools && !seen; p++)
-			seen = strcmp(out->pools[p], pool) == 0;
-		if (!seen && out->n_pools < 16)
-			gb_strlcpy(out->pools[out->n_pools++], pool, sizeof(out->pools[0]));
+		for (int p = 0; p < out->n_pools && at < 0; p++)
+			if (strcmp(out->pools[p], pool) == 0)
+				at = p;
+		if (at < 0 && out->n_pools < 16) {
+			at = out->n_pools++;
+			gb_strlcpy(out->pools[at], pool, sizeof(out->pools[0]));
+		}
+		if (at >= 0 && alive)
+			out->pool_alive[at]++;
 	}
 	json_decref(root);
 }
@@ -284,28 +292,52 @@ static void versions_free(struct versions *x)
 		free(x->v[i].body);
 }
 
-/* Every launched pool is a step of the plan stored as version [v]. */
-static bool launched_from(const struct launched *l, const struct version *v)
+static int alive_in(const struct launched *l, const char *pool)
 {
-	struct gb_plan *p = NULL;
-	bool ok = true;
+	for (int i = 0; i < l->n_pools; i++)
+		if (strcmp(l->pools[i], pool) == 0)
+			return l->pool_alive[i];
+	return 0;
+}
 
-	if (!v->body || gb_plan_from_json(v->body, &p, NULL))
-		return false;
-	for (int i = 0; i < l->n_pools && ok; i++) {
-		bool found = false;
+/* Is "region/az/subnet" [pool] a step of one of versions [v][0..n)? */
+static bool in_versions(const char *pool, const struct version *v, int n)
+{
+	bool found = false;
 
+	for (int i = 0; i < n && !found; i++) {
+		struct gb_plan *p = NULL;
+
+		if (!v[i].body || gb_plan_from_json(v[i].body, &p, NULL))
+			continue;
 		for (size_t k = 0; k < p->n_steps && !found; k++) {
-			char pool[96];
+			char step[96];
 
-			snprintf(pool, sizeof(pool), "%s/%s/%s", p->steps[k].region,
+			snprintf(step, sizeof(step), "%s/%s/%s", p->steps[k].region,
 				 p->steps[k].az, p->steps[k].subnet);
-			found = strcmp(pool, l->pools[i]) == 0;
+			found = strcmp(step, pool) == 0;
 		}
-		ok = found;
+		gb_plan_free(p);
 	}
-	gb_plan_free(p);
-	return ok;
+	return found;
+}
+
+/* Every instance (extras included) is in a pool of versions [v][0..n). */
+static bool launched_from(const struct launched *l, const struct version *v, int n)
+{
+	for (int i = 0; i < l->n_pools; i++)
+		if (!in_versions(l->pools[i], v, n))
+			return false;
+	return true;
+}
+
+/* The orchestrator's decision trace as TAP comments (after a failure). */
+static void show_trace(const struct gb_orch_result *res, int failures_before)
+{
+	if (failures == failures_before)
+		return;
+	for (size_t i = 0; i < res->trace.n; i++)
+		printf("# %s\n", res->trace.v[i]);
 }
 
 /* Every request the server got since [from] was well-formed. */
@@ -383,10 +415,10 @@ static void expect_fallback(const char *name, const struct gb_request *req,
 	check(res->result == GB_RESULT_SUCCESS && res->launched == NODES,
 	      "%s: the request is filled (%s, %d/%d)", name,
 	      gb_request_result_name(res->result), res->launched, NODES);
-	check(l.n == NODES && l.alive == NODES && l.g5 == NODES,
-	      "%s: the simulator launched exactly %d g5.xlarge (%d instances, %d g5.xlarge)",
-	      name, NODES, l.n, l.g5);
-	check(l.in_allowed == NODES && l.per_region[3] == 0,
+	check(l.alive == NODES && l.g5 == l.n,
+	      "%s: the simulator holds exactly %d live instances, all g5.xlarge (%d, %d of %d g5.xlarge)",
+	      name, NODES, l.alive, l.g5, l.n);
+	check(l.in_allowed == l.n && l.outside == 0,
 	      "%s: all in the fallback group, none in ap-northeast-3", name);
 	check(x.n == 2 && gb_str_has_prefix(x.v[0].planner, "llm:") &&
 	      strcmp(x.v[0].status, "rejected") == 0 && strstr(x.v[0].reason, why),
@@ -396,7 +428,7 @@ static void expect_fallback(const char *name, const struct gb_request *req,
 	      strstr(x.v[1].reason, "proposal not used") && strstr(x.v[1].reason, why),
 	      "%s: version 2 is the heuristic fallback saying why: %s", name,
 	      x.n > 1 ? x.v[1].reason : "-");
-	check(x.n == 2 && launched_from(&l, &x.v[1]),
+	check(x.n == 2 && launched_from(&l, &x.v[1], 1),
 	      "%s: the instances are in the fallback plan's pools", name);
 	if (rationale)
 		check(x.n && strcmp(x.v[0].rationale, rationale) == 0,
@@ -425,9 +457,9 @@ static void case_good(const char *pn)
 	sim_launched(req.id, &l);
 	check(res.result == GB_RESULT_SUCCESS, "%s: SUCCESS (%s)", name, res.reason);
 	/* the heuristic would start in Mumbai (nearest): Tokyo is the model's */
-	check(l.n == NODES && l.g5 == NODES && l.per_region[1] == NODES,
-	      "%s: the simulator launched %d g5.xlarge in ap-northeast-1 (%d, %d there)",
-	      name, NODES, l.n, l.per_region[1]);
+	check(l.alive == NODES && l.g5 == l.n && l.per_region[1] == NODES && launched_from(&l, x.v, 1),
+	      "%s: the simulator holds %d g5.xlarge, in the model's pool in ap-northeast-1 (%d, %d there)",
+	      name, NODES, l.alive, l.per_region[1]);
 	check(x.n == 1 && strcmp(x.v[0].status, "used") == 0 &&
 	      gb_str_has_prefix(x.v[0].planner, "llm:") &&
 	      strcmp(x.v[0].rationale, "Tokyo: room and no recent ICE.") == 0,
@@ -488,8 +520,7 @@ static void case_replan(const char *pn)
 	char name[64];
 	char *p1 = plan_text("g5.xlarge", NODES, "ap-northeast-1", "ap-northeast-1a",
 			     "subnet-apne1a-1", "Tokyo first.");
-	char *p2 = plan_text("g5.xlarge", NODES - 1, "ap-northeast-2", "ap-northeast-2a",
-			     "subnet-apne2a-1", "Tokyo ran dry: Seoul.");
+	char *p2 = NULL;
 	struct gb_request req;
 	struct gb_orch_result res;
 	struct versions x;
@@ -498,7 +529,21 @@ static void case_replan(const char *pn)
 	const char *user2;
 	gb_error_t err;
 
+	int f0 = failures;
+
 	snprintf(name, sizeof(name), "%s re-plan", pn);
+	{
+		json_t *j = json_pack("{s:s,s:i,s:[{s:s,s:s,s:s,s:i,s:s},{s:s,s:s,s:s,s:i,s:s}],s:s}",
+				      "instance_type", "g5.xlarge", "total", NODES - 1, "steps",
+				      "region", "ap-northeast-2", "az", "ap-northeast-2a",
+				      "subnet", "subnet-apne2a-1", "batch", 4, "reason", "Seoul",
+				      "region", "ap-northeast-1", "az", "ap-northeast-1c",
+				      "subnet", "subnet-apne1c-1", "batch", 4, "reason", "Tokyo c",
+				      "rationale", "Tokyo 1a ran dry: Seoul, then Tokyo 1c.");
+
+		p2 = json_dumps(j, JSON_COMPACT);
+		json_decref(j);
+	}
 	if (gb_simh_capacity(&sim, "ap-northeast-1a", "g5.xlarge", 1, &err))
 		die(err.text);
 	llmsrv_set(srv, LLMSRV_PLAN, p2, 0);
@@ -507,19 +552,28 @@ static void case_replan(const char *pn)
 	versions(req.id, &x);
 	sim_launched(req.id, &l);
 	check(res.result == GB_RESULT_SUCCESS, "%s: SUCCESS (%s)", name, res.reason);
-	check(l.n == NODES && l.g5 == NODES && l.per_region[1] == 1 && l.per_region[2] == NODES - 1,
-	      "%s: 1 in ap-northeast-1 (dry after one), %d in ap-northeast-2 (%d, %d)", name,
-	      NODES - 1, l.per_region[1], l.per_region[2]);
-	check(x.n == 2 && !strcmp(x.v[0].status, "used") && !strcmp(x.v[1].status, "used") &&
-	      gb_str_has_prefix(x.v[1].planner, "llm:") &&
-	      !strcmp(x.v[1].rationale, "Tokyo ran dry: Seoul."),
-	      "%s: two LLM versions, both used, the second with its own rationale", name);
-	check(llmsrv_count(srv) == n0 + 2, "%s: asked twice", name);
+	check(l.alive == NODES && l.g5 == l.n && l.in_allowed == l.n &&
+	      alive_in(&l, "ap-northeast-1/ap-northeast-1a/subnet-apne1a-1") == 1,
+	      "%s: %d live g5.xlarge in the group, 1 from ap-northeast-1a before it ran dry", name,
+	      NODES);
+	check(x.n >= 2 && !strcmp(x.v[0].status, "used") && !strcmp(x.v[1].status, "used") &&
+	      gb_str_has_prefix(x.v[1].planner, "llm:") && strstr(x.v[1].reason, "left 2 nodes") &&
+	      !strcmp(x.v[1].rationale, "Tokyo 1a ran dry: Seoul, then Tokyo 1c."),
+	      "%s: version 2 is the model's re-plan, used, with its own rationale", name);
+	check(x.n >= 2 && launched_from(&l, x.v, x.n) &&
+	      alive_in(&l, "ap-northeast-2/ap-northeast-2a/subnet-apne2a-1") +
+	      alive_in(&l, "ap-northeast-1/ap-northeast-1c/subnet-apne1c-1") >= 1,
+	      "%s: the re-plan's pools were launched in, every instance in a stored plan's pools",
+	      name);
+	check(llmsrv_count(srv) >= n0 + 2 && llmsrv_count(srv) <= n0 + 3,
+	      "%s: asked again after the pool ran dry (%zu calls, max_calls 3)", name,
+	      llmsrv_count(srv) - n0);
 	user2 = llmsrv_user(srv, n0 + 1);
 	check(user2 && strstr(user2, "\"planning_round\":2") &&
 	      strstr(user2, "attempt #0 ap-northeast-1 ap-northeast-1a subnet-apne1a-1 asked"),
 	      "%s: the second prompt carries the attempts so far", name);
 	requests_ok(name, n0);
+	show_trace(&res, f0);
 	versions_free(&x);
 	if (gb_simh_capacity(&sim, "ap-northeast-1a", "g5.xlarge", 200, &err))
 		die(err.text);
@@ -546,6 +600,8 @@ static void case_max_calls(const char *pn)
 	int llm = 0;
 	gb_error_t err;
 
+	int f0 = failures;
+
 	snprintf(name, sizeof(name), "%s max_calls", pn);
 	for (int i = 0; i < 3; i++) {
 		if (gb_simh_capacity(&sim, dry[i][1], "g5.xlarge", 0, &err))
@@ -562,14 +618,16 @@ static void case_max_calls(const char *pn)
 		llm += gb_str_has_prefix(x.v[i].planner, "llm:");
 	check(llmsrv_count(srv) == n0 + 3, "%s: asked exactly planner.llm.max_calls (3) times (%zu)",
 	      name, llmsrv_count(srv) - n0);
-	check(llm == 3 && x.n == 4 && !strcmp(x.v[3].planner, "heuristic") &&
-	      !strcmp(x.v[3].status, "fallback") && strstr(x.v[3].reason, "max_calls 3"),
-	      "%s: 3 LLM versions, then the heuristic fallback (%s)", name,
-	      x.n ? x.v[x.n - 1].reason : "-");
-	check(res.result == GB_RESULT_SUCCESS && l.n == NODES && l.g5 == NODES &&
-	      l.in_allowed == NODES, "%s: filled by the fallback inside the group (%s)", name,
+	check(llm == 3 && x.n >= 4 && !strcmp(x.v[3].planner, "heuristic") &&
+	      !strcmp(x.v[3].status, "fallback") && strstr(x.v[3].reason, "max_calls 3") &&
+	      !strcmp(x.v[x.n - 1].planner, "heuristic"),
+	      "%s: 3 LLM versions, then heuristic fallbacks only (%s)", name,
+	      x.n > 3 ? x.v[3].reason : "-");
+	check(res.result == GB_RESULT_SUCCESS && l.alive == NODES && l.g5 == l.n &&
+	      l.in_allowed == l.n, "%s: filled by the fallback inside the group (%s)", name,
 	      res.reason);
 	requests_ok(name, n0);
+	show_trace(&res, f0);
 	versions_free(&x);
 	for (int i = 0; i < 3; i++) {
 		if (gb_simh_capacity(&sim, dry[i][1], "g5.xlarge", 200, &err))
@@ -672,7 +730,7 @@ int main(void)
 		run_provider(pv[i]);
 	/* nothing but GPU instances inside the group, ever */
 	sim_launched(NULL, &all);
-	check(all.n > 0 && all.g5 == all.n && all.in_allowed == all.n && all.per_region[3] == 0,
+	check(all.n > 0 && all.g5 == all.n && all.in_allowed == all.n && all.outside == 0,
 	      "overall: %d instances, all g5.xlarge, all inside the fallback group", all.n);
 	printf("1..%d\n", checks);
 	cleanup();
