@@ -440,10 +440,11 @@ static gb_err_t process(struct orch_run *r, struct orch_call *c,
 {
 	const struct gb_pool *pl = &r->facts.pools[c->pool];
 	enum call_outcome oc = orch_call_outcome(c);
+	int http = c->job.ae.attempts > 0 ? c->job.ae.attempts : 1;
 	char q[GB_ERROR_TEXT_MAX];
 	gb_err_t rc;
 
-	r->api_calls += c->job.ae.attempts > 0 ? c->job.ae.attempts : 1;
+	r->api_calls += http;
 	note_region(r, pl->region);
 	if (oc == CALL_OK && (rc = take_instances(r, c, x, err)))
 		return rc;
@@ -474,15 +475,18 @@ static gb_err_t process(struct orch_run *r, struct orch_call *c,
 		}
 	}
 	note_outcome(r, c);
+	/* http= and t= (seconds since the start: sent, answered) for replays */
 	if (oc == CALL_OK)
-		orch_trace(r, "call", "seq=%d pool=%s/%s min=%d max=%d got=%d%s",
+		orch_trace(r, "call", "seq=%d pool=%s/%s min=%d max=%d got=%d http=%d t=%.2f-%.2f%s",
 			   c->seq, pl->az, pl->subnet, c->min, c->max,
-			   orch_call_got(c), c->recovered ? " recovered=1" : "");
+			   orch_call_got(c), http, c->job.t_start - r->t0,
+			   c->job.t_done - r->t0, c->recovered ? " recovered=1" : "");
 	else
-		orch_trace(r, "call", "seq=%d pool=%s/%s min=%d max=%d got=0 code=%s class=%s msg=%s%s",
+		orch_trace(r, "call", "seq=%d pool=%s/%s min=%d max=%d got=0 code=%s class=%s http=%d t=%.2f-%.2f msg=%s%s",
 			   c->seq, pl->az, pl->subnet, c->min, c->max,
 			   c->job.ae.code[0] ? c->job.ae.code : "-",
-			   gb_ec2_class_name(c->job.ae.cls),
+			   gb_ec2_class_name(c->job.ae.cls), http,
+			   c->job.t_start - r->t0, c->job.t_done - r->t0,
 			   gb_log_q(q, 120, c->job.ae.message[0] ? c->job.ae.message :
 				    c->job.err.text),
 			   c->recovered ? " recovered=1" : "");

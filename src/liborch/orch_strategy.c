@@ -603,6 +603,7 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 		long p = pool_index(r, s);
 		bool busy = false;
 		int cap, e, count, hedge = 0;
+		size_t first;
 
 		if (w->n >= (size_t)r->o->max_parallel)
 			break;
@@ -635,12 +636,20 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 				hedge = 0;
 		}
 		need -= count;
+		first = w->n;
 		while (count > 0 && !rc && w->n < (size_t)r->o->max_parallel) {
 			int c = count < cap ? count : cap;
 			int h = count == c ? (hedge < cap - c ? hedge : cap - c) : 0;
 
 			rc = wave_add(r, w, (size_t)p, c, h, err);
 			count -= c;
+			/*
+			 * Chunks of one pool race for its instances: the last
+			 * one's hedge covers the chunk before it, so a split
+			 * of 3 + 2 for a 4 + 1 ask still fills every node.
+			 */
+			if (!rc && w->n - first > 1)
+				w->cover[w->n - 1] = (int)w->n - 2;
 			if (!rc && count == 0 && uncertain(r, (size_t)p, e))
 				cover = (int)w->n - 1;
 		}
