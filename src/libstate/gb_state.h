@@ -27,7 +27,7 @@
 
 #include "gb_err.h"
 
-#define GB_STATE_SCHEMA_VERSION 1
+#define GB_STATE_SCHEMA_VERSION 2
 #define GB_STATE_FILE "state.db"
 #define GB_REQUEST_ID_LEN 16		/* lower-case hex */
 
@@ -432,6 +432,9 @@ struct gb_capacity {
 	double last_ice_at;		/* 0: never */
 	double last_success_at;
 	double updated_at;
+	/* Since schema 2 (gb_state_capacity_level), decayed like the rest: */
+	double level_sum, level_n;	/* levels measured when it ran dry */
+	double floor_sum, floor_n;	/* lower bounds: it gave all asked */
 };
 
 gb_err_t gb_state_capacity_record(gb_state_t *st, const char *region,
@@ -439,6 +442,17 @@ gb_err_t gb_state_capacity_record(gb_state_t *st, const char *region,
 				  int asked, int got, bool ice, bool failure,
 				  double now, double half_life,
 				  gb_error_t *err);
+/*
+ * What one visit proved about a pool's level, decayed like the counters
+ * (the row is created if missing): [exact] true when the pool ran dry
+ * there, so it held [level] (level_sum += level, level_n += 1); false when
+ * it gave [level] and was not asked for more, so it held at least that
+ * (floor_sum, floor_n).  [level] >= 0.
+ */
+gb_err_t gb_state_capacity_level(gb_state_t *st, const char *region,
+				 const char *az, const char *instance_type,
+				 int level, bool exact, double now,
+				 double half_life, gb_error_t *err);
 /*
  * Rows decayed to [now] (nothing is written); [instance_type] NULL: all
  * types.  updated_at is the time of the last record(); az NULL for ''.
@@ -448,6 +462,38 @@ gb_err_t gb_state_capacity_list(gb_state_t *st, const char *instance_type,
 				double now, double half_life,
 				int (*cb)(const struct gb_capacity *, void *),
 				void *arg, gb_error_t *err);
+
+/*
+ * Quota memory: per (region, quota) the account limit EC2's quota refusals
+ * revealed, in the quota's unit (vCPUs for a vCPU quota, instances for an
+ * instance-count one), as a decayed average of observations.  [quota] names
+ * the limit ("vcpus:G" for the G and VT on-demand vCPU quota, "instances"
+ * for the regional instance count; liborch makes the names), [code] the
+ * EC2 code that revealed it.
+ */
+struct gb_quota {
+	const char *region;
+	const char *quota;
+	const char *code;		/* the last observation's */
+	double limit_sum, limit_n;	/* decayed: limit = sum / n */
+	double refusals;		/* decayed refusals */
+	double last_refusal_at;		/* 0: never */
+	double updated_at;
+};
+
+/*
+ * Add one observation: the limit looked like [limit] (>= 0) at [now];
+ * [refusal] when a refusal revealed it (refusals += 1, last_refusal_at).
+ * Stored values are decayed first, as in capacity memory.
+ */
+gb_err_t gb_state_quota_record(gb_state_t *st, const char *region,
+			       const char *quota, const char *code,
+			       double limit, bool refusal, double now,
+			       double half_life, gb_error_t *err);
+/* Rows decayed to [now], by region and quota (nothing is written). */
+gb_err_t gb_state_quota_list(gb_state_t *st, double now, double half_life,
+			     int (*cb)(const struct gb_quota *, void *),
+			     void *arg, gb_error_t *err);
 
 /*****************************************************************************
  *  Names

@@ -964,7 +964,27 @@ static double decay(double v, double updated_at, double now, double half_life)
 struct cap_row {
 	double asked, got, ice, failures;
 	double last_ice_at, last_success_at, updated_at;
+	double level_sum, level_n, floor_sum, floor_n;
 };
+
+#define CAP_COLUMNS "asked, got, ice, failures, last_ice_at, " \
+		    "last_success_at, updated_at, level_sum, level_n, " \
+		    "floor_sum, floor_n"
+
+static void cap_columns(sqlite3_stmt *s, int i, struct cap_row *c)
+{
+	c->asked = sqlite3_column_double(s, i++);
+	c->got = sqlite3_column_double(s, i++);
+	c->ice = sqlite3_column_double(s, i++);
+	c->failures = sqlite3_column_double(s, i++);
+	c->last_ice_at = sqlite3_column_double(s, i++);
+	c->last_success_at = sqlite3_column_double(s, i++);
+	c->updated_at = sqlite3_column_double(s, i++);
+	c->level_sum = sqlite3_column_double(s, i++);
+	c->level_n = sqlite3_column_double(s, i++);
+	c->floor_sum = sqlite3_column_double(s, i++);
+	c->floor_n = sqlite3_column_double(s, i);
+}
 
 static gb_err_t cap_get(gb_state_t *st, const char *region, const char *az,
 			const char *instance_type, struct cap_row *c,
@@ -975,8 +995,7 @@ static gb_err_t cap_get(gb_state_t *st, const char *region, const char *az,
 	int src;
 
 	rc = GB_STMT(st, GB_STMT_CAP_GET,
-		     "SELECT asked, got, ice, failures, last_ice_at, "
-		     "last_success_at, updated_at FROM capacity_stats "
+		     "SELECT " CAP_COLUMNS " FROM capacity_stats "
 		     "WHERE region = ?1 AND az = ?2 AND instance_type = ?3",
 		     &s, err);
 	if (rc)
@@ -988,17 +1007,10 @@ static gb_err_t cap_get(gb_state_t *st, const char *region, const char *az,
 		src = sqlite3_errcode(st->db);
 	else
 		src = sqlite3_step(s);
-	if (src == SQLITE_ROW) {
-		c->asked = sqlite3_column_double(s, 0);
-		c->got = sqlite3_column_double(s, 1);
-		c->ice = sqlite3_column_double(s, 2);
-		c->failures = sqlite3_column_double(s, 3);
-		c->last_ice_at = sqlite3_column_double(s, 4);
-		c->last_success_at = sqlite3_column_double(s, 5);
-		c->updated_at = sqlite3_column_double(s, 6);
-	} else if (src != SQLITE_DONE) {
+	if (src == SQLITE_ROW)
+		cap_columns(s, 0, c);
+	else if (src != SQLITE_DONE)
 		rc = gb_state_sqlerr(st, src, err, "reading capacity memory");
-	}
 	gb_state_stmt_done(s);
 	return rc;
 }
@@ -1012,9 +1024,9 @@ static gb_err_t cap_put(gb_state_t *st, const char *region, const char *az,
 
 	rc = GB_STMT(st, GB_STMT_CAP_PUT,
 		     "INSERT OR REPLACE INTO capacity_stats (region, az, "
-		     "instance_type, asked, got, ice, failures, last_ice_at, "
-		     "last_success_at, updated_at) "
-		     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+		     "instance_type, " CAP_COLUMNS ") "
+		     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+		     "?12, ?13, ?14)",
 		     &s, err);
 	if (rc)
 		return rc;
@@ -1027,12 +1039,44 @@ static gb_err_t cap_put(gb_state_t *st, const char *region, const char *az,
 	    gb_state_bind_double(s, 7, c->failures) ||
 	    gb_state_bind_double(s, 8, c->last_ice_at) ||
 	    gb_state_bind_double(s, 9, c->last_success_at) ||
-	    gb_state_bind_double(s, 10, c->updated_at))
+	    gb_state_bind_double(s, 10, c->updated_at) ||
+	    gb_state_bind_double(s, 11, c->level_sum) ||
+	    gb_state_bind_double(s, 12, c->level_n) ||
+	    gb_state_bind_double(s, 13, c->floor_sum) ||
+	    gb_state_bind_double(s, 14, c->floor_n))
 		rc = BIND_FAILED(st, err, "recording capacity");
 	else
 		rc = gb_state_step_done(st, s, err, "recording capacity");
 	gb_state_stmt_done(s);
 	return rc;
+}
+
+/* Every decayed value of a row, to [now]; updated_at moves to [now]. */
+static void cap_decay(struct cap_row *c, double now, double half_life)
+{
+	double k = decay(1.0, c->updated_at, now, half_life);
+
+	c->asked *= k;
+	c->got *= k;
+	c->ice *= k;
+	c->failures *= k;
+	c->level_sum *= k;
+	c->level_n *= k;
+	c->floor_sum *= k;
+	c->floor_n *= k;
+	if (now > c->updated_at)
+		c->updated_at = now;
+}
+
+static gb_err_t check_memory_args(double half_life, double now, int a, int b,
+				  const char *what, gb_error_t *err)
+{
+	if (!(half_life > 0) || !isfinite(half_life) || !isfinite(now) ||
+	    a < 0 || b < 0)
+		return gb_errorf(err, GB_E_INVALID,
+				 "%s: invalid half life %g, time %g or counts %d/%d",
+				 what, half_life, now, a, b);
+	return GB_E_OK;
 }
 
 gb_err_t gb_state_capacity_record(gb_state_t *st, const char *region,
@@ -1043,30 +1087,55 @@ gb_err_t gb_state_capacity_record(gb_state_t *st, const char *region,
 {
 	struct cap_row c;
 	bool own = false;
-	double k;
 	gb_err_t rc;
 
-	if (!(half_life > 0) || !isfinite(half_life) || !isfinite(now) ||
-	    asked < 0 || got < 0)
-		return gb_errorf(err, GB_E_INVALID,
-				 "recording capacity: invalid half life %g, time %g or counts %d/%d",
-				 half_life, now, asked, got);
+	if ((rc = check_memory_args(half_life, now, asked, got,
+				    "recording capacity", err)))
+		return rc;
 	rc = gb_state_tx_enter(st, &own, "recording capacity", err);
 	if (rc)
 		return rc;
 	rc = cap_get(st, region, az, instance_type, &c, err);
 	if (rc == GB_E_OK) {
-		k = decay(1.0, c.updated_at, now, half_life);
-		c.asked = c.asked * k + asked;
-		c.got = c.got * k + got;
-		c.ice = c.ice * k + (ice ? 1 : 0);
-		c.failures = c.failures * k + (failure ? 1 : 0);
+		cap_decay(&c, now, half_life);
+		c.asked += asked;
+		c.got += got;
+		c.ice += ice ? 1 : 0;
+		c.failures += failure ? 1 : 0;
 		if (ice && now > c.last_ice_at)
 			c.last_ice_at = now;
 		if (got > 0 && now > c.last_success_at)
 			c.last_success_at = now;
-		if (now > c.updated_at)
-			c.updated_at = now;
+		rc = cap_put(st, region, az, instance_type, &c, err);
+	}
+	return gb_state_tx_end(st, own, rc, err);
+}
+
+gb_err_t gb_state_capacity_level(gb_state_t *st, const char *region,
+				 const char *az, const char *instance_type,
+				 int level, bool exact, double now,
+				 double half_life, gb_error_t *err)
+{
+	struct cap_row c;
+	bool own = false;
+	gb_err_t rc;
+
+	if ((rc = check_memory_args(half_life, now, level, 0,
+				    "recording a capacity level", err)))
+		return rc;
+	rc = gb_state_tx_enter(st, &own, "recording a capacity level", err);
+	if (rc)
+		return rc;
+	rc = cap_get(st, region, az, instance_type, &c, err);
+	if (rc == GB_E_OK) {
+		cap_decay(&c, now, half_life);
+		if (exact) {
+			c.level_sum += level;
+			c.level_n += 1;
+		} else {
+			c.floor_sum += level;
+			c.floor_n += 1;
+		}
 		rc = cap_put(st, region, az, instance_type, &c, err);
 	}
 	return gb_state_tx_end(st, own, rc, err);
@@ -1075,21 +1144,27 @@ gb_err_t gb_state_capacity_record(gb_state_t *st, const char *region,
 static gb_err_t read_capacity(gb_state_t *st, sqlite3_stmt *s,
 			      struct gb_state_rows *rows, gb_error_t *err)
 {
+	struct cap_row r;
 	struct gb_capacity c = {
 		.region = gb_state_col_text(rows, s, 0),
 		.az = az_value(gb_state_col_text(rows, s, 1)),
 		.instance_type = gb_state_col_text(rows, s, 2),
-		.asked = sqlite3_column_double(s, 3),
-		.got = sqlite3_column_double(s, 4),
-		.ice = sqlite3_column_double(s, 5),
-		.failures = sqlite3_column_double(s, 6),
-		.last_ice_at = sqlite3_column_double(s, 7),
-		.last_success_at = sqlite3_column_double(s, 8),
-		.updated_at = sqlite3_column_double(s, 9),
 	};
 
 	(void)st;
 	(void)err;
+	cap_columns(s, 3, &r);
+	c.asked = r.asked;
+	c.got = r.got;
+	c.ice = r.ice;
+	c.failures = r.failures;
+	c.last_ice_at = r.last_ice_at;
+	c.last_success_at = r.last_success_at;
+	c.updated_at = r.updated_at;
+	c.level_sum = r.level_sum;
+	c.level_n = r.level_n;
+	c.floor_sum = r.floor_sum;
+	c.floor_n = r.floor_n;
 	return gb_state_rows_push(rows, &c);
 }
 
@@ -1108,16 +1183,14 @@ gb_err_t gb_state_capacity_list(gb_state_t *st, const char *instance_type,
 				 half_life, now);
 	if (instance_type)
 		rc = GB_STMT(st, GB_STMT_CAP_LIST_TYPE,
-			     "SELECT region, az, instance_type, asked, got, ice, "
-			     "failures, last_ice_at, last_success_at, updated_at "
-			     "FROM capacity_stats WHERE instance_type = ?1 "
+			     "SELECT region, az, instance_type, " CAP_COLUMNS
+			     " FROM capacity_stats WHERE instance_type = ?1 "
 			     "ORDER BY region, az, instance_type",
 			     &s, err);
 	else
 		rc = GB_STMT(st, GB_STMT_CAP_LIST,
-			     "SELECT region, az, instance_type, asked, got, ice, "
-			     "failures, last_ice_at, last_success_at, updated_at "
-			     "FROM capacity_stats "
+			     "SELECT region, az, instance_type, " CAP_COLUMNS
+			     " FROM capacity_stats "
 			     "ORDER BY region, az, instance_type",
 			     &s, err);
 	if (rc)
@@ -1137,7 +1210,168 @@ gb_err_t gb_state_capacity_list(gb_state_t *st, const char *instance_type,
 		c->got *= k;
 		c->ice *= k;
 		c->failures *= k;
+		c->level_sum *= k;
+		c->level_n *= k;
+		c->floor_sum *= k;
+		c->floor_n *= k;
 		if (cb && cb(c, arg))
+			break;
+	}
+	gb_state_rows_free(&rows);
+	return rc;
+}
+
+/*****************************************************************************
+ *  Quota memory
+ *****************************************************************************/
+
+struct quota_row {
+	double limit_sum, limit_n, refusals, last_refusal_at, updated_at;
+};
+
+static gb_err_t quota_get(gb_state_t *st, const char *region, const char *quota,
+			  struct quota_row *q, gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+	int src;
+
+	rc = GB_STMT(st, GB_STMT_QUOTA_GET,
+		     "SELECT limit_sum, limit_n, refusals, last_refusal_at, "
+		     "updated_at FROM quota_stats WHERE region = ?1 AND quota = ?2",
+		     &s, err);
+	if (rc)
+		return rc;
+	memset(q, 0, sizeof(*q));
+	if (gb_state_bind_text(s, 1, region) || gb_state_bind_text(s, 2, quota))
+		src = sqlite3_errcode(st->db);
+	else
+		src = sqlite3_step(s);
+	if (src == SQLITE_ROW) {
+		q->limit_sum = sqlite3_column_double(s, 0);
+		q->limit_n = sqlite3_column_double(s, 1);
+		q->refusals = sqlite3_column_double(s, 2);
+		q->last_refusal_at = sqlite3_column_double(s, 3);
+		q->updated_at = sqlite3_column_double(s, 4);
+	} else if (src != SQLITE_DONE) {
+		rc = gb_state_sqlerr(st, src, err, "reading quota memory");
+	}
+	gb_state_stmt_done(s);
+	return rc;
+}
+
+static gb_err_t quota_put(gb_state_t *st, const char *region, const char *quota,
+			  const char *code, const struct quota_row *q,
+			  gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	rc = GB_STMT(st, GB_STMT_QUOTA_PUT,
+		     "INSERT OR REPLACE INTO quota_stats (region, quota, code, "
+		     "limit_sum, limit_n, refusals, last_refusal_at, updated_at) "
+		     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+		     &s, err);
+	if (rc)
+		return rc;
+	if (gb_state_bind_text(s, 1, region) ||
+	    gb_state_bind_text(s, 2, quota) ||
+	    gb_state_bind_text(s, 3, code) ||
+	    gb_state_bind_double(s, 4, q->limit_sum) ||
+	    gb_state_bind_double(s, 5, q->limit_n) ||
+	    gb_state_bind_double(s, 6, q->refusals) ||
+	    gb_state_bind_double(s, 7, q->last_refusal_at) ||
+	    gb_state_bind_double(s, 8, q->updated_at))
+		rc = BIND_FAILED(st, err, "recording a quota");
+	else
+		rc = gb_state_step_done(st, s, err, "recording a quota");
+	gb_state_stmt_done(s);
+	return rc;
+}
+
+gb_err_t gb_state_quota_record(gb_state_t *st, const char *region,
+			       const char *quota, const char *code,
+			       double limit, bool refusal, double now,
+			       double half_life, gb_error_t *err)
+{
+	struct quota_row q;
+	bool own = false;
+	double k;
+	gb_err_t rc;
+
+	if (!region || !*region || !quota || !*quota || !code || !*code)
+		return gb_errorf(err, GB_E_INVALID,
+				 "recording a quota: region, quota and code are required");
+	if (!(half_life > 0) || !isfinite(half_life) || !isfinite(now) ||
+	    !(limit >= 0) || !isfinite(limit))
+		return gb_errorf(err, GB_E_INVALID,
+				 "recording a quota: invalid half life %g, time %g or limit %g",
+				 half_life, now, limit);
+	rc = gb_state_tx_enter(st, &own, "recording a quota", err);
+	if (rc)
+		return rc;
+	rc = quota_get(st, region, quota, &q, err);
+	if (rc == GB_E_OK) {
+		k = decay(1.0, q.updated_at, now, half_life);
+		q.limit_sum = q.limit_sum * k + limit;
+		q.limit_n = q.limit_n * k + 1;
+		q.refusals = q.refusals * k + (refusal ? 1 : 0);
+		if (refusal && now > q.last_refusal_at)
+			q.last_refusal_at = now;
+		if (now > q.updated_at)
+			q.updated_at = now;
+		rc = quota_put(st, region, quota, code, &q, err);
+	}
+	return gb_state_tx_end(st, own, rc, err);
+}
+
+static gb_err_t read_quota(gb_state_t *st, sqlite3_stmt *s,
+			   struct gb_state_rows *rows, gb_error_t *err)
+{
+	struct gb_quota q = {
+		.region = gb_state_col_text(rows, s, 0),
+		.quota = gb_state_col_text(rows, s, 1),
+		.code = gb_state_col_text(rows, s, 2),
+		.limit_sum = sqlite3_column_double(s, 3),
+		.limit_n = sqlite3_column_double(s, 4),
+		.refusals = sqlite3_column_double(s, 5),
+		.last_refusal_at = sqlite3_column_double(s, 6),
+		.updated_at = sqlite3_column_double(s, 7),
+	};
+
+	(void)st;
+	(void)err;
+	return gb_state_rows_push(rows, &q);
+}
+
+gb_err_t gb_state_quota_list(gb_state_t *st, double now, double half_life,
+			     int (*cb)(const struct gb_quota *, void *),
+			     void *arg, gb_error_t *err)
+{
+	struct gb_state_rows rows = GB_STATE_ROWS_INIT(struct gb_quota);
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	if (!(half_life > 0) || !isfinite(half_life) || !isfinite(now))
+		return gb_errorf(err, GB_E_INVALID,
+				 "listing quotas: invalid half life %g or time %g",
+				 half_life, now);
+	rc = GB_STMT(st, GB_STMT_QUOTA_LIST,
+		     "SELECT region, quota, code, limit_sum, limit_n, refusals, "
+		     "last_refusal_at, updated_at FROM quota_stats "
+		     "ORDER BY region, quota",
+		     &s, err);
+	if (rc)
+		return rc;
+	rc = read_all(st, s, read_quota, &rows, "listing quotas", err);
+	for (size_t i = 0; rc == GB_E_OK && i < rows.n; i++) {
+		struct gb_quota *q = gb_state_rows_at(&rows, i);
+		double k = decay(1.0, q->updated_at, now, half_life);
+
+		q->limit_sum *= k;
+		q->limit_n *= k;
+		q->refusals *= k;
+		if (cb && cb(q, arg))
 			break;
 	}
 	gb_state_rows_free(&rows);

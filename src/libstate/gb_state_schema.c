@@ -187,7 +187,32 @@ static const char schema_v1[] =
 	"  PRIMARY KEY (region, az, instance_type)\n"
 	") WITHOUT ROWID;\n";
 
+/*
+ * Version 2: capacity memory that keeps what a visit proves apart (levels
+ * measured when a pool ran dry, lower bounds when it gave all it was asked),
+ * and quota memory per (region, quota): the limits EC2's quota refusals
+ * revealed.  Values as of updated_at, like capacity_stats.
+ */
+static const char schema_v2[] =
+	"ALTER TABLE capacity_stats ADD COLUMN level_sum REAL NOT NULL DEFAULT 0 CHECK (level_sum >= 0);\n"
+	"ALTER TABLE capacity_stats ADD COLUMN level_n REAL NOT NULL DEFAULT 0 CHECK (level_n >= 0);\n"
+	"ALTER TABLE capacity_stats ADD COLUMN floor_sum REAL NOT NULL DEFAULT 0 CHECK (floor_sum >= 0);\n"
+	"ALTER TABLE capacity_stats ADD COLUMN floor_n REAL NOT NULL DEFAULT 0 CHECK (floor_n >= 0);\n"
+
+	"CREATE TABLE quota_stats (\n"
+	"  region          TEXT NOT NULL,\n"
+	"  quota           TEXT NOT NULL CHECK (length(quota) > 0),\n"
+	"  code            TEXT NOT NULL CHECK (length(code) > 0),\n"
+	"  limit_sum       REAL NOT NULL DEFAULT 0 CHECK (limit_sum >= 0),\n"
+	"  limit_n         REAL NOT NULL DEFAULT 0 CHECK (limit_n >= 0),\n"
+	"  refusals        REAL NOT NULL DEFAULT 0 CHECK (refusals >= 0),\n"
+	"  last_refusal_at REAL NOT NULL DEFAULT 0,\n"
+	"  updated_at      REAL NOT NULL,\n"
+	"  PRIMARY KEY (region, quota)\n"
+	") WITHOUT ROWID;\n";
+
 const char *const gb_state_migrations[GB_STATE_SCHEMA_VERSION + 1] = {
 	[0] = NULL,
 	[1] = schema_v1,
+	[2] = schema_v2,
 };

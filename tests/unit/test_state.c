@@ -277,7 +277,7 @@ static void test_open_wal_and_reopen(void **state)
 
 	/* re-open: no migration, no write, the data is there */
 	f->st = open_ok(f->path);
-	assert_int_equal(gb_state_schema_version(f->st), 1);
+	assert_int_equal(gb_state_schema_version(f->st), GB_STATE_SCHEMA_VERSION);
 	assert_int_equal(get_req(f->st, id).state, GB_RSTATE_QUEUED);
 	gb_state_close(f->st);
 	f->st = NULL;
@@ -325,7 +325,13 @@ static void test_open_newer_schema(void **state)
 			 GB_E_SCHEMA);
 	assert_null(st);
 	assert_non_null(strstr(e.text, "has schema version 99"));
-	assert_non_null(strstr(e.text, "understands up to 1: upgrade gpuburst"));
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "understands up to %d: upgrade gpuburst",
+			 GB_STATE_SCHEMA_VERSION);
+		assert_non_null(strstr(e.text, want));
+	}
 	assert_int_equal(gb_state_open(copy, GB_STATE_RDONLY, BUSY_MS, &st, &e),
 			 GB_E_SCHEMA);
 	b = slurp(copy, &blen);
@@ -1474,6 +1480,156 @@ static void test_capacity(void **state)
 			 GB_E_INVALID);
 }
 
+/* Levels and lower bounds decay with the row; record() decays them too. */
+static void test_capacity_levels(void **state)
+{
+	struct fx *f = *state;
+	const double t0 = 1e9, hl = 3600;
+	struct cap_sink s = { 0 };
+	gb_error_t e = { 0 };
+
+	f->st = open_ok(f->path);
+	/* dry at 3, then a visit that gave all 4 it was asked */
+	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
+						 "g5.xlarge", 3, true, t0, hl, &e),
+			 GB_E_OK);
+	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
+						 "g5.xlarge", 4, false, t0 + hl, hl,
+						 &e),
+			 GB_E_OK);
+	assert_int_equal(gb_state_capacity_list(f->st, "g5.xlarge", t0 + hl, hl,
+						cap_cb, &s, &e),
+			 GB_E_OK);
+	assert_int_equal(s.n, 1);
+	NEAR(s.c[0].level_sum, 1.5);
+	NEAR(s.c[0].level_n, 0.5);
+	NEAR(s.c[0].floor_sum, 4);
+	NEAR(s.c[0].floor_n, 1);
+	NEAR(s.c[0].asked, 0);		/* the old counters are untouched */
+	NEAR(s.c[0].ice, 0);
+	/* a record() one half life later halves the levels as well */
+	assert_int_equal(gb_state_capacity_record(f->st, "us-east-1", "us-east-1a",
+						  "g5.xlarge", 4, 2, true, false,
+						  t0 + 2 * hl, hl, &e),
+			 GB_E_OK);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(gb_state_capacity_list(f->st, NULL, t0 + 2 * hl, hl,
+						cap_cb, &s, &e),
+			 GB_E_OK);
+	NEAR(s.c[0].level_n, 0.25);
+	NEAR(s.c[0].floor_sum, 2);
+	NEAR(s.c[0].ice, 1);
+	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
+						 "g5.xlarge", -1, true, t0, hl, &e),
+			 GB_E_INVALID);
+	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
+						 "g5.xlarge", 1, true, t0, 0, &e),
+			 GB_E_INVALID);
+}
+
+struct quota_sink {
+	int n;
+	struct gb_quota q[4];
+	char name[4][32], code[4][32];
+};
+
+static int quota_cb(const struct gb_quota *q, void *arg)
+{
+	struct quota_sink *s = arg;
+
+	if (s->n < 4) {
+		s->q[s->n] = *q;
+		gb_strlcpy(s->name[s->n], q->quota, sizeof(s->name[0]));
+		gb_strlcpy(s->code[s->n], q->code, sizeof(s->code[0]));
+		s->q[s->n].region = s->q[s->n].quota = s->q[s->n].code = NULL;
+	}
+	s->n++;
+	return 0;
+}
+
+static void test_quota_memory(void **state)
+{
+	struct fx *f = *state;
+	const double t0 = 1e9, hl = 3600;
+	struct quota_sink s = { 0 };
+	gb_error_t e = { 0 };
+
+	f->st = open_ok(f->path);
+	assert_int_equal(gb_state_quota_record(f->st, "ap-south-1", "vcpus:G",
+					       "VcpuLimitExceeded", 16, true, t0,
+					       hl, &e),
+			 GB_E_OK);
+	assert_int_equal(gb_state_quota_record(f->st, "ap-south-1", "instances",
+					       "InstanceLimitExceeded", 3, true,
+					       t0, hl, &e),
+			 GB_E_OK);
+	/* one half life later a grant showed at least 24 (no refusal) */
+	assert_int_equal(gb_state_quota_record(f->st, "ap-south-1", "vcpus:G",
+					       "VcpuLimitExceeded", 24, false,
+					       t0 + hl, hl, &e),
+			 GB_E_OK);
+	assert_int_equal(gb_state_quota_list(f->st, t0 + hl, hl, quota_cb, &s, &e),
+			 GB_E_OK);
+	assert_int_equal(s.n, 2);
+	assert_string_equal(s.name[0], "instances");
+	assert_string_equal(s.code[0], "InstanceLimitExceeded");
+	NEAR(s.q[0].limit_sum / s.q[0].limit_n, 3);
+	NEAR(s.q[0].refusals, 0.5);
+	assert_string_equal(s.name[1], "vcpus:G");
+	NEAR(s.q[1].limit_sum, 8 + 24);
+	NEAR(s.q[1].limit_n, 1.5);
+	NEAR(s.q[1].refusals, 0.5);
+	NEAR(s.q[1].last_refusal_at, t0);
+	NEAR(s.q[1].updated_at, t0 + hl);
+	/* bad input is refused, nothing is written */
+	assert_int_equal(gb_state_quota_record(f->st, "ap-south-1", "", "X", 1,
+					       true, t0, hl, &e),
+			 GB_E_INVALID);
+	assert_int_equal(gb_state_quota_record(f->st, "ap-south-1", "vcpus:G",
+					       "VcpuLimitExceeded", -4, true, t0,
+					       hl, &e),
+			 GB_E_INVALID);
+	assert_int_equal(gb_state_quota_list(f->st, t0, 0, quota_cb, &s, &e),
+			 GB_E_INVALID);
+}
+
+/* A version 1 file (the first release's schema) is migrated, rows kept. */
+static void test_migrate_v1(void **state)
+{
+	struct fx *f = *state;
+	struct cap_sink s = { 0 };
+	sqlite3 *db = NULL;
+	gb_error_t e = { 0 };
+	char *msg = NULL, dir[300];
+
+	snprintf(dir, sizeof(dir), "%s/lib/gpuburst", f->dir);
+	assert_int_equal(gb_mkdir_p(dir, 0750, &e), GB_E_OK);
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, gb_state_migrations[1], NULL, NULL, &msg),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+				      "INSERT INTO capacity_stats (region, az, instance_type, "
+				      "asked, got, ice, updated_at) VALUES ('ap-south-1', "
+				      "'ap-south-1a', 'g5.xlarge', 4, 3, 1, 1e9);"
+				      "PRAGMA user_version = 1;", NULL, NULL, &msg),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	f->st = open_ok(f->path);
+	assert_int_equal(gb_state_schema_version(f->st), GB_STATE_SCHEMA_VERSION);
+	assert_int_equal(gb_state_capacity_list(f->st, NULL, 1e9, 3600, cap_cb, &s,
+						&e),
+			 GB_E_OK);
+	assert_int_equal(s.n, 1);
+	NEAR(s.c[0].got, 3);
+	NEAR(s.c[0].level_n, 0);
+	NEAR(s.c[0].floor_n, 0);
+	assert_int_equal(gb_state_quota_record(f->st, "ap-south-1", "instances",
+					       "InstanceLimitExceeded", 0, true, 1e9,
+					       3600, &e),
+			 GB_E_OK);
+	assert_int_equal(gb_state_check(f->st, &e), GB_E_OK);
+}
+
 /*****************************************************************************
  *  Names, integrity
  *****************************************************************************/
@@ -1702,7 +1858,7 @@ static void test_concurrent_enqueue(void **state)
 	assert_int_equal(count(f->st, -1), 2 * ENQUEUE_EACH);
 	assert_int_equal(count(f->st, GB_RSTATE_QUEUED), 2 * ENQUEUE_EACH);
 	assert_int_equal(gb_state_check(f->st, &e), GB_E_OK);
-	assert_int_equal(gb_state_schema_version(f->st), 1);
+	assert_int_equal(gb_state_schema_version(f->st), GB_STATE_SCHEMA_VERSION);
 	flt.node = "c1-1999";
 	assert_int_equal(list_n(f->st, &flt, &l), 1);
 	flt.node = "c0-0";
@@ -1836,6 +1992,9 @@ int main(void)
 		T(test_events),
 		T(test_offerings),
 		T(test_capacity),
+		T(test_capacity_levels),
+		T(test_quota_memory),
+		T(test_migrate_v1),
 		cmocka_unit_test(test_names),
 		T(test_check_finds_damage),
 		T(test_concurrent_enqueue),
