@@ -338,6 +338,7 @@ struct lane {
 	char reason[GB_ORCH_REASON_MAX];
 	struct live live60;
 	int recorded_alive;
+	bool release;		/* a warm-up run: its jobs end, nodes suspended */
 };
 
 static int rec_alive(const struct gb_instance *in, void *arg)
@@ -419,6 +420,25 @@ static void *run_engine_lane(void *arg)
 		for (size_t i = 0; i < res.trace.n; i++)
 			fprintf(stderr, "  %s %s: %s\n", ln->sc->name, ln->warm ? "warm" : "cold",
 				res.trace.v[i]);
+	if (ln->release) {
+		/*
+		 * An earlier run's jobs ended and Slurm suspended the nodes:
+		 * their instances are terminated and closed in the state file,
+		 * as gpuburst-suspend does.  (Left "alive" in the file they
+		 * would count against the region's quota in the measured run,
+		 * whose simulator never saw them.)
+		 */
+		const char **names = calloc(res.n_nodes + 1, sizeof(*names));
+		size_t k = 0;
+
+		for (size_t i = 0; names && i < res.n_nodes; i++)
+			if (res.nodes[i].instance_id)
+				names[k++] = res.nodes[i].node;
+		if (!names || gb_orch_terminate(o, st, req.id, names, k, "bench: the job ended",
+						0, NULL, &err))
+			die(names ? err.text : "out of memory");
+		free(names);
+	}
 	f.request_id = req.id;
 	f.alive = true;
 	ln->recorded_alive = 0;
@@ -667,6 +687,7 @@ static void seed_memory(const struct scenario *sc, const char *path)
 				die(err.text);
 		}
 		ln.kind = L_DEFAULT;
+		ln.release = true;
 		ln.node0 = 100 + 100 * k;
 		ln.sc = sc;
 		ln.sim = sim;

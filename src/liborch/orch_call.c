@@ -347,22 +347,82 @@ static bool call_dry(const struct orch_call *c)
 }
 
 /*
+ * Was [region]'s visit cut by its quota: refused, or given all the room
+ * quota memory left it?  Then what the run got there says nothing of the
+ * capacity of its AZs but "at least that".
+ */
+static bool quota_cut(const struct orch_run *r, const char *region)
+{
+	double room = HUGE_VAL;
+	int got = 0;
+
+	for (size_t i = 0; i < r->facts.n_pools; i++) {
+		if (strcmp(r->facts.pools[i].region, region))
+			continue;
+		if (r->pr[i].q_refused)
+			return true;
+		got += r->pr[i].m_got;
+		if (r->pr[i].room0 < room)
+			room = r->pr[i].room0;
+	}
+	return !isinf(room) && got >= room;
+}
+
+/*
+ * Quota memory: each region that refused with a quota shows its limit as
+ * what our live instances hold of that quota there (this run's included)
+ * plus the MinCount - 1 instances the refused call could not add.
+ */
+static void learn_quotas(struct orch_run *r)
+{
+	bool spot = r->ns && r->ns->market == GB_MARKET_SPOT;
+	double held, now = gb_orch_wall(r->o);
+	gb_error_t e;
+
+	for (size_t i = 0; i < r->facts.n_pools; i++) {
+		const struct pool_run *pr = &r->pr[i];
+		const char *region = r->facts.pools[i].region;
+		bool first = pr->q_refused;
+		char key[64];
+		int units;
+
+		for (size_t j = 0; j < i && first; j++)
+			first = !r->pr[j].q_refused ||
+				strcmp(r->facts.pools[j].region, region) ||
+				strcmp(r->pr[j].q_code, pr->q_code);
+		if (!first)
+			continue;
+		units = gb_plan_quota_key(r->type, spot, pr->q_code, key, sizeof(key));
+		if (gb_plan_quota_held(r->st, region, key, spot, &held, &e) ||
+		    gb_state_quota_record(r->st, region, key, pr->q_code,
+					  held + (pr->q_min > 1 ? pr->q_min - 1 : 0) * units,
+					  true, now, r->conf->policy.capacity_half_life, &e))
+			gb_log_warn("quota_record_failed req=%s region=%s error=%s",
+				    r->req->id, region, e.text);
+	}
+}
+
+/*
  * Capacity memory, one observation per AZ per request: the calls of one
- * run to one AZ (chunks, waves, subnets) are one visit.  A visit that ran
- * the AZ dry measures its level (what the run got there in all), and
- * memory's estimate is the decayed average of those levels (got / ice).
- * A visit that got everything it asked only says "at least that": it is
- * recorded only as evidence of plenty (2 x batch_max or more, from a pool
- * that never ran dry); smaller ones would bias the average upwards
- * (doc/orchestrator.md, "Capacity memory").
+ * run to one AZ (chunks, waves, subnets) are one visit.  Two records:
+ *  - schema 2 (the default strategy's estimate): a visit that ran the AZ
+ *    dry measured its level (what the run got there in all); one that got
+ *    everything it asked, or was cut by the region's quota, proves a
+ *    lower bound (what it got, when something);
+ *  - the counters (asked, got, ice; the other strategies' estimate), as
+ *    before: a dry visit adds (asked, got, 1), a visit that got all it
+ *    asked only as evidence of plenty (2 x batch_max or more from a pool
+ *    that never ran dry); smaller ones would bias got/ice upwards
+ *    (doc/orchestrator.md, "Capacity memory").
  */
 void orch_learn(struct orch_run *r)
 {
+	double now = gb_orch_wall(r->o), hl = r->conf->policy.capacity_half_life;
 	gb_error_t e;
 
 	for (size_t i = 0; r->pr && i < r->facts.n_pools; i++) {
 		const struct gb_pool *pl = &r->facts.pools[i];
-		double est = pl->mem.est;
+		double est = pl->mem.counter_est;
 		int asked = 0, got = 0;
 		bool dry = false, seen = false, first = true;
 
@@ -380,14 +440,24 @@ void orch_learn(struct orch_run *r)
 			got += r->pr[j].m_got;
 			dry |= r->pr[j].m_dry;
 		}
-		if (!seen || (!dry && (got < 2 * r->bmax || (est >= 0 && !isinf(est)))))
+		if (!seen)
+			continue;
+		if (dry && !quota_cut(r, pl->region) ?
+		    gb_state_capacity_level(r->st, pl->region, pl->az, r->type, got,
+					    true, now, hl, &e) :
+		    got > 0 && gb_state_capacity_level(r->st, pl->region, pl->az,
+						       r->type, got, false, now, hl, &e))
+			gb_log_warn("capacity_record_failed req=%s error=%s", r->req->id,
+				    e.text);
+		if (!dry && (got < 2 * r->bmax || (est >= 0 && !isinf(est))))
 			continue;
 		if (gb_state_capacity_record(r->st, pl->region, pl->az, r->type, asked,
-					     got, dry, false, gb_orch_wall(r->o),
-					     r->conf->policy.capacity_half_life, &e))
+					     got, dry, false, now, hl, &e))
 			gb_log_warn("capacity_record_failed req=%s error=%s", r->req->id,
 				    e.text);
 	}
+	if (r->pr)
+		learn_quotas(r);
 }
 
 static void note_region(struct orch_run *r, const char *region)
@@ -466,6 +536,10 @@ static gb_err_t process(struct orch_run *r, struct orch_call *c,
 		 */
 		r->pr[c->pool].m_seen = r->pr[c->pool].m_dry = true;
 		r->pr[c->pool].m_asked += c->max;
+		r->pr[c->pool].q_refused = true;
+		r->pr[c->pool].q_min = c->min;
+		gb_strlcpy(r->pr[c->pool].q_code, c->job.ae.code[0] ? c->job.ae.code :
+			   "VcpuLimitExceeded", sizeof(r->pr[c->pool].q_code));
 		for (size_t i = 0; i < r->facts.n_pools; i++) {
 			struct pool_run *pr = &r->pr[i];
 
@@ -637,19 +711,12 @@ gb_err_t orch_tag_nodes(struct orch_run *r, gb_error_t *err)
 	return GB_E_OK;
 }
 
-gb_err_t orch_wave(struct orch_run *r, struct orch_call **calls, size_t n,
-		   gb_error_t *err)
+gb_err_t orch_calls_process(struct orch_run *r, struct orch_call **calls,
+			    size_t n, gb_error_t *err)
 {
-	struct orch_job **jp = calloc(n ? n : 1, sizeof(*jp));
 	struct extras x = { { 0 }, { 0 } };
 	gb_err_t rc = GB_E_OK;
 
-	if (!jp)
-		return gb_errorf(err, GB_E_NOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++)
-		jp[i] = &calls[i]->job;
-	orch_pool_run(r->pool, jp, n);
-	free(jp);
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = process(r, calls[i], &x, err);
 	if (!rc)
@@ -659,4 +726,48 @@ gb_err_t orch_wave(struct orch_run *r, struct orch_call **calls, size_t n,
 	if (!rc)
 		rc = orch_check(r, "wave", err);
 	return rc;
+}
+
+bool orch_calls_send(struct orch_run *r, struct orch_call **calls, size_t n)
+{
+	struct orch_job **jp = calloc(n ? n : 1, sizeof(*jp));
+	bool ok;
+
+	if (!jp)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		jp[i] = &calls[i]->job;
+	ok = orch_pool_submit(r->pool, jp, n);
+	free(jp);
+	return ok;
+}
+
+size_t orch_calls_answered(struct orch_run *r, struct orch_call **out,
+			   size_t max)
+{
+	struct orch_job **jp = calloc(max ? max : 1, sizeof(*jp));
+	size_t n;
+
+	if (!jp)
+		return 0;
+	n = orch_pool_collect(r->pool, jp, max);
+	/* the job is the first member of its call */
+	for (size_t i = 0; i < n; i++)
+		out[i] = (struct orch_call *)(void *)jp[i];
+	free(jp);
+	return n;
+}
+
+gb_err_t orch_wave(struct orch_run *r, struct orch_call **calls, size_t n,
+		   gb_error_t *err)
+{
+	struct orch_job **jp = calloc(n ? n : 1, sizeof(*jp));
+
+	if (!jp)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		jp[i] = &calls[i]->job;
+	orch_pool_run(r->pool, jp, n);
+	free(jp);
+	return orch_calls_process(r, calls, n, err);
 }

@@ -76,6 +76,9 @@ struct orch_job {
 	struct gb_ec2_error ae;
 	gb_error_t err;
 	double t_start, t_done;		/* orchestrator's mono clock */
+	/* the pool's bookkeeping (under its mutex) */
+	bool done;
+	bool async;			/* orch_pool_submit: collected */
 };
 
 struct orch_pool;
@@ -84,6 +87,18 @@ gb_err_t orch_pool_create(gb_orch_t *o, int threads, struct orch_pool **out,
 			  gb_error_t *err);
 /* Run [jobs] (up to the pool's threads at once) and wait for all. */
 void orch_pool_run(struct orch_pool *p, struct orch_job **jobs, size_t n);
+/*
+ * Queue [jobs] and return at once; each comes back, answered, from
+ * orch_pool_collect().  Jobs of orch_pool_run() may run meanwhile.
+ * RET false when out of memory: nothing was queued.
+ */
+bool orch_pool_submit(struct orch_pool *p, struct orch_job **jobs, size_t n);
+/*
+ * Wait until a submitted job is answered (returns at once when none is
+ * outstanding); OUT [out] up to [max] answered jobs.  RET how many.
+ */
+size_t orch_pool_collect(struct orch_pool *p, struct orch_job **out,
+			 size_t max);
 void orch_pool_destroy(struct orch_pool *p);
 void orch_job_clear(struct orch_job *j);
 
@@ -122,6 +137,12 @@ struct pool_run {
 	/* this run's visit, for capacity memory (orch_learn) */
 	bool m_seen, m_dry;
 	int m_asked, m_got;
+	double room0;		/* quota room remembered at the start */
+	double not_before;	/* default: backing off after throttling
+				 * until then (mono), 0 when not */
+	bool q_refused;		/* a quota refusal here: */
+	int q_min;		/* ... the refused call's MinCount */
+	char q_code[40];	/* ... and EC2's code */
 };
 
 struct orch_call;
@@ -219,6 +240,17 @@ gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
  */
 gb_err_t orch_wave(struct orch_run *r, struct orch_call **calls, size_t n,
 		   gb_error_t *err);
+/*
+ * The same in steps, for a work queue: send begun [calls] without waiting
+ * (RET false when out of memory: nothing sent); wait for answered calls
+ * (OUT [out] up to [max]; RET how many, 0 when none is outstanding);
+ * process answered calls as orch_wave() does.
+ */
+bool orch_calls_send(struct orch_run *r, struct orch_call **calls, size_t n);
+size_t orch_calls_answered(struct orch_run *r, struct orch_call **out,
+			   size_t max);
+gb_err_t orch_calls_process(struct orch_run *r, struct orch_call **calls,
+			    size_t n, gb_error_t *err);
 
 /* What a processed call said, for the strategies. */
 enum call_outcome {

@@ -22,14 +22,21 @@ struct worker {
 	gb_ec2_t **clients;	/* one per configured region, lazily */
 };
 
+/*
+ * Jobs wait in [queue] (FIFO) for a worker.  A finished job is flagged
+ * (job->done, under the mutex) and, when it was submitted on its own
+ * (orch_pool_submit), also put on [finished] for orch_pool_collect().
+ */
 struct orch_pool {
 	gb_orch_t *o;
 	pthread_mutex_t mu;
 	pthread_cond_t work;
 	pthread_cond_t done;
 	struct orch_job **queue;
-	size_t head, len;
-	size_t pending;		/* queued or running */
+	size_t head, len, cap;
+	struct orch_job **finished;
+	size_t n_finished, cap_finished;
+	size_t async;		/* submitted jobs not yet collected */
 	bool stop;
 	struct worker *w;
 	int n;
@@ -129,15 +136,80 @@ static void *worker_main(void *arg)
 		if (p->stop)
 			break;
 		j = p->queue[p->head++];
-		p->len--;
+		if (--p->len == 0)
+			p->head = 0;
 		pthread_mutex_unlock(&p->mu);
 		run_job(w, j);
 		pthread_mutex_lock(&p->mu);
-		if (--p->pending == 0)
-			pthread_cond_broadcast(&p->done);
+		j->done = true;
+		if (j->async)	/* room reserved by orch_pool_submit */
+			p->finished[p->n_finished++] = j;
+		pthread_cond_broadcast(&p->done);
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
+}
+
+/* Make room for [n] more queued jobs (and finished ones); mutex held. */
+static bool reserve(struct orch_pool *p, size_t n, bool async)
+{
+	if (p->head > 0 && p->len > 0) {
+		memmove(p->queue, p->queue + p->head, p->len * sizeof(*p->queue));
+		p->head = 0;
+	} else if (p->len == 0) {
+		p->head = 0;
+	}
+	if (p->len + n > p->cap) {
+		size_t cap = (p->len + n) * 2;
+		struct orch_job **q = realloc(p->queue, cap * sizeof(*q));
+
+		if (!q)
+			return false;
+		p->queue = q;
+		p->cap = cap;
+	}
+	if (async && p->async + n > p->cap_finished) {
+		size_t cap = (p->async + n) * 2;
+		struct orch_job **f = realloc(p->finished, cap * sizeof(*f));
+
+		if (!f)
+			return false;
+		p->finished = f;
+		p->cap_finished = cap;
+	}
+	return true;
+}
+
+/* Queue [jobs]; RET false (nothing queued) when out of memory. */
+static bool enqueue(struct orch_pool *p, struct orch_job **jobs, size_t n,
+		    bool async)
+{
+	pthread_mutex_lock(&p->mu);
+	if (!reserve(p, n, async)) {
+		pthread_mutex_unlock(&p->mu);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		jobs[i]->done = false;
+		jobs[i]->async = async;
+		p->queue[p->head + p->len++] = jobs[i];
+	}
+	if (async)
+		p->async += n;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->mu);
+	return true;
+}
+
+/* No memory for a queue: run them here, one by one. */
+static void run_inline(struct orch_pool *p, struct orch_job **jobs, size_t n)
+{
+	struct worker self = { p, 0, false, p->w[0].clients };
+
+	for (size_t i = 0; i < n; i++) {
+		run_job(&self, jobs[i]);
+		jobs[i]->done = true;
+	}
 }
 
 gb_err_t orch_pool_create(gb_orch_t *o, int threads, struct orch_pool **out,
@@ -174,31 +246,39 @@ gb_err_t orch_pool_create(gb_orch_t *o, int threads, struct orch_pool **out,
 
 void orch_pool_run(struct orch_pool *p, struct orch_job **jobs, size_t n)
 {
-	struct orch_job **q;
-
 	if (n == 0)
 		return;
-	q = calloc(n, sizeof(*q));
-	if (!q) {
-		/* no memory for a queue: run them here, one by one */
-		struct worker self = { p, 0, false, p->w[0].clients };
-
-		for (size_t i = 0; i < n; i++)
-			run_job(&self, jobs[i]);
+	if (!enqueue(p, jobs, n, false)) {
+		run_inline(p, jobs, n);
 		return;
 	}
-	memcpy(q, jobs, n * sizeof(*q));
 	pthread_mutex_lock(&p->mu);
-	p->queue = q;
-	p->head = 0;
-	p->len = n;
-	p->pending = n;
-	pthread_cond_broadcast(&p->work);
-	while (p->pending > 0)
-		pthread_cond_wait(&p->done, &p->mu);
-	p->queue = NULL;
+	for (size_t i = 0; i < n; i++)
+		while (!jobs[i]->done)
+			pthread_cond_wait(&p->done, &p->mu);
 	pthread_mutex_unlock(&p->mu);
-	free(q);
+}
+
+bool orch_pool_submit(struct orch_pool *p, struct orch_job **jobs, size_t n)
+{
+	return n == 0 || enqueue(p, jobs, n, true);
+}
+
+size_t orch_pool_collect(struct orch_pool *p, struct orch_job **out,
+			 size_t max)
+{
+	size_t n;
+
+	pthread_mutex_lock(&p->mu);
+	while (p->n_finished == 0 && p->async > 0)
+		pthread_cond_wait(&p->done, &p->mu);
+	n = p->n_finished < max ? p->n_finished : max;
+	memcpy(out, p->finished, n * sizeof(*out));
+	memmove(p->finished, p->finished + n, (p->n_finished - n) * sizeof(*out));
+	p->n_finished -= n;
+	p->async -= n;
+	pthread_mutex_unlock(&p->mu);
+	return n;
 }
 
 void orch_pool_destroy(struct orch_pool *p)
@@ -217,6 +297,8 @@ void orch_pool_destroy(struct orch_pool *p)
 		free(p->w[i].clients);
 	}
 	free(p->w);
+	free(p->queue);
+	free(p->finished);
 	pthread_cond_destroy(&p->work);
 	pthread_cond_destroy(&p->done);
 	pthread_mutex_destroy(&p->mu);

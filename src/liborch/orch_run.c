@@ -338,6 +338,24 @@ static gb_err_t make_plan(struct orch_run *r, const char *why, gb_error_t *err)
 	return GB_E_OK;
 }
 
+/*
+ * The default strategy plans with measured levels, lower bounds and quota
+ * walls (facts.bounds); the others keep the counters' estimate.  Quota
+ * rooms count the live instances the state file holds, this run's too.
+ */
+static void estimate_all(struct orch_run *r)
+{
+	gb_error_t e;
+
+	r->facts.bounds = r->strategy == GB_STRATEGY_DEFAULT;
+	if (r->facts.bounds &&
+	    gb_plan_quota_rooms(&r->facts, r->st, r->ns && r->ns->market == GB_MARKET_SPOT,
+				&e))
+		gb_log_warn("quota_memory_failed req=%s error=%s", r->req->id, e.text);
+	for (size_t i = 0; i < r->facts.n_pools; i++)
+		gb_plan_pool_estimate(&r->facts, &r->facts.pools[i]);
+}
+
 /* Refresh memory estimates from the state file (exclusions are kept). */
 static void refresh_memory(struct orch_run *r)
 {
@@ -350,19 +368,21 @@ static void refresh_memory(struct orch_run *r)
 		return;
 	}
 	r->facts.now = f.now;
-	for (size_t i = 0; i < r->facts.n_pools && i < f.n_pools; i++) {
+	for (size_t i = 0; i < r->facts.n_pools && i < f.n_pools; i++)
 		r->facts.pools[i].mem = f.pools[i].mem;
-		gb_plan_pool_estimate(&r->facts, &r->facts.pools[i]);
-	}
 	gb_plan_facts_clear(&f);
+	estimate_all(r);
 }
 
 gb_err_t orch_replan(struct orch_run *r, const char *why, gb_error_t *err)
 {
-	if (r->replans >= r->o->tuning.max_replans || orch_unfilled(r) == 0)
+	if (orch_unfilled(r) == 0)
+		return GB_E_OK;
+	/* quota rooms count this run's live instances: refresh them always */
+	refresh_memory(r);
+	if (r->replans >= r->o->tuning.max_replans)
 		return GB_E_OK;
 	r->replans++;
-	refresh_memory(r);
 	return make_plan(r, why, err);
 }
 
@@ -874,11 +894,14 @@ static gb_err_t prepare(struct orch_run *r, const struct gb_orch_resume_opts *ro
 	if (rc)
 		return rc;
 	r->facts.hedge = r->hedge;
+	estimate_all(r);
 	r->pr = calloc(r->facts.n_pools + 1, sizeof(*r->pr));
 	if (!r->pr)
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
-	for (size_t i = 0; i < r->facts.n_pools; i++)
+	for (size_t i = 0; i < r->facts.n_pools; i++) {
 		r->pr[i].run_est = -1;
+		r->pr[i].room0 = r->facts.pools[i].mem.quota_room;
+	}
 	return orch_pool_create(r->o, r->o->max_parallel, &r->pool, err);
 }
 

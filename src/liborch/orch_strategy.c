@@ -477,14 +477,61 @@ static int expectation(const struct orch_run *r, size_t pool,
 	return -1;
 }
 
+/*
+ * The default's work queue: [fly] are the calls sent and not yet
+ * answered; [v] the batch being allocated (a "wave"), sent as soon as it
+ * is made.  A new batch is made whenever an answer leaves nodes that no
+ * call in flight names, so a call still backing off inside the client
+ * never holds up the others' follow-ups.
+ */
 struct wave {
 	struct orch_call **v;
 	size_t n;
+	struct orch_call **fly;
+	size_t n_fly;
+	const char *wall;	/* a pool was left for its remembered quota
+				 * wall: the EC2 code (BORROWED), or NULL */
+	bool waiting;		/* a pool was left while it backs off */
 	int *hedge;		/* hedge slots wanted per call */
 	int *cover;		/* call whose last node a spare covers, or -1 */
 	size_t n_pass1;		/* calls to pools memory does not call empty */
-	bool *used;		/* slots given to a call of this wave */
+	bool *used;		/* slots named by a call in flight or of the batch */
 };
+
+/* Calls in flight and in the batch: at most max_parallel. */
+static bool wave_full(const struct orch_run *r, const struct wave *w)
+{
+	return w->n + w->n_fly >= (size_t)r->o->max_parallel;
+}
+
+/* A call in flight or in the batch asks [pool]'s AZ already. */
+static bool az_busy(const struct orch_run *r, const struct wave *w,
+		    size_t pool)
+{
+	for (size_t k = 0; k < w->n; k++)
+		if (same_az(r, w->v[k]->pool, pool))
+			return true;
+	for (size_t k = 0; k < w->n_fly; k++)
+		if (same_az(r, w->fly[k]->pool, pool))
+			return true;
+	return false;
+}
+
+/* used[] = the nodes named by calls in flight (hedge slots included). */
+static int mark_flying(struct orch_run *r, struct wave *w)
+{
+	int free_nodes = 0;
+
+	memset(w->used, 0, (size_t)r->n * sizeof(*w->used));
+	for (size_t k = 0; k < w->n_fly; k++)
+		for (int i = 0; i < w->fly[k]->max; i++)
+			for (int j = 0; j < r->n; j++)
+				if (r->slots[j].name == w->fly[k]->nodes[i])
+					w->used[j] = true;
+	for (int j = 0; j < r->n; j++)
+		free_nodes += r->slots[j].state == SLOT_EMPTY && !w->used[j];
+	return free_nodes;
+}
 
 static gb_err_t wave_add(struct orch_run *r, struct wave *w, size_t pool,
 			 int count, int hedge, gb_error_t *err)
@@ -500,12 +547,29 @@ static gb_err_t wave_add(struct orch_run *r, struct wave *w, size_t pool,
 }
 
 /*
- * Hedge slots take the names of nodes no call of this wave has; beyond
- * those, one slot per call takes the last node of another call (the one it
- * covers, else the next): if that call falls one short, the hedge fills
- * exactly the node it missed; if both deliver, one is an extra.  More
- * shared names would only make extras: the call is shrunk instead.
+ * Hedge slots take the names of nodes no call in flight or of this batch
+ * has; beyond those, each call shares at most one name: the last node of
+ * the call it covers (a spare, the last chunk of a pool), else of the next
+ * call in another region.  If that call falls one short, the hedge fills
+ * exactly the node it missed; if both deliver, one is an extra, terminated
+ * at once.  More shared names could only make extras: the call is shrunk
+ * instead.  An extra holds its region's quota until EC2 has shut it down,
+ * so calls in a region with a remembered quota share no name but a
+ * cover's, and a hedge never shares with a call of its own region.
  */
+/* No quota is remembered for [pool]'s region, and none refused in this run. */
+static bool no_quota(const struct orch_run *r, size_t pool)
+{
+	const char *region = r->facts.pools[pool].region;
+
+	if (!isinf(r->facts.pools[pool].mem.quota_room))
+		return false;
+	for (size_t i = 0; i < r->facts.n_pools; i++)
+		if (r->pr[i].q_refused && strcmp(r->facts.pools[i].region, region) == 0)
+			return false;
+	return true;
+}
+
 static void name_hedges(struct orch_run *r, struct wave *w)
 {
 	for (size_t i = 0; i < w->n; i++) {
@@ -522,16 +586,20 @@ static void name_hedges(struct orch_run *r, struct wave *w)
 					name = r->slots[k].name;
 				}
 			}
-			if (!name && !shared && w->cover[i] >= 0) {
+			if (!name && !shared && w->cover[i] >= 0 &&
+			    w->v[w->cover[i]]->n_new > 0) {
 				const struct orch_call *o = w->v[w->cover[i]];
 
 				name = o->nodes[o->n_new - 1];
 				shared = true;
 			}
-			for (size_t d = 1; d < w->n && !name && !shared; d++) {
+			for (size_t d = 1; d < w->n && !name && !shared &&
+			     no_quota(r, c->pool); d++) {
 				const struct orch_call *o = w->v[(i + d) % w->n];
 
-				if (o->n_new > 0) {
+				if (o->n_new > 0 && no_quota(r, o->pool) &&
+				    strcmp(r->facts.pools[o->pool].region,
+					   r->facts.pools[c->pool].region)) {
 					name = o->nodes[o->n_new - 1];
 					shared = true;
 				}
@@ -544,7 +612,10 @@ static void name_hedges(struct orch_run *r, struct wave *w)
 	}
 }
 
-/* An expectation that memory cannot vouch for: assumed, or between levels. */
+/*
+ * An expectation [e] that memory cannot vouch for: assumed, more than a
+ * pool never seen dry has proven, or between two levels.
+ */
 static bool uncertain(const struct orch_run *r, size_t pool, int e)
 {
 	const struct gb_pool *p = &r->facts.pools[pool];
@@ -554,8 +625,38 @@ static bool uncertain(const struct orch_run *r, size_t pool, int e)
 		return false;
 	if (!p->mem.known || p->mem.est < 0)
 		return true;
+	if (!p->mem.measured && p->mem.floor >= 0)
+		return e > p->mem.floor + 0.2;
 	frac = p->mem.est - floor(p->mem.est);
 	return frac > 0.2 && frac < 0.8;
+}
+
+/*
+ * Instances [pool]'s region may still give in this wave by quota memory:
+ * its remembered room (live instances counted) minus what the wave already
+ * asks there; HUGE_VAL when no quota is remembered.
+ */
+static double region_room(const struct orch_run *r, const struct wave *w,
+			  size_t pool)
+{
+	const struct gb_pool *p = &r->facts.pools[pool];
+	double room = p->mem.quota_room;
+
+	if (isinf(room))
+		return room;
+	for (size_t k = 0; k < w->n; k++)
+		if (strcmp(r->facts.pools[w->v[k]->pool].region, p->region) == 0)
+			room -= w->v[k]->max;
+	for (size_t k = 0; k < w->n_fly; k++)
+		if (strcmp(r->facts.pools[w->fly[k]->pool].region, p->region) == 0)
+			room -= w->fly[k]->max;
+	return room;
+}
+
+/* A pool that was never seen run dry (its answer measures it). */
+static bool never_dry(const struct gb_pool *p)
+{
+	return !p->mem.measured && p->mem.ice < 1e-3;
 }
 
 /*
@@ -573,14 +674,13 @@ static gb_err_t add_spare(struct orch_run *r, int group, struct wave *w,
 		bool busy = false;
 		gb_err_t rc;
 
-		if (w->n >= (size_t)r->o->max_parallel)
+		if (wave_full(r, w))
 			return GB_E_OK;
 		if (p < 0 || r->facts.pools[p].excluded || !in_group(r, (size_t)p, group) ||
-		    expectation(r, (size_t)p, s) == 0)
+		    expectation(r, (size_t)p, s) == 0 || r->pr[p].not_before > 0)
 			continue;
-		for (size_t k = 0; k < w->n && !busy; k++)
-			busy = same_az(r, w->v[k]->pool, (size_t)p);
-		if (busy)
+		busy = az_busy(r, w, (size_t)p);
+		if (busy || region_room(r, w, (size_t)p) < 1)
 			continue;
 		if ((rc = wave_add(r, w, (size_t)p, 0, 1, err)))
 			return rc;
@@ -593,26 +693,43 @@ static gb_err_t add_spare(struct orch_run *r, int group, struct wave *w,
 static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 			 gb_error_t *err)
 {
-	int need = orch_unfilled(r), cover = -1;
+	int need = mark_flying(r, w), cover = -1;
 	gb_err_t rc = GB_E_OK;
 
 	w->n_pass1 = 0;
+	w->wall = NULL;
+	w->waiting = false;
 	for (int pass = 0; pass < 2 && need > 0 && !rc; pass++, w->n_pass1 = w->n)
 	for (size_t i = 0; i < r->plan->n_steps && need > 0 && !rc; i++) {
 		const struct gb_plan_step *s = &r->plan->steps[i];
 		long p = pool_index(r, s);
 		bool busy = false;
 		int cap, e, count, hedge = 0;
+		double room;
 		size_t first;
 
-		if (w->n >= (size_t)r->o->max_parallel)
+		if (wave_full(r, w))
 			break;
 		if (p < 0 || r->facts.pools[p].excluded || !in_group(r, (size_t)p, group))
 			continue;
-		for (size_t k = 0; k < w->n && !busy; k++)
-			busy = same_az(r, w->v[k]->pool, (size_t)p);
+		if (r->pr[p].not_before > 0) {
+			w->waiting = true;	/* backing off after throttling */
+			continue;
+		}
+		busy = az_busy(r, w, (size_t)p);
 		if (busy)
-			continue;	/* one call per AZ per wave, or chunks below */
+			continue;	/* one call per AZ at a time, or chunks below */
+		room = region_room(r, w, (size_t)p);
+		if (room < 1) {
+			/*
+			 * Quota memory: the region's limit is reached.  Quotas
+			 * are account settings, not weather: no probe (the
+			 * nodes come back through reconcile after the cool-down).
+			 */
+			w->wall = r->facts.pools[p].mem.quota_code[0] ?
+				  r->facts.pools[p].mem.quota_code : "VcpuLimitExceeded";
+			continue;
+		}
 		cap = pool_cap(r, (size_t)p);
 		e = expectation(r, (size_t)p, s);
 		if (e == 0 && (pass == 0 || w->n_pass1 > 0))
@@ -631,13 +748,17 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 			 * A pool memory has never seen run dry is asked to the
 			 * cap: the answer then measures it (and covers others).
 			 */
-			hedge = !pl->mem.known || pl->mem.est < 0 ? cap - count : r->hedge;
+			hedge = never_dry(pl) ? cap - count : r->hedge;
 			if (r->hedge <= 0)
 				hedge = 0;
 		}
+		if (count > room)
+			count = (int)room;	/* never ask past the remembered quota */
+		if (count + hedge > room)
+			hedge = (int)room - count;
 		need -= count;
 		first = w->n;
-		while (count > 0 && !rc && w->n < (size_t)r->o->max_parallel) {
+		while (count > 0 && !rc && !wave_full(r, w)) {
 			int c = count < cap ? count : cap;
 			int h = count == c ? (hedge < cap - c ? hedge : cap - c) : 0;
 
@@ -655,7 +776,11 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 		}
 		need += count;	/* what the parallel cap left over */
 	}
-	if (!rc && cover >= 0 && need <= 0 && r->hedge > 0)
+	/*
+	 * A spare saves a round trip only while nothing else is in flight:
+	 * a follow-up batch is sent the moment its uncertain call answers.
+	 */
+	if (!rc && cover >= 0 && need <= 0 && r->hedge > 0 && w->n_fly == 0)
 		rc = add_spare(r, group, w, cover, err);
 	if (!rc)
 		name_hedges(r, w);
@@ -678,40 +803,174 @@ static void wave_free(struct wave *w)
 	w->n = 0;
 }
 
+/*
+ * Every pool left is behind a quota wall that memory remembers: finish
+ * (PARTIAL or FAILED) instead of probing them.  The unfilled nodes go
+ * DOWN with the quota reason, and reconcile returns them after the
+ * cool-down; the wall is forgotten two half-lives after its last refusal.
+ */
+static void stop_at_wall(struct orch_run *r, const char *code)
+{
+	struct gb_buf b = GB_BUF_INIT;
+
+	for (size_t i = 0; i < r->facts.n_pools; i++) {
+		const struct gb_pool *p = &r->facts.pools[i];
+		bool first = true;
+
+		if (p->excluded || p->offered == GB_OFFER_NO || p->mem.quota_room >= 1)
+			continue;
+		for (size_t j = 0; j < i && first; j++)
+			first = strcmp(r->facts.pools[j].region, p->region) != 0;
+		if (!first)
+			continue;
+		gb_buf_printf(&b, "%s%s:%s", b.len ? "," : "", p->region,
+			      p->mem.quota_code[0] ? p->mem.quota_code : code);
+		/* the reason names where the request could not go */
+		if (gb_strv_find(&r->tried_regions, p->region) < 0)
+			gb_strv_add(&r->tried_regions, p->region);
+	}
+	r->saw_quota = true;
+	gb_strlcpy(r->quota_code, code, sizeof(r->quota_code));
+	orch_trace(r, "quota", "stop: every pool left is behind a remembered quota wall (%s); not probed, %d nodes unfilled",
+		   b.len ? gb_buf_str(&b) : code, orch_unfilled(r));
+	gb_buf_free(&b);
+}
+
+/* "wave round=2 calls=3 need=5 flying=2 asks=ap-south-1a:3+1,..." */
+static void trace_batch(struct orch_run *r, const struct wave *w, int round)
+{
+	struct gb_buf b = GB_BUF_INIT;
+
+	for (size_t i = 0; i < w->n; i++)
+		gb_buf_printf(&b, "%s%s:%d+%d", i ? "," : "",
+			      r->facts.pools[w->v[i]->pool].az, w->v[i]->n_new,
+			      w->v[i]->max - w->v[i]->n_new);
+	orch_trace(r, "wave", "round=%d calls=%zu need=%d flying=%zu asks=%s", round,
+		   w->n, orch_unfilled(r), w->n_fly, gb_buf_str(&b));
+	gb_buf_free(&b);
+}
+
+/* Begin the batch's calls (attempt rows) and send them; they fly. */
+static gb_err_t send_batch(struct orch_run *r, struct wave *w, gb_error_t *err)
+{
+	gb_err_t rc = GB_E_OK;
+	size_t i;
+
+	for (i = 0; i < w->n && !rc; i++)
+		rc = orch_call_begin(r, w->v[i], err);
+	if (rc) {
+		wave_free(w);
+		return rc;
+	}
+	if (!orch_calls_send(r, w->v, w->n)) {
+		/* no memory to queue them: send them as one wave */
+		rc = orch_wave(r, w->v, w->n, err);
+		for (i = 0; i < w->n && !rc; i++)
+			judge_pool(r, w->v[i], false);
+		wave_free(w);
+		return rc;
+	}
+	for (i = 0; i < w->n; i++)
+		w->fly[w->n_fly++] = w->v[i];
+	w->n = 0;
+	return GB_E_OK;
+}
+
+/*
+ * Wait for answers, process them (records, nodes, extras, memory) and
+ * judge their pools; a throttled pool backs off before it is asked again,
+ * while the others go on.
+ */
+static gb_err_t land(struct orch_run *r, struct wave *w, gb_error_t *err)
+{
+	struct orch_call **done = calloc(w->n_fly + 1, sizeof(*done));
+	size_t n;
+	gb_err_t rc = GB_E_OK;
+
+	if (!done)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	n = orch_calls_answered(r, done, w->n_fly);
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < w->n_fly; k++)
+			if (w->fly[k] == done[i]) {
+				w->fly[k] = w->fly[--w->n_fly];
+				break;
+			}
+	rc = orch_calls_process(r, done, n, err);
+	for (size_t i = 0; i < n; i++) {
+		struct pool_run *pr = &r->pr[done[i]->pool];
+
+		if (!rc)
+			judge_pool(r, done[i], false);
+		if (!rc && orch_call_outcome(done[i]) == CALL_THROTTLE &&
+		    !r->facts.pools[done[i]->pool].excluded)
+			pr->not_before = gb_orch_mono(r->o) +
+					 backoff(pr->throttled - 1) / 2;
+		orch_call_free(done[i]);
+	}
+	free(done);
+	return rc;
+}
+
+/* Nothing flies and only pools backing off are left: wait for the first. */
+static void wait_backoff(struct orch_run *r)
+{
+	double first = HUGE_VAL, now = gb_orch_mono(r->o);
+
+	for (size_t i = 0; i < r->facts.n_pools; i++)
+		if (r->pr[i].not_before > 0 && r->pr[i].not_before < first)
+			first = r->pr[i].not_before;
+	if (isinf(first))
+		return;
+	if (first > now)
+		gb_orch_sleep(r->o, first - now);
+	for (size_t i = 0; i < r->facts.n_pools; i++)
+		if (r->pr[i].not_before > 0 && r->pr[i].not_before <= first)
+			r->pr[i].not_before = 0;
+}
+
 static gb_err_t default_group(struct orch_run *r, int group, struct wave *w,
 			      gb_error_t *err)
 {
-	int throttle_waves = 0;
-	gb_err_t rc = GB_E_OK;
+	int round = 0;
+	gb_err_t rc = GB_E_OK, rc2;
 	char why[96];
 
-	for (int round = 0; round < r->o->tuning.max_rounds && !rc; round++) {
-		bool throttled = false;
+	for (;;) {
+		bool go = !rc && !r->abort_rc && r->plan && round < r->o->tuning.max_rounds &&
+			  orch_unfilled(r) > 0 && !orch_stopped(r);
 
-		if (orch_unfilled(r) == 0 || orch_stopped(r) || !r->plan)
-			break;
-		memset(w->used, 0, (size_t)r->n * sizeof(*w->used));
-		if ((rc = allocate(r, group, w, err)) || w->n == 0)
-			break;
-		orch_trace(r, "wave", "round=%d calls=%zu need=%d", round + 1,
-			   w->n, orch_unfilled(r));
-		rc = run_calls(r, w->v, w->n, err);
-		for (size_t i = 0; i < w->n && !rc; i++) {
-			judge_pool(r, w->v[i], false);
-			throttled |= orch_call_outcome(w->v[i]) == CALL_THROTTLE;
+		for (size_t i = 0; i < r->facts.n_pools; i++)
+			if (r->pr[i].not_before > 0 &&
+			    r->pr[i].not_before <= gb_orch_mono(r->o))
+				r->pr[i].not_before = 0;
+		if (go && (rc = allocate(r, group, w, err)) == GB_E_OK && w->n > 0) {
+			trace_batch(r, w, ++round);
+			rc = send_batch(r, w, err);
 		}
 		wave_free(w);
-		if (rc || r->abort_rc)
+		if (w->n_fly == 0) {
+			if (!go || rc || r->abort_rc || orch_unfilled(r) == 0)
+				break;
+			if (w->waiting) {
+				wait_backoff(r);
+				continue;
+			}
+			if (w->wall)
+				stop_at_wall(r, w->wall);
 			break;
-		if (throttled)
-			gb_orch_sleep(r->o, backoff(throttle_waves++) / 2);
-		if (orch_unfilled(r) > 0) {
-			snprintf(why, sizeof(why), "wave %d left %d nodes", round + 1,
+		}
+		/* answers are always processed: every instance gets recorded */
+		rc2 = land(r, w, rc ? NULL : err);
+		if (!rc)
+			rc = rc2;
+		if (!rc && !r->abort_rc && orch_unfilled(r) > 0 &&
+		    mark_flying(r, w) > 0) {
+			snprintf(why, sizeof(why), "wave %d left %d nodes", round,
 				 orch_unfilled(r));
 			rc = orch_replan(r, why, err);
 		}
 	}
-	wave_free(w);
 	return rc;
 }
 
@@ -724,10 +983,11 @@ gb_err_t orch_default(struct orch_run *r, gb_error_t *err)
 	gb_err_t rc = GB_E_OK;
 
 	w.v = calloc((size_t)r->o->max_parallel + 1, sizeof(*w.v));
+	w.fly = calloc((size_t)r->o->max_parallel + 1, sizeof(*w.fly));
 	w.hedge = calloc((size_t)r->o->max_parallel + 1, sizeof(*w.hedge));
 	w.cover = calloc((size_t)r->o->max_parallel + 1, sizeof(*w.cover));
 	w.used = calloc((size_t)r->n + 1, sizeof(*w.used));
-	if (!groups || !w.v || !w.hedge || !w.cover || !w.used) {
+	if (!groups || !w.v || !w.fly || !w.hedge || !w.cover || !w.used) {
 		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
 		goto out;
 	}
@@ -745,6 +1005,7 @@ gb_err_t orch_default(struct orch_run *r, gb_error_t *err)
 out:
 	free(groups);
 	free(w.v);
+	free(w.fly);
 	free(w.hedge);
 	free(w.cover);
 	free(w.used);

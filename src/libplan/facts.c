@@ -23,6 +23,11 @@
 #define MEMORY_MIN_ASKED 0.25
 /* Below this decayed count a pool has never run dry. */
 #define MEMORY_DRY_EPS 1e-3
+/*
+ * Schema-2 memory (levels, lower bounds) and quota memory weaker than this
+ * (decayed observations) is forgotten: two half-lives after one visit.
+ */
+#define MEMORY_MIN_VISITS 0.25
 
 void gb_plan_facts_clear(struct gb_plan_facts *f)
 {
@@ -45,18 +50,66 @@ static size_t count_pools(const struct gb_candidates *cand)
 	return n;
 }
 
+/* The estimate of the asked/got/ice counters (before schema 2). */
+static double counter_estimate(const struct gb_plan_facts *f,
+			       const struct gb_pool_memory *m)
+{
+	if (!m->known || m->asked < MEMORY_MIN_ASKED)
+		return -1;
+	if (m->ice < MEMORY_DRY_EPS)	/* never dry: plenty, if it gave a lot */
+		return m->got >= 2.0 * (f->batch_max > 0 ? f->batch_max : 4) ?
+		       HUGE_VAL : -1;
+	return m->got / m->ice;
+}
+
+/*
+ * From levels and lower bounds: the mean measured level, raised towards
+ * the mean lower bound by the bounds' share of the evidence when they say
+ * more (a pool that gave 4 of 4 three times since it ran dry at 2 holds
+ * more than 2 now); a pool never seen dry is estimated at its mean lower
+ * bound, and plenty when that is 2 x batch_max or more.  Lower bounds
+ * under the levels say nothing new (asking a pool its estimate proves
+ * no more than the estimate).
+ */
+static double bounds_estimate(const struct gb_plan_facts *f,
+			      struct gb_pool_memory *m)
+{
+	double w = m->level_n + m->floor_n, lv;
+	int bmax = f->batch_max > 0 ? f->batch_max : 4;
+
+	m->floor = m->floor_n > MEMORY_DRY_EPS ? m->floor_sum / m->floor_n : -1;
+	m->measured = m->level_n > MEMORY_DRY_EPS;
+	if (m->level_n == 0 && m->floor_n == 0)
+		return counter_estimate(f, m);	/* written before schema 2 */
+	if (w < MEMORY_MIN_VISITS)
+		return -1;	/* faded */
+	if (!m->measured)
+		return m->floor >= 2.0 * bmax ? HUGE_VAL : m->floor;
+	lv = m->level_sum / m->level_n;
+	if (m->floor > lv)
+		lv += m->floor_n / w * (m->floor - lv);
+	return lv;
+}
+
 void gb_plan_pool_estimate(const struct gb_plan_facts *f, struct gb_pool *p)
 {
 	struct gb_pool_memory *m = &p->mem;
 	double cooldown = f->conf ? f->conf->policy.ice_cooldown : 600;
 
 	m->recent_ice = m->last_ice_at > 0 && f->now - m->last_ice_at < cooldown;
-	if (!m->known || m->asked < MEMORY_MIN_ASKED)
-		m->est = -1;
-	else if (m->ice < MEMORY_DRY_EPS)	/* never dry: plenty, if it gave a lot */
-		m->est = m->got >= 2.0 * (f->batch_max > 0 ? f->batch_max : 4) ? HUGE_VAL : -1;
-	else
-		m->est = m->got / m->ice;
+	m->walled = false;
+	m->counter_est = counter_estimate(f, m);
+	if (!f->bounds) {
+		m->est = m->counter_est;
+		return;
+	}
+	m->est = bounds_estimate(f, m);
+	if (m->quota_room < 1) {
+		m->walled = true;	/* the region's quota has no room left */
+		m->est = 0;
+	} else if (m->est >= 0 && m->est > m->quota_room) {
+		m->est = floor(m->quota_room);
+	}
 }
 
 struct mem_ctx {
@@ -79,6 +132,10 @@ static int mem_row(const struct gb_capacity *c, void *arg)
 		p->mem.failures = c->failures;
 		p->mem.last_ice_at = c->last_ice_at;
 		p->mem.last_success_at = c->last_success_at;
+		p->mem.level_sum = c->level_sum;
+		p->mem.level_n = c->level_n;
+		p->mem.floor_sum = c->floor_sum;
+		p->mem.floor_n = c->floor_n;
 	}
 	return 0;
 }
@@ -137,6 +194,8 @@ gb_err_t gb_plan_facts_build(const struct gb_conf *conf,
 				p->subnet_index = (int)s;
 				p->distance_km = cand->v[i].distance_km;
 				p->mem.est = -1;
+				p->mem.floor = -1;
+				p->mem.quota_room = HUGE_VAL;
 			}
 		}
 	}
@@ -152,6 +211,138 @@ gb_err_t gb_plan_facts_build(const struct gb_conf *conf,
 	for (size_t i = 0; i < f->n_pools; i++)
 		gb_plan_pool_estimate(f, &f->pools[i]);
 	return GB_E_OK;
+}
+
+/*****************************************************************************
+ *  Quota memory
+ *****************************************************************************/
+
+int gb_plan_quota_key(const char *type, bool spot, const char *code,
+		      char *buf, size_t n)
+{
+	const struct gb_instance_type *it = type ? gb_catalog_find(type) : NULL;
+	char bucket = type && *type ? type[0] : '?';
+
+	if (code && strcmp(code, "VcpuLimitExceeded") == 0) {
+		/* EC2's vCPU quotas count per family bucket: G and VT share one */
+		if (bucket == 'g' || bucket == 'v')
+			bucket = 'G';
+		else if (bucket >= 'a' && bucket <= 'z')
+			bucket = (char)(bucket - 'a' + 'A');
+		snprintf(buf, n, "vcpus:%c%s", bucket, spot ? ":spot" : "");
+		return it && it->vcpus > 0 ? it->vcpus : 4;
+	}
+	if (code && strcmp(code, "InstanceLimitExceeded") == 0)
+		snprintf(buf, n, "instances");
+	else
+		snprintf(buf, n, "%s:%s", code ? code : "quota", type ? type : "?");
+	return 1;
+}
+
+struct held_ctx {
+	const char *quota;
+	bool spot;
+	double units;
+};
+
+/* What one live instance holds of the quota being counted. */
+static int held_row(const struct gb_instance *in, void *arg)
+{
+	struct held_ctx *h = arg;
+	const char *code = strncmp(h->quota, "vcpus:", 6) == 0 ? "VcpuLimitExceeded" :
+			   strcmp(h->quota, "instances") == 0 ? "InstanceLimitExceeded" :
+			   NULL;
+	char key[64];
+	int u;
+
+	if (!in->instance_type)
+		return 0;
+	if (!code) {
+		/* "<code>:<type>": instances of that type */
+		const char *colon = strrchr(h->quota, ':');
+
+		h->units += colon && strcmp(colon + 1, in->instance_type) == 0;
+		return 0;
+	}
+	u = gb_plan_quota_key(in->instance_type, h->spot, code, key, sizeof(key));
+	if (strcmp(key, h->quota) == 0)
+		h->units += u;
+	return 0;
+}
+
+gb_err_t gb_plan_quota_held(struct gb_state *st, const char *region,
+			    const char *quota, bool spot, double *held,
+			    gb_error_t *err)
+{
+	struct gb_instance_filter flt = GB_INSTANCE_FILTER_ANY;
+	struct held_ctx h = { quota, spot, 0 };
+	gb_err_t rc;
+
+	*held = 0;
+	if (!st)
+		return GB_E_OK;
+	flt.region = region;
+	flt.alive = true;
+	rc = gb_state_instance_list(st, &flt, held_row, &h, err);
+	*held = h.units;
+	return rc;
+}
+
+struct quota_ctx {
+	struct gb_plan_facts *f;
+	bool spot;
+	struct gb_state *st;
+	gb_err_t rc;
+	gb_error_t *err;
+};
+
+static int quota_row(const struct gb_quota *q, void *arg)
+{
+	struct quota_ctx *c = arg;
+	struct gb_plan_facts *f = c->f;
+	double room, held = 0;
+	char key[64];
+	int units = gb_plan_quota_key(f->instance_type, c->spot, q->code, key,
+				      sizeof(key));
+	bool any = false;
+
+	if (q->limit_n < MEMORY_MIN_VISITS || strcmp(key, q->quota))
+		return 0;	/* forgotten, or another type's quota */
+	for (size_t i = 0; i < f->n_pools && !any; i++)
+		any = strcmp(f->pools[i].region, q->region) == 0;
+	if (!any)
+		return 0;
+	if ((c->rc = gb_plan_quota_held(c->st, q->region, q->quota, c->spot,
+					&held, c->err)))
+		return 1;
+	room = floor((q->limit_sum / q->limit_n - held) / units + 1e-9);
+	for (size_t i = 0; i < f->n_pools; i++) {
+		struct gb_pool *p = &f->pools[i];
+
+		if (strcmp(p->region, q->region) || room >= p->mem.quota_room)
+			continue;
+		p->mem.quota_room = room < 0 ? 0 : room;
+		gb_strlcpy(p->mem.quota_code, q->code, sizeof(p->mem.quota_code));
+	}
+	return 0;
+}
+
+gb_err_t gb_plan_quota_rooms(struct gb_plan_facts *f, struct gb_state *st,
+			     bool spot, gb_error_t *err)
+{
+	struct quota_ctx c = { f, spot, st, GB_E_OK, err };
+	double hl = f->conf ? f->conf->policy.capacity_half_life : 3600;
+	gb_err_t rc;
+
+	for (size_t i = 0; i < f->n_pools; i++) {
+		f->pools[i].mem.quota_room = HUGE_VAL;
+		f->pools[i].mem.quota_code[0] = '\0';
+	}
+	if (!st)
+		return GB_E_OK;
+	rc = gb_state_quota_list(st, f->now, hl > 0 ? hl : 3600, quota_row, &c,
+				 err);
+	return rc ? rc : c.rc;
 }
 
 /*****************************************************************************

@@ -157,6 +157,28 @@ struct gb_pool_memory {
 	double est;
 	bool assumed;		/* est is the heuristic's guess for a pool
 				 * memory cannot judge (not stored) */
+	/*
+	 * Schema-2 memory (gb_state_capacity_level), decayed to facts.now.
+	 * With facts.bounds the estimate comes from these: the decayed mean
+	 * of the measured levels, raised towards the mean of the lower
+	 * bounds by their share of the evidence; a pool never seen dry is
+	 * estimated at its mean lower bound ("at least").
+	 */
+	double level_sum, level_n, floor_sum, floor_n;
+	double counter_est;	/* the counters' estimate, whatever bounds */
+	double floor;		/* mean lower bound, -1: none */
+	bool measured;		/* a level was measured (it ran dry) */
+	/*
+	 * Quota memory of the pool's region (gb_plan_quota_rooms): instances
+	 * of the type the remembered limits leave now, given the live
+	 * instances the state file holds there; HUGE_VAL when no limit is
+	 * remembered.  With facts.bounds, a pool whose region has no room
+	 * left is "walled": estimate 0, planned last, never probed by the
+	 * default strategy.
+	 */
+	double quota_room;
+	bool walled;
+	char quota_code[40];	/* the wall's EC2 code, "" when none */
 };
 
 struct gb_pool {
@@ -190,6 +212,13 @@ struct gb_plan_facts {
 	int batch_max;		/* policy.batch_max */
 	int hedge;		/* instances asked beyond a finite estimate
 				 * (facts_build sets 1; 0: none) */
+	/*
+	 * Estimate from measured levels and lower bounds and heed quota
+	 * walls (the default strategy sets it, then calls
+	 * gb_plan_pool_estimate); false from gb_plan_facts_build: the
+	 * estimate of the asked/got/ice counters, as before schema 2.
+	 */
+	bool bounds;
 	/*
 	 * For a proposing planner (gb_plan_propose_fn, the LLM planner): set
 	 * by the engine before each call, NULL/0 from gb_plan_facts_build().
@@ -244,6 +273,36 @@ void gb_plan_offerings_apply(struct gb_plan_facts *f, const char *region,
 
 /* Recompute every pool's memory estimate (after the engine changed it). */
 void gb_plan_pool_estimate(const struct gb_plan_facts *f, struct gb_pool *p);
+
+/*
+ * The quota an EC2 quota refusal [code] for [type] counts against, written
+ * into [buf] of [n] bytes: "vcpus:<bucket>" for VcpuLimitExceeded (the
+ * vCPU quota of the type's family bucket, "G" for the G and VT families;
+ * "vcpus:G:spot" for spot), "instances" for InstanceLimitExceeded (the
+ * region's instance count), else "<code>:<type>".  RET what one instance
+ * of [type] counts against it: its vCPUs for a vCPU quota (4 when the
+ * catalog does not know the type), else 1.
+ */
+int gb_plan_quota_key(const char *type, bool spot, const char *code,
+		      char *buf, size_t n);
+
+/*
+ * Every pool's quota_room (and walled, quota_code) from the quota memory
+ * in [st] that applies to f->instance_type ([spot] market), minus what the
+ * live instances recorded in [st] already hold in each region; HUGE_VAL
+ * when nothing is remembered.  Remembered = observations decayed to at
+ * least a quarter of one (two half-lives after a single refusal).
+ */
+gb_err_t gb_plan_quota_rooms(struct gb_plan_facts *f, struct gb_state *st,
+			     bool spot, gb_error_t *err);
+
+/*
+ * OUT *held: what the live instances recorded in [st] in [region] hold of
+ * [quota] (a gb_plan_quota_key() name), in its unit.
+ */
+gb_err_t gb_plan_quota_held(struct gb_state *st, const char *region,
+			    const char *quota, bool spot, double *held,
+			    gb_error_t *err);
 
 /*
  * The capacity memory in at most GB_PLAN_SUMMARY_MAX characters (the LLM

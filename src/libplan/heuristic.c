@@ -9,6 +9,8 @@
  *  3. pools memory knows nothing about;
  *  4. pools memory says are empty;
  *  5. pools that ran dry within policy.ice_cooldown ("cooling");
+ *  6. pools whose region's remembered quota has no room left ("walled",
+ *     with facts.bounds only);
  * ties by candidate order (home, then distance), AZ and subnet order.
  * With locality and a job of several nodes the pools are grouped by
  * region (or AZ) first: groups that memory says can hold the whole job,
@@ -31,6 +33,7 @@ enum tier {
 	TIER_UNKNOWN,
 	TIER_EMPTY,
 	TIER_COOLING,
+	TIER_WALLED,
 };
 
 static bool usable(const struct gb_pool *p)
@@ -45,6 +48,8 @@ static int rounded(double est)
 
 static enum tier tier_of(const struct gb_pool *p)
 {
+	if (p->mem.walled)
+		return TIER_WALLED;
 	if (p->mem.recent_ice)
 		return TIER_COOLING;
 	if (p->mem.est < 0)
@@ -134,7 +139,7 @@ static size_t build_groups(const struct gb_plan_facts *f, struct group *g)
 		}
 		if (!first_subnet(f, i))
 			continue;
-		if (tier_of(p) == TIER_COOLING)
+		if (tier_of(p) >= TIER_COOLING)
 			continue;	/* counts for nothing now */
 		if (p->mem.est < 0)
 			g[k].unknown = true;
@@ -164,6 +169,22 @@ static void reason_of(const struct gb_plan_facts *f, const struct gb_pool *p,
 			 rounded(p->mem.est));
 		return;
 	}
+	if (f->bounds && (p->mem.level_n > 0 || p->mem.floor_n > 0) &&
+	    tier_of(p) <= TIER_EMPTY && tier_of(p) != TIER_UNKNOWN) {
+		/* the evidence of the schema-2 estimate: levels, lower bounds */
+		if (p->mem.measured && p->mem.floor >= 0)
+			snprintf(buf, n, "memory: about %d (level %.1f over %.1f dry-outs, at least %.1f over %.1f visits)",
+				 rounded(p->mem.est), p->mem.level_sum / p->mem.level_n,
+				 p->mem.level_n, p->mem.floor, p->mem.floor_n);
+		else if (p->mem.measured)
+			snprintf(buf, n, "memory: about %d (level %.1f over %.1f dry-outs)",
+				 rounded(p->mem.est), p->mem.level_sum / p->mem.level_n,
+				 p->mem.level_n);
+		else
+			snprintf(buf, n, "memory: at least %.1f (over %.1f visits, never dry)",
+				 p->mem.floor, p->mem.floor_n);
+		return;
+	}
 	switch (tier_of(p)) {
 	case TIER_PLENTY:
 		snprintf(buf, n, "memory: gave %.1f and never ran dry", p->mem.got);
@@ -176,6 +197,10 @@ static void reason_of(const struct gb_plan_facts *f, const struct gb_pool *p,
 	case TIER_COOLING:
 		snprintf(buf, n, "ran dry %.0fs ago (cooling down)",
 			 f->now - p->mem.last_ice_at);
+		break;
+	case TIER_WALLED:
+		snprintf(buf, n, "quota: %s remembered, no room left in %s",
+			 p->mem.quota_code[0] ? p->mem.quota_code : "limit", p->region);
 		break;
 	default:
 		if (c->home)
@@ -199,6 +224,10 @@ static void sizing(const struct gb_plan_facts *f, const struct gb_pool *p,
 	*expect = 0;
 	if (!first || tier_of(p) == TIER_COOLING || e < 0)
 		return;
+	if (tier_of(p) == TIER_WALLED) {
+		*batch = 1;
+		return;
+	}
 	if (e == INT32_MAX) {
 		*expect = f->target;
 		return;
@@ -283,7 +312,9 @@ static gb_err_t no_pool(const struct gb_plan_facts *f, gb_error_t *err)
  * A pool memory knows nothing about is assumed to hold what the pools it
  * knows to have capacity hold on average (two of them at least): so a
  * warm plan explores unknown pools before pools known to be small, and
- * sizes their calls.  The copy in [pools] is what the planner works on.
+ * sizes their calls.  With facts.bounds the same goes for a pool only
+ * known to hold at least less than that.  The copy in [pools] is what the
+ * planner works on.
  */
 static void assume_unknown(const struct gb_plan_facts *f, struct gb_pool *pools)
 {
@@ -302,11 +333,21 @@ static void assume_unknown(const struct gb_plan_facts *f, struct gb_pool *pools)
 	}
 	if (n < 2)
 		return;
-	for (size_t i = 0; i < f->n_pools; i++)
-		if (pools[i].mem.est < 0 && !pools[i].mem.recent_ice) {
-			pools[i].mem.est = sum / n;
-			pools[i].mem.assumed = true;
+	for (size_t i = 0; i < f->n_pools; i++) {
+		struct gb_pool_memory *m = &pools[i].mem;
+
+		if (m->recent_ice || m->walled)
+			continue;
+		/*
+		 * A lower bound under the average says nothing against it: a
+		 * pool that gave 1 when asked 1 is assumed average too.
+		 */
+		if (m->est < 0 || (f->bounds && !m->measured && m->floor >= 0 &&
+				   !isinf(m->est) && m->est < sum / n)) {
+			m->est = sum / n;
+			m->assumed = true;
 		}
+	}
 }
 
 gb_err_t gb_plan_heuristic(const struct gb_plan_facts *in,

@@ -513,12 +513,14 @@ static void test_default_pattern(void)
 
 /*
  * Memory says 1 per AZ; there are 5.  Need 2: the first AZ is asked 1 + 1
- * hedge, the second exactly the 1 left; all three come: one extra.
+ * hedge named like the other call's node (in another region: a hedge never
+ * shares a name within its region), the second exactly the 1 left; all
+ * three come: one extra.
  */
 static void test_extras(void)
 {
 	static const char *const l[] = { "ap-south-1a=g5.xlarge=5",
-					 "ap-south-1b=g5.xlarge=5", NULL };
+					 "ap-northeast-2a=g5.xlarge=5", NULL };
 	struct req_opts q = REQ("g5", 2, GB_STRATEGY_DEFAULT);
 	struct gb_request req;
 	struct gb_orch_result res;
@@ -532,7 +534,7 @@ static void test_extras(void)
 	make_orch(NULL);
 	if (gb_state_capacity_record(st, "ap-south-1", "ap-south-1a", "g5.xlarge", 4, 1,
 				     true, false, now, 3600, &err) ||
-	    gb_state_capacity_record(st, "ap-south-1", "ap-south-1b", "g5.xlarge", 4, 1,
+	    gb_state_capacity_record(st, "ap-northeast-2", "ap-northeast-2a", "g5.xlarge", 4, 1,
 				     true, false, now, 3600, &err))
 		die(err.text);
 	landscape(l);
