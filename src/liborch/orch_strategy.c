@@ -613,22 +613,21 @@ static void name_hedges(struct orch_run *r, struct wave *w)
 }
 
 /*
- * An expectation [e] that memory cannot vouch for: assumed, more than a
- * pool never seen dry has proven, or between two levels.
+ * Relying on [asked] instances from [pool] (expected [e]) is more than
+ * memory can vouch for: the pool is only assumed, it never ran dry and
+ * proved less, or its mean level is short of it.
  */
-static bool uncertain(const struct orch_run *r, size_t pool, int e)
+static bool uncertain(const struct orch_run *r, size_t pool, int e, int asked)
 {
 	const struct gb_pool *p = &r->facts.pools[pool];
-	double frac;
 
 	if (e < 0 || isinf(p->mem.est))
 		return false;
 	if (!p->mem.known || p->mem.est < 0)
 		return true;
 	if (!p->mem.measured && p->mem.floor >= 0)
-		return e > p->mem.floor + 0.2;
-	frac = p->mem.est - floor(p->mem.est);
-	return frac > 0.2 && frac < 0.8;
+		return asked > p->mem.floor + 0.2;
+	return asked > p->mem.est + 0.2;
 }
 
 /*
@@ -707,6 +706,7 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 		int cap, e, count, hedge = 0;
 		double room;
 		size_t first;
+		bool unsure;
 
 		if (wave_full(r, w))
 			break;
@@ -756,6 +756,7 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 			count = (int)room;	/* never ask past the remembered quota */
 		if (count + hedge > room)
 			hedge = (int)room - count;
+		unsure = uncertain(r, (size_t)p, e, count);
 		need -= count;
 		first = w->n;
 		while (count > 0 && !rc && !wave_full(r, w)) {
@@ -771,7 +772,7 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 			 */
 			if (!rc && w->n - first > 1)
 				w->cover[w->n - 1] = (int)w->n - 2;
-			if (!rc && count == 0 && uncertain(r, (size_t)p, e))
+			if (!rc && count == 0 && unsure)
 				cover = (int)w->n - 1;
 		}
 		need += count;	/* what the parallel cap left over */
@@ -779,8 +780,10 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 	/*
 	 * A spare saves a round trip only while nothing else is in flight:
 	 * a follow-up batch is sent the moment its uncertain call answers.
+	 * Under throttling a call costs several requests and feeds the storm.
 	 */
-	if (!rc && cover >= 0 && need <= 0 && r->hedge > 0 && w->n_fly == 0)
+	if (!rc && cover >= 0 && need <= 0 && r->hedge > 0 && w->n_fly == 0 &&
+	    !r->saw_throttle)
 		rc = add_spare(r, group, w, cover, err);
 	if (!rc)
 		name_hedges(r, w);

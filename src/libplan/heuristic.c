@@ -344,7 +344,8 @@ static void assume_unknown(const struct gb_plan_facts *f, struct gb_pool *pools)
 		 */
 		if (m->est < 0 || (f->bounds && !m->measured && m->floor >= 0 &&
 				   !isinf(m->est) && m->est < sum / n)) {
-			m->est = sum / n;
+			/* never more than the region's remembered quota room */
+			m->est = sum / n < m->quota_room ? sum / n : m->quota_room;
 			m->assumed = true;
 		}
 	}

@@ -772,6 +772,307 @@ static void test_addresses(void)
 	req_free(&req);
 }
 
+/*****************************************************************************
+ *  The default strategy's memory: lower bounds, quota walls, work queue
+ *****************************************************************************/
+
+struct cap_probe {
+	const char *az;
+	double level_sum, level_n, floor_sum, floor_n;
+};
+
+static int cap_row(const struct gb_capacity *c, void *arg)
+{
+	struct cap_probe *p = arg;
+
+	if (c->az && !strcmp(c->az, p->az)) {
+		p->level_sum = c->level_sum;
+		p->level_n = c->level_n;
+		p->floor_sum = c->floor_sum;
+		p->floor_n = c->floor_n;
+	}
+	return 0;
+}
+
+static struct cap_probe capacity_of(const char *az)
+{
+	struct cap_probe p = { az, 0, 0, 0, 0 };
+	gb_error_t err;
+
+	if (gb_state_capacity_list(st, "g5.xlarge", gb_time_now(), 3600, cap_row, &p, &err))
+		die(err.text);
+	return p;
+}
+
+struct quota_probe {
+	const char *region, *quota;
+	double limit_sum, limit_n, refusals;
+	char code[40];
+};
+
+static int quota_row(const struct gb_quota *q, void *arg)
+{
+	struct quota_probe *p = arg;
+
+	if (!strcmp(q->region, p->region) && !strcmp(q->quota, p->quota)) {
+		p->limit_sum = q->limit_sum;
+		p->limit_n = q->limit_n;
+		p->refusals = q->refusals;
+		gb_strlcpy(p->code, q->code, sizeof(p->code));
+	}
+	return 0;
+}
+
+static struct quota_probe quota_of(const char *region, const char *quota)
+{
+	struct quota_probe p = { region, quota, 0, 0, 0, "" };
+	gb_error_t err;
+
+	if (gb_state_quota_list(st, gb_time_now(), 3600, quota_row, &p, &err))
+		die(err.text);
+	return p;
+}
+
+static int asked_in(const struct atts *x, const char *region)
+{
+	int n = 0;
+
+	for (int i = 0; i < x->n; i++)
+		n += !strcmp(x->v[i].region, region) ? x->v[i].asked : 0;
+	return n;
+}
+
+/*
+ * A visit that got all it asked proves a lower bound, one that ran the AZ
+ * dry measures its level; a warm run asks pools proven to hold a full
+ * batch for exactly that, with no hedge and no spare.
+ */
+static void test_lower_bounds(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=1",
+					 "ap-south-1b=g5.xlarge=6",
+					 "ap-northeast-2a=g5.xlarge=6", NULL };
+	struct req_opts q = REQ("g5", 5, GB_STRATEGY_DEFAULT);
+	struct gb_request req;
+	struct gb_orch_result res;
+	struct cap_probe a, b;
+	struct atts x;
+	char seq[256];
+	gb_error_t err;
+	gb_err_t rc;
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	/* cold: 1a asked 4 gives 1 (dry: level 1), 1b asked 1 gives 1 (at least 1) */
+	rc = run_req(&q, &req, &res, &err);
+	a = capacity_of("ap-south-1a");
+	b = capacity_of("ap-south-1b");
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS,
+	      "lower bounds: cold 5 nodes (%s)", res.reason);
+	check(fabs(a.level_n - 1) < 0.01 && fabs(a.level_sum - 1) < 0.01 && a.floor_n == 0,
+	      "a visit that ran the AZ dry measured its level (level %.2f over %.2f)",
+	      a.level_sum, a.level_n);
+	check(b.level_n == 0 && b.floor_n > 0.99 && b.floor_sum >= 0.99 * b.floor_n,
+	      "a visit that got all it asked recorded a lower bound (at least %.2f over %.2f)",
+	      b.floor_sum, b.floor_n);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	/* warm: memory says 1b and 2a held at least 4 twice; 8 nodes */
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	for (int i = 0; i < 2; i++)
+		if (gb_state_capacity_level(st, "ap-south-1", "ap-south-1b", "g5.xlarge", 4, false,
+					    gb_time_now() - 1200 + 600 * i, 3600, &err) ||
+		    gb_state_capacity_level(st, "ap-northeast-2", "ap-northeast-2a", "g5.xlarge", 4,
+					    false, gb_time_now() - 1200 + 600 * i, 3600, &err))
+			die(err.text);
+	q.n = 8;
+	rc = run_req(&q, &req, &res, &err);
+	attempts(req.id, &x);
+	asked_seq(&x, seq, sizeof(seq));
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && x.n == 2 &&
+	      !strcmp(seq, "4+,4+") && res.extras == 0 && strcmp(x.v[0].az, x.v[1].az),
+	      "warm: the two pools proven to hold a full batch are asked 4 each, nothing else (%s)",
+	      seq);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+}
+
+/*
+ * A quota refusal is remembered per (region, quota); the next request
+ * neither probes the walled region nor asks a region past its remembered
+ * room, and stops PARTIAL when only walls are left.  Pools that ran dry are
+ * still probed (one instance each): capacity comes and goes, quotas stay.
+ * best_effort plans as before (it ignores quota memory).
+ */
+static void test_quota_memory(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=5", "ap-south-1b=g5.xlarge=5",
+					 "ap-northeast-2a=g5.xlarge=2", NULL };
+	struct req_opts q = REQ("g5", 4, GB_STRATEGY_DEFAULT);
+	struct gb_request req;
+	struct gb_orch_result res;
+	struct quota_probe qp;
+	struct atts x;
+	gb_error_t err;
+	gb_err_t rc;
+	bool probes = true, ne1 = false;
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	fault("{\"count\":20,\"kind\":\"error\",\"code\":\"VcpuLimitExceeded\",\"status\":400,"
+	      "\"action\":\"RunInstances\",\"region\":\"ap-south-1\"}");
+	rc = run_req(&q, &req, &res, &err);
+	no_faults();
+	qp = quota_of("ap-south-1", "vcpus:G");
+	check(rc == GB_E_OK && res.result == GB_RESULT_PARTIAL && res.launched == 2 &&
+	      qp.limit_n > 0.99 && qp.limit_sum < 0.01 && qp.refusals > 0.99 &&
+	      !strcmp(qp.code, "VcpuLimitExceeded"),
+	      "quota memory: the refusal is remembered as a limit of 0 vCPUs in ap-south-1 (%s)",
+	      res.reason);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	/* no fault now: memory alone keeps the default out of ap-south-1 */
+	landscape(l);
+	rc = run_req(&q, &req, &res, &err);
+	attempts(req.id, &x);
+	for (int i = 0; i < x.n; i++) {
+		if (!strcmp(x.v[i].region, "ap-northeast-1")) {
+			ne1 = true;
+			probes &= x.v[i].asked == 1;
+		}
+	}
+	check(rc == GB_E_OK && res.result == GB_RESULT_PARTIAL && res.launched == 2 &&
+	      asked_in(&x, "ap-south-1") == 0 && strstr(res.reason, "ap-south-1") &&
+	      trace_has(&res, "quota stop: every pool left is behind a remembered quota wall (ap-south-1:VcpuLimitExceeded)"),
+	      "the walled region is not asked; PARTIAL, the reason names it (%s)", res.reason);
+	check(ne1 && probes,
+	      "pools that ran dry in the last request are still probed, one instance each");
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	q.strategy = GB_STRATEGY_BEST_EFFORT;
+	landscape(l);
+	rc = run_req(&q, &req, &res, &err);
+	attempts(req.id, &x);
+	check(rc == GB_E_OK && res.launched == 4 && asked_in(&x, "ap-south-1") > 0,
+	      "best_effort ignores quota memory, as before (asked %d in ap-south-1)",
+	      asked_in(&x, "ap-south-1"));
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	/* a remembered room of 8 vCPUs (2 g5.xlarge): never asked past it */
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	if (gb_state_quota_record(st, "ap-south-1", "vcpus:G", "VcpuLimitExceeded", 8, true,
+				  gb_time_now() - 60, 3600, &err))
+		die(err.text);
+	q.strategy = GB_STRATEGY_DEFAULT;
+	q.n = 6;
+	rc = run_req(&q, &req, &res, &err);
+	attempts(req.id, &x);
+	check(rc == GB_E_OK && res.launched == 4 && asked_in(&x, "ap-south-1") == 2 &&
+	      count_region(&res, "ap-south-1") == 2,
+	      "the remembered room: 2 asked in ap-south-1, 2 from ap-northeast-2 (%s)",
+	      res.reason);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+}
+
+/* Index of the first event of [kind] whose detail starts with [prefix]. */
+struct ev_find {
+	const char *kind, *prefix;
+	int i, found;
+};
+
+static int ev_row(const struct gb_event *ev, void *arg)
+{
+	struct ev_find *f = arg;
+
+	if (f->found < 0 && !strcmp(ev->kind, f->kind) && ev->detail &&
+	    gb_str_has_prefix(ev->detail, f->prefix))
+		f->found = f->i;
+	f->i++;
+	return 0;
+}
+
+static int event_index(const char *id, const char *kind, const char *prefix)
+{
+	struct ev_find f = { kind, prefix, 0, -1 };
+	gb_error_t err;
+
+	if (gb_state_event_list(st, id, ev_row, &f, &err))
+		die(err.text);
+	return f.found;
+}
+
+/*
+ * The work queue: a call that hangs 3 s does not hold up the follow-up of
+ * one that answered short: the follow-up is sent (its launch event) before
+ * the slow call answers (its call event).
+ */
+static void test_work_queue(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=4",
+					 "ap-northeast-2a=g5.xlarge=1",
+					 "ap-northeast-2b=g5.xlarge=4", NULL };
+	struct req_opts q = REQ("g5", 6, GB_STRATEGY_DEFAULT);
+	struct gb_request req;
+	struct gb_orch_result res;
+	struct atts x;
+	gb_error_t err;
+	gb_err_t rc;
+	int sent, slow;
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	/*
+	 * Memory: ap-south-1a held at least 4, ap-northeast-2a ran dry at 2,
+	 * ap-northeast-2b at 1, the other pools were empty.
+	 */
+	if (gb_state_capacity_level(st, "ap-south-1", "ap-south-1a", "g5.xlarge", 4, false,
+				    gb_time_now() - 600, 3600, &err) ||
+	    gb_state_capacity_level(st, "ap-northeast-2", "ap-northeast-2a", "g5.xlarge", 2,
+				    true, gb_time_now() - 600, 3600, &err) ||
+	    gb_state_capacity_level(st, "ap-northeast-2", "ap-northeast-2b", "g5.xlarge", 1,
+				    true, gb_time_now() - 600, 3600, &err))
+		die(err.text);
+	{
+		static const char *const empty[][2] = {
+			{ "ap-south-1", "ap-south-1b" }, { "ap-northeast-2", "ap-northeast-2c" },
+			{ "ap-northeast-1", "ap-northeast-1a" }, { "ap-northeast-1", "ap-northeast-1c" },
+		};
+
+		for (size_t i = 0; i < GB_ARRAY_LEN(empty); i++)
+			if (gb_state_capacity_level(st, empty[i][0], empty[i][1], "g5.xlarge", 0,
+						    true, gb_time_now() - 600, 3600, &err))
+				die(err.text);
+	}
+	fault("{\"count\":1,\"kind\":\"latency\",\"latency\":3,\"action\":\"RunInstances\","
+	      "\"region\":\"ap-south-1\"}");
+	rc = run_req(&q, &req, &res, &err);
+	no_faults();
+	attempts(req.id, &x);
+	sent = event_index(req.id, "launch", "seq=2 ");
+	slow = event_index(req.id, "call", "seq=0 ");
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && x.n == 3 &&
+	      !strcmp(x.v[0].az, "ap-south-1a") && !strcmp(x.v[2].az, "ap-northeast-2b"),
+	      "work queue: 4 from ap-south-1a, 1 of 2 from ap-northeast-2a, the last from ap-northeast-2b (%s)",
+	      res.reason);
+	check(sent >= 0 && slow >= 0 && sent < slow,
+	      "work queue: the follow-up was sent (event %d) before the slow call answered (event %d)",
+	      sent, slow);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+}
+
 static void test_modes(void)
 {
 	static const char *const l[] = { "ap-south-1a=g5.xlarge=1", "ap-northeast-2a=g5.xlarge=9",
@@ -1390,6 +1691,9 @@ int main(void)
 	test_errors();
 	test_addresses();
 	test_modes();
+	test_lower_bounds();
+	test_quota_memory();
+	test_work_queue();
 	test_terminate_and_tools();
 	test_proposer();
 	test_crash_rerun();

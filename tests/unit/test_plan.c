@@ -474,6 +474,163 @@ static void test_memory_and_heuristic(void **state)
 	drop_state(st);
 }
 
+static void level(gb_state_t *st, const char *region, const char *az, int n,
+		  bool exact, double at)
+{
+	gb_error_t err;
+
+	assert_int_equal(gb_state_capacity_level(st, region, az, "g5.xlarge", n, exact, at,
+						 conf->policy.capacity_half_life, &err),
+			 GB_E_OK);
+}
+
+/* A live g5.xlarge of ours in [region] (it holds 4 vCPUs of its quota). */
+static void live_instance(gb_state_t *st, const char *region, const char *id)
+{
+	struct gb_request req = { 0 };
+	struct gb_instance in = { 0 };
+	gb_error_t err;
+
+	req.kind = GB_REQ_RESUME;
+	req.state = GB_RSTATE_RUNNING;
+	req.nodeset = "g5";
+	req.nodes = "g5-1";
+	req.node_count = 1;
+	assert_int_equal(gb_state_request_add(st, &req, &err), GB_E_OK);
+	in.request_id = req.id;
+	in.region = region;
+	in.instance_id = id;
+	in.node = "g5-1";
+	in.instance_type = "g5.xlarge";
+	in.state = GB_INST_RUNNING;
+	in.launched_at = 1.8e9 - 60;
+	assert_int_equal(gb_state_instance_add(st, &in, &err), GB_E_OK);
+}
+
+static void bounds_facts(gb_state_t *st, struct gb_candidates *c,
+			 struct gb_plan_facts *f, double now)
+{
+	gb_error_t err;
+
+	assert_int_equal(gb_plan_facts_build(conf, c, "g5.xlarge", 8, 1, GB_LOCALITY_NONE, st,
+					     now, f, &err), GB_E_OK);
+	f->bounds = true;
+	assert_int_equal(gb_plan_quota_rooms(f, st, false, &err), GB_E_OK);
+	for (size_t i = 0; i < f->n_pools; i++)
+		gb_plan_pool_estimate(f, &f->pools[i]);
+}
+
+/*
+ * The default strategy's memory (facts.bounds): levels measured when a pool
+ * ran dry, lower bounds when it gave all it was asked, quota walls.
+ */
+static void test_bounds_and_quota(void **state)
+{
+	gb_state_t *st = temp_state();
+	struct gb_candidates c;
+	struct gb_plan_facts f;
+	struct gb_plan *p = NULL;
+	const struct gb_pool *q;
+	double now = 1.8e9, hl = conf->policy.capacity_half_life;
+	double l1 = exp2(-1.0), f1 = exp2(-1200 / hl) + exp2(-600 / hl);
+	char key[64];
+	gb_error_t err;
+
+	(void)state;
+	/* ap-northeast-2b gave all 4 asked three times: at least a full batch */
+	for (int i = 0; i < 3; i++)
+		level(st, "ap-northeast-2", "ap-northeast-2b", 4, false, now - 1800 + 600 * i);
+	/* ap-northeast-1a ran dry at 2 an hour ago, then gave 4 of 4 twice */
+	level(st, "ap-northeast-1", "ap-northeast-1a", 2, true, now - 3600);
+	level(st, "ap-northeast-1", "ap-northeast-1a", 4, false, now - 1200);
+	level(st, "ap-northeast-1", "ap-northeast-1a", 4, false, now - 600);
+	/* ap-south-1b ran dry at 3, then gave the 2 it was asked: still 3 */
+	level(st, "ap-south-1", "ap-south-1b", 3, true, now - 1200);
+	level(st, "ap-south-1", "ap-south-1b", 2, false, now - 600);
+	/* ap-northeast-2a gave the 1 it was asked; ap-northeast-1c gave 9 */
+	level(st, "ap-northeast-2", "ap-northeast-2a", 1, false, now - 600);
+	level(st, "ap-northeast-1", "ap-northeast-1c", 9, false, now - 600);
+	/* ap-south-1 allows 8 vCPUs of G; one g5.xlarge of ours lives there */
+	assert_int_equal(gb_state_quota_record(st, "ap-south-1", "vcpus:G", "VcpuLimitExceeded",
+					       8, true, now - 600, hl, &err), GB_E_OK);
+	live_instance(st, "ap-south-1", "i-0a");
+	assert_int_equal(gb_plan_candidates(conf, "ap-southeast-1", GB_MODE_MULTI_REGION, &c, &err),
+			 GB_E_OK);
+
+	/* without bounds (the other strategies): the counters, which are empty */
+	assert_int_equal(gb_plan_facts_build(conf, &c, "g5.xlarge", 8, 1, GB_LOCALITY_NONE, st,
+					     now, &f, &err), GB_E_OK);
+	assert_true(pool_of(&f, "subnet-apne2b-1")->mem.est < 0);
+	assert_true(isinf(pool_of(&f, "subnet-aps1b-1")->mem.quota_room));
+	gb_plan_facts_clear(&f);
+
+	bounds_facts(st, &c, &f, now);
+	q = pool_of(&f, "subnet-apne2b-1");
+	assert_false(q->mem.measured);
+	assert_true(fabs(q->mem.est - 4) < 1e-9 && fabs(q->mem.floor - 4) < 1e-9);
+	q = pool_of(&f, "subnet-apne1a-1");
+	assert_true(q->mem.measured);
+	assert_true(fabs(q->mem.est - (2 + f1 / (l1 + f1) * 2)) < 1e-9);
+	q = pool_of(&f, "subnet-aps1b-1");	/* 3, but the quota leaves room for 1 */
+	assert_true(fabs(q->mem.quota_room - 1) < 1e-9);
+	assert_true(fabs(q->mem.est - 1) < 1e-9);
+	assert_false(q->mem.walled);
+	assert_string_equal(q->mem.quota_code, "VcpuLimitExceeded");
+	assert_true(isinf(pool_of(&f, "subnet-apne1c-1")->mem.est));	/* plenty */
+	assert_true(fabs(pool_of(&f, "subnet-apne2a-1")->mem.est - 1) < 1e-9);
+	assert_true(isinf(pool_of(&f, "subnet-apne2c-1")->mem.quota_room));
+
+	assert_int_equal(gb_plan_heuristic(&f, &p, &err), GB_E_OK);
+	assert_string_equal(p->steps[0].subnet, "subnet-apne1c-1");	/* plenty */
+	assert_string_equal(p->steps[1].subnet, "subnet-apne2b-1");	/* 4, nearer */
+	assert_int_equal(p->steps[1].expect, 4);
+	assert_string_equal(p->steps[1].reason, "memory: at least 4.0 (over 2.4 visits, never dry)");
+	assert_string_equal(p->steps[2].subnet, "subnet-apne1a-1");	/* about 4 */
+	/* "at least 1" is no reason to rank a pool under the average: assumed */
+	assert_string_equal(p->steps[3].subnet, "subnet-apne2a-1");
+	assert_non_null(strstr(p->steps[3].reason, "assumed about"));
+	assert_string_equal(p->steps[4].subnet, "subnet-apne2c-1");
+	assert_string_equal(p->steps[5].subnet, "subnet-aps1b-1");	/* measured, room 1 */
+	assert_int_equal(p->steps[5].expect, 1);
+	assert_string_equal(p->steps[6].subnet, "subnet-aps1a-1");	/* assumed, room 1 */
+	assert_int_equal(p->steps[6].expect, 1);
+	gb_plan_free(p);
+	gb_plan_facts_clear(&f);
+
+	/* a second g5.xlarge there fills the quota: ap-south-1 is walled, last */
+	live_instance(st, "ap-south-1", "i-0b");
+	bounds_facts(st, &c, &f, now);
+	q = pool_of(&f, "subnet-aps1b-1");
+	assert_true(q->mem.walled && q->mem.est == 0 && q->mem.quota_room == 0);
+	assert_int_equal(gb_plan_heuristic(&f, &p, &err), GB_E_OK);
+	assert_string_equal(p->steps[p->n_steps - 1].region, "ap-south-1");
+	assert_string_equal(p->steps[p->n_steps - 3].reason,
+			    "quota: VcpuLimitExceeded remembered, no room left in ap-south-1");
+	assert_int_equal(p->steps[p->n_steps - 3].batch, 1);
+	gb_plan_free(p);
+	gb_plan_facts_clear(&f);
+
+	/* two half-lives after the refusal the wall is forgotten */
+	bounds_facts(st, &c, &f, now - 600 + 2 * hl + 1);
+	assert_true(isinf(pool_of(&f, "subnet-aps1b-1")->mem.quota_room));
+	gb_plan_facts_clear(&f);
+
+	assert_int_equal(gb_plan_quota_key("g5.xlarge", false, "VcpuLimitExceeded", key,
+					   sizeof(key)), 4);
+	assert_string_equal(key, "vcpus:G");
+	assert_int_equal(gb_plan_quota_key("g6e.12xlarge", true, "VcpuLimitExceeded", key,
+					   sizeof(key)), 48);
+	assert_string_equal(key, "vcpus:G:spot");
+	assert_int_equal(gb_plan_quota_key("g5.xlarge", false, "InstanceLimitExceeded", key,
+					   sizeof(key)), 1);
+	assert_string_equal(key, "instances");
+	assert_int_equal(gb_plan_quota_key("g5.xlarge", true, "MaxSpotInstanceCountExceeded", key,
+					   sizeof(key)), 1);
+	assert_string_equal(key, "MaxSpotInstanceCountExceeded:g5.xlarge");
+	gb_plan_candidates_clear(&c);
+	drop_state(st);
+}
+
 static void test_summary_bounded(void **state)
 {
 	struct gb_plan_facts f = { 0 };
@@ -601,6 +758,7 @@ int main(void)
 		cmocka_unit_test(test_validate_all_reasons),
 		cmocka_unit_test(test_plan_json),
 		cmocka_unit_test(test_memory_and_heuristic),
+		cmocka_unit_test(test_bounds_and_quota),
 		cmocka_unit_test(test_summary_bounded),
 		cmocka_unit_test(test_token),
 		cmocka_unit_test(test_user_data),
