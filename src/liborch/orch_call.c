@@ -745,16 +745,13 @@ bool orch_calls_send(struct orch_run *r, struct orch_call **calls, size_t n)
 size_t orch_calls_answered(struct orch_run *r, struct orch_call **out,
 			   size_t max)
 {
-	struct orch_job **jp = calloc(max ? max : 1, sizeof(*jp));
+	struct orch_job *jp[GB_ORCH_MAX_PARALLEL];
 	size_t n;
 
-	if (!jp)
-		return 0;
-	n = orch_pool_collect(r->pool, jp, max);
+	n = orch_pool_collect(r->pool, jp, max < GB_ARRAY_LEN(jp) ? max : GB_ARRAY_LEN(jp));
 	/* the job is the first member of its call */
 	for (size_t i = 0; i < n; i++)
 		out[i] = (struct orch_call *)(void *)jp[i];
-	free(jp);
 	return n;
 }
 

@@ -886,12 +886,10 @@ static gb_err_t send_batch(struct orch_run *r, struct wave *w, gb_error_t *err)
  */
 static gb_err_t land(struct orch_run *r, struct wave *w, gb_error_t *err)
 {
-	struct orch_call **done = calloc(w->n_fly + 1, sizeof(*done));
+	struct orch_call *done[GB_ORCH_MAX_PARALLEL];
 	size_t n;
 	gb_err_t rc = GB_E_OK;
 
-	if (!done)
-		return gb_errorf(err, GB_E_NOMEM, "out of memory");
 	n = orch_calls_answered(r, done, w->n_fly);
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < w->n_fly; k++)
@@ -911,7 +909,6 @@ static gb_err_t land(struct orch_run *r, struct wave *w, gb_error_t *err)
 					 backoff(pr->throttled - 1) / 2;
 		orch_call_free(done[i]);
 	}
-	free(done);
 	return rc;
 }
 
