@@ -63,32 +63,28 @@ static double counter_estimate(const struct gb_plan_facts *f,
 }
 
 /*
- * From levels and lower bounds: the mean measured level, raised towards
- * the mean lower bound by the bounds' share of the evidence when they say
- * more (a pool that gave 4 of 4 three times since it ran dry at 2 holds
- * more than 2 now); a pool never seen dry is estimated at its mean lower
- * bound, and plenty when that is 2 x batch_max or more.  Lower bounds
- * under the levels say nothing new (asking a pool its estimate proves
- * no more than the estimate).
+ * From levels and lower bounds (libstate keeps them consistent: newer
+ * evidence drops what it contradicts, so bounds never exceed the levels):
+ * the decayed mean of the levels measured when the pool ran dry; for a
+ * pool never seen dry, the mean lower bound, and plenty when that is
+ * 2 x batch_max or more.
  */
 static double bounds_estimate(const struct gb_plan_facts *f,
 			      struct gb_pool_memory *m)
 {
-	double w = m->level_n + m->floor_n, lv;
+	double lv;
 	int bmax = f->batch_max > 0 ? f->batch_max : 4;
 
 	m->floor = m->floor_n > MEMORY_DRY_EPS ? m->floor_sum / m->floor_n : -1;
 	m->measured = m->level_n > MEMORY_DRY_EPS;
 	if (m->level_n == 0 && m->floor_n == 0)
 		return counter_estimate(f, m);	/* written before schema 2 */
-	if (w < MEMORY_MIN_VISITS)
+	if (m->level_n + m->floor_n < MEMORY_MIN_VISITS)
 		return -1;	/* faded */
 	if (!m->measured)
 		return m->floor >= 2.0 * bmax ? HUGE_VAL : m->floor;
 	lv = m->level_sum / m->level_n;
-	if (m->floor > lv)
-		lv += m->floor_n / w * (m->floor - lv);
-	return lv;
+	return m->floor > lv ? m->floor : lv;
 }
 
 void gb_plan_pool_estimate(const struct gb_plan_facts *f, struct gb_pool *p)

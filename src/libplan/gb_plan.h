@@ -160,9 +160,8 @@ struct gb_pool_memory {
 	/*
 	 * Schema-2 memory (gb_state_capacity_level), decayed to facts.now.
 	 * With facts.bounds the estimate comes from these: the decayed mean
-	 * of the measured levels, raised towards the mean of the lower
-	 * bounds by their share of the evidence; a pool never seen dry is
-	 * estimated at its mean lower bound ("at least").
+	 * of the measured levels; a pool never seen dry is estimated at its
+	 * mean lower bound ("at least").
 	 */
 	double level_sum, level_n, floor_sum, floor_n;
 	double counter_est;	/* the counters' estimate, whatever bounds */

@@ -316,22 +316,56 @@ static gb_err_t no_pool(const struct gb_plan_facts *f, gb_error_t *err)
  * known to hold at least less than that.  The copy in [pools] is what the
  * planner works on.
  */
-static void assume_unknown(const struct gb_plan_facts *f, struct gb_pool *pools)
+/* A pool never seen dry, known by lower bounds only (facts.bounds). */
+static bool bounded_only(const struct gb_plan_facts *f, const struct gb_pool *p)
 {
-	double sum = 0;
-	int n = 0;
+	return f->bounds && !p->mem.measured && p->mem.floor >= 0;
+}
+
+/*
+ * The mean estimate of the pools with capacity (an empty one says nothing
+ * of the others), first subnets only; pools known by lower bounds only
+ * count at no less than the mean of the others (a bound under it is no
+ * evidence against it).  RET the mean, or -1 with fewer than two pools.
+ */
+static double capacity_mean(const struct gb_plan_facts *f)
+{
+	double sum[2] = { 0, 0 }, mean;
+	int n[2] = { 0, 0 };
 
 	for (size_t i = 0; i < f->n_pools; i++) {
 		const struct gb_pool *p = &f->pools[i];
+		int k = bounded_only(f, p);
 
-		/* pools with capacity: an empty one says nothing of the others */
 		if (p->mem.est >= 0.5 && !isinf(p->mem.est) && p->offered != GB_OFFER_NO &&
-		    first_subnet(f, i)) {
-			sum += p->mem.est;
-			n++;
+		    !p->mem.walled && first_subnet(f, i)) {
+			sum[k] += p->mem.est;
+			n[k]++;
 		}
 	}
-	if (n < 2)
+	if (n[0] + n[1] < 2)
+		return -1;
+	if (n[0] == 0 || n[1] == 0)
+		return (sum[0] + sum[1]) / (n[0] + n[1]);
+	mean = sum[0] / n[0];
+	for (size_t i = 0; i < f->n_pools; i++) {
+		const struct gb_pool *p = &f->pools[i];
+
+		if (bounded_only(f, p) && p->mem.est >= 0.5 && !isinf(p->mem.est) &&
+		    p->offered != GB_OFFER_NO && !p->mem.walled && first_subnet(f, i) &&
+		    p->mem.est < mean)
+			sum[1] += mean - p->mem.est;
+	}
+	return (sum[0] + sum[1]) / (n[0] + n[1]);
+}
+
+static void assume_unknown(const struct gb_plan_facts *f, struct gb_pool *pools)
+{
+	double mean = capacity_mean(f);
+	double sum = mean;
+	int n = 1;
+
+	if (mean < 0)
 		return;
 	for (size_t i = 0; i < f->n_pools; i++) {
 		struct gb_pool_memory *m = &pools[i].mem;
@@ -342,8 +376,8 @@ static void assume_unknown(const struct gb_plan_facts *f, struct gb_pool *pools)
 		 * A lower bound under the average says nothing against it: a
 		 * pool that gave 1 when asked 1 is assumed average too.
 		 */
-		if (m->est < 0 || (f->bounds && !m->measured && m->floor >= 0 &&
-				   !isinf(m->est) && m->est < sum / n)) {
+		if (m->est < 0 || (bounded_only(f, &pools[i]) && !isinf(m->est) &&
+				   m->est < sum / n)) {
 			/* never more than the region's remembered quota room */
 			m->est = sum / n < m->quota_room ? sum / n : m->quota_room;
 			m->assumed = true;

@@ -447,7 +447,11 @@ gb_err_t gb_state_capacity_record(gb_state_t *st, const char *region,
  * (the row is created if missing): [exact] true when the pool ran dry
  * there, so it held [level] (level_sum += level, level_n += 1); false when
  * it gave [level] and was not asked for more, so it held at least that
- * (floor_sum, floor_n).  [level] >= 0.
+ * (floor_sum, floor_n).  [level] >= 0.  Newer evidence wins where it
+ * contradicts older: a level under the mean lower bound drops the bounds,
+ * a bound over the mean level drops the levels; a bound over the mean
+ * bound raises them to it (weight kept, plus one), a bound at or under it
+ * adds nothing (it proves nothing new).
  */
 gb_err_t gb_state_capacity_level(gb_state_t *st, const char *region,
 				 const char *az, const char *instance_type,

@@ -1111,6 +1111,31 @@ gb_err_t gb_state_capacity_record(gb_state_t *st, const char *region,
 	return gb_state_tx_end(st, own, rc, err);
 }
 
+/*
+ * Newer evidence wins where it contradicts older: a level under the mean
+ * lower bound drops the bounds (the pool holds less than they said); a
+ * bound over the mean level drops the levels (it holds more than when it
+ * ran dry).  A bound at or over the mean bound confirms or raises the
+ * bounds to it (their weight plus one); one under it proves nothing they
+ * do not say and adds nothing.
+ */
+static void level_add(struct cap_row *c, int level, bool exact)
+{
+	if (exact) {
+		if (c->floor_n > 0 && level < c->floor_sum / c->floor_n - 1e-6)
+			c->floor_sum = c->floor_n = 0;
+		c->level_sum += level;
+		c->level_n += 1;
+		return;
+	}
+	if (c->level_n > 0 && level > c->level_sum / c->level_n + 1e-6)
+		c->level_sum = c->level_n = 0;
+	if (c->floor_n > 0 && level < c->floor_sum / c->floor_n - 1e-6)
+		return;
+	c->floor_n += 1;
+	c->floor_sum = level * c->floor_n;
+}
+
 gb_err_t gb_state_capacity_level(gb_state_t *st, const char *region,
 				 const char *az, const char *instance_type,
 				 int level, bool exact, double now,
@@ -1129,13 +1154,7 @@ gb_err_t gb_state_capacity_level(gb_state_t *st, const char *region,
 	rc = cap_get(st, region, az, instance_type, &c, err);
 	if (rc == GB_E_OK) {
 		cap_decay(&c, now, half_life);
-		if (exact) {
-			c.level_sum += level;
-			c.level_n += 1;
-		} else {
-			c.floor_sum += level;
-			c.floor_n += 1;
-		}
+		level_add(&c, level, exact);
 		rc = cap_put(st, region, az, instance_type, &c, err);
 	}
 	return gb_state_tx_end(st, own, rc, err);

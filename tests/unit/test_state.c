@@ -1489,25 +1489,53 @@ static void test_capacity_levels(void **state)
 	gb_error_t e = { 0 };
 
 	f->st = open_ok(f->path);
-	/* dry at 3, then a visit that gave all 4 it was asked */
+	/* dry at 3, then at 2; then a visit that gave the 2 it was asked */
 	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
 						 "g5.xlarge", 3, true, t0, hl, &e),
 			 GB_E_OK);
 	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
-						 "g5.xlarge", 4, false, t0 + hl, hl,
-						 &e),
+						 "g5.xlarge", 2, true, t0 + hl, hl, &e),
+			 GB_E_OK);
+	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
+						 "g5.xlarge", 2, false, t0 + hl, hl, &e),
 			 GB_E_OK);
 	assert_int_equal(gb_state_capacity_list(f->st, "g5.xlarge", t0 + hl, hl,
 						cap_cb, &s, &e),
 			 GB_E_OK);
 	assert_int_equal(s.n, 1);
-	NEAR(s.c[0].level_sum, 1.5);
-	NEAR(s.c[0].level_n, 0.5);
-	NEAR(s.c[0].floor_sum, 4);
-	NEAR(s.c[0].floor_n, 1);
+	NEAR(s.c[0].level_sum, 1.5 + 2);
+	NEAR(s.c[0].level_n, 1.5);
+	NEAR(s.c[0].floor_n, 1);	/* at least 2: under the levels, kept */
+	NEAR(s.c[0].floor_sum, 2);
 	NEAR(s.c[0].asked, 0);		/* the old counters are untouched */
 	NEAR(s.c[0].ice, 0);
-	/* a record() one half life later halves the levels as well */
+	/* a bound of 1 proves nothing new; one of 2 again confirms them */
+	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
+						 "g5.xlarge", 1, false, t0 + hl, hl, &e),
+			 GB_E_OK);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(gb_state_capacity_list(f->st, NULL, t0 + hl, hl, cap_cb, &s, &e),
+			 GB_E_OK);
+	NEAR(s.c[0].floor_n, 1);
+	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
+						 "g5.xlarge", 2, false, t0 + hl, hl, &e),
+			 GB_E_OK);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(gb_state_capacity_list(f->st, NULL, t0 + hl, hl, cap_cb, &s, &e),
+			 GB_E_OK);
+	NEAR(s.c[0].floor_n, 2);
+	NEAR(s.c[0].floor_sum, 4);
+	/* one of 4, over the levels (it holds more than when it ran dry), drops them */
+	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
+						 "g5.xlarge", 4, false, t0 + hl, hl, &e),
+			 GB_E_OK);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(gb_state_capacity_list(f->st, NULL, t0 + hl, hl, cap_cb, &s, &e),
+			 GB_E_OK);
+	NEAR(s.c[0].level_n, 0);
+	NEAR(s.c[0].floor_n, 3);
+	NEAR(s.c[0].floor_sum, 12);
+	/* a record() one half life later halves the bounds as well */
 	assert_int_equal(gb_state_capacity_record(f->st, "us-east-1", "us-east-1a",
 						  "g5.xlarge", 4, 2, true, false,
 						  t0 + 2 * hl, hl, &e),
@@ -1516,9 +1544,20 @@ static void test_capacity_levels(void **state)
 	assert_int_equal(gb_state_capacity_list(f->st, NULL, t0 + 2 * hl, hl,
 						cap_cb, &s, &e),
 			 GB_E_OK);
-	NEAR(s.c[0].level_n, 0.25);
-	NEAR(s.c[0].floor_sum, 2);
+	NEAR(s.c[0].floor_n, 1.5);
+	NEAR(s.c[0].floor_sum, 6);
 	NEAR(s.c[0].ice, 1);
+	/* a level under the bounds (it holds less now) drops them */
+	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
+						 "g5.xlarge", 1, true, t0 + 2 * hl, hl, &e),
+			 GB_E_OK);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(gb_state_capacity_list(f->st, NULL, t0 + 2 * hl, hl,
+						cap_cb, &s, &e),
+			 GB_E_OK);
+	NEAR(s.c[0].floor_n, 0);
+	NEAR(s.c[0].level_n, 1);
+	NEAR(s.c[0].level_sum, 1);
 	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
 						 "g5.xlarge", -1, true, t0, hl, &e),
 			 GB_E_INVALID);
