@@ -57,7 +57,9 @@ static struct orch_call *call_new(struct orch_run *r, size_t pool, int min,
 	struct orch_call *c = calloc(1, sizeof(*c));
 	int got = 0;
 
-	if (!c || !(c->nodes = calloc((size_t)max, sizeof(*c->nodes)))) {
+	if (max < k)
+		max = k;	/* the node list holds at least the k nodes */
+	if (!c || !(c->nodes = calloc((size_t)(max > 0 ? max : 1), sizeof(*c->nodes)))) {
 		free(c);
 		return NULL;
 	}
@@ -546,17 +548,6 @@ static gb_err_t wave_add(struct orch_run *r, struct wave *w, size_t pool,
 	return GB_E_OK;
 }
 
-/*
- * Hedge slots take the names of nodes no call in flight or of this batch
- * has; beyond those, each call shares at most one name: the last node of
- * the call it covers (a spare, the last chunk of a pool), else of the next
- * call in another region.  If that call falls one short, the hedge fills
- * exactly the node it missed; if both deliver, one is an extra, terminated
- * at once.  More shared names could only make extras: the call is shrunk
- * instead.  An extra holds its region's quota until EC2 has shut it down,
- * so calls in a region with a remembered quota share no name but a
- * cover's, and a hedge never shares with a call of its own region.
- */
 /* No quota is remembered for [pool]'s region, and none refused in this run. */
 static bool no_quota(const struct orch_run *r, size_t pool)
 {
@@ -570,6 +561,17 @@ static bool no_quota(const struct orch_run *r, size_t pool)
 	return true;
 }
 
+/*
+ * Hedge slots take the names of nodes no call in flight or of this batch
+ * has; beyond those, each call shares at most one name: the last node of
+ * the call it covers (a spare, the last chunk of a pool), else of the next
+ * call in another region.  If that call falls one short, the hedge fills
+ * exactly the node it missed; if both deliver, one is an extra, terminated
+ * at once.  More shared names could only make extras: the call is shrunk
+ * instead.  An extra holds its region's quota until EC2 has shut it down,
+ * so calls in a region with a remembered quota share no name but a
+ * cover's, and a hedge never shares with a call of its own region.
+ */
 static void name_hedges(struct orch_run *r, struct wave *w)
 {
 	for (size_t i = 0; i < w->n; i++) {
@@ -670,16 +672,13 @@ static gb_err_t add_spare(struct orch_run *r, int group, struct wave *w,
 	for (size_t i = 0; i < r->plan->n_steps; i++) {
 		const struct gb_plan_step *s = &r->plan->steps[i];
 		long p = pool_index(r, s);
-		bool busy = false;
 		gb_err_t rc;
 
 		if (wave_full(r, w))
 			return GB_E_OK;
 		if (p < 0 || r->facts.pools[p].excluded || !in_group(r, (size_t)p, group) ||
-		    expectation(r, (size_t)p, s) == 0 || r->pr[p].not_before > 0)
-			continue;
-		busy = az_busy(r, w, (size_t)p);
-		if (busy || region_room(r, w, (size_t)p) < 1)
+		    expectation(r, (size_t)p, s) == 0 || r->pr[p].not_before > 0 ||
+		    az_busy(r, w, (size_t)p) || region_room(r, w, (size_t)p) < 1)
 			continue;
 		if ((rc = wave_add(r, w, (size_t)p, 0, 1, err)))
 			return rc;
@@ -702,7 +701,6 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 	for (size_t i = 0; i < r->plan->n_steps && need > 0 && !rc; i++) {
 		const struct gb_plan_step *s = &r->plan->steps[i];
 		long p = pool_index(r, s);
-		bool busy = false;
 		int cap, e, count, hedge = 0;
 		double room;
 		size_t first;
@@ -716,8 +714,7 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 			w->waiting = true;	/* backing off after throttling */
 			continue;
 		}
-		busy = az_busy(r, w, (size_t)p);
-		if (busy)
+		if (az_busy(r, w, (size_t)p))
 			continue;	/* one call per AZ at a time, or chunks below */
 		room = region_room(r, w, (size_t)p);
 		if (room < 1) {
@@ -746,9 +743,10 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 			count = e;
 			/*
 			 * A pool memory has never seen run dry is asked to the
-			 * cap: the answer then measures it (and covers others).
+			 * cap (its last chunk's): the answer then measures it
+			 * (and covers others).
 			 */
-			hedge = never_dry(pl) ? cap - count : r->hedge;
+			hedge = never_dry(pl) ? (cap - count % cap) % cap : r->hedge;
 			if (r->hedge <= 0)
 				hedge = 0;
 		}
@@ -756,6 +754,8 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 			count = (int)room;	/* never ask past the remembered quota */
 		if (count + hedge > room)
 			hedge = (int)room - count;
+		if (hedge < 0)
+			hedge = 0;
 		unsure = uncertain(r, (size_t)p, e, count);
 		need -= count;
 		first = w->n;
