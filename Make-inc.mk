@@ -32,3 +32,4 @@ libcommon = $(top_builddir)/src/libcommon/libgbcommon.la
 libconf = $(top_builddir)/src/libconf/libgbconf.la
 libstate = $(top_builddir)/src/libstate/libgbstate.la
 libcloud = $(top_builddir)/src/libcloud/libgbcloud.la
+libslurmif = $(top_builddir)/src/libslurmif/libgbslurmif.la
