@@ -33,3 +33,6 @@ libconf = $(top_builddir)/src/libconf/libgbconf.la
 libstate = $(top_builddir)/src/libstate/libgbstate.la
 libcloud = $(top_builddir)/src/libcloud/libgbcloud.la
 libslurmif = $(top_builddir)/src/libslurmif/libgbslurmif.la
+libplan = $(top_builddir)/src/libplan/libgbplan.la
+liborch = $(top_builddir)/src/liborch/libgborch.la
+libcloudsim = $(top_builddir)/src/cloudsim/libcloudsim.la

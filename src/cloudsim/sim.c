@@ -1,0 +1,1607 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * sim.c - the simulated cloud's state and EC2 semantics
+ *
+ * Time-driven changes use FIFO queues: every instance waits the same
+ * pending and shutting-down delays, so launch order is due order and
+ * gb_sim_advance() only looks at queue heads.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+#include "sim.h"
+#include "strmap.h"
+
+#define MAX_TAGS 50		/* EC2: 50 tags per resource */
+#define TAG_KEY_MAX 128
+#define TAG_VALUE_MAX 256
+
+struct queue {
+	struct gb_sim_instance *head, *tail;
+	size_t off;		/* offsetof the instance's link member */
+};
+
+struct sim_region {
+	const struct gb_sc_region *rg;
+	struct gb_sim_usage usage;
+};
+
+struct gb_sim {
+	const struct gb_scenario *sc;
+	struct gb_rng rng_id;		/* instance and reservation ids */
+	struct gb_rng rng_req;		/* request ids */
+	uint64_t token_key;		/* obfuscates NextToken values */
+	double epoch;			/* wall clock of simulated time 0 */
+	double now;			/* latest time seen */
+	size_t next_event;		/* scenario capacity events applied */
+	uint64_t seq;
+	struct sim_region *regions;
+	size_t nregions;
+	struct gb_sim_pool *pools;
+	size_t npools;
+	struct gb_sim_subnet *subnets;
+	size_t nsubnets;
+	struct gb_sim_instance **inst;	/* creation order */
+	size_t ninst, capinst;
+	struct gb_strmap by_id;		/* instance id -> instance */
+	struct gb_strmap by_token;	/* scope "\n" token -> reservation */
+	struct queue q_pending, q_shut, q_term;
+	bool events_on;
+	struct gb_sim_event *events;
+	size_t nevents, capevents;
+};
+
+/*****************************************************************************
+ *  Small helpers
+ *****************************************************************************/
+
+const char *gb_sim_state_name(enum gb_sim_state s)
+{
+	switch (s) {
+	case GB_SIM_STATE_PENDING:
+		return "pending";
+	case GB_SIM_STATE_RUNNING:
+		return "running";
+	case GB_SIM_STATE_SHUTTING_DOWN:
+		return "shutting-down";
+	case GB_SIM_STATE_TERMINATED:
+		return "terminated";
+	}
+	return "unknown";
+}
+
+int gb_sim_error_set(struct gb_sim_error *e, int status, const char *code,
+		     const char *fmt, ...)
+{
+	va_list ap;
+
+	e->status = status;
+	gb_strlcpy(e->code, code, sizeof(e->code));
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+/* Set [e] and RET the gpuburst class of the error. */
+static gb_err_t fail(struct gb_sim_error *e, gb_err_t cls, int status,
+		     const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static gb_err_t fail(struct gb_sim_error *e, gb_err_t cls, int status,
+		     const char *code, const char *fmt, ...)
+{
+	va_list ap;
+
+	e->status = status;
+	gb_strlcpy(e->code, code, sizeof(e->code));
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+	return cls;
+}
+
+static gb_err_t fail_nomem(struct gb_sim_error *e)
+{
+	return fail(e, GB_E_NOMEM, 500, "InternalError",
+		    "An internal error has occurred");
+}
+
+/* The link a queue uses inside each instance. */
+static struct gb_sim_instance **qlink(const struct queue *q,
+				      struct gb_sim_instance *i)
+{
+	return (struct gb_sim_instance **)((char *)i + q->off);
+}
+
+static void queue_push(struct queue *q, struct gb_sim_instance *i)
+{
+	*qlink(q, i) = NULL;
+	if (q->tail)
+		*qlink(q, q->tail) = i;
+	else
+		q->head = i;
+	q->tail = i;
+}
+
+static struct gb_sim_instance *queue_pop(struct queue *q)
+{
+	struct gb_sim_instance *i = q->head;
+
+	if (i) {
+		q->head = *qlink(q, i);
+		if (!q->head)
+			q->tail = NULL;
+	}
+	return i;
+}
+
+static struct sim_region *find_region(gb_sim_t *sim, const char *name)
+{
+	for (size_t i = 0; name && i < sim->nregions; i++) {
+		if (strcmp(sim->regions[i].rg->name, name) == 0)
+			return &sim->regions[i];
+	}
+	return NULL;
+}
+
+static struct sim_region *region_of(gb_sim_t *sim, const struct gb_sc_region *rg)
+{
+	return &sim->regions[rg - sim->sc->regions];
+}
+
+static struct gb_sim_pool *find_pool(gb_sim_t *sim, const struct gb_sc_az *az,
+				     const struct gb_itype *t)
+{
+	for (size_t i = 0; i < sim->npools; i++) {
+		if (sim->pools[i].az == az && sim->pools[i].type == t)
+			return &sim->pools[i];
+	}
+	return NULL;
+}
+
+static long pool_free(const struct gb_sim_pool *p)
+{
+	return p->total > p->used ? p->total - p->used : 0;
+}
+
+static struct gb_sim_subnet *find_subnet(gb_sim_t *sim, const char *id)
+{
+	for (size_t i = 0; i < sim->nsubnets; i++) {
+		if (strcmp(sim->subnets[i].sn->id, id) == 0)
+			return &sim->subnets[i];
+	}
+	return NULL;
+}
+
+/* Usable addresses: VPC reserves the first four and the last one. */
+static uint32_t subnet_free(const struct gb_sim_subnet *s)
+{
+	return s->size - 5 - s->used;
+}
+
+static void random_id(gb_sim_t *sim, const char *prefix, char out[GB_SIM_ID_MAX])
+{
+	uint64_t v = gb_rng_next(&sim->rng_id);
+
+	/* 17 hex digits, like current EC2 ids */
+	snprintf(out, GB_SIM_ID_MAX, "%s%01x%016" PRIx64, prefix,
+		 (unsigned)(gb_rng_next(&sim->rng_id) & 0xf), v);
+}
+
+void gb_sim_request_id(gb_sim_t *sim, char out[40])
+{
+	uint64_t a = gb_rng_next(&sim->rng_req), b = gb_rng_next(&sim->rng_req);
+
+	snprintf(out, 40, "%08x-%04x-4%03x-%04x-%012" PRIx64,
+		 (unsigned)(a >> 32), (unsigned)(a >> 16) & 0xffff,
+		 (unsigned)a & 0xfff, (unsigned)(0x8000 | ((b >> 48) & 0x3fff)),
+		 (uint64_t)(b & 0xffffffffffffULL));
+}
+
+void gb_sim_set_epoch(gb_sim_t *sim, double epoch)
+{
+	sim->epoch = epoch;
+}
+
+double gb_sim_epoch(const gb_sim_t *sim)
+{
+	return sim->epoch;
+}
+
+bool gb_sim_has_region(const gb_sim_t *sim, const char *region)
+{
+	return gb_scenario_region(sim->sc, region) != NULL;
+}
+
+void gb_sim_tags_free(struct gb_sim_tag *tags, size_t n)
+{
+	for (size_t i = 0; tags && i < n; i++) {
+		free(tags[i].key);
+		free(tags[i].value);
+	}
+	free(tags);
+}
+
+/*****************************************************************************
+ *  Construction
+ *****************************************************************************/
+
+static gb_err_t build_az(gb_sim_t *sim, const struct gb_sc_region *rg,
+			 const struct gb_sc_az *az, gb_error_t *err)
+{
+	for (size_t p = 0; p < az->npools; p++) {
+		struct gb_sim_pool *pl = &sim->pools[sim->npools++];
+
+		pl->region = rg;
+		pl->az = az;
+		pl->type = az->pools[p].type;
+		pl->total = az->pools[p].capacity;
+	}
+	for (size_t s = 0; s < az->nsubnets; s++) {
+		struct gb_sim_subnet *sn = &sim->subnets[sim->nsubnets++];
+
+		sn->sn = &az->subnets[s];
+		sn->az = az;
+		sn->size = 1u << (32 - az->subnets[s].prefix);
+		sn->hint = 4;
+		sn->bits = calloc(sn->size / 8 + 1, 1);
+		if (!sn->bits)
+			return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	}
+	return GB_E_OK;
+}
+
+static gb_err_t build(gb_sim_t *sim, gb_error_t *err)
+{
+	const struct gb_scenario *sc = sim->sc;
+	size_t np = 0, ns = 0;
+
+	for (size_t r = 0; r < sc->nregions; r++) {
+		for (size_t z = 0; z < sc->regions[r].nazs; z++) {
+			np += sc->regions[r].azs[z].npools;
+			ns += sc->regions[r].azs[z].nsubnets;
+		}
+	}
+	sim->regions = calloc(sc->nregions, sizeof(*sim->regions));
+	sim->pools = calloc(np + 1, sizeof(*sim->pools));
+	sim->subnets = calloc(ns + 1, sizeof(*sim->subnets));
+	if (!sim->regions || !sim->pools || !sim->subnets)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	sim->nregions = sc->nregions;
+	for (size_t r = 0; r < sc->nregions; r++) {
+		sim->regions[r].rg = &sc->regions[r];
+		for (size_t z = 0; z < sc->regions[r].nazs; z++) {
+			if (build_az(sim, &sc->regions[r], &sc->regions[r].azs[z], err))
+				return GB_E_NOMEM;
+		}
+	}
+	return GB_E_OK;
+}
+
+gb_err_t gb_sim_create(const struct gb_scenario *sc, gb_sim_t **out,
+		       gb_error_t *err)
+{
+	gb_sim_t *sim = calloc(1, sizeof(*sim));
+
+	*out = NULL;
+	if (!sim)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	sim->sc = sc;
+	gb_rng_seed(&sim->rng_id, sc->seed, 1);
+	gb_rng_seed(&sim->rng_req, sc->seed, 2);
+	sim->token_key = gb_rng_next(&sim->rng_req);
+	sim->q_pending.off = offsetof(struct gb_sim_instance, q_pending);
+	sim->q_shut.off = offsetof(struct gb_sim_instance, q_shut);
+	sim->q_term.off = offsetof(struct gb_sim_instance, q_term);
+	if (build(sim, err)) {
+		gb_sim_destroy(sim);
+		return GB_E_NOMEM;
+	}
+	*out = sim;
+	return GB_E_OK;
+}
+
+static void instance_free(struct gb_sim_instance *i)
+{
+	free(i->image_id);
+	free(i->key_name);
+	free(i->client_token);
+	gb_strv_free(&i->sg_ids);
+	gb_sim_tags_free(i->tags, i->ntags);
+	free(i->user_data);
+	free(i);
+}
+
+static void reservation_free(struct gb_sim_reservation *r)
+{
+	free(r->inst);
+	free(r->token_key);
+	free(r->digest);
+	free(r);
+}
+
+void gb_sim_destroy(gb_sim_t *sim)
+{
+	if (!sim)
+		return;
+	for (size_t i = 0; i < sim->ninst; i++) {
+		struct gb_sim_reservation *r = sim->inst[i]->res;
+
+		if (--r->alive == 0)
+			reservation_free(r);
+		instance_free(sim->inst[i]);
+	}
+	free(sim->inst);
+	for (size_t i = 0; i < sim->nsubnets; i++)
+		free(sim->subnets[i].bits);
+	free(sim->subnets);
+	free(sim->pools);
+	free(sim->regions);
+	gb_strmap_free(&sim->by_id);
+	gb_strmap_free(&sim->by_token);
+	gb_sim_events_free(sim->events, sim->nevents);
+	free(sim);
+}
+
+/*****************************************************************************
+ *  Private IPs
+ *****************************************************************************/
+
+static bool bit_get(const uint8_t *b, uint32_t i)
+{
+	return b[i / 8] & (1u << (i % 8));
+}
+
+/* The lowest free address, so that a replay hands out the same IPs. */
+static void ip_alloc(struct gb_sim_subnet *s, struct gb_sim_instance *inst)
+{
+	uint32_t i = s->hint, addr;
+	struct in_addr a;
+
+	while (bit_get(s->bits, i))
+		i++;
+	s->bits[i / 8] |= (uint8_t)(1u << (i % 8));
+	s->used++;
+	s->hint = i + 1;
+	addr = s->sn->net + i;
+	inst->ip_n = addr;
+	a.s_addr = htonl(addr);
+	inet_ntop(AF_INET, &a, inst->ip, sizeof(inst->ip));
+}
+
+static void ip_release(struct gb_sim_subnet *s, uint32_t addr)
+{
+	uint32_t i = addr - s->sn->net;
+
+	s->bits[i / 8] &= (uint8_t)~(1u << (i % 8));
+	s->used--;
+	if (i < s->hint)
+		s->hint = i;
+}
+
+static struct gb_sim_subnet *subnet_of(gb_sim_t *sim, const struct gb_sc_subnet *sn)
+{
+	for (size_t i = 0; i < sim->nsubnets; i++) {
+		if (sim->subnets[i].sn == sn)
+			return &sim->subnets[i];
+	}
+	return NULL;
+}
+
+/*****************************************************************************
+ *  Time
+ *****************************************************************************/
+
+static gb_err_t event_push(gb_sim_t *sim, enum gb_sim_event_kind kind,
+			   const struct gb_sim_instance *i)
+{
+	struct gb_sim_event *ev;
+
+	if (!sim->events_on)
+		return GB_E_OK;
+	if (sim->nevents == sim->capevents) {
+		size_t cap = sim->capevents ? sim->capevents * 2 : 16;
+		struct gb_sim_event *p = realloc(sim->events, cap * sizeof(*p));
+
+		if (!p)
+			return GB_E_NOMEM;
+		sim->events = p;
+		sim->capevents = cap;
+	}
+	ev = &sim->events[sim->nevents];
+	memset(ev, 0, sizeof(*ev));
+	ev->kind = kind;
+	gb_strlcpy(ev->id, i->id, sizeof(ev->id));
+	gb_strlcpy(ev->ip, i->ip, sizeof(ev->ip));
+	ev->region = i->region->name;
+	ev->az = i->az->name;
+	ev->instance_type = i->type->name;
+	if (i->ntags && !(ev->tags = calloc(i->ntags, sizeof(*ev->tags))))
+		return GB_E_NOMEM;
+	for (size_t t = 0; t < i->ntags; t++, ev->ntags++) {
+		ev->tags[t].key = strdup(i->tags[t].key);
+		ev->tags[t].value = strdup(i->tags[t].value);
+	}
+	if (i->user_data && (ev->user_data = malloc(i->user_data_len + 1))) {
+		memcpy(ev->user_data, i->user_data, i->user_data_len);
+		ev->user_data[i->user_data_len] = '\0';
+		ev->user_data_len = i->user_data_len;
+	}
+	sim->nevents++;
+	return GB_E_OK;
+}
+
+static void apply_event(gb_sim_t *sim, const struct gb_sc_event *ev)
+{
+	const struct gb_sc_az *az = gb_scenario_az(sim->sc, ev->az, NULL);
+	struct gb_sim_pool *p = find_pool(sim, az, ev->type);
+
+	if (!p)
+		return;		/* the scenario checked this */
+	switch (ev->op) {
+	case GB_SC_EVENT_SET:
+		p->total = ev->n;
+		break;
+	case GB_SC_EVENT_ADD:
+		p->total += ev->n;
+		break;
+	case GB_SC_EVENT_REMOVE:
+		p->total = p->total > ev->n ? p->total - ev->n : 0;
+		break;
+	}
+}
+
+static void set_state(struct gb_sim_instance *i, enum gb_sim_state s, double t)
+{
+	i->state = s;
+	i->state_time = t;
+}
+
+/* Terminated: give back capacity, quota and the address. */
+static void release(gb_sim_t *sim, struct gb_sim_instance *i)
+{
+	struct sim_region *r = region_of(sim, i->region);
+	struct gb_sim_pool *p = find_pool(sim, i->az, i->type);
+
+	if (p)
+		p->used--;
+	r->usage.instances--;
+	r->usage.vcpus[i->type->bucket] -= i->type->vcpus;
+	ip_release(subnet_of(sim, i->subnet), i->ip_n);
+}
+
+static void forget(gb_sim_t *sim, struct gb_sim_instance *i)
+{
+	struct gb_sim_reservation *r = i->res;
+
+	gb_strmap_del(&sim->by_id, i->id);
+	for (size_t k = 0; k < r->n; k++) {
+		if (r->inst[k] == i)
+			r->inst[k] = NULL;
+	}
+	if (--r->alive == 0) {
+		if (r->token_key)
+			gb_strmap_del(&sim->by_token, r->token_key);
+		reservation_free(r);
+	}
+	instance_free(i);
+}
+
+static void advance_pending(gb_sim_t *sim, double now)
+{
+	struct gb_sim_instance *i;
+
+	while ((i = sim->q_pending.head) &&
+	       i->launch_time + sim->sc->pending_s <= now) {
+		queue_pop(&sim->q_pending);
+		i->in_pending_q = false;
+		if (i->state != GB_SIM_STATE_PENDING)
+			continue;	/* terminated while pending */
+		set_state(i, GB_SIM_STATE_RUNNING, i->launch_time + sim->sc->pending_s);
+		event_push(sim, GB_SIM_EVENT_RUNNING, i);
+	}
+}
+
+static void advance_shutting(gb_sim_t *sim, double now)
+{
+	struct gb_sim_instance *i;
+
+	while ((i = sim->q_shut.head) &&
+	       i->state_time + sim->sc->shutting_down_s <= now) {
+		queue_pop(&sim->q_shut);
+		set_state(i, GB_SIM_STATE_TERMINATED,
+			  i->state_time + sim->sc->shutting_down_s);
+		release(sim, i);
+		queue_push(&sim->q_term, i);
+	}
+}
+
+/* Forget instances terminated long ago; RET how many. */
+static size_t advance_terminated(gb_sim_t *sim, double now)
+{
+	struct gb_sim_instance *i;
+	size_t n = 0;
+
+	while ((i = sim->q_term.head) && !i->in_pending_q &&
+	       i->state_time + sim->sc->terminated_visible_s <= now) {
+		queue_pop(&sim->q_term);
+		i->seq = UINT64_MAX;	/* marks the slot for compaction */
+		n++;
+	}
+	return n;
+}
+
+static void compact(gb_sim_t *sim)
+{
+	size_t j = 0;
+
+	for (size_t k = 0; k < sim->ninst; k++) {
+		if (sim->inst[k]->seq == UINT64_MAX)
+			forget(sim, sim->inst[k]);
+		else
+			sim->inst[j++] = sim->inst[k];
+	}
+	sim->ninst = j;
+}
+
+void gb_sim_advance(gb_sim_t *sim, double now)
+{
+	if (now < sim->now)
+		now = sim->now;
+	sim->now = now;
+	while (sim->next_event < sim->sc->nevents &&
+	       sim->sc->events[sim->next_event].at <= now)
+		apply_event(sim, &sim->sc->events[sim->next_event++]);
+	advance_pending(sim, now);
+	advance_shutting(sim, now);
+	if (advance_terminated(sim, now))
+		compact(sim);
+}
+
+/*****************************************************************************
+ *  RunInstances
+ *****************************************************************************/
+
+/* ami-, then 8 or 17 hex digits (EC2's two id lengths); we accept 1..17. */
+static bool valid_hex_id(const char *s, const char *prefix)
+{
+	size_t pl = strlen(prefix), n;
+
+	if (!s || strncmp(s, prefix, pl) != 0)
+		return false;
+	n = strlen(s + pl);
+	return n >= 1 && n <= 17 && strspn(s + pl, "0123456789abcdef") == n;
+}
+
+static gb_err_t check_tags(const struct gb_sim_kv *tags, size_t n,
+			   struct gb_sim_error *e)
+{
+	if (n > MAX_TAGS)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "TagLimitExceeded",
+			    "The maximum number of Tags for a resource is %d.", MAX_TAGS);
+	for (size_t i = 0; i < n; i++) {
+		if (!tags[i].key[0] || strlen(tags[i].key) > TAG_KEY_MAX)
+			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+				    "Tag keys must be between 1 and %d characters.", TAG_KEY_MAX);
+		if (tags[i].value && strlen(tags[i].value) > TAG_VALUE_MAX)
+			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+				    "Tag values must be at most %d characters.", TAG_VALUE_MAX);
+		if (gb_str_has_prefix(tags[i].key, "aws:"))
+			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+				    "Tag keys starting with 'aws:' are reserved for internal use");
+	}
+	return GB_E_OK;
+}
+
+static gb_err_t validate_launch(const struct sim_region *r,
+				const struct gb_sim_launch *l,
+				const struct gb_itype **type, struct gb_sim_error *e)
+{
+	const struct gb_sc_region *rg = r->rg;
+
+	if (!l->image_id)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "MissingParameter",
+			    "The request must contain the parameter ImageId");
+	if (l->min_count < 1 || l->max_count < l->min_count)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+			    "Invalid value for MinCount/MaxCount: MinCount (%ld) must be at least 1 and at most MaxCount (%ld)",
+			    l->min_count, l->max_count);
+	*type = gb_itype_find(l->instance_type ? l->instance_type : "m1.small");
+	if (!*type)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+			    "Invalid value '%s' for InstanceType.",
+			    l->instance_type ? l->instance_type : "m1.small");
+	if (!valid_hex_id(l->image_id, "ami-"))
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidAMIID.Malformed",
+			    "Invalid id: \"%s\" (expecting \"ami-...\")", l->image_id);
+	if (rg->images.n && gb_strv_find(&rg->images, l->image_id) < 0)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidAMIID.NotFound",
+			    "The image id '[%s]' does not exist", l->image_id);
+	if (l->key_name && rg->key_pairs.n && gb_strv_find(&rg->key_pairs, l->key_name) < 0)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidKeyPair.NotFound",
+			    "The key pair '%s' does not exist", l->key_name);
+	return check_tags(l->tags, l->ntags, e);
+}
+
+/* The subnet of an AZ with the most free addresses. */
+static struct gb_sim_subnet *roomiest_subnet(gb_sim_t *sim, const struct gb_sc_az *az)
+{
+	struct gb_sim_subnet *best = NULL;
+
+	for (size_t i = 0; i < sim->nsubnets; i++) {
+		if (sim->subnets[i].az == az &&
+		    (!best || subnet_free(&sim->subnets[i]) > subnet_free(best)))
+			best = &sim->subnets[i];
+	}
+	return best;
+}
+
+/* No subnet and no AZ: EC2 picks; we pick the offering AZ with most room. */
+static const struct gb_sc_az *pick_az(gb_sim_t *sim, const struct gb_sc_region *rg,
+				      const struct gb_itype *t)
+{
+	const struct gb_sc_az *best = NULL;
+	long best_free = -1;
+
+	for (size_t z = 0; z < rg->nazs; z++) {
+		struct gb_sim_pool *p = find_pool(sim, &rg->azs[z], t);
+
+		if (p && pool_free(p) > best_free) {
+			best = &rg->azs[z];
+			best_free = pool_free(p);
+		}
+	}
+	return best ? best : &rg->azs[0];
+}
+
+struct placement {
+	const struct gb_sc_az *az;
+	struct gb_sim_subnet *subnet;
+	bool zonal;			/* subnet or AZ given: zonal idempotency */
+};
+
+static gb_err_t place(gb_sim_t *sim, const struct gb_sc_region *rg,
+		      const struct gb_sim_launch *l, const struct gb_itype *t,
+		      struct placement *pl, struct gb_sim_error *e)
+{
+	const struct gb_sc_region *azrg = NULL;
+
+	pl->zonal = l->subnet_id || l->az;
+	if (l->az) {
+		pl->az = gb_scenario_az(sim->sc, l->az, &azrg);
+		if (!pl->az || azrg != rg)
+			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+				    "Invalid availability zone: [%s]", l->az);
+	}
+	if (l->subnet_id) {
+		pl->subnet = find_subnet(sim, l->subnet_id);
+		if (pl->subnet)		/* subnets of other regions do not exist here */
+			gb_scenario_az(sim->sc, pl->subnet->az->name, &azrg);
+		if (!pl->subnet || azrg != rg)
+			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidSubnetID.NotFound",
+				    "The subnet ID '%s' does not exist", l->subnet_id);
+		if (pl->az && pl->az != pl->subnet->az)
+			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+				    "Subnet %s is in %s, not in the requested availability zone %s",
+				    l->subnet_id, pl->subnet->az->name, pl->az->name);
+		pl->az = pl->subnet->az;
+		return GB_E_OK;
+	}
+	if (!pl->az)
+		pl->az = pick_az(sim, rg, t);
+	pl->subnet = roomiest_subnet(sim, pl->az);
+	return GB_E_OK;
+}
+
+/* AZs of [rg] offering [t], for messages: "a, b" ("" when none). */
+static void list_azs(gb_sim_t *sim, const struct gb_sc_region *rg,
+		     const struct gb_itype *t, long min_free,
+		     const struct gb_sc_az *except, char *buf, size_t n)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t z = 0; z < rg->nazs; z++) {
+		struct gb_sim_pool *p = find_pool(sim, &rg->azs[z], t);
+
+		if (!p || &rg->azs[z] == except || pool_free(p) < min_free)
+			continue;
+		len += (size_t)snprintf(buf + len, len < n ? n - len : 0, "%s%s",
+					len ? ", " : "", rg->azs[z].name);
+	}
+}
+
+static gb_err_t check_offered(gb_sim_t *sim, const struct gb_sc_region *rg,
+			      const struct placement *pl, const struct gb_itype *t,
+			      struct gb_sim_error *e)
+{
+	char others[512];
+
+	if (find_pool(sim, pl->az, t))
+		return GB_E_OK;
+	list_azs(sim, rg, t, 0, NULL, others, sizeof(others));
+	if (!others[0])
+		return fail(e, GB_E_CAPACITY, 400, "Unsupported",
+			    "The requested configuration is currently not supported. Please check the documentation for supported configurations.");
+	return fail(e, GB_E_CAPACITY, 400, "Unsupported",
+		    "Your requested instance type (%s) is not supported in your requested Availability Zone (%s). Please retry your request by not specifying an Availability Zone or choosing %s.",
+		    t->name, pl->az->name, others);
+}
+
+/* How many more instances of [t] the region's quotas allow. */
+static gb_err_t quota_room(const struct sim_region *r, const struct gb_itype *t,
+			   long min_count, long *room, struct gb_sim_error *e)
+{
+	long iq = r->rg->instance_quota, vq = r->rg->vcpu_quota[t->bucket];
+	long ileft = iq == GB_SC_UNLIMITED ? LONG_MAX : iq - r->usage.instances;
+	long vleft = vq == GB_SC_UNLIMITED ? LONG_MAX :
+		     (vq - r->usage.vcpus[t->bucket]) / t->vcpus;
+
+	if (ileft < 0)
+		ileft = 0;
+	if (vleft < 0)
+		vleft = 0;
+	if (ileft < min_count)
+		return fail(e, GB_E_QUOTA, 400, "InstanceLimitExceeded",
+			    "Your quota allows for %ld more running instance(s). You requested at least %ld.",
+			    ileft, min_count);
+	if (vleft < min_count)
+		return fail(e, GB_E_QUOTA, 400, "VcpuLimitExceeded",
+			    "You have requested more vCPU capacity than your current vCPU limit of %ld allows for the instance bucket that the specified instance type belongs to. Please visit http://aws.amazon.com/contact-us/ec2-request to request an adjustment to this limit.",
+			    vq);
+	*room = ileft < vleft ? ileft : vleft;
+	return GB_E_OK;
+}
+
+/* EC2: fewer than MinCount fit -> InsufficientInstanceCapacity, nothing launched. */
+static gb_err_t check_capacity(gb_sim_t *sim, const struct gb_sc_region *rg,
+			       const struct placement *pl, const struct gb_itype *t,
+			       long min_count, struct gb_sim_error *e)
+{
+	struct gb_sim_pool *p = find_pool(sim, pl->az, t);
+	char others[512];
+
+	if (pool_free(p) >= min_count)
+		return GB_E_OK;
+	list_azs(sim, rg, t, min_count, pl->az, others, sizeof(others));
+	if (!others[0])
+		return fail(e, GB_E_CAPACITY, 500, "InsufficientInstanceCapacity",
+			    "We currently do not have sufficient %s capacity in the Availability Zone you requested (%s). Our system will be working on provisioning additional capacity.",
+			    t->name, pl->az->name);
+	return fail(e, GB_E_CAPACITY, 500, "InsufficientInstanceCapacity",
+		    "We currently do not have sufficient %s capacity in the Availability Zone you requested (%s). Our system will be working on provisioning additional capacity. You can currently get %s capacity by not specifying an Availability Zone in your request or choosing %s.",
+		    t->name, pl->az->name, t->name, others);
+}
+
+static char *token_key(const char *scope, const char *token)
+{
+	size_t a = strlen(scope), b = strlen(token);
+	char *k = malloc(a + b + 2);
+
+	if (k) {
+		memcpy(k, scope, a);
+		k[a] = '\n';
+		memcpy(k + a + 1, token, b + 1);
+	}
+	return k;
+}
+
+/*
+ * EC2 idempotency: the same token with the same parameters returns the
+ * original reservation; with other parameters IdempotentParameterMismatch.
+ * RET GB_E_OK with *res NULL when the token is new.
+ */
+static gb_err_t idempotent(gb_sim_t *sim, const char *key,
+			   const struct gb_sim_launch *l,
+			   struct gb_sim_reservation **res, struct gb_sim_error *e)
+{
+	struct gb_sim_reservation *r = gb_strmap_get(&sim->by_token, key);
+	bool alive = false;
+
+	*res = NULL;
+	if (!r)
+		return GB_E_OK;
+	if (strcmp(r->digest, l->digest ? l->digest : "") != 0)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "IdempotentParameterMismatch",
+			    "Arguments on this idempotent request are inconsistent with arguments used in previous request(s).");
+	for (size_t k = 0; k < r->n; k++)
+		alive |= r->inst[k] && r->inst[k]->state != GB_SIM_STATE_TERMINATED;
+	if (!alive)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "IdempotentInstanceTerminated",
+			    "The client token %s was used by a previous request whose instances have been terminated.",
+			    l->client_token);
+	*res = r;
+	return GB_E_OK;
+}
+
+static gb_err_t copy_tags(struct gb_sim_instance *i, const struct gb_sim_kv *tags,
+			  size_t n)
+{
+	if (!n)
+		return GB_E_OK;
+	i->tags = calloc(n, sizeof(*i->tags));
+	if (!i->tags)
+		return GB_E_NOMEM;
+	for (size_t k = 0; k < n; k++, i->ntags++) {
+		i->tags[k].key = strdup(tags[k].key);
+		i->tags[k].value = strdup(tags[k].value ? tags[k].value : "");
+		if (!i->tags[k].key || !i->tags[k].value)
+			return GB_E_NOMEM;
+	}
+	return GB_E_OK;
+}
+
+/* Allocate one instance with copies of the launch's parameters. */
+static struct gb_sim_instance *instance_new(const struct gb_sim_launch *l)
+{
+	struct gb_sim_instance *i = calloc(1, sizeof(*i));
+	bool ok;
+
+	if (!i)
+		return NULL;
+	i->image_id = strdup(l->image_id);
+	i->key_name = l->key_name ? strdup(l->key_name) : NULL;
+	i->client_token = l->client_token ? strdup(l->client_token) : NULL;
+	ok = i->image_id && (!l->key_name || i->key_name) &&
+	     (!l->client_token || i->client_token);
+	for (size_t k = 0; ok && l->sg_ids && k < l->sg_ids->n; k++)
+		ok = gb_strv_add(&i->sg_ids, l->sg_ids->v[k]) == GB_E_OK;
+	ok = ok && copy_tags(i, l->tags, l->ntags) == GB_E_OK;
+	if (ok && l->user_data) {
+		i->user_data = malloc(l->user_data_len + 1);
+		ok = i->user_data != NULL;
+		if (ok) {
+			memcpy(i->user_data, l->user_data, l->user_data_len);
+			i->user_data[l->user_data_len] = '\0';
+			i->user_data_len = l->user_data_len;
+		}
+	}
+	if (!ok) {
+		instance_free(i);
+		return NULL;
+	}
+	return i;
+}
+
+static bool inst_reserve(gb_sim_t *sim, size_t more)
+{
+	size_t cap = sim->capinst ? sim->capinst : 256;
+	struct gb_sim_instance **p;
+
+	if (sim->ninst + more <= sim->capinst)
+		return true;
+	while (cap < sim->ninst + more)
+		cap *= 2;
+	p = realloc(sim->inst, cap * sizeof(*p));
+	if (!p)
+		return false;
+	sim->inst = p;
+	sim->capinst = cap;
+	return true;
+}
+
+/* Commit instance [i] of reservation [r]: id, IP, accounting, queues. */
+static void commit_instance(gb_sim_t *sim, struct gb_sim_reservation *r,
+			    struct gb_sim_instance *i, const struct placement *pl,
+			    const struct gb_itype *t, double now)
+{
+	struct sim_region *reg = region_of(sim, i->region);
+
+	do
+		random_id(sim, "i-", i->id);
+	while (gb_strmap_get(&sim->by_id, i->id));
+	i->seq = sim->seq++;
+	i->res = r;
+	i->az = pl->az;
+	i->subnet = pl->subnet->sn;
+	i->type = t;
+	i->launch_time = now;
+	set_state(i, GB_SIM_STATE_PENDING, now);
+	ip_alloc(pl->subnet, i);
+	find_pool(sim, pl->az, t)->used++;
+	reg->usage.instances++;
+	reg->usage.vcpus[t->bucket] += t->vcpus;
+	i->in_pending_q = true;
+	queue_push(&sim->q_pending, i);
+	sim->inst[sim->ninst++] = i;
+	gb_strmap_put(&sim->by_id, i->id, i);
+}
+
+static gb_err_t launch(gb_sim_t *sim, const struct gb_sc_region *rg,
+		       const struct placement *pl, const struct gb_itype *t,
+		       const struct gb_sim_launch *l, long n, const char *tkey,
+		       double now, struct gb_sim_reservation **out)
+{
+	struct gb_sim_reservation *r = calloc(1, sizeof(*r));
+
+	if (!r || !(r->inst = calloc((size_t)n, sizeof(*r->inst))) ||
+	    !(r->digest = strdup(l->digest ? l->digest : "")) ||
+	    !inst_reserve(sim, (size_t)n))
+		goto nomem;
+	for (r->n = 0; r->n < (size_t)n; r->n++) {
+		if (!(r->inst[r->n] = instance_new(l)))
+			goto nomem;
+		r->inst[r->n]->region = rg;
+		r->inst[r->n]->launch_index = (int)r->n;
+	}
+	random_id(sim, "r-", r->id);
+	r->alive = r->n;
+	for (size_t k = 0; k < r->n; k++)
+		commit_instance(sim, r, r->inst[k], pl, t, now);
+	if (tkey && (r->token_key = strdup(tkey)))
+		gb_strmap_put(&sim->by_token, r->token_key, r);
+	*out = r;
+	return GB_E_OK;
+nomem:
+	for (size_t k = 0; r && r->inst && k < r->n; k++)
+		instance_free(r->inst[k]);
+	if (r)
+		reservation_free(r);
+	return GB_E_NOMEM;
+}
+
+/* Room in the subnet: fewer free addresses than MinCount is an error. */
+static gb_err_t address_room(const struct placement *pl, long min_count,
+			     long *room, struct gb_sim_error *e)
+{
+	long left = (long)subnet_free(pl->subnet);
+
+	if (left < min_count)
+		return fail(e, GB_E_CAPACITY, 400, "InsufficientFreeAddressesInSubnet",
+			    "There are not enough free addresses in subnet '%s' to satisfy the requested number of instances.",
+			    pl->subnet->sn->id);
+	*room = left;
+	return GB_E_OK;
+}
+
+static long min3(long a, long b, long c)
+{
+	long m = a < b ? a : b;
+
+	return m < c ? m : c;
+}
+
+gb_err_t gb_sim_run_instances(gb_sim_t *sim, const char *region,
+			      const struct gb_sim_launch *l, double now,
+			      struct gb_sim_reservation **out,
+			      struct gb_sim_error *e)
+{
+	struct sim_region *r = find_region(sim, region);
+	const struct gb_itype *t = NULL;
+	struct placement pl = { 0 };
+	long qroom = 0, aroom = 0, n;
+	char *tkey = NULL;
+	gb_err_t rc;
+
+	*out = NULL;
+	gb_sim_advance(sim, now);
+	if (!r)
+		return fail(e, GB_E_AUTH, 401, "AuthFailure",
+			    "AWS was not able to validate the provided access credentials");
+	if ((rc = validate_launch(r, l, &t, e)) ||
+	    (rc = place(sim, r->rg, l, t, &pl, e)))
+		return rc;
+	if (l->client_token && !(tkey = token_key(pl.zonal ? pl.az->name : r->rg->name,
+						  l->client_token)))
+		return fail_nomem(e);
+	if ((rc = tkey ? idempotent(sim, tkey, l, out, e) : GB_E_OK) || *out)
+		goto out;
+	if ((rc = check_offered(sim, r->rg, &pl, t, e)))
+		goto out;
+	if (l->dry_run) {
+		rc = fail(e, GB_E_CANCELLED, 412, "DryRunOperation",
+			  "Request would have succeeded, but DryRun flag is set.");
+		goto out;
+	}
+	if ((rc = quota_room(r, t, l->min_count, &qroom, e)) ||
+	    (rc = check_capacity(sim, r->rg, &pl, t, l->min_count, e)) ||
+	    (rc = address_room(&pl, l->min_count, &aroom, e)))
+		goto out;
+	/* EC2: MaxCount launches the largest possible number above MinCount */
+	n = min3(l->max_count, pool_free(find_pool(sim, pl.az, t)),
+		 qroom < aroom ? qroom : aroom);
+	if (launch(sim, r->rg, &pl, t, l, n, tkey, now, out))
+		rc = fail_nomem(e);
+out:
+	free(tkey);
+	return rc;
+}
+
+/*****************************************************************************
+ *  DescribeInstances
+ *****************************************************************************/
+
+static bool any_match(const struct gb_sim_filter *f, const char *v)
+{
+	for (size_t k = 0; v && k < f->nvalues; k++) {
+		if (fnmatch(f->values[k], v, 0) == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool tag_match(const struct gb_sim_filter *f, const struct gb_sim_instance *i)
+{
+	for (size_t t = 0; t < i->ntags; t++) {
+		if (strcmp(f->name, "tag-key") == 0) {
+			if (any_match(f, i->tags[t].key))
+				return true;
+		} else if (strcmp(f->name, "tag-value") == 0) {
+			if (any_match(f, i->tags[t].value))
+				return true;
+		} else if (strcmp(f->name + 4, i->tags[t].key) == 0 &&
+			   any_match(f, i->tags[t].value)) {
+			return true;	/* tag:KEY */
+		}
+	}
+	return false;
+}
+
+/* The instance value a filter looks at, or NULL for the tag filters. */
+static const char *filter_value(const char *name, const struct gb_sim_instance *i)
+{
+	if (strcmp(name, "instance-id") == 0)
+		return i->id;
+	if (strcmp(name, "instance-state-name") == 0)
+		return gb_sim_state_name(i->state);
+	if (strcmp(name, "availability-zone") == 0)
+		return i->az->name;
+	if (strcmp(name, "instance-type") == 0)
+		return i->type->name;
+	if (strcmp(name, "subnet-id") == 0)
+		return i->subnet->id;
+	if (strcmp(name, "private-ip-address") == 0)
+		return i->ip;
+	if (strcmp(name, "reservation-id") == 0)
+		return i->res->id;
+	if (strcmp(name, "image-id") == 0)
+		return i->image_id;
+	return NULL;
+}
+
+static bool instance_filter_known(const char *name)
+{
+	static const char *names[] = {
+		"instance-id", "instance-state-name", "availability-zone",
+		"instance-type", "subnet-id", "private-ip-address",
+		"reservation-id", "image-id", "tag-key", "tag-value",
+	};
+
+	for (size_t k = 0; k < GB_ARRAY_LEN(names); k++) {
+		if (strcmp(name, names[k]) == 0)
+			return true;
+	}
+	return gb_str_has_prefix(name, "tag:") && name[4];
+}
+
+static bool instance_matches(const struct gb_sim_query *q,
+			     const struct gb_sim_instance *i)
+{
+	for (size_t f = 0; f < q->nfilters; f++) {
+		const char *v = filter_value(q->filters[f].name, i);
+
+		if (v ? !any_match(&q->filters[f], v) : !tag_match(&q->filters[f], i))
+			return false;
+	}
+	return true;
+}
+
+static gb_err_t check_filters(const struct gb_sim_query *q,
+			      bool (*known)(const char *), struct gb_sim_error *e)
+{
+	for (size_t f = 0; f < q->nfilters; f++) {
+		if (!known(q->filters[f].name))
+			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+				    "The filter '%s' is invalid", q->filters[f].name);
+		if (!q->filters[f].nvalues)
+			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+				    "The filter '%s' requires at least one value",
+				    q->filters[f].name);
+	}
+	return GB_E_OK;
+}
+
+/* NextToken: an opaque form of the position to resume at. */
+static void token_encode(const gb_sim_t *sim, uint64_t pos, char out[GB_SIM_TOKEN_MAX])
+{
+	snprintf(out, GB_SIM_TOKEN_MAX, "gbsim1%016" PRIx64, pos ^ sim->token_key);
+}
+
+static gb_err_t token_decode(const gb_sim_t *sim, const char *tok, uint64_t *pos,
+			     struct gb_sim_error *e)
+{
+	char *end = NULL;
+	uint64_t v;
+
+	*pos = 0;
+	if (!tok)
+		return GB_E_OK;
+	if (strlen(tok) != 22 || strncmp(tok, "gbsim1", 6) != 0 ||
+	    strspn(tok + 6, "0123456789abcdef") != 16)
+		goto bad;
+	v = strtoull(tok + 6, &end, 16);
+	if (*end)
+		goto bad;
+	*pos = v ^ sim->token_key;
+	return GB_E_OK;
+bad:
+	return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidNextToken",
+		    "The token '%s' is invalid.", tok);
+}
+
+static gb_err_t check_max_results(long max, struct gb_sim_error *e)
+{
+	if (max && (max < 5 || max > 1000))
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+			    "Value ( %ld ) for parameter maxResults is invalid. Expecting a value between 5 and 1000.",
+			    max);
+	return GB_E_OK;
+}
+
+static bool valid_instance_id(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	return valid_hex_id(s, "i-") && (n == 10 || n == 19);
+}
+
+/* InstanceId.N: every id must exist in [r]; RET the first one that does not. */
+static gb_err_t check_ids(gb_sim_t *sim, const struct sim_region *r,
+			  const char *const *ids, size_t nids,
+			  struct gb_sim_error *e)
+{
+	for (size_t k = 0; k < nids; k++) {
+		struct gb_sim_instance *i = gb_strmap_get(&sim->by_id, ids[k]);
+
+		if (!valid_instance_id(ids[k]))
+			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidInstanceID.Malformed",
+				    "Invalid id: \"%s\"", ids[k]);
+		if (!i || i->region != r->rg)
+			return fail(e, GB_E_NOTFOUND, 400, "InvalidInstanceID.NotFound",
+				    "The instance ID '%s' does not exist", ids[k]);
+	}
+	return GB_E_OK;
+}
+
+static int seq_cmp(const void *a, const void *b)
+{
+	const struct gb_sim_instance *x = *(struct gb_sim_instance *const *)a;
+	const struct gb_sim_instance *y = *(struct gb_sim_instance *const *)b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * InstanceId.N (already checked to exist in the region): look them up
+ * instead of scanning, in creation order, each once, filters applied.
+ */
+static gb_err_t describe_ids(gb_sim_t *sim, const struct gb_sim_query *q,
+			     struct gb_sim_instance ***out, size_t *n,
+			     struct gb_sim_error *e)
+{
+	if (!(*out = calloc(q->nids + 1, sizeof(**out))))
+		return fail_nomem(e);
+	for (size_t k = 0; k < q->nids; k++) {
+		struct gb_sim_instance *i = gb_strmap_get(&sim->by_id, q->ids[k]);
+		bool dup = false;
+
+		for (size_t j = 0; j < *n && !dup; j++)
+			dup = (*out)[j] == i;
+		if (!dup && instance_matches(q, i))
+			(*out)[(*n)++] = i;
+	}
+	if (*n > 1)
+		qsort(*out, *n, sizeof(**out), seq_cmp);
+	return GB_E_OK;
+}
+
+gb_err_t gb_sim_describe_instances(gb_sim_t *sim, const char *region,
+				   const struct gb_sim_query *q, double now,
+				   struct gb_sim_instance ***out, size_t *n,
+				   char next[GB_SIM_TOKEN_MAX],
+				   struct gb_sim_error *e)
+{
+	struct sim_region *r = find_region(sim, region);
+	uint64_t from;
+	gb_err_t rc;
+
+	*out = NULL;
+	*n = 0;
+	next[0] = '\0';
+	gb_sim_advance(sim, now);
+	if (!r)
+		return fail(e, GB_E_AUTH, 401, "AuthFailure",
+			    "AWS was not able to validate the provided access credentials");
+	if (q->nids && q->max_results)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterCombination",
+			    "The parameter instancesSet cannot be used with the parameter maxResults");
+	if ((rc = check_max_results(q->max_results, e)) ||
+	    (rc = check_filters(q, instance_filter_known, e)) ||
+	    (rc = check_ids(sim, r, q->ids, q->nids, e)) ||
+	    (rc = token_decode(sim, q->next_token, &from, e)))
+		return rc;
+	if (q->nids)
+		return describe_ids(sim, q, out, n, e);
+	if (!(*out = calloc(sim->ninst + 1, sizeof(**out))))
+		return fail_nomem(e);
+	for (size_t k = 0; k < sim->ninst; k++) {
+		struct gb_sim_instance *i = sim->inst[k];
+
+		if (i->seq < from || i->region != r->rg || !instance_matches(q, i))
+			continue;
+		if (q->max_results && *n == (size_t)q->max_results) {
+			token_encode(sim, i->seq, next);
+			break;
+		}
+		(*out)[(*n)++] = i;
+	}
+	return GB_E_OK;
+}
+
+/*****************************************************************************
+ *  TerminateInstances, CreateTags
+ *****************************************************************************/
+
+/* EC2: pending/running -> shutting-down; later terminated (gb_sim_advance). */
+static void terminate_one(gb_sim_t *sim, struct gb_sim_instance *i, double now,
+			  struct gb_sim_state_change *ch)
+{
+	ch->inst = i;
+	ch->prev = i->state;
+	if (i->state == GB_SIM_STATE_PENDING || i->state == GB_SIM_STATE_RUNNING) {
+		set_state(i, GB_SIM_STATE_SHUTTING_DOWN, now);
+		i->user_terminated = true;
+		queue_push(&sim->q_shut, i);
+		event_push(sim, GB_SIM_EVENT_SHUTTING_DOWN, i);
+	}
+	ch->cur = i->state;
+}
+
+gb_err_t gb_sim_terminate_instances(gb_sim_t *sim, const char *region,
+				    const char *const *ids, size_t nids,
+				    bool dry_run, double now,
+				    struct gb_sim_state_change **out, size_t *n,
+				    struct gb_sim_error *e)
+{
+	struct sim_region *r = find_region(sim, region);
+	gb_err_t rc;
+
+	*out = NULL;
+	*n = 0;
+	gb_sim_advance(sim, now);
+	if (!r)
+		return fail(e, GB_E_AUTH, 401, "AuthFailure",
+			    "AWS was not able to validate the provided access credentials");
+	if (!nids)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "MissingParameter",
+			    "The request must contain the parameter InstanceId");
+	if (nids > 1000)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+			    "TerminateInstances accepts at most 1000 instance IDs");
+	if ((rc = check_ids(sim, r, ids, nids, e)))
+		return rc;
+	if (dry_run)
+		return fail(e, GB_E_CANCELLED, 412, "DryRunOperation",
+			    "Request would have succeeded, but DryRun flag is set.");
+	if (!(*out = calloc(nids, sizeof(**out))))
+		return fail_nomem(e);
+	for (size_t k = 0; k < nids; k++) {
+		bool dup = false;
+
+		for (size_t j = 0; j < k; j++)
+			dup |= strcmp(ids[j], ids[k]) == 0;
+		if (!dup)
+			terminate_one(sim, gb_strmap_get(&sim->by_id, ids[k]), now,
+				      &(*out)[(*n)++]);
+	}
+	return GB_E_OK;
+}
+
+static gb_err_t tag_one(struct gb_sim_instance *i, const struct gb_sim_kv *t)
+{
+	struct gb_sim_tag *nt;
+	char *v = strdup(t->value ? t->value : "");
+
+	if (!v)
+		return GB_E_NOMEM;
+	for (size_t k = 0; k < i->ntags; k++) {
+		if (strcmp(i->tags[k].key, t->key) == 0) {
+			free(i->tags[k].value);
+			i->tags[k].value = v;
+			return GB_E_OK;
+		}
+	}
+	nt = realloc(i->tags, (i->ntags + 1) * sizeof(*nt));
+	if (!nt || !(nt[i->ntags].key = strdup(t->key))) {
+		if (nt)
+			i->tags = nt;
+		free(v);
+		return GB_E_NOMEM;
+	}
+	nt[i->ntags++].value = v;
+	i->tags = nt;
+	return GB_E_OK;
+}
+
+static size_t tags_after(const struct gb_sim_instance *i,
+			 const struct gb_sim_kv *tags, size_t ntags)
+{
+	size_t n = i->ntags;
+
+	for (size_t k = 0; k < ntags; k++) {
+		bool have = false;
+
+		for (size_t j = 0; j < i->ntags; j++)
+			have |= strcmp(i->tags[j].key, tags[k].key) == 0;
+		n += !have;
+	}
+	return n;
+}
+
+gb_err_t gb_sim_create_tags(gb_sim_t *sim, const char *region,
+			    const char *const *ids, size_t nids,
+			    const struct gb_sim_kv *tags, size_t ntags,
+			    bool dry_run, double now, struct gb_sim_error *e)
+{
+	struct sim_region *r = find_region(sim, region);
+	gb_err_t rc;
+
+	gb_sim_advance(sim, now);
+	if (!r)
+		return fail(e, GB_E_AUTH, 401, "AuthFailure",
+			    "AWS was not able to validate the provided access credentials");
+	if (!nids)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "MissingParameter",
+			    "The request must contain the parameter ResourceId");
+	if ((rc = check_ids(sim, r, ids, nids, e)) || (rc = check_tags(tags, ntags, e)))
+		return rc;
+	for (size_t k = 0; k < nids; k++) {
+		if (tags_after(gb_strmap_get(&sim->by_id, ids[k]), tags, ntags) > MAX_TAGS)
+			return fail(e, GB_E_CLOUDCONFIG, 400, "TagLimitExceeded",
+				    "The maximum number of Tags for a resource is %d.", MAX_TAGS);
+	}
+	if (dry_run)
+		return fail(e, GB_E_CANCELLED, 412, "DryRunOperation",
+			    "Request would have succeeded, but DryRun flag is set.");
+	for (size_t k = 0; k < nids; k++) {
+		for (size_t t = 0; t < ntags; t++) {
+			if (tag_one(gb_strmap_get(&sim->by_id, ids[k]), &tags[t]))
+				return fail_nomem(e);
+		}
+	}
+	return GB_E_OK;
+}
+
+/*****************************************************************************
+ *  DescribeInstanceTypeOfferings, DescribeAvailabilityZones
+ *****************************************************************************/
+
+static bool offering_filter_known(const char *name)
+{
+	return strcmp(name, "instance-type") == 0 || strcmp(name, "location") == 0;
+}
+
+static bool offering_matches(const struct gb_sim_query *q, const struct gb_sim_offering *o)
+{
+	for (size_t f = 0; f < q->nfilters; f++) {
+		const char *v = strcmp(q->filters[f].name, "location") == 0 ?
+				o->location : o->instance_type;
+
+		if (!any_match(&q->filters[f], v))
+			return false;
+	}
+	return true;
+}
+
+/* Every offering of [rg] at [loc] granularity, in scenario order. */
+static size_t list_offerings(const struct gb_sc_region *rg, enum gb_sim_location loc,
+			     struct gb_sim_offering *all)
+{
+	size_t n = 0;
+
+	for (size_t z = 0; z < rg->nazs; z++) {
+		for (size_t p = 0; p < rg->azs[z].npools; p++) {
+			const char *type = rg->azs[z].pools[p].type->name;
+			bool dup = false;
+
+			for (size_t k = 0; loc == GB_SIM_LOC_REGION && k < n; k++)
+				dup |= strcmp(all[k].instance_type, type) == 0;
+			if (dup)
+				continue;
+			all[n].instance_type = type;
+			all[n].location = loc == GB_SIM_LOC_REGION ? rg->name :
+					  loc == GB_SIM_LOC_AZ ? rg->azs[z].name :
+					  rg->azs[z].zone_id;
+			n++;
+		}
+	}
+	return n;
+}
+
+gb_err_t gb_sim_describe_offerings(gb_sim_t *sim, const char *region,
+				   enum gb_sim_location loc,
+				   const struct gb_sim_query *q,
+				   struct gb_sim_offering **out, size_t *n,
+				   char next[GB_SIM_TOKEN_MAX],
+				   struct gb_sim_error *e)
+{
+	const struct gb_sc_region *rg = gb_scenario_region(sim->sc, region);
+	struct gb_sim_offering *all;
+	size_t nall, total = 0;
+	uint64_t from;
+	gb_err_t rc;
+
+	*out = NULL;
+	*n = 0;
+	next[0] = '\0';
+	if (!rg)
+		return fail(e, GB_E_AUTH, 401, "AuthFailure",
+			    "AWS was not able to validate the provided access credentials");
+	if ((rc = check_max_results(q->max_results, e)) ||
+	    (rc = check_filters(q, offering_filter_known, e)) ||
+	    (rc = token_decode(sim, q->next_token, &from, e)))
+		return rc;
+	for (size_t z = 0; z < rg->nazs; z++)
+		total += rg->azs[z].npools;
+	if (!(all = calloc(total + 1, sizeof(*all))))
+		return fail_nomem(e);
+	nall = list_offerings(rg, loc, all);
+	for (size_t k = (size_t)from; k < nall; k++) {
+		if (!offering_matches(q, &all[k]))
+			continue;
+		if (q->max_results && *n == (size_t)q->max_results) {
+			token_encode(sim, k, next);
+			break;
+		}
+		all[(*n)++] = all[k];
+	}
+	*out = all;
+	return GB_E_OK;
+}
+
+static bool az_filter_known(const char *name)
+{
+	return strcmp(name, "zone-name") == 0 || strcmp(name, "zone-id") == 0 ||
+	       strcmp(name, "region-name") == 0 || strcmp(name, "state") == 0 ||
+	       strcmp(name, "zone-type") == 0;
+}
+
+static bool az_matches(const struct gb_sim_query *q, const struct gb_sc_region *rg,
+		       const struct gb_sc_az *az)
+{
+	for (size_t f = 0; f < q->nfilters; f++) {
+		const char *name = q->filters[f].name;
+		const char *v = strcmp(name, "zone-name") == 0 ? az->name :
+				strcmp(name, "zone-id") == 0 ? az->zone_id :
+				strcmp(name, "region-name") == 0 ? rg->name :
+				strcmp(name, "state") == 0 ? "available" : "availability-zone";
+
+		if (!any_match(&q->filters[f], v))
+			return false;
+	}
+	for (size_t k = 0; k < q->nids; k++) {
+		if (strcmp(q->ids[k], az->name) == 0 || strcmp(q->ids[k], az->zone_id) == 0)
+			return true;
+	}
+	return q->nids == 0;
+}
+
+gb_err_t gb_sim_describe_azs(gb_sim_t *sim, const char *region,
+			     const struct gb_sim_query *q,
+			     const struct gb_sc_az ***out, size_t *n,
+			     struct gb_sim_error *e)
+{
+	const struct gb_sc_region *rg = gb_scenario_region(sim->sc, region);
+	gb_err_t rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!rg)
+		return fail(e, GB_E_AUTH, 401, "AuthFailure",
+			    "AWS was not able to validate the provided access credentials");
+	if ((rc = check_filters(q, az_filter_known, e)))
+		return rc;
+	for (size_t k = 0; k < q->nids; k++) {
+		bool found = false;
+
+		for (size_t z = 0; z < rg->nazs; z++)
+			found |= strcmp(q->ids[k], rg->azs[z].name) == 0 ||
+				 strcmp(q->ids[k], rg->azs[z].zone_id) == 0;
+		if (!found)
+			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+				    "Invalid availability zone: [%s]", q->ids[k]);
+	}
+	if (!(*out = calloc(rg->nazs + 1, sizeof(**out))))
+		return fail_nomem(e);
+	for (size_t z = 0; z < rg->nazs; z++) {
+		if (az_matches(q, rg, &rg->azs[z]))
+			(*out)[(*n)++] = &rg->azs[z];
+	}
+	return GB_E_OK;
+}
+
+/*****************************************************************************
+ *  Control and views
+ *****************************************************************************/
+
+gb_err_t gb_sim_capacity_set(gb_sim_t *sim, const char *az, const char *type,
+			     long n, bool available, gb_error_t *err)
+{
+	const struct gb_sc_az *z = gb_scenario_az(sim->sc, az, NULL);
+	const struct gb_itype *t = gb_itype_find(type);
+	struct gb_sim_pool *p;
+
+	if (!z)
+		return gb_errorf(err, GB_E_NOTFOUND, "no availability zone '%s'", az ? az : "");
+	if (!t)
+		return gb_errorf(err, GB_E_NOTFOUND, "unknown instance type '%s'",
+				 type ? type : "");
+	p = find_pool(sim, z, t);
+	if (!p)
+		return gb_errorf(err, GB_E_NOTFOUND, "%s does not offer %s", az, type);
+	if (n < 0)
+		return gb_errorf(err, GB_E_INVALID, "capacity must not be negative");
+	p->total = available ? p->used + n : n;
+	return GB_E_OK;
+}
+
+const struct gb_sim_pool *gb_sim_pools(const gb_sim_t *sim, size_t *n)
+{
+	*n = sim->npools;
+	return sim->pools;
+}
+
+const struct gb_sim_subnet *gb_sim_subnets(const gb_sim_t *sim, size_t *n)
+{
+	*n = sim->nsubnets;
+	return sim->subnets;
+}
+
+struct gb_sim_instance *const *gb_sim_instances(const gb_sim_t *sim, size_t *n)
+{
+	*n = sim->ninst;
+	return sim->inst;
+}
+
+const struct gb_sim_usage *gb_sim_usage(const gb_sim_t *sim, const char *region)
+{
+	for (size_t i = 0; region && i < sim->nregions; i++) {
+		if (strcmp(sim->regions[i].rg->name, region) == 0)
+			return &sim->regions[i].usage;
+	}
+	return NULL;
+}
+
+void gb_sim_events_enable(gb_sim_t *sim, bool on)
+{
+	sim->events_on = on;
+}
+
+size_t gb_sim_events_take(gb_sim_t *sim, struct gb_sim_event **out)
+{
+	size_t n = sim->nevents;
+
+	*out = sim->events;
+	sim->events = NULL;
+	sim->nevents = sim->capevents = 0;
+	return n;
+}
+
+void gb_sim_events_free(struct gb_sim_event *ev, size_t n)
+{
+	for (size_t i = 0; ev && i < n; i++) {
+		gb_sim_tags_free(ev[i].tags, ev[i].ntags);
+		free(ev[i].user_data);
+	}
+	free(ev);
+}

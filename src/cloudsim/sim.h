@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * sim.h - the simulated cloud: capacity, quotas, instances, idempotency
+ *
+ * Pure state machine, no I/O: every entry point takes the simulated time
+ * [now] (seconds since the simulation started; it never goes backwards) and
+ * first applies whatever was due by then: capacity events, pending ->
+ * running, shutting-down -> terminated (which releases capacity, quota and
+ * the private IP), and forgetting long-terminated instances.  Tests drive the
+ * clock explicitly; the server passes a scaled monotonic clock.
+ *
+ * Semantics follow EC2 (research/seed-and-protocols.md s3, s4): capacity is
+ * per (AZ, instance type); MinCount..MaxCount launches the largest possible
+ * number or nothing; ClientToken idempotency is zonal when a subnet or AZ is
+ * given, else regional; quotas are per region (vCPUs per bucket, instances).
+ * EC2 errors come back in struct gb_sim_error (code, message, HTTP status).
+ *
+ * Not thread-safe: the caller serializes (the server holds one mutex).
+ * Pointers returned are BORROWED and valid until the next call.
+ */
+#ifndef GB_CLOUDSIM_SIM_H
+#define GB_CLOUDSIM_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gb_err.h"
+#include "gb_str.h"
+#include "scenario.h"
+
+typedef struct gb_sim gb_sim_t;
+
+/* EC2 instance-state codes (the low byte of instanceState/code). */
+enum gb_sim_state {
+	GB_SIM_STATE_PENDING = 0,
+	GB_SIM_STATE_RUNNING = 16,
+	GB_SIM_STATE_SHUTTING_DOWN = 32,
+	GB_SIM_STATE_TERMINATED = 48,
+};
+
+/* RET "pending", "running", "shutting-down", "terminated". */
+const char *gb_sim_state_name(enum gb_sim_state s);
+
+#define GB_SIM_ID_MAX 24	/* "i-" + 17 hex digits + NUL, with room */
+
+/* An EC2 error: code, message and the HTTP status EC2 sends with it. */
+struct gb_sim_error {
+	int status;
+	char code[64];
+	char message[1024];
+};
+
+struct gb_sim_tag {
+	char *key;
+	char *value;		/* "" when empty, never NULL */
+};
+
+/* A tag given in a request (BORROWED strings). */
+struct gb_sim_kv {
+	const char *key;
+	const char *value;	/* NULL is "" */
+};
+
+struct gb_sim_reservation;
+
+struct gb_sim_instance {
+	char id[GB_SIM_ID_MAX];
+	uint64_t seq;				/* creation order */
+	struct gb_sim_reservation *res;
+	const struct gb_sc_region *region;	/* BORROWED from the scenario */
+	const struct gb_sc_az *az;
+	const struct gb_sc_subnet *subnet;
+	const struct gb_itype *type;
+	char *image_id;
+	char *key_name;				/* NULL when none */
+	char *client_token;			/* NULL when none */
+	struct gb_strv sg_ids;
+	char ip[16];
+	uint32_t ip_n;
+	enum gb_sim_state state;
+	double launch_time;			/* simulated seconds */
+	double state_time;			/* when [state] began */
+	int launch_index;
+	bool user_terminated;			/* TerminateInstances did it */
+	struct gb_sim_tag *tags;
+	size_t ntags;
+	char *user_data;			/* decoded; NULL when none */
+	size_t user_data_len;
+	/* private: the simulator's time queues */
+	struct gb_sim_instance *q_pending, *q_shut, *q_term;
+	bool in_pending_q;
+};
+
+struct gb_sim_reservation {
+	char id[GB_SIM_ID_MAX];
+	struct gb_sim_instance **inst;
+	size_t n;
+	size_t alive;			/* instances not yet forgotten */
+	char *token_key;		/* scope "\n" ClientToken, or NULL */
+	char *digest;			/* canonical parameters of the launch */
+};
+
+/* One RunInstances call, decoded by the API layer. */
+struct gb_sim_launch {
+	const char *image_id;
+	const char *instance_type;
+	const char *subnet_id;		/* NULL: any subnet of the AZ */
+	const char *az;			/* Placement.AvailabilityZone or NULL */
+	const char *key_name;
+	const char *client_token;
+	long min_count, max_count;
+	const char *user_data;		/* decoded bytes, or NULL */
+	size_t user_data_len;
+	const struct gb_sim_kv *tags;	/* TagSpecification for instances */
+	size_t ntags;
+	const struct gb_strv *sg_ids;	/* may be NULL */
+	const char *digest;		/* the request's parameters, canonical */
+	bool dry_run;
+};
+
+struct gb_sim_filter {
+	const char *name;
+	const char *const *values;
+	size_t nvalues;
+};
+
+struct gb_sim_query {
+	const char *const *ids;		/* InstanceId.N / ZoneName.N */
+	size_t nids;
+	const struct gb_sim_filter *filters;
+	size_t nfilters;
+	long max_results;		/* 0: all, no paging */
+	const char *next_token;		/* NULL: from the start */
+};
+
+#define GB_SIM_TOKEN_MAX 48
+
+struct gb_sim_state_change {
+	const struct gb_sim_instance *inst;
+	enum gb_sim_state prev, cur;
+};
+
+enum gb_sim_location {
+	GB_SIM_LOC_REGION = 0,
+	GB_SIM_LOC_AZ,
+	GB_SIM_LOC_AZ_ID,
+};
+
+struct gb_sim_offering {
+	const char *instance_type;
+	const char *location;
+};
+
+/* Capacity pool of one (AZ, instance type). */
+struct gb_sim_pool {
+	const struct gb_sc_region *region;
+	const struct gb_sc_az *az;
+	const struct gb_itype *type;
+	long total;			/* instances the pool can hold now */
+	long used;			/* pending, running or shutting-down */
+};
+
+struct gb_sim_subnet {
+	const struct gb_sc_subnet *sn;
+	const struct gb_sc_az *az;
+	uint32_t size;			/* addresses in the CIDR */
+	uint32_t used;			/* allocated private IPs */
+	uint32_t hint;			/* lowest possibly free offset */
+	uint8_t *bits;
+};
+
+struct gb_sim_usage {
+	long instances;
+	long vcpus[GB_ITYPE_BUCKET_COUNT];
+};
+
+/*
+ * Build the simulated cloud of [sc] (BORROWED: must outlive the result).
+ * OUT *out NEW (gb_sim_destroy).
+ */
+gb_err_t gb_sim_create(const struct gb_scenario *sc, gb_sim_t **out,
+		       gb_error_t *err);
+void gb_sim_destroy(gb_sim_t *sim);
+
+/* Apply everything due by [now]. */
+void gb_sim_advance(gb_sim_t *sim, double now);
+
+/*
+ * RunInstances in [region].  On success *out is the reservation (the
+ * original one for a repeated ClientToken).  RET GB_E_OK or an error class
+ * (GB_E_CAPACITY, GB_E_QUOTA, GB_E_CLOUDCONFIG, GB_E_INVALID) with [e] set.
+ */
+gb_err_t gb_sim_run_instances(gb_sim_t *sim, const char *region,
+			      const struct gb_sim_launch *l, double now,
+			      struct gb_sim_reservation **out,
+			      struct gb_sim_error *e);
+
+/*
+ * DescribeInstances.  OUT *out NEW array (free()) of BORROWED instances in
+ * creation order; [next] receives the NextToken or "" at the end.
+ */
+gb_err_t gb_sim_describe_instances(gb_sim_t *sim, const char *region,
+				   const struct gb_sim_query *q, double now,
+				   struct gb_sim_instance ***out, size_t *n,
+				   char next[GB_SIM_TOKEN_MAX],
+				   struct gb_sim_error *e);
+
+/* TerminateInstances: all ids exist in [region] or nothing happens. OUT *out NEW. */
+gb_err_t gb_sim_terminate_instances(gb_sim_t *sim, const char *region,
+				    const char *const *ids, size_t nids,
+				    bool dry_run, double now,
+				    struct gb_sim_state_change **out, size_t *n,
+				    struct gb_sim_error *e);
+
+/* CreateTags on instances of [region]; a key given again replaces the value. */
+gb_err_t gb_sim_create_tags(gb_sim_t *sim, const char *region,
+			    const char *const *ids, size_t nids,
+			    const struct gb_sim_kv *tags, size_t ntags,
+			    bool dry_run, double now, struct gb_sim_error *e);
+
+/* DescribeInstanceTypeOfferings (filters instance-type, location). OUT *out NEW. */
+gb_err_t gb_sim_describe_offerings(gb_sim_t *sim, const char *region,
+				   enum gb_sim_location loc,
+				   const struct gb_sim_query *q,
+				   struct gb_sim_offering **out, size_t *n,
+				   char next[GB_SIM_TOKEN_MAX],
+				   struct gb_sim_error *e);
+
+/* DescribeAvailabilityZones (ZoneName.N in q->ids; filters zone-name, zone-id, region-name, state). OUT *out NEW. */
+gb_err_t gb_sim_describe_azs(gb_sim_t *sim, const char *region,
+			     const struct gb_sim_query *q,
+			     const struct gb_sc_az ***out, size_t *n,
+			     struct gb_sim_error *e);
+
+/* RET whether [region] exists in the scenario. */
+bool gb_sim_has_region(const gb_sim_t *sim, const char *region);
+
+/*
+ * Capacity control: set the pool of ([az], [type]) so that [n] instances
+ * fit from now on (available) or to a total of [n] (total = used + free).
+ */
+gb_err_t gb_sim_capacity_set(gb_sim_t *sim, const char *az, const char *type,
+			     long n, bool available, gb_error_t *err);
+
+/* Read-only views for the control interface. RET BORROWED. */
+const struct gb_sim_pool *gb_sim_pools(const gb_sim_t *sim, size_t *n);
+const struct gb_sim_subnet *gb_sim_subnets(const gb_sim_t *sim, size_t *n);
+struct gb_sim_instance *const *gb_sim_instances(const gb_sim_t *sim, size_t *n);
+const struct gb_sim_usage *gb_sim_usage(const gb_sim_t *sim, const char *region);
+
+/*
+ * State-change events, for the boot hook.  Off by default (nothing is
+ * queued); when on, every pending->running and ->shutting-down change is.
+ */
+enum gb_sim_event_kind {
+	GB_SIM_EVENT_RUNNING = 0,
+	GB_SIM_EVENT_SHUTTING_DOWN,
+};
+
+struct gb_sim_event {
+	enum gb_sim_event_kind kind;
+	char id[GB_SIM_ID_MAX];
+	char ip[16];
+	const char *region;		/* BORROWED from the scenario */
+	const char *az;
+	const char *instance_type;	/* BORROWED from the catalog */
+	struct gb_sim_tag *tags;	/* copies */
+	size_t ntags;
+	char *user_data;		/* copy, or NULL */
+	size_t user_data_len;
+};
+
+void gb_sim_events_enable(gb_sim_t *sim, bool on);
+
+/* Move the queued events to *out (NEW, gb_sim_events_free). RET count. */
+size_t gb_sim_events_take(gb_sim_t *sim, struct gb_sim_event **out);
+void gb_sim_events_free(struct gb_sim_event *ev, size_t n);
+
+/* Free tags made by the API layer or by events. */
+void gb_sim_tags_free(struct gb_sim_tag *tags, size_t n);
+
+/* A fresh request id (UUID form) from the scenario's seed. */
+void gb_sim_request_id(gb_sim_t *sim, char out[40]);
+
+/* Wall-clock epoch seconds that simulated time 0 stands for. */
+void gb_sim_set_epoch(gb_sim_t *sim, double epoch);
+double gb_sim_epoch(const gb_sim_t *sim);
+
+/* Fill [e]. RET [e]->status. */
+int gb_sim_error_set(struct gb_sim_error *e, int status, const char *code,
+		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+#endif /* GB_CLOUDSIM_SIM_H */

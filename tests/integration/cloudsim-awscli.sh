@@ -1,0 +1,183 @@
+#!/bin/sh
+# cloudsim-awscli.sh - the real AWS CLI (Debian awscli) against
+# gpuburst-cloudsim: every case of issue 4 (partial launch, client-token
+# idempotency, describe filters and pagination, offerings, terminate, a
+# wrongly signed request), plus ICE, quotas and the control interface.
+
+. "${srcdir:-.}/cloudsim-lib.sh"
+
+# a manual clock: the CLI takes longer per call than the 200 ms pending delay
+start_sim "$DATA/awscli.yaml" --manual-clock
+AMI=ami-0123456789abcdef0
+
+run_g5() {	# run_g5 OUTFILE TOKEN [MAXCOUNT]
+	awsc ec2 run-instances --image-id "$AMI" --instance-type g5.xlarge \
+		--count "1:${3:-5}" --subnet-id subnet-it-a --client-token "$2" \
+		--tag-specifications 'ResourceType=instance,Tags=[{Key=gpuburst:node,Value=g5-1},{Key=Project,Value=it}]' \
+		>"$1" 2>"$TMP/err"
+}
+
+# --- MinCount=1 MaxCount=5 where 3 fit returns 3
+run_g5 "$TMP/run1.json" it-token-1 || fail "run-instances: $(cat "$TMP/err")"
+expect_eq "instances launched" "$(jget "$TMP/run1.json" 'len(d["Instances"])')" 3
+expect_eq "private IPs" "$(jget "$TMP/run1.json" '" ".join(i["PrivateIpAddress"] for i in d["Instances"])')" \
+	"127.50.1.4 127.50.1.5 127.50.1.6"
+expect_eq "state" "$(jget "$TMP/run1.json" '",".join(sorted(set(i["State"]["Name"] for i in d["Instances"])))')" pending
+expect_eq "tags" "$(jget "$TMP/run1.json" 'sorted((t["Key"], t["Value"]) for t in d["Instances"][0]["Tags"])')" \
+	'[["Project", "it"], ["gpuburst:node", "g5-1"]]'
+RES1="$(jget "$TMP/run1.json" 'd["ReservationId"]')"
+IDS1="$(jget "$TMP/run1.json" '" ".join(sorted(i["InstanceId"] for i in d["Instances"]))')"
+ok "run-instances --count 1:5 with room for 3 launched 3 ($RES1)"
+
+# --- the same call with the same --client-token returns the same reservation
+run_g5 "$TMP/run2.json" it-token-1 || fail "run-instances (retry): $(cat "$TMP/err")"
+expect_eq "reservation on retry" "$(jget "$TMP/run2.json" 'd["ReservationId"]')" "$RES1"
+expect_eq "instances on retry" \
+	"$(jget "$TMP/run2.json" '" ".join(sorted(i["InstanceId"] for i in d["Instances"]))')" "$IDS1"
+control GET /_sim/state >"$TMP/state.json" || fail "control state"
+expect_eq "instances in the cloud" "$(jget "$TMP/state.json" 'len(d["instances"])')" 3
+ok "the same client token returned the same reservation, nothing new launched"
+
+# --- same token, other parameters: IdempotentParameterMismatch
+if run_g5 "$TMP/run3.json" it-token-1 4; then fail "a changed request with the same token succeeded"; fi
+grep -q IdempotentParameterMismatch "$TMP/err" || fail "want IdempotentParameterMismatch: $(cat "$TMP/err")"
+ok "the same token with other parameters is IdempotentParameterMismatch"
+
+# --- the AZ is full: InsufficientInstanceCapacity (HTTP 500) naming ap-south-1b
+if awsc --debug ec2 run-instances --image-id "$AMI" --instance-type g5.xlarge --count 1 \
+	--subnet-id subnet-it-a >/dev/null 2>"$TMP/err"; then
+	fail "run-instances in a full AZ succeeded"
+fi
+grep -q '"POST / HTTP/1.1" 500' "$TMP/err" || fail "ICE was not HTTP 500"
+grep -q "InsufficientInstanceCapacity.*choosing ap-south-1b\." "$TMP/err" ||
+	fail "want InsufficientInstanceCapacity naming ap-south-1b: $(grep InsufficientInstanceCapacity "$TMP/err" | tail -1)"
+ok "a full AZ gives InsufficientInstanceCapacity (HTTP 500) naming the AZ with room"
+
+# --- describe-instances: filters and pagination
+awsc ec2 run-instances --image-id "$AMI" --instance-type g6.xlarge --count 12 \
+	--subnet-id subnet-it-a --client-token it-token-2 \
+	--tag-specifications 'ResourceType=instance,Tags=[{Key=Project,Value=paging}]' \
+	>"$TMP/run4.json" 2>"$TMP/err" || fail "run-instances x12: $(cat "$TMP/err")"
+expect_eq "g6 launched" "$(jget "$TMP/run4.json" 'len(d["Instances"])')" 12
+ONE="$(jget "$TMP/run4.json" 'd["Instances"][7]["InstanceId"]')"
+count() {	# count FILTER... -> number of instances
+	awsc ec2 describe-instances --filters "$@" >"$TMP/desc.json" 2>"$TMP/err" ||
+		fail "describe-instances $*: $(cat "$TMP/err")"
+	jget "$TMP/desc.json" 'sum(len(r["Instances"]) for r in d["Reservations"])'
+}
+expect_eq "tag:gpuburst:node=g5-1" "$(count Name=tag:gpuburst:node,Values=g5-1)" 3
+expect_eq "tag-key=gpuburst:node" "$(count Name=tag-key,Values=gpuburst:node)" 3
+expect_eq "tag:Project=paging" "$(count Name=tag:Project,Values=paging)" 12
+expect_eq "instance-id" "$(count Name=instance-id,Values="$ONE")" 1
+expect_eq "availability-zone=ap-south-1b" "$(count Name=availability-zone,Values=ap-south-1b)" 0
+expect_eq "availability-zone=ap-south-1a" "$(count Name=availability-zone,Values=ap-south-1a)" 15
+expect_eq "running before the delay" "$(count Name=instance-state-name,Values=running)" 0
+control POST /_sim/time '{"advance": 1}' >/dev/null || fail "control time"
+expect_eq "running after 1 s" "$(count Name=instance-state-name,Values=running)" 15
+expect_eq "running + tag" "$(count Name=instance-state-name,Values=running Name=tag:Project,Values=it)" 3
+ok "describe-instances filters: tag:KEY, tag-key, instance-id, availability-zone, instance-state-name"
+
+pages=0
+total=0
+token=
+while :; do
+	if [ -n "$token" ]; then
+		awsc ec2 describe-instances --no-paginate --max-results 5 --next-token "$token" \
+			>"$TMP/page.json" 2>"$TMP/err" || fail "describe page: $(cat "$TMP/err")"
+	else
+		awsc ec2 describe-instances --no-paginate --max-results 5 \
+			>"$TMP/page.json" 2>"$TMP/err" || fail "describe page: $(cat "$TMP/err")"
+	fi
+	n="$(jget "$TMP/page.json" 'sum(len(r["Instances"]) for r in d["Reservations"])')"
+	jget "$TMP/page.json" '"\n".join(i["InstanceId"] for r in d["Reservations"] for i in r["Instances"])' \
+		>>"$TMP/paged-ids"
+	pages=$((pages + 1))
+	total=$((total + n))
+	token="$(jget "$TMP/page.json" 'd.get("NextToken", "")')"
+	[ -n "$token" ] || break
+	expect_eq "page size" "$n" 5
+	[ $pages -lt 10 ] || fail "pagination does not end"
+done
+expect_eq "pages" "$pages" 3
+expect_eq "instances over all pages" "$total" 15
+expect_eq "distinct instances over all pages" "$(sort -u "$TMP/paged-ids" | wc -l | tr -d ' ')" 15
+# the CLI's own paginator follows NextToken too
+calls_before="$(grep -c 'action=DescribeInstances ' "$TMP/sim.log")"
+awsc ec2 describe-instances --page-size 5 >"$TMP/all.json" 2>"$TMP/err" || fail "$(cat "$TMP/err")"
+expect_eq "paginated total" "$(jget "$TMP/all.json" 'sum(len(r["Instances"]) for r in d["Reservations"])')" 15
+calls="$(($(grep -c 'action=DescribeInstances ' "$TMP/sim.log") - calls_before))"
+[ "$calls" -ge 3 ] || fail "--page-size 5 made $calls DescribeInstances calls, want >= 3"
+ok "describe-instances pagination: MaxResults 5 gives 3 pages of 15 instances, NextToken ends"
+
+# --- describe-instance-type-offerings
+awsc ec2 describe-instance-type-offerings --location-type availability-zone \
+	--filters Name=instance-type,Values=g6e.xlarge >"$TMP/off.json" 2>"$TMP/err" ||
+	fail "offerings: $(cat "$TMP/err")"
+expect_eq "g6e AZs" "$(jget "$TMP/off.json" '[o["Location"] for o in d["InstanceTypeOfferings"]]')" \
+	'["ap-south-1b"]'
+expect_eq "location type" \
+	"$(jget "$TMP/off.json" 'd["InstanceTypeOfferings"][0]["LocationType"]')" availability-zone
+awsc ec2 describe-instance-type-offerings >"$TMP/off.json" 2>"$TMP/err" || fail "$(cat "$TMP/err")"
+expect_eq "region offerings" \
+	"$(jget "$TMP/off.json" 'sorted(o["InstanceType"] for o in d["InstanceTypeOfferings"])')" \
+	'["g5.xlarge", "g6.xlarge", "g6e.xlarge"]'
+REGION=ap-northeast-1 awsc ec2 describe-instance-type-offerings --location-type availability-zone-id \
+	>"$TMP/off.json" 2>"$TMP/err" || fail "$(cat "$TMP/err")"
+expect_eq "Tokyo offerings" \
+	"$(jget "$TMP/off.json" '[(o["InstanceType"], o["Location"]) for o in d["InstanceTypeOfferings"]]')" \
+	'[["g6e.xlarge", "apne1-az1"]]'
+ok "describe-instance-type-offerings per region, AZ and AZ id, with filters"
+
+# --- g6e is not offered in ap-south-1a: Unsupported
+if awsc ec2 run-instances --image-id "$AMI" --instance-type g6e.xlarge --count 1 \
+	--subnet-id subnet-it-a >/dev/null 2>"$TMP/err"; then
+	fail "an unoffered type launched"
+fi
+grep -q "Unsupported.*ap-south-1b" "$TMP/err" || fail "want Unsupported: $(cat "$TMP/err")"
+ok "an instance type the AZ does not offer is Unsupported"
+
+# --- terminate-instances
+# shellcheck disable=SC2086
+awsc ec2 terminate-instances --instance-ids $IDS1 >"$TMP/term.json" 2>"$TMP/err" ||
+	fail "terminate: $(cat "$TMP/err")"
+expect_eq "terminating" "$(jget "$TMP/term.json" 'sorted(set((i["PreviousState"]["Name"], i["CurrentState"]["Name"], i["CurrentState"]["Code"]) for i in d["TerminatingInstances"]))')" \
+	'[["running", "shutting-down", 32]]'
+expect_eq "terminated ids" "$(jget "$TMP/term.json" '" ".join(sorted(i["InstanceId"] for i in d["TerminatingInstances"]))')" "$IDS1"
+control POST /_sim/time '{"advance": 1}' >/dev/null || fail "control time"
+# shellcheck disable=SC2086
+awsc ec2 describe-instances --instance-ids $IDS1 >"$TMP/desc.json" 2>"$TMP/err" || fail "$(cat "$TMP/err")"
+expect_eq "after shutting down" \
+	"$(jget "$TMP/desc.json" 'sorted(set(i["State"]["Name"] for r in d["Reservations"] for i in r["Instances"]))')" \
+	'["terminated"]'
+run_g5 "$TMP/run5.json" it-token-3 || fail "run-instances after terminate: $(cat "$TMP/err")"
+expect_eq "capacity released" "$(jget "$TMP/run5.json" 'len(d["Instances"])')" 3
+ok "terminate-instances: running -> shutting-down -> terminated, capacity released"
+
+# --- create-tags
+awsc ec2 create-tags --resources "$ONE" --tags Key=Name,Value=tagged >/dev/null 2>"$TMP/err" ||
+	fail "create-tags: $(cat "$TMP/err")"
+expect_eq "tag:Name" "$(count Name=tag:Name,Values=tagged)" 1
+ok "create-tags"
+
+# --- a wrongly signed request is refused
+if SECRET=wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEz awsc --debug ec2 describe-instances \
+	>/dev/null 2>"$TMP/err"; then
+	fail "a request signed with the wrong secret succeeded"
+fi
+grep -q '"POST / HTTP/1.1" 403' "$TMP/err" || fail "a bad signature was not HTTP 403"
+grep -q 'An error occurred (SignatureDoesNotMatch)' "$TMP/err" || fail "want SignatureDoesNotMatch"
+if AKID=AKIDNOTKNOWN awsc ec2 describe-instances >/dev/null 2>"$TMP/err"; then
+	fail "an unknown access key succeeded"
+fi
+grep -q 'An error occurred (AuthFailure)' "$TMP/err" || fail "want AuthFailure: $(cat "$TMP/err")"
+if REGION=eu-west-3 awsc ec2 describe-instances >/dev/null 2>"$TMP/err"; then
+	fail "a region outside the scenario succeeded"
+fi
+grep -q 'An error occurred (AuthFailure)' "$TMP/err" || fail "want AuthFailure: $(cat "$TMP/err")"
+grep -q 'status=403 code=SignatureDoesNotMatch' "$TMP/sim.log" || fail "the log lacks the refusal"
+ok "wrong signature: SignatureDoesNotMatch (403); unknown key or region: AuthFailure"
+
+# --- the simulator stops on SIGTERM and removes its pid file
+stop_sim
+[ ! -e "$TMP/pid" ] || fail "the pid file is still there"
+ok "SIGTERM stops the simulator and removes the pid file"

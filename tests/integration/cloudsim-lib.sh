@@ -1,0 +1,115 @@
+# cloudsim-lib.sh - sourced by the cloudsim integration tests
+#
+# Starts gpuburst-cloudsim on 127.0.0.1 with an ephemeral port and a pid
+# file, runs the Debian AWS CLI against it (and only against it), and stops
+# the simulator by its pid on exit, also on failure.
+
+set -u
+
+: "${GB_TOP_BUILDDIR:?}" "${GB_TOP_SRCDIR:?}"
+CLOUDSIM="$GB_TOP_BUILDDIR/src/cloudsim/gpuburst-cloudsim"
+DATA="$GB_TOP_SRCDIR/tests/data/cloudsim"
+PYTHON3="${PYTHON3:-python3}"
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() {
+	echo "FAIL: $*" >&2
+	if [ -f "$TMP/sim.log" ]; then
+		echo "--- simulator log (last 20 lines)" >&2
+		tail -n 20 "$TMP/sim.log" >&2
+	fi
+	exit 1
+}
+ok() { echo "ok - $*"; }
+
+# The Debian package's CLI (awscli 2.x); GB_AWS_CLI overrides.
+AWS="${GB_AWS_CLI:-}"
+[ -n "$AWS" ] || AWS=/usr/bin/aws
+[ -x "$AWS" ] || AWS="$(command -v aws 2>/dev/null || true)"
+[ -n "$AWS" ] && [ -x "$AWS" ] || skip "the AWS CLI is not installed (Debian: apt-get install awscli)"
+"$PYTHON3" -c 'import json' 2>/dev/null || skip "python3 is needed to read the CLI's JSON"
+[ -x "$CLOUDSIM" ] || fail "$CLOUDSIM not built"
+
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/cloudsim-it.XXXXXX")" || fail "mktemp"
+mkdir -p "$TMP/home"
+: >"$TMP/aws-config"
+: >"$TMP/aws-credentials"
+SIM_PID=
+
+stop_sim() {
+	[ -n "$SIM_PID" ] || return 0
+	kill "$SIM_PID" 2>/dev/null
+	for _ in $(seq 1 100); do
+		kill -0 "$SIM_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -9 "$SIM_PID" 2>/dev/null
+	wait "$SIM_PID" 2>/dev/null
+	SIM_PID=
+}
+
+cleanup() {
+	stop_sim
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+# start_sim SCENARIO [OPTION...]: sets PORT and ENDPOINT.
+start_sim() {
+	scenario="$1"
+	shift
+	rm -f "$TMP/pid" "$TMP/port"
+	"$CLOUDSIM" --scenario "$scenario" --listen 127.0.0.1:0 \
+		--pid-file "$TMP/pid" --port-file "$TMP/port" --log "$TMP/sim.log" \
+		"$@" >"$TMP/sim.out" 2>&1 &
+	for _ in $(seq 1 200); do
+		[ -s "$TMP/pid" ] && break
+		kill -0 $! 2>/dev/null || fail "gpuburst-cloudsim exited: $(cat "$TMP/sim.out")"
+		sleep 0.05
+	done
+	[ -s "$TMP/pid" ] || fail "no pid file after 10 s"
+	SIM_PID="$(cat "$TMP/pid")"
+	[ "$SIM_PID" = "$!" ] || fail "pid file says $SIM_PID, started $!"
+	PORT="$(cat "$TMP/port")"
+	grep -q "^listening on 127.0.0.1:$PORT\$" "$TMP/sim.out" || fail "no 'listening on' line"
+	ENDPOINT="http://127.0.0.1:$PORT"
+}
+
+# awsc ARG...: the AWS CLI against the simulator only, isolated from the
+# user's configuration and from any proxy; one attempt, no retries.
+awsc() {
+	env -u HTTP_PROXY -u HTTPS_PROXY -u http_proxy -u https_proxy \
+		-u ALL_PROXY -u all_proxy -u AWS_PROFILE -u AWS_SESSION_TOKEN \
+		NO_PROXY='*' no_proxy='*' HOME="$TMP/home" \
+		AWS_ACCESS_KEY_ID="${AKID:-AKIDEXAMPLE}" \
+		AWS_SECRET_ACCESS_KEY="${SECRET:-wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY}" \
+		AWS_DEFAULT_REGION="${REGION:-ap-south-1}" AWS_REGION="${REGION:-ap-south-1}" \
+		AWS_EC2_METADATA_DISABLED=true AWS_CONFIG_FILE="$TMP/aws-config" \
+		AWS_SHARED_CREDENTIALS_FILE="$TMP/aws-credentials" AWS_PAGER="" \
+		AWS_RETRY_MODE=standard AWS_MAX_ATTEMPTS=1 \
+		"$AWS" --endpoint-url "$ENDPOINT" --output json "$@"
+}
+
+# jget FILE EXPR: print the Python expression EXPR over the JSON d in FILE.
+jget() {
+	"$PYTHON3" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+v = eval(sys.argv[2])
+print(json.dumps(v) if isinstance(v, (list, dict)) else v)' "$1" "$2"
+}
+
+# expect_eq WHAT GOT WANT
+expect_eq() {
+	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
+}
+
+# control METHOD PATH [JSON]: the simulator's control interface (curl-free).
+control() {
+	"$PYTHON3" -c 'import sys, urllib.request
+req = urllib.request.Request(sys.argv[1] + sys.argv[3], method=sys.argv[2],
+    data=sys.argv[4].encode() if len(sys.argv) > 4 else None,
+    headers={"Content-Type": "application/json"})
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+print(opener.open(req, timeout=10).read().decode())' "$ENDPOINT" "$@"
+}

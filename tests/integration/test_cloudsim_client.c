@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_cloudsim_client.c - gpuburst's own EC2 client (libcloud) against the
+ * real gpuburst-cloudsim on 127.0.0.1: the product's client code speaks to
+ * the simulator exactly as to EC2 (partial launches, idempotent retries,
+ * error classes, throttling retried inside the client, paging, terminate,
+ * offerings, zones).  Starts the simulator with an ephemeral port and a pid
+ * file and stops it by that pid, also when a check fails.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gb_creds.h"
+#include "gb_ec2.h"
+#include "gb_http.h"
+#include "gb_log.h"
+#include "gb_str.h"
+#include "gb_util.h"
+
+static pid_t sim_pid;
+static char tmpdir[256];
+static int failures;
+
+static void stop_sim(void)
+{
+	char path[512];
+
+	if (sim_pid > 0) {
+		kill(sim_pid, SIGTERM);
+		waitpid(sim_pid, NULL, 0);
+		sim_pid = 0;
+	}
+	if (tmpdir[0]) {
+		const char *names[] = { "pid", "port", "sim.log", "sim.out" };
+
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			snprintf(path, sizeof(path), "%s/%s", tmpdir, names[i]);
+			unlink(path);
+		}
+		rmdir(tmpdir);
+	}
+}
+
+static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("%s - ", ok ? "ok" : "not ok");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	fflush(stdout);
+	failures += !ok;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "FAIL: %s\n", what);
+	stop_sim();
+	exit(1);
+}
+
+/* Start the simulator; RET its port. */
+static unsigned start_sim(const char *builddir, const char *scenario)
+{
+	char bin[512], pidf[512], portf[512], logf[512], outf[512], *text = NULL;
+	size_t len;
+
+	snprintf(bin, sizeof(bin), "%s/src/cloudsim/gpuburst-cloudsim", builddir);
+	snprintf(pidf, sizeof(pidf), "%s/pid", tmpdir);
+	snprintf(portf, sizeof(portf), "%s/port", tmpdir);
+	snprintf(logf, sizeof(logf), "%s/sim.log", tmpdir);
+	snprintf(outf, sizeof(outf), "%s/sim.out", tmpdir);
+	sim_pid = fork();
+	if (sim_pid == 0) {
+		if (!freopen(outf, "w", stdout))
+			_exit(127);
+		execl(bin, bin, "--scenario", scenario, "--listen", "127.0.0.1:0",
+		      "--pid-file", pidf, "--port-file", portf, "--log", logf,
+		      "--manual-clock", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 400; i++) {
+		if (gb_file_read(pidf, 64, &text, &len, NULL) == GB_E_OK && len) {
+			free(text);
+			break;
+		}
+		if (waitpid(sim_pid, NULL, WNOHANG) == sim_pid) {
+			sim_pid = 0;
+			die("gpuburst-cloudsim exited at start");
+		}
+		usleep(25000);
+	}
+	if (gb_file_read(portf, 64, &text, &len, NULL) != GB_E_OK)
+		die("no port file");
+	len = (size_t)strtoul(text, NULL, 10);
+	free(text);
+	return (unsigned)len;
+}
+
+/* POST a JSON body to the simulator's control interface. */
+static void control(const char *endpoint, const char *path, const char *json)
+{
+	struct gb_http_opts ho = { 0 };
+	struct gb_http_request rq = { 0 };
+	struct gb_http_response rs = { 0 };
+	struct gb_http_header h = { "Content-Type", "application/json" };
+	gb_http_t *http = NULL;
+	gb_error_t err;
+
+	ho.no_proxy = true;
+	if (gb_http_create(endpoint, &ho, &http, &err))
+		die(err.text);
+	rq.method = "POST";
+	rq.path = path;
+	rq.headers = &h;
+	rq.n_headers = 1;
+	rq.body = json;
+	rq.body_len = strlen(json);
+	if (gb_http_do(http, &rq, &rs, &err) || rs.status != 200)
+		die("control request failed");
+	gb_http_response_free(&rs);
+	gb_http_destroy(http);
+}
+
+static size_t count_in_file(const char *path, const char *needle)
+{
+	char *text = NULL;
+	size_t len, n = 0;
+
+	if (gb_file_read(path, 64 << 20, &text, &len, NULL) != GB_E_OK)
+		return 0;
+	for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	free(text);
+	return n;
+}
+
+static gb_ec2_t *client(const char *endpoint, const char *secret, gb_creds_t **creds)
+{
+	struct gb_creds_opts co = { 0 };
+	struct gb_ec2_opts eo = { 0 };
+	gb_ec2_t *ec2 = NULL;
+	gb_error_t err;
+
+	co.access_key_id = "AKIDEXAMPLE";
+	co.secret_access_key = secret;
+	co.no_env = co.no_files = co.no_imds = true;
+	if (gb_creds_create(&co, creds, &err))
+		die(err.text);
+	eo.region = "ap-south-1";
+	eo.endpoint = endpoint;
+	eo.creds = *creds;
+	eo.http.no_proxy = true;
+	eo.retry.max_attempts = 3;
+	eo.retry.base_delay = 0.01;
+	eo.retry.max_delay = 0.05;
+	if (gb_ec2_create(&eo, &ec2, &err))
+		die(err.text);
+	return ec2;
+}
+
+static gb_err_t run(gb_ec2_t *ec2, const char *type, const char *subnet, int min,
+		    int max, const char *token, struct gb_ec2_instance_list **out,
+		    struct gb_ec2_error *ae)
+{
+	static const struct gb_ec2_kv tags[] = { { "gpuburst:cluster", "it" } };
+	struct gb_ec2_tag_spec ts = { "instance", tags, 1 };
+	struct gb_ec2_run_params p = { 0 };
+	gb_error_t err;
+
+	p.image_id = "ami-0123456789abcdef0";
+	p.instance_type = type;
+	p.subnet_id = subnet;
+	p.min_count = min;
+	p.max_count = max;
+	p.client_token = token;
+	p.tag_specs = &ts;
+	p.n_tag_specs = 1;
+	memset(ae, 0, sizeof(*ae));
+	return gb_ec2_run_instances(ec2, &p, out, ae, &err);
+}
+
+static size_t instances_now(gb_ec2_t *ec2)
+{
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_error ae;
+	gb_error_t err;
+	size_t n;
+
+	if (gb_ec2_describe_instances(ec2, NULL, &l, &ae, &err))
+		die(err.text);
+	n = l->n;
+	gb_ec2_instance_list_free(l);
+	return n;
+}
+
+static void test_launches(gb_ec2_t *ec2, char ids[3][GB_EC2_CLIENT_TOKEN_MAX])
+{
+	struct gb_ec2_instance_list *a = NULL, *b = NULL;
+	struct gb_ec2_error ae;
+	gb_err_t rc;
+
+	rc = run(ec2, "g5.xlarge", "subnet-it-a", 1, 5, "c-1", &a, &ae);
+	check(rc == GB_E_OK && a->n == 3, "RunInstances 1..5 with room for 3 launched %zu",
+	      a ? a->n : 0);
+	if (rc)
+		die("cannot continue");
+	for (int k = 0; k < 3; k++)
+		gb_strlcpy(ids[k], a->v[k].instance_id, GB_EC2_CLIENT_TOKEN_MAX);
+	check(a->client_token && !strcmp(a->client_token, "c-1") &&
+	      !strcmp(a->v[0].client_token, "c-1"), "the client token is echoed");
+	check(!strcmp(a->v[0].state_name, "pending") && a->v[0].state_code == 0 &&
+	      !strcmp(a->v[0].private_ip, "127.50.1.4") &&
+	      !strcmp(gb_ec2_instance_tag(&a->v[0], "gpuburst:cluster"), "it"),
+	      "instance fields parse: state, private IP, tags");
+	rc = run(ec2, "g5.xlarge", "subnet-it-a", 1, 5, "c-1", &b, &ae);
+	check(rc == GB_E_OK && !strcmp(a->reservation_id, b->reservation_id) &&
+	      b->n == 3 && !strcmp(b->v[2].instance_id, a->v[2].instance_id),
+	      "a retry with the same token returns the same reservation");
+	gb_ec2_instance_list_free(a);
+	gb_ec2_instance_list_free(b);
+	check(instances_now(ec2) == 3, "and launches nothing new");
+}
+
+static void test_errors(gb_ec2_t *ec2)
+{
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_error ae;
+	gb_err_t rc;
+
+	rc = run(ec2, "g5.xlarge", "subnet-it-a", 1, 1, "c-2", &l, &ae);
+	check(rc == GB_E_CAPACITY && ae.cls == GB_EC2_CLASS_CAPACITY && ae.http_status == 500 &&
+	      !strcmp(ae.code, "InsufficientInstanceCapacity") && ae.attempts == 1 && !l,
+	      "ICE: CAPACITY, HTTP 500, not retried (attempts %d)", ae.attempts);
+	check(strstr(ae.message, "choosing ap-south-1b.") != NULL, "the ICE message names ap-south-1b");
+	rc = run(ec2, "g6e.xlarge", "subnet-it-a", 1, 1, "c-3", &l, &ae);
+	check(rc != GB_E_OK && !strcmp(ae.code, "Unsupported") && ae.http_status == 400,
+	      "an unoffered type: Unsupported (%s)", gb_ec2_class_name(ae.cls));
+	rc = run(ec2, "g6.xlarge", "subnet-it-a", 58, 58, "c-4", &l, &ae);
+	check(rc == GB_E_QUOTA && !strcmp(ae.code, "InstanceLimitExceeded") &&
+	      ae.http_status == 400, "the instance quota: QUOTA, InstanceLimitExceeded");
+}
+
+/* The client retries throttling itself, within its attempts. */
+static void test_throttle(gb_ec2_t *ec2, const char *endpoint, const char *log)
+{
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_error ae;
+	gb_error_t err;
+	size_t before = count_in_file(log, "status=503 code=RequestLimitExceeded");
+	gb_err_t rc;
+
+	control(endpoint, "/_sim/fault",
+		"{\"code\": \"RequestLimitExceeded\", \"count\": 2, \"action\": \"DescribeInstances\"}");
+	rc = gb_ec2_describe_instances(ec2, NULL, &l, &ae, &err);
+	check(rc == GB_E_OK && l && l->n == 3, "two throttled DescribeInstances, then success");
+	gb_ec2_instance_list_free(l);
+	check(count_in_file(log, "status=503 code=RequestLimitExceeded") == before + 2,
+	      "the simulator throttled exactly two calls");
+	control(endpoint, "/_sim/fault",
+		"{\"code\": \"RequestLimitExceeded\", \"count\": 3, \"action\": \"DescribeInstances\"}");
+	rc = gb_ec2_describe_instances(ec2, NULL, &l, &ae, &err);
+	check(rc == GB_E_THROTTLE && ae.http_status == 503 && ae.attempts == 3,
+	      "three throttled calls exhaust three attempts: THROTTLE, 503");
+}
+
+/* A response lost after the launch: the retry's token finds the launch. */
+static void test_lost_response(gb_ec2_t *ec2, const char *endpoint)
+{
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_error ae;
+	size_t before = instances_now(ec2);
+	gb_err_t rc;
+
+	control(endpoint, "/_sim/fault", "{\"kind\": \"lost_response\", \"action\": \"RunInstances\"}");
+	rc = run(ec2, "g6.xlarge", "subnet-it-a", 2, 2, "c-lost", &l, &ae);
+	check(rc == GB_E_OK && l && l->n == 2, "RunInstances whose response was lost succeeds on retry");
+	gb_ec2_instance_list_free(l);
+	check(instances_now(ec2) == before + 2, "and launched 2, not 4");
+}
+
+static void test_paging_terminate(gb_ec2_t *ec2, const char *endpoint, const char *log,
+				  char ids[3][GB_EC2_CLIENT_TOKEN_MAX])
+{
+	const char *vals[] = { "it" }, *idv[3] = { ids[0], ids[1], ids[2] };
+	struct gb_ec2_filter f = { "tag:gpuburst:cluster", vals, 1 };
+	struct gb_ec2_describe_params dp = { 0 };
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_state_change_list *ch = NULL;
+	struct gb_ec2_error ae;
+	gb_error_t err;
+	size_t calls = count_in_file(log, "action=DescribeInstances ");
+	gb_err_t rc;
+
+	rc = run(ec2, "g6.xlarge", "subnet-it-a", 12, 12, "c-5", &l, &ae);
+	gb_ec2_instance_list_free(l);
+	dp.filters = &f;
+	dp.n_filters = 1;
+	dp.max_results = 5;
+	rc = gb_ec2_describe_instances(ec2, &dp, &l, &ae, &err);
+	check(rc == GB_E_OK && l->n == 17, "DescribeInstances pages of 5 gather all 17 instances");
+	gb_ec2_instance_list_free(l);
+	check(count_in_file(log, "action=DescribeInstances ") - calls == 4,
+	      "in 4 pages (the client followed NextToken)");
+	rc = gb_ec2_terminate_instances(ec2, idv, 3, &ch, &ae, &err);
+	check(rc == GB_E_OK && ch->n == 3 && !strcmp(ch->v[0].current_name, "shutting-down") &&
+	      ch->v[0].current_code == 32, "TerminateInstances: shutting-down");
+	gb_ec2_state_change_list_free(ch);
+	control(endpoint, "/_sim/time", "{\"advance\": 2}");
+	memset(&dp, 0, sizeof(dp));
+	dp.instance_ids = idv;
+	dp.n_instance_ids = 3;
+	rc = gb_ec2_describe_instances(ec2, &dp, &l, &ae, &err);
+	check(rc == GB_E_OK && l->n == 3 && !strcmp(l->v[0].state_name, "terminated") &&
+	      !strcmp(l->v[2].state_name, "terminated"), "then terminated");
+	gb_ec2_instance_list_free(l);
+}
+
+static void test_offerings_azs(gb_ec2_t *ec2)
+{
+	const char *vals[] = { "g6e.xlarge" };
+	struct gb_ec2_filter f = { "instance-type", vals, 1 };
+	struct gb_ec2_offerings_params op = { "availability-zone", &f, 1, 0 };
+	struct gb_ec2_offering_list *o = NULL;
+	struct gb_ec2_az_list *z = NULL;
+	struct gb_ec2_error ae;
+	gb_error_t err;
+
+	check(gb_ec2_describe_instance_type_offerings(ec2, &op, &o, &ae, &err) == GB_E_OK &&
+	      o->n == 1 && !strcmp(o->v[0].location, "ap-south-1b") &&
+	      !strcmp(o->v[0].location_type, "availability-zone"),
+	      "DescribeInstanceTypeOfferings: g6e.xlarge in ap-south-1b only");
+	gb_ec2_offering_list_free(o);
+	check(gb_ec2_describe_availability_zones(ec2, NULL, 0, &z, &ae, &err) == GB_E_OK &&
+	      z->n == 2 && !strcmp(z->v[1].zone_name, "ap-south-1b") &&
+	      !strcmp(z->v[1].zone_id, "aps1-az2") && !strcmp(z->v[0].state, "available"),
+	      "DescribeAvailabilityZones");
+	gb_ec2_az_list_free(z);
+}
+
+static void test_bad_secret(const char *endpoint)
+{
+	gb_creds_t *creds = NULL;
+	gb_ec2_t *ec2 = client(endpoint, "not-the-secret", &creds);
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_error ae;
+	gb_error_t err;
+	gb_err_t rc = gb_ec2_describe_instances(ec2, NULL, &l, &ae, &err);
+
+	check(rc == GB_E_AUTH && !strcmp(ae.code, "SignatureDoesNotMatch") && ae.http_status == 403,
+	      "a wrong secret: AUTH, SignatureDoesNotMatch, 403");
+	gb_ec2_destroy(ec2);
+	gb_creds_destroy(creds);
+}
+
+int main(void)
+{
+	const char *top = getenv("GB_TOP_BUILDDIR"), *src = getenv("GB_TOP_SRCDIR");
+	const char *tmp = getenv("TMPDIR");
+	char endpoint[64], scenario[512], log[512], ids[3][GB_EC2_CLIENT_TOKEN_MAX];
+	gb_creds_t *creds = NULL;
+	gb_ec2_t *ec2;
+
+	if (!top || !src) {
+		printf("SKIP: run through make check (GB_TOP_BUILDDIR, GB_TOP_SRCDIR)\n");
+		return 77;
+	}
+	gb_log_open("test_cloudsim_client", &(struct gb_log_opts){ .level = GB_LOG_ERROR }, NULL);
+	snprintf(tmpdir, sizeof(tmpdir), "%s/cloudsim-client.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(tmpdir))
+		die("mkdtemp");
+	snprintf(scenario, sizeof(scenario), "%s/tests/data/cloudsim/awscli.yaml", src);
+	snprintf(log, sizeof(log), "%s/sim.log", tmpdir);
+	snprintf(endpoint, sizeof(endpoint), "http://127.0.0.1:%u", start_sim(top, scenario));
+	ec2 = client(endpoint, "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", &creds);
+	test_launches(ec2, ids);
+	test_errors(ec2);
+	test_throttle(ec2, endpoint, log);
+	test_lost_response(ec2, endpoint);
+	test_paging_terminate(ec2, endpoint, log, ids);
+	test_offerings_azs(ec2);
+	test_bad_secret(endpoint);
+	gb_ec2_destroy(ec2);
+	gb_creds_destroy(creds);
+	stop_sim();
+	printf("%d failure(s)\n", failures);
+	return failures ? 1 : 0;
+}

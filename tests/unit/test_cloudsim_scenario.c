@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_cloudsim_scenario.c - cloudsim scenario parser: valid files and the
+ * exact message of every invalid one in tests/data/cloudsim/invalid/
+ *
+ * Each invalid file starts with "# expect: LINE:COL: message"; the loader
+ * must fail with "<path>:LINE:COL: message".
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gb_err.h"
+#include "gb_util.h"
+#include "scenario.h"
+
+#define DATA GB_TOP_SRCDIR "/tests/data/cloudsim"
+
+static struct gb_scenario *load_ok(const char *path)
+{
+	struct gb_scenario *sc = NULL;
+	gb_error_t e;
+
+	if (gb_scenario_load(path, &sc, &e) != GB_E_OK)
+		fail_msg("%s: %s", path, e.text);
+	return sc;
+}
+
+static void test_full(void **state)
+{
+	struct gb_scenario *sc = load_ok(DATA "/valid/full.yaml");
+	const struct gb_fault_profile *run, *desc, *term;
+	const struct gb_sc_region *rg;
+	const struct gb_sc_az *az;
+
+	(void)state;
+	assert_int_equal(sc->seed, 42);
+	assert_string_equal(sc->account_id, "111122223333");
+	assert_int_equal(sc->ncreds, 2);
+	assert_string_equal(sc->creds[0].access_key_id, "AKIDTEST");
+	assert_string_equal(sc->creds[0].secret_access_key, "secret/TEST");
+	assert_true(fabs(sc->pending_s - 0.25) < 1e-9);
+	assert_true(fabs(sc->shutting_down_s - 2) < 1e-9);
+	assert_true(fabs(sc->terminated_visible_s - 300) < 1e-9);
+	assert_int_equal(sc->boot, GB_SC_BOOT_EXEC);
+	assert_string_equal(sc->boot_dir, "/tmp/boot");
+
+	/* actions inherit default, then override what they name */
+	run = &sc->faults[GB_SIM_ACTION_RUN_INSTANCES];
+	desc = &sc->faults[GB_SIM_ACTION_DESCRIBE_INSTANCES];
+	term = &sc->faults[GB_SIM_ACTION_TERMINATE_INSTANCES];
+	assert_int_equal(run->latency.kind, GB_LATENCY_PERCENTILES);
+	assert_true(fabs(run->latency.q[1] - 0.1) < 1e-9);
+	assert_true(fabs(run->latency.q[4] - 0.6) < 1e-9);	/* default max */
+	assert_true(fabs(run->throttle_rate - 0.25) < 1e-9);
+	assert_int_equal(run->nbursts, 1);			/* inherited */
+	assert_true(fabs(run->error_rate - 0.05) < 1e-9);
+	assert_string_equal(run->error_code, "Unavailable");
+	assert_int_equal(desc->latency.kind, GB_LATENCY_FIXED);
+	assert_true(fabs(desc->latency.a - 0.01) < 1e-9);
+	assert_true(fabs(desc->error_rate - 0.5) < 1e-9);
+	assert_int_equal(term->latency.kind, GB_LATENCY_LOGNORMAL);
+	assert_true(fabs(term->latency.a - 0.05) < 1e-9);
+	assert_true(fabs(term->latency.b - log(4.0) / 2.3263478740408408) < 1e-9);
+	assert_true(fabs(term->throttle_rate - 0.1) < 1e-9);
+	assert_true(fabs(term->bursts[0].at - 10) < 1e-9);
+	assert_true(fabs(term->bursts[0].rate - 0.9) < 1e-9);
+	assert_true(fabs(term->bucket_size - 20) < 1e-9);
+	assert_true(fabs(term->bucket_refill - 5) < 1e-9);
+	assert_true(fabs(term->drop_rate - 0.01) < 1e-9);
+	assert_true(fabs(term->lost_response_rate - 0.02) < 1e-9);
+	assert_true(fabs(term->slow_body_bps - 1000) < 1e-9);
+
+	assert_int_equal(sc->nregions, 2);
+	rg = gb_scenario_region(sc, "ap-south-1");
+	assert_non_null(rg);
+	assert_int_equal(rg->vcpu_quota[GB_ITYPE_BUCKET_G], 64);
+	assert_int_equal(rg->vcpu_quota[GB_ITYPE_BUCKET_P], 0);
+	assert_int_equal(rg->instance_quota, 10);
+	assert_int_equal(rg->images.n, 1);
+	assert_int_equal(rg->nazs, 2);
+	az = &rg->azs[0];
+	assert_string_equal(az->zone_id, "aps1-az1");
+	assert_int_equal(az->npools, 2);
+	assert_string_equal(az->pools[0].type->name, "g5.xlarge");
+	assert_int_equal(az->pools[0].capacity, 3);
+	assert_int_equal(az->pools[1].capacity, 0);	/* offered, none free */
+	assert_int_equal(az->nsubnets, 2);
+	assert_int_equal(az->subnets[1].prefix, 28);
+	assert_string_equal(az->subnets[1].vpc_id, "vpc-aps1");
+	/* without offerings the capacity keys are the offerings */
+	assert_int_equal(rg->azs[1].npools, 2);
+	assert_string_equal(rg->azs[1].zone_id, "aps1-az2");	/* generated */
+	rg = gb_scenario_region(sc, "ap-northeast-1");
+	assert_string_equal(rg->azs[0].zone_id, "apne1-az1");
+
+	/* events sorted by time */
+	assert_int_equal(sc->nevents, 2);
+	assert_true(fabs(sc->events[0].at - 30) < 1e-9);
+	assert_int_equal(sc->events[0].op, GB_SC_EVENT_SET);
+	assert_int_equal(sc->events[1].op, GB_SC_EVENT_ADD);
+	assert_int_equal(sc->events[1].n, 2);
+	gb_scenario_destroy(sc);
+}
+
+static void test_defaults(void **state)
+{
+	struct gb_scenario *sc = load_ok(DATA "/valid/minimal.yaml");
+
+	(void)state;
+	assert_int_equal(sc->ncreds, 1);
+	assert_string_equal(sc->creds[0].access_key_id, "AKIDEXAMPLE");
+	assert_string_equal(sc->creds[0].secret_access_key,
+			    "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY");
+	assert_string_equal(sc->account_id, "123456789012");
+	assert_true(fabs(sc->pending_s - 0.5) < 1e-9);
+	assert_true(fabs(sc->shutting_down_s - 1.0) < 1e-9);
+	assert_int_equal(sc->boot, GB_SC_BOOT_NONE);
+	assert_null(sc->boot_dir);
+	assert_int_equal(sc->regions[0].instance_quota, GB_SC_UNLIMITED);
+	for (int a = 0; a < GB_SIM_ACTION_COUNT; a++) {
+		assert_int_equal(sc->faults[a].latency.kind, GB_LATENCY_FIXED);
+		assert_true(sc->faults[a].latency.a == 0);
+		assert_true(sc->faults[a].throttle_rate == 0);
+	}
+	assert_string_equal(sc->regions[0].azs[0].zone_id, "use1-az1");
+	gb_scenario_destroy(sc);
+}
+
+/* RET NEW "<path>:<expectation>" from the file's first line. */
+static char *expected_message(const char *path)
+{
+	char *text = NULL, *nl, *msg;
+	size_t len = 0;
+
+	assert_int_equal(gb_file_read(path, 1 << 16, &text, &len, NULL), GB_E_OK);
+	assert_true(strncmp(text, "# expect: ", 10) == 0);
+	nl = strchr(text, '\n');
+	if (nl)
+		*nl = '\0';
+	msg = malloc(strlen(path) + strlen(text) + 2);
+	assert_non_null(msg);
+	snprintf(msg, strlen(path) + strlen(text) + 2, "%s:%s", path, text + 10);
+	free(text);
+	return msg;
+}
+
+static void test_invalid_files(void **state)
+{
+	DIR *d = opendir(DATA "/invalid");
+	struct dirent *de;
+	int n = 0, bad = 0;
+
+	(void)state;
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		char path[512];
+		struct gb_scenario *sc = NULL;
+		gb_error_t e;
+		char *want;
+
+		if (!strstr(de->d_name, ".yaml"))
+			continue;
+		snprintf(path, sizeof(path), "%s/invalid/%s", DATA, de->d_name);
+		want = expected_message(path);
+		if (gb_scenario_load(path, &sc, &e) == GB_E_OK) {
+			print_error("%s: loaded, expected %s\n", de->d_name, want);
+			bad++;
+		} else if (e.code != GB_E_CONFIG || strcmp(e.text, want) != 0) {
+			print_error("%s:\n  got  %s\n  want %s\n", de->d_name, e.text, want);
+			bad++;
+		}
+		assert_null(sc);
+		free(want);
+		n++;
+	}
+	closedir(d);
+	assert_true(n >= 20);
+	assert_int_equal(bad, 0);
+}
+
+static void test_missing_file(void **state)
+{
+	struct gb_scenario *sc = NULL;
+	gb_error_t e;
+
+	(void)state;
+	assert_int_equal(gb_scenario_load(DATA "/no-such.yaml", &sc, &e), GB_E_NOTFOUND);
+	assert_null(sc);
+	assert_non_null(strstr(e.text, "no-such.yaml"));
+}
+
+static void test_shipped_scenarios(void **state)
+{
+	static const char *files[] = { "default.yaml", "bench.yaml",
+				       "throttle-storm.yaml", "quota-wall.yaml" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s/etc/cloudsim/%s", GB_TOP_SRCDIR, files[i]);
+		gb_scenario_destroy(load_ok(path));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_invalid_files),
+		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_shipped_scenarios),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

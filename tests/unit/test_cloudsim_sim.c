@@ -1,0 +1,722 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_cloudsim_sim.c - the simulated cloud's EC2 semantics with a driven
+ * clock: MinCount/MaxCount, ICE, idempotency, quotas, offerings, CIDR
+ * exhaustion, state timing, capacity events, filters and paging
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gb_err.h"
+#include "scenario.h"
+#include "sim.h"
+
+static const char scenario_text[] =
+	"seed: 99\n"
+	"timing: {pending: 500ms, shutting_down: 1s, terminated_visible: 60s}\n"
+	"regions:\n"
+	"  ap-south-1:\n"
+	"    quotas: {g_vt_vcpus: 40, instances: 9}\n"
+	"    azs:\n"
+	"      ap-south-1a:\n"
+	"        offerings: [g5.xlarge, g6.xlarge]\n"
+	"        capacity: {g5.xlarge: 3, g6.xlarge: 0}\n"
+	"        subnets: {subnet-a: 127.1.0.0/24}\n"
+	"      ap-south-1b:\n"
+	"        capacity: {g5.xlarge: 2, g6e.xlarge: 1, g5.2xlarge: 5}\n"
+	"        subnets: {subnet-b: 127.1.1.0/24}\n"
+	"      ap-south-1c:\n"
+	"        capacity: {g5.xlarge: 100}\n"
+	"        subnets: {subnet-c: 127.1.2.0/28}\n"
+	"  ap-northeast-1:\n"
+	"    azs:\n"
+	"      ap-northeast-1a:\n"
+	"        capacity: {g6.xlarge: 100}\n"
+	"        subnets: {subnet-t: 127.2.0.0/24}\n"
+	"capacity_events:\n"
+	"  - {at: 100s, az: ap-south-1a, instance_type: g6.xlarge, set: 2}\n"
+	"  - {at: 200s, az: ap-south-1a, instance_type: g6.xlarge, remove: 2}\n";
+
+struct fix {
+	struct gb_scenario *sc;
+	gb_sim_t *sim;
+};
+
+static int setup(void **state)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+	gb_error_t e;
+
+	assert_int_equal(gb_scenario_parse("test.yaml", scenario_text,
+					   sizeof(scenario_text) - 1, &f->sc, &e),
+			 GB_E_OK);
+	assert_int_equal(gb_sim_create(f->sc, &f->sim, &e), GB_E_OK);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+
+	gb_sim_destroy(f->sim);
+	gb_scenario_destroy(f->sc);
+	free(f);
+	return 0;
+}
+
+static struct gb_sim_launch launch_of(const char *type, const char *subnet,
+				      long min, long max)
+{
+	struct gb_sim_launch l = { 0 };
+
+	l.image_id = "ami-0123456789abcdef0";
+	l.instance_type = type;
+	l.subnet_id = subnet;
+	l.min_count = min;
+	l.max_count = max;
+	l.digest = "digest-1";
+	return l;
+}
+
+/* Run, expecting success; RET the number launched. */
+static size_t run_ok(gb_sim_t *sim, const char *region, struct gb_sim_launch *l,
+		     double now, struct gb_sim_reservation **res)
+{
+	struct gb_sim_reservation *r = NULL;
+	struct gb_sim_error e;
+
+	if (gb_sim_run_instances(sim, region, l, now, &r, &e) != GB_E_OK)
+		fail_msg("RunInstances: %s: %s", e.code, e.message);
+	if (res)
+		*res = r;
+	return r->n;
+}
+
+static void run_err(gb_sim_t *sim, const char *region, struct gb_sim_launch *l,
+		    double now, int status, const char *code, struct gb_sim_error *e)
+{
+	struct gb_sim_reservation *r = NULL;
+
+	assert_int_not_equal(gb_sim_run_instances(sim, region, l, now, &r, e), GB_E_OK);
+	assert_null(r);
+	assert_int_equal(e->status, status);
+	assert_string_equal(e->code, code);
+}
+
+static long pool_used(gb_sim_t *sim, const char *az, const char *type, long *total)
+{
+	size_t n;
+	const struct gb_sim_pool *p = gb_sim_pools(sim, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(p[i].az->name, az) && !strcmp(p[i].type->name, type)) {
+			if (total)
+				*total = p[i].total;
+			return p[i].used;
+		}
+	}
+	fail_msg("no pool %s %s", az, type);
+	return -1;
+}
+
+static size_t ninstances(gb_sim_t *sim)
+{
+	size_t n;
+
+	(void)gb_sim_instances(sim, &n);
+	return n;
+}
+
+/* EC2: MaxCount launches the largest possible number >= MinCount. */
+static void test_min_max(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_launch l = launch_of("g5.xlarge", "subnet-a", 1, 5);
+	struct gb_sim_reservation *r;
+	struct gb_sim_error e;
+
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 0, &r), 3);
+	assert_string_equal(r->inst[0]->ip, "127.1.0.4");	/* VPC reserves .0-.3 */
+	assert_string_equal(r->inst[2]->ip, "127.1.0.6");
+	assert_int_equal(r->inst[1]->launch_index, 1);
+	assert_int_equal(r->inst[0]->state, GB_SIM_STATE_PENDING);
+	assert_int_equal(pool_used(f->sim, "ap-south-1a", "g5.xlarge", NULL), 3);
+	assert_true(strncmp(r->id, "r-", 2) == 0 && strlen(r->id) == 19);
+	assert_true(strncmp(r->inst[0]->id, "i-", 2) == 0 && strlen(r->inst[0]->id) == 19);
+	/* the AZ is full now: nothing launched, ICE names AZs with room */
+	run_err(f->sim, "ap-south-1", &l, 1, 500, "InsufficientInstanceCapacity", &e);
+	assert_string_equal(e.message,
+		"We currently do not have sufficient g5.xlarge capacity in the Availability Zone you requested (ap-south-1a). Our system will be working on provisioning additional capacity. You can currently get g5.xlarge capacity by not specifying an Availability Zone in your request or choosing ap-south-1b, ap-south-1c.");
+	assert_int_equal(ninstances(f->sim), 3);
+}
+
+static void test_ice_nothing_launched(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_launch l = launch_of("g5.xlarge", "subnet-b", 3, 4);
+	struct gb_sim_error e;
+
+	run_err(f->sim, "ap-south-1", &l, 0, 500, "InsufficientInstanceCapacity", &e);
+	/* only 1c has 3 free: 1a (3 free) is listed too, 1b itself is not */
+	assert_non_null(strstr(e.message, "choosing ap-south-1a, ap-south-1c."));
+	assert_int_equal(ninstances(f->sim), 0);
+	assert_int_equal(pool_used(f->sim, "ap-south-1b", "g5.xlarge", NULL), 0);
+	/* no AZ with room: the message ends after the first two sentences */
+	l = launch_of("g6e.xlarge", "subnet-b", 2, 2);
+	run_err(f->sim, "ap-south-1", &l, 0, 500, "InsufficientInstanceCapacity", &e);
+	assert_non_null(strstr(e.message, "provisioning additional capacity."));
+	assert_null(strstr(e.message, "You can currently get"));
+}
+
+static void test_idempotency(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_launch l = launch_of("g5.xlarge", "subnet-a", 1, 2);
+	struct gb_sim_reservation *r1, *r2;
+	struct gb_sim_error e;
+	char id0[GB_SIM_ID_MAX];
+
+	l.client_token = "tok-1";
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 0, &r1), 2);
+	gb_strlcpy(id0, r1->inst[0]->id, sizeof(id0));
+	/* same token, same parameters: the original reservation, nothing new */
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 1, &r2), 2);
+	assert_ptr_equal(r1, r2);
+	assert_string_equal(r2->inst[0]->id, id0);
+	assert_int_equal(ninstances(f->sim), 2);
+	assert_int_equal(pool_used(f->sim, "ap-south-1a", "g5.xlarge", NULL), 2);
+	/* same token, other parameters */
+	l.max_count = 3;
+	l.digest = "digest-2";
+	run_err(f->sim, "ap-south-1", &l, 2, 400, "IdempotentParameterMismatch", &e);
+	assert_int_equal(ninstances(f->sim), 2);
+	/* zonal idempotency: the same token in another AZ is a new launch */
+	l = launch_of("g5.xlarge", "subnet-b", 1, 1);
+	l.client_token = "tok-1";
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 3, &r2), 1);
+	assert_ptr_not_equal(r1, r2);
+	/* tokens are case-sensitive */
+	l.client_token = "TOK-1";
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 3, NULL), 1);
+	assert_int_equal(ninstances(f->sim), 4);
+}
+
+static void terminate_all(gb_sim_t *sim, const char *region,
+			  struct gb_sim_reservation *r, double now)
+{
+	const char *ids[64];
+	struct gb_sim_state_change *ch = NULL;
+	struct gb_sim_error e;
+	size_t n;
+
+	for (size_t k = 0; k < r->n; k++)
+		ids[k] = r->inst[k]->id;
+	assert_int_equal(gb_sim_terminate_instances(sim, region, ids, r->n, false,
+						    now, &ch, &n, &e), GB_E_OK);
+	assert_int_equal(n, r->n);
+	free(ch);
+}
+
+static void test_idempotent_terminated(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_launch l = launch_of("g5.xlarge", "subnet-a", 1, 1);
+	struct gb_sim_reservation *r;
+	struct gb_sim_error e;
+
+	l.client_token = "tok-t";
+	run_ok(f->sim, "ap-south-1", &l, 0, &r);
+	terminate_all(f->sim, "ap-south-1", r, 1);
+	run_err(f->sim, "ap-south-1", &l, 5, 400, "IdempotentInstanceTerminated", &e);
+}
+
+/* 40 G/VT vCPUs, 9 instances: g5.xlarge has 4 vCPUs, g5.2xlarge 8. */
+static void test_quotas(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_launch l = launch_of("g5.2xlarge", "subnet-b", 1, 5);
+	struct gb_sim_reservation *r;
+	struct gb_sim_error e;
+
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 0, &r), 5);	/* 40 vCPUs */
+	l = launch_of("g5.xlarge", "subnet-c", 1, 1);
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "VcpuLimitExceeded", &e);
+	assert_string_equal(e.message,
+		"You have requested more vCPU capacity than your current vCPU limit of 40 allows for the instance bucket that the specified instance type belongs to. Please visit http://aws.amazon.com/contact-us/ec2-request to request an adjustment to this limit.");
+	/* terminating releases the quota only once terminated */
+	terminate_all(f->sim, "ap-south-1", r, 1);
+	run_err(f->sim, "ap-south-1", &l, 1.5, 400, "VcpuLimitExceeded", &e);
+	l.max_count = 20;
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 2.0, NULL), 9);
+	/* 9 instances of quota: the instance count is the limit now */
+	l = launch_of("g5.xlarge", "subnet-a", 1, 1);
+	run_err(f->sim, "ap-south-1", &l, 3, 400, "InstanceLimitExceeded", &e);
+	assert_string_equal(e.message,
+		"Your quota allows for 0 more running instance(s). You requested at least 1.");
+	/* other regions have their own quotas */
+	l = launch_of("g6.xlarge", NULL, 1, 1);
+	assert_int_equal(run_ok(f->sim, "ap-northeast-1", &l, 3, NULL), 1);
+}
+
+static void test_offerings_unsupported(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_launch l = launch_of("g6e.xlarge", "subnet-a", 1, 1);
+	struct gb_sim_error e;
+
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "Unsupported", &e);
+	assert_string_equal(e.message,
+		"Your requested instance type (g6e.xlarge) is not supported in your requested Availability Zone (ap-south-1a). Please retry your request by not specifying an Availability Zone or choosing ap-south-1b.");
+	l = launch_of("g6e.xlarge", NULL, 1, 1);
+	run_err(f->sim, "ap-northeast-1", &l, 0, 400, "Unsupported", &e);
+	assert_non_null(strstr(e.message, "currently not supported"));
+	l = launch_of("g9.xlarge", NULL, 1, 1);
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidParameterValue", &e);
+	assert_string_equal(e.message, "Invalid value 'g9.xlarge' for InstanceType.");
+	/* without subnet or AZ, the AZ with most room is picked */
+	l = launch_of("g6e.xlarge", NULL, 1, 1);
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 0, NULL), 1);
+	l = launch_of("g5.xlarge", "subnet-t", 1, 1);
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidSubnetID.NotFound", &e);
+	l = launch_of("g5.xlarge", NULL, 1, 1);
+	l.az = "ap-south-1z";
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidParameterValue", &e);
+	l = launch_of("g5.xlarge", NULL, 2, 1);
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidParameterValue", &e);
+	l.min_count = 1;
+	l.image_id = "image-1";
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidAMIID.Malformed", &e);
+	assert_int_equal(ninstances(f->sim), 1);
+}
+
+/* A /28 has 16 addresses; VPC reserves 5, so 11 instances fit. */
+static void test_cidr_exhaustion(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_launch l = launch_of("g5.xlarge", "subnet-c", 1, 20);
+	struct gb_sim_reservation *r;
+	struct gb_sim_error e;
+	const char *ids[1];
+	struct gb_sim_state_change *ch;
+	size_t n;
+
+	f->sc->regions[0].instance_quota = GB_SC_UNLIMITED;
+	f->sc->regions[0].vcpu_quota[GB_ITYPE_BUCKET_G] = GB_SC_UNLIMITED;
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 0, &r), 11);
+	assert_string_equal(r->inst[0]->ip, "127.1.2.4");
+	assert_string_equal(r->inst[10]->ip, "127.1.2.14");
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "InsufficientFreeAddressesInSubnet", &e);
+	assert_string_equal(e.message,
+		"There are not enough free addresses in subnet 'subnet-c' to satisfy the requested number of instances.");
+	/* a terminated instance gives its address back; the lowest is reused */
+	ids[0] = r->inst[3]->id;
+	assert_int_equal(gb_sim_terminate_instances(f->sim, "ap-south-1", ids, 1,
+						    false, 1, &ch, &n, &e), GB_E_OK);
+	free(ch);
+	l.max_count = 1;
+	run_err(f->sim, "ap-south-1", &l, 1.5, 400, "InsufficientFreeAddressesInSubnet", &e);
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 2.0, &r), 1);
+	assert_string_equal(r->inst[0]->ip, "127.1.2.7");
+}
+
+static struct gb_sim_instance *describe_one(gb_sim_t *sim, const char *id, double now)
+{
+	const char *ids[] = { id };
+	struct gb_sim_query q = { .ids = ids, .nids = 1 };
+	struct gb_sim_instance **out = NULL, *i;
+	char next[GB_SIM_TOKEN_MAX];
+	struct gb_sim_error e;
+	size_t n;
+
+	if (gb_sim_describe_instances(sim, "ap-south-1", &q, now, &out, &n, next, &e))
+		fail_msg("%s: %s", e.code, e.message);
+	assert_int_equal(n, 1);
+	i = out[0];
+	free(out);
+	return i;
+}
+
+/* pending -> running after 0.5 s; shutting-down -> terminated after 1 s. */
+static void test_state_timing(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_launch l = launch_of("g5.xlarge", "subnet-a", 1, 1);
+	struct gb_sim_reservation *r;
+	struct gb_sim_error e;
+	char id[GB_SIM_ID_MAX];
+	struct gb_sim_instance **out;
+	const char *ids[1];
+	char next[GB_SIM_TOKEN_MAX];
+	struct gb_sim_query q = { .ids = ids, .nids = 1 };
+	size_t n;
+
+	run_ok(f->sim, "ap-south-1", &l, 10.0, &r);
+	gb_strlcpy(id, r->inst[0]->id, sizeof(id));
+	ids[0] = id;
+	assert_int_equal(describe_one(f->sim, id, 10.49)->state, GB_SIM_STATE_PENDING);
+	assert_int_equal(describe_one(f->sim, id, 10.5)->state, GB_SIM_STATE_RUNNING);
+	assert_true(describe_one(f->sim, id, 11)->state_time == 10.5);
+	terminate_all(f->sim, "ap-south-1", r, 20.0);
+	assert_int_equal(describe_one(f->sim, id, 20.0)->state, GB_SIM_STATE_SHUTTING_DOWN);
+	assert_int_equal(pool_used(f->sim, "ap-south-1a", "g5.xlarge", NULL), 1);
+	assert_int_equal(describe_one(f->sim, id, 20.99)->state, GB_SIM_STATE_SHUTTING_DOWN);
+	assert_int_equal(describe_one(f->sim, id, 21.0)->state, GB_SIM_STATE_TERMINATED);
+	assert_int_equal(pool_used(f->sim, "ap-south-1a", "g5.xlarge", NULL), 0);
+	/* terminated instances stay visible for 60 s, then are forgotten */
+	assert_int_equal(describe_one(f->sim, id, 80.9)->state, GB_SIM_STATE_TERMINATED);
+	assert_int_equal(gb_sim_describe_instances(f->sim, "ap-south-1", &q, 81.0,
+						   &out, &n, next, &e), GB_E_NOTFOUND);
+	assert_string_equal(e.code, "InvalidInstanceID.NotFound");
+	assert_int_equal(ninstances(f->sim), 0);
+}
+
+/* g6.xlarge in ap-south-1a: 0 until 100 s, 2 from 100 s, 0 again from 200 s. */
+static void test_capacity_events(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_launch l = launch_of("g6.xlarge", "subnet-a", 1, 5);
+	struct gb_sim_error e;
+	long total;
+
+	run_err(f->sim, "ap-south-1", &l, 99.9, 500, "InsufficientInstanceCapacity", &e);
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 100.0, NULL), 2);
+	run_err(f->sim, "ap-south-1", &l, 150, 500, "InsufficientInstanceCapacity", &e);
+	gb_sim_advance(f->sim, 200);
+	assert_int_equal(pool_used(f->sim, "ap-south-1a", "g6.xlarge", &total), 2);
+	assert_int_equal(total, 0);	/* running instances stay */
+	/* the control interface: make 1 more fit */
+	assert_int_equal(gb_sim_capacity_set(f->sim, "ap-south-1a", "g6.xlarge", 1,
+					     true, NULL), GB_E_OK);
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 201, NULL), 1);
+	assert_int_not_equal(gb_sim_capacity_set(f->sim, "ap-south-1a", "g6e.xlarge",
+						 1, true, NULL), GB_E_OK);
+}
+
+static size_t describe_n(gb_sim_t *sim, struct gb_sim_query *q, double now,
+			 char next[GB_SIM_TOKEN_MAX])
+{
+	struct gb_sim_instance **out = NULL;
+	struct gb_sim_error e;
+	size_t n;
+
+	if (gb_sim_describe_instances(sim, "ap-south-1", q, now, &out, &n, next, &e))
+		fail_msg("%s: %s", e.code, e.message);
+	free(out);
+	return n;
+}
+
+static void test_describe_filters(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_kv tags[] = { { "gpuburst:node", "g5-1" }, { "Project", "" } };
+	struct gb_sim_launch l = launch_of("g5.xlarge", "subnet-a", 1, 2);
+	struct gb_sim_reservation *r;
+	const char *v_node[] = { "g5-*" }, *v_proj[] = { "Project" };
+	const char *v_run[] = { "running" }, *v_az[] = { "ap-south-1b", "ap-south-1c" };
+	struct gb_sim_filter ft[] = { { "tag:gpuburst:node", v_node, 1 } };
+	struct gb_sim_filter fk[] = { { "tag-key", v_proj, 1 } };
+	struct gb_sim_filter fs[] = { { "instance-state-name", v_run, 1 } };
+	struct gb_sim_filter fa[] = { { "availability-zone", v_az, 2 },
+				      { "instance-state-name", v_run, 1 } };
+	struct gb_sim_filter fbad[] = { { "color", v_run, 1 } };
+	struct gb_sim_query q = { 0 };
+	struct gb_sim_error e;
+	struct gb_sim_instance **out;
+	char next[GB_SIM_TOKEN_MAX];
+	const char *idv[1];
+	struct gb_sim_filter fid[] = { { "instance-id", idv, 1 } };
+	size_t n;
+
+	l.tags = tags;
+	l.ntags = 2;
+	run_ok(f->sim, "ap-south-1", &l, 0, &r);
+	l = launch_of("g5.xlarge", "subnet-b", 1, 1);
+	run_ok(f->sim, "ap-south-1", &l, 1, NULL);
+	l = launch_of("g6.xlarge", NULL, 1, 1);
+	run_ok(f->sim, "ap-northeast-1", &l, 1, NULL);	/* other region */
+	assert_int_equal(describe_n(f->sim, &q, 1.2, next), 3);
+	assert_string_equal(next, "");
+	q.filters = ft, q.nfilters = 1;
+	assert_int_equal(describe_n(f->sim, &q, 1.2, next), 2);
+	q.filters = fk;
+	assert_int_equal(describe_n(f->sim, &q, 1.2, next), 2);
+	q.filters = fs;
+	assert_int_equal(describe_n(f->sim, &q, 0.6, next), 2);	/* third pending */
+	q.filters = fa, q.nfilters = 2;
+	assert_int_equal(describe_n(f->sim, &q, 1.2, next), 0);
+	assert_int_equal(describe_n(f->sim, &q, 1.5, next), 1);
+	idv[0] = r->inst[1]->id;
+	q.filters = fid, q.nfilters = 1;
+	assert_int_equal(describe_n(f->sim, &q, 1.5, next), 1);
+	q.filters = fbad;
+	assert_int_equal(gb_sim_describe_instances(f->sim, "ap-south-1", &q, 2, &out,
+						   &n, next, &e), GB_E_CLOUDCONFIG);
+	assert_string_equal(e.code, "InvalidParameterValue");
+	assert_string_equal(e.message, "The filter 'color' is invalid");
+}
+
+static void test_describe_paging(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_launch l = launch_of("g5.xlarge", "subnet-c", 1, 9);
+	struct gb_sim_query q = { .max_results = 5 };
+	char next[GB_SIM_TOKEN_MAX], tok[GB_SIM_TOKEN_MAX];
+	struct gb_sim_instance **out;
+	struct gb_sim_error e;
+	const char *ids[] = { "i-00000000000000000" };
+	size_t n;
+
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 0, NULL), 9);
+	assert_int_equal(describe_n(f->sim, &q, 0, next), 5);
+	assert_true(next[0]);
+	gb_strlcpy(tok, next, sizeof(tok));
+	q.next_token = tok;
+	assert_int_equal(describe_n(f->sim, &q, 0, next), 4);
+	assert_string_equal(next, "");
+	q.next_token = "garbage";
+	assert_int_equal(gb_sim_describe_instances(f->sim, "ap-south-1", &q, 0, &out,
+						   &n, next, &e), GB_E_CLOUDCONFIG);
+	assert_string_equal(e.code, "InvalidNextToken");
+	q.next_token = NULL;
+	q.max_results = 4;
+	assert_int_equal(gb_sim_describe_instances(f->sim, "ap-south-1", &q, 0, &out,
+						   &n, next, &e), GB_E_CLOUDCONFIG);
+	q.max_results = 5;
+	q.ids = ids;
+	q.nids = 1;
+	assert_int_equal(gb_sim_describe_instances(f->sim, "ap-south-1", &q, 0, &out,
+						   &n, next, &e), GB_E_CLOUDCONFIG);
+	assert_string_equal(e.code, "InvalidParameterCombination");
+	q.max_results = 0;
+	assert_int_equal(gb_sim_describe_instances(f->sim, "ap-south-1", &q, 0, &out,
+						   &n, next, &e), GB_E_NOTFOUND);
+	ids[0] = "i-12";
+	assert_int_equal(gb_sim_describe_instances(f->sim, "ap-south-1", &q, 0, &out,
+						   &n, next, &e), GB_E_CLOUDCONFIG);
+	assert_string_equal(e.code, "InvalidInstanceID.Malformed");
+}
+
+static void test_terminate_all_or_nothing(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_launch l = launch_of("g5.xlarge", "subnet-a", 1, 1);
+	struct gb_sim_reservation *r;
+	struct gb_sim_state_change *ch = NULL;
+	struct gb_sim_error e;
+	const char *ids[2];
+	char id[GB_SIM_ID_MAX];
+	size_t n;
+
+	run_ok(f->sim, "ap-south-1", &l, 0, &r);
+	gb_strlcpy(id, r->inst[0]->id, sizeof(id));
+	ids[0] = id;
+	ids[1] = "i-0123456789abcdef0";
+	assert_int_equal(gb_sim_terminate_instances(f->sim, "ap-south-1", ids, 2, false,
+						    1, &ch, &n, &e), GB_E_NOTFOUND);
+	assert_string_equal(e.message, "The instance ID 'i-0123456789abcdef0' does not exist");
+	assert_int_equal(describe_one(f->sim, id, 1)->state, GB_SIM_STATE_RUNNING);
+	/* instances of another region are not found either */
+	assert_int_equal(gb_sim_terminate_instances(f->sim, "ap-northeast-1", ids, 1,
+						    false, 1, &ch, &n, &e), GB_E_NOTFOUND);
+	/* DryRun: 412 DryRunOperation, nothing happens */
+	assert_int_equal(gb_sim_terminate_instances(f->sim, "ap-south-1", ids, 1, true,
+						    1, &ch, &n, &e), GB_E_CANCELLED);
+	assert_int_equal(e.status, 412);
+	/* twice the same id: one change; terminated again: still terminated */
+	ids[1] = id;
+	assert_int_equal(gb_sim_terminate_instances(f->sim, "ap-south-1", ids, 2, false,
+						    2, &ch, &n, &e), GB_E_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(ch[0].prev, GB_SIM_STATE_RUNNING);
+	assert_int_equal(ch[0].cur, GB_SIM_STATE_SHUTTING_DOWN);
+	free(ch);
+	assert_int_equal(gb_sim_terminate_instances(f->sim, "ap-south-1", ids, 1, false,
+						    5, &ch, &n, &e), GB_E_OK);
+	assert_int_equal(ch[0].prev, GB_SIM_STATE_TERMINATED);
+	assert_int_equal(ch[0].cur, GB_SIM_STATE_TERMINATED);
+	free(ch);
+}
+
+static void test_create_tags(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_launch l = launch_of("g5.xlarge", "subnet-a", 1, 1);
+	struct gb_sim_kv t1[] = { { "Name", "a" } }, t2[] = { { "Name", "b" }, { "x", "" } };
+	struct gb_sim_reservation *r;
+	struct gb_sim_error e;
+	const char *ids[1];
+
+	l.tags = t1;
+	l.ntags = 1;
+	run_ok(f->sim, "ap-south-1", &l, 0, &r);
+	ids[0] = r->inst[0]->id;
+	assert_int_equal(gb_sim_create_tags(f->sim, "ap-south-1", ids, 1, t2, 2, false,
+					    0, &e), GB_E_OK);
+	assert_int_equal(r->inst[0]->ntags, 2);
+	assert_string_equal(r->inst[0]->tags[0].value, "b");
+	assert_string_equal(r->inst[0]->tags[1].key, "x");
+	t1[0].key = "aws:reserved";
+	assert_int_equal(gb_sim_create_tags(f->sim, "ap-south-1", ids, 1, t1, 1, false,
+					    0, &e), GB_E_CLOUDCONFIG);
+}
+
+static void test_offerings_list(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_query q = { 0 };
+	struct gb_sim_offering *o = NULL;
+	const char *vt[] = { "g5.*" };
+	struct gb_sim_filter ft[] = { { "instance-type", vt, 1 } };
+	char next[GB_SIM_TOKEN_MAX], tok[GB_SIM_TOKEN_MAX];
+	struct gb_sim_error e;
+	size_t n;
+
+	assert_int_equal(gb_sim_describe_offerings(f->sim, "ap-south-1", GB_SIM_LOC_REGION,
+						   &q, &o, &n, next, &e), GB_E_OK);
+	assert_int_equal(n, 4);		/* g5.xlarge g6.xlarge g6e.xlarge g5.2xlarge */
+	assert_string_equal(o[0].location, "ap-south-1");
+	free(o);
+	assert_int_equal(gb_sim_describe_offerings(f->sim, "ap-south-1", GB_SIM_LOC_AZ,
+						   &q, &o, &n, next, &e), GB_E_OK);
+	assert_int_equal(n, 6);
+	assert_string_equal(o[5].location, "ap-south-1c");
+	free(o);
+	q.filters = ft;
+	q.nfilters = 1;
+	q.max_results = 5;
+	assert_int_equal(gb_sim_describe_offerings(f->sim, "ap-south-1", GB_SIM_LOC_AZ_ID,
+						   &q, &o, &n, next, &e), GB_E_OK);
+	assert_int_equal(n, 4);
+	assert_string_equal(o[0].location, "aps1-az1");
+	assert_string_equal(next, "");
+	free(o);
+	q.nfilters = 0;
+	assert_int_equal(gb_sim_describe_offerings(f->sim, "ap-south-1", GB_SIM_LOC_AZ,
+						   &q, &o, &n, next, &e), GB_E_OK);
+	assert_int_equal(n, 5);
+	free(o);
+	gb_strlcpy(tok, next, sizeof(tok));
+	q.next_token = tok;
+	assert_int_equal(gb_sim_describe_offerings(f->sim, "ap-south-1", GB_SIM_LOC_AZ,
+						   &q, &o, &n, next, &e), GB_E_OK);
+	assert_int_equal(n, 1);
+	assert_string_equal(o[0].instance_type, "g5.xlarge");
+	free(o);
+}
+
+static void test_describe_azs(void **state)
+{
+	struct fix *f = *state;
+	const char *names[] = { "ap-south-1b" }, *bad[] = { "ap-south-1q" };
+	struct gb_sim_query q = { 0 };
+	const struct gb_sc_az **out = NULL;
+	struct gb_sim_error e;
+	size_t n;
+
+	assert_int_equal(gb_sim_describe_azs(f->sim, "ap-south-1", &q, &out, &n, &e), GB_E_OK);
+	assert_int_equal(n, 3);
+	free(out);
+	q.ids = names;
+	q.nids = 1;
+	assert_int_equal(gb_sim_describe_azs(f->sim, "ap-south-1", &q, &out, &n, &e), GB_E_OK);
+	assert_int_equal(n, 1);
+	assert_string_equal(out[0]->name, "ap-south-1b");
+	free(out);
+	q.ids = bad;
+	assert_int_not_equal(gb_sim_describe_azs(f->sim, "ap-south-1", &q, &out, &n, &e),
+			     GB_E_OK);
+	assert_int_not_equal(gb_sim_describe_azs(f->sim, "eu-west-9", &q, &out, &n, &e),
+			     GB_E_OK);
+	assert_string_equal(e.code, "AuthFailure");
+}
+
+static void test_events(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_kv tags[] = { { "Name", "n1" } };
+	struct gb_sim_launch l = launch_of("g5.xlarge", "subnet-a", 1, 1);
+	struct gb_sim_reservation *r;
+	struct gb_sim_event *ev;
+
+	gb_sim_events_enable(f->sim, true);
+	l.user_data = "#!/bin/sh\n";
+	l.user_data_len = 10;
+	l.tags = tags;
+	l.ntags = 1;
+	run_ok(f->sim, "ap-south-1", &l, 0, &r);
+	assert_int_equal(gb_sim_events_take(f->sim, &ev), 0);
+	gb_sim_events_free(ev, 0);
+	gb_sim_advance(f->sim, 0.5);
+	assert_int_equal(gb_sim_events_take(f->sim, &ev), 1);
+	assert_int_equal(ev[0].kind, GB_SIM_EVENT_RUNNING);
+	assert_string_equal(ev[0].ip, "127.1.0.4");
+	assert_string_equal(ev[0].az, "ap-south-1a");
+	assert_string_equal(ev[0].user_data, "#!/bin/sh\n");
+	assert_string_equal(ev[0].tags[0].value, "n1");
+	gb_sim_events_free(ev, 1);
+	terminate_all(f->sim, "ap-south-1", r, 1);
+	assert_int_equal(gb_sim_events_take(f->sim, &ev), 1);
+	assert_int_equal(ev[0].kind, GB_SIM_EVENT_SHUTTING_DOWN);
+	gb_sim_events_free(ev, 1);
+}
+
+/* The same seed and calls give the same ids and addresses. */
+static void test_replay(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_launch l = launch_of("g5.xlarge", NULL, 1, 3);
+	struct gb_sim_reservation *r1, *r2;
+	gb_sim_t *other;
+	char req1[40], req2[40];
+
+	assert_int_equal(gb_sim_create(f->sc, &other, NULL), GB_E_OK);
+	run_ok(f->sim, "ap-south-1", &l, 0, &r1);
+	run_ok(other, "ap-south-1", &l, 0, &r2);
+	assert_string_equal(r1->id, r2->id);
+	for (size_t k = 0; k < r1->n; k++) {
+		assert_string_equal(r1->inst[k]->id, r2->inst[k]->id);
+		assert_string_equal(r1->inst[k]->ip, r2->inst[k]->ip);
+	}
+	gb_sim_request_id(f->sim, req1);
+	gb_sim_request_id(other, req2);
+	assert_string_equal(req1, req2);
+	assert_int_equal(strlen(req1), 36);
+	gb_sim_destroy(other);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_min_max),
+		T(test_ice_nothing_launched),
+		T(test_idempotency),
+		T(test_idempotent_terminated),
+		T(test_quotas),
+		T(test_offerings_unsupported),
+		T(test_cidr_exhaustion),
+		T(test_state_timing),
+		T(test_capacity_events),
+		T(test_describe_filters),
+		T(test_describe_paging),
+		T(test_terminate_all_or_nothing),
+		T(test_create_tags),
+		T(test_offerings_list),
+		T(test_describe_azs),
+		T(test_events),
+		T(test_replay),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
