@@ -108,6 +108,10 @@ static gb_err_t build_env(const struct gb_sim_event *ev, struct gb_strv *env)
 		if (gb_strv_add(env, line))
 			return GB_E_NOMEM;
 	}
+	/* Instances of one launch share their UserData: the index picks. */
+	snprintf(line, sizeof(line), "GPUBURST_SIM_AMI_LAUNCH_INDEX=%d", ev->launch_index);
+	if (gb_strv_add(env, line))
+		return GB_E_NOMEM;
 	for (size_t i = 0; i < ev->ntags; i++) {
 		if (tag_env(&ev->tags[i], env))
 			return GB_E_NOMEM;

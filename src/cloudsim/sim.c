@@ -426,6 +426,7 @@ static gb_err_t event_push(gb_sim_t *sim, enum gb_sim_event_kind kind,
 	ev->region = i->region->name;
 	ev->az = i->az->name;
 	ev->instance_type = i->type->name;
+	ev->launch_index = i->launch_index;
 	if (i->ntags && !(ev->tags = calloc(i->ntags, sizeof(*ev->tags))))
 		return GB_E_NOMEM;
 	for (size_t t = 0; t < i->ntags; t++, ev->ntags++) {

@@ -39,7 +39,7 @@ UD
 ID1="$(launch "$TMP/ud1" first)"
 wait_file "$BOOT/$ID1/env.json"
 expect_eq "environment" "$(jget "$BOOT/$ID1/env.json" 'sorted((k, v) for k, v in d.items() if k not in ("PWD", "LC_CTYPE"))')" \
-	"[[\"GPUBURST_SIM_AZ\", \"ap-south-1a\"], [\"GPUBURST_SIM_INSTANCE_ID\", \"$ID1\"], [\"GPUBURST_SIM_INSTANCE_TYPE\", \"g5.xlarge\"], [\"GPUBURST_SIM_PRIVATE_IP\", \"127.51.1.4\"], [\"GPUBURST_SIM_REGION\", \"ap-south-1\"], [\"GPUBURST_SIM_TAG_GPUBURST_NODE\", \"g5-first\"], [\"GPUBURST_SIM_TAG_NAME\", \"first\"], [\"PATH\", \"/usr/sbin:/usr/bin:/sbin:/bin\"]]"
+	"[[\"GPUBURST_SIM_AMI_LAUNCH_INDEX\", \"0\"], [\"GPUBURST_SIM_AZ\", \"ap-south-1a\"], [\"GPUBURST_SIM_INSTANCE_ID\", \"$ID1\"], [\"GPUBURST_SIM_INSTANCE_TYPE\", \"g5.xlarge\"], [\"GPUBURST_SIM_PRIVATE_IP\", \"127.51.1.4\"], [\"GPUBURST_SIM_REGION\", \"ap-south-1\"], [\"GPUBURST_SIM_TAG_GPUBURST_NODE\", \"g5-first\"], [\"GPUBURST_SIM_TAG_NAME\", \"first\"], [\"PATH\", \"/usr/sbin:/usr/bin:/sbin:/bin\"]]"
 expect_eq "signals" "$(tr -d ' \t' <"$BOOT/$ID1/signals.txt" | tr '\n' ' ')" \
 	"SigBlk:0000000000000000 SigIgn:0000000000000000 "
 expect_eq "stdin" "$(cat "$BOOT/$ID1/stdin.txt")" /dev/null
