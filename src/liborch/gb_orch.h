@@ -30,9 +30,11 @@
  *
  * Thread-safety: a gb_orch_t is immutable after creation and may serve
  * several threads at once, each with its own gb_state_t.  One call runs up
- * to opts.max_parallel cloud calls at once in threads of its own; each of
- * them opens its own handle on opts.state_path and its own EC2 clients.
- * The seams (wall, mono, sleep) must be thread-safe.
+ * to opts.max_parallel cloud calls at once in worker threads of its own,
+ * each with its own EC2 client per region; the workers never touch the
+ * state file: every record is written by the calling thread, with the
+ * caller's handle, before and after each wave of calls.  The seams (wall,
+ * mono, sleep) must be thread-safe: the EC2 clients' back-off uses them.
  */
 #ifndef GB_LIBORCH_GB_ORCH_H
 #define GB_LIBORCH_GB_ORCH_H
@@ -67,12 +69,17 @@ struct gb_orch_tuning {
 	int hedge;		/* extra instances asked per pool with a
 				 * memory estimate; 0: default 1, -1: none */
 	int max_attempts_per_subnet;	/* probe_fill; 0: 3 */
+	int prior;		/* default strategy: size calls to pools without
+				 * memory from the pools seen dry in this run;
+				 * 0: on, -1: off */
 };
 
 struct gb_orch_opts {
 	const struct gb_conf *conf;	/* BORROWED, outlives the orchestrator */
 	const char *state_path;		/* the state file of the caller's
-					 * handles; NULL: <state_dir>/state.db */
+					 * handles (informative: every write
+					 * goes through the caller's handle);
+					 * NULL: <state_dir>/state.db */
 	gb_creds_t *creds;		/* BORROWED; NULL: built from conf->cloud */
 	int max_parallel;		/* cloud calls in flight per request;
 					 * 0: GB_ORCH_DEFAULT_PARALLEL */

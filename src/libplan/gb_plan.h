@@ -185,6 +185,8 @@ struct gb_plan_facts {
 	size_t n_pools;
 	double now;		/* epoch seconds for memory decay */
 	int batch_max;		/* policy.batch_max */
+	int hedge;		/* instances asked beyond a finite estimate
+				 * (facts_build sets 1; 0: none) */
 };
 
 /*
@@ -214,6 +216,16 @@ void gb_plan_facts_clear(struct gb_plan_facts *f);
 gb_err_t gb_plan_preflight(struct gb_plan_facts *f, const char *region,
 			   struct gb_state *st, struct gb_ec2 *ec2,
 			   int *calls, gb_error_t *err);
+
+/*
+ * The second half of a preflight, for callers that sent the request
+ * themselves: apply the DescribeInstanceTypeOfferings answer [l] for
+ * [region] to f->pools and cache it in [st] (may be NULL).
+ */
+struct gb_ec2_offering_list;
+void gb_plan_offerings_apply(struct gb_plan_facts *f, const char *region,
+			     const struct gb_ec2_offering_list *l,
+			     struct gb_state *st);
 
 /* Recompute every pool's memory estimate (after the engine changed it). */
 void gb_plan_pool_estimate(const struct gb_plan_facts *f, struct gb_pool *p);
@@ -247,6 +259,14 @@ size_t gb_plan_capacity_summary(const struct gb_plan_facts *f, char *buf,
  */
 gb_err_t gb_plan_heuristic(const struct gb_plan_facts *f,
 			   struct gb_plan **out, gb_error_t *err);
+
+/*
+ * The ancestor's fixed order, for probe_fill: usable pools in candidate
+ * order, then AZ and subnet order of the config, batch = batch_max,
+ * planner "ancestor-order".  Empty: GB_E_PLAN as above.
+ */
+gb_err_t gb_plan_ordered(const struct gb_plan_facts *f, struct gb_plan **out,
+			 gb_error_t *err);
 
 /*
  * A planner other than the heuristic one (the LLM planner of a later
