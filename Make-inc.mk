@@ -19,6 +19,7 @@ GB_INCLUDES = \
 	-I$(top_srcdir)/src/libslurmif \
 	-I$(top_srcdir)/src/libplan \
 	-I$(top_srcdir)/src/liborch \
+	-I$(top_srcdir)/src/libprog \
 	# End of GB_INCLUDES
 
 GB_DEFS = \
@@ -40,7 +41,7 @@ libcloudsim = $(top_builddir)/src/cloudsim/libcloudsim.la
 
 # Everything a program that runs the worker links (gpuburst-resume,
 # -suspend, -resume-fail, gpuburstctl), most dependent first.
-GB_PROG_LDADD = \
+GB_PROG_LIBS = \
 	$(libprog) \
 	$(liborch) \
 	$(libplan) \
@@ -52,4 +53,4 @@ GB_PROG_LDADD = \
 	$(SLURM_LDFLAGS) $(SLURM_LIBS) \
 	$(SQLITE_LIBS) $(CURL_LIBS) $(LIBCRYPTO_LIBS) $(LIBXML2_LIBS) \
 	$(JANSSON_LIBS) $(YAML_LIBS) \
-	# End of GB_PROG_LDADD
+	# End of GB_PROG_LIBS

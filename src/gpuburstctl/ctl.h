@@ -45,5 +45,7 @@ gb_err_t ctl_usage(const char *cmd, const char *fmt, ...)
 
 /* Subcommands (cmd_*.c). */
 gb_err_t ctl_cmd_config(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_reconcile(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_worker(struct ctl *ctl, int argc, char **argv);
 
 #endif /* GB_GPUBURSTCTL_CTL_H */

@@ -32,6 +32,11 @@ static const struct option long_opts[] = {
 static const struct ctl_cmd commands[] = {
 	{ "config", "check", "validate the configuration and summarise it",
 	  ctl_cmd_config },
+	{ "reconcile", "[--dry-run] [--cheap]",
+	  "fix what the cloud, the state file and Slurm disagree on",
+	  ctl_cmd_reconcile },
+	{ "worker", "", "run the request worker in the foreground (the programs start it)",
+	  ctl_cmd_worker },
 };
 
 /*****************************************************************************
