@@ -149,6 +149,7 @@ static gb_err_t add_resume_row(gb_state_t *st, const struct gb_conf *conf,
 	req.instance_type = g->ns->instance_type;
 	req.home_region = g->ns->home_region;
 	req.input = g->raw;
+	req.defer_node_index = true;	/* the worker indexes: see gb_worker.h */
 	req.state = gb_prog_approval_state(conf, &req, why, sizeof(why), &req.expires_at);
 	if ((rc = gb_state_request_add(st, &req, err)))
 		goto out;
@@ -202,6 +203,7 @@ gb_err_t gb_prog_enqueue_term(gb_state_t *st, enum gb_request_kind kind,
 	req.state = GB_RSTATE_QUEUED;
 	req.nodes = list;
 	req.node_count = (int)nodes->n;
+	req.defer_node_index = true;
 	if ((rc = gb_state_tx_begin(st, err)))
 		goto out;
 	rc = gb_state_request_add(st, &req, err);
