@@ -4,7 +4,9 @@
  *
  *   resume-bench prefill DB N          N historical (terminated) instance
  *                                      rows, N/100 requests, through libstate
- *   resume-bench hold LOCKFILE -- CMD  run CMD while holding the worker lock
+ *   resume-bench hold LOCKFILE -- CMD  run CMD while holding the worker lock,
+ *                                      and 1 s more: the worker CMD starts
+ *                                      must find it taken
  *   resume-bench time RUNS -- CMD...   exec CMD RUNS times: wall time from
  *                                      fork to its exit, median/p90/min/max
  *   resume-bench cpu -- CMD...         exec CMD once: wall, user and system
@@ -180,6 +182,7 @@ static int hold(const char *lock, char **argv)
 		return 1;
 	}
 	run_once(argv, &ru, &status);
+	sleep(1);	/* the detached worker is still starting */
 	close(fd);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }

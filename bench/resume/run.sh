@@ -25,7 +25,7 @@ state_dir: $T/state
 log: {file: $T/gpuburst.log, level: info}
 regions:
   - name: ap-south-1
-    ami: ami-0bench000000000001
+    ami: ami-0123456789abcdef0
     azs: [{name: ap-south-1a, subnets: [subnet-bench-a1]}]
 fallback_groups:
   asia: {consumer_regions: [ap-southeast-1], fallback_regions: [ap-south-1]}

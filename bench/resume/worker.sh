@@ -19,7 +19,7 @@ SIM_PID=
 cleanup() {
 	[ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null
 	"$LABCTL" stop --dir "$T/lab" >/dev/null 2>&1 || true
-	rm -rf "$T"
+	[ -n "${KEEP:-}" ] && echo "kept $T" || rm -rf "$T"
 }
 trap cleanup EXIT
 lab() { "$LABCTL" sh --dir "$T/lab" "$@"; }
@@ -48,12 +48,12 @@ cloud:
   credentials: {access_key_id: AKIDEXAMPLE, secret_access_key: wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY, imds: false}
 regions:
   - name: ap-south-1
-    ami: ami-0bench000000000001
+    ami: ami-0123456789abcdef0
     azs:
       - {name: ap-south-1a, subnets: [subnet-bench-a1, subnet-bench-a2]}
       - {name: ap-south-1b, subnets: [subnet-bench-b1]}
   - name: ap-northeast-1
-    ami: ami-0bench000000000002
+    ami: ami-0123456789abcdef1
     azs: [{name: ap-northeast-1a, subnets: [subnet-bench-c1]}]
 fallback_groups:
   asia: {consumer_regions: [ap-south-1], fallback_regions: [ap-south-1, ap-northeast-1]}
