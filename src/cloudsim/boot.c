@@ -103,15 +103,17 @@ static gb_err_t build_env(const struct gb_sim_event *ev, struct gb_strv *env)
 
 	if (gb_strv_add(env, BOOT_PATH))
 		return GB_E_NOMEM;
+	/* EC2's ami-launch-index: which of a reservation's instances this is,
+	 * so one UserData can name a node per instance (doc/orchestrator.md). */
+	snprintf(line, sizeof(line), "GPUBURST_SIM_AMI_LAUNCH_INDEX=%d",
+		 ev->launch_index);
+	if (gb_strv_add(env, line))
+		return GB_E_NOMEM;
 	for (size_t i = 0; i < GB_ARRAY_LEN(names); i++) {
 		snprintf(line, sizeof(line), "%s=%s", names[i], values[i]);
 		if (gb_strv_add(env, line))
 			return GB_E_NOMEM;
 	}
-	/* Instances of one launch share their UserData: the index picks. */
-	snprintf(line, sizeof(line), "GPUBURST_SIM_AMI_LAUNCH_INDEX=%d", ev->launch_index);
-	if (gb_strv_add(env, line))
-		return GB_E_NOMEM;
 	for (size_t i = 0; i < ev->ntags; i++) {
 		if (tag_env(&ev->tags[i], env))
 			return GB_E_NOMEM;
@@ -155,27 +157,6 @@ static void close_from_3(void)
 		(void)close(fd);
 }
 
-/*
- * glibc's sigaction() refuses the two signals it reserves (32, 33), so an
- * ignored disposition inherited from an ancestor (GNU make ignores them)
- * would survive execve().  The kernel's rt_sigaction takes them: an
- * all-zero struct is SIG_DFL, no flags, empty mask on every architecture.
- * The mask is emptied by the kernel call too, since sanitizer runtimes
- * intercept sigprocmask() and may leave a child of fork() fully blocked.
- */
-static void reset_reserved_signals(void)
-{
-	static const unsigned long zero[16];
-
-#ifdef SYS_rt_sigaction
-	for (int sig = 32; sig < 34; sig++)
-		(void)syscall(SYS_rt_sigaction, sig, zero, NULL, (size_t)8);
-#endif
-#ifdef SYS_rt_sigprocmask
-	(void)syscall(SYS_rt_sigprocmask, SIG_SETMASK, zero, NULL, (size_t)8);
-#endif
-}
-
 /* In the child: new session, stdio, clean signals, then the script. */
 static void child_exec(const char *script, const char *dir, int in, int log,
 		       char **envp)
@@ -188,7 +169,6 @@ static void child_exec(const char *script, const char *dir, int in, int log,
 		_exit(127);
 	close_from_3();
 	gb_signals_reset();
-	reset_reserved_signals();
 	if (chdir(dir) != 0)
 		_exit(127);
 	execve(script, argv, envp);

@@ -11,9 +11,7 @@
  *
  *   PATH=/usr/sbin:/usr/bin:/sbin:/bin
  *   GPUBURST_SIM_INSTANCE_ID, GPUBURST_SIM_PRIVATE_IP, GPUBURST_SIM_REGION,
- *   GPUBURST_SIM_AZ, GPUBURST_SIM_INSTANCE_TYPE,
- *   GPUBURST_SIM_AMI_LAUNCH_INDEX (0-based position within its
- *   RunInstances call, EC2's amiLaunchIndex), and GPUBURST_SIM_TAG_<KEY>
+ *   GPUBURST_SIM_AZ, GPUBURST_SIM_INSTANCE_TYPE, and GPUBURST_SIM_TAG_<KEY>
  *   per tag (KEY upper-cased, every character other than A-Z 0-9 becoming
  *   '_'; "gpuburst:node" -> GPUBURST_SIM_TAG_GPUBURST_NODE).
  *

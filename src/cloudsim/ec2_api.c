@@ -463,7 +463,7 @@ static void instance_el(struct gb_buf *b, const struct gb_sim_instance *i, doubl
 		      "<rootDeviceType>ebs</rootDeviceType>"
 		      "<rootDeviceName>/dev/sda1</rootDeviceName><blockDeviceMapping/>"
 		      "<virtualizationType>hvm</virtualizationType>",
-		      strncmp(i->type->name, "g5g.", 4) == 0 ? "arm64" : "x86_64");
+		      i->type->arch);
 	xml_el(b, "clientToken", i->client_token);
 	tagset_el(b, i);
 	gb_buf_puts(b, "<hypervisor>xen</hypervisor><networkInterfaceSet/>"

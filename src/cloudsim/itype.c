@@ -1,50 +1,54 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * itype.c - vCPU counts of the GPU instance types the simulator knows
- *
- * Values from the EC2 instance-type pages (accelerated computing): sizes
- * xlarge..48xlarge have 4, 8, 16, 32, 48, 64, 96, 192 vCPUs; g4dn.metal 96,
- * g5g.metal 64.
+ * itype.c - the instance types the simulator knows: libconf's GPU catalog
+ * (the product's one list of G-family types and their vCPUs) plus two P
+ * types, so that scenarios can exercise the separate P quota bucket.
  */
 #include "config.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "gb_conf.h"
 #include "itype.h"
 
-#define G GB_ITYPE_BUCKET_G
-#define P GB_ITYPE_BUCKET_P
-
-static const struct gb_itype catalog[] = {
-	{ "g4dn.xlarge", 4, G },    { "g4dn.2xlarge", 8, G },
-	{ "g4dn.4xlarge", 16, G },  { "g4dn.8xlarge", 32, G },
-	{ "g4dn.12xlarge", 48, G }, { "g4dn.16xlarge", 64, G },
-	{ "g4dn.metal", 96, G },
-	{ "g5.xlarge", 4, G },      { "g5.2xlarge", 8, G },
-	{ "g5.4xlarge", 16, G },    { "g5.8xlarge", 32, G },
-	{ "g5.12xlarge", 48, G },   { "g5.16xlarge", 64, G },
-	{ "g5.24xlarge", 96, G },   { "g5.48xlarge", 192, G },
-	{ "g5g.xlarge", 4, G },     { "g5g.2xlarge", 8, G },
-	{ "g5g.4xlarge", 16, G },   { "g5g.8xlarge", 32, G },
-	{ "g5g.16xlarge", 64, G },  { "g5g.metal", 64, G },
-	{ "g6.xlarge", 4, G },      { "g6.2xlarge", 8, G },
-	{ "g6.4xlarge", 16, G },    { "g6.8xlarge", 32, G },
-	{ "g6.12xlarge", 48, G },   { "g6.16xlarge", 64, G },
-	{ "g6.24xlarge", 96, G },   { "g6.48xlarge", 192, G },
-	{ "g6e.xlarge", 4, G },     { "g6e.2xlarge", 8, G },
-	{ "g6e.4xlarge", 16, G },   { "g6e.8xlarge", 32, G },
-	{ "g6e.12xlarge", 48, G },  { "g6e.16xlarge", 64, G },
-	{ "g6e.24xlarge", 96, G },  { "g6e.48xlarge", 192, G },
-	{ "p4d.24xlarge", 96, P },  { "p5.48xlarge", 192, P },
+/* Not launched by gpuburst, known here only for the P vCPU bucket. */
+static const struct gb_itype extras[] = {
+	{ "p4d.24xlarge", 96, GB_ITYPE_BUCKET_P, "x86_64" },
+	{ "p5.48xlarge", 192, GB_ITYPE_BUCKET_P, "x86_64" },
 };
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static struct gb_itype *table;	/* built once, kept for the process */
+static size_t ntable;
+
+/* Every G family shares EC2's "G and VT" bucket. */
+static void build(void)
+{
+	size_t n, k = 0;
+	const struct gb_instance_type *c = gb_catalog_all(&n);
+
+	table = calloc(n + sizeof(extras) / sizeof(extras[0]), sizeof(*table));
+	if (!table)
+		return;		/* every type is then unknown: a clear error */
+	for (size_t i = 0; i < n; i++, k++) {
+		table[k].name = c[i].name;
+		table[k].vcpus = c[i].vcpus;
+		table[k].bucket = GB_ITYPE_BUCKET_G;
+		table[k].arch = c[i].arch;
+	}
+	for (size_t i = 0; i < sizeof(extras) / sizeof(extras[0]); i++)
+		table[k++] = extras[i];
+	ntable = k;
+}
 
 const struct gb_itype *gb_itype_find(const char *name)
 {
-	if (!name)
-		return NULL;
-	for (size_t i = 0; i < sizeof(catalog) / sizeof(catalog[0]); i++) {
-		if (strcmp(catalog[i].name, name) == 0)
-			return &catalog[i];
+	pthread_once(&once, build);
+	for (size_t i = 0; name && i < ntable; i++) {
+		if (strcmp(table[i].name, name) == 0)
+			return &table[i];
 	}
 	return NULL;
 }

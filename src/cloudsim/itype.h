@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * itype.h - the simulator's small catalog of GPU instance types
+ * itype.h - the instance types of the simulator: vCPUs and quota bucket
  *
  * EC2 counts On-Demand quotas in vCPUs per "instance bucket": every G and VT
- * family shares the G/VT bucket, every P family the P bucket.  The simulator
- * needs only the vCPU count and the bucket of the types a scenario names.
+ * family shares the G/VT bucket, every P family the P bucket.  The G types
+ * and their vCPUs come from libconf's catalog (gb_catalog_find), the one
+ * list the product uses; p4d.24xlarge and p5.48xlarge are added for the P
+ * bucket.
  */
 #ifndef GB_CLOUDSIM_ITYPE_H
 #define GB_CLOUDSIM_ITYPE_H
@@ -19,9 +21,10 @@ struct gb_itype {
 	const char *name;	/* "g5.xlarge" */
 	int vcpus;
 	enum gb_itype_bucket bucket;
+	const char *arch;	/* "x86_64" | "arm64" */
 };
 
-/* RET BORROWED static entry for [name], or NULL when not in the catalog. */
+/* RET BORROWED entry for [name] (stable for the process), or NULL. */
 const struct gb_itype *gb_itype_find(const char *name);
 
 /* RET the quota name of [b] for messages ("G and VT"). */

@@ -421,12 +421,12 @@ static gb_err_t event_push(gb_sim_t *sim, enum gb_sim_event_kind kind,
 	ev = &sim->events[sim->nevents];
 	memset(ev, 0, sizeof(*ev));
 	ev->kind = kind;
+	ev->launch_index = i->launch_index;
 	gb_strlcpy(ev->id, i->id, sizeof(ev->id));
 	gb_strlcpy(ev->ip, i->ip, sizeof(ev->ip));
 	ev->region = i->region->name;
 	ev->az = i->az->name;
 	ev->instance_type = i->type->name;
-	ev->launch_index = i->launch_index;
 	if (i->ntags && !(ev->tags = calloc(i->ntags, sizeof(*ev->tags))))
 		return GB_E_NOMEM;
 	for (size_t t = 0; t < i->ntags; t++, ev->ntags++) {

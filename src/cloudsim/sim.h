@@ -265,9 +265,9 @@ struct gb_sim_event {
 	const char *region;		/* BORROWED from the scenario */
 	const char *az;
 	const char *instance_type;	/* BORROWED from the catalog */
-	int launch_index;		/* amiLaunchIndex within its launch */
 	struct gb_sim_tag *tags;	/* copies */
 	size_t ntags;
+	int launch_index;		/* amiLaunchIndex in its reservation */
 	char *user_data;		/* copy, or NULL */
 	size_t user_data_len;
 };

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef HAVE_SYS_RANDOM_H
@@ -235,6 +236,27 @@ void gb_stdio_sanitize(void)
 	}
 }
 
+/*
+ * glibc's sigaction() refuses the two signals it reserves (32, 33), so an
+ * ignored disposition inherited from an ancestor (GNU make ignores them)
+ * would survive execve().  The kernel's rt_sigaction takes them: an
+ * all-zero struct is SIG_DFL, no flags, empty mask on every architecture.
+ * The mask is emptied by the kernel call too, since sanitizer runtimes
+ * intercept sigprocmask() and may leave a child of fork() fully blocked.
+ */
+static void reset_reserved_signals(void)
+{
+	static const unsigned long zero[16];
+
+#ifdef SYS_rt_sigaction
+	for (int sig = 32; sig < 34; sig++)
+		(void)syscall(SYS_rt_sigaction, sig, zero, NULL, (size_t)8);
+#endif
+#ifdef SYS_rt_sigprocmask
+	(void)syscall(SYS_rt_sigprocmask, SIG_SETMASK, zero, NULL, (size_t)8);
+#endif
+}
+
 void gb_signals_reset(void)
 {
 	struct sigaction sa;
@@ -250,4 +272,5 @@ void gb_signals_reset(void)
 	}
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
+	reset_reserved_signals();
 }

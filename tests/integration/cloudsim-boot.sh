@@ -78,6 +78,23 @@ if kill -0 "$PID2" 2>/dev/null; then fail "the boot process survived terminate-i
 grep -q "boot stopping instance=$ID2" "$TMP/sim.log" || fail "no 'boot stopping' in the log"
 ok "the script ran by its #! line in its own session; terminate-instances stopped it"
 
+# --- one reservation, three instances: each learns its ami-launch-index
+cat >"$TMP/ud-idx" <<'UD'
+#!/bin/sh
+echo "$GPUBURST_SIM_AMI_LAUNCH_INDEX" >index.txt
+UD
+awsc ec2 run-instances --image-id "$AMI" --instance-type g5.xlarge --count 3 \
+	--user-data "file://$TMP/ud-idx" >"$TMP/run.json" 2>"$TMP/err" ||
+	fail "run-instances --count 3: $(cat "$TMP/err")"
+for k in 0 1 2; do
+	id="$(jget "$TMP/run.json" "d['Instances'][$k]['InstanceId']")"
+	want="$(jget "$TMP/run.json" "d['Instances'][$k]['AmiLaunchIndex']")"
+	wait_file "$BOOT/$id/index.txt"
+	expect_eq "launch index of instance $k" "$(cat "$BOOT/$id/index.txt")" "$want"
+done
+expect_eq "launch indexes" "$(jget "$TMP/run.json" 'sorted(i["AmiLaunchIndex"] for i in d["Instances"])')" "[0, 1, 2]"
+ok "each instance of a reservation gets its ami-launch-index in GPUBURST_SIM_AMI_LAUNCH_INDEX"
+
 # --- what still runs when the simulator exits is stopped with it
 cat >"$TMP/ud3" <<'UD'
 #!/bin/sh

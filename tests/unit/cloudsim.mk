@@ -1,7 +1,7 @@
 # cloudsim.mk - gpuburst-cloudsim unit tests (scenario parser, simulated
 # cloud, faults, EC2 API layer, boot hook)
 
-GB_CLOUDSIM_TEST_LIBS = $(libcloudsim) $(libcloud) $(libcommon) $(GB_UNIT_LIBS) \
+GB_CLOUDSIM_TEST_LIBS = $(libcloudsim) $(libconf) $(libcloud) $(libcommon) $(GB_UNIT_LIBS) \
 	$(CURL_LIBS) $(YAML_LIBS) $(JANSSON_LIBS) $(MICROHTTPD_LIBS) $(LIBCRYPTO_LIBS)
 GB_CLOUDSIM_TEST_CPPFLAGS = $(GB_UNIT_CPPFLAGS) -I$(top_srcdir)/src/cloudsim
 

@@ -106,6 +106,7 @@ static void test_environment(void **state)
 	env = wait_file(path);
 	/* exactly these, plus the PWD that /bin/sh sets: the instance's directory */
 	snprintf(want, sizeof(want),
+		 "GPUBURST_SIM_AMI_LAUNCH_INDEX=0\n"
 		 "GPUBURST_SIM_AZ=ap-south-1b\n"
 		 "GPUBURST_SIM_INSTANCE_ID=i-0aaaaaaaaaaaaaaa1\n"
 		 "GPUBURST_SIM_INSTANCE_TYPE=g6.xlarge\n"

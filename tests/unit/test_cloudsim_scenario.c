@@ -214,9 +214,38 @@ static void test_shipped_scenarios(void **state)
 	}
 }
 
+/* vCPUs of the task's table; the G types come from libconf's catalog. */
+static void test_itypes(void **state)
+{
+	static const struct { const char *name; int vcpus; enum gb_itype_bucket b; } want[] = {
+		{ "g4dn.xlarge", 4, GB_ITYPE_BUCKET_G }, { "g5.2xlarge", 8, GB_ITYPE_BUCKET_G },
+		{ "g6.4xlarge", 16, GB_ITYPE_BUCKET_G }, { "g6e.8xlarge", 32, GB_ITYPE_BUCKET_G },
+		{ "g5.12xlarge", 48, GB_ITYPE_BUCKET_G }, { "g6.16xlarge", 64, GB_ITYPE_BUCKET_G },
+		{ "g5.24xlarge", 96, GB_ITYPE_BUCKET_G }, { "g6e.48xlarge", 192, GB_ITYPE_BUCKET_G },
+		{ "g4dn.metal", 96, GB_ITYPE_BUCKET_G }, { "g5g.16xlarge", 64, GB_ITYPE_BUCKET_G },
+		{ "g5g.metal", 64, GB_ITYPE_BUCKET_G }, { "p4d.24xlarge", 96, GB_ITYPE_BUCKET_P },
+		{ "p5.48xlarge", 192, GB_ITYPE_BUCKET_P },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct gb_itype *t = gb_itype_find(want[i].name);
+
+		assert_non_null(t);
+		assert_int_equal(t->vcpus, want[i].vcpus);
+		assert_int_equal(t->bucket, want[i].b);
+		assert_ptr_equal(gb_itype_find(want[i].name), t);	/* stable */
+	}
+	assert_string_equal(gb_itype_find("g5g.xlarge")->arch, "arm64");
+	assert_string_equal(gb_itype_find("g5.xlarge")->arch, "x86_64");
+	assert_null(gb_itype_find("m5.large"));
+	assert_null(gb_itype_find(NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_itypes),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_invalid_files),
