@@ -61,6 +61,14 @@ unshare -m true 2>/dev/null || skip "unshare -m not permitted (the lab needs its
 
 TMP="$(mktemp -d /tmp/gb-e2e.XXXXXX)" || fail "mktemp"
 chmod 755 "$TMP"
+# In a sanitizer build every report of our programs (and their workers,
+# whose stderr is /dev/null) lands in $TMP/san; any report fails the test.
+mkdir -p "$TMP/san"
+SUPP="$GB_TOP_SRCDIR/tests/e2e/lsan.supp"
+SAN_ENV="ASAN_OPTIONS=log_path=$TMP/san/asan:detect_leaks=1 LSAN_OPTIONS=suppressions=$SUPP:print_suppressions=0 UBSAN_OPTIONS=log_path=$TMP/san/ubsan:print_stacktrace=1"
+export ASAN_OPTIONS="log_path=$TMP/san/asan:detect_leaks=1"
+export LSAN_OPTIONS="suppressions=$SUPP:print_suppressions=0"
+export UBSAN_OPTIONS="log_path=$TMP/san/ubsan:print_stacktrace=1"
 LAB="$TMP/lab"
 STATE="$TMP/state"
 CONF="$TMP/gpuburst.yaml"
@@ -87,12 +95,19 @@ stop_all() {
 }
 
 cleanup() {
+	rc=$?
 	stop_all
+	if [ -n "$(ls "$TMP/san" 2>/dev/null)" ]; then
+		echo "FAIL: sanitizer reports:" >&2
+		cat "$TMP"/san/* >&2
+		rc=1
+	fi
 	if [ -n "${E2E_KEEP:-}" ]; then
 		echo "kept $TMP"
 	else
 		rm -rf "$TMP"
 	fi
+	exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
@@ -314,7 +329,7 @@ EOF
 		case $p in
 		resume) bin=$RESUME ;; suspend) bin=$SUSPEND ;; *) bin=$RESUME_FAIL ;;
 		esac
-		printf '#!/bin/sh\nexec %s -c %s "$@"\n' "$bin" "$CONF" >"$TMP/bin/$p"
+		printf '#!/bin/sh\nexec env %s %s -c %s "$@"\n' "$SAN_ENV" "$bin" "$CONF" >"$TMP/bin/$p"
 		chmod 755 "$TMP/bin/$p"
 	done
 	LAB_UP=1

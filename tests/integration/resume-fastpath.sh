@@ -15,9 +15,20 @@ DATA="$GB_TOP_SRCDIR/tests/data/resume"
 "$PYTHON3" -c 'import sqlite3, fcntl' 2>/dev/null || { echo "SKIP: python3 is needed"; exit 77; }
 TMP="$(mktemp -d /tmp/gb-fastpath.XXXXXX)"
 HOLD=
+# sanitizer builds: reports of the programs (stderr closed) go to files
+mkdir -p "$TMP/san"
+export ASAN_OPTIONS="log_path=$TMP/san/asan:detect_leaks=1"
+export UBSAN_OPTIONS="log_path=$TMP/san/ubsan:print_stacktrace=1"
 cleanup() {
+	rc=$?
 	[ -n "$HOLD" ] && kill "$HOLD" 2>/dev/null && wait "$HOLD" 2>/dev/null
+	if [ -n "$(ls "$TMP/san")" ]; then
+		echo "FAIL: sanitizer reports:"
+		cat "$TMP"/san/*
+		rc=1
+	fi
 	rm -rf "$TMP"
+	exit "$rc"
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; [ -f "$TMP/log" ] && tail -n 20 "$TMP/log"; exit 1; }
@@ -61,6 +72,9 @@ if pid == 0:
         signal.SIGABRT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGPIPE, signal.SIGALRM,
         signal.SIGTERM, signal.SIGCHLD, signal.SIGTSTP, signal.SIGXCPU})
     env = {"SLURM_CONF": "/nonexistent/slurm.conf"}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+        if k in os.environ:
+            env[k] = os.environ[k]
     if rf != "-":
         env["SLURM_RESUME_FILE"] = rf
     os.dup2(w, 3)          # a pipe slurmctld would read: must see EOF only
