@@ -27,6 +27,7 @@ GB_DEFS = \
 	-DGB_STATE_DIR=\"$(GB_STATE_DIR)\" \
 	-DGB_LIBEXECDIR=\"$(libexecdir)\" \
 	-DGB_SBINDIR=\"$(sbindir)\" \
+	-DGB_PKGLIBEXECDIR=\"$(pkglibexecdir)\" \
 	# End of GB_DEFS
 
 libcommon = $(top_builddir)/src/libcommon/libgbcommon.la
@@ -35,13 +36,26 @@ libstate = $(top_builddir)/src/libstate/libgbstate.la
 libcloud = $(top_builddir)/src/libcloud/libgbcloud.la
 libslurmif = $(top_builddir)/src/libslurmif/libgbslurmif.la
 libprog = $(top_builddir)/src/libprog/libgbprog.la
+libworker = $(top_builddir)/src/libprog/libgbworker.la
 libplan = $(top_builddir)/src/libplan/libgbplan.la
 liborch = $(top_builddir)/src/liborch/libgborch.la
 libcloudsim = $(top_builddir)/src/cloudsim/libcloudsim.la
 
-# Everything a program that runs the worker links (gpuburst-resume,
-# -suspend, -resume-fail, gpuburstctl), most dependent first.
+# The programs slurmctld runs (gpuburst-resume, -suspend, -resume-fail):
+# the fast path only, no cloud client (start-up time is per library).
 GB_PROG_LIBS = \
+	$(libprog) \
+	$(libslurmif) \
+	$(libstate) \
+	$(libconf) \
+	$(libcommon) \
+	$(SLURM_LDFLAGS) $(SLURM_LIBS) \
+	$(SQLITE_LIBS) $(JANSSON_LIBS) $(YAML_LIBS) \
+	# End of GB_PROG_LIBS
+
+# The worker and everything that runs it (gpuburst-worker, gpuburstctl).
+GB_WORKER_LIBS = \
+	$(libworker) \
 	$(libprog) \
 	$(liborch) \
 	$(libplan) \
@@ -53,4 +67,4 @@ GB_PROG_LIBS = \
 	$(SLURM_LDFLAGS) $(SLURM_LIBS) \
 	$(SQLITE_LIBS) $(CURL_LIBS) $(LIBCRYPTO_LIBS) $(LIBXML2_LIBS) \
 	$(JANSSON_LIBS) $(YAML_LIBS) \
-	# End of GB_PROG_LIBS
+	# End of GB_WORKER_LIBS

@@ -149,7 +149,7 @@ static gb_err_t add_resume_row(gb_state_t *st, const struct gb_conf *conf,
 	req.instance_type = g->ns->instance_type;
 	req.home_region = g->ns->home_region;
 	req.input = g->raw;
-	req.defer_node_index = true;	/* the worker indexes: see gb_worker.h */
+	req.defer_node_index = true;	/* the worker indexes: gb_prog.h */
 	req.state = gb_prog_approval_state(conf, &req, why, sizeof(why), &req.expires_at);
 	if ((rc = gb_state_request_add(st, &req, err)))
 		goto out;

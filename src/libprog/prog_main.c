@@ -4,17 +4,18 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gb_log.h"
 #include "gb_prog.h"
 #include "gb_resume_file.h"
 #include "gb_slurm.h"
 #include "gb_util.h"
-#include "gb_worker.h"
 
 #define MAX_NODES 100000u	/* a request's node list holds at most this */
 #define STATE_BUSY_MS 10000
@@ -232,12 +233,11 @@ static gb_err_t open_state(const struct prog *p, gb_state_t **st, gb_error_t *er
 
 static void start_worker(const struct prog *p)
 {
-	char exe[4096];
 	gb_error_t e;
 
-	if (gb_prog_self_exe(exe, sizeof(exe), &e) ||
-	    gb_worker_start(exe, p->conf->path, false, &e))
-		gb_log_error("worker_start_failed error=\"%s\"", e.text);
+	if (gb_prog_start_worker(gb_prog_worker_path(), p->conf->path, &e))
+		gb_log_error("worker_start_failed worker=%s error=\"%s\"",
+			     gb_prog_worker_path(), e.text);
 }
 
 static void log_split(const struct prog *p, const struct gb_resume_split *sp)
@@ -368,15 +368,21 @@ out:
 	return rc;
 }
 
+/* --worker: become gpuburst-worker, in the foreground. */
 static gb_err_t run_worker(struct prog *p)
 {
-	struct gb_worker_opts wo = { p->conf, p->threads };
-	gb_error_t err;
-	gb_err_t rc;
+	const char *exe = gb_prog_worker_path();
+	char threads[16];
+	char *argv[] = { (char *)exe, (char *)"-c", p->conf->path, NULL, NULL, NULL };
 
-	if ((rc = gb_worker_run(&wo, &err)))
-		gb_log_error("worker_failed error=\"%s\"", err.text);
-	return rc;
+	if (p->threads) {
+		snprintf(threads, sizeof(threads), "%d", p->threads);
+		argv[3] = (char *)"--threads";
+		argv[4] = threads;
+	}
+	execv(exe, argv);	/* the log's fds are close-on-exec */
+	gb_log_error("worker_exec_failed worker=%s error=\"%s\"", exe, strerror(errno));
+	return GB_E_IO;
 }
 
 int gb_prog_main(enum gb_prog_kind kind, int argc, char **argv)

@@ -30,6 +30,9 @@ RESUME="$GB_TOP_BUILDDIR/src/resume/gpuburst-resume"
 SUSPEND="$GB_TOP_BUILDDIR/src/suspend/gpuburst-suspend"
 RESUME_FAIL="$GB_TOP_BUILDDIR/src/resume-fail/gpuburst-resume-fail"
 CTL="$GB_TOP_BUILDDIR/src/gpuburstctl/gpuburstctl"
+# the programs start the worker from its installed path unless told
+GPUBURST_WORKER="$GB_TOP_BUILDDIR/src/worker/gpuburst-worker"
+export GPUBURST_WORKER
 SCENARIO="$GB_TOP_SRCDIR/etc/cloudsim/e2e.yaml"
 PYTHON3="${PYTHON3:-python3}"
 AKID=AKIDEXAMPLE
@@ -54,7 +57,7 @@ for b in slurmctld slurmd munged mungekey scontrol sbatch squeue unshare ss floc
 	command -v "$b" >/dev/null 2>&1 || skip "missing $b (apt-get install slurm-wlm munge util-linux iproute2)"
 done
 "$PYTHON3" -c 'import json, sqlite3, urllib.request' 2>/dev/null || skip "python3 is needed"
-for b in "$CLOUDSIM" "$RESUME" "$SUSPEND" "$RESUME_FAIL" "$CTL"; do
+for b in "$CLOUDSIM" "$RESUME" "$SUSPEND" "$RESUME_FAIL" "$CTL" "$GPUBURST_WORKER"; do
 	[ -x "$b" ] || fail "$b not built"
 done
 unshare -m true 2>/dev/null || skip "unshare -m not permitted (the lab needs its DNS guard)"
@@ -65,7 +68,7 @@ chmod 755 "$TMP"
 # whose stderr is /dev/null) lands in $TMP/san; any report fails the test.
 mkdir -p "$TMP/san"
 SUPP="$GB_TOP_SRCDIR/tests/e2e/lsan.supp"
-SAN_ENV="ASAN_OPTIONS=log_path=$TMP/san/asan:detect_leaks=1 LSAN_OPTIONS=suppressions=$SUPP:print_suppressions=0 UBSAN_OPTIONS=log_path=$TMP/san/ubsan:print_stacktrace=1"
+WRAP_ENV="GPUBURST_WORKER=$GPUBURST_WORKER ASAN_OPTIONS=log_path=$TMP/san/asan:detect_leaks=1 LSAN_OPTIONS=suppressions=$SUPP:print_suppressions=0 UBSAN_OPTIONS=log_path=$TMP/san/ubsan:print_stacktrace=1"
 export ASAN_OPTIONS="log_path=$TMP/san/asan:detect_leaks=1"
 export LSAN_OPTIONS="suppressions=$SUPP:print_suppressions=0"
 export UBSAN_OPTIONS="log_path=$TMP/san/ubsan:print_stacktrace=1"
@@ -325,11 +328,12 @@ PartitionName=cpu Nodes=cpu-1 MaxTime=INFINITE State=UP
 EOF
 	echo "NodeName=gpu-[1-$NODES] Name=gpu Type=a10g File=/dev/null" >"$TMP/gres.conf"
 	# slurmctld runs a program with argv[1] only: the wrappers add -c
+	# (and, in the build tree, where the worker is)
 	for p in resume suspend resume-fail; do
 		case $p in
 		resume) bin=$RESUME ;; suspend) bin=$SUSPEND ;; *) bin=$RESUME_FAIL ;;
 		esac
-		printf '#!/bin/sh\nexec env %s %s -c %s "$@"\n' "$SAN_ENV" "$bin" "$CONF" >"$TMP/bin/$p"
+		printf '#!/bin/sh\nexec env %s %s -c %s "$@"\n' "$WRAP_ENV" "$bin" "$CONF" >"$TMP/bin/$p"
 		chmod 755 "$TMP/bin/$p"
 	done
 	LAB_UP=1
