@@ -69,7 +69,7 @@ static void usage(FILE *fp, enum gb_prog_kind kind)
 		    "and/or syslog, never to stdout.  A detached worker does the work.\n\n",
 		gb_prog_name(kind), gb_prog_name(kind), what[kind]);
 	fprintf(fp, "  -c, --config=FILE  configuration (default $%s, then %s)\n"
-		    "      --worker       run the worker in the foreground (one at a time)\n"
+		    "      --worker       become the worker (gpuburst-worker) in the foreground\n"
 		    "  -h, --help         this help\n"
 		    "  -V, --version      print the version\n\n"
 		    "Exit status: 0, or a gpuburst error code (gpuburst-resume(8)).\n",
@@ -150,20 +150,33 @@ static const char *ident(const struct prog *p)
 	return p->worker ? "gpuburst-worker" : gb_prog_name(p->kind);
 }
 
-/* Put [expr]'s nodes DOWN with [reason]; used when we cannot go on. */
-static void nodes_down(const char *expr, const char *reason)
+/*
+ * Put [expr]'s nodes DOWN with [reason]; used when we cannot go on.  With
+ * a state handle [st] the update is recorded as a "slurm_update" event.
+ */
+static void nodes_down(gb_state_t *st, const char *expr, const char *reason)
 {
 	struct gb_strv nodes = { 0 };
+	char detail[GB_REASON_MAX + 256], qr[GB_REASON_MAX + 8];
 	gb_error_t e;
 	size_t failed = 0;
+	gb_err_t rc;
 
-	if (!expr || gb_slurm_hostlist_expand(expr, MAX_NODES, &nodes, &e) ||
-	    gb_slurm_init(&e) ||
-	    gb_slurm_nodes_update(GB_SLURM_DOWN, nodes.v, nodes.n, reason, &failed, &e))
+	rc = !expr ? gb_errorf(&e, GB_E_INVALID, "no nodes") :
+	     gb_slurm_hostlist_expand(expr, MAX_NODES, &nodes, &e);
+	if (rc == GB_E_OK && (rc = gb_slurm_init(&e)) == GB_E_OK)
+		rc = gb_slurm_nodes_update(GB_SLURM_DOWN, nodes.v, nodes.n, reason, &failed, &e);
+	if (rc)
 		gb_log_error("nodes_down_failed nodes=%s error=\"%s\"", expr ? expr : "(none)",
 			     e.text);
 	else
-		gb_log_warn("nodes_down nodes=%s reason=\"%s\"", expr, reason);
+		gb_log_warn("nodes_down nodes=%s reason=%s", expr, gb_log_q(qr, sizeof(qr), reason));
+	if (st) {
+		snprintf(detail, sizeof(detail), "action=down nodes=%s count=%zu failed=%zu "
+			 "reason=%s%s", expr, nodes.n, rc ? nodes.n : failed,
+			 gb_log_q(qr, sizeof(qr), reason), rc ? " error=yes" : "");
+		gb_state_event_add(st, NULL, "slurm_update", detail, NULL);
+	}
 	gb_strv_free(&nodes);
 }
 
@@ -202,7 +215,7 @@ static gb_err_t load_config(struct prog *p)
 	gb_errlist_free(&errs);
 	if (p->kind == GB_PROG_RESUME && !p->worker) {
 		/* DOWN requeues the jobs now instead of after ResumeTimeout. */
-		nodes_down(resume_expr(p), "gpuburst: configuration error, see syslog");
+		nodes_down(NULL, resume_expr(p), "gpuburst: configuration error, see syslog");
 	}
 	return rc;
 }
@@ -302,10 +315,10 @@ static gb_err_t run_resume(struct prog *p)
 		rc = open_state(p, &st, &err);
 		if (rc == GB_E_OK)
 			rc = gb_prog_enqueue_resume(st, p->conf, &g, source, &ids, &err);
-		gb_state_close(st);
 		if (rc) {
 			gb_log_error("resume_enqueue_failed nodes=%s error=\"%s\"", expr, err.text);
-			nodes_down(expr, "gpuburst: cannot queue the resume (state file), see the log");
+			nodes_down(NULL, expr,
+				   "gpuburst: cannot queue the resume (state file), see the log");
 			goto out;
 		}
 		start_worker(p);
@@ -318,7 +331,9 @@ static gb_err_t run_resume(struct prog *p)
 				 p->conf->path);
 			gb_log_error("resume_unknown_nodes nodes=%s count=%zu action=down", list,
 				     g.unknown.n);
-			nodes_down(list, reason);
+			if (!st && open_state(p, &st, &err))
+				st = NULL;	/* the DOWN matters more than its record */
+			nodes_down(st, list, reason);
 		}
 		free(list);
 	}
@@ -326,6 +341,7 @@ static gb_err_t run_resume(struct prog *p)
 		    "source=%s elapsed_ms=%.2f", expr, nodes.n, g.n,
 		    ids.n ? ids.v[0] : "-", g.unknown.n, source, elapsed_ms(p));
 out:
+	gb_state_close(st);
 	gb_prog_groups_free(&g);
 	gb_strv_free(&nodes);
 	gb_strv_free(&ids);
