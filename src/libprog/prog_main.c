@@ -64,12 +64,13 @@ static void usage(FILE *fp, enum gb_prog_kind kind)
 	};
 
 	fprintf(fp, "Usage: %s [-c FILE] HOSTLIST\n"
-		    "       %s --worker [-c FILE]\n\n%s.\n"
+		    "       %s --worker [-c FILE] [--threads=N]\n\n%s.\n"
 		    "Run by slurmctld as SlurmUser; it logs to the configured log file\n"
 		    "and/or syslog, never to stdout.  A detached worker does the work.\n\n",
 		gb_prog_name(kind), gb_prog_name(kind), what[kind]);
 	fprintf(fp, "  -c, --config=FILE  configuration (default $%s, then %s)\n"
 		    "      --worker       become the worker (gpuburst-worker) in the foreground\n"
+		    "      --threads=N    with --worker: requests worked on at once\n"
 		    "  -h, --help         this help\n"
 		    "  -V, --version      print the version\n\n"
 		    "Exit status: 0, or a gpuburst error code (gpuburst-resume(8)).\n",
