@@ -50,7 +50,7 @@
 #include "gb_state.h"
 #include "gb_str.h"
 
-#define GB_ORCH_DEFAULT_PARALLEL 8
+#define GB_ORCH_DEFAULT_PARALLEL 16
 #define GB_ORCH_MAX_PARALLEL 64
 #define GB_ORCH_REASON_MAX 200		/* result reason, chars incl. NUL */
 #define GB_ORCH_TOKEN_MAX 64		/* EC2 ClientToken, ASCII */

@@ -117,6 +117,9 @@ struct pool_run {
 	bool tried;
 	int got;		/* instances obtained here in this run */
 	double run_est;		/* -1: unknown */
+	/* this run's visit, for capacity memory (orch_learn) */
+	bool m_seen, m_dry;
+	int m_asked, m_got;
 };
 
 struct orch_call;
@@ -245,6 +248,9 @@ void orch_exclude_subnet(struct orch_run *r, size_t pool, const char *why);
 void orch_exclude_az(struct orch_run *r, size_t pool, const char *why);
 void orch_exclude_region(struct orch_run *r, const char *region,
 			 const char *why);
+
+/* Record this run's visit of each AZ in capacity memory. */
+void orch_learn(struct orch_run *r);
 
 /* Nodes not yet filled (not committed, tentative, reused or in doubt). */
 int orch_unfilled(const struct orch_run *r);

@@ -469,6 +469,7 @@ struct wave {
 	struct orch_call **v;
 	size_t n;
 	int *hedge;		/* hedge slots wanted per call */
+	int *cover;		/* call whose last node a spare covers, or -1 */
 	bool *used;		/* slots given to a call of this wave */
 };
 
@@ -480,6 +481,7 @@ static gb_err_t wave_add(struct orch_run *r, struct wave *w, size_t pool,
 	if (!c)
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
 	w->hedge[w->n] = hedge;
+	w->cover[w->n] = -1;
 	w->v[w->n++] = c;
 	return GB_E_OK;
 }
@@ -497,6 +499,11 @@ static void name_hedges(struct orch_run *r, struct wave *w)
 		for (int h = 0; h < w->hedge[i]; h++) {
 			const char *name = NULL;
 
+			if (w->cover[i] >= 0) {
+				const struct orch_call *o = w->v[w->cover[i]];
+
+				name = o->nodes[o->n_new - 1];
+			}
 			for (int k = 0; k < r->n && !name; k++) {
 				if (r->slots[k].state == SLOT_EMPTY && !w->used[k]) {
 					w->used[k] = true;
@@ -518,10 +525,56 @@ static void name_hedges(struct orch_run *r, struct wave *w)
 	}
 }
 
+/* An expectation that memory cannot vouch for: assumed, or between levels. */
+static bool uncertain(const struct orch_run *r, size_t pool, int e)
+{
+	const struct gb_pool *p = &r->facts.pools[pool];
+	double frac;
+
+	if (e < 0 || isinf(p->mem.est))
+		return false;
+	if (!p->mem.known || p->mem.est < 0)
+		return true;
+	frac = p->mem.est - floor(p->mem.est);
+	return frac > 0.2 && frac < 0.8;
+}
+
+/*
+ * A spare: when the wave relies on an uncertain estimate, one more pool is
+ * asked for one instance named like the uncertain call's last node; if that
+ * call falls one short the spare fills it in this wave instead of the next,
+ * else it is an extra and terminated at once.
+ */
+static gb_err_t add_spare(struct orch_run *r, int group, struct wave *w,
+			  int cover, gb_error_t *err)
+{
+	for (size_t i = 0; i < r->plan->n_steps; i++) {
+		const struct gb_plan_step *s = &r->plan->steps[i];
+		long p = pool_index(r, s);
+		bool busy = false;
+		gb_err_t rc;
+
+		if (w->n >= (size_t)r->o->max_parallel)
+			return GB_E_OK;
+		if (p < 0 || r->facts.pools[p].excluded || !in_group(r, (size_t)p, group) ||
+		    expectation(r, (size_t)p, s) == 0)
+			continue;
+		for (size_t k = 0; k < w->n && !busy; k++)
+			busy = same_az(r, w->v[k]->pool, (size_t)p);
+		if (busy)
+			continue;
+		if ((rc = wave_add(r, w, (size_t)p, 0, 1, err)))
+			return rc;
+		w->cover[w->n - 1] = cover;
+		return GB_E_OK;
+	}
+	return GB_E_OK;
+}
+
 static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 			 gb_error_t *err)
 {
-	int need = orch_unfilled(r);
+	int need = orch_unfilled(r), cover = -1;
 	gb_err_t rc = GB_E_OK;
 
 	for (size_t i = 0; i < r->plan->n_steps && need > 0 && !rc; i++) {
@@ -545,8 +598,16 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 		} else if (e >= need) {
 			count = need;
 		} else {
+			const struct gb_pool *pl = &r->facts.pools[p];
+
 			count = e;
-			hedge = r->hedge;
+			/*
+			 * A pool memory has never seen run dry is asked to the
+			 * cap: the answer then measures it (and covers others).
+			 */
+			hedge = !pl->mem.known || pl->mem.est < 0 ? cap - count : r->hedge;
+			if (r->hedge <= 0)
+				hedge = 0;
 		}
 		need -= count;
 		while (count > 0 && !rc && w->n < (size_t)r->o->max_parallel) {
@@ -555,9 +616,13 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 
 			rc = wave_add(r, w, (size_t)p, c, h, err);
 			count -= c;
+			if (!rc && count == 0 && uncertain(r, (size_t)p, e))
+				cover = (int)w->n - 1;
 		}
 		need += count;	/* what the parallel cap left over */
 	}
+	if (!rc && cover >= 0 && need <= 0 && r->hedge > 0)
+		rc = add_spare(r, group, w, cover, err);
 	if (!rc)
 		name_hedges(r, w);
 	return rc;
@@ -617,8 +682,9 @@ gb_err_t orch_default(struct orch_run *r, gb_error_t *err)
 
 	w.v = calloc((size_t)r->o->max_parallel + 1, sizeof(*w.v));
 	w.hedge = calloc((size_t)r->o->max_parallel + 1, sizeof(*w.hedge));
+	w.cover = calloc((size_t)r->o->max_parallel + 1, sizeof(*w.cover));
 	w.used = calloc((size_t)r->n + 1, sizeof(*w.used));
-	if (!groups || !w.v || !w.hedge || !w.used) {
+	if (!groups || !w.v || !w.hedge || !w.cover || !w.used) {
 		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
 		goto out;
 	}
@@ -637,6 +703,7 @@ out:
 	free(groups);
 	free(w.v);
 	free(w.hedge);
+	free(w.cover);
 	free(w.used);
 	return rc;
 }

@@ -150,8 +150,9 @@ struct gb_pool_memory {
 	bool recent_ice;	/* last_ice_at within policy.ice_cooldown */
 	/*
 	 * Estimated instances the pool can give now: got/ice when the pool
-	 * has run dry before (the average grant that exhausted it), HUGE_VAL
-	 * when it gave instances and never ran dry, -1 when unknown.
+	 * has run dry before (the average level it had), HUGE_VAL when it
+	 * never ran dry and gave at least 2 x batch_max ("plenty"), -1 when
+	 * unknown.
 	 */
 	double est;
 };
