@@ -28,6 +28,7 @@
 #include "gb_prog.h"
 #include "gb_resume_file.h"
 #include "gb_slurm.h"
+#include "gb_str.h"
 #include "gb_util.h"
 
 static const char conf_yaml[] =
@@ -261,8 +262,12 @@ static pid_t find_proc(const char *a0, const char *a1)
 			n = read(fd, buf, sizeof(buf) - 1);
 			close(fd);
 			if (n > 0 && (size_t)n == strlen(a0) + strlen(a1) + 2 &&
-			    strcmp(buf, a0) == 0 && strcmp(buf + strlen(a0) + 1, a1) == 0)
-				found = (pid_t)atoi(de->d_name);
+			    strcmp(buf, a0) == 0 && strcmp(buf + strlen(a0) + 1, a1) == 0) {
+				long v = 0;
+
+				if (gb_parse_long(de->d_name, 1, 1L << 30, &v) == GB_E_OK)
+					found = (pid_t)v;
+			}
 		}
 		closedir(d);
 		if (found)
@@ -341,7 +346,11 @@ static void test_spawn_detached(void **state)
 		n = readlink(fdpath, link, sizeof(link) - 1);
 		assert_true(n > 0);
 		link[n] = '\0';
-		assert_true(atoi(de->d_name) <= 2);
+		{
+			long fd = -1;
+
+			assert_int_equal(gb_parse_long(de->d_name, 0, 2, &fd), GB_E_OK);
+		}
 		assert_string_equal(link, "/dev/null");
 	}
 	closedir(d);
