@@ -31,10 +31,11 @@ launch() {	# launch USERDATA-FILE NAME -> instance id
 # --- a shell script: environment, signals, stdin, log, file mode
 cat >"$TMP/ud1" <<'UD'
 #!/bin/sh
-# builtins only: dash blocks every signal while it forks a command, and a
-# child reading /proc/$$/status could catch it in the middle of that
-while read -r k v; do
-	case $k in SigBlk:|SigIgn:) echo "$k	$v" ;; esac
+# Read our own mask with builtins only: while this shell forks a child
+# (grep) it blocks every signal for a moment, and a grep reading
+# /proc/$$/status then could see that transient mask instead of ours.
+while IFS= read -r l; do
+	case "$l" in SigBlk:*|SigIgn:*) echo "$l" ;; esac
 done </proc/$$/status >signals.txt
 readlink /proc/$$/fd/0 >stdin.txt
 echo "hello from the boot log"
