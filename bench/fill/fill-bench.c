@@ -587,7 +587,7 @@ static void *run_oracle_lane(void *arg)
 	memset(t, 0, sizeof(t));
 	read_world(&ln->sim, &w);
 	gb_random_hex(ln->request_id, GB_REQUEST_ID_LEN, NULL);
-	oracle_plan(ln, &w, t, &nt);
+	ln->obtainable = oracle_plan(ln, &w, t, &nt);
 	for (int i = 0; i < nt; i++) {
 		const struct gb_conf_region *cr = gb_conf_region(ln->conf, t[i].region);
 
@@ -694,8 +694,8 @@ static void verdict(const struct lane *L, const struct scenario *sc, bool warm, 
 {
 	const struct lane *d = &L[L_DEFAULT], *o = &L[L_ORACLE], *p = &L[L_PROBE];
 
-	fprintf(out, "default: %s obtainable capacity (%d/%d)", d->obtained == o->obtained ?
-		"100% of" : "MISSED", d->obtained, o->obtained);
+	fprintf(out, "default: %s obtainable capacity (%d/%d)", d->obtained >= o->obtainable ?
+		"100% of" : "MISSED", d->obtained, o->obtainable);
 	if (warm)
 		fprintf(out, "; calls %.2fx oracle (target <= 1.2), time %.2fx oracle (target <= 1.5)",
 			o->calls ? (double)d->calls / o->calls : 0,
@@ -726,7 +726,7 @@ static void print_table(const struct lane *L, const struct scenario *sc, bool wa
 		const struct lane *ln = &L[k];
 		char ob[32];
 
-		snprintf(ob, sizeof(ob), "%d/%d", ln->obtained, L[L_ORACLE].obtained);
+		snprintf(ob, sizeof(ob), "%d/%d", ln->obtained, L[L_ORACLE].obtainable);
 		if (markdown)
 			fprintf(out, "| %s | %s | %d | %d | %.1f | %d | %d | %s |\n", lane_names[k], ob,
 				ln->calls, ln->other, ln->ttc, ln->extras,
@@ -812,7 +812,7 @@ static void parse(int argc, char **argv)
 	int c;
 
 	O.scale = 10;
-	O.seed_runs = 3;
+	O.seed_runs = 5;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 's': O.sim = optarg; break;

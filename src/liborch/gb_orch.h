@@ -164,8 +164,9 @@ struct gb_orch_result {
 	int terminated;			/* extras + rolled_back whose
 					 * TerminateInstances succeeded */
 	int plan_versions;		/* plans stored by this call */
-	double time_to_capacity;	/* seconds until the last node got its
-					 * instance (elapsed if not all did) */
+	double time_to_capacity;	/* seconds until the last filled node
+					 * got its instance (elapsed when none
+					 * did) */
 	double elapsed;			/* seconds in gb_orch_resume() */
 	struct gb_orch_node *nodes;	/* NEW, one per node, request order */
 	size_t n_nodes;

@@ -458,6 +458,20 @@ static gb_err_t process(struct orch_run *r, struct orch_call *c,
 		pr->m_asked += c->max;
 		pr->m_got += orch_call_got(c);
 		pr->m_dry |= call_dry(c);
+	} else if (oc == CALL_QUOTA) {
+		/*
+		 * What we can get there is what we got: this AZ's visit ends
+		 * here, and the region's unvisited AZs count as empty.
+		 */
+		r->pr[c->pool].m_seen = r->pr[c->pool].m_dry = true;
+		r->pr[c->pool].m_asked += c->max;
+		for (size_t i = 0; i < r->facts.n_pools; i++) {
+			struct pool_run *pr = &r->pr[i];
+
+			if (strcmp(r->facts.pools[i].region, pl->region) || pr->m_seen)
+				continue;
+			pr->m_seen = pr->m_dry = true;
+		}
 	}
 	note_outcome(r, c);
 	if (oc == CALL_OK)
@@ -570,7 +584,7 @@ static gb_err_t kill_extras(struct orch_run *r, struct extras *x,
 	return rc;
 }
 
-static gb_err_t tag_nodes(struct orch_run *r, gb_error_t *err)
+gb_err_t orch_tag_nodes(struct orch_run *r, gb_error_t *err)
 {
 	size_t n = untagged(r), k = 0;
 	struct tagjob *t;
@@ -636,8 +650,6 @@ gb_err_t orch_wave(struct orch_run *r, struct orch_call **calls, size_t n,
 		rc = process(r, calls[i], &x, err);
 	if (!rc)
 		rc = kill_extras(r, &x, err);
-	if (!rc)
-		rc = tag_nodes(r, err);
 	gb_strv_free(&x.ids);
 	gb_strv_free(&x.regions);
 	if (!rc)

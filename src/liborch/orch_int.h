@@ -117,6 +117,7 @@ struct pool_run {
 	bool tried;
 	int got;		/* instances obtained here in this run */
 	double run_est;		/* -1: unknown */
+	bool at_estimate;	/* gave what memory expected: last resort */
 	/* this run's visit, for capacity memory (orch_learn) */
 	bool m_seen, m_dry;
 	int m_asked, m_got;
@@ -230,6 +231,14 @@ enum call_outcome {
 };
 enum call_outcome orch_call_outcome(const struct orch_call *c);
 int orch_call_got(const struct orch_call *c);
+
+/*
+ * CreateTags gpuburst:node and Name on every filled node's instance that
+ * lacks them (calls with MaxCount 1 tag at launch), all at once at the end
+ * of the run: during it they would compete with launches for the
+ * account's request rate.
+ */
+gb_err_t orch_tag_nodes(struct orch_run *r, gb_error_t *err);
 
 /* Terminate [ids] of [region] now, closing their records with [reason]. */
 gb_err_t orch_terminate_ids(struct orch_run *r, const char *region,

@@ -702,8 +702,7 @@ static gb_err_t build_result(struct orch_run *r, struct gb_orch_result *out,
 	out->terminated = r->terminated;
 	out->plan_versions = r->plan_versions;
 	out->elapsed = gb_orch_mono(r->o) - r->t0;
-	out->time_to_capacity = out->result == GB_RESULT_SUCCESS ?
-				last - r->t0 : out->elapsed;
+	out->time_to_capacity = out->launched > 0 ? last - r->t0 : out->elapsed;
 	reason_text(r, out);
 	return GB_E_OK;
 }
@@ -874,6 +873,12 @@ static gb_err_t execute(struct orch_run *r, gb_error_t *err)
 	return rc;
 }
 
+/* Tags last, also after an abort: a filled node's instance needs its name. */
+static gb_err_t finish_tags(struct orch_run *r, gb_error_t *err)
+{
+	return r->pool && r->slots ? orch_tag_nodes(r, err) : GB_E_OK;
+}
+
 gb_err_t gb_orch_resume(gb_orch_t *o, gb_state_t *st,
 			const struct gb_request *req,
 			const struct gb_orch_resume_opts *ro,
@@ -897,6 +902,8 @@ gb_err_t gb_orch_resume(gb_orch_t *o, gb_state_t *st,
 		rc = execute(&r, err);
 	if (r.pr)
 		orch_learn(&r);
+	if (!rc)
+		rc = finish_tags(&r, err);
 	if (!rc || rc == GB_E_INTERNAL) {
 		gb_err_t rc2 = r.slots ? final_check(&r, err) : GB_E_OK;
 

@@ -180,18 +180,26 @@ static void judge_pool(struct orch_run *r, struct orch_call *c, bool aon)
 		pr->got += got;
 		pr->throttled = 0;
 		if (c->min < c->max && got < c->max) {
+			/* a level measured; empty pools say nothing of others */
 			orch_exclude_az(r, c->pool, "dry");
 			r->prior_sum += got;
 			r->prior_n++;
+		} else if (pr->got >= 1 && r->facts.pools[c->pool].mem.est >= 0 &&
+			   !isinf(r->facts.pools[c->pool].mem.est) &&
+			   pr->got >= floor(r->facts.pools[c->pool].mem.est + 0.5)) {
+			/*
+			 * It gave what memory said it holds: asked again only
+			 * when every other pool is spent (a probe of one).
+			 */
+			for (size_t i = 0; i < r->facts.n_pools; i++)
+				if (same_az(r, i, c->pool))
+					r->pr[i].at_estimate = true;
 		} else {
-			pr->run_est = -1;	/* gave all it was asked */
+			pr->run_est = -1;	/* gave all it was asked: maybe more */
 		}
 		break;
 	case CALL_ICE:
 		orch_exclude_az(r, c->pool, aon ? "short" : "dry");
-		if (!aon) {
-			r->prior_n++;
-		}
 		break;
 	case CALL_ADDRESSES:
 		orch_exclude_subnet(r, c->pool, "addresses");
@@ -452,10 +460,14 @@ static int expectation(const struct orch_run *r, size_t pool,
 	const struct pool_run *pr = &r->pr[pool];
 	const struct gb_pool *p = &r->facts.pools[pool];
 
+	if (pr->at_estimate)
+		return 0;	/* last resort, as a pool memory calls empty */
 	if (pr->tried)
 		return -1;	/* it gave all it was asked: maybe more */
 	if (s->expect > 0)
 		return s->expect;
+	if (p->mem.est >= 0 && !isinf(p->mem.est) && floor(p->mem.est + 0.5) < 1)
+		return 0;	/* memory says empty: last resort only */
 	if (p->mem.est < 0 && !p->mem.recent_ice && r->run_prior >= 0 &&
 	    r->o->tuning.prior >= 0) {
 		int e = (int)floor(r->run_prior + 0.5);
@@ -470,6 +482,7 @@ struct wave {
 	size_t n;
 	int *hedge;		/* hedge slots wanted per call */
 	int *cover;		/* call whose last node a spare covers, or -1 */
+	size_t n_pass1;		/* calls to pools memory does not call empty */
 	bool *used;		/* slots given to a call of this wave */
 };
 
@@ -487,41 +500,47 @@ static gb_err_t wave_add(struct orch_run *r, struct wave *w, size_t pool,
 }
 
 /*
- * Hedge slots take the names of nodes no call of this wave has, else the
- * last node of the next call: if that call falls one short, the hedge
- * fills exactly the node it missed; if both deliver, one is an extra.
+ * Hedge slots take the names of nodes no call of this wave has; beyond
+ * those, one slot per call takes the last node of another call (the one it
+ * covers, else the next): if that call falls one short, the hedge fills
+ * exactly the node it missed; if both deliver, one is an extra.  More
+ * shared names would only make extras: the call is shrunk instead.
  */
 static void name_hedges(struct orch_run *r, struct wave *w)
 {
 	for (size_t i = 0; i < w->n; i++) {
 		struct orch_call *c = w->v[i];
+		bool shared = false;
+		int h;
 
-		for (int h = 0; h < w->hedge[i]; h++) {
+		for (h = 0; h < w->hedge[i]; h++) {
 			const char *name = NULL;
 
-			if (w->cover[i] >= 0) {
-				const struct orch_call *o = w->v[w->cover[i]];
-
-				name = o->nodes[o->n_new - 1];
-			}
 			for (int k = 0; k < r->n && !name; k++) {
 				if (r->slots[k].state == SLOT_EMPTY && !w->used[k]) {
 					w->used[k] = true;
 					name = r->slots[k].name;
 				}
 			}
-			for (size_t d = 1; d < w->n && !name; d++) {
+			if (!name && !shared && w->cover[i] >= 0) {
+				const struct orch_call *o = w->v[w->cover[i]];
+
+				name = o->nodes[o->n_new - 1];
+				shared = true;
+			}
+			for (size_t d = 1; d < w->n && !name && !shared; d++) {
 				const struct orch_call *o = w->v[(i + d) % w->n];
 
-				if (o->n_new > h)
-					name = o->nodes[o->n_new - 1 - h];
+				if (o->n_new > 0) {
+					name = o->nodes[o->n_new - 1];
+					shared = true;
+				}
 			}
-			if (!name) {
-				c->max = c->n_new;	/* alone: no hedge */
+			if (!name)
 				break;
-			}
 			c->nodes[c->n_new + h] = name;
 		}
+		c->max = c->n_new + h;
 	}
 }
 
@@ -577,6 +596,8 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 	int need = orch_unfilled(r), cover = -1;
 	gb_err_t rc = GB_E_OK;
 
+	w->n_pass1 = 0;
+	for (int pass = 0; pass < 2 && need > 0 && !rc; pass++, w->n_pass1 = w->n)
 	for (size_t i = 0; i < r->plan->n_steps && need > 0 && !rc; i++) {
 		const struct gb_plan_step *s = &r->plan->steps[i];
 		long p = pool_index(r, s);
@@ -593,7 +614,11 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 			continue;	/* one call per AZ per wave, or chunks below */
 		cap = pool_cap(r, (size_t)p);
 		e = expectation(r, (size_t)p, s);
-		if (e < 0) {
+		if (e == 0 && (pass == 0 || w->n_pass1 > 0))
+			continue;	/* empty per memory: only when nothing else is left */
+		if (e == 0) {
+			count = 1;	/* a probe of one, in parallel with others */
+		} else if (e < 0) {
 			count = need < cap ? need : cap;
 		} else if (e >= need) {
 			count = need;
@@ -625,6 +650,15 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 		rc = add_spare(r, group, w, cover, err);
 	if (!rc)
 		name_hedges(r, w);
+	for (size_t i = 0; i < w->n; i++) {
+		if (w->v[i]->max >= 1)
+			continue;
+		orch_call_free(w->v[i]);	/* a spare without a name */
+		w->v[i] = w->v[--w->n];
+		w->hedge[i] = w->hedge[w->n];
+		w->cover[i] = w->cover[w->n];
+		i--;
+	}
 	return rc;
 }
 

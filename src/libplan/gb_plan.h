@@ -155,6 +155,8 @@ struct gb_pool_memory {
 	 * unknown.
 	 */
 	double est;
+	bool assumed;		/* est is the heuristic's guess for a pool
+				 * memory cannot judge (not stored) */
 };
 
 struct gb_pool {

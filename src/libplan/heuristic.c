@@ -62,6 +62,8 @@ static int cmp_pool(const struct gb_pool *a, const struct gb_pool *b)
 		return ta < tb ? -1 : 1;
 	if (ta == TIER_ESTIMATE && rounded(a->mem.est) != rounded(b->mem.est))
 		return rounded(a->mem.est) > rounded(b->mem.est) ? -1 : 1;
+	if (ta == TIER_ESTIMATE && a->mem.assumed != b->mem.assumed)
+		return a->mem.assumed ? 1 : -1;	/* measured before assumed */
 	if (a->rank != b->rank)
 		return a->rank < b->rank ? -1 : 1;
 	if (a->az_index != b->az_index)
@@ -157,7 +159,7 @@ static void reason_of(const struct gb_plan_facts *f, const struct gb_pool *p,
 		snprintf(buf, n, "another subnet of %s (address rotation)", p->az);
 		return;
 	}
-	if (!p->mem.known && p->mem.est >= 0) {
+	if (p->mem.assumed) {
 		snprintf(buf, n, "no memory; assumed about %d like the pools memory knows",
 			 rounded(p->mem.est));
 		return;
@@ -279,7 +281,7 @@ static gb_err_t no_pool(const struct gb_plan_facts *f, gb_error_t *err)
 
 /*
  * A pool memory knows nothing about is assumed to hold what the pools it
- * knows hold on average (at least three of them, finite estimates): so a
+ * knows to have capacity hold on average (two of them at least): so a
  * warm plan explores unknown pools before pools known to be small, and
  * sizes their calls.  The copy in [pools] is what the planner works on.
  */
@@ -291,17 +293,20 @@ static void assume_unknown(const struct gb_plan_facts *f, struct gb_pool *pools)
 	for (size_t i = 0; i < f->n_pools; i++) {
 		const struct gb_pool *p = &f->pools[i];
 
-		if (p->mem.est >= 0 && !isinf(p->mem.est) && p->offered != GB_OFFER_NO &&
+		/* pools with capacity: an empty one says nothing of the others */
+		if (p->mem.est >= 0.5 && !isinf(p->mem.est) && p->offered != GB_OFFER_NO &&
 		    first_subnet(f, i)) {
 			sum += p->mem.est;
 			n++;
 		}
 	}
-	if (n < 3 || sum / n < 0.5)
+	if (n < 2)
 		return;
 	for (size_t i = 0; i < f->n_pools; i++)
-		if (pools[i].mem.est < 0 && !pools[i].mem.recent_ice)
+		if (pools[i].mem.est < 0 && !pools[i].mem.recent_ice) {
 			pools[i].mem.est = sum / n;
+			pools[i].mem.assumed = true;
+		}
 }
 
 gb_err_t gb_plan_heuristic(const struct gb_plan_facts *in,

@@ -426,7 +426,12 @@ static void test_memory_and_heuristic(void **state)
 	assert_string_equal(p->steps[1].subnet, "subnet-apne1a-1");	/* about 3 */
 	assert_int_equal(p->steps[1].expect, 3);
 	assert_int_equal(p->steps[1].batch, 4);			/* 3 + 1 hedge */
-	assert_string_equal(p->steps[2].subnet, "subnet-aps1b-1");	/* unknown, nearest */
+	/* unknown pools are assumed to hold what known ones hold: (3 + 2) / 2,
+	 * after the measured pool of the same size */
+	assert_string_equal(p->steps[2].subnet, "subnet-aps1b-1");
+	assert_int_equal(p->steps[2].expect, 3);
+	assert_string_equal(p->steps[2].reason,
+			    "no memory; assumed about 3 like the pools memory knows");
 	assert_string_equal(p->steps[3].subnet, "subnet-apne2a-1");
 	assert_string_equal(p->steps[4].subnet, "subnet-apne1c-1");
 	assert_string_equal(p->steps[5].subnet, "subnet-aps1a-1");	/* cooling last */
