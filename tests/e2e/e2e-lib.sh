@@ -80,10 +80,7 @@ LAB_UP=
 
 stop_all() {
 	release_lock
-	if [ -n "$LAB_UP" ]; then
-		"$LABCTL" stop --dir "$LAB" >/dev/null 2>&1
-		LAB_UP=
-	fi
+	# the simulator first: on TERM it stops its instances' boot processes
 	if [ -n "$SIM_PID" ]; then
 		kill "$SIM_PID" 2>/dev/null
 		for _ in $(seq 1 100); do
@@ -93,8 +90,19 @@ stop_all() {
 		kill -9 "$SIM_PID" 2>/dev/null
 		SIM_PID=
 	fi
+	if [ -n "$LAB_UP" ]; then
+		"$LABCTL" stop --dir "$LAB" >/dev/null 2>&1
+		LAB_UP=
+		# job scripts whose slurmd died with its instance outlive the
+		# lab: ours by their environment (SLURM_CONF of this lab)
+		for d in /proc/[0-9]*; do
+			tr '\0' '\n' <"$d/environ" 2>/dev/null |
+				grep -qx "SLURM_CONF=$LAB/etc/slurm.conf" || continue
+			kill -KILL "${d#/proc/}" 2>/dev/null
+		done
+	fi
 	# a worker still running finishes its round (its cloud is gone)
-	[ -d "$STATE" ] && flock -w 20 "$STATE/worker.lock" true 2>/dev/null
+	[ -d "$STATE" ] && flock -w 30 "$STATE/worker.lock" true 2>/dev/null
 }
 
 cleanup() {
