@@ -68,7 +68,8 @@ static void usage(FILE *fp, enum gb_prog_kind kind)
 		    "Run by slurmctld as SlurmUser; it logs to the configured log file\n"
 		    "and/or syslog, never to stdout.  A detached worker does the work.\n\n",
 		gb_prog_name(kind), gb_prog_name(kind), what[kind]);
-	fprintf(fp, "  -c, --config=FILE  configuration (default $%s, then %s)\n"
+	fprintf(fp, "  -c, --config=FILE  configuration (default $%s, then gpuburst.yaml\n"
+		    "                     next to $SLURM_CONF, then %s)\n"
 		    "      --worker       become the worker (gpuburst-worker) in the foreground\n"
 		    "      --threads=N    with --worker: requests worked on at once\n"
 		    "  -h, --help         this help\n"
@@ -188,9 +189,24 @@ static const char *resume_expr(const struct prog *p)
 	return p->rf ? p->rf->all_nodes : NULL;
 }
 
+/*
+ * -c FILE, else $GPUBURST_CONF, else gpuburst.yaml next to slurm.conf
+ * ($SLURM_CONF, which slurmctld sets), else the default path: the file
+ * the job_submit plugin reads too.
+ */
+static const char *conf_path(const struct prog *p, char *buf, size_t n)
+{
+	const char *path = NULL;
+
+	if (!p->conf_arg || !*p->conf_arg)
+		path = gb_conf_path_slurm(getenv("SLURM_CONF"), buf, n);
+	return path ? path : gb_conf_path(p->conf_arg);
+}
+
 static gb_err_t load_config(struct prog *p)
 {
-	const char *path = gb_conf_path(p->conf_arg);
+	char buf[4096];
+	const char *path = conf_path(p, buf, sizeof(buf));
 	struct gb_errlist errs = { 0 };
 	struct gb_log_opts lo = { NULL, true, GB_LOG_INFO, false };
 	gb_error_t err;

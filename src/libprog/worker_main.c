@@ -24,7 +24,8 @@ static void usage(FILE *fp)
 		    "-resume-fail start it detached; one runs at a time (a lock in the\n"
 		    "state directory), the others exit at once.  It logs to the\n"
 		    "configured log file and/or syslog.\n\n"
-		    "  -c, --config=FILE  configuration (default $%s, then %s)\n"
+		    "  -c, --config=FILE  configuration (default $%s, then gpuburst.yaml\n"
+		    "                     next to $SLURM_CONF, then %s)\n"
 		    "      --threads=N    requests worked on at once (default %d)\n"
 		    "  -h, --help         this help\n"
 		    "  -V, --version      print the version\n",
@@ -88,6 +89,7 @@ int gb_worker_main(int argc, char **argv)
 	struct gb_errlist errs = { 0 };
 	struct gb_conf *conf = NULL;
 	const char *conf_arg = NULL;
+	char path[4096];
 	bool done = false;
 	gb_error_t err;
 	gb_err_t rc;
@@ -97,6 +99,8 @@ int gb_worker_main(int argc, char **argv)
 	rc = parse_args(argc, argv, &conf_arg, &wo.threads, &done);
 	if (rc || done)
 		return rc;
+	if (!conf_arg || !*conf_arg)	/* as the programs: next to slurm.conf */
+		conf_arg = gb_conf_path_slurm(getenv("SLURM_CONF"), path, sizeof(path));
 	rc = gb_conf_load(gb_conf_path(conf_arg), &conf, &errs, &err);
 	if (rc) {
 		struct gb_log_opts lo = { NULL, true, GB_LOG_INFO, false };

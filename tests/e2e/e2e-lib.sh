@@ -24,6 +24,7 @@ set -u
 
 : "${GB_TOP_BUILDDIR:?}" "${GB_TOP_SRCDIR:?}"
 PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+unset GPUBURST_CONF GPUBURST_ENV	# the configuration is found next to slurm.conf
 LABCTL="$GB_TOP_SRCDIR/contrib/lab/gpuburst-lab"
 CLOUDSIM="$GB_TOP_BUILDDIR/src/cloudsim/gpuburst-cloudsim"
 RESUME="$GB_TOP_BUILDDIR/src/resume/gpuburst-resume"
@@ -74,7 +75,9 @@ export LSAN_OPTIONS="suppressions=$SUPP:print_suppressions=0"
 export UBSAN_OPTIONS="log_path=$TMP/san/ubsan:print_stacktrace=1"
 LAB="$TMP/lab"
 STATE="$TMP/state"
-CONF="$TMP/gpuburst.yaml"
+# next to slurm.conf: the programs find it there through SLURM_CONF, as
+# the job_submit plugin does
+CONF="$LAB/etc/gpuburst.yaml"
 SIM_PID=
 LAB_UP=
 
@@ -335,13 +338,14 @@ PartitionName=gpu Nodes=gpu-[1-$NODES] Default=YES MaxTime=INFINITE State=UP
 PartitionName=cpu Nodes=cpu-1 MaxTime=INFINITE State=UP
 EOF
 	echo "NodeName=gpu-[1-$NODES] Name=gpu Type=a10g File=/dev/null" >"$TMP/gres.conf"
-	# slurmctld runs a program with argv[1] only: the wrappers add -c
-	# (and, in the build tree, where the worker is)
+	# The wrappers only add, for the build tree, where the worker is
+	# (and where sanitizer reports go); the programs find their
+	# configuration next to slurm.conf by themselves.
 	for p in resume suspend resume-fail; do
 		case $p in
 		resume) bin=$RESUME ;; suspend) bin=$SUSPEND ;; *) bin=$RESUME_FAIL ;;
 		esac
-		printf '#!/bin/sh\nexec env %s %s -c %s "$@"\n' "$WRAP_ENV" "$bin" "$CONF" >"$TMP/bin/$p"
+		printf '#!/bin/sh\nexec env %s %s "$@"\n' "$WRAP_ENV" "$bin" >"$TMP/bin/$p"
 		chmod 755 "$TMP/bin/$p"
 	done
 	LAB_UP=1
