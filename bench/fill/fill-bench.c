@@ -19,6 +19,10 @@
  * Exit status 1 when any strategy breaks an invariant (more live instances
  * than nodes, a node with two instances, an unrecorded instance, an extra
  * still alive 60 s after the run, or an internal error of the engine).
+ *
+ * Debugging aids: FILL_TRACE=1 prints the default strategy's plans,
+ * capacity memory and decision trace to stderr; FILL_SEEDS=1 adds those of
+ * the warm-up runs.
  */
 #include "config.h"
 

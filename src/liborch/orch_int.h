@@ -27,6 +27,7 @@ struct gb_orch {
 	struct gb_orch_tuning tuning;
 	gb_plan_propose_fn propose;
 	void *propose_ctx;
+	struct gb_llm *llm;	/* planner.kind llm: made and owned here */
 	double (*wall)(void *ctx);
 	double (*mono)(void *ctx);
 	void (*sleep)(double seconds, void *ctx);
@@ -138,6 +139,7 @@ struct orch_run {
 	enum gb_mode mode;
 	bool grouped;		/* locality applies (job of several nodes) */
 	bool dry;		/* plan dry run: no events */
+	const char *untrusted;	/* user text for a proposing planner */
 	int bmax;
 	int hedge;
 
