@@ -15,6 +15,7 @@ GB_INCLUDES = \
 	-I$(top_srcdir)/src/libcommon \
 	-I$(top_srcdir)/src/libconf \
 	-I$(top_srcdir)/src/libstate \
+	-I$(top_srcdir)/src/libpolicy \
 	-I$(top_srcdir)/src/libcloud \
 	-I$(top_srcdir)/src/libslurmif \
 	-I$(top_srcdir)/src/libplan \
@@ -31,5 +32,6 @@ GB_DEFS = \
 libcommon = $(top_builddir)/src/libcommon/libgbcommon.la
 libconf = $(top_builddir)/src/libconf/libgbconf.la
 libstate = $(top_builddir)/src/libstate/libgbstate.la
+libpolicy = $(top_builddir)/src/libpolicy/libgbpolicy.la
 libcloud = $(top_builddir)/src/libcloud/libgbcloud.la
 libcloudsim = $(top_builddir)/src/cloudsim/libcloudsim.la
