@@ -248,7 +248,8 @@ static gb_err_t parse_line(struct parse *p, const char *file, unsigned line,
 }
 
 /*
- * Logical lines: a '\' before the newline joins the next line; '#' starts
+ * Logical lines: a '\' before the newline joins the next line (as Slurm
+ * does, the next line's leading blanks stay and separate); '#' starts
  * a comment unless escaped as "\#".  Edits [data] in place.
  */
 static gb_err_t parse_text(struct parse *p, const char *file, char *data,
@@ -286,7 +287,6 @@ static gb_err_t parse_text(struct parse *p, const char *file, char *data,
 		if (len && logical.data[len - 1] == '\\') {
 			logical.len = len - 1;
 			logical.data[logical.len] = '\0';
-			gb_buf_putc(&logical, ' ');
 			cont = true;
 		}
 		if (gb_buf_failed(&logical)) {
