@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctl.h"
 #include "gb_log.h"
@@ -19,6 +20,8 @@
  *  Command-Line Options
  *****************************************************************************/
 
+enum { OPT_LIST_COMMANDS = 256 };
+
 static const char short_opts[] = "+:c:hjV";
 
 static const struct option long_opts[] = {
@@ -26,12 +29,26 @@ static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "version", no_argument, NULL, 'V' },
+	/* hidden: the table, one name per line (the man page test uses it) */
+	{ "list-commands", no_argument, NULL, OPT_LIST_COMMANDS },
 	{ NULL, 0, NULL, 0 }
 };
 
 static const struct ctl_cmd commands[] = {
-	{ "config", "check", "validate the configuration and summarise it",
-	  ctl_cmd_config },
+	{ "config check", "", "validate the configuration and summarise it",
+	  ctl_cmd_config_check },
+	{ "config keys", "", "every configuration key, its type and default",
+	  ctl_cmd_config_keys },
+	{ "requests", "[--state S] [--kind K] [--since T] [--node N] [--limit N]",
+	  "list requests, newest last", ctl_cmd_requests },
+	{ "requests show", "ID", "replay one request: plans, attempts, instances, decisions",
+	  ctl_cmd_requests_show },
+	{ "instances", "[--region R] [--type T] [--state S] [--node N] [--request ID] [--alive]",
+	  "list instances with how long they ran", ctl_cmd_instances },
+	{ "capacity", "[--region R] [--type T]",
+	  "the capacity memory per region, AZ and type", ctl_cmd_capacity },
+	{ "approvals", "[--all | --state S]", "list requests waiting for approval",
+	  ctl_cmd_approvals },
 };
 
 /*****************************************************************************
@@ -49,71 +66,73 @@ static void display_help(FILE *fp)
 	fprintf(fp, "  %-22s %s\n", "-h, --help", "this help");
 	fprintf(fp, "  %-22s %s\n", "-V, --version", "print the version");
 	fprintf(fp, "\nCommands:\n");
-	for (size_t i = 0; i < GB_ARRAY_LEN(commands); i++) {
-		char syn[64];
-
-		snprintf(syn, sizeof(syn), "%s %s", commands[i].name,
-			 commands[i].args);
-		fprintf(fp, "  %-22s %s\n", syn, commands[i].summary);
-	}
-	fprintf(fp, "\nExit status: 0 on success, otherwise a gpuburst error code "
+	for (size_t i = 0; i < GB_ARRAY_LEN(commands); i++)
+		fprintf(fp, "  %-15s %s\n    %s\n", commands[i].name,
+			commands[i].args, commands[i].summary);
+	fprintf(fp, "\n`gpuburstctl COMMAND --help` shows one command's options.\n"
+		    "Exit status: 0 on success, otherwise a gpuburst error code "
 		    "(gpuburstctl(8)).\n");
 }
 
-gb_err_t ctl_fail(gb_err_t code, const char *fmt, ...)
+const struct ctl_cmd *ctl_command(const char *name)
 {
-	va_list ap;
-
-	fputs("gpuburstctl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return code;
-}
-
-gb_err_t ctl_usage(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("gpuburstctl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	for (size_t i = 0; i < GB_ARRAY_LEN(commands); i++) {
-		if (cmd && strcmp(cmd, commands[i].name) == 0)
-			fprintf(stderr, "Usage: gpuburstctl %s %s\n",
-				commands[i].name, commands[i].args);
-	}
-	return GB_E_USAGE;
-}
-
-const struct gb_conf *ctl_conf(struct ctl *ctl, gb_err_t *rc)
-{
-	struct gb_errlist errs = { 0 };
-	gb_error_t err;
-
-	if (ctl->conf)
-		return ctl->conf;
-	*rc = gb_conf_load(gb_conf_path(ctl->conf_path), &ctl->conf, &errs,
-			   &err);
-	if (*rc) {
-		if (errs.n == 0)
-			fprintf(stderr, "gpuburstctl: %s\n", err.text);
-		for (size_t i = 0; i < errs.n; i++)
-			fprintf(stderr, "%s\n", errs.msgs[i]);
-	}
-	gb_errlist_free(&errs);
-	return ctl->conf;
-}
-
-static const struct ctl_cmd *find_command(const char *name)
-{
-	for (size_t i = 0; i < GB_ARRAY_LEN(commands); i++) {
+	for (size_t i = 0; name && i < GB_ARRAY_LEN(commands); i++)
 		if (strcmp(name, commands[i].name) == 0)
 			return &commands[i];
+	return NULL;
+}
+
+/* Two-word commands whose first word is [word], e.g. "config ...". */
+static bool is_group(const char *word, struct gb_buf *subs)
+{
+	size_t len = strlen(word);
+	bool any = false;
+
+	for (size_t i = 0; i < GB_ARRAY_LEN(commands); i++) {
+		const char *n = commands[i].name;
+
+		if (strncmp(n, word, len) == 0 && n[len] == ' ') {
+			gb_buf_printf(subs, "%s%s", any ? ", " : "", n + len + 1);
+			any = true;
+		}
 	}
+	return any;
+}
+
+/*
+ * The longest row matching argv: "requests show" before "requests".
+ * OUT *words (1 or 2).  RET NULL after printing a usage error (*rc).
+ */
+static const struct ctl_cmd *find_command(int argc, char **argv, int *words,
+					  gb_err_t *rc)
+{
+	struct gb_buf subs = GB_BUF_INIT;
+	const struct ctl_cmd *cmd = NULL;
+	char two[128];
+
+	if (argc >= 2) {
+		snprintf(two, sizeof(two), "%s %s", argv[0], argv[1]);
+		if ((cmd = ctl_command(two))) {
+			*words = 2;
+			return cmd;
+		}
+	}
+	if ((cmd = ctl_command(argv[0]))) {
+		*words = 1;
+		return cmd;
+	}
+	if (is_group(argv[0], &subs)) {
+		if (argc < 2)
+			*rc = ctl_usage(NULL, "%s needs a subcommand (%s)",
+					argv[0], gb_buf_str(&subs));
+		else
+			*rc = ctl_usage(NULL, "unknown %s subcommand \"%s\" (%s)",
+					argv[0], argv[1], gb_buf_str(&subs));
+	} else {
+		*rc = ctl_usage(NULL, "unknown command \"%s\" (see gpuburstctl --help)",
+				argv[0]);
+	}
+	gb_buf_free(&subs);
 	return NULL;
 }
 
@@ -126,6 +145,8 @@ static gb_err_t parse_cmdline(int argc, char **argv, struct ctl *ctl,
 	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
+			if (ctl->setid)
+				return ctl_usage(NULL, "-c/--config is refused when gpuburstctl runs set-uid or set-gid");
 			ctl->conf_path = optarg;
 			break;
 		case 'h':
@@ -137,6 +158,11 @@ static gb_err_t parse_cmdline(int argc, char **argv, struct ctl *ctl,
 			break;
 		case 'V':
 			printf("gpuburstctl %s\n", PACKAGE_VERSION);
+			*done = true;
+			return GB_E_OK;
+		case OPT_LIST_COMMANDS:
+			for (size_t i = 0; i < GB_ARRAY_LEN(commands); i++)
+				printf("%s\n", commands[i].name);
 			*done = true;
 			return GB_E_OK;
 		case '?':
@@ -160,9 +186,21 @@ int main(int argc, char **argv)
 	struct ctl ctl = { 0 };
 	const struct ctl_cmd *cmd;
 	bool done = false;
+	int words = 1;
 	gb_err_t rc;
 
 	gb_stdio_sanitize();
+	/*
+	 * Installed set-uid SlurmUser so that administrators can write the
+	 * state file, the caller must not pick the files that decide who is
+	 * an administrator or where the state is.
+	 */
+	ctl.setid = getuid() != geteuid() || getgid() != getegid();
+	if (ctl.setid) {
+		unsetenv(GB_CONF_ENV_PATH);
+		unsetenv(GB_CONF_ENV_ENVIRONMENT);
+	}
+	ctl.now = gb_time_now();
 	rc = parse_cmdline(argc, argv, &ctl, &done);
 	if (rc || done)
 		return rc;
@@ -170,11 +208,11 @@ int main(int argc, char **argv)
 		display_help(stderr);
 		return GB_E_USAGE;
 	}
-	cmd = find_command(argv[optind]);
-	if (!cmd)
-		return ctl_usage(NULL, "unknown command \"%s\" (see gpuburstctl --help)",
-				 argv[optind]);
-	rc = cmd->run(&ctl, argc - optind, argv + optind);
+	cmd = find_command(argc - optind, argv + optind, &words, &rc);
+	if (cmd)
+		rc = cmd->run(&ctl, argc - optind - (words - 1),
+			      argv + optind + (words - 1));
+	gb_state_close(ctl.st);
 	gb_conf_destroy(ctl.conf);
 	gb_log_close();
 	return rc;
