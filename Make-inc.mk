@@ -20,6 +20,7 @@ GB_INCLUDES = \
 	-I$(top_srcdir)/src/libslurmif \
 	-I$(top_srcdir)/src/libplan \
 	-I$(top_srcdir)/src/liborch \
+	-I$(top_srcdir)/src/libprog \
 	# End of GB_INCLUDES
 
 GB_DEFS = \
@@ -34,4 +35,25 @@ libconf = $(top_builddir)/src/libconf/libgbconf.la
 libstate = $(top_builddir)/src/libstate/libgbstate.la
 libpolicy = $(top_builddir)/src/libpolicy/libgbpolicy.la
 libcloud = $(top_builddir)/src/libcloud/libgbcloud.la
+libslurmif = $(top_builddir)/src/libslurmif/libgbslurmif.la
+libprog = $(top_builddir)/src/libprog/libgbprog.la
+libplan = $(top_builddir)/src/libplan/libgbplan.la
+liborch = $(top_builddir)/src/liborch/libgborch.la
 libcloudsim = $(top_builddir)/src/cloudsim/libcloudsim.la
+
+# Everything a program that runs the worker links (gpuburst-resume,
+# -suspend, -resume-fail, gpuburstctl), most dependent first.
+GB_PROG_LIBS = \
+	$(libprog) \
+	$(libpolicy) \
+	$(liborch) \
+	$(libplan) \
+	$(libslurmif) \
+	$(libstate) \
+	$(libcloud) \
+	$(libconf) \
+	$(libcommon) \
+	$(SLURM_LDFLAGS) $(SLURM_LIBS) \
+	$(SQLITE_LIBS) $(CURL_LIBS) $(LIBCRYPTO_LIBS) $(LIBXML2_LIBS) \
+	$(JANSSON_LIBS) $(YAML_LIBS) \
+	# End of GB_PROG_LIBS

@@ -153,5 +153,7 @@ gb_err_t ctl_cmd_requests_show(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_instances(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_capacity(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_approvals(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_reconcile(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_worker(struct ctl *ctl, int argc, char **argv);
 
 #endif /* GB_GPUBURSTCTL_CTL_H */

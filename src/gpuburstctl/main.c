@@ -49,6 +49,11 @@ static const struct ctl_cmd commands[] = {
 	  "the capacity memory per region, AZ and type", ctl_cmd_capacity },
 	{ "approvals", "[--all | --state S]", "list requests waiting for approval",
 	  ctl_cmd_approvals },
+	{ "reconcile", "[--dry-run] [--cheap]",
+	  "fix what the cloud, the state file and Slurm disagree on",
+	  ctl_cmd_reconcile },
+	{ "worker", "", "run the request worker in the foreground (the programs start it)",
+	  ctl_cmd_worker },
 };
 
 /*****************************************************************************

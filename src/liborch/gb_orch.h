@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gb_orch.h - the cross-region orchestrator: plan, launch, record, terminate
+ *
+ * gb_orch_resume() turns one resume request (one Slurm job, or a jobless
+ * power-up) into instances: candidates and preflight, a validated plan
+ * (stored as a version in the plans table), then execution by the chosen
+ * strategy against the EC2 API of each region, with every attempt, instance,
+ * plan version, decision (events) and capacity outcome recorded in the state
+ * file as it happens.  doc/orchestrator.md describes the model, the
+ * strategies, tokens and crash recovery.
+ *
+ * Division of work with the caller (the worker of gpuburst-resume):
+ *  - the caller owns the request's life cycle: it claims the request, calls
+ *    gb_orch_resume(), then records the outcome with gb_state_request_finish()
+ *    (result, launched, reason from struct gb_orch_result) and updates Slurm
+ *    (NodeAddr/NodeHostname of filled nodes, DOWN with the reason for the
+ *    unfilled ones).  The orchestrator never changes the requests table;
+ *  - the orchestrator records everything else: attempts (written before each
+ *    RunInstances call and completed after it), instances (also extras and
+ *    rolled-back ones, with why they were terminated), plan versions, events
+ *    (the decision trace), capacity memory and the offerings cache.
+ *
+ * Idempotency: calling gb_orch_resume() again for the same request id (a
+ * crashed or killed worker) first re-sends every attempt left "started" or
+ * "unknown" with the SAME ClientToken and parameters (EC2 returns the
+ * original reservation instead of launching again) and records what comes
+ * back, counts the nodes that already have a live instance as filled, and
+ * only then plans the nodes still missing.
+ *
+ * Thread-safety: a gb_orch_t is immutable after creation and may serve
+ * several threads at once, each with its own gb_state_t.  One call runs up
+ * to opts.max_parallel cloud calls at once in worker threads of its own,
+ * each with its own EC2 client per region; the workers never touch the
+ * state file: every record is written by the calling thread, with the
+ * caller's handle, before and after each wave of calls.  The seams (wall,
+ * mono, sleep) must be thread-safe: the EC2 clients' back-off uses them.
+ */
+#ifndef GB_LIBORCH_GB_ORCH_H
+#define GB_LIBORCH_GB_ORCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gb_conf.h"
+#include "gb_creds.h"
+#include "gb_ec2.h"
+#include "gb_err.h"
+#include "gb_plan.h"
+#include "gb_state.h"
+#include "gb_str.h"
+
+#define GB_ORCH_DEFAULT_PARALLEL 8
+#define GB_ORCH_MAX_PARALLEL 64
+#define GB_ORCH_REASON_MAX 200		/* result reason, chars incl. NUL */
+#define GB_ORCH_TOKEN_MAX 64		/* EC2 ClientToken, ASCII */
+#define GB_ORCH_MAX_ATTEMPTS_PER_SUBNET 3	/* probe_fill, the ancestor's */
+
+typedef struct gb_orch gb_orch_t;
+
+/*
+ * Knobs of the default strategy (the benchmark tunes them; NULL in the
+ * options means the defaults documented in doc/orchestrator.md).
+ * Zero fields take their default.
+ */
+struct gb_orch_tuning {
+	int max_rounds;		/* waves of parallel calls; 0: 16 */
+	int max_replans;	/* plan versions after the first; 0: 4 */
+	int hedge;		/* extra instances asked per pool with a
+				 * memory estimate; 0: default 1, -1: none */
+	int max_attempts_per_subnet;	/* probe_fill; 0: 3 */
+	int prior;		/* default strategy: size calls to pools without
+				 * memory from the pools seen dry in this run;
+				 * 0: on, -1: off */
+};
+
+struct gb_orch_opts {
+	const struct gb_conf *conf;	/* BORROWED, outlives the orchestrator */
+	const char *state_path;		/* the state file of the caller's
+					 * handles (informative: every write
+					 * goes through the caller's handle);
+					 * NULL: <state_dir>/state.db */
+	gb_creds_t *creds;		/* BORROWED; NULL: built from conf->cloud */
+	int max_parallel;		/* cloud calls in flight per request;
+					 * 0: GB_ORCH_DEFAULT_PARALLEL */
+	int state_busy_ms;		/* busy timeout of the handles opened
+					 * here; 0: 10000 */
+	const struct gb_orch_tuning *tuning;	/* BORROWED (copied), or NULL */
+	/* The planner that proposes first (NULL: the heuristic alone). */
+	gb_plan_propose_fn propose;
+	void *propose_ctx;
+	/* Seams for tests and the benchmark; NULL: the real thing. */
+	double (*wall)(void *ctx);	/* epoch seconds: records, memory */
+	double (*mono)(void *ctx);	/* seconds: durations, deadlines */
+	void (*sleep)(double seconds, void *ctx);	/* back-off waits */
+	void *seam_ctx;
+};
+
+/*
+ * Create an orchestrator.  No cloud call is made.
+ * OUT *out NEW (gb_orch_destroy).
+ * RET GB_E_OK; GB_E_INVALID (no config); GB_E_CONFIG (credentials cannot
+ * be set up from conf->cloud); GB_E_NOMEM.
+ */
+gb_err_t gb_orch_create(const struct gb_orch_opts *opts, gb_orch_t **out,
+			gb_error_t *err);
+void gb_orch_destroy(gb_orch_t *o);
+
+/*****************************************************************************
+ *  Resume
+ *****************************************************************************/
+
+struct gb_orch_resume_opts {
+	const char *home_region;	/* NULL: req->home_region, else the
+					 * nodeset's (a job's intent may
+					 * override it) */
+	int strategy;			/* enum gb_strategy; -1: req->strategy
+					 * (a name), else the nodeset's */
+	int locality;			/* enum gb_locality; -1: the nodeset's */
+	int mode;			/* enum gb_mode; -1: the nodeset's */
+	const char *const *nodes;	/* expanded nodes; NULL: req->nodes */
+	size_t n_nodes;
+	double deadline;		/* seconds for this call; 0:
+					 * policy.request_deadline */
+};
+#define GB_ORCH_RESUME_OPTS_INIT { NULL, -1, -1, -1, NULL, 0, 0 }
+
+/* One requested node and what became of it. */
+struct gb_orch_node {
+	char *node;			/* NEW, the Slurm node name */
+	char *instance_id;		/* NEW; NULL: unfilled */
+	char *region, *az, *subnet;	/* NEW; NULL when unfilled */
+	char *private_ip, *public_ip;	/* NEW or NULL */
+	bool reused;			/* its live instance existed before this
+					 * call (re-run, or the node was up) */
+	char *code;			/* unfilled: the EC2 <Code> that denied it
+					 * ("InsufficientInstanceCapacity") or a
+					 * gpuburst code ("NotOffered", "Quota",
+					 * "Locality", "Deadline"); else NULL */
+	char *why;			/* unfilled: short text; else NULL */
+};
+
+struct gb_orch_result {
+	char request_id[GB_REQUEST_ID_LEN + 1];
+	enum gb_request_result result;	/* SUCCESS: all nodes, PARTIAL: some,
+					 * FAILED: none */
+	gb_err_t cause;			/* why it stopped short: GB_E_OK when
+					 * SUCCESS, GB_E_CAPACITY, GB_E_QUOTA,
+					 * GB_E_AUTH, GB_E_CLOUDCONFIG,
+					 * GB_E_TIMEOUT (deadline), GB_E_PLAN,
+					 * GB_E_TRANSIENT, GB_E_THROTTLE */
+	enum gb_strategy strategy;	/* the one that ran */
+	int requested;			/* nodes */
+	int launched;			/* nodes with a live instance */
+	int gap;			/* requested - launched */
+	int api_calls;			/* RunInstances calls made */
+	int other_calls;		/* DescribeInstanceTypeOfferings,
+					 * CreateTags, TerminateInstances, ... */
+	int extras;			/* instances beyond need (launched and
+					 * terminated at once) */
+	int rolled_back;		/* instances terminated because their
+					 * job could not be completed in one
+					 * locality group (or all_or_nothing) */
+	int terminated;			/* extras + rolled_back whose
+					 * TerminateInstances succeeded */
+	int plan_versions;		/* plans stored by this call */
+	double time_to_capacity;	/* seconds until the last node got its
+					 * instance (elapsed if not all did) */
+	double elapsed;			/* seconds in gb_orch_resume() */
+	struct gb_orch_node *nodes;	/* NEW, one per node, request order */
+	size_t n_nodes;
+	/*
+	 * One line, < GB_ORCH_REASON_MAX, for the request row and the Slurm
+	 * reason of unfilled nodes, e.g. "(Code:InsufficientInstanceCapacity)
+	 * no g5.xlarge capacity in ap-south-1, ap-northeast-2, ap-northeast-1"
+	 * or "launched 8/8".
+	 */
+	char reason[GB_ORCH_REASON_MAX];
+	struct gb_strv trace;		/* NEW: the decision trace, one line
+					 * per decision (also in events) */
+};
+
+/* Free what a result holds and zero it; NULL is accepted. */
+void gb_orch_result_clear(struct gb_orch_result *r);
+
+/*
+ * Plan and execute resume request [req] (its id must be a row of the
+ * state file: attempts reference it; state normally RUNNING).  [st] is the
+ * caller's handle on opts.state_path, used by this thread only and not
+ * inside a transaction.  [ro] may be NULL (all defaults).
+ * OUT [out] (zero it first; gb_orch_result_clear) is filled whatever
+ * happens, as far as it got.
+ * RET GB_E_OK when the request reached a result (SUCCESS, PARTIAL or
+ * FAILED, including a FAILED request aborted by a CONFIG/AUTH cloud error
+ * or a plan that cannot be made: see out->cause and out->reason);
+ * otherwise the result is not trustworthy and the caller should requeue:
+ * GB_E_INVALID (bad request: unknown nodeset, no nodes, wrong kind),
+ * GB_E_STATE (the state file failed), GB_E_INTERNAL (an invariant broke:
+ * a bug, logged), GB_E_NOMEM.
+ */
+gb_err_t gb_orch_resume(gb_orch_t *o, gb_state_t *st,
+			const struct gb_request *req,
+			const struct gb_orch_resume_opts *ro,
+			struct gb_orch_result *out, gb_error_t *err);
+
+/*
+ * The plan gb_orch_resume() would start with now, without launching
+ * (`gpuburstctl plan`): candidates, preflight (may call
+ * DescribeInstanceTypeOfferings and fill the offerings cache), capacity
+ * memory, heuristic plan.  Nothing else is written.  [req] needs nodeset
+ * and node_count (or nodes); its id may be empty.
+ * OUT *plan NEW (gb_plan_free); *summary NEW capacity summary (free()),
+ * [summary] may be NULL.
+ */
+gb_err_t gb_orch_plan_dry_run(gb_orch_t *o, gb_state_t *st,
+			      const struct gb_request *req,
+			      const struct gb_orch_resume_opts *ro,
+			      struct gb_plan **plan, char **summary,
+			      gb_error_t *err);
+
+/*****************************************************************************
+ *  Terminate and inspect
+ *****************************************************************************/
+
+enum gb_orch_term_flags {
+	GB_ORCH_TERM_FAILURE = 1 << 0,	/* the nodes never registered: also
+					 * record a resume failure in the
+					 * capacity memory of their pools */
+};
+
+/*
+ * Terminate the live instances of [nodes] (per the state file, whatever
+ * request launched them): TerminateInstances per region in batches, then
+ * each record gets state terminated, terminated_at and [reason].  Nodes
+ * without a live instance are a no-op.  [request_id] (may be NULL) tags
+ * the events.  OUT *n_terminated (may be NULL) instances terminated.
+ * An instance EC2 no longer knows (InvalidInstanceID.NotFound) is recorded
+ * as lost.  RET GB_E_OK, or the first error (the other regions are still
+ * done).  Used by suspend, resume-fail, manual terminate and reconcile.
+ */
+gb_err_t gb_orch_terminate(gb_orch_t *o, gb_state_t *st,
+			   const char *request_id, const char *const *nodes,
+			   size_t n, const char *reason, unsigned flags,
+			   int *n_terminated, gb_error_t *err);
+
+/*
+ * Terminate instances by id in [region] (reconcile's orphans, which the
+ * state file may not know).  Records that exist are closed as above.
+ */
+gb_err_t gb_orch_terminate_instances(gb_orch_t *o, gb_state_t *st,
+				     const char *region,
+				     const char *const *ids, size_t n,
+				     const char *reason, int *n_terminated,
+				     gb_error_t *err);
+
+/*
+ * DescribeInstances in [region] (NULL: every configured region, one after
+ * the other) for reconcile; with [cluster_only] filtered by the tag
+ * gpuburst:cluster=<cluster_name>.  [cb] gets each instance (BORROWED,
+ * valid during the call) with its region; a non-zero return stops.
+ */
+gb_err_t gb_orch_cloud_instances(gb_orch_t *o, const char *region,
+				 bool cluster_only,
+				 int (*cb)(const struct gb_ec2_instance *inst,
+					   const char *region, void *arg),
+				 void *arg, gb_error_t *err);
+
+/*****************************************************************************
+ *  Pieces exposed for tests and tools
+ *****************************************************************************/
+
+/*
+ * The ClientToken of an attempt: "gb-" + request id + "-" + seq + "-" +
+ * the first 16 hex digits of SHA-256("region|az|subnet|seq|min|max").
+ * Deterministic, distinct per attempt, at most 64 ASCII characters.
+ * [buf] has at least GB_ORCH_TOKEN_MAX + 1 bytes.
+ * RET GB_E_OK or GB_E_INVALID (the result would not fit).
+ */
+gb_err_t gb_orch_client_token(const char *request_id, const char *region,
+			      const char *az, const char *subnet, int seq,
+			      int min_count, int max_count, char *buf,
+			      size_t n, gb_error_t *err);
+
+/*
+ * Render a region's user_data template for one call: {cluster},
+ * {region}, {request}, {nodes} (the call's nodes, space-separated, in
+ * launch-index order) and {node} (only when the call has one node).
+ * OUT *out NEW (free()), *len its length.  RET GB_E_OK; GB_E_INVALID when
+ * {node} is used with several nodes or the result exceeds 16 KiB.
+ */
+gb_err_t gb_orch_user_data(const char *tmpl, const char *cluster,
+			   const char *region, const char *request_id,
+			   const char *const *nodes, size_t n, char **out,
+			   size_t *len, gb_error_t *err);
+
+#endif /* GB_LIBORCH_GB_ORCH_H */

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * orch.c - the orchestrator object: options, seams, credentials, clients
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gb_log.h"
+#include "gb_util.h"
+#include "orch_int.h"
+
+double gb_orch_wall(const gb_orch_t *o)
+{
+	return o->wall ? o->wall(o->seam_ctx) : gb_time_now();
+}
+
+double gb_orch_mono(const gb_orch_t *o)
+{
+	return o->mono ? o->mono(o->seam_ctx) : gb_time_mono();
+}
+
+void gb_orch_sleep(const gb_orch_t *o, double seconds)
+{
+	struct timespec ts;
+
+	if (seconds <= 0)
+		return;
+	if (o->sleep) {
+		o->sleep(seconds, o->seam_ctx);
+		return;
+	}
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static gb_err_t creds_from_conf(const struct gb_conf *conf, gb_creds_t **out,
+				gb_error_t *err)
+{
+	const struct gb_conf_cloud *c = &conf->cloud;
+	struct gb_creds_opts co = { 0 };
+
+	co.access_key_id = c->access_key_id;
+	co.secret_access_key = c->secret_access_key;
+	co.session_token = c->session_token;
+	co.profile = c->profile;
+	co.credentials_file = c->credentials_file;
+	co.config_file = c->config_file;
+	co.no_imds = !c->imds;
+	return gb_creds_create(&co, out, err);
+}
+
+void gb_orch_destroy(gb_orch_t *o)
+{
+	if (!o)
+		return;
+	if (o->own_creds)
+		gb_creds_destroy(o->creds);
+	free(o->state_path);
+	free(o);
+}
+
+gb_err_t gb_orch_create(const struct gb_orch_opts *opts, gb_orch_t **out,
+			gb_error_t *err)
+{
+	gb_orch_t *o = NULL;
+	gb_err_t rc;
+
+	*out = NULL;
+	if (!opts || !opts->conf)
+		return gb_errorf(err, GB_E_INVALID, "orchestrator: no configuration");
+	if (!(o = calloc(1, sizeof(*o))))
+		return gb_errorf(err, GB_E_NOMEM, "orchestrator: out of memory");
+	o->conf = opts->conf;
+	if (opts->state_path) {
+		o->state_path = strdup(opts->state_path);
+	} else if (opts->conf->state_dir) {
+		struct gb_buf b = GB_BUF_INIT;
+
+		gb_buf_printf(&b, "%s/%s", opts->conf->state_dir, GB_STATE_FILE);
+		o->state_path = gb_buf_steal(&b);
+	}
+	o->max_parallel = opts->max_parallel > 0 ? opts->max_parallel :
+			  GB_ORCH_DEFAULT_PARALLEL;
+	if (o->max_parallel > GB_ORCH_MAX_PARALLEL)
+		o->max_parallel = GB_ORCH_MAX_PARALLEL;
+	o->busy_ms = opts->state_busy_ms > 0 ? opts->state_busy_ms : 10000;
+	if (opts->tuning)
+		o->tuning = *opts->tuning;
+	if (o->tuning.max_rounds <= 0)
+		o->tuning.max_rounds = 16;
+	if (o->tuning.max_replans <= 0)
+		o->tuning.max_replans = 4;
+	if (o->tuning.hedge == 0)
+		o->tuning.hedge = 1;
+	if (o->tuning.max_attempts_per_subnet <= 0)
+		o->tuning.max_attempts_per_subnet = GB_ORCH_MAX_ATTEMPTS_PER_SUBNET;
+	o->propose = opts->propose;
+	o->propose_ctx = opts->propose_ctx;
+	o->wall = opts->wall;
+	o->mono = opts->mono;
+	o->sleep = opts->sleep;
+	o->seam_ctx = opts->seam_ctx;
+	if (opts->creds) {
+		o->creds = opts->creds;
+	} else {
+		rc = creds_from_conf(opts->conf, &o->creds, err);
+		if (rc) {
+			gb_orch_destroy(o);
+			return rc;
+		}
+		o->own_creds = true;
+	}
+	if ((rc = gb_http_global_init(err))) {
+		gb_orch_destroy(o);
+		return rc;
+	}
+	*out = o;
+	return GB_E_OK;
+}
+
+/* Loopback endpoints (the simulator) never go through a proxy. */
+static bool loopback(const char *url)
+{
+	const char *h = url ? strstr(url, "://") : NULL;
+
+	if (!h)
+		return false;
+	h += 3;
+	return gb_str_has_prefix(h, "127.") || gb_str_has_prefix(h, "localhost") ||
+	       gb_str_has_prefix(h, "[::1]");
+}
+
+static void ec2_sleep(double seconds, void *ctx)
+{
+	gb_orch_sleep(ctx, seconds);
+}
+
+static double ec2_mono(void *ctx)
+{
+	return gb_orch_mono(ctx);
+}
+
+gb_err_t gb_orch_ec2_new(const gb_orch_t *o, const char *region,
+			 gb_ec2_t **out, gb_error_t *err)
+{
+	const struct gb_conf_cloud *cc = &o->conf->cloud;
+	const struct gb_conf_region *r = gb_conf_region(o->conf, region);
+	struct gb_ec2_opts eo = { 0 };
+
+	eo.region = region;
+	eo.endpoint = gb_conf_endpoint(o->conf, r);
+	eo.creds = o->creds;
+	eo.http.connect_timeout_ms = (long)(cc->connect_timeout * 1000);
+	eo.http.timeout_ms = (long)(cc->request_timeout * 1000);
+	eo.http.ca_bundle = cc->ca_bundle;
+	eo.http.no_proxy = loopback(eo.endpoint);
+	eo.retry.max_attempts = cc->max_retries + 1;
+	eo.retry.max_total = cc->retry_budget;
+	/*
+	 * Waits and budgets follow the orchestrator's clock; X-Amz-Date keeps
+	 * the real one (a shifted clock would be a signature error).
+	 */
+	eo.sleep = ec2_sleep;
+	eo.mono = ec2_mono;
+	eo.seam_ctx = (void *)o;
+	return gb_ec2_create(&eo, out, err);
+}

@@ -1,0 +1,605 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * orch_call.c - one RunInstances call: before, during, after
+ *
+ * Before: a deterministic ClientToken, the attempt row (state "started")
+ * and a "launch" event with the call's node list, in one transaction, so
+ * that a re-run after a crash can re-send the identical request.
+ * During: a worker thread sends it (orch_pool.c).
+ * After: every instance is recorded and given its node by ami_launch_index
+ * (the instance's boot script reads the same index from {nodes}), extras
+ * are terminated at once, the attempt is completed and capacity memory
+ * learns what the pool gave.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_log.h"
+#include "orch_int.h"
+
+void orch_call_free(struct orch_call *c)
+{
+	if (!c)
+		return;
+	orch_job_clear(&c->job);
+	free(c->nodes);
+	free(c->user_data);
+	free(c);
+}
+
+/* The region's template asks for {node}: one instance per call. */
+static bool one_per_call(const struct gb_conf_region *cr)
+{
+	return cr && cr->user_data && strstr(cr->user_data, "{node}");
+}
+
+gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
+			  const char *region, const char *az,
+			  const char *subnet, gb_error_t *err)
+{
+	const struct gb_conf_region *cr = gb_conf_region(r->conf, region);
+	struct gb_ec2_run_params *p = &c->job.run;
+	size_t nk = 0, ns = 0;
+	gb_err_t rc;
+
+	if (!cr)
+		return gb_errorf(err, GB_E_INTERNAL, "call: region %s not configured", region);
+	if (one_per_call(cr) && c->max != 1)
+		return gb_errorf(err, GB_E_INTERNAL,
+				 "call: {node} in the user data of %s needs MaxCount 1, not %d",
+				 region, c->max);
+	c->job.kind = ORCH_JOB_RUN;
+	c->job.region = cr->name;
+	memset(p, 0, sizeof(*p));
+	p->image_id = cr->ami;
+	p->instance_type = r->type;
+	p->min_count = c->min;
+	p->max_count = c->max;
+	p->subnet_id = subnet;
+	(void)az;	/* the subnet fixes the AZ (zonal idempotency) */
+	for (; ns < cr->n_security_groups && ns < GB_ARRAY_LEN(c->sg); ns++)
+		c->sg[ns] = cr->security_groups[ns];
+	p->security_group_ids = c->sg;
+	p->n_security_group_ids = ns;
+	p->key_name = cr->key_name;
+	p->iam_instance_profile_name = cr->iam_profile;
+	p->client_token = c->token;
+	p->spot = r->ns && r->ns->market == GB_MARKET_SPOT;
+	c->kv[nk++] = (struct gb_ec2_kv){ "gpuburst:cluster", r->conf->cluster_name };
+	c->kv[nk++] = (struct gb_ec2_kv){ "gpuburst:request", r->req->id };
+	if (c->max == 1) {
+		c->kv[nk++] = (struct gb_ec2_kv){ "gpuburst:node", c->nodes[0] };
+		c->kv[nk++] = (struct gb_ec2_kv){ "Name", c->nodes[0] };
+	}
+	c->spec.resource_type = "instance";
+	c->spec.tags = c->kv;
+	c->spec.n_tags = nk;
+	p->tag_specs = &c->spec;
+	p->n_tag_specs = 1;
+	if (cr->user_data) {
+		free(c->user_data);
+		c->user_data = NULL;
+		rc = gb_orch_user_data(cr->user_data, r->conf->cluster_name,
+				       region, r->req->id, c->nodes,
+				       (size_t)c->max, &c->user_data,
+				       &c->user_data_len, err);
+		if (rc)
+			return rc;
+		p->user_data = c->user_data;
+		p->user_data_len = c->user_data_len;
+	}
+	return GB_E_OK;
+}
+
+static void node_list(const struct orch_call *c, struct gb_buf *b)
+{
+	for (int i = 0; i < c->max; i++)
+		gb_buf_printf(b, "%s%s", i ? "," : "", c->nodes[i]);
+}
+
+gb_err_t orch_call_begin(struct orch_run *r, struct orch_call *c,
+			 gb_error_t *err)
+{
+	const struct gb_pool *pl = &r->facts.pools[c->pool];
+	struct gb_attempt a = { 0 };
+	struct gb_buf ev = GB_BUF_INIT;
+	gb_err_t rc;
+
+	c->seq = r->next_seq++;
+	rc = gb_orch_client_token(r->req->id, pl->region, pl->az, pl->subnet,
+				  c->seq, c->min, c->max, c->token,
+				  sizeof(c->token), err);
+	if (rc)
+		return rc;
+	rc = orch_call_params(r, c, pl->region, pl->az, pl->subnet, err);
+	if (rc)
+		return rc;
+	a.request_id = r->req->id;
+	a.seq = c->seq;
+	a.region = pl->region;
+	a.az = pl->az;
+	a.subnet = pl->subnet;
+	a.instance_type = r->type;
+	a.min_count = c->min;
+	a.asked = c->max;
+	a.client_token = c->token;
+	a.started_at = gb_orch_wall(r->o);
+	if ((rc = gb_state_tx_begin(r->st, err)))
+		return rc;
+	rc = gb_state_attempt_begin(r->st, &a, err);
+	if (rc == GB_E_OK) {
+		/* the node list makes the call reproducible after a crash */
+		gb_buf_printf(&ev, "seq=%d attempt=%lld region=%s az=%s subnet=%s min=%d max=%d token=%s nodes=",
+			      c->seq, (long long)a.id, pl->region, pl->az,
+			      pl->subnet, c->min, c->max, c->token);
+		node_list(c, &ev);
+		rc = gb_buf_failed(&ev) ? gb_errorf(err, GB_E_NOMEM, "out of memory") :
+		     gb_state_event_add(r->st, r->req->id, "launch",
+					gb_buf_str(&ev), err);
+	}
+	gb_buf_free(&ev);
+	if (rc == GB_E_OK)
+		rc = gb_state_tx_commit(r->st, err);
+	if (rc) {
+		gb_state_tx_rollback(r->st);
+		return rc;
+	}
+	c->attempt_id = a.id;
+	return GB_E_OK;
+}
+
+/*****************************************************************************
+ *  Outcomes
+ *****************************************************************************/
+
+static bool transport_failure(const struct orch_job *j)
+{
+	return j->rc == GB_E_TIMEOUT || j->rc == GB_E_HTTP;
+}
+
+enum call_outcome orch_call_outcome(const struct orch_call *c)
+{
+	const struct orch_job *j = &c->job;
+
+	if (j->rc == GB_E_OK)
+		return j->instances && j->instances->n > 0 ? CALL_OK : CALL_ICE;
+	if (transport_failure(j) && j->ae.http_status == 0)
+		return j->ae.cls == GB_EC2_CLASS_TRANSIENT ? CALL_UNKNOWN : CALL_ABORT;
+	switch (j->ae.cls) {
+	case GB_EC2_CLASS_CAPACITY:
+		if (strcmp(j->ae.code, "InsufficientFreeAddressesInSubnet") == 0)
+			return CALL_ADDRESSES;
+		if (strcmp(j->ae.code, "Unsupported") == 0)
+			return CALL_UNSUPPORTED;
+		return CALL_ICE;
+	case GB_EC2_CLASS_QUOTA:
+		return CALL_QUOTA;
+	case GB_EC2_CLASS_THROTTLE:
+	case GB_EC2_CLASS_TRANSIENT:
+		return CALL_THROTTLE;
+	default:
+		return CALL_ABORT;
+	}
+}
+
+int orch_call_got(const struct orch_call *c)
+{
+	return c->job.rc == GB_E_OK && c->job.instances ?
+	       (int)c->job.instances->n : 0;
+}
+
+static struct slot *slot_of(struct orch_run *r, const char *node)
+{
+	for (int i = 0; node && i < r->n; i++)
+		if (strcmp(r->slots[i].name, node) == 0)
+			return &r->slots[i];
+	return NULL;
+}
+
+static void slot_fill(struct orch_run *r, struct slot *s,
+		      const struct gb_ec2_instance *in, const struct orch_call *c)
+{
+	const struct gb_pool *pl = &r->facts.pools[c->pool];
+
+	s->state = r->grouped || r->strategy == GB_STRATEGY_ALL_OR_NOTHING ?
+		   SLOT_TENTATIVE : SLOT_COMMITTED;
+	s->instance_id = gb_strdup0(in->instance_id);
+	s->region = gb_strdup0(pl->region);
+	s->az = gb_strdup0(in->availability_zone ? in->availability_zone : pl->az);
+	s->subnet = gb_strdup0(in->subnet_id ? in->subnet_id : pl->subnet);
+	s->private_ip = gb_strdup0(in->private_ip);
+	s->public_ip = gb_strdup0(in->public_ip);
+	GB_FREE_NULL(s->code);
+	GB_FREE_NULL(s->why);
+	s->group = orch_group_of(r, c->pool);
+	s->filled_at = c->job.t_done;
+	s->tagged = c->max == 1;
+	s->attempt_id = c->attempt_id;
+	if (s->state == SLOT_COMMITTED)
+		r->remaining--;
+}
+
+/* Extras of a wave, per region, terminated together after it. */
+struct extras {
+	struct gb_strv ids;
+	struct gb_strv regions;
+};
+
+static gb_err_t record_instance(struct orch_run *r, const struct orch_call *c,
+				const struct gb_ec2_instance *in,
+				const char *node, gb_error_t *err)
+{
+	const struct gb_pool *pl = &r->facts.pools[c->pool];
+	struct gb_instance rec = { 0 };
+	gb_err_t rc;
+
+	rec.request_id = r->req->id;
+	rec.region = pl->region;
+	rec.instance_id = in->instance_id;
+	rec.node = node;
+	rec.az = in->availability_zone ? in->availability_zone : pl->az;
+	rec.subnet = in->subnet_id ? in->subnet_id : pl->subnet;
+	rec.instance_type = r->type;
+	rec.private_ip = in->private_ip;
+	rec.public_ip = in->public_ip;
+	rec.state = in->state_code == 16 ? GB_INST_RUNNING : GB_INST_PENDING;
+	rec.attempt_id = c->attempt_id;
+	rec.launched_at = in->launch_epoch > 0 ? in->launch_epoch : gb_orch_wall(r->o);
+	rc = gb_state_instance_add(r->st, &rec, err);
+	if (rc == GB_E_EXISTS) {
+		/* a re-sent token gave back what a crashed run recorded */
+		rc = gb_state_instance_update(r->st, &rec, err);
+	}
+	return rc;
+}
+
+static gb_err_t take_instances(struct orch_run *r, struct orch_call *c,
+			       struct extras *x, gb_error_t *err)
+{
+	const struct gb_ec2_instance_list *l = c->job.instances;
+	gb_err_t rc;
+
+	for (size_t i = 0; i < l->n; i++) {
+		const struct gb_ec2_instance *in = &l->v[i];
+		int idx = in->ami_launch_index >= 0 ? in->ami_launch_index : (int)i;
+		const char *node = idx < c->max ? c->nodes[idx] : NULL;
+		struct slot *s = slot_of(r, node);
+		bool extra = !s || (s->state != SLOT_EMPTY && s->state != SLOT_DOUBT);
+
+		r->launched_seen++;
+		if (!in->instance_id || !*in->instance_id) {
+			gb_log_error("orch_invariant req=%s what=instance_without_id", r->req->id);
+			continue;
+		}
+		rc = record_instance(r, c, in, extra ? NULL : node, err);
+		if (rc)
+			return rc;
+		r->launched_recorded++;
+		if (extra) {
+			r->extras++;
+			if (gb_strv_add(&x->ids, in->instance_id) ||
+			    gb_strv_add(&x->regions, r->facts.pools[c->pool].region))
+				return gb_errorf(err, GB_E_NOMEM, "out of memory");
+			continue;
+		}
+		slot_fill(r, s, in, c);
+	}
+	return GB_E_OK;
+}
+
+static void deny_nodes(struct orch_run *r, struct orch_call *c)
+{
+	const struct orch_job *j = &c->job;
+	const char *code = j->ae.code[0] ? j->ae.code : gb_ec2_class_name(j->ae.cls);
+	enum call_outcome oc = orch_call_outcome(c);
+
+	for (int i = 0; i < c->max; i++) {
+		struct slot *s = slot_of(r, c->nodes[i]);
+
+		if (!s || (s->state != SLOT_EMPTY && s->state != SLOT_DOUBT))
+			continue;
+		free(s->code);
+		free(s->why);
+		s->code = gb_strdup0(code);
+		s->why = gb_strdup0(j->ae.message[0] ? j->ae.message : j->err.text);
+		if (oc == CALL_UNKNOWN)
+			s->state = SLOT_DOUBT;
+	}
+}
+
+static gb_err_t finish_attempt(struct orch_run *r, struct orch_call *c,
+			       gb_error_t *err)
+{
+	const struct orch_job *j = &c->job;
+	enum call_outcome oc = orch_call_outcome(c);
+	struct gb_attempt a = { 0 };
+
+	a.id = c->attempt_id;
+	a.got = orch_call_got(c);
+	a.state = oc == CALL_OK ? GB_ATTEMPT_OK :
+		  oc == CALL_UNKNOWN ? GB_ATTEMPT_UNKNOWN : GB_ATTEMPT_FAILED;
+	if (j->rc && oc != CALL_ICE) {
+		a.error_code = j->ae.code[0] ? j->ae.code : gb_err_name(j->rc);
+		a.error_class = gb_ec2_class_name(j->ae.cls);
+		a.message = j->ae.message[0] ? j->ae.message : j->err.text;
+	} else if (j->rc) {
+		a.error_code = j->ae.code[0] ? j->ae.code : "InsufficientInstanceCapacity";
+		a.error_class = "CAPACITY";
+		a.message = j->ae.message;
+	}
+	a.finished_at = gb_orch_wall(r->o);
+	a.latency = j->t_done - j->t_start;
+	/* "unknown" stays open: the next run re-sends the same token */
+	return gb_state_attempt_finish(r->st, &a, err);
+}
+
+/* Capacity memory: what this pool gave for what was asked. */
+static void learn(struct orch_run *r, const struct orch_call *c)
+{
+	const struct gb_pool *pl = &r->facts.pools[c->pool];
+	enum call_outcome oc = orch_call_outcome(c);
+	int got = orch_call_got(c);
+	bool dry;
+	gb_error_t e;
+
+	if (oc != CALL_OK && oc != CALL_ICE)
+		return;
+	/* EC2 answers MinCount..MaxCount with what it has: fewer means dry. */
+	dry = oc == CALL_ICE || (c->min < c->max && got < c->max);
+	if (gb_state_capacity_record(r->st, pl->region, pl->az, r->type, c->max,
+				     got, dry, false, gb_orch_wall(r->o),
+				     r->conf->policy.capacity_half_life, &e))
+		gb_log_warn("capacity_record_failed req=%s error=%s", r->req->id,
+			    e.text);
+}
+
+static void note_region(struct orch_run *r, const char *region)
+{
+	if (gb_strv_find(&r->tried_regions, region) < 0)
+		gb_strv_add(&r->tried_regions, region);
+}
+
+static void note_outcome(struct orch_run *r, struct orch_call *c)
+{
+	const struct orch_job *j = &c->job;
+	enum call_outcome oc = orch_call_outcome(c);
+
+	switch (oc) {
+	case CALL_ICE:
+	case CALL_ADDRESSES:
+		r->saw_capacity = true;
+		gb_strlcpy(r->last_code, j->ae.code[0] ? j->ae.code :
+			   "InsufficientInstanceCapacity", sizeof(r->last_code));
+		break;
+	case CALL_UNSUPPORTED:
+		r->saw_offer_no = true;
+		break;
+	case CALL_QUOTA:
+		r->saw_quota = true;
+		gb_strlcpy(r->quota_code, j->ae.code, sizeof(r->quota_code));
+		break;
+	case CALL_THROTTLE:
+		r->saw_throttle = true;
+		break;
+	case CALL_ABORT:
+		if (c->recovered && (strcmp(j->ae.code, "IdempotentInstanceTerminated") == 0 ||
+				     strcmp(j->ae.code, "IdempotentParameterMismatch") == 0))
+			break;	/* an old attempt, not this request's fault */
+		if (!r->abort_rc) {
+			r->abort_rc = j->ae.cls == GB_EC2_CLASS_AUTH ? GB_E_AUTH :
+				      GB_E_CLOUDCONFIG;
+			snprintf(r->abort_text, sizeof(r->abort_text), "(Code:%s) %s",
+				 j->ae.code[0] ? j->ae.code : gb_ec2_class_name(j->ae.cls),
+				 j->ae.message[0] ? j->ae.message : j->err.text);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static gb_err_t process(struct orch_run *r, struct orch_call *c,
+			struct extras *x, gb_error_t *err)
+{
+	const struct gb_pool *pl = &r->facts.pools[c->pool];
+	enum call_outcome oc = orch_call_outcome(c);
+	char q[GB_ERROR_TEXT_MAX];
+	gb_err_t rc;
+
+	r->api_calls += c->job.ae.attempts > 0 ? c->job.ae.attempts : 1;
+	note_region(r, pl->region);
+	if (oc == CALL_OK && (rc = take_instances(r, c, x, err)))
+		return rc;
+	if (oc != CALL_OK)
+		deny_nodes(r, c);
+	if ((rc = finish_attempt(r, c, err)))
+		return rc;
+	learn(r, c);
+	note_outcome(r, c);
+	if (oc == CALL_OK)
+		orch_trace(r, "call", "seq=%d pool=%s/%s min=%d max=%d got=%d%s",
+			   c->seq, pl->az, pl->subnet, c->min, c->max,
+			   orch_call_got(c), c->recovered ? " recovered=1" : "");
+	else
+		orch_trace(r, "call", "seq=%d pool=%s/%s min=%d max=%d got=0 code=%s class=%s msg=%s%s",
+			   c->seq, pl->az, pl->subnet, c->min, c->max,
+			   c->job.ae.code[0] ? c->job.ae.code : "-",
+			   gb_ec2_class_name(c->job.ae.cls),
+			   gb_log_q(q, 120, c->job.ae.message[0] ? c->job.ae.message :
+				    c->job.err.text),
+			   c->recovered ? " recovered=1" : "");
+	return GB_E_OK;
+}
+
+/*****************************************************************************
+ *  After a wave: extras and node tags, in one parallel batch
+ *****************************************************************************/
+
+struct tagjob {
+	struct orch_job job;
+	struct gb_ec2_kv kv[2];
+	const char *id[1];
+	struct slot *slot;
+};
+
+static size_t untagged(const struct orch_run *r)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < r->n; i++)
+		if (r->slots[i].instance_id && !r->slots[i].tagged)
+			n++;
+	return n;
+}
+
+gb_err_t orch_terminate_ids(struct orch_run *r, const char *region,
+			    const char *const *ids, size_t n,
+			    const char *reason, int *done, gb_error_t *err)
+{
+	struct orch_job j = { 0 };
+	struct orch_job *jp = &j;
+	struct gb_instance up = { 0 };
+	double now = gb_orch_wall(r->o);
+	gb_err_t rc = GB_E_OK;
+
+	if (n == 0)
+		return GB_E_OK;
+	j.kind = ORCH_JOB_TERMINATE;
+	j.region = region;
+	j.ids = ids;
+	j.n_ids = n;
+	orch_pool_run(r->pool, &jp, 1);
+	r->other_calls += j.ae.attempts > 0 ? j.ae.attempts : 1;
+	for (size_t i = 0; j.changes && i < j.changes->n; i++) {
+		up.request_id = r->req->id;
+		up.region = region;
+		up.instance_id = j.changes->v[i].instance_id;
+		up.state = GB_INST_TERMINATED;
+		up.terminated_at = now;
+		up.reason = reason;
+		if ((rc = gb_state_instance_update(r->st, &up, err)) &&
+		    rc != GB_E_NOTFOUND)
+			break;
+		rc = GB_E_OK;
+		if (done)
+			(*done)++;
+	}
+	if (j.rc) {
+		gb_log_error("terminate_failed req=%s region=%s n=%zu error=%s",
+			     r->req->id, region, n, j.err.text);
+		orch_trace(r, "terminate", "region=%s n=%zu failed: %s", region,
+			   n, j.err.text);
+	}
+	orch_job_clear(&j);
+	return rc;
+}
+
+static gb_err_t kill_extras(struct orch_run *r, struct extras *x,
+			    gb_error_t *err)
+{
+	gb_err_t rc = GB_E_OK;
+	int done = 0;
+
+	/* one TerminateInstances per region (rarely more than one) */
+	for (size_t i = 0; i < x->ids.n && !rc; i++) {
+		const char *region = x->regions.v[i];
+		const char **ids;
+		size_t k = 0;
+		bool first = true;
+
+		for (size_t j = 0; j < i; j++)
+			first &= strcmp(x->regions.v[j], region) != 0;
+		if (!first)
+			continue;
+		if (!(ids = calloc(x->ids.n, sizeof(*ids))))
+			return gb_errorf(err, GB_E_NOMEM, "out of memory");
+		for (size_t j = i; j < x->ids.n; j++)
+			if (strcmp(x->regions.v[j], region) == 0)
+				ids[k++] = x->ids.v[j];
+		orch_trace(r, "extra", "region=%s terminating=%zu", region, k);
+		rc = orch_terminate_ids(r, region, ids, k,
+					"extra: beyond the nodes still needed",
+					&done, err);
+		free(ids);
+	}
+	r->terminated += done;
+	return rc;
+}
+
+static gb_err_t tag_nodes(struct orch_run *r, gb_error_t *err)
+{
+	size_t n = untagged(r), k = 0;
+	struct tagjob *t;
+	struct orch_job **jp;
+
+	(void)err;
+	if (n == 0)
+		return GB_E_OK;
+	t = calloc(n, sizeof(*t));
+	jp = calloc(n, sizeof(*jp));
+	if (!t || !jp) {
+		free(t);
+		free(jp);
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	}
+	for (int i = 0; i < r->n && k < n; i++) {
+		struct slot *s = &r->slots[i];
+
+		if (!s->instance_id || s->tagged)
+			continue;
+		t[k].slot = s;
+		t[k].id[0] = s->instance_id;
+		t[k].kv[0] = (struct gb_ec2_kv){ "gpuburst:node", s->name };
+		t[k].kv[1] = (struct gb_ec2_kv){ "Name", s->name };
+		t[k].job.kind = ORCH_JOB_TAGS;
+		t[k].job.region = s->region;
+		t[k].job.ids = t[k].id;
+		t[k].job.n_ids = 1;
+		t[k].job.tags = t[k].kv;
+		t[k].job.n_tags = 2;
+		jp[k] = &t[k].job;
+		k++;
+	}
+	orch_pool_run(r->pool, jp, k);
+	for (size_t i = 0; i < k; i++) {
+		r->other_calls += t[i].job.ae.attempts > 0 ? t[i].job.ae.attempts : 1;
+		if (t[i].job.rc == GB_E_OK)
+			t[i].slot->tagged = true;
+		else
+			orch_trace(r, "tag", "node=%s instance=%s failed: %s",
+				   t[i].slot->name, t[i].slot->instance_id,
+				   t[i].job.err.text);
+	}
+	free(t);
+	free(jp);
+	return GB_E_OK;
+}
+
+gb_err_t orch_wave(struct orch_run *r, struct orch_call **calls, size_t n,
+		   gb_error_t *err)
+{
+	struct orch_job **jp = calloc(n ? n : 1, sizeof(*jp));
+	struct extras x = { { 0 }, { 0 } };
+	gb_err_t rc = GB_E_OK;
+
+	if (!jp)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		jp[i] = &calls[i]->job;
+	orch_pool_run(r->pool, jp, n);
+	free(jp);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = process(r, calls[i], &x, err);
+	if (!rc)
+		rc = kill_extras(r, &x, err);
+	if (!rc)
+		rc = tag_nodes(r, err);
+	gb_strv_free(&x.ids);
+	gb_strv_free(&x.regions);
+	if (!rc)
+		rc = orch_check(r, "wave", err);
+	return rc;
+}

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * orch_int.h - liborch internals shared by its .c files (not installed)
+ *
+ * Threads: every cloud call of a request runs as a job in a small pool of
+ * worker threads (struct orch_pool), each with its own EC2 client per
+ * region (a gb_ec2_t is not thread-safe).  Everything else - planning,
+ * node assignment, every state-file write - happens in the calling thread
+ * with the caller's gb_state_t, between waves of jobs, so the per-request
+ * invariants need no lock: workers only send requests and hand back what
+ * EC2 answered.
+ */
+#ifndef GB_LIBORCH_ORCH_INT_H
+#define GB_LIBORCH_ORCH_INT_H
+
+#include <pthread.h>
+
+#include "gb_orch.h"
+
+struct gb_orch {
+	const struct gb_conf *conf;
+	char *state_path;
+	gb_creds_t *creds;
+	bool own_creds;
+	int max_parallel;
+	int busy_ms;
+	struct gb_orch_tuning tuning;
+	gb_plan_propose_fn propose;
+	void *propose_ctx;
+	double (*wall)(void *ctx);
+	double (*mono)(void *ctx);
+	void (*sleep)(double seconds, void *ctx);
+	void *seam_ctx;
+};
+
+double gb_orch_wall(const gb_orch_t *o);
+double gb_orch_mono(const gb_orch_t *o);
+void gb_orch_sleep(const gb_orch_t *o, double seconds);
+
+/* A new EC2 client for [region] (configured), OUT *out NEW. */
+gb_err_t gb_orch_ec2_new(const gb_orch_t *o, const char *region,
+			 gb_ec2_t **out, gb_error_t *err);
+
+/*****************************************************************************
+ *  Jobs and the worker pool
+ *****************************************************************************/
+
+enum orch_job_kind {
+	ORCH_JOB_RUN = 0,	/* RunInstances */
+	ORCH_JOB_TAGS,		/* CreateTags */
+	ORCH_JOB_TERMINATE,	/* TerminateInstances */
+	ORCH_JOB_OFFERINGS,	/* DescribeInstanceTypeOfferings (one type) */
+	ORCH_JOB_DESCRIBE,	/* DescribeInstances (filters) */
+};
+
+struct orch_job {
+	enum orch_job_kind kind;
+	const char *region;		/* BORROWED (config) */
+	/* RUN */
+	struct gb_ec2_run_params run;
+	struct gb_ec2_instance_list *instances;	/* NEW result */
+	/* TAGS / TERMINATE */
+	const char *const *ids;
+	size_t n_ids;
+	const struct gb_ec2_kv *tags;
+	size_t n_tags;
+	struct gb_ec2_state_change_list *changes;	/* NEW result */
+	/* OFFERINGS */
+	const char *instance_type;
+	struct gb_ec2_offering_list *offerings;	/* NEW result */
+	/* DESCRIBE */
+	const struct gb_ec2_describe_params *describe;
+	/* results */
+	gb_err_t rc;
+	struct gb_ec2_error ae;
+	gb_error_t err;
+	double t_start, t_done;		/* orchestrator's mono clock */
+};
+
+struct orch_pool;
+
+gb_err_t orch_pool_create(gb_orch_t *o, int threads, struct orch_pool **out,
+			  gb_error_t *err);
+/* Run [jobs] (up to the pool's threads at once) and wait for all. */
+void orch_pool_run(struct orch_pool *p, struct orch_job **jobs, size_t n);
+void orch_pool_destroy(struct orch_pool *p);
+void orch_job_clear(struct orch_job *j);
+
+/*****************************************************************************
+ *  One resume request in progress
+ *****************************************************************************/
+
+enum slot_state {
+	SLOT_EMPTY = 0,		/* no instance yet */
+	SLOT_TENTATIVE,		/* has one, not yet committed (locality) */
+	SLOT_COMMITTED,		/* has one for good */
+	SLOT_REUSED,		/* had a live one before this call */
+	SLOT_DOUBT,		/* a launch for it has an unknown outcome */
+};
+
+struct slot {
+	const char *name;	/* BORROWED from run->names */
+	enum slot_state state;
+	char *instance_id, *region, *az, *subnet, *private_ip, *public_ip;
+	char *code;		/* why unfilled (last denial) */
+	char *why;
+	int group;		/* locality group of its instance */
+	double filled_at;	/* mono */
+	bool tagged;		/* gpuburst:node is on the instance */
+	int64_t attempt_id;
+};
+
+/* In-run knowledge of a pool (beside f->pools[i]). */
+struct pool_run {
+	int throttled;		/* consecutive THROTTLE/TRANSIENT failures */
+	int halvings;		/* probe_fill bookkeeping */
+	bool tried;
+	int got;		/* instances obtained here in this run */
+	double run_est;		/* -1: unknown */
+};
+
+struct orch_call;
+
+struct orch_run {
+	gb_orch_t *o;
+	gb_state_t *st;
+	const struct gb_conf *conf;
+	const struct gb_request *req;
+	const struct gb_conf_nodeset *ns;
+	const char *type;
+	const char *home;
+	enum gb_strategy strategy;
+	enum gb_locality locality;
+	enum gb_mode mode;
+	bool grouped;		/* locality applies (job of several nodes) */
+	bool dry;		/* plan dry run: no events */
+	int bmax;
+	int hedge;
+
+	struct gb_strv names;
+	struct slot *slots;
+	int n;
+
+	/* invariants */
+	int remaining;		/* nodes not committed or reused */
+	int prev_remaining;
+	int cursor;		/* locality group / region cursor */
+	int prev_cursor;
+	int lock_group;		/* group of recovered instances, or -1 */
+	int launched_seen;	/* instances RunInstances returned */
+	int launched_recorded;	/* ... and recorded */
+
+	struct gb_candidates cand;
+	struct gb_plan_facts facts;
+	struct pool_run *pr;	/* one per facts.pools[] */
+	struct gb_plan *plan;
+	int replans;
+	int next_seq;
+	struct orch_pool *pool;
+
+	/* outcome bookkeeping */
+	int api_calls, other_calls, extras, rolled_back, terminated;
+	int plan_versions;
+	double t0, deadline;
+	gb_err_t abort_rc;	/* CONFIG/AUTH/INTERNAL/STATE stop */
+	char abort_text[GB_ERROR_TEXT_MAX];
+	char last_code[64];	/* last capacity-ish denial code */
+	char quota_code[64];
+	bool saw_capacity, saw_quota, saw_offer_no, saw_throttle, saw_locality;
+	bool deadline_hit;
+	struct gb_strv tried_regions;
+	struct gb_strv trace;
+	double run_prior;	/* mean dry level seen in this run, or -1 */
+	double prior_sum;
+	int prior_n;
+};
+
+/* Trace: one line to the result's trace, the events table and the log. */
+void orch_trace(struct orch_run *r, const char *kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A RunInstances call being prepared, sent, and processed. */
+struct orch_call {
+	struct orch_job job;
+	size_t pool;			/* index in facts.pools */
+	int seq;
+	int min, max;
+	const char **nodes;		/* NEW array of BORROWED names, max long */
+	int n_new;			/* nodes counted towards the need */
+	char token[GB_ORCH_TOKEN_MAX + 1];
+	int64_t attempt_id;
+	char *user_data;
+	size_t user_data_len;
+	struct gb_ec2_kv kv[4];
+	struct gb_ec2_tag_spec spec;
+	const char *sg[16];
+	bool recovered;
+};
+
+void orch_call_free(struct orch_call *c);
+
+/* Prepare [c] (pool, min, max, nodes set): token, attempt row, event. */
+gb_err_t orch_call_begin(struct orch_run *r, struct orch_call *c,
+			 gb_error_t *err);
+/* Build the job parameters of [c] (also for a recovered attempt). */
+gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
+			  const char *region, const char *az,
+			  const char *subnet, gb_error_t *err);
+/*
+ * Send [calls] in parallel and process every answer: record instances and
+ * attempts, assign nodes, memory, extras, tags.  RET GB_E_OK or a fatal
+ * error (state, internal).  Per-call outcomes are in r's bookkeeping.
+ */
+gb_err_t orch_wave(struct orch_run *r, struct orch_call **calls, size_t n,
+		   gb_error_t *err);
+
+/* What a processed call said, for the strategies. */
+enum call_outcome {
+	CALL_OK = 0,		/* got >= 1 */
+	CALL_ICE,		/* capacity: the AZ has none (for this count) */
+	CALL_ADDRESSES,		/* subnet full */
+	CALL_UNSUPPORTED,	/* the AZ cannot launch the type */
+	CALL_QUOTA,
+	CALL_THROTTLE,		/* THROTTLE/TRANSIENT after the client's retries */
+	CALL_ABORT,		/* CONFIG/AUTH: the request stops */
+	CALL_UNKNOWN,		/* outcome unknown (transport) */
+};
+enum call_outcome orch_call_outcome(const struct orch_call *c);
+int orch_call_got(const struct orch_call *c);
+
+/* Terminate [ids] of [region] now, closing their records with [reason]. */
+gb_err_t orch_terminate_ids(struct orch_run *r, const char *region,
+			    const char *const *ids, size_t n,
+			    const char *reason, int *done, gb_error_t *err);
+
+/* Roll back the tentative instances of [group] (locality). */
+gb_err_t orch_rollback(struct orch_run *r, int group, const char *why,
+		       gb_error_t *err);
+
+/* Re-plan (new version, heuristic or proposed) from the facts as now. */
+gb_err_t orch_replan(struct orch_run *r, const char *why, gb_error_t *err);
+
+/* Exclude pools: one subnet, a whole AZ, or a whole region. */
+void orch_exclude_subnet(struct orch_run *r, size_t pool, const char *why);
+void orch_exclude_az(struct orch_run *r, size_t pool, const char *why);
+void orch_exclude_region(struct orch_run *r, const char *region,
+			 const char *why);
+
+/* Nodes not yet filled (not committed, tentative, reused or in doubt). */
+int orch_unfilled(const struct orch_run *r);
+/* Invariant checks; GB_E_INTERNAL (logged) on violation. */
+gb_err_t orch_check(struct orch_run *r, const char *where, gb_error_t *err);
+/* RET whether the run must stop launching (abort, deadline). */
+bool orch_stopped(struct orch_run *r);
+
+/* Strategies (orch_strategy.c). */
+gb_err_t orch_probe_fill(struct orch_run *r, gb_error_t *err);
+gb_err_t orch_sequential(struct orch_run *r, bool all_or_nothing,
+			 gb_error_t *err);
+gb_err_t orch_default(struct orch_run *r, gb_error_t *err);
+
+/* Locality group of pool [i] (index into the distinct groups), or 0. */
+int orch_group_of(const struct orch_run *r, size_t pool);
+
+/* Crash recovery: re-send started/unknown attempts (orch_recover.c). */
+gb_err_t orch_recover(struct orch_run *r, gb_error_t *err);
+
+/* Decision actions (the ancestor's NextAction, P10). */
+enum orch_action {
+	ORCH_ACTION_CONTINUE_NEXT_REGION = 0,
+	ORCH_ACTION_RETRY_SAME_REGION,
+	ORCH_ACTION_DONE,
+	ORCH_ACTION_ABORT,
+};
+const char *orch_action_name(enum orch_action a);
+gb_err_t orch_action_parse(const char *s, enum orch_action *out);
+
+#endif /* GB_LIBORCH_ORCH_INT_H */

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * orch_pool.c - worker threads that send the cloud calls of one request
+ *
+ * A gb_ec2_t owns one HTTP connection and is not thread-safe, so each
+ * worker keeps its own client per region, created on first use and kept
+ * for the request (keep-alive across the waves).  Workers never touch the
+ * state file: they send one call and store EC2's answer in the job.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_log.h"
+#include "orch_int.h"
+
+struct worker {
+	struct orch_pool *pool;
+	pthread_t tid;
+	bool started;
+	gb_ec2_t **clients;	/* one per configured region, lazily */
+};
+
+struct orch_pool {
+	gb_orch_t *o;
+	pthread_mutex_t mu;
+	pthread_cond_t work;
+	pthread_cond_t done;
+	struct orch_job **queue;
+	size_t head, len;
+	size_t pending;		/* queued or running */
+	bool stop;
+	struct worker *w;
+	int n;
+};
+
+void orch_job_clear(struct orch_job *j)
+{
+	gb_ec2_instance_list_free(j->instances);
+	gb_ec2_state_change_list_free(j->changes);
+	gb_ec2_offering_list_free(j->offerings);
+	j->instances = NULL;
+	j->changes = NULL;
+	j->offerings = NULL;
+}
+
+static gb_ec2_t *client(struct worker *w, const char *region,
+			gb_error_t *err, gb_err_t *rc)
+{
+	const struct gb_conf *conf = w->pool->o->conf;
+
+	for (size_t i = 0; i < conf->n_regions; i++) {
+		if (strcmp(conf->regions[i].name, region))
+			continue;
+		if (!w->clients[i])
+			*rc = gb_orch_ec2_new(w->pool->o, region, &w->clients[i], err);
+		return w->clients[i];
+	}
+	*rc = gb_errorf(err, GB_E_INVALID, "region %s is not configured", region);
+	return NULL;
+}
+
+static void describe(gb_ec2_t *c, struct orch_job *j)
+{
+	j->rc = gb_ec2_describe_instances(c, j->describe, &j->instances, &j->ae,
+					  &j->err);
+}
+
+static void run_job(struct worker *w, struct orch_job *j)
+{
+	struct gb_ec2_filter f;
+	struct gb_ec2_offerings_params op = { "availability-zone", &f, 1, 0 };
+	const char *types[1];
+	gb_ec2_t *c;
+
+	memset(&j->ae, 0, sizeof(j->ae));
+	gb_error_clear(&j->err);
+	j->rc = GB_E_OK;
+	j->t_start = gb_orch_mono(w->pool->o);
+	c = client(w, j->region, &j->err, &j->rc);
+	if (!c || j->rc) {
+		j->ae.cls = GB_EC2_CLASS_CONFIG;
+		gb_strlcpy(j->ae.message, j->err.text, sizeof(j->ae.message));
+		if (!j->rc)
+			j->rc = GB_E_INVALID;
+		goto out;
+	}
+	switch (j->kind) {
+	case ORCH_JOB_RUN:
+		j->rc = gb_ec2_run_instances(c, &j->run, &j->instances, &j->ae,
+					     &j->err);
+		break;
+	case ORCH_JOB_TAGS:
+		j->rc = gb_ec2_create_tags(c, j->ids, j->n_ids, j->tags,
+					   j->n_tags, &j->ae, &j->err);
+		break;
+	case ORCH_JOB_TERMINATE:
+		j->rc = gb_ec2_terminate_instances(c, j->ids, j->n_ids,
+						   &j->changes, &j->ae, &j->err);
+		break;
+	case ORCH_JOB_OFFERINGS:
+		types[0] = j->instance_type;
+		f.name = "instance-type";
+		f.values = types;
+		f.n_values = 1;
+		j->rc = gb_ec2_describe_instance_type_offerings(
+			c, &op, &j->offerings, &j->ae, &j->err);
+		break;
+	case ORCH_JOB_DESCRIBE:
+		describe(c, j);
+		break;
+	}
+out:
+	j->t_done = gb_orch_mono(w->pool->o);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct orch_pool *p = w->pool;
+
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		struct orch_job *j;
+
+		while (!p->stop && p->len == 0)
+			pthread_cond_wait(&p->work, &p->mu);
+		if (p->stop)
+			break;
+		j = p->queue[p->head++];
+		p->len--;
+		pthread_mutex_unlock(&p->mu);
+		run_job(w, j);
+		pthread_mutex_lock(&p->mu);
+		if (--p->pending == 0)
+			pthread_cond_broadcast(&p->done);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+gb_err_t orch_pool_create(gb_orch_t *o, int threads, struct orch_pool **out,
+			  gb_error_t *err)
+{
+	struct orch_pool *p = calloc(1, sizeof(*p));
+
+	*out = NULL;
+	if (!p)
+		return gb_errorf(err, GB_E_NOMEM, "worker pool: out of memory");
+	p->o = o;
+	p->n = threads > 0 ? threads : 1;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->work, NULL);
+	pthread_cond_init(&p->done, NULL);
+	p->w = calloc((size_t)p->n, sizeof(*p->w));
+	if (!p->w) {
+		orch_pool_destroy(p);
+		return gb_errorf(err, GB_E_NOMEM, "worker pool: out of memory");
+	}
+	for (int i = 0; i < p->n; i++) {
+		p->w[i].pool = p;
+		p->w[i].clients = calloc(o->conf->n_regions + 1, sizeof(gb_ec2_t *));
+		if (!p->w[i].clients ||
+		    pthread_create(&p->w[i].tid, NULL, worker_main, &p->w[i])) {
+			orch_pool_destroy(p);
+			return gb_errorf(err, GB_E_NOMEM, "worker pool: cannot start thread %d", i);
+		}
+		p->w[i].started = true;
+	}
+	*out = p;
+	return GB_E_OK;
+}
+
+void orch_pool_run(struct orch_pool *p, struct orch_job **jobs, size_t n)
+{
+	struct orch_job **q;
+
+	if (n == 0)
+		return;
+	q = calloc(n, sizeof(*q));
+	if (!q) {
+		/* no memory for a queue: run them here, one by one */
+		struct worker self = { p, 0, false, p->w[0].clients };
+
+		for (size_t i = 0; i < n; i++)
+			run_job(&self, jobs[i]);
+		return;
+	}
+	memcpy(q, jobs, n * sizeof(*q));
+	pthread_mutex_lock(&p->mu);
+	p->queue = q;
+	p->head = 0;
+	p->len = n;
+	p->pending = n;
+	pthread_cond_broadcast(&p->work);
+	while (p->pending > 0)
+		pthread_cond_wait(&p->done, &p->mu);
+	p->queue = NULL;
+	pthread_mutex_unlock(&p->mu);
+	free(q);
+}
+
+void orch_pool_destroy(struct orch_pool *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stop = true;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->mu);
+	for (int i = 0; p->w && i < p->n; i++) {
+		if (p->w[i].started)
+			pthread_join(p->w[i].tid, NULL);
+		for (size_t k = 0; p->w[i].clients && k < p->o->conf->n_regions; k++)
+			gb_ec2_destroy(p->w[i].clients[k]);
+		free(p->w[i].clients);
+	}
+	free(p->w);
+	pthread_cond_destroy(&p->work);
+	pthread_cond_destroy(&p->done);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}

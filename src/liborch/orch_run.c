@@ -1,0 +1,963 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * orch_run.c - gb_orch_resume(): set up, plan, run a strategy, report
+ *
+ * The flow follows the ancestor's state machine (research s1.4: Init,
+ * Preflight, Launch, Describe, Record, Decide, Loop) with the recording
+ * moved before and after every call and the decision made in code.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_hostlist.h"
+#include "gb_log.h"
+#include "orch_int.h"
+
+/*****************************************************************************
+ *  Trace, invariants, small helpers
+ *****************************************************************************/
+
+void orch_trace(struct orch_run *r, const char *kind, const char *fmt, ...)
+{
+	char line[768];
+	va_list ap;
+	gb_error_t e;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	gb_log_info("orch_%s req=%s %s", kind, r->req->id, line);
+	if (!r->dry && gb_state_event_add(r->st, r->req->id, kind, line, &e))
+		gb_log_warn("event_failed req=%s error=%s", r->req->id, e.text);
+	{
+		struct gb_buf b = GB_BUF_INIT;
+
+		gb_buf_printf(&b, "%s %s", kind, line);
+		if (!gb_buf_failed(&b))
+			gb_strv_add(&r->trace, gb_buf_str(&b));
+		gb_buf_free(&b);
+	}
+}
+
+const char *orch_action_name(enum orch_action a)
+{
+	static const char *const names[] = {
+		"continue_next_region", "retry_same_region", "done", "abort",
+	};
+
+	return (unsigned)a < GB_ARRAY_LEN(names) ? names[a] : "invalid";
+}
+
+gb_err_t orch_action_parse(const char *s, enum orch_action *out)
+{
+	for (int a = 0; a <= ORCH_ACTION_ABORT; a++) {
+		if (s && strcmp(s, orch_action_name((enum orch_action)a)) == 0) {
+			*out = (enum orch_action)a;
+			return GB_E_OK;
+		}
+	}
+	return GB_E_INVALID;
+}
+
+int orch_unfilled(const struct orch_run *r)
+{
+	int n = 0;
+
+	for (int i = 0; i < r->n; i++)
+		n += r->slots[i].state == SLOT_EMPTY;
+	return n;
+}
+
+bool orch_stopped(struct orch_run *r)
+{
+	if (r->abort_rc)
+		return true;
+	if (!r->deadline_hit && gb_orch_mono(r->o) > r->deadline) {
+		r->deadline_hit = true;
+		orch_trace(r, "deadline", "stop: request deadline reached");
+	}
+	return r->deadline_hit;
+}
+
+int orch_group_of(const struct orch_run *r, size_t pool)
+{
+	const struct gb_pool *p = &r->facts.pools[pool];
+
+	if (!r->grouped)
+		return 0;
+	return r->locality == GB_LOCALITY_AZ ? p->rank * 1000 + p->az_index :
+	       p->rank;
+}
+
+static gb_err_t broken(struct orch_run *r, const char *where, const char *what,
+		       gb_error_t *err)
+{
+	gb_log_error("orch_invariant req=%s where=%s broken=%s", r->req->id,
+		     where, what);
+	if (!r->abort_rc) {
+		r->abort_rc = GB_E_INTERNAL;
+		snprintf(r->abort_text, sizeof(r->abort_text),
+			 "internal error: invariant broken at %s: %s", where, what);
+	}
+	return gb_errorf(err, GB_E_INTERNAL, "invariant broken at %s: %s", where, what);
+}
+
+/*
+ * The invariants of doc/orchestrator.md: remaining never increases, the
+ * cursor never moves back, every launched instance is recorded, and no
+ * node has more than one instance (so no more instances than nodes).
+ */
+gb_err_t orch_check(struct orch_run *r, const char *where, gb_error_t *err)
+{
+	int held = 0;
+
+	for (int i = 0; i < r->n; i++)
+		held += r->slots[i].state == SLOT_COMMITTED ||
+			r->slots[i].state == SLOT_REUSED;
+	if (r->remaining != r->n - held)
+		return broken(r, where, "remaining differs from the nodes held", err);
+	if (r->remaining > r->prev_remaining)
+		return broken(r, where, "remaining increased", err);
+	r->prev_remaining = r->remaining;
+	if (r->cursor < r->prev_cursor)
+		return broken(r, where, "cursor moved back", err);
+	r->prev_cursor = r->cursor;
+	if (r->launched_recorded != r->launched_seen)
+		return broken(r, where, "a launched instance was not recorded", err);
+	return GB_E_OK;
+}
+
+void orch_exclude_subnet(struct orch_run *r, size_t pool, const char *why)
+{
+	struct gb_pool *p = &r->facts.pools[pool];
+
+	if (p->excluded)
+		return;
+	p->excluded = true;
+	gb_strlcpy(p->why, why, sizeof(p->why));
+}
+
+void orch_exclude_az(struct orch_run *r, size_t pool, const char *why)
+{
+	const struct gb_pool *p = &r->facts.pools[pool];
+
+	for (size_t i = 0; i < r->facts.n_pools; i++)
+		if (strcmp(r->facts.pools[i].region, p->region) == 0 &&
+		    strcmp(r->facts.pools[i].az, p->az) == 0)
+			orch_exclude_subnet(r, i, why);
+}
+
+void orch_exclude_region(struct orch_run *r, const char *region,
+			 const char *why)
+{
+	for (size_t i = 0; i < r->facts.n_pools; i++)
+		if (strcmp(r->facts.pools[i].region, region) == 0)
+			orch_exclude_subnet(r, i, why);
+}
+
+/*****************************************************************************
+ *  Plans
+ *****************************************************************************/
+
+static gb_err_t store_plan(struct orch_run *r, const struct gb_plan *p,
+			   const char *status, const char *reason,
+			   gb_error_t *err)
+{
+	struct gb_plan_row row = { 0 };
+	char *body = NULL;
+	gb_err_t rc;
+	int version = 0;
+
+	if (r->dry)
+		return GB_E_OK;
+	if ((rc = gb_plan_to_json(p, &body, err)))
+		return rc;
+	row.request_id = r->req->id;
+	row.planner = p->planner;
+	row.status = status;
+	row.reason = reason;
+	row.rationale = p->rationale;
+	row.body = body;
+	row.created_at = gb_orch_wall(r->o);
+	rc = gb_state_plan_add(r->st, &row, &version, err);
+	free(body);
+	if (rc)
+		return rc;
+	r->plan_versions++;
+	orch_trace(r, "plan", "version=%d planner=%s status=%s steps=%zu total=%d reason=%s",
+		   version, p->planner, status, p->n_steps, p->total,
+		   reason ? reason : "-");
+	return GB_E_OK;
+}
+
+static void scope_of(const struct orch_run *r, struct gb_plan_scope *s)
+{
+	s->conf = r->conf;
+	s->instance_type = r->type;
+	s->target = r->facts.target;
+	s->allowed = r->cand.allowed;
+	s->n_allowed = r->cand.n_allowed;
+}
+
+/* Ask the plug-in planner; NULL when there is none or it failed. */
+static gb_err_t proposed(struct orch_run *r, struct gb_plan **out,
+			 gb_error_t *err)
+{
+	struct gb_plan_scope s;
+	struct gb_plan *p = NULL;
+	char summary[GB_PLAN_SUMMARY_MAX + 1];
+	char why[GB_ERROR_TEXT_MAX];
+	gb_error_t e;
+	gb_err_t rc;
+
+	*out = NULL;
+	if (!r->o->propose || r->strategy == GB_STRATEGY_PROBE_FILL)
+		return GB_E_OK;
+	gb_plan_capacity_summary(&r->facts, summary, sizeof(summary));
+	rc = r->o->propose(&r->facts, summary, &p, r->o->propose_ctx, &e);
+	if (rc || !p) {
+		orch_trace(r, "planner", "proposal failed: %s", rc ? e.text : "no plan");
+		gb_plan_free(p);
+		return GB_E_OK;
+	}
+	scope_of(r, &s);
+	if (gb_plan_validate(&s, p, NULL, &e)) {
+		snprintf(why, sizeof(why), "rejected: %s", e.text);
+		rc = store_plan(r, p, "rejected", why, err);
+		gb_plan_free(p);
+		return rc;
+	}
+	*out = p;
+	return GB_E_OK;
+}
+
+/* Make, validate and store a plan for what is still missing. */
+static gb_err_t make_plan(struct orch_run *r, const char *why, gb_error_t *err)
+{
+	struct gb_plan *p = NULL, *llm = NULL;
+	struct gb_plan_scope s;
+	gb_error_t e;
+	gb_err_t rc;
+
+	r->facts.target = orch_unfilled(r);
+	if (r->facts.target < 1)
+		r->facts.target = 1;
+	if ((rc = proposed(r, &llm, err)))
+		return rc;
+	if (llm) {
+		rc = store_plan(r, llm, "used", why, err);
+		if (rc) {
+			gb_plan_free(llm);
+			return rc;
+		}
+		gb_plan_free(r->plan);
+		r->plan = llm;
+		return GB_E_OK;
+	}
+	rc = r->strategy == GB_STRATEGY_PROBE_FILL ?
+	     gb_plan_ordered(&r->facts, &p, &e) : gb_plan_heuristic(&r->facts, &p, &e);
+	if (rc) {
+		if (rc != GB_E_PLAN)
+			return gb_errorf(err, rc, "%s", e.text);
+		orch_trace(r, "plan", "no plan: %s", e.text);
+		gb_plan_free(r->plan);
+		r->plan = NULL;
+		if (!r->saw_offer_no && strstr(e.text, "offers"))
+			r->saw_offer_no = true;
+		return GB_E_OK;
+	}
+	scope_of(r, &s);
+	if (gb_plan_validate(&s, p, NULL, &e)) {
+		/* our own planner broke a rule: a bug, never launch it */
+		store_plan(r, p, "rejected", e.text, NULL);
+		gb_plan_free(p);
+		return broken(r, "plan", e.text, err);
+	}
+	rc = store_plan(r, p, r->o->propose && r->strategy != GB_STRATEGY_PROBE_FILL ?
+			"fallback" : "used", why, err);
+	if (rc) {
+		gb_plan_free(p);
+		return rc;
+	}
+	gb_plan_free(r->plan);
+	r->plan = p;
+	return GB_E_OK;
+}
+
+/* Refresh memory estimates from the state file (exclusions are kept). */
+static void refresh_memory(struct orch_run *r)
+{
+	struct gb_plan_facts f;
+	gb_error_t e;
+
+	if (gb_plan_facts_build(r->conf, &r->cand, r->type, 1, 1,
+				GB_LOCALITY_NONE, r->st, gb_orch_wall(r->o), &f, &e)) {
+		gb_log_warn("memory_refresh_failed req=%s error=%s", r->req->id, e.text);
+		return;
+	}
+	r->facts.now = f.now;
+	for (size_t i = 0; i < r->facts.n_pools && i < f.n_pools; i++) {
+		r->facts.pools[i].mem = f.pools[i].mem;
+		gb_plan_pool_estimate(&r->facts, &r->facts.pools[i]);
+	}
+	gb_plan_facts_clear(&f);
+}
+
+gb_err_t orch_replan(struct orch_run *r, const char *why, gb_error_t *err)
+{
+	if (r->replans >= r->o->tuning.max_replans || orch_unfilled(r) == 0)
+		return GB_E_OK;
+	r->replans++;
+	refresh_memory(r);
+	return make_plan(r, why, err);
+}
+
+/*****************************************************************************
+ *  Locality: roll back or commit a group
+ *****************************************************************************/
+
+static void slot_clear(struct slot *s)
+{
+	GB_FREE_NULL(s->instance_id);
+	GB_FREE_NULL(s->region);
+	GB_FREE_NULL(s->az);
+	GB_FREE_NULL(s->subnet);
+	GB_FREE_NULL(s->private_ip);
+	GB_FREE_NULL(s->public_ip);
+	s->state = SLOT_EMPTY;
+	s->tagged = false;
+}
+
+gb_err_t orch_rollback(struct orch_run *r, int group, const char *why,
+		       gb_error_t *err)
+{
+	struct gb_strv ids = { 0 };
+	gb_err_t rc = GB_E_OK;
+	int done = 0;
+
+	for (int i = 0; i < r->n && !rc; i++) {
+		struct slot *s = &r->slots[i];
+		const char *region;
+
+		if (s->state != SLOT_TENTATIVE || (group >= 0 && s->group != group))
+			continue;
+		region = s->region;
+		gb_strv_free(&ids);
+		for (int j = i; j < r->n; j++) {
+			struct slot *t = &r->slots[j];
+
+			if (t->state == SLOT_TENTATIVE && strcmp(t->region, region) == 0 &&
+			    (group < 0 || t->group == group) &&
+			    gb_strv_add(&ids, t->instance_id))
+				rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		}
+		if (!rc)
+			rc = orch_terminate_ids(r, region, (const char *const *)ids.v,
+						ids.n, why, &done, err);
+		r->rolled_back += (int)ids.n;
+		for (int j = i; j < r->n; j++) {
+			struct slot *t = &r->slots[j];
+
+			if (t->state == SLOT_TENTATIVE && t->region &&
+			    strcmp(t->region, region) == 0 &&
+			    (group < 0 || t->group == group)) {
+				slot_clear(t);
+				free(t->code);
+				free(t->why);
+				t->code = strdup(r->grouped ? "Locality" : "AllOrNothing");
+				t->why = strdup(why);
+			}
+		}
+	}
+	gb_strv_free(&ids);
+	r->terminated += done;
+	return rc;
+}
+
+static void commit_tentative(struct orch_run *r)
+{
+	for (int i = 0; i < r->n; i++) {
+		if (r->slots[i].state == SLOT_TENTATIVE) {
+			r->slots[i].state = SLOT_COMMITTED;
+			r->remaining--;
+		}
+	}
+}
+
+/*****************************************************************************
+ *  Set-up
+ *****************************************************************************/
+
+static gb_err_t expand_nodes(struct orch_run *r,
+			     const struct gb_orch_resume_opts *ro,
+			     gb_error_t *err)
+{
+	gb_hostlist_t *hl = NULL;
+	gb_err_t rc = GB_E_OK;
+	size_t max = r->conf->policy.max_request_nodes > 0 ?
+		     (size_t)r->conf->policy.max_request_nodes : 100000;
+
+	if (ro && ro->nodes) {
+		for (size_t i = 0; i < ro->n_nodes && !rc; i++)
+			if (gb_strv_find(&r->names, ro->nodes[i]) < 0)
+				rc = gb_strv_add(&r->names, ro->nodes[i]);
+	} else if (r->req->nodes) {
+		rc = gb_hostlist_parse(r->req->nodes, &hl, err);
+		if (!rc)
+			rc = gb_hostlist_expand(hl, max, &r->names, err);
+		gb_hostlist_destroy(hl);
+	} else if (r->dry && r->req->node_count > 0 &&
+		   (size_t)r->req->node_count <= max) {
+		char name[32];
+
+		for (int i = 0; i < r->req->node_count && !rc; i++) {
+			snprintf(name, sizeof(name), "node%d", i + 1);
+			rc = gb_strv_add(&r->names, name);
+		}
+	}
+	if (rc)
+		return rc;
+	if (r->names.n == 0)
+		return gb_errorf(err, GB_E_INVALID, "request %s has no nodes", r->req->id);
+	if (r->names.n > max)
+		return gb_errorf(err, GB_E_INVALID, "request %s has %zu nodes, more than policy.max_request_nodes %zu",
+				 r->req->id, r->names.n, max);
+	r->n = (int)r->names.n;
+	r->slots = calloc(r->names.n, sizeof(*r->slots));
+	if (!r->slots)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	for (int i = 0; i < r->n; i++)
+		r->slots[i].name = r->names.v[i];
+	return GB_E_OK;
+}
+
+static gb_err_t settle_options(struct orch_run *r,
+			       const struct gb_orch_resume_opts *ro,
+			       gb_error_t *err)
+{
+	const struct gb_request *q = r->req;
+	enum gb_strategy s;
+
+	if (q->kind != GB_REQ_RESUME)
+		return gb_errorf(err, GB_E_INVALID, "request %s is a %s, not a resume",
+				 q->id, gb_request_kind_name(q->kind));
+	if (!r->dry && strlen(q->id) != GB_REQUEST_ID_LEN)
+		return gb_errorf(err, GB_E_INVALID, "request id '%s' is not %d hex digits",
+				 q->id, GB_REQUEST_ID_LEN);
+	r->ns = q->nodeset ? gb_conf_nodeset(r->conf, q->nodeset) : NULL;
+	if (!r->ns)
+		return gb_errorf(err, GB_E_INVALID, "request %s: unknown nodeset '%s'",
+				 q->id, q->nodeset ? q->nodeset : "(none)");
+	r->type = q->instance_type && *q->instance_type ? q->instance_type :
+		  r->ns->instance_type;
+	r->home = ro && ro->home_region ? ro->home_region :
+		  q->home_region && *q->home_region ? q->home_region :
+		  r->ns->home_region;
+	r->strategy = r->ns->strategy;
+	if (ro && ro->strategy >= 0 && ro->strategy < GB_STRATEGY_COUNT)
+		r->strategy = (enum gb_strategy)ro->strategy;
+	else if (q->strategy && *q->strategy) {
+		if (gb_conf_strategy_parse(q->strategy, &s))
+			return gb_errorf(err, GB_E_INVALID, "request %s: unknown strategy '%s'",
+					 q->id, q->strategy);
+		r->strategy = s;
+	}
+	r->locality = ro && ro->locality >= 0 ? (enum gb_locality)ro->locality :
+		      r->ns->locality;
+	r->mode = ro && ro->mode >= 0 ? (enum gb_mode)ro->mode : r->ns->mode;
+	r->bmax = r->conf->policy.batch_max > 0 ? r->conf->policy.batch_max : 1;
+	r->hedge = r->o->tuning.hedge > 0 ? r->o->tuning.hedge : 0;
+	return GB_E_OK;
+}
+
+/* Preflight every candidate region not cached, in parallel. */
+static gb_err_t preflight(struct orch_run *r, gb_error_t *err)
+{
+	struct orch_job *jobs = calloc(r->cand.n + 1, sizeof(*jobs));
+	struct orch_job **jp = calloc(r->cand.n + 1, sizeof(*jp));
+	size_t n = 0;
+
+	(void)err;
+	if (!jobs || !jp) {
+		free(jobs);
+		free(jp);
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < r->cand.n; i++) {
+		const char *region = r->cand.v[i].region->name;
+		bool need = false;
+
+		for (size_t k = 0; k < r->facts.n_pools; k++)
+			need |= strcmp(r->facts.pools[k].region, region) == 0 &&
+				r->facts.pools[k].offered == GB_OFFER_UNKNOWN;
+		if (!need)
+			continue;
+		jobs[n].kind = ORCH_JOB_OFFERINGS;
+		jobs[n].region = region;
+		jobs[n].instance_type = r->type;
+		jp[n] = &jobs[n];
+		n++;
+	}
+	orch_pool_run(r->pool, jp, n);
+	for (size_t i = 0; i < n; i++) {
+		struct orch_job *j = &jobs[i];
+
+		r->other_calls += j->ae.attempts > 0 ? j->ae.attempts : 1;
+		if (j->rc == GB_E_OK) {
+			gb_plan_offerings_apply(&r->facts, j->region, j->offerings, r->st);
+		} else if (j->ae.cls == GB_EC2_CLASS_AUTH && !r->abort_rc) {
+			r->abort_rc = GB_E_AUTH;
+			snprintf(r->abort_text, sizeof(r->abort_text), "(Code:%s) %s",
+				 j->ae.code[0] ? j->ae.code : "AuthFailure",
+				 j->ae.message[0] ? j->ae.message : j->err.text);
+		} else {
+			orch_trace(r, "preflight", "region=%s offerings unknown: %s",
+				   j->region, j->err.text);
+		}
+		orch_job_clear(j);
+	}
+	for (size_t k = 0; k < r->facts.n_pools; k++)
+		if (r->facts.pools[k].offered == GB_OFFER_NO)
+			orch_exclude_subnet(r, k, "not offered");
+	free(jobs);
+	free(jp);
+	return GB_E_OK;
+}
+
+static bool region_offers(const struct orch_run *r, const char *region)
+{
+	for (size_t k = 0; k < r->facts.n_pools; k++)
+		if (strcmp(r->facts.pools[k].region, region) == 0 &&
+		    r->facts.pools[k].offered != GB_OFFER_NO)
+			return true;
+	return false;
+}
+
+static void trace_candidates(struct orch_run *r)
+{
+	struct gb_buf b = GB_BUF_INIT;
+
+	for (size_t i = 0; i < r->cand.n; i++)
+		gb_buf_printf(&b, "%s%s", i ? "," : "", r->cand.v[i].region->name);
+	orch_trace(r, "candidates", "home=%s mode=%s strategy=%s locality=%s job=%s order=%s",
+		   r->home, gb_conf_mode_name(r->mode),
+		   gb_conf_strategy_name(r->strategy),
+		   gb_conf_locality_name(r->grouped ? r->locality : GB_LOCALITY_NONE),
+		   r->grouped ? "multi-node" : "spread", gb_buf_str(&b));
+	gb_buf_free(&b);
+}
+
+/*****************************************************************************
+ *  Result
+ *****************************************************************************/
+
+static void join_regions(const struct gb_strv *v, struct gb_buf *b)
+{
+	for (size_t i = 0; i < v->n; i++)
+		gb_buf_printf(b, "%s%s", i ? ", " : "", v->v[i]);
+}
+
+static const char *denial_code(const struct orch_run *r)
+{
+	if (r->abort_rc && r->abort_rc != GB_E_INTERNAL)
+		return NULL;	/* abort_text has it */
+	if (r->saw_quota && !r->saw_capacity)
+		return r->quota_code[0] ? r->quota_code : "VcpuLimitExceeded";
+	if (r->saw_locality)
+		return "Locality";
+	if (r->saw_capacity)
+		return r->last_code[0] ? r->last_code : "InsufficientInstanceCapacity";
+	if (r->deadline_hit)
+		return "Deadline";
+	if (r->saw_throttle)
+		return "RequestLimitExceeded";
+	if (r->saw_offer_no)
+		return "NotOffered";
+	return "InsufficientInstanceCapacity";
+}
+
+static gb_err_t cause_of(const struct orch_run *r)
+{
+	if (r->abort_rc)
+		return r->abort_rc;
+	if (r->deadline_hit)
+		return GB_E_TIMEOUT;
+	if (r->saw_capacity || r->saw_locality)
+		return GB_E_CAPACITY;
+	if (r->saw_quota)
+		return GB_E_QUOTA;
+	if (r->saw_throttle)
+		return GB_E_THROTTLE;
+	if (r->saw_offer_no || !r->plan)
+		return GB_E_PLAN;
+	return GB_E_CAPACITY;
+}
+
+static void reason_text(struct orch_run *r, struct gb_orch_result *out)
+{
+	struct gb_buf b = GB_BUF_INIT, where = GB_BUF_INIT;
+	const char *code = denial_code(r);
+
+	if (r->tried_regions.n)
+		join_regions(&r->tried_regions, &where);
+	else
+		for (size_t i = 0; i < r->cand.n; i++)
+			gb_buf_printf(&where, "%s%s", i ? ", " : "",
+				      r->cand.v[i].region->name);
+	if (out->result == GB_RESULT_SUCCESS) {
+		gb_buf_printf(&b, "launched %d/%d", out->launched, out->requested);
+	} else {
+		if (out->result == GB_RESULT_PARTIAL)
+			gb_buf_printf(&b, "launched %d/%d; ", out->launched,
+				      out->requested);
+		if (!code)
+			gb_buf_puts(&b, r->abort_text);
+		else if (strcmp(code, "NotOffered") == 0)
+			gb_buf_printf(&b, "(Code:NotOffered) %s is not offered in %s",
+				      r->type, gb_buf_str(&where));
+		else if (strcmp(code, "Locality") == 0)
+			gb_buf_printf(&b, "(Code:Locality) no %s could hold the %d-node job of %s in %s",
+				      r->locality == GB_LOCALITY_AZ ? "AZ" : "region",
+				      r->n, r->type, gb_buf_str(&where));
+		else if (strcmp(code, "Deadline") == 0)
+			gb_buf_printf(&b, "(Code:Deadline) request deadline passed in %s",
+				      gb_buf_str(&where));
+		else if (r->saw_quota && !r->saw_capacity)
+			gb_buf_printf(&b, "(Code:%s) quota exhausted for %s in %s", code,
+				      r->type, gb_buf_str(&where));
+		else
+			gb_buf_printf(&b, "(Code:%s) no %s capacity in %s", code,
+				      r->type, gb_buf_str(&where));
+	}
+	gb_strlcpy(out->reason, gb_buf_str(&b), sizeof(out->reason));
+	gb_buf_free(&b);
+	gb_buf_free(&where);
+}
+
+static gb_err_t node_result(const struct orch_run *r, const struct slot *s,
+			    struct gb_orch_node *nd, const char *code)
+{
+	bool filled = s->state == SLOT_COMMITTED || s->state == SLOT_REUSED;
+
+	nd->node = strdup(s->name);
+	nd->reused = s->state == SLOT_REUSED;
+	if (filled) {
+		nd->instance_id = gb_strdup0(s->instance_id);
+		nd->region = gb_strdup0(s->region);
+		nd->az = gb_strdup0(s->az);
+		nd->subnet = gb_strdup0(s->subnet);
+		nd->private_ip = gb_strdup0(s->private_ip);
+		nd->public_ip = gb_strdup0(s->public_ip);
+	} else {
+		const char *c = s->state == SLOT_DOUBT ? "Unknown" :
+				s->code ? s->code : code ? code : "InsufficientInstanceCapacity";
+
+		nd->code = strdup(c);
+		nd->why = gb_strdup0(s->state == SLOT_DOUBT ?
+				     "a launch for this node has an unknown outcome; a re-run resolves it" :
+				     s->why ? s->why : r->abort_text[0] ? r->abort_text :
+				     "no capacity in the allowed regions");
+	}
+	return nd->node ? GB_E_OK : GB_E_NOMEM;
+}
+
+static gb_err_t build_result(struct orch_run *r, struct gb_orch_result *out,
+			     gb_error_t *err)
+{
+	const char *code = denial_code(r);
+	double last = r->t0;
+
+	out->n_nodes = (size_t)r->n;
+	out->nodes = calloc(out->n_nodes ? out->n_nodes : 1, sizeof(*out->nodes));
+	if (!out->nodes)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	out->requested = r->n;
+	out->launched = 0;
+	for (int i = 0; i < r->n; i++) {
+		const struct slot *s = &r->slots[i];
+
+		if (node_result(r, s, &out->nodes[i], code))
+			return gb_errorf(err, GB_E_NOMEM, "out of memory");
+		if (s->state == SLOT_COMMITTED || s->state == SLOT_REUSED) {
+			out->launched++;
+			if (s->state == SLOT_COMMITTED && s->filled_at > last)
+				last = s->filled_at;
+		}
+	}
+	out->gap = out->requested - out->launched;
+	out->result = out->launched == out->requested ? GB_RESULT_SUCCESS :
+		      out->launched > 0 ? GB_RESULT_PARTIAL : GB_RESULT_FAILED;
+	out->cause = out->result == GB_RESULT_SUCCESS ? GB_E_OK : cause_of(r);
+	out->strategy = r->strategy;
+	out->api_calls = r->api_calls;
+	out->other_calls = r->other_calls;
+	out->extras = r->extras;
+	out->rolled_back = r->rolled_back;
+	out->terminated = r->terminated;
+	out->plan_versions = r->plan_versions;
+	out->elapsed = gb_orch_mono(r->o) - r->t0;
+	out->time_to_capacity = out->result == GB_RESULT_SUCCESS ?
+				last - r->t0 : out->elapsed;
+	reason_text(r, out);
+	return GB_E_OK;
+}
+
+void gb_orch_result_clear(struct gb_orch_result *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; r->nodes && i < r->n_nodes; i++) {
+		struct gb_orch_node *n = &r->nodes[i];
+
+		free(n->node);
+		free(n->instance_id);
+		free(n->region);
+		free(n->az);
+		free(n->subnet);
+		free(n->private_ip);
+		free(n->public_ip);
+		free(n->code);
+		free(n->why);
+	}
+	free(r->nodes);
+	gb_strv_free(&r->trace);
+	memset(r, 0, sizeof(*r));
+}
+
+/*****************************************************************************
+ *  The final check against the records
+ *****************************************************************************/
+
+struct alive_ctx {
+	struct orch_run *r;
+	int alive;
+	int dup;
+	struct gb_strv nodes;
+};
+
+static int alive_row(const struct gb_instance *in, void *arg)
+{
+	struct alive_ctx *a = arg;
+
+	a->alive++;
+	if (!in->node)
+		return 0;	/* an extra whose terminate failed: counted */
+	if (gb_strv_find(&a->nodes, in->node) >= 0)
+		a->dup++;
+	else
+		gb_strv_add(&a->nodes, in->node);
+	return 0;
+}
+
+static gb_err_t final_check(struct orch_run *r, gb_error_t *err)
+{
+	struct gb_instance_filter f = GB_INSTANCE_FILTER_ANY;
+	struct alive_ctx a = { r, 0, 0, { 0 } };
+	gb_err_t rc;
+
+	f.request_id = r->req->id;
+	f.alive = true;
+	rc = gb_state_instance_list(r->st, &f, alive_row, &a, err);
+	gb_strv_free(&a.nodes);
+	if (rc)
+		return rc;
+	if (a.dup)
+		return broken(r, "end", "a node has two live instances", err);
+	if (a.alive > r->n)
+		return broken(r, "end", "more live instances than requested nodes", err);
+	return orch_check(r, "end", err);
+}
+
+/*****************************************************************************
+ *  gb_orch_resume
+ *****************************************************************************/
+
+static void run_free(struct orch_run *r)
+{
+	for (int i = 0; r->slots && i < r->n; i++) {
+		slot_clear(&r->slots[i]);
+		free(r->slots[i].code);
+		free(r->slots[i].why);
+	}
+	free(r->slots);
+	free(r->pr);
+	gb_strv_free(&r->names);
+	gb_plan_facts_clear(&r->facts);
+	gb_plan_candidates_clear(&r->cand);
+	gb_plan_free(r->plan);
+	orch_pool_destroy(r->pool);
+	gb_strv_free(&r->tried_regions);
+	gb_strv_free(&r->trace);
+}
+
+static gb_err_t prepare(struct orch_run *r, const struct gb_orch_resume_opts *ro,
+			gb_error_t *err)
+{
+	double dl = ro && ro->deadline > 0 ? ro->deadline :
+		    r->conf->policy.request_deadline;
+	gb_error_t e;
+	gb_err_t rc;
+
+	if ((rc = settle_options(r, ro, err)) || (rc = expand_nodes(r, ro, err)))
+		return rc;
+	r->deadline = r->t0 + (dl > 0 ? dl : 3600);
+	r->remaining = r->prev_remaining = r->n;
+	r->grouped = r->req->job_id != 0 && r->n > 1 &&
+		     r->locality != GB_LOCALITY_NONE;
+	r->run_prior = -1;
+	r->lock_group = -1;
+	if (gb_plan_candidates(r->conf, r->home, r->mode, &r->cand, &e)) {
+		orch_trace(r, "candidates", "refused: %s", e.text);
+		r->abort_rc = e.code == GB_E_NOMEM ? GB_E_NOMEM : GB_E_PLAN;
+		gb_strlcpy(r->abort_text, e.text, sizeof(r->abort_text));
+		return e.code == GB_E_NOMEM ? gb_errorf(err, GB_E_NOMEM, "%s", e.text) :
+		       GB_E_OK;
+	}
+	rc = gb_plan_facts_build(r->conf, &r->cand, r->type, r->n,
+				 r->grouped ? r->n : 1, r->locality, r->st,
+				 gb_orch_wall(r->o), &r->facts, err);
+	if (rc)
+		return rc;
+	r->facts.hedge = r->hedge;
+	r->pr = calloc(r->facts.n_pools + 1, sizeof(*r->pr));
+	if (!r->pr)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < r->facts.n_pools; i++)
+		r->pr[i].run_est = -1;
+	return orch_pool_create(r->o, r->o->max_parallel, &r->pool, err);
+}
+
+static gb_err_t execute(struct orch_run *r, gb_error_t *err)
+{
+	gb_err_t rc;
+
+	if (r->abort_rc)
+		return GB_E_OK;
+	trace_candidates(r);
+	if ((rc = orch_recover(r, err)) || orch_unfilled(r) == 0 || orch_stopped(r))
+		return rc;
+	if ((rc = preflight(r, err)) || r->abort_rc)
+		return rc;
+	for (size_t i = 0; i < r->cand.n; i++)
+		if (!region_offers(r, r->cand.v[i].region->name))
+			orch_trace(r, "preflight", "region=%s NOT_OFFERED %s",
+				   r->cand.v[i].region->name, r->type);
+	if ((rc = make_plan(r, "initial plan", err)) || !r->plan)
+		return rc;
+	switch (r->strategy) {
+	case GB_STRATEGY_PROBE_FILL:
+		rc = orch_probe_fill(r, err);
+		break;
+	case GB_STRATEGY_BEST_EFFORT:
+		rc = orch_sequential(r, false, err);
+		break;
+	case GB_STRATEGY_ALL_OR_NOTHING:
+		rc = orch_sequential(r, true, err);
+		break;
+	default:
+		rc = orch_default(r, err);
+		break;
+	}
+	if (rc)
+		return rc;
+	/* all_or_nothing: the whole request or nothing */
+	if (r->strategy == GB_STRATEGY_ALL_OR_NOTHING && orch_unfilled(r) > 0)
+		rc = orch_rollback(r, -1, "all_or_nothing: the request could not be filled whole", err);
+	else
+		commit_tentative(r);
+	return rc;
+}
+
+gb_err_t gb_orch_resume(gb_orch_t *o, gb_state_t *st,
+			const struct gb_request *req,
+			const struct gb_orch_resume_opts *ro,
+			struct gb_orch_result *out, gb_error_t *err)
+{
+	struct orch_run r;
+	gb_err_t rc;
+
+	memset(&r, 0, sizeof(r));
+	memset(out, 0, sizeof(*out));
+	if (!o || !st || !req)
+		return gb_errorf(err, GB_E_INVALID, "resume: missing orchestrator, state or request");
+	r.o = o;
+	r.st = st;
+	r.conf = o->conf;
+	r.req = req;
+	r.t0 = gb_orch_mono(o);
+	gb_strlcpy(out->request_id, req->id, sizeof(out->request_id));
+	rc = prepare(&r, ro, err);
+	if (!rc)
+		rc = execute(&r, err);
+	if (!rc || rc == GB_E_INTERNAL) {
+		gb_err_t rc2 = r.slots ? final_check(&r, err) : GB_E_OK;
+
+		if (!rc)
+			rc = rc2;
+	}
+	if (r.slots && build_result(&r, out, rc ? NULL : err) == GB_E_OK) {
+		orch_trace(&r, "result", "result=%s launched=%d/%d calls=%d extras=%d rolled_back=%d ttc=%.3f reason=%s",
+			   gb_request_result_name(out->result), out->launched,
+			   out->requested, out->api_calls, out->extras,
+			   out->rolled_back, out->time_to_capacity, out->reason);
+	} else if (!r.slots) {
+		out->result = GB_RESULT_FAILED;
+		out->cause = rc ? rc : GB_E_INVALID;
+	}
+	out->trace = r.trace;
+	memset(&r.trace, 0, sizeof(r.trace));
+	run_free(&r);
+	return rc;
+}
+
+gb_err_t gb_orch_plan_dry_run(gb_orch_t *o, gb_state_t *st,
+			      const struct gb_request *req,
+			      const struct gb_orch_resume_opts *ro,
+			      struct gb_plan **plan, char **summary,
+			      gb_error_t *err)
+{
+	struct orch_run r;
+	char text[GB_PLAN_SUMMARY_MAX + 1];
+	gb_err_t rc;
+
+	*plan = NULL;
+	if (summary)
+		*summary = NULL;
+	if (!o || !req)
+		return gb_errorf(err, GB_E_INVALID, "plan: missing orchestrator or request");
+	memset(&r, 0, sizeof(r));
+	r.o = o;
+	r.st = st;
+	r.conf = o->conf;
+	r.req = req;
+	r.dry = true;
+	r.t0 = gb_orch_mono(o);
+	rc = prepare(&r, ro, err);
+	if (!rc && r.abort_rc)
+		rc = gb_errorf(err, r.abort_rc, "%s", r.abort_text);
+	if (!rc)
+		rc = preflight(&r, err);
+	if (!rc && r.abort_rc)
+		rc = gb_errorf(err, r.abort_rc, "%s", r.abort_text);
+	if (!rc)
+		rc = make_plan(&r, "dry run", err);
+	if (!rc && !r.plan)
+		rc = gb_errorf(err, GB_E_PLAN, "no usable pool offers %s for home region %s",
+			       r.type, r.home);
+	if (!rc && summary) {
+		gb_plan_capacity_summary(&r.facts, text, sizeof(text));
+		if (!(*summary = strdup(text)))
+			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+	}
+	if (!rc) {
+		*plan = r.plan;
+		r.plan = NULL;
+	}
+	run_free(&r);
+	return rc;
+}

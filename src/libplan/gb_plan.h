@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gb_plan.h - candidates, preflight, capacity memory, planners, THE validator
+ *
+ * A request asks for N nodes of one instance type on behalf of a home
+ * region.  libplan answers "where": the candidate regions (the home
+ * region's fallback group, home first when launchable, the rest nearest
+ * first by great-circle distance), the pools in them ((region, AZ, subnet)
+ * that offer the type), what capacity memory says about each pool, and a
+ * plan: an ordered list of pools with a batch size and a one-line reason
+ * each.  Every plan, from any planner (the heuristic one here, the LLM one
+ * later), passes gb_plan_validate() before anything is launched.
+ *
+ * Nothing here launches instances: that is liborch.  The preflight is the
+ * only function that talks to the cloud (DescribeInstanceTypeOfferings,
+ * cached in the state file with a TTL).
+ *
+ * Ownership: a struct gb_plan and everything in it is NEW (gb_plan_free).
+ * Facts (struct gb_plan_facts) borrow their strings from the config.
+ * Thread-safety: no global mutable state; distinct objects may be used
+ * from distinct threads.
+ */
+#ifndef GB_LIBPLAN_GB_PLAN_H
+#define GB_LIBPLAN_GB_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gb_conf.h"
+#include "gb_err.h"
+
+struct gb_state;
+struct gb_ec2;
+
+/* The ancestor's default family filter, for messages and the validator. */
+#define GB_PLAN_FAMILY_REGEX "^g(4dn|5g?|6e?)\\."
+#define GB_PLAN_SUMMARY_MAX 1000	/* capacity summary for the LLM, chars */
+#define GB_PLAN_REASON_MAX 200		/* one-line reasons */
+
+/*****************************************************************************
+ *  The plan model (shared by every planner)
+ *****************************************************************************/
+
+struct gb_plan_step {
+	char *region;		/* "ap-south-1" */
+	char *az;		/* "ap-south-1a" */
+	char *subnet;		/* "subnet-..." of that AZ in the config */
+	int batch;		/* max instances per RunInstances call here,
+				 * 1 <= batch <= policy.batch_max */
+	int expect;		/* instances the planner expects from this
+				 * pool; 0: unknown (informative only) */
+	char *reason;		/* one line, < GB_PLAN_REASON_MAX */
+};
+
+struct gb_plan {
+	char *instance_type;	/* the request's type */
+	int total;		/* instances this plan aims to obtain, <= target */
+	struct gb_plan_step *steps;	/* in order of preference */
+	size_t n_steps;
+	char *planner;		/* "heuristic", "llm:openai", ... */
+	char *rationale;	/* free text, or NULL */
+};
+
+/* OUT *out NEW empty plan (gb_plan_free).  RET GB_E_OK or GB_E_NOMEM. */
+gb_err_t gb_plan_new(const char *instance_type, const char *planner,
+		     int total, struct gb_plan **out, gb_error_t *err);
+void gb_plan_free(struct gb_plan *p);
+
+/* Append a step (strings copied).  RET GB_E_OK or GB_E_NOMEM. */
+gb_err_t gb_plan_add_step(struct gb_plan *p, const char *region,
+			  const char *az, const char *subnet, int batch,
+			  int expect, const char *reason, gb_error_t *err);
+
+/* Replace the rationale (copied; NULL clears). */
+gb_err_t gb_plan_set_rationale(struct gb_plan *p, const char *text,
+			       gb_error_t *err);
+
+/* OUT *out NEW deep copy. */
+gb_err_t gb_plan_copy(const struct gb_plan *p, struct gb_plan **out,
+		      gb_error_t *err);
+
+/*
+ * JSON, as stored in plans.body:
+ *   {"instance_type":"g5.xlarge","total":8,"planner":"heuristic",
+ *    "rationale":"...","steps":[{"region":..,"az":..,"subnet":..,
+ *    "batch":4,"expect":3,"reason":".."}, ...]}
+ * to_json: OUT *out NEW compact text (free()).
+ * from_json: OUT *out NEW plan; GB_E_PARSE names the member that is
+ * missing or of the wrong type ("steps[2].batch: expected an integer").
+ * Shape only: run gb_plan_validate() on what comes back.
+ */
+gb_err_t gb_plan_to_json(const struct gb_plan *p, char **out, gb_error_t *err);
+gb_err_t gb_plan_from_json(const char *text, struct gb_plan **out,
+			   gb_error_t *err);
+
+/*****************************************************************************
+ *  Candidates: where a request from a home region may launch
+ *****************************************************************************/
+
+struct gb_candidate {
+	const struct gb_conf_region *region;	/* BORROWED from the config */
+	double distance_km;	/* from the home region; 0 for home itself,
+				 * HUGE_VAL when either has no coordinates */
+	bool home;
+};
+
+struct gb_candidates {
+	char *home;			/* NEW copy of the home region */
+	enum gb_mode mode;
+	struct gb_candidate *v;		/* NEW array, in order of preference */
+	size_t n;
+	/* The request's allowed set: names of v[], NULL-terminated, BORROWED
+	 * from the config.  single_region narrows v[] but not this set. */
+	const char **allowed;		/* NEW array of BORROWED strings */
+	size_t n_allowed;
+};
+
+/*
+ * The candidate regions of [home]: the configured fallback regions of the
+ * group that lists [home] as a consumer, with [home] first when it is
+ * itself configured (launchable), the others by ascending Haversine
+ * distance from [home] (ties: lower priority, then name).  In
+ * GB_MODE_SINGLE_REGION only the first candidate remains (home when
+ * launchable, as the ancestor's regions[:1]); the allowed set is the same.
+ * A [home] in no group is GB_E_PLAN: "home region us-west-2 is in no
+ * fallback group; allowed consumer regions: ap-southeast-1, ...".  A group
+ * with no configured region is GB_E_PLAN too.
+ * OUT [out] filled (gb_plan_candidates_clear, also after failure).
+ */
+gb_err_t gb_plan_candidates(const struct gb_conf *conf, const char *home,
+			    enum gb_mode mode, struct gb_candidates *out,
+			    gb_error_t *err);
+void gb_plan_candidates_clear(struct gb_candidates *c);
+
+/*****************************************************************************
+ *  Pools and the facts a planner sees
+ *****************************************************************************/
+
+enum gb_offer {
+	GB_OFFER_UNKNOWN = 0,	/* not checked (no cache, cloud not asked) */
+	GB_OFFER_YES,
+	GB_OFFER_NO,		/* DescribeInstanceTypeOfferings: not offered */
+};
+
+/* Capacity memory of one (region, AZ, type), decayed to facts.now. */
+struct gb_pool_memory {
+	bool known;		/* a row exists */
+	double asked, got, ice, failures;
+	double last_ice_at, last_success_at;
+	bool recent_ice;	/* last_ice_at within policy.ice_cooldown */
+	/*
+	 * Estimated instances the pool can give now: got/ice when the pool
+	 * has run dry before (the average grant that exhausted it), HUGE_VAL
+	 * when it gave instances and never ran dry, -1 when unknown.
+	 */
+	double est;
+};
+
+struct gb_pool {
+	const char *region;	/* BORROWED from the config */
+	const char *az;
+	const char *subnet;
+	int rank;		/* candidate index of the region (0 = first) */
+	int az_index;		/* index of the AZ in the region's config */
+	int subnet_index;	/* index of the subnet in the AZ */
+	double distance_km;
+	enum gb_offer offered;
+	struct gb_pool_memory mem;
+	/* Set by the engine during a run; planners skip excluded pools. */
+	bool excluded;
+	char why[64];		/* "not offered", "quota", "dry", ... */
+	double score;		/* the heuristic's, for the trace */
+};
+
+struct gb_plan_facts {
+	const struct gb_conf *conf;	/* BORROWED */
+	const char *instance_type;	/* BORROWED */
+	int target;		/* instances still wanted */
+	int job_size;		/* nodes that must share a locality group;
+				 * 1 when they may spread */
+	enum gb_locality locality;
+	const struct gb_candidates *cand;	/* BORROWED */
+	struct gb_pool *pools;	/* NEW: every configured pool of v[], in
+				 * candidate, AZ, subnet order */
+	size_t n_pools;
+	double now;		/* epoch seconds for memory decay */
+	int batch_max;		/* policy.batch_max */
+	int hedge;		/* instances asked beyond a finite estimate
+				 * (facts_build sets 1; 0: none) */
+};
+
+/*
+ * Build the pools of [cand] for [type] with what the state file knows:
+ * offerings cached since now - policy.offerings_ttl, and capacity memory
+ * decayed with policy.capacity_half_life ([st] may be NULL: no knowledge).
+ * OUT [f] filled (gb_plan_facts_clear).
+ */
+gb_err_t gb_plan_facts_build(const struct gb_conf *conf,
+			     const struct gb_candidates *cand,
+			     const char *instance_type, int target,
+			     int job_size, enum gb_locality locality,
+			     struct gb_state *st, double now,
+			     struct gb_plan_facts *f, gb_error_t *err);
+void gb_plan_facts_clear(struct gb_plan_facts *f);
+
+/*
+ * Preflight one region: make sure the offerings of [type] per AZ of
+ * [region] are known.  Uses the cache in [st] when fresh (fetched within
+ * policy.offerings_ttl of [now]); otherwise asks [ec2] (a client of that
+ * region) DescribeInstanceTypeOfferings(LocationType=availability-zone,
+ * instance-type=[type]) and caches one row per configured AZ (offered or
+ * not) and a region-level row.  Updates f->pools of that region.
+ * OUT *calls (may be NULL) += cloud calls made.  A cloud error is returned
+ * with its class (the pools stay GB_OFFER_UNKNOWN).
+ */
+gb_err_t gb_plan_preflight(struct gb_plan_facts *f, const char *region,
+			   struct gb_state *st, struct gb_ec2 *ec2,
+			   int *calls, gb_error_t *err);
+
+/*
+ * The second half of a preflight, for callers that sent the request
+ * themselves: apply the DescribeInstanceTypeOfferings answer [l] for
+ * [region] to f->pools and cache it in [st] (may be NULL).
+ */
+struct gb_ec2_offering_list;
+void gb_plan_offerings_apply(struct gb_plan_facts *f, const char *region,
+			     const struct gb_ec2_offering_list *l,
+			     struct gb_state *st);
+
+/* Recompute every pool's memory estimate (after the engine changed it). */
+void gb_plan_pool_estimate(const struct gb_plan_facts *f, struct gb_pool *p);
+
+/*
+ * The capacity memory in at most GB_PLAN_SUMMARY_MAX characters (the LLM
+ * planner's prompt): the most informative pools first, one compact item
+ * each, e.g. "ap-south-1a got 9.2/12.0 dry 3.1 est 3 last-ice 4m;".
+ * Writes into [buf] of [n] bytes (NUL-terminated, truncated at an item
+ * boundary).  RET the length written.
+ */
+size_t gb_plan_capacity_summary(const struct gb_plan_facts *f, char *buf,
+				size_t n);
+
+/*****************************************************************************
+ *  Planners and the validator
+ *****************************************************************************/
+
+/*
+ * The heuristic planner.  Scores every pool that is not excluded or known
+ * not offered: expected yield from capacity memory (pools that gave
+ * plenty and never ran dry first, then by estimate), recent ICE last,
+ * then candidate order (distance) and config order.  With locality and a
+ * job of several nodes it puts first the region (or AZ) whose pools are
+ * expected to hold the whole job, nearest first.  Batch per step:
+ * min(batch_max, estimate + 1) for a pool with a finite estimate (the +1
+ * keeps memory exact: the call ends with the pool dry), batch_max
+ * otherwise.  total = min(target, what the plan's pools may give).
+ * OUT *out NEW plan, planner "heuristic".  An empty plan (no usable pool)
+ * is GB_E_PLAN "no pool offers g5.xlarge in ...".
+ */
+gb_err_t gb_plan_heuristic(const struct gb_plan_facts *f,
+			   struct gb_plan **out, gb_error_t *err);
+
+/*
+ * The ancestor's fixed order, for probe_fill: usable pools in candidate
+ * order, then AZ and subnet order of the config, batch = batch_max,
+ * planner "ancestor-order".  Empty: GB_E_PLAN as above.
+ */
+gb_err_t gb_plan_ordered(const struct gb_plan_facts *f, struct gb_plan **out,
+			 gb_error_t *err);
+
+/*
+ * A planner other than the heuristic one (the LLM planner of a later
+ * issue) plugs in as this function: it proposes a plan from the facts.
+ * Its plan is validated like any other; on failure, lateness or rejection
+ * the heuristic plan is used (status "fallback").
+ */
+typedef gb_err_t (*gb_plan_propose_fn)(const struct gb_plan_facts *f,
+				       const char *memory_summary,
+				       struct gb_plan **out, void *ctx,
+				       gb_error_t *err);
+
+/* What a plan is checked against: the request's limits. */
+struct gb_plan_scope {
+	const struct gb_conf *conf;	/* families, catalog, pools, batch_max */
+	const char *instance_type;	/* the request's type */
+	int target;			/* the request's nodes still wanted */
+	const char *const *allowed;	/* allowed regions */
+	size_t n_allowed;
+};
+
+/*
+ * THE validator, for every planner.  Rules, each with its own reason:
+ *  - the plan's instance type is the request's, in the catalog, and in
+ *    the allowed families ("instance type m7i.xlarge is not allowed: only
+ *    GPU families g4dn, g5, g5g, g6, g6e");
+ *  - 1 <= total <= target ("total 25 exceeds the request's 20 nodes");
+ *  - at least one step;
+ *  - every step's region inside the allowed set ("step 3: region
+ *    eu-west-1 is outside the allowed set {ap-south-1, ...}");
+ *  - (region, az, subnet) configured ("step 2: subnet subnet-x is not
+ *    configured in ap-south-1a");
+ *  - 1 <= batch <= policy.batch_max ("step 1: batch 9 is outside 1..4");
+ *  - no (region, az, subnet) twice ("step 4: duplicate of step 1").
+ * Steps are numbered from 1.  RET GB_E_OK, or GB_E_PLAN with the first
+ * rejection in [err]; every rejection is appended to [errs] (may be NULL).
+ */
+gb_err_t gb_plan_validate(const struct gb_plan_scope *s,
+			  const struct gb_plan *p, struct gb_errlist *errs,
+			  gb_error_t *err);
+
+#endif /* GB_LIBPLAN_GB_PLAN_H */

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * heuristic.c - the heuristic planner and the ancestor's fixed order
+ *
+ * Order of pools (doc/orchestrator.md, "Heuristic planner"):
+ *  1. pools that gave instances and never ran dry ("plenty");
+ *  2. pools with a finite estimate, largest first: filling from the biggest
+ *     pools needs the fewest calls;
+ *  3. pools memory knows nothing about;
+ *  4. pools memory says are empty;
+ *  5. pools that ran dry within policy.ice_cooldown ("cooling");
+ * ties by candidate order (home, then distance), AZ and subnet order.
+ * With locality and a job of several nodes the pools are grouped by
+ * region (or AZ) first: groups that memory says can hold the whole job,
+ * nearest first; then groups memory cannot judge; then the rest.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_plan.h"
+#include "gb_str.h"
+
+enum tier {
+	TIER_PLENTY = 0,
+	TIER_ESTIMATE,
+	TIER_UNKNOWN,
+	TIER_EMPTY,
+	TIER_COOLING,
+};
+
+static bool usable(const struct gb_pool *p)
+{
+	return !p->excluded && p->offered != GB_OFFER_NO;
+}
+
+static int rounded(double est)
+{
+	return est < 0 ? -1 : isinf(est) ? INT32_MAX : (int)floor(est + 0.5);
+}
+
+static enum tier tier_of(const struct gb_pool *p)
+{
+	if (p->mem.recent_ice)
+		return TIER_COOLING;
+	if (p->mem.est < 0)
+		return TIER_UNKNOWN;
+	if (isinf(p->mem.est))
+		return TIER_PLENTY;
+	return rounded(p->mem.est) >= 1 ? TIER_ESTIMATE : TIER_EMPTY;
+}
+
+static int cmp_pool(const struct gb_pool *a, const struct gb_pool *b)
+{
+	enum tier ta = tier_of(a), tb = tier_of(b);
+
+	if (ta != tb)
+		return ta < tb ? -1 : 1;
+	if (ta == TIER_ESTIMATE && rounded(a->mem.est) != rounded(b->mem.est))
+		return rounded(a->mem.est) > rounded(b->mem.est) ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (a->az_index != b->az_index)
+		return a->az_index < b->az_index ? -1 : 1;
+	return a->subnet_index < b->subnet_index ? -1 :
+	       a->subnet_index > b->subnet_index;
+}
+
+/* Locality groups: a region, or an AZ. */
+struct group {
+	const char *region;
+	const char *az;		/* NULL for a region group */
+	int rank, az_index;
+	double known;		/* sum of finite estimates (one per AZ) */
+	bool plenty, unknown;
+	int klass;		/* 0 capable, 1 cannot judge, 2 short */
+};
+
+static bool in_group(const struct group *g, const struct gb_pool *p)
+{
+	return strcmp(g->region, p->region) == 0 &&
+	       (!g->az || strcmp(g->az, p->az) == 0);
+}
+
+static int cmp_group(const void *x, const void *y)
+{
+	const struct group *a = x, *b = y;
+
+	if (a->klass != b->klass)
+		return a->klass < b->klass ? -1 : 1;
+	if (a->klass == 2 && a->known != b->known)
+		return a->known > b->known ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->az_index < b->az_index ? -1 : a->az_index > b->az_index;
+}
+
+/* First subnet of its AZ among the usable pools (memory is per AZ). */
+static bool first_subnet(const struct gb_plan_facts *f, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (usable(&f->pools[j]) &&
+		    strcmp(f->pools[j].region, f->pools[i].region) == 0 &&
+		    strcmp(f->pools[j].az, f->pools[i].az) == 0)
+			return false;
+	return true;
+}
+
+static size_t build_groups(const struct gb_plan_facts *f, struct group *g)
+{
+	bool by_az = f->locality == GB_LOCALITY_AZ;
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->n_pools; i++) {
+		const struct gb_pool *p = &f->pools[i];
+		size_t k;
+
+		if (!usable(p))
+			continue;
+		for (k = 0; k < n && !in_group(&g[k], p); k++)
+			;
+		if (k == n) {
+			g[n].region = p->region;
+			g[n].az = by_az ? p->az : NULL;
+			g[n].rank = p->rank;
+			g[n].az_index = by_az ? p->az_index : 0;
+			n++;
+		}
+		if (!first_subnet(f, i))
+			continue;
+		if (tier_of(p) == TIER_COOLING)
+			continue;	/* counts for nothing now */
+		if (p->mem.est < 0)
+			g[k].unknown = true;
+		else if (isinf(p->mem.est))
+			g[k].plenty = true;
+		else
+			g[k].known += rounded(p->mem.est);
+	}
+	for (size_t k = 0; k < n; k++)
+		g[k].klass = g[k].plenty || g[k].known >= f->job_size ? 0 :
+			     g[k].unknown ? 1 : 2;
+	qsort(g, n, sizeof(*g), cmp_group);
+	return n;
+}
+
+static void reason_of(const struct gb_plan_facts *f, const struct gb_pool *p,
+		      bool first, char *buf, size_t n)
+{
+	const struct gb_candidate *c = &f->cand->v[p->rank];
+
+	if (!first) {
+		snprintf(buf, n, "another subnet of %s (address rotation)", p->az);
+		return;
+	}
+	switch (tier_of(p)) {
+	case TIER_PLENTY:
+		snprintf(buf, n, "memory: gave %.1f and never ran dry", p->mem.got);
+		break;
+	case TIER_ESTIMATE:
+	case TIER_EMPTY:
+		snprintf(buf, n, "memory: about %d (got %.1f over %.1f dry-outs)",
+			 rounded(p->mem.est), p->mem.got, p->mem.ice);
+		break;
+	case TIER_COOLING:
+		snprintf(buf, n, "ran dry %.0fs ago (cooling down)",
+			 f->now - p->mem.last_ice_at);
+		break;
+	default:
+		if (c->home)
+			snprintf(buf, n, "no memory; home region");
+		else if (isinf(c->distance_km))
+			snprintf(buf, n, "no memory; candidate %d", p->rank + 1);
+		else
+			snprintf(buf, n, "no memory; candidate %d (%.0f km)",
+				 p->rank + 1, c->distance_km);
+	}
+}
+
+/* batch and expect of one step, from the pool's estimate. */
+static void sizing(const struct gb_plan_facts *f, const struct gb_pool *p,
+		   bool first, int *batch, int *expect)
+{
+	int bmax = f->batch_max > 0 ? f->batch_max : 1;
+	int e = rounded(p->mem.est);
+
+	*batch = bmax;
+	*expect = 0;
+	if (!first || tier_of(p) == TIER_COOLING || e < 0)
+		return;
+	if (e == INT32_MAX) {
+		*expect = f->target;
+		return;
+	}
+	*expect = e;
+	*batch = e + (f->hedge > 0 ? f->hedge : 0);
+	if (*batch < 1)
+		*batch = 1;
+	if (*batch > bmax)
+		*batch = bmax;
+}
+
+static gb_err_t add(struct gb_plan *plan, const struct gb_plan_facts *f,
+		    size_t i, gb_error_t *err)
+{
+	const struct gb_pool *p = &f->pools[i];
+	bool first = first_subnet(f, i);
+	char why[GB_PLAN_REASON_MAX];
+	int batch, expect;
+
+	reason_of(f, p, first, why, sizeof(why));
+	sizing(f, p, first, &batch, &expect);
+	return gb_plan_add_step(plan, p->region, p->az, p->subnet, batch,
+				expect, why, err);
+}
+
+/* Indices of the usable pools (of group [g], or all), in pool order. */
+static size_t ordered(const struct gb_plan_facts *f, const struct group *g,
+		      size_t *idx)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->n_pools; i++)
+		if (usable(&f->pools[i]) && (!g || in_group(g, &f->pools[i])))
+			idx[n++] = i;
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 &&
+		     cmp_pool(&f->pools[idx[j - 1]], &f->pools[idx[j]]) > 0; j--) {
+			size_t t = idx[j];
+
+			idx[j] = idx[j - 1];
+			idx[j - 1] = t;
+		}
+	return n;
+}
+
+static void rationale(const struct gb_plan_facts *f, const struct group *g,
+		      size_t ng, struct gb_plan *plan)
+{
+	struct gb_buf b = GB_BUF_INIT;
+
+	gb_buf_printf(&b, "%zu pools for %d x %s; yield from memory first, then distance",
+		      plan->n_steps, f->target, f->instance_type);
+	if (g && ng) {
+		gb_buf_printf(&b, "; job of %d in one %s, first %s%s%s (%s)",
+			      f->job_size,
+			      f->locality == GB_LOCALITY_AZ ? "AZ" : "region",
+			      g[0].region, g[0].az ? "/" : "", g[0].az ? g[0].az : "",
+			      g[0].klass == 0 ? "memory says it can hold the job" :
+			      g[0].klass == 1 ? "unknown capacity" :
+			      "largest known capacity");
+	}
+	if (!gb_buf_failed(&b))
+		gb_plan_set_rationale(plan, gb_buf_str(&b), NULL);
+	gb_buf_free(&b);
+}
+
+static gb_err_t no_pool(const struct gb_plan_facts *f, gb_error_t *err)
+{
+	struct gb_buf b = GB_BUF_INIT;
+	gb_err_t rc;
+
+	for (size_t i = 0; f->cand && i < f->cand->n; i++)
+		gb_buf_printf(&b, "%s%s", i ? ", " : "", f->cand->v[i].region->name);
+	rc = gb_errorf(err, GB_E_PLAN, "no usable pool offers %s in %s",
+		       f->instance_type, b.len ? gb_buf_str(&b) : "(no region)");
+	gb_buf_free(&b);
+	return rc;
+}
+
+gb_err_t gb_plan_heuristic(const struct gb_plan_facts *f,
+			   struct gb_plan **out, gb_error_t *err)
+{
+	struct gb_plan *plan = NULL;
+	struct group *g = NULL;
+	size_t *idx = NULL, ng = 0, n;
+	bool grouped = f->job_size > 1 && f->locality != GB_LOCALITY_NONE;
+	gb_err_t rc;
+
+	*out = NULL;
+	idx = calloc(f->n_pools + 1, sizeof(*idx));
+	g = calloc(f->n_pools + 1, sizeof(*g));
+	if (!idx || !g) {
+		rc = gb_errorf(err, GB_E_NOMEM, "planner: out of memory");
+		goto out;
+	}
+	if ((rc = gb_plan_new(f->instance_type, "heuristic", f->target, &plan, err)))
+		goto out;
+	if (grouped)
+		ng = build_groups(f, g);
+	for (size_t k = 0; k < (grouped ? ng : 1); k++) {
+		n = ordered(f, grouped ? &g[k] : NULL, idx);
+		for (size_t i = 0; i < n; i++)
+			if ((rc = add(plan, f, idx[i], err)))
+				goto out;
+	}
+	if (plan->n_steps == 0) {
+		rc = no_pool(f, err);
+		goto out;
+	}
+	rationale(f, grouped ? g : NULL, ng, plan);
+	*out = plan;
+	plan = NULL;
+out:
+	gb_plan_free(plan);
+	free(idx);
+	free(g);
+	return rc;
+}
+
+gb_err_t gb_plan_ordered(const struct gb_plan_facts *f, struct gb_plan **out,
+			 gb_error_t *err)
+{
+	struct gb_plan *plan = NULL;
+	char why[GB_PLAN_REASON_MAX];
+	gb_err_t rc;
+
+	*out = NULL;
+	if ((rc = gb_plan_new(f->instance_type, "ancestor-order", f->target,
+			      &plan, err)))
+		return rc;
+	for (size_t i = 0; i < f->n_pools; i++) {
+		const struct gb_pool *p = &f->pools[i];
+
+		if (!usable(p))
+			continue;
+		snprintf(why, sizeof(why), "candidate %d, AZ %d, subnet %d in config order",
+			 p->rank + 1, p->az_index + 1, p->subnet_index + 1);
+		rc = gb_plan_add_step(plan, p->region, p->az, p->subnet,
+				      f->batch_max, 0, why, err);
+		if (rc)
+			goto fail;
+	}
+	if (plan->n_steps == 0) {
+		rc = no_pool(f, err);
+		goto fail;
+	}
+	gb_plan_set_rationale(plan, "the ancestor's Probe-and-Fill order: regions by candidate order, subnets in config order", NULL);
+	*out = plan;
+	return GB_E_OK;
+fail:
+	gb_plan_free(plan);
+	return rc;
+}

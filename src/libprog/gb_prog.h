@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gb_prog.h - what gpuburst-resume, -suspend and -resume-fail share
+ *
+ * Each program's main() is gb_prog_main().  The fast path, in order
+ * (slurm-lab README and power_save.shtml are the contract):
+ *
+ *  1. fds 0-2 onto /dev/null if closed, signal mask and dispositions reset
+ *     (slurmctld starts us with 0-2 closed and TERM, CHLD, ... blocked);
+ *  2. SLURM_RESUME_FILE read and parsed (resume only; it vanishes when we
+ *     exit and must be read within ten seconds);
+ *  3. the configuration loaded (on failure: syslog only, nodes of a resume
+ *     set DOWN with a reason so that their jobs requeue, exit 3);
+ *  4. the hostlist expanded, nodes matched to nodesets (resume: unknown
+ *     nodes go DOWN with a reason; nothing is launched for them);
+ *  5. the requests written in one transaction: resume one per (nodeset,
+ *     job), jobless nodes one per nodeset with job_id 0, split at
+ *     policy.max_request_nodes; suspend / resume-fail one per call;
+ *  6. the worker started detached; exit 0.
+ *
+ * Nothing is ever printed on stdout/stderr: logging goes to the configured
+ * file and/or syslog (stderr gets a copy only on a terminal).  The exit
+ * status is a gb_err_t (slurmctld only logs it).
+ */
+#ifndef GB_LIBPROG_GB_PROG_H
+#define GB_LIBPROG_GB_PROG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gb_conf.h"
+#include "gb_err.h"
+#include "gb_resume_file.h"
+#include "gb_state.h"
+#include "gb_str.h"
+
+enum gb_prog_kind {
+	GB_PROG_RESUME = 0,
+	GB_PROG_SUSPEND,
+	GB_PROG_RESUME_FAIL,
+};
+
+/* RET static "gpuburst-resume", ... */
+const char *gb_prog_name(enum gb_prog_kind kind);
+
+/*
+ * main() of the three programs:
+ *   PROG [-c FILE] HOSTLIST     what slurmctld runs
+ *   PROG --worker [-c FILE]     the detached worker (started by PROG)
+ *   PROG -h | -V
+ * RET the exit status.
+ */
+int gb_prog_main(enum gb_prog_kind kind, int argc, char **argv);
+
+/*****************************************************************************
+ *  Resume: nodes -> requests (pure, unit-tested)
+ *****************************************************************************/
+
+/* One request to write: nodes of one nodeset for one job. */
+struct gb_prog_group {
+	const struct gb_conf_nodeset *ns;	/* BORROWED from the config */
+	int64_t job_id;				/* 0: no job */
+	const char *raw;			/* BORROWED job JSON, or NULL */
+	struct gb_strv nodes;			/* NEW, in Slurm's order */
+};
+
+struct gb_prog_groups {
+	struct gb_prog_group *v;
+	size_t n;
+	struct gb_strv unknown;			/* nodes in no nodeset */
+};
+
+/*
+ * Match the nodes of every group of [split] to nodesets of [conf]: each
+ * (job, nodeset) pair becomes one group, in the order of first appearance;
+ * a group longer than policy.max_request_nodes is cut into several.
+ * Nodes of no nodeset go to out->unknown.
+ */
+gb_err_t gb_prog_group_nodes(const struct gb_conf *conf,
+			     const struct gb_resume_split *split,
+			     struct gb_prog_groups *out, gb_error_t *err);
+void gb_prog_groups_free(struct gb_prog_groups *g);
+
+/*
+ * Approval policy hook: the initial state of a new resume request,
+ * GB_RSTATE_QUEUED or GB_RSTATE_PENDING_APPROVAL (then [why], of [n]
+ * bytes, says why and *expires_at is set).  The approvals issue implements
+ * the thresholds; until then every request is queued.
+ */
+enum gb_request_state gb_prog_approval_state(const struct gb_conf *conf,
+					     const struct gb_request *req,
+					     char *why, size_t n,
+					     double *expires_at);
+
+/*
+ * Write one RESUME request per group in one transaction of [st] (every
+ * row or none), each with an "enqueue" event.  OUT ids (may be NULL): the
+ * new request ids, in group order.
+ */
+gb_err_t gb_prog_enqueue_resume(gb_state_t *st, const struct gb_conf *conf,
+				const struct gb_prog_groups *g,
+				const char *source, struct gb_strv *ids,
+				gb_error_t *err);
+
+/*
+ * Write one SUSPEND or RESUME_FAIL request ([kind]) for [nodes] (nodeset
+ * NULL: the nodes may span nodesets).  OUT [id] of GB_REQUEST_ID_LEN + 1.
+ */
+gb_err_t gb_prog_enqueue_term(gb_state_t *st, enum gb_request_kind kind,
+			      const struct gb_strv *nodes, char *id,
+			      gb_error_t *err);
+
+/*****************************************************************************
+ *  Paths and the detached worker
+ *****************************************************************************/
+
+#define GB_WORKER_LOCK "worker.lock"
+
+/* "<state_dir>/state.db" and "<state_dir>/worker.lock" into [buf]. */
+void gb_prog_state_path(const struct gb_conf *conf, char *buf, size_t n);
+void gb_prog_lock_path(const struct gb_conf *conf, char *buf, size_t n);
+
+/*
+ * Start [exe] [args...] detached: fork, setsid, fork again (so it is not
+ * our child and not in slurmctld's process group, which slurmscriptd
+ * kills after the timeout), fds 0-2 on /dev/null and every other fd
+ * closed (slurmscriptd waits for EOF on our stdout), signals reset, cwd /.
+ * [argv] is NULL-terminated, argv[0] the path.  Waits only for the
+ * intermediate child.  RET GB_E_OK once the intermediate child exited 0.
+ */
+gb_err_t gb_prog_spawn_detached(char *const *argv, gb_error_t *err);
+
+/* readlink("/proc/self/exe") into [buf]. */
+gb_err_t gb_prog_self_exe(char *buf, size_t n, gb_error_t *err);
+
+#endif /* GB_LIBPROG_GB_PROG_H */

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * prog_enqueue.c - nodes to requests, the approval hook, one transaction
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_hostlist.h"
+#include "gb_log.h"
+#include "gb_prog.h"
+#include "gb_slurm.h"
+
+/*****************************************************************************
+ *  Grouping
+ *****************************************************************************/
+
+static gb_err_t new_group(struct gb_prog_groups *out,
+			  const struct gb_conf_nodeset *ns,
+			  const struct gb_resume_group *rg, size_t *idx)
+{
+	struct gb_prog_group *v = realloc(out->v, (out->n + 1) * sizeof(*v));
+
+	if (!v)
+		return GB_E_NOMEM;
+	out->v = v;
+	memset(&v[out->n], 0, sizeof(v[out->n]));
+	v[out->n].ns = ns;
+	v[out->n].job_id = rg->job_id;
+	v[out->n].raw = rg->raw;
+	*idx = out->n++;
+	return GB_E_OK;
+}
+
+/*
+ * The nodes of one job: one open group per nodeset (index into out->v, or
+ * SIZE_MAX), a new one when the open one is full.
+ */
+static gb_err_t group_job(const struct gb_conf *conf,
+			  const struct gb_resume_group *rg,
+			  struct gb_prog_groups *out)
+{
+	size_t *open = malloc((conf->n_nodesets ? conf->n_nodesets : 1) * sizeof(*open));
+	size_t max = conf->policy.max_request_nodes > 0 ?
+		     (size_t)conf->policy.max_request_nodes : 1000;
+	const struct gb_conf_nodeset *last = NULL;
+	gb_err_t rc = GB_E_OK;
+
+	if (!open)
+		return GB_E_NOMEM;
+	for (size_t i = 0; i < conf->n_nodesets; i++)
+		open[i] = SIZE_MAX;
+	for (size_t i = 0; i < rg->nodes.n && rc == GB_E_OK; i++) {
+		const char *node = rg->nodes.v[i];
+		const struct gb_conf_nodeset *ns;
+		size_t k;
+
+		/* consecutive nodes are usually of one nodeset: try it first */
+		if (last && gb_hostlist_match(last->pattern_, node))
+			ns = last;
+		else
+			ns = gb_conf_nodeset_for_node(conf, node);
+		if (!ns) {
+			rc = gb_strv_add(&out->unknown, node);
+			continue;
+		}
+		last = ns;
+		k = (size_t)(ns - conf->nodesets);
+		if (open[k] == SIZE_MAX || out->v[open[k]].nodes.n >= max)
+			rc = new_group(out, ns, rg, &open[k]);
+		if (rc == GB_E_OK)
+			rc = gb_strv_add(&out->v[open[k]].nodes, node);
+	}
+	free(open);
+	return rc;
+}
+
+gb_err_t gb_prog_group_nodes(const struct gb_conf *conf,
+			     const struct gb_resume_split *split,
+			     struct gb_prog_groups *out, gb_error_t *err)
+{
+	gb_err_t rc = GB_E_OK;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < split->n_groups && rc == GB_E_OK; i++)
+		rc = group_job(conf, &split->groups[i], out);
+	if (rc) {
+		gb_prog_groups_free(out);
+		return gb_errorf(err, rc, "grouping nodes: out of memory");
+	}
+	return GB_E_OK;
+}
+
+void gb_prog_groups_free(struct gb_prog_groups *g)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->n; i++)
+		gb_strv_free(&g->v[i].nodes);
+	free(g->v);
+	gb_strv_free(&g->unknown);
+	memset(g, 0, sizeof(*g));
+}
+
+/*****************************************************************************
+ *  Approval hook
+ *****************************************************************************/
+
+enum gb_request_state gb_prog_approval_state(const struct gb_conf *conf,
+					     const struct gb_request *req,
+					     char *why, size_t n,
+					     double *expires_at)
+{
+	/*
+	 * The approvals issue decides here from gb_conf_threshold(conf),
+	 * policy.allowed_geo_regions and manual_resume_needs_approval
+	 * (req->job_id == 0).  Until then nothing waits.
+	 */
+	(void)conf;
+	(void)req;
+	if (why && n)
+		why[0] = '\0';
+	if (expires_at)
+		*expires_at = 0;
+	return GB_RSTATE_QUEUED;
+}
+
+/*****************************************************************************
+ *  Writing
+ *****************************************************************************/
+
+static gb_err_t add_resume_row(gb_state_t *st, const struct gb_conf *conf,
+			       const struct gb_prog_group *g, const char *source,
+			       struct gb_strv *ids, gb_error_t *err)
+{
+	struct gb_request req = { 0 };
+	char *nodes = NULL, why[256], detail[512], qn[256];
+	gb_err_t rc;
+
+	if ((rc = gb_slurm_hostlist_compress(g->nodes.v, g->nodes.n, &nodes, err)))
+		return rc;
+	req.kind = GB_REQ_RESUME;
+	req.nodeset = g->ns->name;
+	req.job_id = g->job_id;
+	req.nodes = nodes;
+	req.node_count = (int)g->nodes.n;
+	req.instance_type = g->ns->instance_type;
+	req.home_region = g->ns->home_region;
+	req.input = g->raw;
+	req.state = gb_prog_approval_state(conf, &req, why, sizeof(why), &req.expires_at);
+	if ((rc = gb_state_request_add(st, &req, err)))
+		goto out;
+	snprintf(detail, sizeof(detail), "state=%s job=%lld nodeset=%s nodes=%s count=%d source=%s%s%s",
+		 gb_request_state_name(req.state), (long long)req.job_id, req.nodeset,
+		 gb_log_q(qn, sizeof(qn), nodes), req.node_count, source,
+		 why[0] ? " why=" : "", why);
+	if ((rc = gb_state_event_add(st, req.id, "enqueue", detail, err)))
+		goto out;
+	if (ids && gb_strv_add(ids, req.id))
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+out:
+	free(nodes);
+	return rc;
+}
+
+gb_err_t gb_prog_enqueue_resume(gb_state_t *st, const struct gb_conf *conf,
+				const struct gb_prog_groups *g,
+				const char *source, struct gb_strv *ids,
+				gb_error_t *err)
+{
+	gb_err_t rc;
+
+	if (g->n == 0)
+		return GB_E_OK;
+	if ((rc = gb_state_tx_begin(st, err)))
+		return rc;
+	for (size_t i = 0; i < g->n; i++) {
+		if ((rc = add_resume_row(st, conf, &g->v[i], source, ids, err))) {
+			gb_state_tx_rollback(st);
+			if (ids)
+				gb_strv_free(ids);
+			return rc;
+		}
+	}
+	return gb_state_tx_commit(st, err);
+}
+
+gb_err_t gb_prog_enqueue_term(gb_state_t *st, enum gb_request_kind kind,
+			      const struct gb_strv *nodes, char *id,
+			      gb_error_t *err)
+{
+	struct gb_request req = { 0 };
+	char *list = NULL, detail[512], qn[256];
+	gb_err_t rc;
+
+	id[0] = '\0';
+	if ((rc = gb_slurm_hostlist_compress(nodes->v, nodes->n, &list, err)))
+		return rc;
+	req.kind = kind;
+	req.state = GB_RSTATE_QUEUED;
+	req.nodes = list;
+	req.node_count = (int)nodes->n;
+	if ((rc = gb_state_tx_begin(st, err)))
+		goto out;
+	rc = gb_state_request_add(st, &req, err);
+	if (rc == GB_E_OK) {
+		snprintf(detail, sizeof(detail), "state=queued nodes=%s count=%d",
+			 gb_log_q(qn, sizeof(qn), list), req.node_count);
+		rc = gb_state_event_add(st, req.id, "enqueue", detail, err);
+	}
+	if (rc) {
+		gb_state_tx_rollback(st);
+		goto out;
+	}
+	if ((rc = gb_state_tx_commit(st, err)) == GB_E_OK)
+		memcpy(id, req.id, sizeof(req.id));
+out:
+	free(list);
+	return rc;
+}
