@@ -183,6 +183,7 @@ static gb_err_t expire_one(gb_state_t *st, const struct target *x, double now,
 		rc = gb_state_event_add(st, x->id, "expire", detail, err);
 	}
 	if (rc == GB_E_OK && (gb_strv_add(&out->expired_ids, x->id) ||
+			      gb_strv_add(&out->expired_exprs, x->nodes ? x->nodes : "") ||
 			      add_nodes(&out->expired_nodes, x->nodes, err)))
 		rc = gb_errorf(err, GB_E_NOMEM, "expiring: out of memory");
 	if (rc == GB_E_OK)
@@ -221,7 +222,8 @@ static gb_err_t decide_one(gb_state_t *st, const struct target *x,
 	if (rc == GB_E_OK)
 		rc = gb_state_event_add(st, x->id, approve ? "approve" : "deny",
 					detail, err);
-	if (rc == GB_E_OK && gb_strv_add(&out->ids, x->id))
+	if (rc == GB_E_OK && (gb_strv_add(&out->ids, x->id) ||
+			      gb_strv_add(&out->exprs, x->nodes ? x->nodes : "")))
 		rc = gb_errorf(err, GB_E_NOMEM, "deciding: out of memory");
 	if (rc == GB_E_OK && !approve)
 		rc = add_nodes(&out->nodes, x->nodes, err);
@@ -379,8 +381,10 @@ void gb_policy_outcome_clear(struct gb_policy_outcome *o)
 	if (!o)
 		return;
 	gb_strv_free(&o->ids);
+	gb_strv_free(&o->exprs);
 	gb_strv_free(&o->nodes);
 	gb_strv_free(&o->expired_ids);
+	gb_strv_free(&o->expired_exprs);
 	gb_strv_free(&o->expired_nodes);
 }
 

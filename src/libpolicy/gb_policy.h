@@ -51,6 +51,7 @@
 
 #include "gb_conf.h"
 #include "gb_err.h"
+#include "gb_slurmconf.h"
 #include "gb_state.h"
 #include "gb_str.h"
 
@@ -104,20 +105,30 @@ bool gb_policy_geo(const struct gb_conf *conf, const char *const *regions,
 		   size_t n, struct gb_policy_verdict *v);
 
 /*
+ * The approval timeout of a request of nodeset [nodeset] (may be NULL):
+ * gb_policy_approval_timeout() with slurm.conf's global ResumeTimeout and
+ * that of the nodeset's partition ([sc] NULL: Slurm's default 60 s).
+ */
+double gb_policy_timeout_for(const struct gb_conf *conf,
+			     const struct gb_slurmconf *sc,
+			     const char *nodeset);
+
+/*
  * The resume fast path's hook.  [reqs] are the n requests of ONE Slurm
  * call, not yet inserted (ids may be empty); for each, counts as in rule 1
- * (earlier requests read from [st], which may be NULL: none) and applies
- * rules 1 and 2.  OUT v[i] per request; reqs[i].state becomes
- * GB_RSTATE_PENDING_APPROVAL with expires_at = created + [approval_timeout]
- * (created: reqs[i].created_at, or [now] when 0) for the gated ones, and
- * GB_RSTATE_QUEUED for the others.  [window] is how far back earlier
- * requests of a job count (seconds; the resume timeout).  Reads only; no
- * transaction needed.  Nodes that are not a valid hostlist count by
- * node_count.  RET GB_E_OK; GB_E_STATE reading [st]; GB_E_NOMEM.
+ * and applies rules 1 and 2.  Earlier requests are read from [st] (NULL:
+ * none) back to [now] minus the larger of the global and partition
+ * ResumeTimeouts of [sc] (NULL: 60 s).  OUT v[i] per request;
+ * reqs[i].state becomes GB_RSTATE_PENDING_APPROVAL with expires_at =
+ * created + gb_policy_timeout_for() (created: reqs[i].created_at, or
+ * [now] when 0) for the gated ones, GB_RSTATE_QUEUED for the other resume
+ * requests; other kinds are left alone.  Reads only.  Nodes that are not
+ * a valid hostlist count by node_count.
+ * RET GB_E_OK; GB_E_STATE reading [st]; GB_E_NOMEM.
  */
 gb_err_t gb_policy_gate(const struct gb_conf *conf, gb_state_t *st,
 			struct gb_request *reqs, size_t n, double now,
-			double window, double approval_timeout,
+			const struct gb_slurmconf *sc,
 			struct gb_policy_verdict *v, gb_error_t *err);
 
 /*
@@ -136,14 +147,14 @@ gb_err_t gb_policy_record(gb_state_t *st, const struct gb_request *req,
  * approved approval, or the regions are all allowed: RET GB_E_OK, nothing
  * written.  Otherwise, in one transaction: the request goes RUNNING ->
  * PENDING_APPROVAL, an approval row (expiring at req->created_at +
- * [approval_timeout]) and an event are written; RET GB_E_PENDING (the
- * caller stops working on it and notifies: gb_policy_notify_spawn).
- * OUT [v] (may be NULL) the verdict.
+ * gb_policy_timeout_for(): Slurm's clock started at the power-up) and an
+ * event are written; RET GB_E_PENDING (the caller stops working on it and
+ * notifies: gb_policy_notify_spawn).  OUT [v] (may be NULL) the verdict.
  */
 gb_err_t gb_policy_geo_gate(const struct gb_conf *conf, gb_state_t *st,
 			    const struct gb_request *req,
 			    const char *const *regions, size_t n,
-			    double approval_timeout,
+			    const struct gb_slurmconf *sc,
 			    struct gb_policy_verdict *v, gb_error_t *err);
 
 /*
@@ -171,9 +182,11 @@ enum gb_policy_decision {
 /* What a decision (or an expiry pass) changed, for Slurm and the report. */
 struct gb_policy_outcome {
 	struct gb_strv ids;		/* requests decided, the named one first */
-	struct gb_strv nodes;		/* denied/expired: their nodes, expanded */
+	struct gb_strv exprs;		/* ... the hostlist of each of them */
+	struct gb_strv nodes;		/* denied: all their nodes, expanded */
 	struct gb_strv expired_ids;	/* requests found past their deadline */
-	struct gb_strv expired_nodes;	/* ... and their nodes, expanded */
+	struct gb_strv expired_exprs;	/* ... the hostlist of each of them */
+	struct gb_strv expired_nodes;	/* ... all their nodes, expanded */
 };
 void gb_policy_outcome_clear(struct gb_policy_outcome *o);
 
@@ -276,8 +289,21 @@ gb_err_t gb_policy_run(char *const *argv, const char *input, double timeout,
 		       int *status, struct gb_buf *output, gb_error_t *err);
 
 /*
+ * Run policy.approval_notify about [req] now, in this thread, for at most
+ * GB_POLICY_NOTIFY_TIMEOUT seconds, and log the outcome
+ * ("approval_notify req=... status=... elapsed=..."), failures as errors.
+ * Safe in a multi-threaded process (the child only execs).  No-op when
+ * approval_notify is not set.  RET as gb_policy_run, or GB_E_IO for a
+ * non-zero exit.
+ */
+gb_err_t gb_policy_notify_run(const struct gb_conf *conf,
+			      const struct gb_request *req, const char *why,
+			      double expires_at, gb_error_t *err);
+
+/*
  * Notify about [req] gated for [why] until [expires_at], without blocking
- * the caller: a detached grandchild (setsid) runs policy.approval_notify
+ * the caller (the resume fast path; call it from a single-threaded
+ * process: the grandchild logs): a detached grandchild (setsid) runs policy.approval_notify
  * with gb_policy_run(), GB_POLICY_NOTIFY_TIMEOUT, and logs the outcome
  * ("approval_notify req=... status=... elapsed=..."), failures as errors.
  * No-op when approval_notify is not set.  Only the double fork can fail

@@ -284,9 +284,8 @@ static void detach_stdio(void)
 		close(fd);
 }
 
-/* The grandchild: run, log, exit.  Never returns. */
-static void notify_detached(const struct gb_conf *conf, const char *id,
-			    const char *doc)
+static gb_err_t notify_doc(const struct gb_conf *conf, const char *id,
+			   const char *doc, gb_error_t *err)
 {
 	struct gb_buf output = GB_BUF_INIT;
 	char q[GB_POLICY_NOTIFY_OUTPUT_MAX * 2 + 8];
@@ -298,17 +297,39 @@ static void notify_detached(const struct gb_conf *conf, const char *id,
 	rc = gb_policy_run(conf->policy.approval_notify, doc,
 			   GB_POLICY_NOTIFY_TIMEOUT, &status, &output, &e);
 	gb_buf_putc(&output, '\0');
-	if (rc == GB_E_OK && status == 0)
+	if (rc == GB_E_OK && status == 0) {
 		gb_log_info("approval_notify req=%s status=0 elapsed=%.3f", id,
 			    gb_time_mono() - t0);
-	else
+	} else {
 		gb_log_error("approval_notify req=%s status=%d elapsed=%.3f error=%s output=%s",
 			     id, status, gb_time_mono() - t0,
-			     gb_log_q(q, sizeof(q), rc ? e.text : "non-zero exit"),
+			     gb_log_q(q, sizeof(q) / 2, rc ? e.text : "non-zero exit"),
 			     gb_log_q(q + sizeof(q) / 2, sizeof(q) / 2,
 				      gb_buf_str(&output)));
+		if (rc == GB_E_OK)
+			rc = gb_errorf(&e, GB_E_IO, "%s exited with status %d",
+				       conf->policy.approval_notify[0], status);
+		if (err)
+			*err = e;
+	}
 	gb_buf_free(&output);
-	_exit(rc == GB_E_OK && status == 0 ? 0 : 1);
+	return rc;
+}
+
+gb_err_t gb_policy_notify_run(const struct gb_conf *conf,
+			      const struct gb_request *req, const char *why,
+			      double expires_at, gb_error_t *err)
+{
+	char *doc = NULL;
+	gb_err_t rc;
+
+	if (!conf->policy.approval_notify || !conf->policy.approval_notify[0])
+		return GB_E_OK;
+	rc = gb_policy_notify_json(conf, req, why, expires_at, &doc, err);
+	if (rc == GB_E_OK)
+		rc = notify_doc(conf, req->id, doc, err);
+	free(doc);
+	return rc;
 }
 
 gb_err_t gb_policy_notify_spawn(const struct gb_conf *conf,
@@ -331,7 +352,7 @@ gb_err_t gb_policy_notify_spawn(const struct gb_conf *conf,
 		setsid();
 		detach_stdio();
 		if (fork() == 0)
-			notify_detached(conf, req->id, doc);
+			_exit(notify_doc(conf, req->id, doc, NULL) ? 1 : 0);
 		_exit(0);
 	}
 	free(doc);

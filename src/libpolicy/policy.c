@@ -122,6 +122,31 @@ double gb_policy_approval_timeout(const struct gb_conf *conf,
 	return rt / 2 >= 1 ? (double)(long)(rt / 2) : 1;
 }
 
+double gb_policy_timeout_for(const struct gb_conf *conf,
+			     const struct gb_slurmconf *sc,
+			     const char *nodeset)
+{
+	const struct gb_conf_nodeset *ns = nodeset ? gb_conf_nodeset(conf, nodeset)
+						   : NULL;
+	const struct gb_slurmconf_partition *p =
+		sc && ns ? gb_slurmconf_partition(sc, ns->partition) : NULL;
+
+	return gb_policy_approval_timeout(conf, sc ? sc->resume_timeout : -1,
+					  p ? p->resume_timeout : -1);
+}
+
+/* How far back a job's earlier requests count: its longest ResumeTimeout. */
+static double count_window(const struct gb_slurmconf *sc)
+{
+	double w = sc && sc->resume_timeout > 0 ? sc->resume_timeout
+					       : GB_SLURM_DEFAULT_RESUME_TIMEOUT;
+
+	for (size_t i = 0; sc && i < sc->n_partitions; i++)
+		if (sc->partitions[i].resume_timeout > w)
+			w = sc->partitions[i].resume_timeout;
+	return w;
+}
+
 /*****************************************************************************
  *  Counting one Slurm call's requests
  *****************************************************************************/
@@ -243,16 +268,16 @@ static gb_err_t count_job(const struct gb_request *reqs, size_t n,
 
 gb_err_t gb_policy_gate(const struct gb_conf *conf, gb_state_t *st,
 			struct gb_request *reqs, size_t n, double now,
-			double window, double approval_timeout,
+			const struct gb_slurmconf *sc,
 			struct gb_policy_verdict *v, gb_error_t *err)
 {
 	struct earlier e = { reqs, n, NULL, 0, 0, false };
 	struct gb_request_filter f = GB_REQUEST_FILTER_ANY;
 	gb_err_t rc = GB_E_OK;
 
-	if (st && window > 0) {
+	if (st) {
 		f.kind = GB_REQ_RESUME;
-		f.since = now - window;
+		f.since = now - count_window(sc);
 		rc = gb_state_request_list(st, &f, earlier_cb, &e, err);
 		if (rc == GB_E_OK && e.oom)
 			rc = gb_errorf(err, GB_E_NOMEM, "approval policy: out of memory");
@@ -286,7 +311,7 @@ gb_err_t gb_policy_gate(const struct gb_conf *conf, gb_state_t *st,
 		if (v[i].needs_approval) {
 			r->state = GB_RSTATE_PENDING_APPROVAL;
 			r->expires_at = (r->created_at > 0 ? r->created_at : now) +
-					approval_timeout;
+					gb_policy_timeout_for(conf, sc, r->nodeset);
 		} else {
 			r->state = GB_RSTATE_QUEUED;
 			r->expires_at = 0;
@@ -355,7 +380,7 @@ static void approval_cb(const struct gb_approval *a, void *arg)
 gb_err_t gb_policy_geo_gate(const struct gb_conf *conf, gb_state_t *st,
 			    const struct gb_request *req,
 			    const char *const *regions, size_t n,
-			    double approval_timeout,
+			    const struct gb_slurmconf *sc,
 			    struct gb_policy_verdict *v, gb_error_t *err)
 {
 	struct gb_policy_verdict local;
@@ -375,7 +400,7 @@ gb_err_t gb_policy_geo_gate(const struct gb_conf *conf, gb_state_t *st,
 		return GB_E_OK;
 	/* Slurm's ResumeTimeout runs from the power-up, not from this plan. */
 	expires = (req->created_at > 0 ? req->created_at : gb_time_now()) +
-		  approval_timeout;
+		  gb_policy_timeout_for(conf, sc, req->nodeset);
 	rc = gb_state_tx_begin(st, err);
 	if (rc)
 		return rc;

@@ -206,7 +206,7 @@ static int pending(int argc, char **argv)
 	struct gb_request r = { .id = "" };
 	struct gb_policy_verdict v;
 	gb_error_t e = { 0 };
-	double timeout = argc > 7 ? atof(argv[7]) : 600;
+	struct gb_slurmconf sc = { 0 };
 	long job;
 
 	if (argc < 7)
@@ -220,8 +220,10 @@ static int pending(int argc, char **argv)
 	r.node_count = count_hosts(argv[6]);
 	r.instance_type = "g5.xlarge";
 	r.home_region = "ap-southeast-1";
-	check(gb_policy_gate(conf, st, &r, 1, gb_time_now(), 600, timeout, &v,
-			     &e), "gate", &e);
+	/* the approval timeout is half of ResumeTimeout */
+	sc.resume_timeout = 2 * (argc > 7 ? atof(argv[7]) : 600);
+	check(gb_policy_gate(conf, st, &r, 1, gb_time_now(), &sc, &v, &e),
+	      "gate", &e);
 	check(gb_state_tx_begin(st, &e), "begin", &e);
 	{
 		double exp = r.expires_at;

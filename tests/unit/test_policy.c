@@ -121,14 +121,23 @@ static struct gb_request mkreq(const char *nodeset, int64_t job,
 	return r;
 }
 
+/* slurm.conf values with a global ResumeTimeout of [rt] seconds. */
+static struct gb_slurmconf sc_rt(double rt)
+{
+	struct gb_slurmconf sc = { 0 };
+
+	sc.resume_timeout = rt;
+	return sc;
+}
+
 /* Gate then insert (with approval rows), as the resume fast path does. */
 static void gate_and_add(struct fx *f, struct gb_request *reqs, size_t n,
 			 double timeout, struct gb_policy_verdict *v)
 {
+	struct gb_slurmconf sc = sc_rt(2 * timeout);
 	gb_error_t e = { 0 };
 
-	if (gb_policy_gate(f->conf, f->st, reqs, n, gb_time_now(), 600, timeout,
-			   v, &e))
+	if (gb_policy_gate(f->conf, f->st, reqs, n, gb_time_now(), &sc, v, &e))
 		fail_msg("gate: %s", e.text);
 	assert_int_equal(gb_state_tx_begin(f->st, &e), GB_E_OK);
 	for (size_t i = 0; i < n; i++) {
@@ -309,12 +318,40 @@ static void test_timeout(void **state)
 	gb_conf_destroy(fixed);
 }
 
+static void test_timeout_for(void **state)
+{
+	struct gb_conf *c = conf_from(
+		"cluster_name: t\n"
+		"regions:\n"
+		"  - {name: ap-south-1, ami: ami-1, azs: [{name: ap-south-1a, subnets: [subnet-1]}]}\n"
+		"fallback_groups:\n"
+		"  g: {consumer_regions: [ap-south-1], fallback_regions: [ap-south-1]}\n"
+		"nodesets:\n"
+		"  - {name: g5, nodes: \"g5-[1-4]\", instance_type: g5.xlarge, home_region: ap-south-1, partition: fast}\n"
+		"  - {name: g6, nodes: \"g6-[1-4]\", instance_type: g6.xlarge, home_region: ap-south-1}\n");
+	struct gb_slurmconf_partition parts[] = { { (char *)"fast", 120 },
+						  { (char *)"gpuburst", -1 } };
+	struct gb_slurmconf sc = { 0 };
+
+	(void)state;
+	sc.resume_timeout = 600;
+	sc.partitions = parts;
+	sc.n_partitions = 2;
+	assert_true(gb_policy_timeout_for(c, &sc, "g5") == 60);	/* partition's 120 */
+	assert_true(gb_policy_timeout_for(c, &sc, "g6") == 300);	/* global */
+	assert_true(gb_policy_timeout_for(c, &sc, "nope") == 300);
+	assert_true(gb_policy_timeout_for(c, &sc, NULL) == 300);
+	assert_true(gb_policy_timeout_for(c, NULL, "g5") == 30);	/* Slurm's 60 */
+	gb_conf_destroy(c);
+}
+
 /*****************************************************************************
  *  Gating a call
  *****************************************************************************/
 
 static void test_gate_job_split(void **state)
 {
+	struct gb_slurmconf sc600 = sc_rt(600);
 	struct fx *f = *state;
 	struct gb_request r[5] = {
 		mkreq("g5", 7, "g5-[1-6]", 6),	/* job 7: 6 + 6 = 12 > 10 */
@@ -327,7 +364,7 @@ static void test_gate_job_split(void **state)
 	double t0 = gb_time_now();
 
 	r[3].created_at = t0 - 100;	/* the deadline runs from creation */
-	assert_int_equal(gb_policy_gate(f->conf, f->st, r, 5, t0, 600, 300, v,
+	assert_int_equal(gb_policy_gate(f->conf, f->st, r, 5, t0, &sc600, v,
 					NULL), GB_E_OK);
 	assert_true(v[0].needs_approval && v[1].needs_approval);
 	assert_int_equal(v[0].counted, 12);
@@ -347,6 +384,7 @@ static void test_gate_job_split(void **state)
 
 static void test_gate_earlier(void **state)
 {
+	struct gb_slurmconf sc600 = sc_rt(600);
 	struct fx *f = *state;
 	struct gb_request first[1] = { mkreq("g5", 9, "g5-[1-8]", 8) };
 	struct gb_request again[1] = { mkreq("g5", 9, "g5-[5-10]", 6) };
@@ -358,31 +396,27 @@ static void test_gate_earlier(void **state)
 	gate_and_add(f, first, 1, 300, v);	/* 8: queued */
 	assert_false(v[0].needs_approval);
 	/* a re-run naming some of the same nodes counts them once: 10 */
-	assert_int_equal(gb_policy_gate(f->conf, f->st, again, 1, now, 600, 300,
-					v, NULL), GB_E_OK);
+	assert_int_equal(gb_policy_gate(f->conf, f->st, again, 1, now, &sc600, v, NULL), GB_E_OK);
 	assert_int_equal(v[0].counted, 10);
 	assert_false(v[0].needs_approval);
 	/* a later part of the same job (ResumeRate): 8 + 4 = 12 */
-	assert_int_equal(gb_policy_gate(f->conf, f->st, more, 1, now, 600, 300,
-					v, NULL), GB_E_OK);
+	assert_int_equal(gb_policy_gate(f->conf, f->st, more, 1, now, &sc600, v, NULL), GB_E_OK);
 	assert_int_equal(v[0].counted, 12);
 	assert_true(v[0].needs_approval);
 	/* ... but not when the earlier part is outside the window */
-	assert_int_equal(gb_policy_gate(f->conf, f->st, more, 1, now + 1000, 600,
-					300, v, NULL), GB_E_OK);
+	assert_int_equal(gb_policy_gate(f->conf, f->st, more, 1, now + 1000, &sc600, v, NULL), GB_E_OK);
 	assert_int_equal(v[0].counted, 4);
 	/* ... nor without a state file */
-	assert_int_equal(gb_policy_gate(f->conf, NULL, more, 1, now, 600, 300,
-					v, NULL), GB_E_OK);
+	assert_int_equal(gb_policy_gate(f->conf, NULL, more, 1, now, &sc600, v, NULL), GB_E_OK);
 	assert_int_equal(v[0].counted, 4);
 	/* other jobs do not count */
-	assert_int_equal(gb_policy_gate(f->conf, f->st, other, 1, now, 600, 300,
-					v, NULL), GB_E_OK);
+	assert_int_equal(gb_policy_gate(f->conf, f->st, other, 1, now, &sc600, v, NULL), GB_E_OK);
 	assert_int_equal(v[0].counted, 6);
 }
 
 static void test_gate_denied_not_counted(void **state)
 {
+	struct gb_slurmconf sc600 = sc_rt(600);
 	struct fx *f = *state;
 	struct gb_request first[1] = { mkreq("g5", 11, "g5-[1-12]", 12) };
 	struct gb_request retry[1] = { mkreq("g5", 11, "g5-[1-4]", 4) };
@@ -396,35 +430,34 @@ static void test_gate_denied_not_counted(void **state)
 					  gb_time_now(), &o, NULL), GB_E_OK);
 	gb_policy_outcome_clear(&o);
 	/* the requeued job asks again: the denied request does not count */
-	assert_int_equal(gb_policy_gate(f->conf, f->st, retry, 1, gb_time_now(),
-					600, 300, v, NULL), GB_E_OK);
+	assert_int_equal(gb_policy_gate(f->conf, f->st, retry, 1, gb_time_now(), &sc600, v, NULL), GB_E_OK);
 	assert_int_equal(v[0].counted, 4);
 	assert_false(v[0].needs_approval);
 }
 
 static void test_gate_bad_hostlist(void **state)
 {
+	struct gb_slurmconf sc600 = sc_rt(600);
 	struct fx *f = *state;
 	struct gb_request r[2] = { mkreq("g5", 3, "g5-[1-", 7),
 				   mkreq("g6", 3, "g6-[1-4]", 4) };
 	struct gb_policy_verdict v[2];
 
 	/* counted by node_count when a hostlist cannot be expanded */
-	assert_int_equal(gb_policy_gate(f->conf, NULL, r, 2, gb_time_now(), 600,
-					300, v, NULL), GB_E_OK);
+	assert_int_equal(gb_policy_gate(f->conf, NULL, r, 2, gb_time_now(), &sc600, v, NULL), GB_E_OK);
 	assert_int_equal(v[0].counted, 11);
 	assert_true(v[0].needs_approval && v[1].needs_approval);
 }
 
 static void test_gate_other_kinds(void **state)
 {
+	struct gb_slurmconf sc600 = sc_rt(600);
 	struct fx *f = *state;
 	struct gb_request r[1] = { mkreq("g5", 0, "g5-[1-40]", 40) };
 	struct gb_policy_verdict v[1];
 
 	r[0].kind = GB_REQ_SUSPEND;
-	assert_int_equal(gb_policy_gate(f->conf, NULL, r, 1, gb_time_now(), 600,
-					300, v, NULL), GB_E_OK);
+	assert_int_equal(gb_policy_gate(f->conf, NULL, r, 1, gb_time_now(), &sc600, v, NULL), GB_E_OK);
 	assert_false(v[0].needs_approval);
 	assert_int_equal(r[0].state, GB_RSTATE_QUEUED);	/* untouched */
 }
@@ -625,6 +658,7 @@ static void claim_cb(const struct gb_request *r, void *arg)
 
 static void test_geo_gate(void **state)
 {
+	struct gb_slurmconf sc600 = sc_rt(600);
 	struct fx *f = *state;
 	struct gb_conf *geo = conf_from("cluster_name: t\nenvironment: prod\npolicy:\n  allowed_geo_regions: [ap-south-1]\n");
 	struct gb_request q = mkreq("g5", 81, "g5-[1-2]", 2);
@@ -638,10 +672,10 @@ static void test_geo_gate(void **state)
 	assert_int_equal(gb_state_request_claim(f->st, getpid(), 0, claim_cb,
 						claimed, NULL), GB_E_OK);
 	assert_string_equal(claimed, q.id);
-	assert_int_equal(gb_policy_geo_gate(geo, f->st, &q, ok, 1, 300, &v, &e),
+	assert_int_equal(gb_policy_geo_gate(geo, f->st, &q, ok, 1, &sc600, &v, &e),
 			 GB_E_OK);
 	assert_int_equal(req_of(f, q.id).state, GB_RSTATE_RUNNING);
-	assert_int_equal(gb_policy_geo_gate(geo, f->st, &q, bad, 2, 300, &v, &e),
+	assert_int_equal(gb_policy_geo_gate(geo, f->st, &q, bad, 2, &sc600, &v, &e),
 			 GB_E_PENDING);
 	assert_string_equal(v.why, "plan uses us-east-1 outside allowed_geo_regions [ap-south-1]");
 	assert_int_equal(req_of(f, q.id).state, GB_RSTATE_PENDING_APPROVAL);
@@ -654,7 +688,7 @@ static void test_geo_gate(void **state)
 	gb_policy_outcome_clear(&o);
 	assert_int_equal(gb_state_request_claim(f->st, getpid(), 0, claim_cb,
 						claimed, NULL), GB_E_OK);
-	assert_int_equal(gb_policy_geo_gate(geo, f->st, &q, bad, 2, 300, &v, &e),
+	assert_int_equal(gb_policy_geo_gate(geo, f->st, &q, bad, 2, &sc600, &v, &e),
 			 GB_E_OK);
 	assert_int_equal(req_of(f, q.id).state, GB_RSTATE_RUNNING);
 	gb_conf_destroy(geo);
@@ -898,6 +932,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_judge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_geo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+		cmocka_unit_test(test_timeout_for),
 		cmocka_unit_test_setup_teardown(test_gate_job_split, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gate_earlier, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gate_denied_not_counted, setup, teardown),
