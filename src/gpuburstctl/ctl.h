@@ -20,6 +20,7 @@
 
 #include "gb_conf.h"
 #include "gb_err.h"
+#include "gb_policy.h"
 #include "gb_state.h"
 #include "gb_str.h"
 
@@ -61,6 +62,14 @@ const struct gb_conf *ctl_conf(struct ctl *ctl, gb_err_t *rc);
  * error and set *rc.
  */
 gb_state_t *ctl_state(struct ctl *ctl, bool write, gb_err_t *rc);
+
+/*
+ * May the real uid decide approvals and terminate (gb_policy_authorize,
+ * SlurmUser from slurm.conf)?  OUT [who].  RET GB_E_OK, or GB_E_PERM
+ * printed.
+ */
+gb_err_t ctl_authorize(struct ctl *ctl, const struct gb_conf *conf,
+		       struct gb_policy_actor *who);
 
 /* Log decisions to the configured log file / syslog (once; best effort). */
 void ctl_log_open(struct ctl *ctl);
@@ -153,6 +162,8 @@ gb_err_t ctl_cmd_requests_show(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_instances(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_capacity(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_approvals(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_approve(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_deny(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_reconcile(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_worker(struct ctl *ctl, int argc, char **argv);
 

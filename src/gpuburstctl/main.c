@@ -13,6 +13,7 @@
 
 #include "ctl.h"
 #include "gb_log.h"
+#include "gb_slurmconf.h"
 #include "gb_str.h"
 #include "gb_util.h"
 
@@ -49,6 +50,10 @@ static const struct ctl_cmd commands[] = {
 	  "the capacity memory per region, AZ and type", ctl_cmd_capacity },
 	{ "approvals", "[--all | --state S]", "list requests waiting for approval",
 	  ctl_cmd_approvals },
+	{ "approve", "ID [--comment TEXT]", "let a gated request run",
+	  ctl_cmd_approve },
+	{ "deny", "ID --reason TEXT", "refuse a gated request (its nodes go down)",
+	  ctl_cmd_deny },
 	{ "reconcile", "[--dry-run] [--cheap]",
 	  "fix what the cloud, the state file and Slurm disagree on",
 	  ctl_cmd_reconcile },
@@ -150,7 +155,8 @@ static gb_err_t parse_cmdline(int argc, char **argv, struct ctl *ctl,
 	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			if (ctl->setid)
+			/* set-id: only the default (the worker is started so) */
+			if (ctl->setid && strcmp(optarg, GB_CONF_DEFAULT_PATH) != 0)
 				return ctl_usage(NULL, "-c/--config is refused when gpuburstctl runs set-uid or set-gid");
 			ctl->conf_path = optarg;
 			break;
@@ -204,6 +210,7 @@ int main(int argc, char **argv)
 	if (ctl.setid) {
 		unsetenv(GB_CONF_ENV_PATH);
 		unsetenv(GB_CONF_ENV_ENVIRONMENT);
+		setenv(GB_SLURMCONF_ENV, GB_SLURMCONF_DEFAULT, 1);
 	}
 	ctl.now = gb_time_now();
 	rc = parse_cmdline(argc, argv, &ctl, &done);

@@ -98,7 +98,7 @@ gb_err_t gb_policy_authorize(const struct gb_conf *conf, uid_t uid,
 	if (a->as)
 		return GB_E_OK;
 	return gb_errorf(err, GB_E_PERM,
-			 "user %s (uid %lu) may not do this: only root, the SlurmUser (%s), admins.users and members of admins.group (%s) may",
+			 "user %s (uid %lu) may not approve, deny or terminate: only root, the SlurmUser (%s), admins.users and members of admins.group (%s) may",
 			 a->name, (unsigned long)uid,
 			 slurm_user ? slurm_user : "unknown",
 			 conf->admins.group ? conf->admins.group : "none set");
