@@ -54,6 +54,8 @@ static const struct ctl_cmd commands[] = {
 	  ctl_cmd_approve },
 	{ "deny", "ID --reason TEXT", "refuse a gated request (its nodes go down)",
 	  ctl_cmd_deny },
+	{ "terminate", "NODES|--all [--yes | --confirm TOKEN] [--reason TEXT]",
+	  "terminate instances now, after a confirmation step", ctl_cmd_terminate },
 	{ "reconcile", "[--dry-run] [--cheap]",
 	  "fix what the cloud, the state file and Slurm disagree on",
 	  ctl_cmd_reconcile },
