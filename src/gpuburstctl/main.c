@@ -50,6 +50,8 @@ static const struct ctl_cmd commands[] = {
 	  "the capacity memory per region, AZ and type", ctl_cmd_capacity },
 	{ "approvals", "[--all | --state S]", "list requests waiting for approval",
 	  ctl_cmd_approvals },
+	{ "plan", "--type T --count N [--home R] [--strategy S] [--nodeset NAME] [--jobless]",
+	  "the plan a resume would start with now, without launching", ctl_cmd_plan },
 	{ "approve", "ID [--comment TEXT]", "let a gated request run",
 	  ctl_cmd_approve },
 	{ "deny", "ID --reason TEXT", "refuse a gated request (its nodes go down)",
