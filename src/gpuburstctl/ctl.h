@@ -167,6 +167,7 @@ gb_err_t ctl_cmd_deny(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_terminate(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_plan(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_slurm_conf(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_doctor(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_reconcile(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_worker(struct ctl *ctl, int argc, char **argv);
 

@@ -60,6 +60,8 @@ static const struct ctl_cmd commands[] = {
 	  "terminate instances now, after a confirmation step", ctl_cmd_terminate },
 	{ "slurm-conf", "[--lab] [--lab-ports BASE] [--sbindir DIR] [--section S]",
 	  "slurm.conf and gres.conf lines for the nodesets", ctl_cmd_slurm_conf },
+	{ "doctor", "", "check the installation: config, state, credentials, endpoints, Slurm",
+	  ctl_cmd_doctor },
 	{ "reconcile", "[--dry-run] [--cheap]",
 	  "fix what the cloud, the state file and Slurm disagree on",
 	  ctl_cmd_reconcile },
