@@ -21,7 +21,7 @@
  *  Command-Line Options
  *****************************************************************************/
 
-enum { OPT_LIST_COMMANDS = 256 };
+enum { OPT_LIST_COMMANDS = 256, OPT_LIST_EXIT_CODES };
 
 static const char short_opts[] = "+:c:hjV";
 
@@ -30,8 +30,9 @@ static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "version", no_argument, NULL, 'V' },
-	/* hidden: the table, one name per line (the man page test uses it) */
+	/* hidden: the tables, one item per line (the man page tests use them) */
 	{ "list-commands", no_argument, NULL, OPT_LIST_COMMANDS },
+	{ "list-exit-codes", no_argument, NULL, OPT_LIST_EXIT_CODES },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -182,6 +183,13 @@ static gb_err_t parse_cmdline(int argc, char **argv, struct ctl *ctl,
 		case OPT_LIST_COMMANDS:
 			for (size_t i = 0; i < GB_ARRAY_LEN(commands); i++)
 				printf("%s\n", commands[i].name);
+			*done = true;
+			return GB_E_OK;
+		case OPT_LIST_EXIT_CODES:
+			/* gb_err.h numbers stay below 126 (exit statuses) */
+			for (int i = 0; i < 126; i++)
+				if (strcmp(gb_err_name(i), "UNKNOWN") != 0)
+					printf("%d %s %s\n", i, gb_err_name(i), gb_strerror(i));
 			*done = true;
 			return GB_E_OK;
 		case '?':

@@ -10,7 +10,7 @@
  *  1. Size.  A request needs approval when the nodes COUNTED for it exceed
  *     (strictly) the threshold of the effective environment
  *     (policy.approval_thresholds: dev 50, staging 20, prod 10).
- *     Counting (doc/approvals.md has the worked examples):
+ *     Counting (gpuburstctl(8), APPROVALS, has worked examples):
  *       - a request is one (nodeset, job) of one Slurm call;
  *       - for a job, the count is the number of distinct nodes of that job
  *         in ALL nodesets of this call, plus those of the same job's
