@@ -7,9 +7,10 @@
  *       a done resume with plans, attempts, instances and events, a pending
  *       approval, a denied request, a suspend and capacity memory; prints
  *       "NAME ID" per request
- *   gb_mkstate STATE pending CONFIG NODESET JOB NODES [TIMEOUT]
- *       one resume request of a Slurm call gated by the approval policy of
- *       CONFIG (queued when under the threshold); prints "ID STATE"
+ *   gb_mkstate STATE pending CONFIG JOB TIMEOUT NODESET NODES [NODESET NODES]...
+ *       the resume requests of one Slurm call for job JOB (0: none), gated
+ *       together by the approval policy of CONFIG with an approval timeout
+ *       of TIMEOUT seconds; prints "ID STATE" per request
  *   gb_mkstate STATE instance REQUEST_ID REGION INSTANCE_ID NODE [AGE]
  *       a running instance record launched AGE seconds ago (default 3600)
  */
@@ -203,38 +204,45 @@ static void fixture(void)
 static int pending(int argc, char **argv)
 {
 	struct gb_conf *conf = NULL;
-	struct gb_request r = { .id = "" };
-	struct gb_policy_verdict v;
-	gb_error_t e = { 0 };
+	struct gb_request r[16];
+	struct gb_policy_verdict v[16];
 	struct gb_slurmconf sc = { 0 };
+	gb_error_t e = { 0 };
+	size_t n = 0;
 	long job;
 
-	if (argc < 7)
-		return fprintf(stderr, "gb_mkstate: pending CONFIG NODESET JOB NODES [TIMEOUT]\n"), 2;
-	check(gb_conf_load(argv[3], &conf, NULL, &e), argv[3], &e);
-	check(gb_parse_long(argv[5], 0, 1L << 40, &job), "job id", &e);
-	r.kind = GB_REQ_RESUME;
-	r.nodeset = argv[4];
-	r.job_id = job;
-	r.nodes = argv[6];
-	r.node_count = count_hosts(argv[6]);
-	r.instance_type = "g5.xlarge";
-	r.home_region = "ap-southeast-1";
-	/* the approval timeout is half of ResumeTimeout */
-	sc.resume_timeout = 2 * (argc > 7 ? atof(argv[7]) : 600);
-	check(gb_policy_gate(conf, st, &r, 1, gb_time_now(), &sc, &v, &e),
-	      "gate", &e);
-	check(gb_state_tx_begin(st, &e), "begin", &e);
-	{
-		double exp = r.expires_at;
-
-		check(gb_state_request_add(st, &r, &e), "request", &e);
-		r.expires_at = exp;
+	if (argc < 8 || (argc - 6) % 2 || (argc - 6) / 2 > 16) {
+		fprintf(stderr, "gb_mkstate: pending CONFIG JOB TIMEOUT NODESET NODES [NODESET NODES]...\n");
+		return 2;
 	}
-	if (v.needs_approval)
-		check(gb_policy_record(st, &r, &v, &e), "record", &e);
+	check(gb_conf_load(argv[3], &conf, NULL, &e), argv[3], &e);
+	check(gb_parse_long(argv[4], 0, 1L << 40, &job), "job id", &e);
+	/* the approval timeout is half of ResumeTimeout */
+	sc.resume_timeout = 2 * atof(argv[5]);
+	for (int i = 6; i + 1 < argc; i += 2, n++) {
+		memset(&r[n], 0, sizeof(r[n]));
+		r[n].kind = GB_REQ_RESUME;
+		r[n].nodeset = argv[i];
+		r[n].job_id = job;
+		r[n].nodes = argv[i + 1];
+		r[n].node_count = count_hosts(argv[i + 1]);
+		r[n].instance_type = "g5.xlarge";
+		r[n].home_region = "ap-southeast-1";
+	}
+	/* one Slurm call: gated together, written in one transaction */
+	check(gb_state_tx_begin(st, &e), "begin", &e);
+	check(gb_policy_gate(conf, st, r, n, gb_time_now(), &sc, v, &e), "gate", &e);
+	for (size_t i = 0; i < n; i++) {
+		double exp = r[i].expires_at;
+
+		check(gb_state_request_add(st, &r[i], &e), "request", &e);
+		r[i].expires_at = exp;
+		if (v[i].needs_approval)
+			check(gb_policy_record(st, &r[i], &v[i], &e), "record", &e);
+	}
 	check(gb_state_tx_commit(st, &e), "commit", &e);
-	printf("%s %s\n", r.id, gb_request_state_name(r.state));
+	for (size_t i = 0; i < n; i++)
+		printf("%s %s\n", r[i].id, gb_request_state_name(r[i].state));
 	gb_conf_destroy(conf);
 	return 0;
 }
