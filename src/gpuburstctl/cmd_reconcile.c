@@ -203,7 +203,8 @@ gb_err_t ctl_cmd_worker(struct ctl *ctl, int argc, char **argv)
 	if (!(conf = ctl_conf(ctl, &rc)))
 		return rc;
 	open_log(conf);
-	if ((rc = gb_slurm_init(&err)) || (wo.conf = conf, rc = gb_worker_run(&wo, &err)))
+	wo.conf = conf;
+	if ((rc = gb_worker_run(&wo, &err)))
 		return ctl_fail(rc, "%s", err.text);
 	return GB_E_OK;
 }

@@ -373,10 +373,6 @@ static gb_err_t run_worker(struct prog *p)
 	gb_error_t err;
 	gb_err_t rc;
 
-	if ((rc = gb_slurm_init(&err))) {
-		gb_log_error("worker_slurm_init_failed error=\"%s\"", err.text);
-		return rc;
-	}
 	if ((rc = gb_worker_run(&wo, &err)))
 		gb_log_error("worker_failed error=\"%s\"", err.text);
 	return rc;

@@ -444,7 +444,12 @@ gb_err_t gb_worker_run(const struct gb_worker_opts *o, gb_error_t *err)
 				gb_log_debug("worker_lock_busy note=\"another worker runs\"");
 			break;
 		}
-		rounds++;
+		/* Slurm after the lock: a worker that only finds it taken
+		 * needs nothing else. */
+		if (rounds++ == 0 && (rc = gb_slurm_init(err))) {
+			flock(fd, LOCK_UN);
+			break;
+		}
 		work(&w);
 		flock(fd, LOCK_UN);
 		/* A program may have enqueued while we held the lock and seen it

@@ -190,6 +190,28 @@ static enum gb_request_result result_of(size_t launched, size_t total)
 	return launched ? GB_RESULT_PARTIAL : GB_RESULT_FAILED;
 }
 
+/*
+ * The text of an unfilled node's reason: the result's summary ("no
+ * g5.xlarge capacity in ap-south-1, ...") when it is about the node's own
+ * code, else the node's own "why" (EC2's message, long).
+ */
+static const char *short_text(const struct gb_orch_result *res,
+			      const struct gb_orch_node *on)
+{
+	const char *r = res->reason;
+	size_t cl = on->code ? strlen(on->code) : 0;
+
+	if (cl && strncmp(r, "(Code:", 6) == 0 && strncmp(r + 6, on->code, cl) == 0 &&
+	    r[6 + cl] == ')') {
+		r += 6 + cl + 1;
+		while (*r == ' ')
+			r++;
+		if (*r)
+			return r;
+	}
+	return on->why ? on->why : res->reason;
+}
+
 /* Addresses and DOWNs from the orchestrator's per-node answers. */
 static gb_err_t sort_result(const struct gb_request *req,
 			    const struct gb_orch_result *res, struct addrs *set,
@@ -211,7 +233,7 @@ static gb_err_t sort_result(const struct gb_request *req,
 			continue;
 		}
 		gb_reason_capacity(reason, sizeof(reason), on->code,
-				   on->why ? on->why : res->reason, req->id);
+				   short_text(res, on), req->id);
 		if (add_unfilled(u, nu, reason, on->node))
 			return GB_E_NOMEM;
 	}
