@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ctl.h"
@@ -33,6 +34,7 @@
 
 struct doctor {
 	struct ctl *ctl;
+	FILE *pipe;		/* in the Slurm child: report lines go here */
 	json_t *checks;
 	gb_err_t first;		/* code of the first FAIL */
 	size_t n_fail;
@@ -50,6 +52,13 @@ static void check(struct doctor *d, const char *name, gb_err_t code,
 	va_start(ap, fmt);
 	vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
+	if (d->pipe) {
+		for (char *p = detail; *p; p++)
+			if (*p == '\n' || *p == '\t')
+				*p = ' ';
+		fprintf(d->pipe, "%s\t%d\t%s\n", name, (int)code, detail);
+		return;
+	}
 	if (code) {
 		d->n_fail++;
 		if (!d->first)
@@ -369,23 +378,25 @@ static void check_nodes(struct doctor *d, const struct gb_conf *conf,
 	gb_buf_free(&notcloud);
 }
 
-static void check_slurm(struct doctor *d, const struct gb_conf *conf,
-			const struct gb_slurmconf *sc)
+/*
+ * The libslurm checks run in a child: libslurm calls fatal() (exit) on a
+ * slurm.conf it cannot use, and doctor must report that, not die of it.
+ * The child writes "NAME<TAB>CODE<TAB>DETAIL" lines to a pipe.
+ */
+static void slurm_child(struct doctor *d, const struct gb_conf *conf, int fd)
 {
 	struct gb_slurm_node_list *sl = NULL;
 	char ctld[64], built[32];
 	gb_error_t err = { 0 };
+	FILE *fp = fdopen(fd, "w");
 
-	if (sc) {
-		check_program(d, "ResumeProgram", sc->resume_program, "gpuburst-resume");
-		check_program(d, "SuspendProgram", sc->suspend_program, "gpuburst-suspend");
-		check_program(d, "ResumeFailProgram", sc->resume_fail_program,
-			      "gpuburst-resume-fail");
-		check_timeouts(d, conf, sc);
-	}
+	if (!fp)
+		_exit(1);
+	d->pipe = fp;
 	if (gb_slurm_init(&err) || gb_slurm_ctl_version(ctld, sizeof(ctld), &err)) {
 		check(d, "slurmctld", GB_E_SLURM, "%s", err.text);
-		return;
+		fclose(fp);
+		_exit(0);
 	}
 	check(d, "slurmctld", GB_E_OK, "answered (Slurm %s)", ctld);
 	gb_slurm_built_version(built, sizeof(built));
@@ -401,6 +412,65 @@ static void check_slurm(struct doctor *d, const struct gb_conf *conf,
 	else
 		check_nodes(d, conf, sl);
 	gb_slurm_node_list_free(sl);
+	fclose(fp);
+	_exit(0);
+}
+
+static void slurm_checks(struct doctor *d, const struct gb_conf *conf)
+{
+	char line[2304];
+	int fds[2], status = 0;
+	bool any = false;
+	FILE *in;
+	pid_t pid;
+
+	fflush(stdout);
+	if (pipe(fds) < 0 || (pid = fork()) < 0) {
+		check(d, "slurmctld", GB_E_IO, "cannot fork: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		slurm_child(d, conf, fds[1]);
+	}
+	close(fds[1]);
+	in = fdopen(fds[0], "r");
+	while (in && fgets(line, sizeof(line), in)) {
+		char *name = line, *code = strchr(line, '\t'), *detail;
+		long c;
+
+		if (!code || !(detail = strchr(code + 1, '\t')))
+			continue;
+		*code++ = '\0';
+		*detail++ = '\0';
+		detail[strcspn(detail, "\n")] = '\0';
+		if (gb_parse_long(code, 0, 125, &c))
+			continue;
+		check(d, name, (gb_err_t)c, "%s", detail);
+		any = true;
+	}
+	if (in)
+		fclose(in);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!any || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		check(d, "slurmctld", GB_E_SLURM,
+		      "libslurm gave up on the Slurm configuration (exit status %d): see its message above; SLURM_CONF=%s",
+		      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+		      getenv(GB_SLURMCONF_ENV) ? getenv(GB_SLURMCONF_ENV) : "(unset)");
+}
+
+static void check_slurm(struct doctor *d, const struct gb_conf *conf,
+			const struct gb_slurmconf *sc)
+{
+	if (sc) {
+		check_program(d, "ResumeProgram", sc->resume_program, "gpuburst-resume");
+		check_program(d, "SuspendProgram", sc->suspend_program, "gpuburst-suspend");
+		check_program(d, "ResumeFailProgram", sc->resume_fail_program,
+			      "gpuburst-resume-fail");
+		check_timeouts(d, conf, sc);
+	}
+	slurm_checks(d, conf);
 }
 
 /*****************************************************************************
@@ -415,7 +485,7 @@ static const struct option doctor_longopts[] = {
 gb_err_t ctl_cmd_doctor(struct ctl *ctl, int argc, char **argv)
 {
 	const char *cmd = "doctor", *scpath;
-	struct doctor d = { ctl, NULL, GB_E_OK, 0 };
+	struct doctor d = { ctl, NULL, NULL, GB_E_OK, 0 };
 	struct gb_errlist errs = { 0 };
 	struct gb_slurmconf sc = { 0 };
 	struct gb_conf *conf = NULL;

@@ -70,3 +70,13 @@ ctl requests show "$REQ" >"$TMP/show.out" || fail "requests show"
 grep -q "decided by     root (uid 0)" "$TMP/show.out" && grep -q "event approve" "$TMP/show.out" ||
 	fail "replay lacks the decision: $(cat "$TMP/show.out")"
 ok "requests show replays the approval"
+
+# doctor sees the lab: slurmctld, the exact version, the nodes, the timeouts
+ctl doctor >"$TMP/doctor.out" 2>&1
+for want in "^ok   slurmctld: answered (Slurm " "^ok   slurm version: built against " \
+	    "^ok   slurm nodes: all 2 nodes of 1 nodesets are CLOUD nodes" \
+	    "^ok   approval-timeout: approvals wait at most 20 s of ResumeTimeout 40 s" \
+	    "^ok   region ap-south-1: " "^ok   credentials: "; do
+	grep -q "$want" "$TMP/doctor.out" || fail "doctor lacks '$want': $(cat "$TMP/doctor.out")"
+done
+ok "doctor: slurmctld, version, CLOUD nodes, approval timeout, regions ok"
