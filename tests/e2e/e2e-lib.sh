@@ -9,7 +9,8 @@
 #                           REQUEST_DEADLINE, RESUME_TIMEOUT, SUSPEND_TIME,
 #                           SUSPEND_TIMEOUT, MAX_REQUEST_NODES,
 #                           APPROVAL_THRESHOLD (dev), APPROVAL_TIMEOUT,
-#                           APPROVAL_NOTIFY (a YAML list), ADMINS (YAML)
+#                           APPROVAL_NOTIFY, ALLOWED_GEO (YAML lists),
+#                           ADMINS (YAML)
 #   lab CMD...              a Slurm client in the lab's namespace
 #   node_field NODE KEY     a field of `scontrol show node`
 #   wait_for SECONDS WHAT CODE     poll shell CODE until it succeeds, else fail
@@ -275,6 +276,7 @@ policy:
   approval_timeout: ${APPROVAL_TIMEOUT:-auto}
 EOF
 		[ -n "${APPROVAL_NOTIFY:-}" ] && echo "  approval_notify: $APPROVAL_NOTIFY"
+		[ -n "${ALLOWED_GEO:-}" ] && echo "  allowed_geo_regions: $ALLOWED_GEO"
 		[ -n "${ADMINS:-}" ] && echo "admins: $ADMINS"
 	} >"$CONF"
 	"$CTL" -c "$CONF" config check >/dev/null 2>"$TMP/check.err" ||
