@@ -103,6 +103,8 @@ static void kick_worker(const struct gb_conf *conf, gb_state_t *st)
 
 	if (gb_state_request_requeue_stale(st, &stale, &e) == GB_E_OK && stale)
 		gb_log_warn("requeued_stale count=%d", stale);
+	if (gb_state_request_index_nodes(st, gb_time_now() - GB_WORKER_INDEX_BACK, NULL, &e))
+		gb_log_error("index_nodes_failed error=\"%s\"", e.text);
 	f.state = GB_RSTATE_QUEUED;
 	if (gb_state_request_list(st, &f, min_due, &due, &e) || due > gb_time_now())
 		return;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conf_int.h"
 #include "gb_hostlist.h"
@@ -25,6 +26,27 @@ const char *gb_conf_path(const char *cli)
 	if (env && *env)
 		return env;
 	return GB_CONF_DEFAULT_PATH;
+}
+
+const char *gb_conf_path_slurm(const char *slurm_conf, char *buf, size_t n)
+{
+	const char *env = getenv(GB_CONF_ENV_PATH);
+	const char *slash = slurm_conf ? strrchr(slurm_conf, '/') : NULL;
+	int len;
+
+	if (env && *env)
+		len = snprintf(buf, n, "%s", env);
+	else if (slash)
+		len = snprintf(buf, n, "%.*s/gpuburst.yaml",
+			       (int)(slash - slurm_conf), slurm_conf);
+	else
+		len = snprintf(buf, n, "%s", GB_CONF_DEFAULT_PATH);
+	if (len < 0 || (size_t)len >= n)
+		return NULL;
+	/* next to slurm.conf only when it is there: else the usual place */
+	if (!(env && *env) && slash && access(buf, F_OK) != 0)
+		len = snprintf(buf, n, "%s", GB_CONF_DEFAULT_PATH);
+	return len < 0 || (size_t)len >= n ? NULL : buf;
 }
 
 /*****************************************************************************
@@ -371,6 +393,11 @@ const struct gb_conf_nodeset *gb_conf_nodeset_for_node(const struct gb_conf *con
 			return ns;
 	}
 	return NULL;
+}
+
+size_t gb_conf_nodeset_size(const struct gb_conf_nodeset *ns)
+{
+	return ns && ns->pattern_ ? gb_hostlist_count(ns->pattern_) : 0;
 }
 
 const struct gb_conf_group *gb_conf_group_for(const struct gb_conf *conf,

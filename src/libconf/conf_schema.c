@@ -661,6 +661,22 @@ static const struct conf_schema admins_schema = {
 	CONF_NO_OFF, NULL, NULL
 };
 
+/*****************************************************************************
+ *  job_submit:
+ *****************************************************************************/
+
+#define S struct gb_conf_job_submit
+static const struct conf_key job_submit_keys[] = {
+	K_BOOL("route_gpu_jobs", route_gpu_jobs, "true"),
+	K_END
+};
+#undef S
+
+static const struct conf_schema job_submit_schema = {
+	"job_submit", job_submit_keys, sizeof(struct gb_conf_job_submit),
+	CONF_NO_OFF, CONF_NO_OFF, NULL, NULL
+};
+
 #define S struct gb_conf
 static const struct conf_key top_keys[] = {
 	K_STR("cluster_name", cluster_name, NULL, CF_REQUIRED,
@@ -675,6 +691,7 @@ static const struct conf_key top_keys[] = {
 	K_MAP("policy", policy, &policy_schema),
 	K_MAP("planner", planner, &planner_schema),
 	K_MAP("admins", admins, &admins_schema),
+	K_MAP("job_submit", job_submit, &job_submit_schema),
 	K_END
 };
 #undef S

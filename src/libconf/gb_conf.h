@@ -185,6 +185,13 @@ struct gb_conf_log {
 	enum gb_log_level level;
 };
 
+/* The job_submit/gpuburst plugin (doc/job_submit_gpuburst.md). */
+struct gb_conf_job_submit {
+	bool route_gpu_jobs;		/* GPU jobs naming no partition are
+					   routed to the burst partitions
+					   (default true) */
+};
+
 struct gb_conf {
 	char *path;			/* the file it was loaded from */
 	char *cluster_name;
@@ -202,6 +209,7 @@ struct gb_conf {
 	struct gb_conf_policy policy;
 	struct gb_conf_planner planner;
 	struct gb_conf_admins admins;
+	struct gb_conf_job_submit job_submit;
 };
 
 /*
@@ -209,6 +217,15 @@ struct gb_conf {
  * $GPUBURST_CONF, else GB_CONF_DEFAULT_PATH.
  */
 const char *gb_conf_path(const char *cli);
+
+/*
+ * The path for programs that slurmctld runs or loads (the job_submit
+ * plugin): $GPUBURST_CONF if set, else "gpuburst.yaml" in the directory of
+ * [slurm_conf] (the path of slurm.conf, may be NULL) when that file exists,
+ * else GB_CONF_DEFAULT_PATH.  Written to [buf] of [n] bytes.
+ * RET [buf], or NULL when the path does not fit.
+ */
+const char *gb_conf_path_slurm(const char *slurm_conf, char *buf, size_t n);
 
 /*
  * Load and validate [path].  On success *out is NEW (gb_conf_destroy).
@@ -242,6 +259,8 @@ const struct gb_conf_nodeset *gb_conf_nodeset(const struct gb_conf *conf,
 /* The nodeset whose pattern contains [node] (patterns never overlap). */
 const struct gb_conf_nodeset *gb_conf_nodeset_for_node(const struct gb_conf *conf,
 						       const char *node);
+/* RET the number of Slurm nodes of [ns] (its pattern's host count). */
+size_t gb_conf_nodeset_size(const struct gb_conf_nodeset *ns);
 /* The group listing [consumer] among its consumer regions. */
 const struct gb_conf_group *gb_conf_group_for(const struct gb_conf *conf,
 					      const char *consumer);

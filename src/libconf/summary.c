@@ -259,4 +259,6 @@ void gb_conf_print_summary(const struct gb_conf *conf, void *out)
 	fputs("admins: users ", fp);
 	print_list(fp, conf->admins.users, conf->admins.n_users, "-");
 	fprintf(fp, "; group %s\n", OR_DASH(conf->admins.group));
+	fprintf(fp, "job_submit: route GPU jobs without a partition: %s\n",
+		yesno(conf->job_submit.route_gpu_jobs));
 }

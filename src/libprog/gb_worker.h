@@ -22,6 +22,11 @@
  * with the lock held; later ones are left to the next program run or to
  * `gpuburstctl reconcile`, which also starts a worker when work is due.
  *
+ * The programs write their requests without the request_nodes index (an
+ * index page per node once the file has history: too slow for a program
+ * that must exit within milliseconds); the worker indexes them before it
+ * claims anything (gb_state_request_index_nodes).
+ *
  * Per request (threads share one orchestrator, each has its own state
  * handle): resume -> nodes that already have a live instance get their
  * address again (slurmctld may re-run ResumeProgram), the others go through
@@ -46,6 +51,7 @@
 #define GB_WORKER_THREADS 4		/* default pool size */
 #define GB_WORKER_WAIT_MAX 60.0		/* seconds waited for backed-off rows */
 #define GB_WORKER_MAX_CLAIMS 5		/* a request failing this often fails */
+#define GB_WORKER_INDEX_BACK (7 * 86400.0)	/* request_nodes catch-up window */
 
 struct gb_worker_opts {
 	const struct gb_conf *conf;	/* BORROWED */

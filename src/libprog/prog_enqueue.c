@@ -131,6 +131,7 @@ static gb_err_t build_rows(const struct gb_prog_groups *g,
 		req->instance_type = gr->ns->instance_type;
 		req->home_region = gr->ns->home_region;
 		req->input = gr->raw;
+		req->defer_node_index = true;	/* the worker indexes: see gb_worker.h */
 	}
 	return GB_E_OK;
 }
@@ -248,6 +249,7 @@ gb_err_t gb_prog_enqueue_term(gb_state_t *st, enum gb_request_kind kind,
 	req.state = GB_RSTATE_QUEUED;
 	req.nodes = list;
 	req.node_count = (int)nodes->n;
+	req.defer_node_index = true;
 	if ((rc = gb_state_tx_begin(st, err)))
 		goto out;
 	rc = gb_state_request_add(st, &req, err);

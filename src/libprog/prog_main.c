@@ -226,7 +226,8 @@ static gb_err_t open_state(const struct prog *p, gb_state_t **st, gb_error_t *er
 	char path[4096];
 
 	gb_prog_state_path(p->conf, path, sizeof(path));
-	return gb_state_open(path, 0, STATE_BUSY_MS, st, err);
+	/* The worker, started next, checkpoints: we only append. */
+	return gb_state_open(path, GB_STATE_NO_CHECKPOINT, STATE_BUSY_MS, st, err);
 }
 
 static void start_worker(const struct prog *p)

@@ -364,6 +364,22 @@ static void cheap_reconcile(struct worker *w)
 	gb_reconcile_report_clear(&rep);
 }
 
+/*
+ * The programs write requests without their request_nodes rows (one index
+ * page per node: too slow for their fast path); the worker they start
+ * adds them.  A week back covers any worker that was not started.
+ */
+static void index_nodes(gb_state_t *st)
+{
+	gb_error_t err;
+	int n = 0;
+
+	if (gb_state_request_index_nodes(st, gb_time_now() - GB_WORKER_INDEX_BACK, &n, &err))
+		gb_log_error("index_nodes_failed error=\"%s\"", err.text);
+	else if (n)
+		gb_log_debug("indexed_request_nodes requests=%d", n);
+}
+
 /* Work while holding the lock; RET when nothing is due soon. */
 static void work(struct worker *w)
 {
@@ -379,6 +395,7 @@ static void work(struct worker *w)
 	for (;;) {
 		double due, now;
 
+		index_nodes(st);
 		drain(w);
 		cheap_reconcile(w);
 		due = next_due(st);

@@ -198,18 +198,21 @@ static enum gb_request_result result_of(size_t launched, size_t total)
 static const char *short_text(const struct gb_orch_result *res,
 			      const struct gb_orch_node *on)
 {
-	const char *r = res->reason;
+	const char *r = res->reason, *end;
 	size_t cl = on->code ? strlen(on->code) : 0;
+	bool own_code = cl && strncmp(r, "(Code:", 6) == 0 &&
+			strncmp(r + 6, on->code, cl) == 0 && r[6 + cl] == ')';
 
-	if (cl && strncmp(r, "(Code:", 6) == 0 && strncmp(r + 6, on->code, cl) == 0 &&
-	    r[6 + cl] == ')') {
-		r += 6 + cl + 1;
-		while (*r == ' ')
-			r++;
-		if (*r)
-			return r;
+	if (!own_code && on->why && *on->why)
+		r = on->why;
+	/* a leading "(Code:...)" would repeat ours, or contradict it */
+	if (strncmp(r, "(Code:", 6) == 0 && (end = strchr(r, ')'))) {
+		for (end++; *end == ' '; end++)
+			;
+		if (*end)
+			r = end;
 	}
-	return on->why ? on->why : res->reason;
+	return r;
 }
 
 /* Addresses and DOWNs from the orchestrator's per-node answers. */

@@ -926,6 +926,61 @@ static void test_keys(void **state)
 	assert_int_equal(n, 3);
 }
 
+static void test_path_slurm(void **state)
+{
+	char dir[] = "/tmp/gb-conf-path-XXXXXX", conf[PATH_MAX], yaml[PATH_MAX];
+	char buf[PATH_MAX], tiny[8];
+	FILE *fp;
+
+	(void)state;
+	clear_env();
+	assert_non_null(mkdtemp(dir));
+	snprintf(conf, sizeof(conf), "%s/slurm.conf", dir);
+	snprintf(yaml, sizeof(yaml), "%s/gpuburst.yaml", dir);
+	/* nothing next to slurm.conf: the default */
+	assert_string_equal(gb_conf_path_slurm(conf, buf, sizeof(buf)),
+			    GB_CONF_DEFAULT_PATH);
+	assert_string_equal(gb_conf_path_slurm(NULL, buf, sizeof(buf)),
+			    GB_CONF_DEFAULT_PATH);
+	assert_string_equal(gb_conf_path_slurm("slurm.conf", buf, sizeof(buf)),
+			    GB_CONF_DEFAULT_PATH);
+	/* next to slurm.conf when it is there */
+	assert_non_null(fp = fopen(yaml, "w"));
+	fclose(fp);
+	assert_string_equal(gb_conf_path_slurm(conf, buf, sizeof(buf)), yaml);
+	/* $GPUBURST_CONF first */
+	setenv(GB_CONF_ENV_PATH, "/tmp/env.yaml", 1);
+	assert_string_equal(gb_conf_path_slurm(conf, buf, sizeof(buf)),
+			    "/tmp/env.yaml");
+	assert_null(gb_conf_path_slurm(conf, tiny, sizeof(tiny)));
+	clear_env();
+	assert_null(gb_conf_path_slurm(conf, tiny, sizeof(tiny)));
+	unlink(yaml);
+	rmdir(dir);
+}
+
+static void test_job_submit_and_size(void **state)
+{
+	struct gb_conf *conf = load_ok(
+		"cluster_name: c\n"
+		"regions: [{name: ap-south-1}]\n"
+		"fallback_groups: {g: {consumer_regions: [ap-southeast-1],"
+		" fallback_regions: [ap-south-1]}}\n"
+		"nodesets:\n"
+		"  - {name: a, nodes: 'a-[1-16],a-x', instance_type: g5.xlarge,"
+		" home_region: ap-southeast-1}\n"
+		"job_submit: {route_gpu_jobs: no}\n");
+
+	(void)state;
+	assert_false(conf->job_submit.route_gpu_jobs);
+	assert_int_equal(gb_conf_nodeset_size(&conf->nodesets[0]), 17);
+	assert_int_equal(gb_conf_nodeset_size(NULL), 0);
+	gb_conf_destroy(conf);
+	conf = load_ok("cluster_name: c\n");
+	assert_true(conf->job_submit.route_gpu_jobs);
+	gb_conf_destroy(conf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -947,6 +1002,8 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_path),
 		cmocka_unit_test(test_keys),
+		cmocka_unit_test(test_path_slurm),
+		cmocka_unit_test(test_job_submit_and_size),
 	};
 	int failed;
 

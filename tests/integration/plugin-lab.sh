@@ -1,0 +1,160 @@
+#!/bin/bash
+# plugin-lab.sh - job_submit/gpuburst inside a real slurmctld (the lab):
+# GPU jobs routed (partition + features), the home region recorded in
+# AdminComment, policy rejections exactly as sbatch prints them, the
+# approval notice, job_modify() refusing updates, and `scontrol
+# reconfigure` reloading the YAML (a broken file keeps the old one, said
+# once).  Config: tests/data/plugin/gpuburst.yaml, next to slurm.conf.
+set -u
+. "$GB_TOP_SRCDIR/tests/integration/plugin-lib.sh"
+plugin_lab_require
+plugin_lab_init
+unset GPUBURST_CONF GPUBURST_ENV
+yaml=$LAB/etc/gpuburst.yaml
+cp "$GB_TOP_SRCDIR/tests/data/plugin/gpuburst.yaml" "$yaml"
+plugin_lab_start > "$T/start.out" 2>&1 || {
+	cat "$T/start.out"; tail -20 "$LAB/log/slurmctld.log"; exit 1; }
+log=$LAB/log/slurmctld.log
+n=0
+
+# submit ARGS...: a held batch job; sets rc, out, err, job
+submit() {
+	n=$((n + 1))
+	lab sbatch --hold --wrap true "$@" > "$T/out" 2> "$T/err"
+	rc=$?
+	out=$(cat "$T/out")
+	err=$(cat "$T/err")
+	job=$(sed -n 's/^Submitted batch job //p' "$T/out")
+}
+
+# accepted DESC [KEY=WANT...]: the last job was accepted silently, with these fields
+accepted() {
+	local desc=$1 kv got
+	shift
+	if [ "$rc" != 0 ] || [ -z "$job" ] || [ -n "$err" ]; then
+		bad "$desc: rc=$rc stdout='$out' stderr='$err'"
+		return
+	fi
+	for kv in "$@"; do
+		got=$(job_field "$job" "${kv%%=*}")
+		[ "$got" = "${kv#*=}" ] || bad "$desc: ${kv%%=*}='$got', want '${kv#*=}'"
+	done
+}
+
+# rejected DESC LINE1 LINE2: sbatch failed and printed exactly these lines
+rejected() {
+	local want
+	want=$(printf '%s\n%s' "$2" "$3")
+	[ "$rc" = 1 ] || bad "$1: rc=$rc, want 1"
+	[ -z "$out" ] || bad "$1: stdout '$out'"
+	[ "$err" = "$want" ] || bad "$1: sbatch printed:
+$err
+want:
+$want"
+}
+
+# --- routed and annotated
+grep -q "job_submit/gpuburst: loaded $yaml: 4 nodesets, burst partitions gpuburst, tokyo, GPU jobs without a partition routed" "$log" ||
+	bad "no 'loaded' line for $yaml in slurmctld.log"
+submit --gres=gpu:a10g:1
+accepted "--gres=gpu:a10g:1" Partition=gpuburst "Features=g5.xlarge|g5.12xlarge" "AdminComment="
+routed=$job
+submit --gpus-per-node=l40s:1 --comment=gpuburst:home=ap-northeast-1
+accepted "--gpus-per-node=l40s:1 with a home" Partition=tokyo Features=g6e.xlarge \
+	AdminComment=gpuburst:home=ap-northeast-1 Comment=gpuburst:home=ap-northeast-1
+submit --gpus=a10g:8 -N 2
+accepted "--gpus=a10g:8 -N 2 (4 per node)" Partition=gpuburst Features=g5.12xlarge
+submit --gpus=1
+accepted "--gpus=1 (any model)" Partition=gpuburst,tokyo "Features=(null)"
+submit -p gpuburst -C g6.xlarge --gres=gpu:1
+accepted "-p gpuburst -C g6.xlarge" Partition=gpuburst Features=g6.xlarge
+submit -p cpu
+accepted "a CPU job" Partition=cpu "Features=(null)" "AdminComment="
+submit -p cpu --comment="nightly gpuburst:home=ap-southeast-1"
+accepted "a CPU job with a home" Partition=cpu AdminComment=gpuburst:home=ap-southeast-1
+
+# --- what policy forbids, as sbatch prints it
+submit -C m7i.xlarge
+rejected "-C m7i.xlarge" \
+	"sbatch: error: gpuburst: instance type m7i.xlarge is not allowed: only GPU families g4dn, g5, g5g, g6, g6e" \
+	"sbatch: error: Batch job submission failed: Invalid feature specification"
+submit --gres=gpu:1 --comment=gpuburst:home=eu-west-1
+rejected "home region eu-west-1" \
+	"sbatch: error: gpuburst: home region eu-west-1 is not in any fallback group: allowed home regions are ap-southeast-1, ap-northeast-1, ap-northeast-3" \
+	"sbatch: error: Batch job submission failed: Access/permission denied"
+submit --gres=gpu:a10g:8
+rejected "--gres=gpu:a10g:8" \
+	"sbatch: error: gpuburst: this job asks for 8 a10g GPUs per node, more than any burst nodeset has: at most 4 (g5.12xlarge)" \
+	"sbatch: error: Batch job submission failed: Invalid generic resource (gres) specification"
+submit --gpus=100
+rejected "--gpus=100" \
+	"sbatch: error: gpuburst: this job asks for 100 GPUs, more than any burst nodeset can give: at most 14 in partition gpuburst" \
+	"sbatch: error: Batch job submission failed: Invalid generic resource (gres) specification"
+submit --gres=gpu:h100:1
+rejected "--gres=gpu:h100:1" \
+	"sbatch: error: gpuburst: no burst nodeset has GPU model h100: there are a10g (g5.xlarge), a10g (g5.12xlarge), l4 (g6.xlarge), l40s (g6e.xlarge)" \
+	"sbatch: error: Batch job submission failed: Invalid generic resource (gres) specification"
+submit -p gpuburst -N 7 --gres=gpu:a10g:1
+rejected "-N 7" \
+	"sbatch: error: gpuburst: this job asks for 7 nodes, more than the burst nodesets have: at most 6 in partition gpuburst" \
+	"sbatch: error: Batch job submission failed: Node count specification invalid"
+
+# --- over the approval threshold (2 in this file): accepted, with a notice
+submit --gres=gpu:a10g:1 -N 3
+[ "$rc" = 0 ] && [ -n "$job" ] || bad "-N 3: rc=$rc stdout='$out'"
+[ "$err" = "sbatch: gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): an administrator must approve it (gpuburstctl approvals approve) before its nodes start" ] ||
+	bad "-N 3: sbatch printed '$err'"
+
+# --- job_modify(): the same rules for `scontrol update` (22.05 shows only the code)
+update() {	# WANT_RC WANT_STDERR ARGS...
+	local want_rc=$1 want_err=$2 got
+	shift 2
+	n=$((n + 1))
+	lab scontrol update "job=$routed" "$@" > "$T/out" 2> "$T/err"
+	got=$?
+	[ "$got" = "$want_rc" ] || bad "update $*: rc=$got, want $want_rc"
+	[ "$(cat "$T/err")" = "$want_err" ] || bad "update $*: stderr '$(cat "$T/err")', want '$want_err'"
+}
+update 1 "Invalid feature specification for job $routed" features=m7i.xlarge
+update 1 "Invalid generic resource (gres) specification for job $routed" gres=gpu:a10g:64
+update 1 "Access/permission denied for job $routed" comment=gpuburst:home=us-east-1
+[ "$(job_field "$routed" Features)" = "g5.xlarge|g5.12xlarge" ] || bad "a refused update changed Features"
+[ "$(job_field "$routed" TresPerNode)" = "gres:gpu:a10g:1" ] || bad "a refused update changed TresPerNode"
+grep -q "job_submit/gpuburst: refused update of job $routed of uid 0: gpuburst: instance type m7i.xlarge is not allowed" "$log" ||
+	bad "no log line for the refused update"
+update 0 "" comment=gpuburst:home=ap-northeast-3
+[ "$(job_field "$routed" AdminComment)" = "gpuburst:home=ap-northeast-3" ] ||
+	bad "update with a home: AdminComment='$(job_field "$routed" AdminComment)'"
+update 0 "" gres=gpu:a10g:2
+[ "$(job_field "$routed" TresPerNode)" = "gres:gpu:a10g:2" ] || bad "an allowed update was not applied"
+
+# --- scontrol reconfigure reloads the file
+sed -i 's/^  route_gpu_jobs: true$/  route_gpu_jobs: false/' "$yaml"
+lab scontrol reconfigure || bad "scontrol reconfigure failed"
+submit --gres=gpu:a10g:1
+accepted "routing off after reconfigure" Partition=cpu "Features=(null)"
+grep -q "job_submit/gpuburst: reloaded $yaml: 4 nodesets, burst partitions gpuburst, tokyo, GPU jobs without a partition left alone" "$log" ||
+	bad "no 'reloaded' line after reconfigure"
+
+# a broken file: the previous configuration stays, and says so once
+sed -i 's/^  route_gpu_jobs: false$/  route_gpu_jobs: maybe/' "$yaml"
+ln=$(grep -n 'route_gpu_jobs: maybe' "$yaml" | cut -d: -f1)
+lab scontrol reconfigure || bad "scontrol reconfigure failed"
+submit -p gpuburst --gres=gpu:a10g:1
+accepted "broken file: the previous one still works" Partition=gpuburst "Features=g5.xlarge|g5.12xlarge"
+submit --gres=gpu:a10g:1
+accepted "broken file: routing still off" Partition=cpu
+lab scontrol reconfigure || bad "scontrol reconfigure failed"
+submit --gres=gpu:a10g:1
+accepted "broken file, reconfigured again" Partition=cpu
+want="error: job_submit/gpuburst: reconfigure: keeping the previous configuration: $yaml:$ln:19: 'route_gpu_jobs' must be a boolean (true, false, yes or no), got 'maybe'"
+got=$(grep -c -F "$want" "$log")
+[ "$got" = 1 ] || { bad "want exactly one line '$want' in slurmctld.log, got $got:"; grep 'job_submit/gpuburst' "$log" | tail -5; }
+
+sed -i 's/^  route_gpu_jobs: maybe$/  route_gpu_jobs: true/' "$yaml"
+lab scontrol reconfigure || bad "scontrol reconfigure failed"
+submit --gres=gpu:a10g:1
+accepted "fixed file: routing on again" Partition=gpuburst "Features=g5.xlarge|g5.12xlarge"
+
+[ "$fail" = 0 ] && echo "PASS: $n submissions and updates through slurmctld behaved"
+exit $fail

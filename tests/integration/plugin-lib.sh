@@ -1,0 +1,75 @@
+# plugin-lib.sh - sourced by the job_submit/gpuburst tests that run the
+# plugin inside a real slurmctld (contrib/lab/gpuburst-lab).
+#
+#   plugin_lab_require        exit 77, saying why, when the lab cannot run here
+#   plugin_lab_init           a private directory ($T) and lab ($LAB), removed on exit
+#   plugin_lab_start ARGS...  start the lab with the plugin (ARGS go to `start`)
+#   lab CMD...                CMD as a lab client (SLURM_CONF set, DNS guard)
+#   bad MSG                   record a failure (the test exits 1 at the end)
+
+tool="$GB_TOP_SRCDIR/contrib/lab/gpuburst-lab"
+so="$GB_TOP_BUILDDIR/plugins/job_submit_gpuburst/.libs/job_submit_gpuburst.so"
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+skip() { echo "SKIP: $*"; exit 77; }
+
+plugin_lab_require() {
+	[ -n "${GB_SAN_CFLAGS:-}" ] &&
+		skip "sanitizer build: slurmctld cannot load an ASan-instrumented plugin (the route unit tests cover the rules)"
+	[ "$(id -u)" = 0 ] || skip "needs root (slurmctld, munged and a mount namespace)"
+	for b in slurmctld munged mungekey scontrol sbatch unshare ss; do
+		command -v "$b" >/dev/null 2>&1 ||
+			skip "$b is missing (apt-get install slurm-wlm munge util-linux iproute2)"
+	done
+	unshare -m true 2>/dev/null || skip "unshare -m is not permitted here (the lab's DNS guard needs it)"
+	[ -f "$so" ] || { echo "ERROR: $so was not built"; exit 99; }
+	# the plugin only loads into the Slurm it was built for (plugin_version)
+	v=$(slurmctld -V 2>/dev/null | awk '{print $2}')
+	want=$(printf '%d.%02d.%d' $((GB_SLURM_VERSION_HEX >> 16)) \
+		$(((GB_SLURM_VERSION_HEX >> 8) & 255)) $((GB_SLURM_VERSION_HEX & 255)))
+	[ "$v" = "$want" ] ||
+		skip "slurmctld is $v but the plugin was built for Slurm $want"
+}
+
+plugin_lab_init() {
+	T=$(mktemp -d /tmp/gb-plugin.XXXXXX)
+	chmod 755 "$T"	# munged wants o+x on every directory above its socket
+	LAB=$T/lab
+	trap '"$tool" stop --dir "$LAB" --purge >/dev/null 2>&1; rm -rf "$T"' EXIT
+	mkdir -p "$T/plugins" "$LAB/etc"
+	cp "$so" "$T/plugins/"
+	printf '#!/bin/sh\nexit 0\n' > "$T/noop"
+	chmod 755 "$T/noop"
+	# one port per node: 4 g5, 2 g5q, 2 g6, 2 tk, 1 cpu
+	p=$("$tool" free-ports 11)
+	cat > "$T/nodes.conf" <<NODES
+NodeName=g5-[1-4] Port=[$p-$((p + 3))] CPUs=1 RealMemory=500 State=CLOUD Feature=g5.xlarge Gres=gpu:a10g:1
+NodeName=g5q-[1-2] Port=[$((p + 4))-$((p + 5))] CPUs=1 RealMemory=500 State=CLOUD Feature=g5.12xlarge Gres=gpu:a10g:4
+NodeName=g6-[1-2] Port=[$((p + 6))-$((p + 7))] CPUs=1 RealMemory=500 State=CLOUD Feature=g6.xlarge Gres=gpu:l4:1
+NodeName=tk-[1-2] Port=[$((p + 8))-$((p + 9))] CPUs=1 RealMemory=500 State=CLOUD Feature=g6e.xlarge Gres=gpu:l40s:1
+NodeName=cpu-1 Port=$((p + 10)) CPUs=1 RealMemory=500 State=CLOUD
+PartitionName=cpu Nodes=cpu-1 Default=YES MaxTime=INFINITE State=UP
+PartitionName=gpuburst Nodes=g5-[1-4],g5q-[1-2],g6-[1-2] MaxTime=INFINITE State=UP
+PartitionName=tokyo Nodes=tk-[1-2] MaxTime=INFINITE State=UP
+NODES
+}
+
+plugin_lab_start() {
+	"$tool" start --dir "$LAB" --fresh --nodes-conf "$T/nodes.conf" \
+		--resume-program "$T/noop" --suspend-program "$T/noop" \
+		--resume-fail-program "$T/noop" \
+		--job-submit gpuburst --plugin-dir "$T/plugins" "$@"
+}
+
+lab() { (cd "$LAB/jobs" && "$tool" sh --dir "$LAB" "$@"); }
+
+# job_field ID KEY: the value of KEY= in `scontrol show job ID` (a key
+# that starts its line, like AdminComment, takes the rest of the line)
+job_field() {
+	lab scontrol show job "$1" | awk -v k="$2=" '
+		{ sub(/^ +/, ""); sub(/ +$/, "") }
+		index($0, k) == 1 && (k == "AdminComment=" || k == "Comment=") {
+			print substr($0, length(k) + 1); exit }
+		{ for (i = 1; i <= NF; i++) if (index($i, k) == 1) {
+			print substr($i, length(k) + 1); exit } }'
+}
