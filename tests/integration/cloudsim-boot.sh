@@ -31,7 +31,12 @@ launch() {	# launch USERDATA-FILE NAME -> instance id
 # --- a shell script: environment, signals, stdin, log, file mode
 cat >"$TMP/ud1" <<'UD'
 #!/bin/sh
-grep -E '^Sig(Blk|Ign):' /proc/$$/status >signals.txt
+# Read our own mask with builtins only: while this shell forks a child
+# (grep) it blocks every signal for a moment, and a grep reading
+# /proc/$$/status then could see that transient mask instead of ours.
+while IFS= read -r l; do
+	case "$l" in SigBlk:*|SigIgn:*) echo "$l" ;; esac
+done </proc/$$/status >signals.txt
 readlink /proc/$$/fd/0 >stdin.txt
 echo "hello from the boot log"
 exec /usr/bin/python3 -c 'import os, json; json.dump(dict(os.environ), open("env.json", "w"))'
