@@ -342,11 +342,12 @@ gb_err_t orch_rollback(struct orch_run *r, int group, const char *why,
 
 	for (int i = 0; i < r->n && !rc; i++) {
 		struct slot *s = &r->slots[i];
-		const char *region;
+		char region[64];
 
 		if (s->state != SLOT_TENTATIVE || (group >= 0 && s->group != group))
 			continue;
-		region = s->region;
+		/* a copy: clearing the slots below frees their strings */
+		gb_strlcpy(region, s->region, sizeof(region));
 		gb_strv_free(&ids);
 		for (int j = i; j < r->n; j++) {
 			struct slot *t = &r->slots[j];

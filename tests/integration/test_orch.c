@@ -1,0 +1,1323 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_orch.c - the orchestrator (liborch + libplan) against a real
+ * gpuburst-cloudsim on 127.0.0.1, over HTTP with SigV4: each strategy's
+ * exact call pattern on small hand-made landscapes, error classes, job
+ * locality, extras, terminate, crash-and-rerun without double launch, and
+ * the ancestor's properties P1-P11 plus the invariants as randomized tests
+ * over many generated capacity landscapes.
+ *
+ * The seed of the randomized part is printed; GB_ORCH_SEED overrides it and
+ * GB_ORCH_LANDSCAPES the number of landscapes (default 300).  Output is TAP
+ * ("ok - ..." / "not ok - ..."); the exit status is 0 only if every check
+ * passed, 77 (skip) when the simulator was not built.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gb_conf.h"
+#include "gb_log.h"
+#include "gb_orch.h"
+#include "gb_simh.h"
+#include "gb_state.h"
+#include "gb_str.h"
+#include "gb_util.h"
+#include "orch_int.h"
+
+static struct gb_simh sim;
+static struct gb_conf *conf;
+static gb_orch_t *orch;
+static gb_state_t *st;
+static char tmpdir[256], statepath[320];
+static int failures, checks, state_no, node_no = 1;
+static double slept;
+
+/*****************************************************************************
+ *  Harness
+ *****************************************************************************/
+
+static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("%s %d - ", ok ? "ok" : "not ok", ++checks);
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	fflush(stdout);
+	failures += !ok;
+}
+
+static void cleanup(void)
+{
+	gb_orch_destroy(orch);
+	orch = NULL;
+	gb_state_close(st);
+	st = NULL;
+	gb_conf_destroy(conf);
+	conf = NULL;
+	gb_simh_stop(&sim);
+}
+
+static void die(const char *what)
+{
+	printf("Bail out! %s\n", what);
+	cleanup();
+	exit(1);
+}
+
+/* No real waits: back-off is counted, not slept. */
+static void fake_sleep(double s, void *ctx)
+{
+	(void)ctx;
+	slept += s;
+}
+
+static char *read_all(const char *path)
+{
+	char *text = NULL;
+	size_t len;
+
+	if (gb_file_read(path, 1 << 20, &text, &len, NULL))
+		die(path);
+	return text;
+}
+
+static struct gb_conf *load_conf(const char *srcdir, const char *endpoint)
+{
+	char path[512], *text;
+	struct gb_buf b = GB_BUF_INIT;
+	struct gb_conf *c = NULL;
+	gb_error_t err;
+	size_t off;
+
+	snprintf(path, sizeof(path), "%s/tests/data/orch/gpuburst.yaml", srcdir);
+	text = read_all(path);
+	off = strcspn(text, "@");
+	if (strncmp(text + off, "@ENDPOINT@", 10) != 0)
+		die("no @ENDPOINT@ in the test config");
+	gb_buf_append(&b, text, off);
+	gb_buf_puts(&b, endpoint);
+	gb_buf_puts(&b, text + off + strlen("@ENDPOINT@"));
+	free(text);
+	if (gb_conf_load_string("gpuburst.yaml", b.data, b.len, &c, NULL, &err))
+		die(err.text);
+	gb_buf_free(&b);
+	return c;
+}
+
+static void make_orch(const struct gb_orch_tuning *tuning)
+{
+	struct gb_orch_opts oo = { 0 };
+	gb_error_t err;
+
+	gb_orch_destroy(orch);
+	oo.conf = conf;
+	oo.state_path = statepath;
+	oo.max_parallel = 8;
+	oo.sleep = fake_sleep;
+	oo.tuning = tuning;
+	if (gb_orch_create(&oo, &orch, &err))
+		die(err.text);
+}
+
+/* A fresh state file (empty memory and offerings cache). */
+static void fresh_state(void)
+{
+	gb_error_t err;
+
+	gb_state_close(st);
+	snprintf(statepath, sizeof(statepath), "%s/state-%d.db", tmpdir, ++state_no);
+	if (gb_state_open(statepath, 0, 5000, &st, &err))
+		die(err.text);
+}
+
+static const char *const all_pools[][2] = {
+	{ "ap-south-1a", "g5.xlarge" }, { "ap-south-1a", "g6e.xlarge" },
+	{ "ap-south-1b", "g5.xlarge" },
+	{ "ap-northeast-1a", "g5.xlarge" }, { "ap-northeast-1a", "g6e.xlarge" },
+	{ "ap-northeast-1c", "g5.xlarge" },
+	{ "ap-northeast-3a", "g5.xlarge" },
+	{ "ap-northeast-2a", "g5.xlarge" }, { "ap-northeast-2a", "g6e.xlarge" },
+	{ "ap-northeast-2b", "g5.xlarge" },
+	{ "ap-northeast-2c", "g5.xlarge" }, { "ap-northeast-2c", "g6e.xlarge" },
+};
+#define N_POOLS GB_ARRAY_LEN(all_pools)
+
+static void set_cap(const char *az, const char *type, long n)
+{
+	gb_error_t err;
+
+	if (gb_simh_capacity(&sim, az, type, n, &err))
+		die(err.text);
+}
+
+/* Every pool empty, then the given "az=type=n" settings. */
+static void landscape(const char *const *spec)
+{
+	char az[64], type[64];
+	long n;
+
+	for (size_t i = 0; i < N_POOLS; i++)
+		set_cap(all_pools[i][0], all_pools[i][1], 0);
+	for (size_t i = 0; spec && spec[i]; i++) {
+		if (sscanf(spec[i], "%63[^=]=%63[^=]=%ld", az, type, &n) != 3)
+			die("bad landscape spec");
+		set_cap(az, type, n);
+	}
+}
+
+static void fault(const char *json)
+{
+	gb_error_t err;
+
+	if (gb_simh_fault(&sim, json, &err))
+		die(err.text);
+}
+
+static void no_faults(void)
+{
+	gb_error_t err;
+
+	if (gb_simh_call(&sim, "DELETE", "/_sim/fault", NULL, NULL, &err))
+		die(err.text);
+}
+
+struct req_opts {
+	const char *nodeset;
+	int n;
+	int64_t job;
+	int strategy;
+	int mode;
+	int locality;
+	const char *home;
+};
+#define REQ(ns, n, strat) { ns, n, 0, strat, -1, -1, NULL }
+
+static const char *prefix_of(const char *nodeset)
+{
+	return !strcmp(nodeset, "g5") ? "g5" : !strcmp(nodeset, "g6e") ? "g6e" :
+	       !strcmp(nodeset, "tokyo") ? "tk" : "tke";
+}
+
+/* Add a request for [n] fresh nodes and run it. */
+static gb_err_t run_req(const struct req_opts *q, struct gb_request *req,
+			struct gb_orch_result *res, gb_error_t *err)
+{
+	struct gb_orch_resume_opts ro = GB_ORCH_RESUME_OPTS_INIT;
+	char nodes[128];
+	gb_error_t e;
+
+	snprintf(nodes, sizeof(nodes), "%s-[%d-%d]", prefix_of(q->nodeset), node_no,
+		 node_no + q->n - 1);
+	node_no += q->n;
+	memset(req, 0, sizeof(*req));
+	req->kind = GB_REQ_RESUME;
+	req->state = GB_RSTATE_RUNNING;
+	req->nodeset = q->nodeset;
+	req->job_id = q->job;
+	req->nodes = strdup(nodes);
+	req->node_count = q->n;
+	if (gb_state_request_add(st, req, &e))
+		die(e.text);
+	ro.strategy = q->strategy;
+	ro.mode = q->mode;
+	ro.locality = q->locality;
+	ro.home_region = q->home;
+	memset(res, 0, sizeof(*res));
+	return gb_orch_resume(orch, st, req, &ro, res, err);
+}
+
+static void req_free(struct gb_request *req)
+{
+	free((char *)req->nodes);
+	req->nodes = NULL;
+}
+
+/* Attempts of a request, in seq order. */
+struct att {
+	int seq, min, asked, got;
+	char region[32], az[32], subnet[32], token[72], code[64], state[16];
+};
+struct atts {
+	struct att v[512];
+	int n;
+};
+
+static int att_row(const struct gb_attempt *a, void *arg)
+{
+	struct atts *x = arg;
+	struct att *t;
+
+	if (x->n >= (int)GB_ARRAY_LEN(x->v))
+		return 1;
+	t = &x->v[x->n++];
+	t->seq = a->seq;
+	t->min = a->min_count;
+	t->asked = a->asked;
+	t->got = a->got;
+	gb_strlcpy(t->region, a->region, sizeof(t->region));
+	gb_strlcpy(t->az, a->az ? a->az : "", sizeof(t->az));
+	gb_strlcpy(t->subnet, a->subnet ? a->subnet : "", sizeof(t->subnet));
+	gb_strlcpy(t->token, a->client_token, sizeof(t->token));
+	gb_strlcpy(t->code, a->error_code ? a->error_code : "", sizeof(t->code));
+	gb_strlcpy(t->state, gb_attempt_state_name(a->state), sizeof(t->state));
+	return 0;
+}
+
+static void attempts(const char *id, struct atts *x)
+{
+	gb_error_t err;
+
+	x->n = 0;
+	if (gb_state_attempt_list(st, id, att_row, x, &err))
+		die(err.text);
+}
+
+static void asked_seq(const struct atts *x, char *buf, size_t n)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < x->n && len + 8 < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%d%s", i ? "," : "",
+					x->v[i].asked, x->v[i].got ? "+" : "");
+}
+
+/* Recorded instances of a request (alive or all). */
+struct recs {
+	struct gb_strv ids, nodes, regions;
+	int alive, extras;
+};
+
+static int rec_row(const struct gb_instance *in, void *arg)
+{
+	struct recs *r = arg;
+
+	gb_strv_add(&r->ids, in->instance_id);
+	gb_strv_add(&r->regions, in->region);
+	gb_strv_add(&r->nodes, in->node ? in->node : "");
+	r->alive += in->state == GB_INST_PENDING || in->state == GB_INST_RUNNING ||
+		    in->state == GB_INST_TERMINATING;
+	r->extras += !in->node;
+	return 0;
+}
+
+static void records(const char *id, struct recs *r)
+{
+	struct gb_instance_filter f = GB_INSTANCE_FILTER_ANY;
+	gb_error_t err;
+
+	memset(r, 0, sizeof(*r));
+	f.request_id = id;
+	if (gb_state_instance_list(st, &f, rec_row, r, &err))
+		die(err.text);
+}
+
+static void records_free(struct recs *r)
+{
+	gb_strv_free(&r->ids);
+	gb_strv_free(&r->nodes);
+	gb_strv_free(&r->regions);
+}
+
+static bool trace_has(const struct gb_orch_result *res, const char *needle)
+{
+	for (size_t i = 0; i < res->trace.n; i++)
+		if (strstr(res->trace.v[i], needle))
+			return true;
+	return false;
+}
+
+static int count_region(const struct gb_orch_result *res, const char *region)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < res->n_nodes; i++)
+		n += res->nodes[i].region && !strcmp(res->nodes[i].region, region);
+	return n;
+}
+
+static struct gb_simh_count sim_count(const char *id)
+{
+	struct gb_simh_count c;
+	gb_error_t err;
+
+	if (gb_simh_count(&sim, id, &c, &err))
+		die(err.text);
+	return c;
+}
+
+/*****************************************************************************
+ *  Call patterns of each strategy
+ *****************************************************************************/
+
+static void test_probe_fill_pattern(void)
+{
+	static const char *const l1[] = { "ap-south-1b=g5.xlarge=4", NULL };
+	static const char *const l2[] = { "ap-south-1a=g5.xlarge=4",
+					  "ap-south-1b=g5.xlarge=1", NULL };
+	struct req_opts q = REQ("g5", 4, GB_STRATEGY_PROBE_FILL);
+	struct gb_request req;
+	struct gb_orch_result res;
+	struct atts x;
+	char seq[256];
+	gb_error_t err;
+	gb_err_t rc;
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(l1);
+	rc = run_req(&q, &req, &res, &err);
+	attempts(req.id, &x);
+	asked_seq(&x, seq, sizeof(seq));
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.launched == 4,
+	      "probe_fill: 4 nodes, SUCCESS (%s)", res.reason);
+	check(!strcmp(seq, "4,2,1,4,2,1,4+"),
+	      "probe_fill: 4,2,1 on each dry subnet of ap-south-1a, then 4 in ap-south-1b (%s)", seq);
+	check(x.n == 7 && !strcmp(x.v[0].subnet, "subnet-aps1a-1") &&
+	      !strcmp(x.v[3].subnet, "subnet-aps1a-2") &&
+	      !strcmp(x.v[6].subnet, "subnet-aps1b-1") && x.v[0].min == x.v[0].asked,
+	      "probe_fill: subnets in config order, MinCount = MaxCount");
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	landscape(l2);
+	q.n = 5;
+	rc = run_req(&q, &req, &res, &err);
+	attempts(req.id, &x);
+	asked_seq(&x, seq, sizeof(seq));
+	check(rc == GB_E_OK && res.launched == 5 && !strcmp(seq, "4+,1,1,1+"),
+	      "probe_fill: 4 ok, ICE at 1 (subnet done), other subnet ICE at 1, next AZ 1 (%s)", seq);
+	check(trace_has(&res, "region_result region=ap-south-1 status=FULL requested=5 launched=5"),
+	      "probe_fill: region result FULL 5/5");
+	gb_orch_result_clear(&res);
+	req_free(&req);
+}
+
+static void test_best_effort_pattern(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=3",
+					 "ap-south-1b=g5.xlarge=4", NULL };
+	struct req_opts q = REQ("g5", 5, GB_STRATEGY_BEST_EFFORT);
+	struct gb_request req;
+	struct gb_orch_result res;
+	struct atts x;
+	char seq[256];
+	gb_error_t err;
+	gb_err_t rc;
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	rc = run_req(&q, &req, &res, &err);
+	attempts(req.id, &x);
+	asked_seq(&x, seq, sizeof(seq));
+	check(rc == GB_E_OK && res.launched == 5 && x.n == 2 && x.v[0].min == 1 &&
+	      x.v[0].asked == 4 && x.v[0].got == 3 && x.v[1].asked == 2 &&
+	      x.v[1].got == 2 && !strcmp(x.v[1].az, "ap-south-1b"),
+	      "best_effort: MinCount 1, MaxCount 4 takes 3, the dry AZ is left, 2 more next (%s)", seq);
+	check(res.api_calls == 2 && res.extras == 0, "best_effort: 2 calls, no extras");
+	gb_orch_result_clear(&res);
+	req_free(&req);
+}
+
+static void test_all_or_nothing_pattern(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=4",
+					 "ap-northeast-2a=g5.xlarge=2", NULL };
+	struct req_opts q = REQ("g5", 7, GB_STRATEGY_ALL_OR_NOTHING);
+	struct gb_request req;
+	struct gb_orch_result res;
+	struct gb_simh_count c;
+	struct atts x;
+	gb_error_t err;
+	gb_err_t rc;
+	bool exact = true;
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	rc = run_req(&q, &req, &res, &err);
+	attempts(req.id, &x);
+	for (int i = 0; i < x.n; i++)
+		exact &= x.v[i].min == x.v[i].asked;
+	c = sim_count(req.id);
+	check(rc == GB_E_OK && res.result == GB_RESULT_FAILED && res.launched == 0,
+	      "all_or_nothing: 6 of 7 obtainable is FAILED (%s)", res.reason);
+	check(exact && res.rolled_back == 4 && c.alive == 0 && c.total == 4,
+	      "all_or_nothing: MinCount = MaxCount (4, then 3 nowhere); the 4 launched were terminated at once (sim alive %d of %d)",
+	      c.alive, c.total);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	landscape(l);
+	q.n = 6;
+	rc = run_req(&q, &req, &res, &err);
+	c = sim_count(req.id);
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && c.alive == 6 &&
+	      res.rolled_back == 0, "all_or_nothing: 6 of 6 obtainable is SUCCESS (%s)", res.reason);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+}
+
+static void test_default_pattern(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=3",
+					 "ap-south-1b=g5.xlarge=2",
+					 "ap-northeast-2a=g5.xlarge=2", NULL };
+	struct req_opts q = REQ("g5", 6, GB_STRATEGY_DEFAULT);
+	struct gb_request req;
+	struct gb_orch_result res;
+	struct recs r;
+	struct atts x;
+	char seq[256];
+	gb_error_t err;
+	gb_err_t rc;
+	bool tagged = true;
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	rc = run_req(&q, &req, &res, &err);
+	attempts(req.id, &x);
+	asked_seq(&x, seq, sizeof(seq));
+	records(req.id, &r);
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.launched == 6 &&
+	      res.extras == 0, "default (cold): 6 nodes from 7 scattered, no extras (%s)", seq);
+	check(x.n >= 2 && x.v[0].min == 1 && x.v[1].min == 1 && x.v[0].asked + x.v[1].asked == 6 &&
+	      strcmp(x.v[0].az, x.v[1].az) != 0,
+	      "default (cold): the first wave asks two AZs at once for 4 + 2");
+	check(trace_has(&res, "wave round=1 calls=2"), "default: the trace shows the wave");
+	for (size_t i = 0; i < res.n_nodes; i++)
+		tagged &= res.nodes[i].instance_id && res.nodes[i].private_ip &&
+			  res.nodes[i].az && res.nodes[i].subnet;
+	check(tagged && r.ids.n == 6 && r.extras == 0,
+	      "every node has instance, AZ, subnet and private IP; 6 records");
+	records_free(&r);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+}
+
+/*
+ * Memory says 1 per AZ; there are 5.  Need 2: the first AZ is asked 1 + 1
+ * hedge, the second exactly the 1 left; all three come: one extra.
+ */
+static void test_extras(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=5",
+					 "ap-south-1b=g5.xlarge=5", NULL };
+	struct req_opts q = REQ("g5", 2, GB_STRATEGY_DEFAULT);
+	struct gb_request req;
+	struct gb_orch_result res;
+	struct gb_simh_count c;
+	struct recs r;
+	gb_error_t err;
+	gb_err_t rc;
+	double now = gb_time_now() - 7200;
+
+	fresh_state();
+	make_orch(NULL);
+	if (gb_state_capacity_record(st, "ap-south-1", "ap-south-1a", "g5.xlarge", 4, 1,
+				     true, false, now, 3600, &err) ||
+	    gb_state_capacity_record(st, "ap-south-1", "ap-south-1b", "g5.xlarge", 4, 1,
+				     true, false, now, 3600, &err))
+		die(err.text);
+	landscape(l);
+	rc = run_req(&q, &req, &res, &err);
+	c = sim_count(req.id);
+	records(req.id, &r);
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.launched == 2,
+	      "hedged: 2 nodes (%s)", res.reason);
+	check(res.extras == 1 && res.terminated == 1 && c.alive == 2 && c.dying == 1,
+	      "hedged: the extra instance was terminated at once (extras %d, sim alive %d dying %d)",
+	      res.extras, c.alive, c.dying);
+	check(r.extras == 1 && r.alive == 2, "the extra is recorded (node NULL, terminated)");
+	records_free(&r);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+}
+
+/*****************************************************************************
+ *  Locality, error classes, modes
+ *****************************************************************************/
+
+static void test_locality(void)
+{
+	static const char *const l[] = {
+		"ap-south-1a=g5.xlarge=2", "ap-south-1b=g5.xlarge=1",
+		"ap-northeast-2a=g5.xlarge=2", "ap-northeast-2b=g5.xlarge=2",
+		"ap-northeast-1a=g5.xlarge=3", NULL };
+	static const int strategies[] = { GB_STRATEGY_DEFAULT, GB_STRATEGY_BEST_EFFORT,
+					  GB_STRATEGY_PROBE_FILL };
+
+	for (size_t s = 0; s < GB_ARRAY_LEN(strategies); s++) {
+		struct req_opts q = { "g5", 4, 77, strategies[s], -1, GB_LOCALITY_REGION, NULL };
+		struct gb_request req;
+		struct gb_orch_result res;
+		struct gb_simh_count c;
+		gb_error_t err;
+		gb_err_t rc;
+
+		fresh_state();
+		make_orch(NULL);
+		landscape(l);
+		rc = run_req(&q, &req, &res, &err);
+		c = sim_count(req.id);
+		check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS &&
+		      count_region(&res, "ap-northeast-2") == 4 && c.alive == 4,
+		      "locality (%s): the 4-node job lands whole in ap-northeast-2 (%s)",
+		      gb_conf_strategy_name(strategies[s]), res.reason);
+		check(res.rolled_back == 3 && c.dying == 3,
+		      "locality (%s): the 3 from ap-south-1 were rolled back (rolled_back %d, sim dying %d)",
+		      gb_conf_strategy_name(strategies[s]), res.rolled_back, c.dying);
+		gb_orch_result_clear(&res);
+		req_free(&req);
+	}
+	{
+		/* all_or_nothing: 4 + 2 chunks; ap-south-1 gives 4 then no 2 */
+		static const char *const l3[] = { "ap-south-1a=g5.xlarge=5", "ap-south-1b=g5.xlarge=1",
+						  "ap-northeast-2a=g5.xlarge=6", NULL };
+		struct req_opts q = { "g5", 6, 79, GB_STRATEGY_ALL_OR_NOTHING, -1,
+				      GB_LOCALITY_REGION, NULL };
+		struct gb_request req;
+		struct gb_orch_result res;
+		gb_error_t err;
+
+		fresh_state();
+		make_orch(NULL);
+		landscape(l3);
+		run_req(&q, &req, &res, &err);
+		check(res.result == GB_RESULT_SUCCESS && count_region(&res, "ap-northeast-2") == 6 &&
+		      res.rolled_back == 4 && sim_count(req.id).alive == 6,
+		      "locality (all_or_nothing): 4 launched in ap-south-1 rolled back, 6 in ap-northeast-2 (%s)",
+		      res.reason);
+		gb_orch_result_clear(&res);
+		req_free(&req);
+	}
+	{
+		/* single-node jobs and jobless requests spread */
+		struct req_opts q = { "g5", 4, 0, GB_STRATEGY_DEFAULT, -1, GB_LOCALITY_REGION, NULL };
+		struct gb_request req;
+		struct gb_orch_result res;
+		gb_error_t err;
+
+		fresh_state();
+		make_orch(NULL);
+		landscape(l);
+		run_req(&q, &req, &res, &err);
+		check(res.result == GB_RESULT_SUCCESS && res.rolled_back == 0 &&
+		      count_region(&res, "ap-south-1") == 3,
+		      "a jobless request may spread over regions");
+		gb_orch_result_clear(&res);
+		req_free(&req);
+	}
+	{
+		/* no region can hold the job: nothing survives */
+		static const char *const l2[] = { "ap-south-1a=g5.xlarge=2",
+						  "ap-northeast-2a=g5.xlarge=2", NULL };
+		struct req_opts q = { "g5", 4, 78, GB_STRATEGY_DEFAULT, -1, GB_LOCALITY_REGION, NULL };
+		struct gb_request req;
+		struct gb_orch_result res;
+		gb_error_t err;
+
+		fresh_state();
+		make_orch(NULL);
+		landscape(l2);
+		run_req(&q, &req, &res, &err);
+		check(res.result == GB_RESULT_FAILED && res.rolled_back == 4 &&
+		      strstr(res.reason, "(Code:Locality)") && sim_count(req.id).alive == 0,
+		      "no region holds the job: FAILED, rolled back (%s)", res.reason);
+		gb_orch_result_clear(&res);
+		req_free(&req);
+	}
+}
+
+static void test_errors(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=4", "ap-south-1b=g5.xlarge=4",
+					 "ap-northeast-2a=g5.xlarge=4", NULL };
+	struct req_opts q = REQ("g5", 3, GB_STRATEGY_BEST_EFFORT);
+	struct gb_request req;
+	struct gb_orch_result res;
+	struct atts x;
+	gb_error_t err;
+	gb_err_t rc;
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	fault("{\"count\":20,\"kind\":\"error\",\"code\":\"VcpuLimitExceeded\",\"status\":400,"
+	      "\"action\":\"RunInstances\",\"region\":\"ap-south-1\"}");
+	rc = run_req(&q, &req, &res, &err);
+	no_faults();
+	attempts(req.id, &x);
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS &&
+	      count_region(&res, "ap-northeast-2") == 3 && x.n == 2 &&
+	      !strcmp(x.v[0].code, "VcpuLimitExceeded") && trace_has(&res, "quota region=ap-south-1"),
+	      "QUOTA: the region is left for the run after one call, the next region fills (%s)",
+	      res.reason);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	landscape(l);
+	fault("{\"count\":2,\"kind\":\"error\",\"code\":\"RequestLimitExceeded\",\"status\":503,"
+	      "\"action\":\"RunInstances\"}");
+	slept = 0;
+	rc = run_req(&q, &req, &res, &err);
+	no_faults();
+	attempts(req.id, &x);
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && x.n == 2 &&
+	      !strcmp(x.v[0].code, "RequestLimitExceeded") && slept > 0 &&
+	      !strcmp(x.v[1].az, x.v[0].az),
+	      "THROTTLE after the client's retries: back off (%.1f s) and retry the pool", slept);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	landscape(l);
+	fault("{\"count\":1,\"kind\":\"error\",\"code\":\"InternalError\",\"status\":500,"
+	      "\"action\":\"RunInstances\"}");
+	rc = run_req(&q, &req, &res, &err);
+	no_faults();
+	attempts(req.id, &x);
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && x.n == 1 &&
+	      res.api_calls == 2, "TRANSIENT: retried inside the client with the same token (calls %d)",
+	      res.api_calls);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	landscape(l);
+	fault("{\"count\":5,\"kind\":\"error\",\"code\":\"AuthFailure\",\"status\":401,"
+	      "\"action\":\"RunInstances\"}");
+	rc = run_req(&q, &req, &res, &err);
+	no_faults();
+	check(rc == GB_E_OK && res.result == GB_RESULT_FAILED && res.cause == GB_E_AUTH &&
+	      strstr(res.reason, "(Code:AuthFailure)") && res.api_calls <= 2,
+	      "AUTH: the request is aborted with the reason (%s)", res.reason);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	landscape(l);
+	fault("{\"count\":5,\"kind\":\"error\",\"code\":\"InvalidAMIID.NotFound\",\"status\":400,"
+	      "\"message\":\"The image id '[ami-0123456789abcdef0]' does not exist\","
+	      "\"action\":\"RunInstances\"}");
+	rc = run_req(&q, &req, &res, &err);
+	no_faults();
+	check(rc == GB_E_OK && res.result == GB_RESULT_FAILED && res.cause == GB_E_CLOUDCONFIG &&
+	      strstr(res.reason, "InvalidAMIID.NotFound") && res.api_calls == 1 &&
+	      res.nodes[0].code && !strcmp(res.nodes[0].code, "InvalidAMIID.NotFound"),
+	      "CONFIG: aborted after one call, each node says why (%s)", res.reason);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	fresh_state();
+	landscape(l);
+	fault("{\"count\":1,\"kind\":\"error\",\"code\":\"Unsupported\",\"status\":400,"
+	      "\"action\":\"RunInstances\",\"region\":\"ap-south-1\"}");
+	rc = run_req(&q, &req, &res, &err);
+	no_faults();
+	attempts(req.id, &x);
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && x.n == 2 &&
+	      !strcmp(x.v[0].code, "Unsupported") && strcmp(x.v[1].az, x.v[0].az) != 0,
+	      "Unsupported: the AZ is dropped, the next AZ fills (%s then %s)", x.v[0].az,
+	      x.n > 1 ? x.v[1].az : "-");
+	gb_orch_result_clear(&res);
+	req_free(&req);
+}
+
+/* {node} in ap-northeast-3's user data: one instance per call; a full /28. */
+static void test_addresses(void)
+{
+	static const char *const l[] = { "ap-northeast-3a=g5.xlarge=30", NULL };
+	struct req_opts q = REQ("tokyo", 13, GB_STRATEGY_BEST_EFFORT);
+	struct gb_request req;
+	struct gb_orch_result res;
+	struct atts x;
+	gb_error_t err;
+	gb_err_t rc;
+	int small = 0, big = 0, ones = 0;
+	bool addr = false;
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	rc = run_req(&q, &req, &res, &err);
+	attempts(req.id, &x);
+	for (size_t i = 0; i < res.n_nodes; i++) {
+		small += res.nodes[i].subnet && !strcmp(res.nodes[i].subnet, "subnet-apne3a-small");
+		big += res.nodes[i].subnet && !strcmp(res.nodes[i].subnet, "subnet-apne3a-big");
+	}
+	for (int i = 0; i < x.n; i++) {
+		ones += x.v[i].asked == 1 || strcmp(x.v[i].region, "ap-northeast-3") != 0;
+		addr |= !strcmp(x.v[i].code, "InsufficientFreeAddressesInSubnet");
+	}
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && small == 11 && big == 2 &&
+	      addr, "a full subnet: InsufficientFreeAddressesInSubnet moves to the AZ's next subnet (11 + 2)");
+	check(ones == x.n, "{node} in ap-northeast-3's user data: every call there launches exactly one instance");
+	gb_orch_result_clear(&res);
+	req_free(&req);
+}
+
+static void test_modes(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=1", "ap-northeast-2a=g5.xlarge=9",
+					 "ap-northeast-1a=g6e.xlarge=4", NULL };
+	struct req_opts q = { "g5", 3, 0, GB_STRATEGY_PROBE_FILL, GB_MODE_SINGLE_REGION, -1, NULL };
+	struct gb_request req;
+	struct gb_orch_result res;
+	struct atts x;
+	gb_error_t err;
+	gb_err_t rc;
+	bool only = true;
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	rc = run_req(&q, &req, &res, &err);
+	attempts(req.id, &x);
+	for (int i = 0; i < x.n; i++)
+		only &= !strcmp(x.v[i].region, "ap-south-1");
+	check(rc == GB_E_OK && res.result == GB_RESULT_PARTIAL && res.launched == 1 && only &&
+	      trace_has(&res, "single_region"),
+	      "single_region: only the first candidate, PARTIAL 1/3 (%s)", res.reason);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	q.home = "us-west-2";
+	q.mode = -1;
+	rc = run_req(&q, &req, &res, &err);
+	check(rc == GB_E_OK && res.result == GB_RESULT_FAILED && res.cause == GB_E_PLAN &&
+	      strstr(res.reason, "us-west-2 is in no fallback group") &&
+	      strstr(res.reason, "ap-southeast-1, ap-northeast-1, ap-northeast-3") && res.api_calls == 0,
+	      "a home region in no group is refused with the allowed consumers (%s)", res.reason);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	/* g6e from Tokyo: ap-northeast-3 offers none, never launched in (P9) */
+	{
+		struct req_opts q2 = REQ("tokyo6e", 6, GB_STRATEGY_PROBE_FILL);
+
+		rc = run_req(&q2, &req, &res, &err);
+		attempts(req.id, &x);
+		only = true;
+		for (int i = 0; i < x.n; i++)
+			only &= strcmp(x.v[i].region, "ap-northeast-3") != 0;
+		check(rc == GB_E_OK && res.launched == 4 && only &&
+		      trace_has(&res, "region=ap-northeast-3 NOT_OFFERED") &&
+		      trace_has(&res, "region_result region=ap-northeast-3 status=NONE"),
+		      "not offered: preflight skips ap-northeast-3 for g6e (%s)", res.reason);
+		gb_orch_result_clear(&res);
+		req_free(&req);
+	}
+}
+
+struct cloud_ctx {
+	int n;
+};
+
+static int cloud_row(const struct gb_ec2_instance *in, const char *region, void *arg)
+{
+	(void)in;
+	(void)region;
+	((struct cloud_ctx *)arg)->n++;
+	return 0;
+}
+
+static void test_terminate_and_tools(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=4", NULL };
+	struct req_opts q = REQ("g5", 3, GB_STRATEGY_DEFAULT);
+	struct gb_request req, dry = { 0 };
+	struct gb_orch_result res;
+	struct gb_plan *plan = NULL;
+	struct cloud_ctx cc = { 0 };
+	char *summary = NULL;
+	const char *nodes[4];
+	gb_error_t err;
+	gb_err_t rc;
+	int n = -1;
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	run_req(&q, &req, &res, &err);
+	rc = gb_orch_cloud_instances(orch, "ap-south-1", true, cloud_row, &cc, &err);
+	check(rc == GB_E_OK && cc.n >= 3, "cloud instances by cluster tag: %d in ap-south-1", cc.n);
+	for (int i = 0; i < 3; i++)
+		nodes[i] = res.nodes[i].node;
+	nodes[3] = "g5-0";	/* never launched: a no-op */
+	rc = gb_orch_terminate(orch, st, req.id, nodes, 4, "suspend", 0, &n, &err);
+	check(rc == GB_E_OK && n == 3 && sim_count(req.id).alive == 0,
+	      "terminate: the 3 live instances of the nodes, the unknown node is a no-op");
+	rc = gb_orch_terminate(orch, st, req.id, nodes, 4, "suspend", 0, &n, &err);
+	check(rc == GB_E_OK && n == 0, "terminate again: nothing left to do");
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	dry.kind = GB_REQ_RESUME;
+	dry.nodeset = "g5";
+	dry.node_count = 5;
+	rc = gb_orch_plan_dry_run(orch, st, &dry, NULL, &plan, &summary, &err);
+	check(rc == GB_E_OK && plan && plan->n_steps >= 3 && !strcmp(plan->planner, "heuristic") &&
+	      summary && strlen(summary) <= GB_PLAN_SUMMARY_MAX,
+	      "dry run: a plan of %zu steps and a summary (%s)", plan ? plan->n_steps : 0,
+	      summary ? summary : "-");
+	gb_plan_free(plan);
+	free(summary);
+}
+
+/*****************************************************************************
+ *  Crash and re-run: no double launch
+ *****************************************************************************/
+
+static int started_attempts(const char *id)
+{
+	struct atts x;
+	int n = 0;
+
+	attempts(id, &x);
+	for (int i = 0; i < x.n; i++)
+		n += !strcmp(x.v[i].state, "started");
+	return n;
+}
+
+static void test_crash_rerun(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=2", "ap-south-1b=g5.xlarge=2",
+					 "ap-northeast-2a=g5.xlarge=4", NULL };
+	struct req_opts q = REQ("g5", 5, GB_STRATEGY_DEFAULT);
+	struct gb_orch_resume_opts ro = GB_ORCH_RESUME_OPTS_INIT;
+	struct gb_request req;
+	struct gb_orch_result res;
+	struct gb_simh_count c;
+	struct recs r;
+	char nodes[64];
+	gb_error_t err;
+	gb_err_t rc;
+	pid_t pid;
+	int status;
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	snprintf(nodes, sizeof(nodes), "g5-[%d-%d]", node_no, node_no + q.n - 1);
+	node_no += q.n;
+	memset(&req, 0, sizeof(req));
+	req.kind = GB_REQ_RESUME;
+	req.state = GB_RSTATE_RUNNING;
+	req.nodeset = "g5";
+	req.nodes = nodes;
+	req.node_count = q.n;
+	if (gb_state_request_add(st, &req, &err))
+		die(err.text);
+	/* every RunInstances of the first wave hangs 3 s in the simulator */
+	fault("{\"count\":4,\"kind\":\"latency\",\"latency\":3,\"action\":\"RunInstances\"}");
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		gb_state_t *cst = NULL;
+		struct gb_orch_result cres;
+
+		if (gb_state_open(statepath, 0, 5000, &cst, &err))
+			_exit(2);
+		memset(&cres, 0, sizeof(cres));
+		gb_orch_resume(orch, cst, &req, &ro, &cres, &err);
+		_exit(0);
+	}
+	for (int i = 0; i < 500 && started_attempts(req.id) == 0; i++)
+		usleep(10000);
+	usleep(100000);	/* the calls are in flight */
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	check(WIFSIGNALED(status) && started_attempts(req.id) >= 1,
+	      "crash: the worker was killed with %d attempt(s) in flight", started_attempts(req.id));
+	/* re-run at once, while the killed calls still sleep in the simulator */
+	rc = gb_orch_resume(orch, st, &req, &ro, &res, &err);
+	sleep(4);	/* let the original calls complete inside the simulator */
+	c = sim_count(req.id);
+	records(req.id, &r);
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.launched == 5 &&
+	      trace_has(&res, "recover"),
+	      "re-run: SUCCESS after re-sending the open attempts (%s)", res.reason);
+	check(c.alive == 5 && c.total == 5,
+	      "no double launch: the simulator has %d instances of the request (%d alive)",
+	      c.total, c.alive);
+	check((int)r.ids.n == c.total && r.alive == 5,
+	      "every instance is recorded (%zu records)", r.ids.n);
+	records_free(&r);
+	gb_orch_result_clear(&res);
+	no_faults();
+}
+
+/*****************************************************************************
+ *  Randomized: P1-P11 and the invariants over generated landscapes
+ *****************************************************************************/
+
+static unsigned long long rng_state;
+
+static unsigned rnd(unsigned n)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (unsigned)(rng_state % n);
+}
+
+struct lscape {
+	long cap[N_POOLS];
+};
+
+static void random_landscape(struct lscape *ls)
+{
+	unsigned kind = rnd(4);
+
+	for (size_t i = 0; i < N_POOLS; i++) {
+		/* all empty, sparse, scattered or ample */
+		ls->cap[i] = kind == 0 ? 0 : kind == 1 ? (rnd(3) == 0 ? rnd(3) : 0) :
+			     kind == 2 ? rnd(4) : rnd(9);
+		set_cap(all_pools[i][0], all_pools[i][1], ls->cap[i]);
+	}
+}
+
+static const char *const sea_regions[] = { "ap-south-1", "ap-northeast-2", "ap-northeast-1" };
+static const char *const jp_regions[] = { "ap-northeast-1", "ap-northeast-3" };
+
+/* Capacity the request could get: offered pools of the allowed regions. */
+static long obtainable(const struct lscape *ls, const char *type, bool japan, bool single)
+{
+	const char *const *rg = japan ? jp_regions : sea_regions;
+	size_t nr = single ? 1 : japan ? 2 : 3;
+	long n = 0;
+
+	for (size_t i = 0; i < N_POOLS; i++) {
+		if (strcmp(all_pools[i][1], type))
+			continue;
+		for (size_t k = 0; k < nr; k++)
+			if (gb_str_has_prefix(all_pools[i][0], rg[k]))
+				n += ls->cap[i];
+	}
+	return n;
+}
+
+struct prop_stats {
+	int runs, violations;
+	int p[12];
+};
+
+static void prop(struct prop_stats *ps, int k, bool ok, const char *what, int lno)
+{
+	if (ok)
+		return;
+	ps->p[k]++;
+	ps->violations++;
+	printf("# landscape %d: P%d violated: %s\n", lno, k, what);
+}
+
+/* Parse "region_result region=R status=S requested=Q launched=L remaining=M" lines. */
+static void check_region_results(struct prop_stats *ps, const struct gb_orch_result *res,
+				 int lno, bool single)
+{
+	char seen[8][32];
+	int nseen = 0, last_remaining = 1 << 30;
+
+	for (size_t i = 0; i < res->trace.n; i++) {
+		char region[32], status[16], code[64];
+		int q, l, m;
+
+		if (sscanf(res->trace.v[i],
+			   "region_result region=%31s status=%15s requested=%d launched=%d remaining=%d code=%63s",
+			   region, status, &q, &l, &m, code) != 6)
+			continue;
+		prop(ps, 4, (!strcmp(status, "FULL") && l == q) ||
+			    (!strcmp(status, "PARTIAL") && l > 0 && l < q) ||
+			    (!strcmp(status, "NONE") && l == 0) ||
+			    (!strcmp(status, "ERROR") && strcmp(code, "-") != 0),
+		     "region status consistent with counts", lno);
+		prop(ps, 5, m <= last_remaining, "remaining never increases", lno);
+		last_remaining = m;
+		for (int k = 0; k < nseen; k++)
+			prop(ps, 6, strcmp(seen[k], region) != 0, "a region visited twice", lno);
+		if (nseen < 8)
+			gb_strlcpy(seen[nseen++], region, sizeof(seen[0]));
+	}
+	prop(ps, 6, nseen <= 3, "more visits than regions", lno);
+	prop(ps, 11, !single || nseen <= 1, "single_region visited several regions", lno);
+}
+
+static void check_attempts(struct prop_stats *ps, const char *id, bool probe, int lno,
+			   const char *type, bool japan, bool single, int *calls)
+{
+	struct atts x;
+
+	attempts(id, &x);
+	*calls = x.n;
+	for (int i = 0; i < x.n; i++) {
+		const struct att *a = &x.v[i];
+
+		prop(ps, 1, a->asked <= 4 && a->asked >= 1, "a call asked more than batch_max", lno);
+		for (int k = 0; k < i; k++)
+			prop(ps, 8, strcmp(x.v[k].token, a->token) != 0, "client token reused", lno);
+		prop(ps, 8, strlen(a->token) <= 64, "client token longer than 64", lno);
+		if (probe && i + 1 < x.n && !strcmp(a->code, "InsufficientInstanceCapacity") &&
+		    a->asked > 1 && !strcmp(x.v[i + 1].subnet, a->subnet))
+			prop(ps, 2, x.v[i + 1].asked == (a->asked + 1) / 2,
+			     "after ICE at n>1 the next count is ceil(n/2)", lno);
+		prop(ps, 11, !single || !strcmp(a->region, japan ? "ap-northeast-1" : "ap-south-1"),
+		     "single_region launched outside the first region", lno);
+		/* P9: never launch where the type is not offered */
+		prop(ps, 9, !(strcmp(type, "g6e.xlarge") == 0 &&
+			      (!strcmp(a->az, "ap-south-1b") || !strcmp(a->az, "ap-northeast-1c") ||
+			       !strcmp(a->az, "ap-northeast-2b") || !strcmp(a->region, "ap-northeast-3"))),
+		     "a launch where the type is not offered", lno);
+	}
+}
+
+static void check_records(struct prop_stats *ps, const char *id, const struct gb_orch_result *res,
+			  int lno)
+{
+	struct recs r;
+	char **ids = NULL;
+	size_t n = 0;
+	gb_error_t err;
+	bool same = true;
+
+	records(id, &r);
+	if (gb_simh_ids(&sim, id, false, &ids, &n, &err))
+		die(err.text);
+	same = n == r.ids.n;
+	for (size_t i = 0; same && i < n; i++)
+		same = gb_strv_find(&r.ids, ids[i]) >= 0;
+	prop(ps, 7, same, "launched ids differ from recorded ids", lno);
+	gb_simh_ids_free(ids);
+	if (gb_simh_ids(&sim, id, true, &ids, &n, &err))
+		die(err.text);
+	prop(ps, 0, (int)n == res->launched, "instances alive differ from nodes filled", lno);
+	prop(ps, 0, r.alive == res->launched, "records alive differ from nodes filled", lno);
+	gb_simh_ids_free(ids);
+	records_free(&r);
+}
+
+/* The most one allowed region could give. */
+static long best_region(const struct lscape *ls, const char *type, bool japan, bool single)
+{
+	const char *const *rg = japan ? jp_regions : sea_regions;
+	size_t nr = single ? 1 : japan ? 2 : 3;
+	long best = 0;
+
+	for (size_t k = 0; k < nr; k++) {
+		long n = 0;
+
+		for (size_t i = 0; i < N_POOLS; i++)
+			if (!strcmp(all_pools[i][1], type) && gb_str_has_prefix(all_pools[i][0], rg[k]))
+				n += ls->cap[i];
+		if (n > best)
+			best = n;
+	}
+	return best;
+}
+
+/* Locality: a job's nodes all in one region, or none at all. */
+static void check_locality(struct prop_stats *ps, const struct gb_orch_result *res, int lno)
+{
+	const char *region = NULL;
+	bool one = true;
+
+	for (size_t i = 0; i < res->n_nodes; i++) {
+		if (!res->nodes[i].region)
+			continue;
+		one &= !region || !strcmp(region, res->nodes[i].region);
+		region = res->nodes[i].region;
+	}
+	prop(ps, 0, one, "a job's nodes in several regions", lno);
+	prop(ps, 0, res->result != GB_RESULT_PARTIAL, "a job partly filled", lno);
+}
+
+static void random_run(struct prop_stats *ps, int lno, int strategy)
+{
+	static const char *const sets[] = { "g5", "g6e", "tokyo", "tokyo6e" };
+	struct lscape ls;
+	const char *set = sets[rnd(4)];
+	bool japan = set[0] == 't', single = rnd(5) == 0;
+	bool job = strategy != GB_STRATEGY_PROBE_FILL && rnd(3) == 0;
+	const char *type = strchr(set, '6') ? "g6e.xlarge" : "g5.xlarge";
+	struct req_opts q = { set, 1 + (int)rnd(10), job ? 1000 + lno : 0, strategy,
+			      single ? GB_MODE_SINGLE_REGION : GB_MODE_MULTI_REGION,
+			      job ? GB_LOCALITY_REGION : GB_LOCALITY_NONE, NULL };
+	struct gb_request req;
+	struct gb_orch_result res;
+	gb_error_t err;
+	gb_err_t rc;
+	long can, want;
+	int calls = 0;
+
+	random_landscape(&ls);
+	can = job && q.n > 1 ? best_region(&ls, type, japan, single) :
+	      obtainable(&ls, type, japan, single);
+	want = job && q.n > 1 ? (can >= q.n ? q.n : 0) : (can < q.n ? can : q.n);
+	rc = run_req(&q, &req, &res, &err);
+	ps->runs++;
+	prop(ps, 0, rc == GB_E_OK, rc ? err.text : "", lno);
+	prop(ps, 4, (res.result == GB_RESULT_SUCCESS) == (res.launched == q.n) &&
+		    (res.result == GB_RESULT_FAILED) == (res.launched == 0),
+	     "result consistent with counts", lno);
+	prop(ps, 3, obtainable(&ls, type, japan, single) > 0 || res.launched == 0,
+	     "launched from nothing", lno);
+	if (strategy == GB_STRATEGY_ALL_OR_NOTHING)
+		prop(ps, 0, res.launched == 0 || res.launched == q.n,
+		     "all_or_nothing left a partial request", lno);
+	else if (strategy != GB_STRATEGY_PROBE_FILL)
+		prop(ps, 0, res.launched == want, "did not obtain all obtainable capacity", lno);
+	else
+		prop(ps, 0, res.launched <= q.n && res.launched <= can, "launched too much", lno);
+	if (job && q.n > 1)
+		check_locality(ps, &res, lno);
+	check_region_results(ps, &res, lno, single);
+	check_attempts(ps, req.id, strategy == GB_STRATEGY_PROBE_FILL, lno, type, japan, single,
+		       &calls);
+	if (strategy == GB_STRATEGY_PROBE_FILL && can == 0) {
+		/* P3: every subnet of every offered allowed region was tried */
+		int subnets = 0;
+
+		for (size_t i = 0; i < conf->n_regions; i++) {
+			const struct gb_conf_region *cr = &conf->regions[i];
+			bool allowed = false;
+
+			for (size_t k = 0; k < (single ? 1 : japan ? 2 : 3); k++)
+				allowed |= !strcmp(cr->name, japan ? jp_regions[k] : sea_regions[k]);
+			for (size_t a = 0; allowed && a < cr->n_azs; a++) {
+				bool offered = !strcmp(type, "g5.xlarge") ||
+					       (strcmp(cr->azs[a].name, "ap-south-1b") &&
+						strcmp(cr->azs[a].name, "ap-northeast-1c") &&
+						strcmp(cr->azs[a].name, "ap-northeast-2b") &&
+						strcmp(cr->name, "ap-northeast-3"));
+
+				subnets += offered ? (int)cr->azs[a].n_subnets : 0;
+			}
+		}
+		prop(ps, 3, res.result == GB_RESULT_FAILED && res.launched == 0 &&
+			    calls >= subnets, "all-ICE did not try every subnet", lno);
+	}
+	check_records(ps, req.id, &res, lno);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+}
+
+static void test_random(void)
+{
+	const char *e = getenv("GB_ORCH_SEED"), *n = getenv("GB_ORCH_LANDSCAPES");
+	unsigned long long seed = 20261129;
+	long count = 300;
+	static const int strategies[] = { GB_STRATEGY_PROBE_FILL, GB_STRATEGY_BEST_EFFORT,
+					  GB_STRATEGY_DEFAULT, GB_STRATEGY_ALL_OR_NOTHING };
+	struct prop_stats ps[4];
+	char line[128];
+
+	if (e && *e)
+		seed = strtoull(e, NULL, 10);
+	if (n && *n)
+		gb_parse_long(n, 1, 100000, &count);
+	printf("# randomized landscapes: seed %llu (GB_ORCH_SEED), %ld landscapes (GB_ORCH_LANDSCAPES)\n",
+	       seed, count);
+	rng_state = seed ? seed : 1;
+	memset(ps, 0, sizeof(ps));
+	fresh_state();
+	make_orch(NULL);
+	for (long i = 0; i < count; i++) {
+		/* probe_fill on most landscapes: P1-P11 are its properties */
+		int s = i % 2 == 0 ? 0 : 1 + (int)rnd(3);
+
+		random_run(&ps[s], (int)i, strategies[s]);
+	}
+	for (int s = 0; s < 4; s++) {
+		snprintf(line, sizeof(line), "%s over %d landscapes", gb_conf_strategy_name(strategies[s]),
+			 ps[s].runs);
+		check(ps[s].runs > 0 && ps[s].violations == 0,
+		      "randomized %s: P1 %d P2 %d P3 %d P4 %d P5 %d P6 %d P7 %d P8 %d P9 %d P11 %d, invariants %d violations",
+		      line, ps[s].p[1], ps[s].p[2], ps[s].p[3], ps[s].p[4], ps[s].p[5], ps[s].p[6],
+		      ps[s].p[7], ps[s].p[8], ps[s].p[9], ps[s].p[11], ps[s].p[0]);
+	}
+	{
+		enum orch_action a;
+		bool ok = orch_action_parse("continue_next_region", &a) == GB_E_OK &&
+			  orch_action_parse("retry_same_region", &a) == GB_E_OK &&
+			  orch_action_parse("done", &a) == GB_E_OK &&
+			  orch_action_parse("abort", &a) == GB_E_OK &&
+			  orch_action_parse("explode", &a) == GB_E_INVALID &&
+			  orch_action_parse("", &a) == GB_E_INVALID;
+
+		check(ok, "P10: the decision model accepts exactly its 4 actions");
+	}
+}
+
+int main(void)
+{
+	const char *top = getenv("GB_TOP_BUILDDIR"), *src = getenv("GB_TOP_SRCDIR");
+	const char *tmp = getenv("TMPDIR");
+	struct gb_log_opts lo = { NULL, false, GB_LOG_ERROR, true };
+	char bin[512], scenario[512];
+	const char *args[] = { NULL };
+	gb_error_t err;
+	struct stat sb;
+
+	if (!top || !src) {
+		printf("1..0 # SKIP GB_TOP_BUILDDIR/GB_TOP_SRCDIR not set (run through make check)\n");
+		return 77;
+	}
+	snprintf(bin, sizeof(bin), "%s/src/cloudsim/gpuburst-cloudsim", top);
+	snprintf(scenario, sizeof(scenario), "%s/tests/data/orch/sim.yaml", src);
+	if (stat(bin, &sb) != 0) {
+		printf("1..0 # SKIP %s not built\n", bin);
+		return 77;
+	}
+	gb_log_open("test_orch", &lo, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(tmpdir, sizeof(tmpdir), "%s/test-orch.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(tmpdir))
+		die("mkdtemp");
+	if (gb_simh_start(&sim, bin, scenario, args, &err))
+		die(err.text);
+	conf = load_conf(src, sim.endpoint);
+	test_probe_fill_pattern();
+	test_best_effort_pattern();
+	test_all_or_nothing_pattern();
+	test_default_pattern();
+	test_extras();
+	test_locality();
+	test_errors();
+	test_addresses();
+	test_modes();
+	test_terminate_and_tools();
+	test_crash_rerun();
+	test_random();
+	printf("1..%d\n", checks);
+	cleanup();
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "%s", tmpdir);
+		for (int i = 1; i <= state_no; i++) {
+			char p[400];
+
+			snprintf(p, sizeof(p), "%s/state-%d.db", tmpdir, i);
+			unlink(p);
+			snprintf(p, sizeof(p), "%s/state-%d.db-wal", tmpdir, i);
+			unlink(p);
+			snprintf(p, sizeof(p), "%s/state-%d.db-shm", tmpdir, i);
+			unlink(p);
+		}
+		rmdir(cmd);
+	}
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,600 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_plan.c - libplan and the pure parts of liborch: Haversine, golden
+ * candidate orders, the plan validator (one case per rule, exact reasons),
+ * plan JSON round trip, capacity memory estimates and summary, the
+ * heuristic planner's order, client tokens and user data rendering.
+ *
+ * The configuration is tests/data/orch/gpuburst.yaml, the ancestor's
+ * geography (research s1.1, s1.9).
+ */
+#include "config.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "gb_conf.h"
+#include "gb_orch.h"
+#include "gb_plan.h"
+#include "gb_state.h"
+#include "gb_str.h"
+#include "gb_util.h"
+
+static struct gb_conf *conf;
+
+static const char *top_srcdir(void)
+{
+	const char *s = getenv("GB_TOP_SRCDIR");
+
+	return s && *s ? s : GB_TOP_SRCDIR;
+}
+
+static int setup(void **state)
+{
+	char path[1024], *text = NULL;
+	struct gb_buf b = GB_BUF_INIT;
+	size_t len, off;
+	gb_error_t err;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/tests/data/orch/gpuburst.yaml", top_srcdir());
+	if (gb_file_read(path, 1 << 20, &text, &len, &err))
+		return -1;
+	off = strcspn(text, "@");
+	gb_buf_append(&b, text, off);
+	gb_buf_puts(&b, "http://127.0.0.1:9");
+	gb_buf_puts(&b, text + off + strlen("@ENDPOINT@"));
+	free(text);
+	if (gb_conf_load_string("gpuburst.yaml", b.data, b.len, &conf, NULL, &err)) {
+		fprintf(stderr, "%s\n", err.text);
+		gb_buf_free(&b);
+		return -1;
+	}
+	gb_buf_free(&b);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	gb_conf_destroy(conf);
+	return 0;
+}
+
+/*****************************************************************************
+ *  Haversine and candidates
+ *****************************************************************************/
+
+static void test_haversine(void **state)
+{
+	double slat, slon, lat, lon;
+
+	(void)state;
+	assert_true(gb_region_coords("ap-southeast-1", &slat, &slon));
+	assert_true(gb_region_coords("ap-south-1", &lat, &lon));
+	assert_true(fabs(gb_region_distance_km(slat, slon, lat, lon) - 3903.9) < 0.1);
+	assert_true(gb_region_coords("ap-northeast-2", &lat, &lon));
+	assert_true(fabs(gb_region_distance_km(slat, slon, lat, lon) - 4672.6) < 0.1);
+	assert_true(gb_region_coords("ap-northeast-1", &lat, &lon));
+	assert_true(fabs(gb_region_distance_km(slat, slon, lat, lon) - 5314.5) < 0.1);
+	assert_true(gb_region_coords("ap-northeast-3", &slat, &slon));
+	assert_true(fabs(gb_region_distance_km(slat, slon, lat, lon) - 396.3) < 0.1);
+	assert_true(gb_region_distance_km(1, 2, 1, 2) == 0);
+}
+
+static void assert_order(const struct gb_candidates *c, const char *const *names, size_t n)
+{
+	assert_int_equal(c->n, n);
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(c->v[i].region->name, names[i]);
+}
+
+static void test_candidates_singapore(void **state)
+{
+	static const char *const want[] = { "ap-south-1", "ap-northeast-2", "ap-northeast-1" };
+	struct gb_candidates c;
+	gb_error_t err;
+
+	(void)state;
+	assert_int_equal(gb_plan_candidates(conf, "ap-southeast-1", GB_MODE_MULTI_REGION, &c, &err),
+			 GB_E_OK);
+	assert_order(&c, want, 3);
+	assert_false(c.v[0].home);
+	assert_true(fabs(c.v[0].distance_km - 3903.9) < 0.1);
+	assert_true(fabs(c.v[2].distance_km - 5314.5) < 0.1);
+	assert_int_equal(c.n_allowed, 3);
+	assert_string_equal(c.allowed[1], "ap-northeast-2");
+	assert_null(c.allowed[3]);
+	gb_plan_candidates_clear(&c);
+
+	/* single_region: the ancestor's regions[:1]; the allowed set stays */
+	assert_int_equal(gb_plan_candidates(conf, "ap-southeast-1", GB_MODE_SINGLE_REGION, &c, &err),
+			 GB_E_OK);
+	assert_order(&c, want, 1);
+	assert_int_equal(c.n_allowed, 3);
+	gb_plan_candidates_clear(&c);
+}
+
+static void test_candidates_japan(void **state)
+{
+	static const char *const tokyo[] = { "ap-northeast-1", "ap-northeast-3" };
+	static const char *const osaka[] = { "ap-northeast-3", "ap-northeast-1" };
+	struct gb_candidates c;
+	gb_error_t err;
+
+	(void)state;
+	assert_int_equal(gb_plan_candidates(conf, "ap-northeast-1", GB_MODE_MULTI_REGION, &c, &err),
+			 GB_E_OK);
+	assert_order(&c, tokyo, 2);
+	assert_true(c.v[0].home);
+	assert_true(c.v[0].distance_km == 0);
+	assert_true(fabs(c.v[1].distance_km - 396.3) < 0.1);
+	gb_plan_candidates_clear(&c);
+	assert_int_equal(gb_plan_candidates(conf, "ap-northeast-3", GB_MODE_MULTI_REGION, &c, &err),
+			 GB_E_OK);
+	assert_order(&c, osaka, 2);
+	gb_plan_candidates_clear(&c);
+	assert_int_equal(gb_plan_candidates(conf, "ap-northeast-1", GB_MODE_SINGLE_REGION, &c, &err),
+			 GB_E_OK);
+	assert_order(&c, tokyo, 1);
+	gb_plan_candidates_clear(&c);
+}
+
+static void test_candidates_refused(void **state)
+{
+	struct gb_candidates c;
+	gb_error_t err;
+
+	(void)state;
+	assert_int_equal(gb_plan_candidates(conf, "us-west-2", GB_MODE_MULTI_REGION, &c, &err),
+			 GB_E_PLAN);
+	assert_string_equal(err.text,
+			    "home region us-west-2 is in no fallback group; allowed consumer "
+			    "regions: ap-southeast-1, ap-northeast-1, ap-northeast-3");
+	assert_int_equal(c.n, 0);
+	gb_plan_candidates_clear(&c);
+	assert_int_equal(gb_plan_candidates(conf, NULL, GB_MODE_MULTI_REGION, &c, &err),
+			 GB_E_INVALID);
+	gb_plan_candidates_clear(&c);
+}
+
+/*****************************************************************************
+ *  The validator: one case per rule
+ *****************************************************************************/
+
+static const char *const allowed[] = { "ap-south-1", "ap-northeast-2", "ap-northeast-1" };
+
+static struct gb_plan *good_plan(void)
+{
+	struct gb_plan *p = NULL;
+
+	assert_int_equal(gb_plan_new("g5.xlarge", "test", 8, &p, NULL), GB_E_OK);
+	assert_int_equal(gb_plan_add_step(p, "ap-south-1", "ap-south-1a", "subnet-aps1a-1", 4, 3,
+					  "first", NULL), GB_E_OK);
+	assert_int_equal(gb_plan_add_step(p, "ap-northeast-2", "ap-northeast-2b", "subnet-apne2b-1",
+					  2, 0, "second", NULL), GB_E_OK);
+	assert_int_equal(gb_plan_add_step(p, "ap-northeast-1", "ap-northeast-1c", "subnet-apne1c-1",
+					  1, 0, "third", NULL), GB_E_OK);
+	return p;
+}
+
+static void expect_rejection(struct gb_plan *p, int target, const char *reason)
+{
+	struct gb_plan_scope s = { conf, "g5.xlarge", target, allowed, 3 };
+	gb_error_t err;
+
+	assert_int_equal(gb_plan_validate(&s, p, NULL, &err), GB_E_PLAN);
+	assert_int_equal(err.code, GB_E_PLAN);
+	assert_string_equal(err.text, reason);
+	gb_plan_free(p);
+}
+
+static void test_validate_ok(void **state)
+{
+	struct gb_plan_scope s = { conf, "g5.xlarge", 8, allowed, 3 };
+	struct gb_plan *p = good_plan();
+	gb_error_t err;
+
+	(void)state;
+	assert_int_equal(gb_plan_validate(&s, p, NULL, &err), GB_E_OK);
+	gb_plan_free(p);
+}
+
+static void test_validate_type(void **state)
+{
+	struct gb_plan *p = good_plan();
+
+	(void)state;
+	free(p->instance_type);
+	p->instance_type = strdup("m7i.xlarge");
+	expect_rejection(p, 8, "instance type m7i.xlarge is not allowed: only GPU families "
+			 "g4dn, g5, g5g, g6, g6e");
+	p = good_plan();
+	free(p->instance_type);
+	p->instance_type = strdup("g5.7xlarge");
+	expect_rejection(p, 8, "instance type g5.7xlarge is not in the catalog of known GPU types");
+	p = good_plan();
+	free(p->instance_type);
+	p->instance_type = strdup("g6e.xlarge");
+	expect_rejection(p, 8, "instance type g6e.xlarge differs from the request's g5.xlarge");
+}
+
+static void test_validate_total(void **state)
+{
+	struct gb_plan *p = good_plan();
+
+	(void)state;
+	p->total = 25;
+	expect_rejection(p, 20, "total 25 exceeds the request's 20 nodes");
+	p = good_plan();
+	p->total = 0;
+	expect_rejection(p, 20, "total 0: a plan must aim at 1 instance or more");
+}
+
+static void test_validate_steps(void **state)
+{
+	struct gb_plan *p = NULL;
+
+	(void)state;
+	assert_int_equal(gb_plan_new("g5.xlarge", "test", 2, &p, NULL), GB_E_OK);
+	expect_rejection(p, 2, "the plan has no steps");
+
+	p = good_plan();
+	gb_plan_add_step(p, "eu-west-1", "eu-west-1a", "subnet-x", 1, 0, "far", NULL);
+	expect_rejection(p, 8, "step 4: region eu-west-1 is outside the allowed set "
+			 "{ap-south-1, ap-northeast-2, ap-northeast-1}");
+	p = good_plan();
+	free(p->steps[0].az);
+	p->steps[0].az = strdup("ap-south-1z");
+	expect_rejection(p, 8, "step 1: availability zone ap-south-1z is not configured in ap-south-1");
+	p = good_plan();
+	free(p->steps[1].subnet);
+	p->steps[1].subnet = strdup("subnet-nope");
+	expect_rejection(p, 8, "step 2: subnet subnet-nope is not configured in ap-northeast-2b");
+	p = good_plan();
+	p->steps[0].batch = 5;
+	expect_rejection(p, 8, "step 1: batch 5 is outside 1..4 (policy.batch_max)");
+	p = good_plan();
+	p->steps[2].batch = 0;
+	expect_rejection(p, 8, "step 3: batch 0 is outside 1..4 (policy.batch_max)");
+	p = good_plan();
+	gb_plan_add_step(p, "ap-south-1", "ap-south-1a", "subnet-aps1a-1", 1, 0, "again", NULL);
+	expect_rejection(p, 8, "step 4: duplicate of step 1 (ap-south-1 ap-south-1a subnet-aps1a-1)");
+}
+
+static void test_validate_all_reasons(void **state)
+{
+	struct gb_plan_scope s = { conf, "g5.xlarge", 4, allowed, 3 };
+	struct gb_errlist errs = { 0 };
+	struct gb_plan *p = good_plan();
+	gb_error_t err;
+
+	(void)state;
+	p->total = 9;
+	p->steps[0].batch = 7;
+	free(p->steps[2].region);
+	p->steps[2].region = strdup("ap-northeast-3");
+	assert_int_equal(gb_plan_validate(&s, p, &errs, &err), GB_E_PLAN);
+	assert_int_equal(errs.n, 3);
+	assert_string_equal(errs.msgs[0], "total 9 exceeds the request's 4 nodes");
+	assert_string_equal(errs.msgs[1], "step 1: batch 7 is outside 1..4 (policy.batch_max)");
+	assert_string_equal(errs.msgs[2], "step 3: region ap-northeast-3 is outside the allowed set "
+			    "{ap-south-1, ap-northeast-2, ap-northeast-1}");
+	assert_string_equal(err.text, errs.msgs[0]);
+	gb_errlist_free(&errs);
+	gb_plan_free(p);
+}
+
+/*****************************************************************************
+ *  Plan JSON
+ *****************************************************************************/
+
+static void test_plan_json(void **state)
+{
+	struct gb_plan *p = good_plan(), *q = NULL;
+	char *text = NULL, *again = NULL;
+	gb_error_t err;
+
+	(void)state;
+	gb_plan_set_rationale(p, "because \"quotes\" and\nnewlines", NULL);
+	assert_int_equal(gb_plan_to_json(p, &text, &err), GB_E_OK);
+	assert_int_equal(gb_plan_from_json(text, &q, &err), GB_E_OK);
+	assert_string_equal(q->instance_type, "g5.xlarge");
+	assert_string_equal(q->planner, "test");
+	assert_string_equal(q->rationale, p->rationale);
+	assert_int_equal(q->total, 8);
+	assert_int_equal(q->n_steps, 3);
+	assert_string_equal(q->steps[1].subnet, "subnet-apne2b-1");
+	assert_int_equal(q->steps[0].expect, 3);
+	assert_int_equal(q->steps[1].batch, 2);
+	assert_string_equal(q->steps[2].reason, "third");
+	assert_int_equal(gb_plan_to_json(q, &again, &err), GB_E_OK);
+	assert_string_equal(text, again);
+	free(text);
+	free(again);
+	gb_plan_free(p);
+	gb_plan_free(q);
+
+	assert_int_equal(gb_plan_from_json("{\"instance_type\":\"g5.xlarge\",\"total\":1}", &q, &err),
+			 GB_E_PARSE);
+	assert_string_equal(err.text, "plan JSON: steps: expected an array");
+	assert_int_equal(gb_plan_from_json("{\"instance_type\":\"g5.xlarge\",\"total\":1,\"steps\":"
+					   "[{\"region\":\"a\",\"az\":\"b\",\"subnet\":\"c\",\"batch\":\"4\"}]}",
+					   &q, &err), GB_E_PARSE);
+	assert_string_equal(err.text, "plan JSON: steps[0].batch: expected an integer");
+	assert_int_equal(gb_plan_from_json("[1,2]", &q, &err), GB_E_PARSE);
+	assert_int_equal(gb_plan_from_json("{\"total\":", &q, &err), GB_E_PARSE);
+	assert_null(q);
+}
+
+/*****************************************************************************
+ *  Memory, summary, heuristic
+ *****************************************************************************/
+
+static char dbdir[256];
+
+static gb_state_t *temp_state(void)
+{
+	char path[300];
+	gb_state_t *st = NULL;
+
+	snprintf(dbdir, sizeof(dbdir), "/tmp/test-plan.XXXXXX");
+	assert_non_null(mkdtemp(dbdir));
+	snprintf(path, sizeof(path), "%s/state.db", dbdir);
+	assert_int_equal(gb_state_open(path, 0, 1000, &st, NULL), GB_E_OK);
+	return st;
+}
+
+static void drop_state(gb_state_t *st)
+{
+	char path[300];
+
+	gb_state_close(st);
+	snprintf(path, sizeof(path), "%s/state.db", dbdir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/state.db-wal", dbdir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/state.db-shm", dbdir);
+	unlink(path);
+	rmdir(dbdir);
+}
+
+static const struct gb_pool *pool_of(const struct gb_plan_facts *f, const char *subnet)
+{
+	for (size_t i = 0; i < f->n_pools; i++)
+		if (!strcmp(f->pools[i].subnet, subnet))
+			return &f->pools[i];
+	fail_msg("no pool %s", subnet);
+	return NULL;
+}
+
+static void test_memory_and_heuristic(void **state)
+{
+	gb_state_t *st = temp_state();
+	struct gb_candidates c;
+	struct gb_plan_facts f;
+	struct gb_plan *p = NULL;
+	double now = 1.8e9, hl = conf->policy.capacity_half_life;
+	char summary[GB_PLAN_SUMMARY_MAX + 1];
+	gb_error_t err;
+
+	(void)state;
+	/* ap-northeast-2b: plenty; ap-northeast-1a: about 3; ap-south-1a: dry 60 s ago */
+	assert_int_equal(gb_state_capacity_record(st, "ap-northeast-2", "ap-northeast-2b", "g5.xlarge",
+						  4, 4, false, false, now - 7200, hl, &err), GB_E_OK);
+	assert_int_equal(gb_state_capacity_record(st, "ap-northeast-1", "ap-northeast-1a", "g5.xlarge",
+						  4, 3, true, false, now - 7200, hl, &err), GB_E_OK);
+	assert_int_equal(gb_state_capacity_record(st, "ap-northeast-1", "ap-northeast-1a", "g5.xlarge",
+						  4, 3, true, false, now - 3600, hl, &err), GB_E_OK);
+	assert_int_equal(gb_state_capacity_record(st, "ap-south-1", "ap-south-1a", "g5.xlarge",
+						  4, 2, true, false, now - 60, hl, &err), GB_E_OK);
+	assert_int_equal(gb_state_offering_put(st, "ap-northeast-2", "ap-northeast-2c", "g5.xlarge",
+					       false, now - 10, &err), GB_E_OK);
+	assert_int_equal(gb_plan_candidates(conf, "ap-southeast-1", GB_MODE_MULTI_REGION, &c, &err),
+			 GB_E_OK);
+	assert_int_equal(gb_plan_facts_build(conf, &c, "g5.xlarge", 8, 1, GB_LOCALITY_NONE, st, now,
+					     &f, &err), GB_E_OK);
+	assert_int_equal(f.n_pools, 8);
+	assert_true(isinf(pool_of(&f, "subnet-apne2b-1")->mem.est));
+	assert_true(fabs(pool_of(&f, "subnet-apne1a-1")->mem.est - 3.0) < 1e-9);
+	assert_true(pool_of(&f, "subnet-aps1a-1")->mem.recent_ice);
+	assert_true(pool_of(&f, "subnet-aps1a-2")->mem.recent_ice);	/* same AZ */
+	assert_true(pool_of(&f, "subnet-aps1b-1")->mem.est < 0);
+	assert_int_equal(pool_of(&f, "subnet-apne2c-1")->offered, GB_OFFER_NO);
+
+	assert_int_equal(gb_plan_heuristic(&f, &p, &err), GB_E_OK);
+	assert_string_equal(p->planner, "heuristic");
+	assert_int_equal(p->total, 8);
+	assert_int_equal(p->n_steps, 7);	/* 2c is not offered */
+	assert_string_equal(p->steps[0].subnet, "subnet-apne2b-1");	/* plenty */
+	assert_int_equal(p->steps[0].expect, 8);
+	assert_int_equal(p->steps[0].batch, 4);
+	assert_string_equal(p->steps[1].subnet, "subnet-apne1a-1");	/* about 3 */
+	assert_int_equal(p->steps[1].expect, 3);
+	assert_int_equal(p->steps[1].batch, 4);			/* 3 + 1 hedge */
+	assert_string_equal(p->steps[2].subnet, "subnet-aps1b-1");	/* unknown, nearest */
+	assert_string_equal(p->steps[3].subnet, "subnet-apne2a-1");
+	assert_string_equal(p->steps[4].subnet, "subnet-apne1c-1");
+	assert_string_equal(p->steps[5].subnet, "subnet-aps1a-1");	/* cooling last */
+	assert_string_equal(p->steps[6].subnet, "subnet-aps1a-2");
+	assert_string_equal(p->steps[6].reason, "another subnet of ap-south-1a (address rotation)");
+	{
+		struct gb_plan_scope s = { conf, "g5.xlarge", 8, c.allowed, c.n_allowed };
+
+		assert_int_equal(gb_plan_validate(&s, p, NULL, &err), GB_E_OK);
+	}
+	gb_plan_free(p);
+
+	/* an 8-node job with locality: Seoul (plenty) first */
+	f.job_size = 8;
+	f.locality = GB_LOCALITY_REGION;
+	assert_int_equal(gb_plan_heuristic(&f, &p, &err), GB_E_OK);
+	assert_string_equal(p->steps[0].region, "ap-northeast-2");
+	assert_string_equal(p->steps[1].region, "ap-northeast-2");
+	assert_non_null(strstr(p->rationale, "first ap-northeast-2"));
+	gb_plan_free(p);
+
+	/* the ancestor's order ignores memory */
+	assert_int_equal(gb_plan_ordered(&f, &p, &err), GB_E_OK);
+	assert_string_equal(p->steps[0].subnet, "subnet-aps1a-1");
+	assert_string_equal(p->steps[6].subnet, "subnet-apne1c-1");
+	gb_plan_free(p);
+
+	assert_true(gb_plan_capacity_summary(&f, summary, sizeof(summary)) <= GB_PLAN_SUMMARY_MAX);
+	assert_non_null(strstr(summary, "ap-northeast-1a got"));
+	assert_non_null(strstr(summary, "ap-northeast-2c not-offered"));
+	assert_non_null(strstr(summary, "cooling"));
+
+	/* nothing usable */
+	for (size_t i = 0; i < f.n_pools; i++)
+		f.pools[i].excluded = true;
+	assert_int_equal(gb_plan_heuristic(&f, &p, &err), GB_E_PLAN);
+	assert_non_null(strstr(err.text, "no usable pool offers g5.xlarge"));
+	gb_plan_facts_clear(&f);
+	gb_plan_candidates_clear(&c);
+	drop_state(st);
+}
+
+static void test_summary_bounded(void **state)
+{
+	struct gb_plan_facts f = { 0 };
+	struct gb_pool pools[300];
+	char names[300][24], big[4096];
+	size_t n;
+
+	(void)state;
+	memset(pools, 0, sizeof(pools));
+	f.instance_type = "g5.xlarge";
+	f.conf = conf;
+	f.now = 1e9;
+	f.pools = pools;
+	f.n_pools = 300;
+	for (int i = 0; i < 300; i++) {
+		snprintf(names[i], sizeof(names[i]), "zone-%d", i);
+		pools[i].region = "r";
+		pools[i].az = names[i];
+		pools[i].subnet = names[i];
+		pools[i].mem.known = true;
+		pools[i].mem.asked = 100 + i;
+		pools[i].mem.got = 50 + i;
+		pools[i].mem.ice = 3;
+		pools[i].mem.est = (50.0 + i) / 3;
+		pools[i].mem.last_ice_at = 1e9 - 100;
+		pools[i].mem.recent_ice = true;
+	}
+	n = gb_plan_capacity_summary(&f, big, sizeof(big));
+	assert_true(n <= GB_PLAN_SUMMARY_MAX);
+	assert_int_equal(strlen(big), n);
+	assert_non_null(strstr(big, "zone-299 "));	/* most informative first */
+	assert_int_equal(big[n - 1], ';');		/* cut at an item */
+	n = gb_plan_capacity_summary(&f, big, 40);
+	assert_true(n < 40);
+}
+
+/*****************************************************************************
+ *  Tokens and user data
+ *****************************************************************************/
+
+static void test_token(void **state)
+{
+	char a[GB_ORCH_TOKEN_MAX + 1], b[GB_ORCH_TOKEN_MAX + 1], c[GB_ORCH_TOKEN_MAX + 1];
+	gb_error_t err;
+
+	(void)state;
+	assert_int_equal(gb_orch_client_token("68540dad20465e97", "ap-south-1", "ap-south-1a",
+					      "subnet-aps1a-1", 12, 1, 4, a, sizeof(a), &err), GB_E_OK);
+	assert_int_equal(gb_orch_client_token("68540dad20465e97", "ap-south-1", "ap-south-1a",
+					      "subnet-aps1a-1", 12, 1, 4, b, sizeof(b), &err), GB_E_OK);
+	assert_string_equal(a, b);
+	assert_true(strlen(a) <= 64);
+	assert_true(gb_str_has_prefix(a, "gb-68540dad20465e97-12-"));
+	assert_int_equal(strlen(a), strlen("gb-68540dad20465e97-12-") + 16);
+	for (const char *p = a; *p; p++)
+		assert_true(*p > ' ' && *p <= '~');
+	/* distinct per attempt, pool and counts */
+	gb_orch_client_token("68540dad20465e97", "ap-south-1", "ap-south-1a", "subnet-aps1a-1", 13,
+			     1, 4, c, sizeof(c), &err);
+	assert_string_not_equal(a, c);
+	gb_orch_client_token("68540dad20465e97", "ap-south-1", "ap-south-1a", "subnet-aps1a-2", 12,
+			     1, 4, c, sizeof(c), &err);
+	assert_string_not_equal(a, c);
+	gb_orch_client_token("68540dad20465e97", "ap-south-1", "ap-south-1a", "subnet-aps1a-1", 12,
+			     4, 4, c, sizeof(c), &err);
+	assert_string_not_equal(a, c);
+	/* the longest: a 16-digit id and the largest seq still fit */
+	assert_int_equal(gb_orch_client_token("ffffffffffffffff", "r", "z", "s", 2147483647, 1, 1000,
+					      c, sizeof(c), &err), GB_E_OK);
+	assert_true(strlen(c) <= 64);
+	assert_int_equal(gb_orch_client_token("this-request-id-is-far-too-long-for-a-token-of-64",
+					      "r", "z", "s", 1, 1, 1, c, sizeof(c), &err),
+			 GB_E_INVALID);
+	assert_int_equal(gb_orch_client_token("", "r", "z", "s", 1, 1, 1, c, sizeof(c), &err),
+			 GB_E_INVALID);
+	assert_int_equal(gb_orch_client_token("bad id", "r", "z", "s", 1, 1, 1, c, sizeof(c), &err),
+			 GB_E_INVALID);
+}
+
+static void test_user_data(void **state)
+{
+	const char *nodes[] = { "g5-1", "g5-2", "g5-3" };
+	char *out = NULL, *big;
+	size_t len;
+	gb_error_t err;
+
+	(void)state;
+	assert_int_equal(gb_orch_user_data("#!/bin/sh\n# {cluster} {region} {request}\n"
+					   "set -- {nodes}\n{unknown} ${x}\n", "burst", "ap-south-1",
+					   "68540dad20465e97", nodes, 3, &out, &len, &err), GB_E_OK);
+	assert_string_equal(out, "#!/bin/sh\n# burst ap-south-1 68540dad20465e97\n"
+			    "set -- g5-1 g5-2 g5-3\n{unknown} ${x}\n");
+	assert_int_equal(len, strlen(out));
+	free(out);
+	assert_int_equal(gb_orch_user_data("hostname {node}", "c", "r", "i", nodes + 1, 1, &out,
+					   &len, &err), GB_E_OK);
+	assert_string_equal(out, "hostname g5-2");
+	free(out);
+	assert_int_equal(gb_orch_user_data("hostname {node}", "c", "r", "i", nodes, 2, &out, &len,
+					   &err), GB_E_INVALID);
+	assert_null(out);
+	assert_int_equal(gb_orch_user_data("", "c", "r", "i", nodes, 1, &out, &len, &err), GB_E_OK);
+	assert_string_equal(out, "");
+	free(out);
+	big = malloc(20000);
+	memset(big, 'x', 16380);
+	memcpy(big + 16380, "{nodes}", 8);
+	assert_int_equal(gb_orch_user_data(big, "c", "r", "i", nodes, 3, &out, &len, &err),
+			 GB_E_INVALID);
+	assert_non_null(strstr(err.text, "more than EC2's 16384"));
+	free(big);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_haversine),
+		cmocka_unit_test(test_candidates_singapore),
+		cmocka_unit_test(test_candidates_japan),
+		cmocka_unit_test(test_candidates_refused),
+		cmocka_unit_test(test_validate_ok),
+		cmocka_unit_test(test_validate_type),
+		cmocka_unit_test(test_validate_total),
+		cmocka_unit_test(test_validate_steps),
+		cmocka_unit_test(test_validate_all_reasons),
+		cmocka_unit_test(test_plan_json),
+		cmocka_unit_test(test_memory_and_heuristic),
+		cmocka_unit_test(test_summary_bounded),
+		cmocka_unit_test(test_token),
+		cmocka_unit_test(test_user_data),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
