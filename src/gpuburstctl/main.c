@@ -85,9 +85,13 @@ static void display_help(FILE *fp)
 	fprintf(fp, "  %-22s %s\n", "-h, --help", "this help");
 	fprintf(fp, "  %-22s %s\n", "-V, --version", "print the version");
 	fprintf(fp, "\nCommands:\n");
-	for (size_t i = 0; i < GB_ARRAY_LEN(commands); i++)
-		fprintf(fp, "  %-15s %s\n    %s\n", commands[i].name,
-			commands[i].args, commands[i].summary);
+	for (size_t i = 0; i < GB_ARRAY_LEN(commands); i++) {
+		if (commands[i].args[0])
+			fprintf(fp, "  %-15s %s\n", commands[i].name, commands[i].args);
+		else
+			fprintf(fp, "  %s\n", commands[i].name);
+		fprintf(fp, "    %s\n", commands[i].summary);
+	}
 	fprintf(fp, "\n`gpuburstctl COMMAND --help` shows one command's options.\n"
 		    "Exit status: 0 on success, otherwise a gpuburst error code "
 		    "(gpuburstctl(8)).\n");

@@ -41,7 +41,8 @@ gb_err_t ctl_usage(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	if (c)
-		fprintf(stderr, "Usage: gpuburstctl %s %s\n", c->name, c->args);
+		fprintf(stderr, "Usage: gpuburstctl %s%s%s\n", c->name,
+			c->args[0] ? " " : "", c->args);
 	return GB_E_USAGE;
 }
 
@@ -144,7 +145,8 @@ int ctl_getopt(struct ctl *ctl, const char *cmd, int argc, char **argv,
 				  first, rc);
 	case 'h':
 		c = ctl_command(cmd);
-		printf("Usage: gpuburstctl %s %s\n  %s\n", cmd, c ? c->args : "",
+		printf("Usage: gpuburstctl %s%s%s\n  %s\n", cmd,
+		       c && c->args[0] ? " " : "", c ? c->args : "",
 		       c ? c->summary : "");
 		*rc = GB_E_OK;
 		return CTL_OPT_DONE;
