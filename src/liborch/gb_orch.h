@@ -50,7 +50,7 @@
 #include "gb_state.h"
 #include "gb_str.h"
 
-#define GB_ORCH_DEFAULT_PARALLEL 8
+#define GB_ORCH_DEFAULT_PARALLEL 16
 #define GB_ORCH_MAX_PARALLEL 64
 #define GB_ORCH_REASON_MAX 200		/* result reason, chars incl. NUL */
 #define GB_ORCH_TOKEN_MAX 64		/* EC2 ClientToken, ASCII */
@@ -86,7 +86,11 @@ struct gb_orch_opts {
 	int state_busy_ms;		/* busy timeout of the handles opened
 					 * here; 0: 10000 */
 	const struct gb_orch_tuning *tuning;	/* BORROWED (copied), or NULL */
-	/* The planner that proposes first (NULL: the heuristic alone). */
+	/*
+	 * The planner that proposes first.  NULL: the LLM planner (gb_llm.h)
+	 * when conf->planner.kind is llm (if it cannot be set up, a warning
+	 * is logged and the heuristic plans alone), else the heuristic alone.
+	 */
 	gb_plan_propose_fn propose;
 	void *propose_ctx;
 	/* Seams for tests and the benchmark; NULL: the real thing. */
@@ -122,8 +126,14 @@ struct gb_orch_resume_opts {
 	size_t n_nodes;
 	double deadline;		/* seconds for this call; 0:
 					 * policy.request_deadline */
+	/*
+	 * Text users wrote about the request (job name, comment) for a
+	 * proposing planner, which quotes it as untrusted data; NULL:
+	 * req->input (what Slurm gave for the job).
+	 */
+	const char *untrusted;
 };
-#define GB_ORCH_RESUME_OPTS_INIT { NULL, -1, -1, -1, NULL, 0, 0 }
+#define GB_ORCH_RESUME_OPTS_INIT { NULL, -1, -1, -1, NULL, 0, 0, NULL }
 
 /* One requested node and what became of it. */
 struct gb_orch_node {
@@ -164,8 +174,9 @@ struct gb_orch_result {
 	int terminated;			/* extras + rolled_back whose
 					 * TerminateInstances succeeded */
 	int plan_versions;		/* plans stored by this call */
-	double time_to_capacity;	/* seconds until the last node got its
-					 * instance (elapsed if not all did) */
+	double time_to_capacity;	/* seconds until the last filled node
+					 * got its instance (elapsed when none
+					 * did) */
 	double elapsed;			/* seconds in gb_orch_resume() */
 	struct gb_orch_node *nodes;	/* NEW, one per node, request order */
 	size_t n_nodes;

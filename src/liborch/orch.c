@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gb_llm.h"
 #include "gb_log.h"
 #include "gb_util.h"
 #include "orch_int.h"
@@ -60,10 +61,30 @@ void gb_orch_destroy(gb_orch_t *o)
 {
 	if (!o)
 		return;
+	gb_llm_destroy(o->llm);
 	if (o->own_creds)
 		gb_creds_destroy(o->creds);
 	free(o->state_path);
 	free(o);
+}
+
+/*
+ * planner.kind llm: the LLM planner proposes first.  It is an optional
+ * advisor (the heuristic plan is always there), so a planner that cannot
+ * be set up (say, an unreadable key file) is logged, not fatal.
+ */
+static void llm_planner(gb_orch_t *o)
+{
+	struct gb_llm_opts lo = { o->conf, NULL, o->creds };
+	gb_error_t e;
+	char q[GB_ERROR_TEXT_MAX + 8];
+
+	if (gb_llm_create(&lo, &o->llm, &e)) {
+		gb_log_error("llm_planner_disabled error=%s", gb_log_q(q, sizeof(q), e.text));
+		return;
+	}
+	o->propose = gb_llm_propose;
+	o->propose_ctx = o->llm;
 }
 
 gb_err_t gb_orch_create(const struct gb_orch_opts *opts, gb_orch_t **out,
@@ -121,6 +142,8 @@ gb_err_t gb_orch_create(const struct gb_orch_opts *opts, gb_orch_t **out,
 		gb_orch_destroy(o);
 		return rc;
 	}
+	if (!o->propose && o->conf->planner.kind == GB_PLANNER_LLM)
+		llm_planner(o);
 	*out = o;
 	return GB_E_OK;
 }

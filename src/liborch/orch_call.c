@@ -13,6 +13,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,24 +337,57 @@ static gb_err_t finish_attempt(struct orch_run *r, struct orch_call *c,
 	return gb_state_attempt_finish(r->st, &a, err);
 }
 
-/* Capacity memory: what this pool gave for what was asked. */
-static void learn(struct orch_run *r, const struct orch_call *c)
+static bool call_dry(const struct orch_call *c)
 {
-	const struct gb_pool *pl = &r->facts.pools[c->pool];
 	enum call_outcome oc = orch_call_outcome(c);
-	int got = orch_call_got(c);
-	bool dry;
+
+	/* EC2 answers MinCount..MaxCount with what it has: fewer means dry. */
+	return oc == CALL_ICE ||
+	       (oc == CALL_OK && c->min < c->max && orch_call_got(c) < c->max);
+}
+
+/*
+ * Capacity memory, one observation per AZ per request: the calls of one
+ * run to one AZ (chunks, waves, subnets) are one visit.  A visit that ran
+ * the AZ dry measures its level (what the run got there in all), and
+ * memory's estimate is the decayed average of those levels (got / ice).
+ * A visit that got everything it asked only says "at least that": it is
+ * recorded only as evidence of plenty (2 x batch_max or more, from a pool
+ * that never ran dry); smaller ones would bias the average upwards
+ * (doc/orchestrator.md, "Capacity memory").
+ */
+void orch_learn(struct orch_run *r)
+{
 	gb_error_t e;
 
-	if (oc != CALL_OK && oc != CALL_ICE)
-		return;
-	/* EC2 answers MinCount..MaxCount with what it has: fewer means dry. */
-	dry = oc == CALL_ICE || (c->min < c->max && got < c->max);
-	if (gb_state_capacity_record(r->st, pl->region, pl->az, r->type, c->max,
-				     got, dry, false, gb_orch_wall(r->o),
-				     r->conf->policy.capacity_half_life, &e))
-		gb_log_warn("capacity_record_failed req=%s error=%s", r->req->id,
-			    e.text);
+	for (size_t i = 0; r->pr && i < r->facts.n_pools; i++) {
+		const struct gb_pool *pl = &r->facts.pools[i];
+		double est = pl->mem.est;
+		int asked = 0, got = 0;
+		bool dry = false, seen = false, first = true;
+
+		for (size_t j = 0; j < i && first; j++)
+			first = strcmp(r->facts.pools[j].region, pl->region) ||
+				strcmp(r->facts.pools[j].az, pl->az);
+		if (!first)
+			continue;
+		for (size_t j = i; j < r->facts.n_pools; j++) {
+			if (strcmp(r->facts.pools[j].region, pl->region) ||
+			    strcmp(r->facts.pools[j].az, pl->az) || !r->pr[j].m_seen)
+				continue;
+			seen = true;
+			asked += r->pr[j].m_asked;
+			got += r->pr[j].m_got;
+			dry |= r->pr[j].m_dry;
+		}
+		if (!seen || (!dry && (got < 2 * r->bmax || (est >= 0 && !isinf(est)))))
+			continue;
+		if (gb_state_capacity_record(r->st, pl->region, pl->az, r->type, asked,
+					     got, dry, false, gb_orch_wall(r->o),
+					     r->conf->policy.capacity_half_life, &e))
+			gb_log_warn("capacity_record_failed req=%s error=%s", r->req->id,
+				    e.text);
+	}
 }
 
 static void note_region(struct orch_run *r, const char *region)
@@ -417,7 +451,28 @@ static gb_err_t process(struct orch_run *r, struct orch_call *c,
 		deny_nodes(r, c);
 	if ((rc = finish_attempt(r, c, err)))
 		return rc;
-	learn(r, c);
+	if (oc == CALL_OK || oc == CALL_ICE) {
+		struct pool_run *pr = &r->pr[c->pool];
+
+		pr->m_seen = true;
+		pr->m_asked += c->max;
+		pr->m_got += orch_call_got(c);
+		pr->m_dry |= call_dry(c);
+	} else if (oc == CALL_QUOTA) {
+		/*
+		 * What we can get there is what we got: this AZ's visit ends
+		 * here, and the region's unvisited AZs count as empty.
+		 */
+		r->pr[c->pool].m_seen = r->pr[c->pool].m_dry = true;
+		r->pr[c->pool].m_asked += c->max;
+		for (size_t i = 0; i < r->facts.n_pools; i++) {
+			struct pool_run *pr = &r->pr[i];
+
+			if (strcmp(r->facts.pools[i].region, pl->region) || pr->m_seen)
+				continue;
+			pr->m_seen = pr->m_dry = true;
+		}
+	}
 	note_outcome(r, c);
 	if (oc == CALL_OK)
 		orch_trace(r, "call", "seq=%d pool=%s/%s min=%d max=%d got=%d%s",
@@ -529,7 +584,7 @@ static gb_err_t kill_extras(struct orch_run *r, struct extras *x,
 	return rc;
 }
 
-static gb_err_t tag_nodes(struct orch_run *r, gb_error_t *err)
+gb_err_t orch_tag_nodes(struct orch_run *r, gb_error_t *err)
 {
 	size_t n = untagged(r), k = 0;
 	struct tagjob *t;
@@ -595,8 +650,6 @@ gb_err_t orch_wave(struct orch_run *r, struct orch_call **calls, size_t n,
 		rc = process(r, calls[i], &x, err);
 	if (!rc)
 		rc = kill_extras(r, &x, err);
-	if (!rc)
-		rc = tag_nodes(r, err);
 	gb_strv_free(&x.ids);
 	gb_strv_free(&x.regions);
 	if (!rc)

@@ -27,6 +27,7 @@ struct gb_orch {
 	struct gb_orch_tuning tuning;
 	gb_plan_propose_fn propose;
 	void *propose_ctx;
+	struct gb_llm *llm;	/* planner.kind llm: made and owned here */
 	double (*wall)(void *ctx);
 	double (*mono)(void *ctx);
 	void (*sleep)(double seconds, void *ctx);
@@ -117,6 +118,10 @@ struct pool_run {
 	bool tried;
 	int got;		/* instances obtained here in this run */
 	double run_est;		/* -1: unknown */
+	bool at_estimate;	/* gave what memory expected: last resort */
+	/* this run's visit, for capacity memory (orch_learn) */
+	bool m_seen, m_dry;
+	int m_asked, m_got;
 };
 
 struct orch_call;
@@ -134,6 +139,7 @@ struct orch_run {
 	enum gb_mode mode;
 	bool grouped;		/* locality applies (job of several nodes) */
 	bool dry;		/* plan dry run: no events */
+	const char *untrusted;	/* user text for a proposing planner */
 	int bmax;
 	int hedge;
 
@@ -228,6 +234,14 @@ enum call_outcome {
 enum call_outcome orch_call_outcome(const struct orch_call *c);
 int orch_call_got(const struct orch_call *c);
 
+/*
+ * CreateTags gpuburst:node and Name on every filled node's instance that
+ * lacks them (calls with MaxCount 1 tag at launch), all at once at the end
+ * of the run: during it they would compete with launches for the
+ * account's request rate.
+ */
+gb_err_t orch_tag_nodes(struct orch_run *r, gb_error_t *err);
+
 /* Terminate [ids] of [region] now, closing their records with [reason]. */
 gb_err_t orch_terminate_ids(struct orch_run *r, const char *region,
 			    const char *const *ids, size_t n,
@@ -245,6 +259,9 @@ void orch_exclude_subnet(struct orch_run *r, size_t pool, const char *why);
 void orch_exclude_az(struct orch_run *r, size_t pool, const char *why);
 void orch_exclude_region(struct orch_run *r, const char *region,
 			 const char *why);
+
+/* Record this run's visit of each AZ in capacity memory. */
+void orch_learn(struct orch_run *r);
 
 /* Nodes not yet filled (not committed, tentative, reused or in doubt). */
 int orch_unfilled(const struct orch_run *r);

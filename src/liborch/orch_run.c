@@ -204,30 +204,75 @@ static void scope_of(const struct orch_run *r, struct gb_plan_scope *s)
 	s->n_allowed = r->cand.n_allowed;
 }
 
-/* Ask the plug-in planner; NULL when there is none or it failed. */
+/*
+ * Does [p] name at least one pool this run may still use?  A proposal made
+ * only of pools the run excluded (dry, quota, not offered) passes the
+ * validator's rules but would stall the strategy: it is not used.
+ */
+static bool plan_usable(const struct orch_run *r, const struct gb_plan *p)
+{
+	for (size_t i = 0; i < p->n_steps; i++) {
+		const struct gb_plan_step *st = &p->steps[i];
+
+		for (size_t k = 0; k < r->facts.n_pools; k++) {
+			const struct gb_pool *q = &r->facts.pools[k];
+
+			if (!q->excluded && q->offered != GB_OFFER_NO &&
+			    strcmp(q->region, st->region) == 0 &&
+			    strcmp(q->az, st->az) == 0 && strcmp(q->subnet, st->subnet) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Ask the plug-in planner (the LLM planner, gb_llm.h); *out NULL when there
+ * is none, or it failed or was rejected: then [verdict] says why, and the
+ * heuristic plan stored next is the "fallback".  A failed proposal that
+ * names its planner and a plan the validator rejected are stored as
+ * "rejected" versions, so that every decision is in the plans table.
+ */
 static gb_err_t proposed(struct orch_run *r, struct gb_plan **out,
-			 gb_error_t *err)
+			 char *verdict, size_t vn, gb_error_t *err)
 {
 	struct gb_plan_scope s;
 	struct gb_plan *p = NULL;
 	char summary[GB_PLAN_SUMMARY_MAX + 1];
 	char why[GB_ERROR_TEXT_MAX];
-	gb_error_t e;
+	char *history = NULL;
+	gb_error_t e = { 0 };
 	gb_err_t rc;
 
 	*out = NULL;
+	verdict[0] = '\0';
 	if (!r->o->propose || r->strategy == GB_STRATEGY_PROBE_FILL)
 		return GB_E_OK;
 	gb_plan_capacity_summary(&r->facts, summary, sizeof(summary));
+	/* what a re-plan needs to know: the attempts and plans so far */
+	if (!r->dry && gb_plan_history(r->st, r->req->id, 0, &history, &e))
+		gb_log_warn("plan_history_failed req=%s error=%s", r->req->id,
+			    gb_log_q(why, sizeof(why), e.text));
+	r->facts.request_id = r->req->id;
+	r->facts.untrusted = r->untrusted;
+	r->facts.history = history;
 	rc = r->o->propose(&r->facts, summary, &p, r->o->propose_ctx, &e);
+	r->facts.history = NULL;
+	r->facts.proposals++;
+	free(history);
 	if (rc || !p) {
-		orch_trace(r, "planner", "proposal failed: %s", rc ? e.text : "no plan");
+		snprintf(verdict, vn, "%s", rc ? e.text : "no plan");
+		orch_trace(r, "planner", "proposal failed: %s", verdict);
+		rc = rc && p ? store_plan(r, p, "rejected", verdict, err) : GB_E_OK;
 		gb_plan_free(p);
-		return GB_E_OK;
+		return rc;
 	}
 	scope_of(r, &s);
-	if (gb_plan_validate(&s, p, NULL, &e)) {
+	if (gb_plan_validate(&s, p, NULL, &e) ||
+	    (!plan_usable(r, p) &&
+	     gb_errorf(&e, GB_E_PLAN, "no step names a pool still usable in this request (all excluded: dry, quota or not offered)"))) {
 		snprintf(why, sizeof(why), "rejected: %s", e.text);
+		snprintf(verdict, vn, "%s", why);
 		rc = store_plan(r, p, "rejected", why, err);
 		gb_plan_free(p);
 		return rc;
@@ -241,13 +286,14 @@ static gb_err_t make_plan(struct orch_run *r, const char *why, gb_error_t *err)
 {
 	struct gb_plan *p = NULL, *llm = NULL;
 	struct gb_plan_scope s;
+	char verdict[GB_ERROR_TEXT_MAX], fwhy[GB_ERROR_TEXT_MAX];
 	gb_error_t e;
 	gb_err_t rc;
 
 	r->facts.target = orch_unfilled(r);
 	if (r->facts.target < 1)
 		r->facts.target = 1;
-	if ((rc = proposed(r, &llm, err)))
+	if ((rc = proposed(r, &llm, verdict, sizeof(verdict), err)))
 		return rc;
 	if (llm) {
 		rc = store_plan(r, llm, "used", why, err);
@@ -278,8 +324,11 @@ static gb_err_t make_plan(struct orch_run *r, const char *why, gb_error_t *err)
 		gb_plan_free(p);
 		return broken(r, "plan", e.text, err);
 	}
+	/* the fallback says why the proposal was not used */
+	snprintf(fwhy, sizeof(fwhy), "%s%s%.900s", why,
+		 verdict[0] ? "; proposal not used: " : "", verdict);
 	rc = store_plan(r, p, r->o->propose && r->strategy != GB_STRATEGY_PROBE_FILL ?
-			"fallback" : "used", why, err);
+			"fallback" : "used", fwhy, err);
 	if (rc) {
 		gb_plan_free(p);
 		return rc;
@@ -473,6 +522,7 @@ static gb_err_t settle_options(struct orch_run *r,
 	r->mode = ro && ro->mode >= 0 ? (enum gb_mode)ro->mode : r->ns->mode;
 	r->bmax = r->conf->policy.batch_max > 0 ? r->conf->policy.batch_max : 1;
 	r->hedge = r->o->tuning.hedge > 0 ? r->o->tuning.hedge : 0;
+	r->untrusted = ro && ro->untrusted ? ro->untrusted : q->input;
 	return GB_E_OK;
 }
 
@@ -702,8 +752,7 @@ static gb_err_t build_result(struct orch_run *r, struct gb_orch_result *out,
 	out->terminated = r->terminated;
 	out->plan_versions = r->plan_versions;
 	out->elapsed = gb_orch_mono(r->o) - r->t0;
-	out->time_to_capacity = out->result == GB_RESULT_SUCCESS ?
-				last - r->t0 : out->elapsed;
+	out->time_to_capacity = out->launched > 0 ? last - r->t0 : out->elapsed;
 	reason_text(r, out);
 	return GB_E_OK;
 }
@@ -874,6 +923,12 @@ static gb_err_t execute(struct orch_run *r, gb_error_t *err)
 	return rc;
 }
 
+/* Tags last, also after an abort: a filled node's instance needs its name. */
+static gb_err_t finish_tags(struct orch_run *r, gb_error_t *err)
+{
+	return r->pool && r->slots ? orch_tag_nodes(r, err) : GB_E_OK;
+}
+
 gb_err_t gb_orch_resume(gb_orch_t *o, gb_state_t *st,
 			const struct gb_request *req,
 			const struct gb_orch_resume_opts *ro,
@@ -895,6 +950,10 @@ gb_err_t gb_orch_resume(gb_orch_t *o, gb_state_t *st,
 	rc = prepare(&r, ro, err);
 	if (!rc)
 		rc = execute(&r, err);
+	if (r.pr)
+		orch_learn(&r);
+	if (!rc)
+		rc = finish_tags(&r, err);
 	if (!rc || rc == GB_E_INTERNAL) {
 		gb_err_t rc2 = r.slots ? final_check(&r, err) : GB_E_OK;
 

@@ -180,18 +180,26 @@ static void judge_pool(struct orch_run *r, struct orch_call *c, bool aon)
 		pr->got += got;
 		pr->throttled = 0;
 		if (c->min < c->max && got < c->max) {
+			/* a level measured; empty pools say nothing of others */
 			orch_exclude_az(r, c->pool, "dry");
 			r->prior_sum += got;
 			r->prior_n++;
+		} else if (pr->got >= 1 && r->facts.pools[c->pool].mem.est >= 0 &&
+			   !isinf(r->facts.pools[c->pool].mem.est) &&
+			   pr->got >= floor(r->facts.pools[c->pool].mem.est + 0.5)) {
+			/*
+			 * It gave what memory said it holds: asked again only
+			 * when every other pool is spent (a probe of one).
+			 */
+			for (size_t i = 0; i < r->facts.n_pools; i++)
+				if (same_az(r, i, c->pool))
+					r->pr[i].at_estimate = true;
 		} else {
-			pr->run_est = -1;	/* gave all it was asked */
+			pr->run_est = -1;	/* gave all it was asked: maybe more */
 		}
 		break;
 	case CALL_ICE:
 		orch_exclude_az(r, c->pool, aon ? "short" : "dry");
-		if (!aon) {
-			r->prior_n++;
-		}
 		break;
 	case CALL_ADDRESSES:
 		orch_exclude_subnet(r, c->pool, "addresses");
@@ -452,10 +460,14 @@ static int expectation(const struct orch_run *r, size_t pool,
 	const struct pool_run *pr = &r->pr[pool];
 	const struct gb_pool *p = &r->facts.pools[pool];
 
+	if (pr->at_estimate)
+		return 0;	/* last resort, as a pool memory calls empty */
 	if (pr->tried)
 		return -1;	/* it gave all it was asked: maybe more */
 	if (s->expect > 0)
 		return s->expect;
+	if (p->mem.est >= 0 && !isinf(p->mem.est) && floor(p->mem.est + 0.5) < 1)
+		return 0;	/* memory says empty: last resort only */
 	if (p->mem.est < 0 && !p->mem.recent_ice && r->run_prior >= 0 &&
 	    r->o->tuning.prior >= 0) {
 		int e = (int)floor(r->run_prior + 0.5);
@@ -469,6 +481,8 @@ struct wave {
 	struct orch_call **v;
 	size_t n;
 	int *hedge;		/* hedge slots wanted per call */
+	int *cover;		/* call whose last node a spare covers, or -1 */
+	size_t n_pass1;		/* calls to pools memory does not call empty */
 	bool *used;		/* slots given to a call of this wave */
 };
 
@@ -480,21 +494,26 @@ static gb_err_t wave_add(struct orch_run *r, struct wave *w, size_t pool,
 	if (!c)
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
 	w->hedge[w->n] = hedge;
+	w->cover[w->n] = -1;
 	w->v[w->n++] = c;
 	return GB_E_OK;
 }
 
 /*
- * Hedge slots take the names of nodes no call of this wave has, else the
- * last node of the next call: if that call falls one short, the hedge
- * fills exactly the node it missed; if both deliver, one is an extra.
+ * Hedge slots take the names of nodes no call of this wave has; beyond
+ * those, one slot per call takes the last node of another call (the one it
+ * covers, else the next): if that call falls one short, the hedge fills
+ * exactly the node it missed; if both deliver, one is an extra.  More
+ * shared names would only make extras: the call is shrunk instead.
  */
 static void name_hedges(struct orch_run *r, struct wave *w)
 {
 	for (size_t i = 0; i < w->n; i++) {
 		struct orch_call *c = w->v[i];
+		bool shared = false;
+		int h;
 
-		for (int h = 0; h < w->hedge[i]; h++) {
+		for (h = 0; h < w->hedge[i]; h++) {
 			const char *name = NULL;
 
 			for (int k = 0; k < r->n && !name; k++) {
@@ -503,27 +522,82 @@ static void name_hedges(struct orch_run *r, struct wave *w)
 					name = r->slots[k].name;
 				}
 			}
-			for (size_t d = 1; d < w->n && !name; d++) {
+			if (!name && !shared && w->cover[i] >= 0) {
+				const struct orch_call *o = w->v[w->cover[i]];
+
+				name = o->nodes[o->n_new - 1];
+				shared = true;
+			}
+			for (size_t d = 1; d < w->n && !name && !shared; d++) {
 				const struct orch_call *o = w->v[(i + d) % w->n];
 
-				if (o->n_new > h)
-					name = o->nodes[o->n_new - 1 - h];
+				if (o->n_new > 0) {
+					name = o->nodes[o->n_new - 1];
+					shared = true;
+				}
 			}
-			if (!name) {
-				c->max = c->n_new;	/* alone: no hedge */
+			if (!name)
 				break;
-			}
 			c->nodes[c->n_new + h] = name;
 		}
+		c->max = c->n_new + h;
 	}
+}
+
+/* An expectation that memory cannot vouch for: assumed, or between levels. */
+static bool uncertain(const struct orch_run *r, size_t pool, int e)
+{
+	const struct gb_pool *p = &r->facts.pools[pool];
+	double frac;
+
+	if (e < 0 || isinf(p->mem.est))
+		return false;
+	if (!p->mem.known || p->mem.est < 0)
+		return true;
+	frac = p->mem.est - floor(p->mem.est);
+	return frac > 0.2 && frac < 0.8;
+}
+
+/*
+ * A spare: when the wave relies on an uncertain estimate, one more pool is
+ * asked for one instance named like the uncertain call's last node; if that
+ * call falls one short the spare fills it in this wave instead of the next,
+ * else it is an extra and terminated at once.
+ */
+static gb_err_t add_spare(struct orch_run *r, int group, struct wave *w,
+			  int cover, gb_error_t *err)
+{
+	for (size_t i = 0; i < r->plan->n_steps; i++) {
+		const struct gb_plan_step *s = &r->plan->steps[i];
+		long p = pool_index(r, s);
+		bool busy = false;
+		gb_err_t rc;
+
+		if (w->n >= (size_t)r->o->max_parallel)
+			return GB_E_OK;
+		if (p < 0 || r->facts.pools[p].excluded || !in_group(r, (size_t)p, group) ||
+		    expectation(r, (size_t)p, s) == 0)
+			continue;
+		for (size_t k = 0; k < w->n && !busy; k++)
+			busy = same_az(r, w->v[k]->pool, (size_t)p);
+		if (busy)
+			continue;
+		if ((rc = wave_add(r, w, (size_t)p, 0, 1, err)))
+			return rc;
+		w->cover[w->n - 1] = cover;
+		return GB_E_OK;
+	}
+	return GB_E_OK;
 }
 
 static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 			 gb_error_t *err)
 {
-	int need = orch_unfilled(r);
+	int need = orch_unfilled(r), cover = -1;
 	gb_err_t rc = GB_E_OK;
 
+	w->n_pass1 = 0;
+	for (int pass = 0; pass < 2 && need > 0 && !rc; pass++, w->n_pass1 = w->n)
 	for (size_t i = 0; i < r->plan->n_steps && need > 0 && !rc; i++) {
 		const struct gb_plan_step *s = &r->plan->steps[i];
 		long p = pool_index(r, s);
@@ -540,13 +614,25 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 			continue;	/* one call per AZ per wave, or chunks below */
 		cap = pool_cap(r, (size_t)p);
 		e = expectation(r, (size_t)p, s);
-		if (e < 0) {
+		if (e == 0 && (pass == 0 || w->n_pass1 > 0))
+			continue;	/* empty per memory: only when nothing else is left */
+		if (e == 0) {
+			count = 1;	/* a probe of one, in parallel with others */
+		} else if (e < 0) {
 			count = need < cap ? need : cap;
 		} else if (e >= need) {
 			count = need;
 		} else {
+			const struct gb_pool *pl = &r->facts.pools[p];
+
 			count = e;
-			hedge = r->hedge;
+			/*
+			 * A pool memory has never seen run dry is asked to the
+			 * cap: the answer then measures it (and covers others).
+			 */
+			hedge = !pl->mem.known || pl->mem.est < 0 ? cap - count : r->hedge;
+			if (r->hedge <= 0)
+				hedge = 0;
 		}
 		need -= count;
 		while (count > 0 && !rc && w->n < (size_t)r->o->max_parallel) {
@@ -555,11 +641,24 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 
 			rc = wave_add(r, w, (size_t)p, c, h, err);
 			count -= c;
+			if (!rc && count == 0 && uncertain(r, (size_t)p, e))
+				cover = (int)w->n - 1;
 		}
 		need += count;	/* what the parallel cap left over */
 	}
+	if (!rc && cover >= 0 && need <= 0 && r->hedge > 0)
+		rc = add_spare(r, group, w, cover, err);
 	if (!rc)
 		name_hedges(r, w);
+	for (size_t i = 0; i < w->n; i++) {
+		if (w->v[i]->max >= 1)
+			continue;
+		orch_call_free(w->v[i]);	/* a spare without a name */
+		w->v[i] = w->v[--w->n];
+		w->hedge[i] = w->hedge[w->n];
+		w->cover[i] = w->cover[w->n];
+		i--;
+	}
 	return rc;
 }
 
@@ -617,8 +716,9 @@ gb_err_t orch_default(struct orch_run *r, gb_error_t *err)
 
 	w.v = calloc((size_t)r->o->max_parallel + 1, sizeof(*w.v));
 	w.hedge = calloc((size_t)r->o->max_parallel + 1, sizeof(*w.hedge));
+	w.cover = calloc((size_t)r->o->max_parallel + 1, sizeof(*w.cover));
 	w.used = calloc((size_t)r->n + 1, sizeof(*w.used));
-	if (!groups || !w.v || !w.hedge || !w.used) {
+	if (!groups || !w.v || !w.hedge || !w.cover || !w.used) {
 		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
 		goto out;
 	}
@@ -637,6 +737,7 @@ out:
 	free(groups);
 	free(w.v);
 	free(w.hedge);
+	free(w.cover);
 	free(w.used);
 	return rc;
 }

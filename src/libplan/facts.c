@@ -53,8 +53,8 @@ void gb_plan_pool_estimate(const struct gb_plan_facts *f, struct gb_pool *p)
 	m->recent_ice = m->last_ice_at > 0 && f->now - m->last_ice_at < cooldown;
 	if (!m->known || m->asked < MEMORY_MIN_ASKED)
 		m->est = -1;
-	else if (m->ice < MEMORY_DRY_EPS)
-		m->est = m->got > 0 ? HUGE_VAL : -1;
+	else if (m->ice < MEMORY_DRY_EPS)	/* never dry: plenty, if it gave a lot */
+		m->est = m->got >= 2.0 * (f->batch_max > 0 ? f->batch_max : 4) ? HUGE_VAL : -1;
 	else
 		m->est = m->got / m->ice;
 }

@@ -150,10 +150,13 @@ struct gb_pool_memory {
 	bool recent_ice;	/* last_ice_at within policy.ice_cooldown */
 	/*
 	 * Estimated instances the pool can give now: got/ice when the pool
-	 * has run dry before (the average grant that exhausted it), HUGE_VAL
-	 * when it gave instances and never ran dry, -1 when unknown.
+	 * has run dry before (the average level it had), HUGE_VAL when it
+	 * never ran dry and gave at least 2 x batch_max ("plenty"), -1 when
+	 * unknown.
 	 */
 	double est;
+	bool assumed;		/* est is the heuristic's guess for a pool
+				 * memory cannot judge (not stored) */
 };
 
 struct gb_pool {
@@ -187,6 +190,18 @@ struct gb_plan_facts {
 	int batch_max;		/* policy.batch_max */
 	int hedge;		/* instances asked beyond a finite estimate
 				 * (facts_build sets 1; 0: none) */
+	/*
+	 * For a proposing planner (gb_plan_propose_fn, the LLM planner): set
+	 * by the engine before each call, NULL/0 from gb_plan_facts_build().
+	 */
+	const char *request_id;	/* BORROWED */
+	const char *untrusted;	/* BORROWED text users wrote about the
+				 * request (job name, comment, Slurm's job
+				 * input): data to quote, never instructions */
+	const char *history;	/* BORROWED gb_plan_history() text: the
+				 * attempts and plan versions so far */
+	int proposals;		/* proposals already asked for in this
+				 * request (0 for the first plan) */
 };
 
 /*
@@ -278,6 +293,24 @@ typedef gb_err_t (*gb_plan_propose_fn)(const struct gb_plan_facts *f,
 				       const char *memory_summary,
 				       struct gb_plan **out, void *ctx,
 				       gb_error_t *err);
+/*
+ * Contract of a gb_plan_propose_fn (gb_llm_propose() is one): GB_E_OK with
+ * *out a NEW plan to validate; or an error with the reason in [err] and
+ * *out either NULL (nothing to record: the planner declined) or a NEW
+ * plan shell naming the planner (and the model's rationale, if any) that
+ * the engine stores as the "rejected" version with that reason.
+ */
+
+/*
+ * What happened so far in request [request_id], for a re-plan: every
+ * attempt ("attempt #3 ap-south-1 ap-south-1a subnet-x asked 4 got 2 ok",
+ * "... got 0 failed InsufficientInstanceCapacity") and every plan version
+ * ("plan v2 llm:openai rejected: step 1: ..."), one per line, oldest first;
+ * when over [max] bytes (0: 2000) the oldest lines are left out.
+ * OUT *out NEW text (free()), "" when nothing happened yet.
+ */
+gb_err_t gb_plan_history(struct gb_state *st, const char *request_id,
+			 size_t max, char **out, gb_error_t *err);
 
 /* What a plan is checked against: the request's limits. */
 struct gb_plan_scope {

@@ -62,6 +62,8 @@ static int cmp_pool(const struct gb_pool *a, const struct gb_pool *b)
 		return ta < tb ? -1 : 1;
 	if (ta == TIER_ESTIMATE && rounded(a->mem.est) != rounded(b->mem.est))
 		return rounded(a->mem.est) > rounded(b->mem.est) ? -1 : 1;
+	if (ta == TIER_ESTIMATE && a->mem.assumed != b->mem.assumed)
+		return a->mem.assumed ? 1 : -1;	/* measured before assumed */
 	if (a->rank != b->rank)
 		return a->rank < b->rank ? -1 : 1;
 	if (a->az_index != b->az_index)
@@ -155,6 +157,11 @@ static void reason_of(const struct gb_plan_facts *f, const struct gb_pool *p,
 
 	if (!first) {
 		snprintf(buf, n, "another subnet of %s (address rotation)", p->az);
+		return;
+	}
+	if (p->mem.assumed) {
+		snprintf(buf, n, "no memory; assumed about %d like the pools memory knows",
+			 rounded(p->mem.est));
 		return;
 	}
 	switch (tier_of(p)) {
@@ -272,9 +279,41 @@ static gb_err_t no_pool(const struct gb_plan_facts *f, gb_error_t *err)
 	return rc;
 }
 
-gb_err_t gb_plan_heuristic(const struct gb_plan_facts *f,
+/*
+ * A pool memory knows nothing about is assumed to hold what the pools it
+ * knows to have capacity hold on average (two of them at least): so a
+ * warm plan explores unknown pools before pools known to be small, and
+ * sizes their calls.  The copy in [pools] is what the planner works on.
+ */
+static void assume_unknown(const struct gb_plan_facts *f, struct gb_pool *pools)
+{
+	double sum = 0;
+	int n = 0;
+
+	for (size_t i = 0; i < f->n_pools; i++) {
+		const struct gb_pool *p = &f->pools[i];
+
+		/* pools with capacity: an empty one says nothing of the others */
+		if (p->mem.est >= 0.5 && !isinf(p->mem.est) && p->offered != GB_OFFER_NO &&
+		    first_subnet(f, i)) {
+			sum += p->mem.est;
+			n++;
+		}
+	}
+	if (n < 2)
+		return;
+	for (size_t i = 0; i < f->n_pools; i++)
+		if (pools[i].mem.est < 0 && !pools[i].mem.recent_ice) {
+			pools[i].mem.est = sum / n;
+			pools[i].mem.assumed = true;
+		}
+}
+
+gb_err_t gb_plan_heuristic(const struct gb_plan_facts *in,
 			   struct gb_plan **out, gb_error_t *err)
 {
+	struct gb_plan_facts local = *in;
+	const struct gb_plan_facts *f = &local;
 	struct gb_plan *plan = NULL;
 	struct group *g = NULL;
 	size_t *idx = NULL, ng = 0, n;
@@ -284,10 +323,13 @@ gb_err_t gb_plan_heuristic(const struct gb_plan_facts *f,
 	*out = NULL;
 	idx = calloc(f->n_pools + 1, sizeof(*idx));
 	g = calloc(f->n_pools + 1, sizeof(*g));
-	if (!idx || !g) {
+	local.pools = calloc(in->n_pools + 1, sizeof(*local.pools));
+	if (!idx || !g || !local.pools) {
 		rc = gb_errorf(err, GB_E_NOMEM, "planner: out of memory");
 		goto out;
 	}
+	memcpy(local.pools, in->pools, in->n_pools * sizeof(*local.pools));
+	assume_unknown(in, local.pools);
 	if ((rc = gb_plan_new(f->instance_type, "heuristic", f->target, &plan, err)))
 		goto out;
 	if (grouped)
@@ -309,6 +351,7 @@ out:
 	gb_plan_free(plan);
 	free(idx);
 	free(g);
+	free(local.pools);
 	return rc;
 }
 

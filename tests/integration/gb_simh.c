@@ -88,6 +88,7 @@ gb_err_t gb_simh_start(struct gb_simh *s, const char *bin,
 		s->dir[0] = '\0';
 		return gb_errorf(err, GB_E_IO, "mkdtemp failed");
 	}
+	fflush(NULL);	/* or the child's stdio flushes the parent's buffers again */
 	s->pid = fork();
 	if (s->pid < 0) {
 		s->pid = 0;

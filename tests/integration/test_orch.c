@@ -879,6 +879,96 @@ static void test_terminate_and_tools(void)
 }
 
 /*****************************************************************************
+ *  A proposing planner (the LLM planner's hook): validated like any plan
+ *****************************************************************************/
+
+static int propose_mode;
+
+static gb_err_t propose(const struct gb_plan_facts *f, const char *summary,
+			struct gb_plan **out, void *ctx, gb_error_t *err)
+{
+	struct gb_plan *p = NULL;
+
+	(void)ctx;
+	(void)summary;
+	if (propose_mode == 2)
+		return gb_errorf(err, GB_E_TIMEOUT, "the model did not answer in time");
+	if (gb_plan_new(f->instance_type, "llm:test", f->target, &p, err))
+		return GB_E_NOMEM;
+	if (propose_mode == 1)	/* outside the allowed set */
+		gb_plan_add_step(p, "ap-northeast-3", "ap-northeast-3a", "subnet-apne3a-big", 4, 0,
+				 "far away", err);
+	gb_plan_add_step(p, "ap-northeast-2", "ap-northeast-2a", "subnet-apne2a-1", 4, 0,
+			 "seoul first", err);
+	*out = p;
+	return GB_E_OK;
+}
+
+struct plan_rows {
+	char status[8][16], planner[8][32], reason[8][200];
+	int n;
+};
+
+static int plan_row(const struct gb_plan_row *p, void *arg)
+{
+	struct plan_rows *x = arg;
+
+	if (x->n < 8) {
+		gb_strlcpy(x->status[x->n], p->status, sizeof(x->status[0]));
+		gb_strlcpy(x->planner[x->n], p->planner, sizeof(x->planner[0]));
+		gb_strlcpy(x->reason[x->n], p->reason ? p->reason : "", sizeof(x->reason[0]));
+		x->n++;
+	}
+	return 0;
+}
+
+static void test_proposer(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=4", "ap-northeast-2a=g5.xlarge=4",
+					 NULL };
+	struct req_opts q = REQ("g5", 2, GB_STRATEGY_BEST_EFFORT);
+	struct gb_orch_opts oo = { 0 };
+	struct gb_request req;
+	struct gb_orch_result res;
+	struct plan_rows x;
+	gb_error_t err;
+	gb_err_t rc;
+
+	fresh_state();
+	gb_orch_destroy(orch);
+	oo.conf = conf;
+	oo.sleep = fake_sleep;
+	oo.propose = propose;
+	if (gb_orch_create(&oo, &orch, &err))
+		die(err.text);
+	for (propose_mode = 0; propose_mode < 3; propose_mode++) {
+		landscape(l);
+		rc = run_req(&q, &req, &res, &err);
+		memset(&x, 0, sizeof(x));
+		gb_state_plan_list(st, req.id, plan_row, &x, &err);
+		if (propose_mode == 0)
+			check(rc == GB_E_OK && res.launched == 2 && count_region(&res, "ap-northeast-2") == 2 &&
+			      x.n >= 1 && !strcmp(x.planner[0], "llm:test") && !strcmp(x.status[0], "used"),
+			      "a valid proposed plan is used and stored (%s, %s)", x.planner[0], x.status[0]);
+		else if (propose_mode == 1)
+			check(rc == GB_E_OK && res.launched == 2 && x.n >= 2 &&
+			      !strcmp(x.status[0], "rejected") &&
+			      !strcmp(x.reason[0], "rejected: step 1: region ap-northeast-3 is outside the "
+				      "allowed set {ap-south-1, ap-northeast-2, ap-northeast-1}") &&
+			      !strcmp(x.planner[1], "heuristic") && !strcmp(x.status[1], "fallback"),
+			      "an invalid proposed plan is stored rejected with the reason, the heuristic one is the fallback (%s)",
+			      x.reason[0]);
+		else
+			check(rc == GB_E_OK && res.launched == 2 && x.n >= 1 &&
+			      !strcmp(x.status[0], "fallback") && trace_has(&res, "proposal failed"),
+			      "a late proposer: the heuristic plan is the fallback");
+		gb_orch_result_clear(&res);
+		req_free(&req);
+	}
+	make_orch(NULL);
+}
+
+/*****************************************************************************
  *  Crash and re-run: no double launch
  *****************************************************************************/
 
@@ -1299,6 +1389,7 @@ int main(void)
 	test_addresses();
 	test_modes();
 	test_terminate_and_tools();
+	test_proposer();
 	test_crash_rerun();
 	test_random();
 	printf("1..%d\n", checks);

@@ -390,7 +390,10 @@ static void test_memory_and_heuristic(void **state)
 	(void)state;
 	/* ap-northeast-2b: plenty; ap-northeast-1a: about 3; ap-south-1a: dry 60 s ago */
 	assert_int_equal(gb_state_capacity_record(st, "ap-northeast-2", "ap-northeast-2b", "g5.xlarge",
-						  4, 4, false, false, now - 7200, hl, &err), GB_E_OK);
+						  40, 40, false, false, now - 7200, hl, &err), GB_E_OK);
+	/* gave all asked but little: no verdict yet */
+	assert_int_equal(gb_state_capacity_record(st, "ap-northeast-2", "ap-northeast-2a", "g5.xlarge",
+						  2, 2, false, false, now - 7200, hl, &err), GB_E_OK);
 	assert_int_equal(gb_state_capacity_record(st, "ap-northeast-1", "ap-northeast-1a", "g5.xlarge",
 						  4, 3, true, false, now - 7200, hl, &err), GB_E_OK);
 	assert_int_equal(gb_state_capacity_record(st, "ap-northeast-1", "ap-northeast-1a", "g5.xlarge",
@@ -409,6 +412,8 @@ static void test_memory_and_heuristic(void **state)
 	assert_true(pool_of(&f, "subnet-aps1a-1")->mem.recent_ice);
 	assert_true(pool_of(&f, "subnet-aps1a-2")->mem.recent_ice);	/* same AZ */
 	assert_true(pool_of(&f, "subnet-aps1b-1")->mem.est < 0);
+	assert_true(pool_of(&f, "subnet-apne2a-1")->mem.known);
+	assert_true(pool_of(&f, "subnet-apne2a-1")->mem.est < 0);
 	assert_int_equal(pool_of(&f, "subnet-apne2c-1")->offered, GB_OFFER_NO);
 
 	assert_int_equal(gb_plan_heuristic(&f, &p, &err), GB_E_OK);
@@ -421,7 +426,12 @@ static void test_memory_and_heuristic(void **state)
 	assert_string_equal(p->steps[1].subnet, "subnet-apne1a-1");	/* about 3 */
 	assert_int_equal(p->steps[1].expect, 3);
 	assert_int_equal(p->steps[1].batch, 4);			/* 3 + 1 hedge */
-	assert_string_equal(p->steps[2].subnet, "subnet-aps1b-1");	/* unknown, nearest */
+	/* unknown pools are assumed to hold what known ones hold: (3 + 2) / 2,
+	 * after the measured pool of the same size */
+	assert_string_equal(p->steps[2].subnet, "subnet-aps1b-1");
+	assert_int_equal(p->steps[2].expect, 3);
+	assert_string_equal(p->steps[2].reason,
+			    "no memory; assumed about 3 like the pools memory knows");
 	assert_string_equal(p->steps[3].subnet, "subnet-apne2a-1");
 	assert_string_equal(p->steps[4].subnet, "subnet-apne1c-1");
 	assert_string_equal(p->steps[5].subnet, "subnet-aps1a-1");	/* cooling last */

@@ -1,0 +1,889 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fill-bench.c - the launch strategies side by side on the same capacity
+ * scenarios (bench/fill/scenarios), against gpuburst-cloudsim with realistic
+ * latency (RunInstances 300-900 ms), plus an oracle that knows the
+ * capacities.  For each scenario, cold (empty capacity memory) and warm
+ * (memory from earlier runs of similar landscapes), every strategy runs at
+ * the same time against its own simulator (same scenario, same seed), so
+ * they see the same latency distribution.
+ *
+ *   fill-bench --sim BIN --srcdir DIR [--scenario NAME]... [--time-scale X]
+ *              [--seed-runs N] [--noise PERCENT] [--markdown FILE] [--hedge N]
+ *              [--no-prior]
+ *
+ * Times are simulated seconds: with --time-scale X (default 10) the
+ * simulator runs X times faster than real time and so do the
+ * orchestrator's clock and back-off sleeps, so the numbers are those of a
+ * real-time run, minus nothing but a scaled-up share of our own CPU time.
+ * Exit status 1 when any strategy breaks an invariant (more live instances
+ * than nodes, a node with two instances, an unrecorded instance, an extra
+ * still alive 60 s after the run, or an internal error of the engine).
+ *
+ * Debugging aids: FILL_TRACE=1 prints the default strategy's plans,
+ * capacity memory and decision trace to stderr; FILL_SEEDS=1 adds those of
+ * the warm-up runs.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gb_conf.h"
+#include "gb_log.h"
+#include "gb_orch.h"
+#include "gb_plan.h"
+#include "gb_simh.h"
+#include "gb_state.h"
+#include "gb_str.h"
+#include "gb_util.h"
+
+struct scenario {
+	const char *name;
+	int nodes;
+	bool job;		/* one multi-node job: locality region */
+};
+
+static const struct scenario all_scenarios[] = {
+	{ "ample", 20, false },
+	{ "scattered", 20, false },
+	{ "home-empty", 16, false },
+	{ "throttle-storm", 16, false },
+	{ "quota-wall", 16, false },
+	{ "job8", 8, true },
+};
+
+enum lane_kind { L_PROBE = 0, L_BEST, L_AON, L_DEFAULT, L_ORACLE, L_COUNT };
+static const char *const lane_names[L_COUNT] = {
+	"probe_fill", "best_effort", "all_or_nothing", "default", "oracle",
+};
+static const int lane_strategy[L_COUNT] = {
+	GB_STRATEGY_PROBE_FILL, GB_STRATEGY_BEST_EFFORT, GB_STRATEGY_ALL_OR_NOTHING,
+	GB_STRATEGY_DEFAULT, -1,
+};
+
+struct opts {
+	const char *sim;
+	const char *srcdir;
+	double scale;
+	int seed_runs;
+	int noise;		/* percent of pools moved by one in warm-up runs */
+	const char *markdown;
+	struct gb_orch_tuning tuning;
+	const char *only[16];
+	int n_only;
+};
+
+static struct opts O;
+
+/*****************************************************************************
+ *  Clock seams: simulated seconds
+ *****************************************************************************/
+
+struct clock {
+	double scale;
+	double wall_offset;	/* seconds subtracted from the wall clock */
+};
+
+static double sim_mono(void *ctx)
+{
+	return gb_time_mono() * ((struct clock *)ctx)->scale;
+}
+
+static double sim_wall(void *ctx)
+{
+	return gb_time_now() - ((struct clock *)ctx)->wall_offset;
+}
+
+static void sim_sleep(double s, void *ctx)
+{
+	double real = s / ((struct clock *)ctx)->scale;
+	struct timespec ts;
+
+	if (real <= 0)
+		return;
+	ts.tv_sec = (time_t)real;
+	ts.tv_nsec = (long)((real - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/*****************************************************************************
+ *  Helpers
+ *****************************************************************************/
+
+static void die(const char *what)
+{
+	fprintf(stderr, "fill-bench: %s\n", what);
+	exit(2);
+}
+
+static char *conf_text(const char *endpoint)
+{
+	char path[1024], *text = NULL;
+	struct gb_buf b = GB_BUF_INIT;
+	size_t len, off;
+	gb_error_t err;
+
+	snprintf(path, sizeof(path), "%s/bench/fill/gpuburst.yaml", O.srcdir);
+	if (gb_file_read(path, 1 << 20, &text, &len, &err))
+		die(err.text);
+	off = strcspn(text, "@");
+	if (strncmp(text + off, "@ENDPOINT@", 10))
+		die("no endpoint placeholder in bench/fill/gpuburst.yaml");
+	gb_buf_append(&b, text, off);
+	gb_buf_puts(&b, endpoint);
+	gb_buf_puts(&b, text + off + 10);
+	free(text);
+	return gb_buf_steal(&b);
+}
+
+static struct gb_conf *load_conf(const char *endpoint)
+{
+	char *text = conf_text(endpoint);
+	struct gb_conf *c = NULL;
+	gb_error_t err;
+
+	if (gb_conf_load_string("gpuburst.yaml", text, strlen(text), &c, NULL, &err))
+		die(err.text);
+	free(text);
+	return c;
+}
+
+static void start_sim(struct gb_simh *s, const char *scenario, double scale)
+{
+	char path[1024], sc[32];
+	const char *args[] = { "--time-scale", sc, NULL };
+	gb_error_t err;
+
+	snprintf(path, sizeof(path), "%s/bench/fill/scenarios/%s.yaml", O.srcdir, scenario);
+	snprintf(sc, sizeof(sc), "%g", scale);
+	if (gb_simh_start(s, O.sim, path, args, &err))
+		die(err.text);
+}
+
+static bool copy_file(const char *from, const char *to)
+{
+	char *data = NULL;
+	size_t len;
+	FILE *f;
+	bool ok;
+
+	if (gb_file_read(from, 1u << 30, &data, &len, NULL))
+		return false;
+	f = fopen(to, "wb");
+	ok = f && fwrite(data, 1, len, f) == len;
+	if (f)
+		ok &= fclose(f) == 0;
+	free(data);
+	return ok;
+}
+
+static void rm_state(const char *path)
+{
+	char p[600];
+
+	unlink(path);
+	snprintf(p, sizeof(p), "%s-wal", path);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s-shm", path);
+	unlink(p);
+}
+
+/*****************************************************************************
+ *  The simulator's view: pools, quotas, instances
+ *****************************************************************************/
+
+struct az_cap {
+	char region[32], az[32];
+	long avail;
+};
+
+struct world {
+	struct az_cap az[64];
+	int n;
+	struct { char name[32]; long room; } region[16];
+	int n_regions;
+};
+
+static long quota_room(json_t *rg)
+{
+	json_t *q = json_object_get(rg, "quotas"), *u = json_object_get(rg, "usage");
+	json_t *vq = json_object_get(q, "g_vt_vcpus"), *iq = json_object_get(q, "instances");
+	long room = 1L << 30;
+
+	if (json_is_integer(vq)) {
+		long r = (long)(json_integer_value(vq) -
+				json_integer_value(json_object_get(u, "g_vt_vcpus"))) / 4;
+
+		room = r < room ? r : room;	/* g5.xlarge: 4 vCPUs */
+	}
+	if (json_is_integer(iq)) {
+		long r = (long)(json_integer_value(iq) -
+				json_integer_value(json_object_get(u, "instances")));
+
+		room = r < room ? r : room;
+	}
+	return room < 0 ? 0 : room;
+}
+
+static void read_world(const struct gb_simh *s, struct world *w)
+{
+	char *text = NULL;
+	json_error_t je;
+	json_t *root, *rg, *az, *pool;
+	size_t i, j, k;
+	gb_error_t err;
+
+	memset(w, 0, sizeof(*w));
+	if (gb_simh_call(s, "GET", "/_sim/state", NULL, &text, &err))
+		die(err.text);
+	if (!(root = json_loads(text, 0, &je)))
+		die(je.text);
+	free(text);
+	json_array_foreach(json_object_get(root, "regions"), i, rg) {
+		const char *rn = json_string_value(json_object_get(rg, "name"));
+
+		gb_strlcpy(w->region[w->n_regions].name, rn, sizeof(w->region[0].name));
+		w->region[w->n_regions++].room = quota_room(rg);
+		json_array_foreach(json_object_get(rg, "azs"), j, az) {
+			json_array_foreach(json_object_get(az, "pools"), k, pool) {
+				if (strcmp(json_string_value(json_object_get(pool, "instance_type")),
+					   "g5.xlarge"))
+					continue;
+				gb_strlcpy(w->az[w->n].region, rn, sizeof(w->az[0].region));
+				gb_strlcpy(w->az[w->n].az,
+					   json_string_value(json_object_get(az, "name")),
+					   sizeof(w->az[0].az));
+				w->az[w->n++].avail = (long)json_integer_value(
+					json_object_get(pool, "available"));
+			}
+		}
+	}
+	json_decref(root);
+}
+
+/* Live instances of a request: count, and whether a node has two. */
+struct live {
+	int alive;
+	int dup_nodes;
+	int untagged;
+};
+
+static void read_live(const struct gb_simh *s, const char *request_id, struct live *l)
+{
+	char *text = NULL;
+	json_error_t je;
+	json_t *root, *it;
+	struct gb_strv nodes = { 0 };
+	size_t i;
+	gb_error_t err;
+
+	memset(l, 0, sizeof(*l));
+	if (gb_simh_call(s, "GET", "/_sim/state", NULL, &text, &err))
+		die(err.text);
+	if (!(root = json_loads(text, 0, &je)))
+		die(je.text);
+	free(text);
+	json_array_foreach(json_object_get(root, "instances"), i, it) {
+		json_t *tags = json_object_get(it, "tags");
+		const char *req = json_string_value(json_object_get(tags, "gpuburst:request"));
+		const char *node = json_string_value(json_object_get(tags, "gpuburst:node"));
+		const char *state = json_string_value(json_object_get(it, "state"));
+
+		if (!req || strcmp(req, request_id) || !state ||
+		    (strcmp(state, "pending") && strcmp(state, "running")))
+			continue;
+		l->alive++;
+		if (!node) {
+			l->untagged++;
+		} else if (gb_strv_find(&nodes, node) >= 0) {
+			l->dup_nodes++;
+		} else {
+			gb_strv_add(&nodes, node);
+		}
+	}
+	gb_strv_free(&nodes);
+	json_decref(root);
+}
+
+/*****************************************************************************
+ *  One lane: a strategy (or the oracle) against its own simulator
+ *****************************************************************************/
+
+struct lane {
+	enum lane_kind kind;
+	const struct scenario *sc;
+	bool warm;
+	struct gb_simh sim;
+	struct gb_conf *conf;
+	char state_path[512];
+	char request_id[GB_REQUEST_ID_LEN + 1];
+	struct clock clk;
+	double t0;		/* the oracle's start */
+	int node0;		/* first node number */
+	/* results */
+	int obtained, obtainable, calls, other, extras;
+	double ttc;
+	bool internal_error;
+	char reason[GB_ORCH_REASON_MAX];
+	struct live live60;
+	int recorded_alive;
+};
+
+static int rec_alive(const struct gb_instance *in, void *arg)
+{
+	(void)in;
+	(*(int *)arg)++;
+	return 0;
+}
+
+static int print_plan(const struct gb_plan_row *p, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "  plan v%d %s: %s\n", p->version, p->status, p->body);
+	return 0;
+}
+
+static int print_mem(const struct gb_capacity *c, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "  memory %s asked %.2f got %.2f ice %.2f\n", c->az, c->asked, c->got,
+		c->ice);
+	return 0;
+}
+
+static void *run_engine_lane(void *arg)
+{
+	struct lane *ln = arg;
+	struct gb_orch_opts oo = { 0 };
+	struct gb_orch_resume_opts ro = GB_ORCH_RESUME_OPTS_INIT;
+	struct gb_instance_filter f = GB_INSTANCE_FILTER_ANY;
+	struct gb_request req = { 0 };
+	struct gb_orch_result res = { 0 };
+	gb_orch_t *o = NULL;
+	gb_state_t *st = NULL;
+	char nodes[64];
+	gb_error_t err;
+	gb_err_t rc;
+
+	if (gb_state_open(ln->state_path, 0, 10000, &st, &err))
+		die(err.text);
+	oo.conf = ln->conf;
+	oo.state_path = ln->state_path;
+	oo.tuning = &O.tuning;
+	oo.mono = sim_mono;
+	oo.sleep = sim_sleep;
+	oo.wall = sim_wall;
+	oo.seam_ctx = &ln->clk;
+	if (gb_orch_create(&oo, &o, &err))
+		die(err.text);
+	/* fresh node names: a node with a live instance counts as filled */
+	snprintf(nodes, sizeof(nodes), "g5-[%d-%d]", ln->node0, ln->node0 + ln->sc->nodes - 1);
+	req.kind = GB_REQ_RESUME;
+	req.state = GB_RSTATE_RUNNING;
+	req.nodeset = "g5";
+	req.job_id = ln->sc->job ? 4242 : 0;
+	req.nodes = nodes;
+	req.node_count = ln->sc->nodes;
+	if (gb_state_request_add(st, &req, &err))
+		die(err.text);
+	gb_strlcpy(ln->request_id, req.id, sizeof(ln->request_id));
+	ro.strategy = lane_strategy[ln->kind];
+	ro.locality = ln->sc->job ? GB_LOCALITY_REGION : GB_LOCALITY_NONE;
+	rc = gb_orch_resume(o, st, &req, &ro, &res, &err);
+	ln->internal_error = rc == GB_E_INTERNAL || rc == GB_E_STATE;
+	if (rc)
+		fprintf(stderr, "fill-bench: %s %s: %s\n", ln->sc->name, lane_names[ln->kind],
+			err.text);
+	ln->obtained = res.launched;
+	ln->calls = res.api_calls;
+	ln->other = res.other_calls;
+	ln->extras = res.extras + res.rolled_back;
+	ln->ttc = res.time_to_capacity;
+	gb_strlcpy(ln->reason, res.reason, sizeof(ln->reason));
+	if (getenv("FILL_TRACE") && ln->kind == L_DEFAULT && ln->clk.scale == O.scale) {
+		gb_state_plan_list(st, req.id, print_plan, NULL, NULL);
+		gb_state_capacity_list(st, "g5.xlarge", gb_time_now(), 3600, print_mem, NULL, NULL);
+	}
+	if (getenv("FILL_TRACE") && ln->kind == L_DEFAULT && (ln->clk.scale == O.scale || getenv("FILL_SEEDS")))
+		for (size_t i = 0; i < res.trace.n; i++)
+			fprintf(stderr, "  %s %s: %s\n", ln->sc->name, ln->warm ? "warm" : "cold",
+				res.trace.v[i]);
+	f.request_id = req.id;
+	f.alive = true;
+	ln->recorded_alive = 0;
+	gb_state_instance_list(st, &f, rec_alive, &ln->recorded_alive, NULL);
+	gb_orch_result_clear(&res);
+	gb_orch_destroy(o);
+	gb_state_close(st);
+	return NULL;
+}
+
+/*****************************************************************************
+ *  The oracle: knows every pool and quota, asks each pool exactly what it
+ *  holds (largest first, fewest calls), all calls at once.
+ *****************************************************************************/
+
+struct take {
+	char region[32], az[32];
+	int n;
+};
+
+/* Greedy: the biggest effective pool first (fewest calls). */
+static int plan_takes(struct world *w, const char *only_region, int need,
+		      struct take *t, int bmax, int *calls)
+{
+	long room[16];
+	bool used[64] = { false };
+	int n = 0, got = 0;
+
+	for (int i = 0; i < w->n_regions; i++)
+		room[i] = w->region[i].room;
+	*calls = 0;
+	while (got < need) {
+		int best = -1;
+		long best_take = 0;
+
+		for (int i = 0; i < w->n; i++) {
+			long r = 0, take;
+
+			if (used[i] || (only_region && strcmp(w->az[i].region, only_region)))
+				continue;
+			for (int k = 0; k < w->n_regions; k++)
+				if (!strcmp(w->region[k].name, w->az[i].region))
+					r = room[k];
+			take = w->az[i].avail < r ? w->az[i].avail : r;
+			if (take > need - got)
+				take = need - got;
+			if (take > best_take) {
+				best_take = take;
+				best = i;
+			}
+		}
+		if (best < 0)
+			break;
+		used[best] = true;
+		for (int k = 0; k < w->n_regions; k++)
+			if (!strcmp(w->region[k].name, w->az[best].region))
+				room[k] -= best_take;
+		gb_strlcpy(t[n].region, w->az[best].region, sizeof(t[n].region));
+		gb_strlcpy(t[n].az, w->az[best].az, sizeof(t[n].az));
+		t[n++].n = (int)best_take;
+		*calls += (int)((best_take + bmax - 1) / bmax);
+		got += (int)best_take;
+	}
+	return got;
+}
+
+struct ocall {
+	struct lane *ln;
+	const struct gb_conf_region *cr;
+	const char *subnet;
+	int n;
+	int attempts;
+	int got;
+	double done;
+};
+
+static void *ocall_main(void *arg)
+{
+	struct ocall *c = arg;
+	struct gb_ec2_opts eo = { 0 };
+	struct gb_ec2_run_params p = { 0 };
+	struct gb_ec2_kv kv[2] = { { "gpuburst:cluster", "bench" },
+				   { "gpuburst:request", c->ln->request_id } };
+	struct gb_ec2_tag_spec ts = { "instance", kv, 2 };
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_error ae = { 0 };
+	gb_creds_t *creds = NULL;
+	struct gb_creds_opts co = { 0 };
+	gb_ec2_t *ec2 = NULL;
+	gb_error_t err;
+
+	co.access_key_id = c->ln->conf->cloud.access_key_id;
+	co.secret_access_key = c->ln->conf->cloud.secret_access_key;
+	co.no_env = co.no_files = co.no_imds = true;
+	if (gb_creds_create(&co, &creds, &err))
+		die(err.text);
+	eo.region = c->cr->name;
+	eo.endpoint = c->ln->sim.endpoint;
+	eo.creds = creds;
+	eo.http.no_proxy = true;
+	eo.retry.max_attempts = 5;
+	eo.retry.max_total = 60;
+	eo.sleep = sim_sleep;
+	eo.mono = sim_mono;
+	eo.seam_ctx = &c->ln->clk;
+	if (gb_ec2_create(&eo, &ec2, &err))
+		die(err.text);
+	p.image_id = c->cr->ami;
+	p.instance_type = "g5.xlarge";
+	p.min_count = p.max_count = c->n;
+	p.subnet_id = c->subnet;
+	p.tag_specs = &ts;
+	p.n_tag_specs = 1;
+	if (gb_ec2_run_instances(ec2, &p, &l, &ae, &err) == GB_E_OK)
+		c->got = (int)l->n;
+	c->attempts = ae.attempts;
+	c->done = sim_mono(&c->ln->clk) - c->ln->t0;
+	gb_ec2_instance_list_free(l);
+	gb_ec2_destroy(ec2);
+	gb_creds_destroy(creds);
+	return NULL;
+}
+
+static const char *subnet_of(const struct gb_conf_region *cr, const char *az)
+{
+	for (size_t i = 0; i < cr->n_azs; i++)
+		if (!strcmp(cr->azs[i].name, az))
+			return cr->azs[i].subnets[0];
+	return NULL;
+}
+
+/* The oracle's best plan; RET what it can obtain. */
+static int oracle_plan(struct lane *ln, struct world *w, struct take *t, int *nt)
+{
+	int bmax = ln->conf->policy.batch_max, calls, best_calls = 1 << 30, got = 0;
+
+	*nt = 0;
+	if (!ln->sc->job) {
+		got = plan_takes(w, NULL, ln->sc->nodes, t, bmax, &calls);
+		for (*nt = 0; *nt < 64 && t[*nt].n > 0; (*nt)++)
+			;
+		return got;
+	}
+	for (int r = 0; r < w->n_regions; r++) {
+		struct take tr[64];
+		int g;
+
+		memset(tr, 0, sizeof(tr));
+		g = plan_takes(w, w->region[r].name, ln->sc->nodes, tr, bmax, &calls);
+		if (g == ln->sc->nodes && calls < best_calls) {
+			best_calls = calls;
+			memcpy(t, tr, sizeof(tr));
+			got = g;
+		}
+	}
+	for (*nt = 0; got && *nt < 64 && t[*nt].n > 0; (*nt)++)
+		;
+	return got;
+}
+
+static void *run_oracle_lane(void *arg)
+{
+	struct lane *ln = arg;
+	struct world w;
+	struct take t[64];
+	struct ocall c[128];
+	pthread_t tid[128];
+	int nt, nc = 0, bmax = ln->conf->policy.batch_max;
+
+	memset(t, 0, sizeof(t));
+	read_world(&ln->sim, &w);
+	gb_random_hex(ln->request_id, GB_REQUEST_ID_LEN, NULL);
+	ln->obtainable = oracle_plan(ln, &w, t, &nt);
+	for (int i = 0; i < nt; i++) {
+		const struct gb_conf_region *cr = gb_conf_region(ln->conf, t[i].region);
+
+		for (int left = t[i].n; left > 0 && nc < 128; left -= bmax) {
+			c[nc].ln = ln;
+			c[nc].cr = cr;
+			c[nc].subnet = subnet_of(cr, t[i].az);
+			c[nc].n = left < bmax ? left : bmax;
+			c[nc].got = c[nc].attempts = 0;
+			nc++;
+		}
+	}
+	ln->t0 = sim_mono(&ln->clk);
+	ln->ttc = 0;
+	/* as many calls at once as the engine may make */
+	for (int w0 = 0; w0 < nc; w0 += GB_ORCH_DEFAULT_PARALLEL) {
+		int w1 = w0 + GB_ORCH_DEFAULT_PARALLEL < nc ? w0 + GB_ORCH_DEFAULT_PARALLEL : nc;
+
+		for (int i = w0; i < w1; i++)
+			pthread_create(&tid[i], NULL, ocall_main, &c[i]);
+		for (int i = w0; i < w1; i++) {
+			pthread_join(tid[i], NULL);
+			ln->obtained += c[i].got;
+			ln->calls += c[i].attempts;
+			if (c[i].done > ln->ttc)
+				ln->ttc = c[i].done;
+		}
+	}
+	ln->recorded_alive = ln->obtained;
+	snprintf(ln->reason, sizeof(ln->reason), "%d calls in parallel", nc);
+	return NULL;
+}
+
+/*****************************************************************************
+ *  Warm memory: earlier runs of similar landscapes
+ *****************************************************************************/
+
+static unsigned long long rng = 88172645463325252ULL;
+
+static int rnd(int n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (int)(rng % (unsigned long long)n);
+}
+
+/*
+ * N earlier runs of the default strategy on the same landscape (with
+ * --noise P, each pool moved by one, up or down, with probability P%: a
+ * similar day), 20 minutes apart, the last one 20 minutes before the
+ * measured run (older than the ICE cool-down).
+ */
+static void seed_memory(const struct scenario *sc, const char *path)
+{
+	struct world base;
+	struct gb_simh sim;
+
+	rm_state(path);
+	for (int k = 0; k < O.seed_runs; k++) {
+		struct lane ln;
+
+		memset(&ln, 0, sizeof(ln));
+		start_sim(&sim, sc->name, 1000);
+		if (k == 0)
+			read_world(&sim, &base);
+		for (int i = 0; i < base.n; i++) {
+			long c = base.az[i].avail +
+				 (rnd(100) < O.noise ? (rnd(2) ? 1 : -1) : 0);
+			gb_error_t err;
+
+			if (gb_simh_capacity(&sim, base.az[i].az, "g5.xlarge", c < 0 ? 0 : c, &err))
+				die(err.text);
+		}
+		ln.kind = L_DEFAULT;
+		ln.node0 = 100 + 100 * k;
+		ln.sc = sc;
+		ln.sim = sim;
+		ln.conf = load_conf(sim.endpoint);
+		ln.clk.scale = 1000;
+		ln.clk.wall_offset = 60.0 * 20 * (O.seed_runs - k);
+		gb_strlcpy(ln.state_path, path, sizeof(ln.state_path));
+		run_engine_lane(&ln);
+		gb_conf_destroy(ln.conf);
+		gb_simh_stop(&sim);
+	}
+}
+
+/*****************************************************************************
+ *  A scenario, cold or warm
+ *****************************************************************************/
+
+static FILE *md;
+static int violations;
+
+static bool lane_ok(const struct lane *ln)
+{
+	return !ln->internal_error && ln->live60.alive == ln->obtained &&
+	       ln->live60.dup_nodes == 0 && ln->recorded_alive == ln->obtained &&
+	       ln->obtained <= ln->sc->nodes;
+}
+
+static void verdict(const struct lane *L, const struct scenario *sc, bool warm, FILE *out)
+{
+	const struct lane *d = &L[L_DEFAULT], *o = &L[L_ORACLE], *p = &L[L_PROBE];
+
+	fprintf(out, "default: %s obtainable capacity (%d/%d)", d->obtained >= o->obtainable ?
+		"100% of" : "MISSED", d->obtained, o->obtainable);
+	if (warm)
+		fprintf(out, "; calls %.2fx oracle (target <= 1.2), time %.2fx oracle (target <= 1.5)",
+			o->calls ? (double)d->calls / o->calls : 0,
+			o->ttc > 0 ? d->ttc / o->ttc : 0);
+	else
+		fprintf(out, "; calls %.2fx probe_fill, time %.2fx probe_fill%s",
+			p->calls ? (double)d->calls / p->calls : 0,
+			p->ttc > 0 ? d->ttc / p->ttc : 0,
+			!strcmp(sc->name, "scattered") ? " (target <= 0.5 each)" : "");
+	fprintf(out, "; extras alive after 60 s: %d\n", d->live60.alive - d->obtained);
+}
+
+static void print_table(const struct lane *L, const struct scenario *sc, bool warm, FILE *out,
+			bool markdown)
+{
+	if (markdown) {
+		fprintf(out, "\n**%s** (%d nodes%s, %s)\n\n", sc->name, sc->nodes,
+			sc->job ? ", one job, locality region" : "", warm ? "warm" : "cold");
+		fprintf(out, "| strategy | obtained / obtainable | RunInstances calls | other calls | time to capacity s | extras (terminated) | alive extras at 60 s | invariants |\n");
+		fprintf(out, "|---|---|---|---|---|---|---|---|\n");
+	} else {
+		fprintf(out, "\n== %s (%d nodes%s) %s ==\n", sc->name, sc->nodes,
+			sc->job ? ", one job, locality region" : "", warm ? "WARM" : "COLD");
+		fprintf(out, "%-15s %11s %6s %6s %9s %7s %8s %5s  %s\n", "strategy", "obtained",
+			"calls", "other", "ttc_s", "extras", "alive60", "inv", "reason");
+	}
+	for (int k = 0; k < L_COUNT; k++) {
+		const struct lane *ln = &L[k];
+		char ob[32];
+
+		snprintf(ob, sizeof(ob), "%d/%d", ln->obtained, L[L_ORACLE].obtainable);
+		if (markdown)
+			fprintf(out, "| %s | %s | %d | %d | %.1f | %d | %d | %s |\n", lane_names[k], ob,
+				ln->calls, ln->other, ln->ttc, ln->extras,
+				ln->live60.alive - ln->obtained, lane_ok(ln) ? "ok" : "BROKEN");
+		else
+			fprintf(out, "%-15s %11s %6d %6d %9.1f %7d %8d %5s  %s\n", lane_names[k], ob,
+				ln->calls, ln->other, ln->ttc, ln->extras,
+				ln->live60.alive - ln->obtained, lane_ok(ln) ? "ok" : "BROKEN",
+				ln->reason);
+	}
+	if (markdown)
+		fprintf(out, "\n");
+	verdict(L, sc, warm, out);
+}
+
+static void run_scenario(const struct scenario *sc, bool warm, const char *dir)
+{
+	struct lane L[L_COUNT];
+	pthread_t tid[L_COUNT];
+	char seeded[512];
+
+	memset(L, 0, sizeof(L));
+	snprintf(seeded, sizeof(seeded), "%s/seed-%s.db", dir, sc->name);
+	if (warm)
+		seed_memory(sc, seeded);
+	for (int k = 0; k < L_COUNT; k++) {
+		struct lane *ln = &L[k];
+
+		ln->kind = (enum lane_kind)k;
+		ln->node0 = 10000 + 100 * k;
+		ln->sc = sc;
+		ln->warm = warm;
+		ln->clk.scale = O.scale;
+		snprintf(ln->state_path, sizeof(ln->state_path), "%s/%s-%s-%s.db", dir, sc->name,
+			 warm ? "warm" : "cold", lane_names[k]);
+		rm_state(ln->state_path);
+		if (warm && k != L_ORACLE && !copy_file(seeded, ln->state_path))
+			die("cannot copy the seeded state file");
+		start_sim(&ln->sim, sc->name, O.scale);
+		ln->conf = load_conf(ln->sim.endpoint);
+	}
+	for (int k = 0; k < L_COUNT; k++)
+		pthread_create(&tid[k], NULL, k == L_ORACLE ? run_oracle_lane : run_engine_lane, &L[k]);
+	for (int k = 0; k < L_COUNT; k++)
+		pthread_join(tid[k], NULL);
+	sim_sleep(60, &L[0].clk);	/* 60 simulated seconds */
+	for (int k = 0; k < L_COUNT; k++) {
+		read_live(&L[k].sim, L[k].request_id, &L[k].live60);
+		violations += !lane_ok(&L[k]);
+		gb_simh_stop(&L[k].sim);
+		gb_conf_destroy(L[k].conf);
+		rm_state(L[k].state_path);
+	}
+	rm_state(seeded);
+	print_table(L, sc, warm, stdout, false);
+	fflush(stdout);
+	if (md)
+		print_table(L, sc, warm, md, true);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: fill-bench --sim BIN --srcdir DIR [--scenario NAME]... "
+		"[--time-scale X] [--seed-runs N] [--noise PERCENT] [--markdown FILE] [--hedge N] [--no-prior]\n");
+	exit(2);
+}
+
+static void parse(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "sim", required_argument, NULL, 's' },
+		{ "srcdir", required_argument, NULL, 'd' },
+		{ "scenario", required_argument, NULL, 'c' },
+		{ "time-scale", required_argument, NULL, 't' },
+		{ "seed-runs", required_argument, NULL, 'n' },
+		{ "markdown", required_argument, NULL, 'm' },
+		{ "hedge", required_argument, NULL, 'h' },
+		{ "no-prior", no_argument, NULL, 'p' },
+		{ "noise", required_argument, NULL, 'z' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long v;
+	int c;
+
+	O.scale = 10;
+	O.seed_runs = 5;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 's': O.sim = optarg; break;
+		case 'd': O.srcdir = optarg; break;
+		case 'c':
+			if (O.n_only < 16)
+				O.only[O.n_only++] = optarg;
+			break;
+		case 't':
+			if (gb_parse_double(optarg, &O.scale) || O.scale <= 0 || O.scale > 100)
+				usage();
+			break;
+		case 'n':
+			if (gb_parse_long(optarg, 1, 20, &v))
+				usage();
+			O.seed_runs = (int)v;
+			break;
+		case 'm': O.markdown = optarg; break;
+		case 'h':
+			if (gb_parse_long(optarg, -1, 4, &v))
+				usage();
+			O.tuning.hedge = v == 0 ? -1 : (int)v;
+			break;
+		case 'p': O.tuning.prior = -1; break;
+		case 'z':
+			if (gb_parse_long(optarg, 0, 100, &v))
+				usage();
+			O.noise = (int)v;
+			break;
+		default: usage();
+		}
+	}
+	if (!O.sim || !O.srcdir)
+		usage();
+}
+
+int main(int argc, char **argv)
+{
+	struct gb_log_opts lo = { NULL, false, GB_LOG_ERROR, true };
+	const char *tmp = getenv("TMPDIR");
+	char dir[256];
+	double t0 = gb_time_mono();
+
+	parse(argc, argv);
+	gb_log_open("fill-bench", &lo, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(dir, sizeof(dir), "%s/fill-bench.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir))
+		die("mkdtemp");
+	if (O.markdown && !(md = fopen(O.markdown, "w")))
+		die("cannot write the markdown file");
+	printf("fill-bench: time scale %g (simulated seconds), %d warm-up runs (noise %d%%), hedge %d, prior %s\n",
+	       O.scale, O.seed_runs, O.noise, O.tuning.hedge > 0 ? O.tuning.hedge :
+	       O.tuning.hedge < 0 ? 0 : 1, O.tuning.prior < 0 ? "off" : "on");
+	for (size_t s = 0; s < GB_ARRAY_LEN(all_scenarios); s++) {
+		bool pick = O.n_only == 0;
+
+		for (int i = 0; i < O.n_only; i++)
+			pick |= !strcmp(O.only[i], all_scenarios[s].name);
+		if (!pick)
+			continue;
+		run_scenario(&all_scenarios[s], false, dir);
+		run_scenario(&all_scenarios[s], true, dir);
+	}
+	rmdir(dir);
+	if (md)
+		fclose(md);
+	printf("\nfill-bench: %.0f s, %d invariant violation(s)\n", gb_time_mono() - t0, violations);
+	return violations ? 1 : 0;
+}

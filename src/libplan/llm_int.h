@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * llm_int.h - the LLM planner's internals shared by llm*.c (not installed)
+ *
+ * llm.c holds what every provider shares (the object, the prompt, the
+ * schema, strict plan parsing, the call and its deadlines); each wire
+ * format (llm_openai.c, llm_anthropic.c, llm_bedrock.c) supplies a struct
+ * llm_format: how to wrap the prompt, where to send it and how to
+ * authenticate, and where the plan sits in the answer.
+ */
+#ifndef GB_LIBPLAN_LLM_INT_H
+#define GB_LIBPLAN_LLM_INT_H
+
+#include <jansson.h>
+#include <pthread.h>
+
+#include "gb_http.h"
+#include "gb_llm.h"
+#include "gb_state.h"
+#include "gb_str.h"
+
+#define LLM_IDLE_MAX 4		/* idle HTTP clients kept for reuse */
+#define LLM_TIMED_OUT_MAX 32	/* requests remembered as timed out */
+#define LLM_KEY_MAX 4096	/* bytes of an api_key_file */
+#define LLM_RESPONSE_MAX (1u << 20)	/* answer body cap */
+#define LLM_ERROR_TEXT_MAX 200	/* provider error message kept */
+
+struct llm_format;
+
+struct gb_llm {
+	enum gb_llm_provider provider;
+	const struct llm_format *fmt;
+	char planner[32];		/* "llm:openai" */
+	char *endpoint;			/* NEW */
+	char *model;			/* NEW */
+	char *region;			/* NEW (bedrock) or NULL */
+	char *key;			/* NEW secret or NULL */
+	char *ca_bundle;		/* NEW or NULL */
+	bool no_proxy;			/* loopback endpoint */
+	double timeout;			/* seconds per call */
+	int max_tokens;
+	int max_calls;
+	int batch_max;
+	gb_creds_t *creds;		/* bedrock SigV4 without a key */
+	bool own_creds;
+
+	pthread_mutex_t mu;		/* guards what follows */
+	gb_http_t *idle[LLM_IDLE_MAX];
+	size_t n_idle;
+	char timed_out[LLM_TIMED_OUT_MAX][GB_REQUEST_ID_LEN + 1];
+	size_t next_timed_out;
+};
+
+/* One HTTP exchange being prepared: path, headers, body. */
+struct llm_wire {
+	struct gb_buf path;
+	char *body;			/* NEW, JSON */
+	size_t body_len;
+	struct gb_http_header h[8];
+	size_t n_h;
+	char *own[4];			/* NEW strings some h[] point to */
+	size_t n_own;
+};
+
+void llm_wire_free(struct llm_wire *w);
+/* Add a header; [value] is copied when [copy]. RET GB_E_OK or GB_E_NOMEM. */
+gb_err_t llm_wire_header(struct llm_wire *w, const char *name,
+			 const char *value, bool copy);
+/*
+ * The endpoint's base path joined with [suffix] ("/v1/chat/completions"):
+ * a base already ending in the suffix's first segment ("/v1") does not get
+ * it twice, so both "http://host:11434" and "http://host:11434/v1" work.
+ */
+void llm_wire_path(struct llm_wire *w, gb_http_t *h, const char *suffix);
+
+struct llm_format {
+	const char *name;
+	/* The request body for [system] and [user] with the output [schema]. */
+	json_t *(*body)(const gb_llm_t *l, const char *system,
+			const char *user, json_t *schema);
+	/* Path and headers (authentication) for [w]->body on client [h]. */
+	gb_err_t (*prepare)(gb_llm_t *l, gb_http_t *h, struct llm_wire *w,
+			    gb_error_t *err);
+	/*
+	 * From a 2xx answer [root], OUT *plan NEW: the plan object (not yet
+	 * checked).  RET GB_E_OK; GB_E_PARSE (shape); GB_E_PLANNER (truncated,
+	 * refused, no tool call).
+	 */
+	gb_err_t (*answer)(json_t *root, json_t **plan, gb_error_t *err);
+	/* The error text of a non-2xx answer (NEW), or NULL. */
+	char *(*error_text)(json_t *root, const struct gb_http_response *r);
+};
+
+extern const struct llm_format llm_format_openai;
+extern const struct llm_format llm_format_anthropic;
+extern const struct llm_format llm_format_bedrock;
+
+/* Parse [text] as JSON with duplicate keys rejected; [what] names it. */
+gb_err_t llm_json_load(const char *text, size_t len, const char *what,
+		       json_t **out, gb_error_t *err);
+
+/* The member "message" of [o] (or of o.error), as NEW text, or NULL. */
+char *llm_error_message(json_t *o);
+
+#endif /* GB_LIBPLAN_LLM_INT_H */

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * llm_openai.c - OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp,
+ * Ollama)
+ *
+ * POST <base>/v1/chat/completions with response_format in the nested form
+ * {"type":"json_schema","json_schema":{"name","strict","schema"}}: llama.cpp
+ * reads response_format.json_schema.schema only (a flat "schema" next to
+ * "type":"json_schema" means unconstrained output there), and OpenAI, vLLM
+ * and Ollama accept the same (research s5b).  The plan comes back as JSON
+ * *text* in choices[0].message.content, parsed a second time; finish_reason
+ * "length" means the text was cut off.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_log.h"
+#include "llm_int.h"
+
+static json_t *openai_body(const gb_llm_t *l, const char *system,
+			   const char *user, json_t *schema)
+{
+	return json_pack("{s:s,s:[{s:s,s:s},{s:s,s:s}],s:i,s:i,s:{s:s,s:{s:s,s:b,s:O}}}",
+			 "model", l->model,
+			 "messages", "role", "system", "content", system,
+			 "role", "user", "content", user,
+			 "temperature", 0, "max_tokens", l->max_tokens,
+			 "response_format", "type", "json_schema",
+			 "json_schema", "name", "gpuburst_plan", "strict", 1,
+			 "schema", schema);
+}
+
+static gb_err_t openai_prepare(gb_llm_t *l, gb_http_t *h, struct llm_wire *w,
+			       gb_error_t *err)
+{
+	struct gb_buf auth = GB_BUF_INIT;
+	gb_err_t rc;
+
+	llm_wire_path(w, h, "/v1/chat/completions");
+	rc = llm_wire_header(w, "Content-Type", "application/json", false);
+	if (!rc && l->key) {
+		gb_buf_printf(&auth, "Bearer %s", l->key);
+		rc = gb_buf_failed(&auth) ? GB_E_NOMEM :
+		     llm_wire_header(w, "Authorization", gb_buf_str(&auth), true);
+		gb_memzero(auth.data, auth.len);
+		gb_buf_free(&auth);
+	}
+	if (!rc && gb_buf_failed(&w->path))
+		rc = GB_E_NOMEM;
+	return rc ? gb_errorf(err, rc, "llm openai: cannot build the request") : GB_E_OK;
+}
+
+static gb_err_t openai_answer(json_t *root, json_t **plan, gb_error_t *err)
+{
+	json_t *choices = json_object_get(root, "choices");
+	json_t *c0 = json_array_get(choices, 0), *msg, *content, *refusal;
+	const char *finish;
+
+	*plan = NULL;
+	if (!json_is_array(choices) || !json_is_object(c0))
+		return gb_errorf(err, GB_E_PARSE, "answer: no choices[0]");
+	finish = json_string_value(json_object_get(c0, "finish_reason"));
+	msg = json_object_get(c0, "message");
+	if (!json_is_object(msg))
+		return gb_errorf(err, GB_E_PARSE, "answer: choices[0].message is not an object");
+	refusal = json_object_get(msg, "refusal");
+	if (json_is_string(refusal))
+		return gb_errorf(err, GB_E_PLANNER, "the model refused: %.200s",
+				 json_string_value(refusal));
+	if (finish && strcmp(finish, "length") == 0)
+		return gb_errorf(err, GB_E_PLANNER,
+				 "truncated answer (finish_reason length: planner.llm.max_tokens too small?)");
+	if (!finish || strcmp(finish, "stop") != 0)
+		return gb_errorf(err, GB_E_PLANNER, "answer ended with finish_reason %s, not stop",
+				 finish ? finish : "(none)");
+	content = json_object_get(msg, "content");
+	if (!json_is_string(content))
+		return gb_errorf(err, GB_E_PARSE, "answer: choices[0].message.content is not a string");
+	return llm_json_load(json_string_value(content), json_string_length(content),
+			     "message content", plan, err);
+}
+
+static char *openai_error(json_t *root, const struct gb_http_response *r)
+{
+	(void)r;
+	return llm_error_message(root);
+}
+
+const struct llm_format llm_format_openai = {
+	"openai", openai_body, openai_prepare, openai_answer, openai_error,
+};

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * llmsrv.h - a scripted LLM endpoint on 127.0.0.1 for tests and benchmarks
+ *
+ * One server speaks one wire format (OpenAI chat completions, Anthropic
+ * Messages, Bedrock Converse) over testsrv.  The test scripts what the
+ * "model" answers next: a plan (wrapped the way the provider wraps it), a
+ * truncated answer, a raw body, an HTTP error with the provider's error
+ * body, or a hang.  Every request is checked against the wire format
+ * (path, headers, body shape; Bedrock's SigV4 signature is verified with
+ * the test credentials, or its bearer key compared) and the verdict is
+ * kept per request, with the system prompt and user message it carried.
+ */
+#ifndef GB_TESTS_LLMSRV_H
+#define GB_TESTS_LLMSRV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gb_conf.h"
+#include "testsrv.h"
+
+/* What the next answers are. */
+enum llmsrv_mode {
+	LLMSRV_PLAN = 0,	/* the plan text, wrapped, normal stop */
+	LLMSRV_TRUNCATED,	/* cut off by max tokens */
+	LLMSRV_RAW,		/* the text as the whole body, status 200 */
+	LLMSRV_STATUS,		/* HTTP [status] with the provider's error body */
+	LLMSRV_HANG,		/* the plan, after [hang_ms] */
+};
+
+/* Credentials the Bedrock server verifies SigV4 signatures with. */
+#define LLMSRV_AK "AKIDEXAMPLE"
+#define LLMSRV_SK "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+#define LLMSRV_REGION "us-east-1"
+
+struct llmsrv;
+
+/*
+ * Start a server for [provider].  [key]: the API key (bearer, x-api-key,
+ * or Bedrock bearer) the requests must carry; NULL: none expected (for
+ * Bedrock: SigV4 expected).  [model]: the model every request must name
+ * (for Bedrock: in the path, percent-encoded).  RET NEW or NULL.
+ */
+struct llmsrv *llmsrv_start(enum gb_llm_provider provider, const char *key,
+			    const char *model);
+void llmsrv_stop(struct llmsrv *s);
+
+/* BORROWED "http://127.0.0.1:PORT". */
+const char *llmsrv_url(const struct llmsrv *s);
+
+/* Script the next answers (until set again).  [text] is copied. */
+void llmsrv_set(struct llmsrv *s, enum llmsrv_mode mode, const char *text,
+		unsigned status);
+/*
+ * Queue a one-off answer, given before the one set with llmsrv_set()
+ * (queued answers go first, in order; llmsrv_set() empties the queue).
+ */
+void llmsrv_queue(struct llmsrv *s, enum llmsrv_mode mode, const char *text,
+		  unsigned status);
+/* Wait [ms] before every answer (latency of a real model); 0: none. */
+void llmsrv_latency(struct llmsrv *s, long ms);
+/* How long LLMSRV_HANG waits (default 10 s; ends early at stop). */
+void llmsrv_hang_ms(struct llmsrv *s, long ms);
+
+/* Requests received so far. */
+size_t llmsrv_count(struct llmsrv *s);
+/* BORROWED what was wrong with request [i] (NULL: it was well-formed). */
+const char *llmsrv_problem(struct llmsrv *s, size_t i);
+/* BORROWED system prompt / user message of request [i], or NULL. */
+const char *llmsrv_system(struct llmsrv *s, size_t i);
+const char *llmsrv_user(struct llmsrv *s, size_t i);
+/* BORROWED the raw request [i] (valid while the server is idle). */
+const struct testsrv_req *llmsrv_request(struct llmsrv *s, size_t i);
+
+#endif /* GB_TESTS_LLMSRV_H */
