@@ -28,6 +28,7 @@ GB_DEFS = \
 	-DGB_STATE_DIR=\"$(GB_STATE_DIR)\" \
 	-DGB_LIBEXECDIR=\"$(libexecdir)\" \
 	-DGB_SBINDIR=\"$(sbindir)\" \
+	-DGB_PKGLIBEXECDIR=\"$(pkglibexecdir)\" \
 	# End of GB_DEFS
 
 libcommon = $(top_builddir)/src/libcommon/libgbcommon.la
@@ -37,13 +38,27 @@ libpolicy = $(top_builddir)/src/libpolicy/libgbpolicy.la
 libcloud = $(top_builddir)/src/libcloud/libgbcloud.la
 libslurmif = $(top_builddir)/src/libslurmif/libgbslurmif.la
 libprog = $(top_builddir)/src/libprog/libgbprog.la
+libworker = $(top_builddir)/src/libprog/libgbworker.la
 libplan = $(top_builddir)/src/libplan/libgbplan.la
 liborch = $(top_builddir)/src/liborch/libgborch.la
 libcloudsim = $(top_builddir)/src/cloudsim/libcloudsim.la
 
-# Everything a program that runs the worker links (gpuburst-resume,
-# -suspend, -resume-fail, gpuburstctl), most dependent first.
+# The programs slurmctld runs (gpuburst-resume, -suspend, -resume-fail):
+# the fast path only, no cloud client (start-up time is per library).
 GB_PROG_LIBS = \
+	$(libprog) \
+	$(libpolicy) \
+	$(libslurmif) \
+	$(libstate) \
+	$(libconf) \
+	$(libcommon) \
+	$(SLURM_LDFLAGS) $(SLURM_LIBS) \
+	$(SQLITE_LIBS) $(JANSSON_LIBS) $(YAML_LIBS) \
+	# End of GB_PROG_LIBS
+
+# The worker and everything that runs it (gpuburst-worker, gpuburstctl).
+GB_WORKER_LIBS = \
+	$(libworker) \
 	$(libprog) \
 	$(libpolicy) \
 	$(liborch) \
@@ -56,4 +71,4 @@ GB_PROG_LIBS = \
 	$(SLURM_LDFLAGS) $(SLURM_LIBS) \
 	$(SQLITE_LIBS) $(CURL_LIBS) $(LIBCRYPTO_LIBS) $(LIBXML2_LIBS) \
 	$(JANSSON_LIBS) $(YAML_LIBS) \
-	# End of GB_PROG_LIBS
+	# End of GB_WORKER_LIBS

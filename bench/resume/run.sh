@@ -14,6 +14,7 @@ set -eu
 B=$1 S=$2 RUNS=${3:-21}
 D="$B/bench/resume/resume-bench"
 RESUME="$B/src/resume/gpuburst-resume"
+WORKER="$B/src/worker/gpuburst-worker"
 PY=/usr/bin/python3
 [ -x "$D" ] && [ -x "$RESUME" ] || { echo "build first (make)"; exit 1; }
 T=$(mktemp -d /tmp/gb-bench-resume.XXXXXX)
@@ -43,7 +44,7 @@ for n in 1 100 1000 10000; do
 	if [ "$n" = 1 ]; then nodes=g5-1; else nodes="g5-[1-$n]"; fi
 	printf '{"jobs":[{"job_id":1,"nodes":"%s"}],"all_nodes":"%s"}' "$nodes" "$nodes" >"$T/resume.json"
 	printf '  nodes=%-6s ' "$n"
-	env -i SLURM_CONF=/nonexistent/slurm.conf SLURM_RESUME_FILE="$T/resume.json" \
+	env -i SLURM_CONF=/nonexistent/slurm.conf SLURM_RESUME_FILE="$T/resume.json" GPUBURST_WORKER="$WORKER" \
 		"$D" hold "$T/state/worker.lock" -- "$D" time "$RUNS" -- "$RESUME" -c "$T/gpuburst.yaml" "$nodes"
 	q=$(grep -c 'resume_queued' "$T/gpuburst.log" || true)
 	[ "$q" -ge "$RUNS" ] || { echo "only $q resume_queued lines"; exit 1; }

@@ -4,12 +4,14 @@
 # latency (etc/cloudsim/bench.yaml), Slurm updates included: a lab
 # slurmctld (contrib/lab, root only) with NODES CLOUD nodes whose NodeAddr
 # the worker sets.  One resume request of NODES nodes is queued (the lock
-# held), then `gpuburst-resume --worker` runs in the foreground under the
-# driver, which reports its wall, user and system time (all threads).
+# held), then gpuburst-worker runs in the foreground under the driver,
+# which reports its wall, user and system time (all threads).
 set -eu
 B=$1 S=$2 NODES=${3:-1000} BATCH=${4:-4} REPEAT=${5:-3}
 D="$B/bench/resume/resume-bench"
 RESUME="$B/src/resume/gpuburst-resume"
+WORKER="$B/src/worker/gpuburst-worker"
+export GPUBURST_WORKER="$WORKER"
 SIM="$B/src/cloudsim/gpuburst-cloudsim"
 LABCTL="$S/contrib/lab/gpuburst-lab"
 [ "$(id -u)" = 0 ] || { echo "needs root (the lab)"; exit 77; }
@@ -64,7 +66,7 @@ CONF
 	mkdir -p "$T/state"
 	lab "$D" hold "$T/state/worker.lock" -- "$RESUME" -c "$T/gpuburst.yaml" "g5-[1-$NODES]"
 	printf '  run %s: ' "$r"
-	lab "$D" cpu -- "$RESUME" --worker -c "$T/gpuburst.yaml"
+	lab "$D" cpu -- "$WORKER" -c "$T/gpuburst.yaml"
 	lab scontrol -o show node "g5-$NODES" | grep -q 'NodeAddr=127\.' || { echo "g5-$NODES has no address"; exit 1; }
 	grep 'resume_done' "$T/gpuburst.log" | tail -n 1 | sed 's/.*resume_done/    resume_done/'
 	kill "$SIM_PID"; SIM_PID=

@@ -21,7 +21,6 @@
 #include "gb_prog.h"
 #include "gb_slurm.h"
 #include "gb_slurmconf.h"
-#include "gb_worker.h"
 
 struct decision {
 	const char *cmd;
@@ -92,11 +91,9 @@ static void slurm_down(struct ctl *ctl, const char *id, const char *expr,
 /* The worker runs what was approved (gb_worker.h: one at a time). */
 static bool start_worker(const struct gb_conf *conf, char *error, size_t n)
 {
-	char exe[4096];
 	gb_error_t err = { 0 };
 
-	if (gb_prog_self_exe(exe, sizeof(exe), &err) ||
-	    gb_worker_start(exe, conf->path, true, &err)) {
+	if (gb_prog_start_worker(gb_prog_worker_path(), conf->path, &err)) {
 		snprintf(error, n, "%s", err.text);
 		gb_log_error("worker_start_failed by=gpuburstctl error=\"%s\"", err.text);
 		return false;

@@ -13,6 +13,7 @@
 
 #include "ctl.h"
 #include "gb_log.h"
+#include "gb_prog.h"
 #include "gb_slurmconf.h"
 #include "gb_str.h"
 #include "gb_util.h"
@@ -231,6 +232,7 @@ int main(int argc, char **argv)
 		unsetenv(GB_CONF_ENV_PATH);
 		unsetenv(GB_CONF_ENV_ENVIRONMENT);
 		setenv(GB_SLURMCONF_ENV, GB_SLURMCONF_DEFAULT, 1);
+		unsetenv(GB_WORKER_ENV);	/* never run the caller's program */
 	}
 	ctl.now = gb_time_now();
 	rc = parse_cmdline(argc, argv, &ctl, &done);

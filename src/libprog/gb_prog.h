@@ -16,7 +16,12 @@
  *  5. the requests written in one transaction: resume one per (nodeset,
  *     job), jobless nodes one per nodeset with job_id 0, split at
  *     policy.max_request_nodes; suspend / resume-fail one per call;
- *  6. the worker started detached; exit 0.
+ *  6. the worker (gpuburst-worker, gb_worker.h) started detached; exit 0.
+ *
+ * These programs link only what the fast path needs (libslurm for host
+ * lists, SQLite, libyaml, jansson): every shared library costs start-up
+ * time (44 of them, with libcurl's, took 10 ms of a 12 ms run), so the
+ * cloud client lives in the worker's own binary.
  *
  * Nothing is ever printed on stdout/stderr: logging goes to the configured
  * file and/or syslog (stderr gets a copy only on a terminal).  The exit
@@ -47,7 +52,7 @@ const char *gb_prog_name(enum gb_prog_kind kind);
 /*
  * main() of the three programs:
  *   PROG [-c FILE] HOSTLIST     what slurmctld runs
- *   PROG --worker [-c FILE]     the detached worker (started by PROG)
+ *   PROG --worker [-c FILE]     exec gpuburst-worker in the foreground
  *   PROG -h | -V
  * RET the exit status.
  */
@@ -113,6 +118,19 @@ gb_err_t gb_prog_enqueue_term(gb_state_t *st, enum gb_request_kind kind,
 void gb_prog_state_path(const struct gb_conf *conf, char *buf, size_t n);
 void gb_prog_lock_path(const struct gb_conf *conf, char *buf, size_t n);
 
+#define GB_WORKER_ENV "GPUBURST_WORKER"	/* the worker's path (tests) */
+#define GB_WORKER_PATH GB_PKGLIBEXECDIR "/gpuburst-worker"
+
+/* RET BORROWED path of gpuburst-worker: $GPUBURST_WORKER, else GB_WORKER_PATH. */
+const char *gb_prog_worker_path(void);
+
+/*
+ * Start gpuburst-worker ([exe]) detached as `exe -c CONF`
+ * (gb_prog_spawn_detached).
+ */
+gb_err_t gb_prog_start_worker(const char *exe, const char *conf_path,
+			      gb_error_t *err);
+
 /*
  * Start [exe] [args...] detached: fork, setsid, fork again (so it is not
  * our child and not in slurmctld's process group, which slurmscriptd
@@ -125,5 +143,8 @@ gb_err_t gb_prog_spawn_detached(char *const *argv, gb_error_t *err);
 
 /* readlink("/proc/self/exe") into [buf]. */
 gb_err_t gb_prog_self_exe(char *buf, size_t n, gb_error_t *err);
+
+/* Fill request_nodes for requests of the last GB_PROG_INDEX_BACK seconds. */
+#define GB_PROG_INDEX_BACK (7 * 86400.0)
 
 #endif /* GB_LIBPROG_GB_PROG_H */

@@ -2,6 +2,9 @@
 /*
  * gb_worker.h - the worker: drains the request queue, one at a time
  *
+ * It is its own program, gpuburst-worker (installed in pkglibexecdir), so
+ * that the programs slurmctld runs need not load the cloud client.
+ *
  * Exactly one worker runs per state directory: it holds an exclusive
  * flock(2) on <state_dir>/worker.lock.  A program that enqueued work
  * starts one; if the lock is taken the new worker exits at once, and the
@@ -51,7 +54,6 @@
 #define GB_WORKER_THREADS 4		/* default pool size */
 #define GB_WORKER_WAIT_MAX 60.0		/* seconds waited for backed-off rows */
 #define GB_WORKER_MAX_CLAIMS 5		/* a request failing this often fails */
-#define GB_WORKER_INDEX_BACK (7 * 86400.0)	/* request_nodes catch-up window */
 
 struct gb_worker_opts {
 	const struct gb_conf *conf;	/* BORROWED */
@@ -66,10 +68,10 @@ struct gb_worker_opts {
 gb_err_t gb_worker_run(const struct gb_worker_opts *o, gb_error_t *err);
 
 /*
- * Start a detached worker: [exe] (an absolute path) run as
- * `exe --worker -c CONF` (gpuburstctl: `exe -c CONF worker`, [ctl]).
+ * main() of gpuburst-worker [-c FILE] [--threads N]: fds 0-2 on /dev/null
+ * if closed, signals reset, configuration, log, gb_worker_run().
+ * RET the exit status.
  */
-gb_err_t gb_worker_start(const char *exe, const char *conf_path, bool ctl,
-			 gb_error_t *err);
+int gb_worker_main(int argc, char **argv);
 
 #endif /* GB_LIBPROG_GB_WORKER_H */

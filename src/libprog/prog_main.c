@@ -4,17 +4,18 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gb_log.h"
 #include "gb_prog.h"
 #include "gb_resume_file.h"
 #include "gb_slurm.h"
 #include "gb_util.h"
-#include "gb_worker.h"
 
 #define MAX_NODES 100000u	/* a request's node list holds at most this */
 #define STATE_BUSY_MS 10000
@@ -63,12 +64,14 @@ static void usage(FILE *fp, enum gb_prog_kind kind)
 	};
 
 	fprintf(fp, "Usage: %s [-c FILE] HOSTLIST\n"
-		    "       %s --worker [-c FILE]\n\n%s.\n"
+		    "       %s --worker [-c FILE] [--threads=N]\n\n%s.\n"
 		    "Run by slurmctld as SlurmUser; it logs to the configured log file\n"
 		    "and/or syslog, never to stdout.  A detached worker does the work.\n\n",
 		gb_prog_name(kind), gb_prog_name(kind), what[kind]);
-	fprintf(fp, "  -c, --config=FILE  configuration (default $%s, then %s)\n"
-		    "      --worker       run the worker in the foreground (one at a time)\n"
+	fprintf(fp, "  -c, --config=FILE  configuration (default $%s, then gpuburst.yaml\n"
+		    "                     next to $SLURM_CONF, then %s)\n"
+		    "      --worker       become the worker (gpuburst-worker) in the foreground\n"
+		    "      --threads=N    with --worker: requests worked on at once\n"
 		    "  -h, --help         this help\n"
 		    "  -V, --version      print the version\n\n"
 		    "Exit status: 0, or a gpuburst error code (gpuburst-resume(8)).\n",
@@ -149,20 +152,33 @@ static const char *ident(const struct prog *p)
 	return p->worker ? "gpuburst-worker" : gb_prog_name(p->kind);
 }
 
-/* Put [expr]'s nodes DOWN with [reason]; used when we cannot go on. */
-static void nodes_down(const char *expr, const char *reason)
+/*
+ * Put [expr]'s nodes DOWN with [reason]; used when we cannot go on.  With
+ * a state handle [st] the update is recorded as a "slurm_update" event.
+ */
+static void nodes_down(gb_state_t *st, const char *expr, const char *reason)
 {
 	struct gb_strv nodes = { 0 };
+	char detail[GB_REASON_MAX + 256], qr[GB_REASON_MAX + 8];
 	gb_error_t e;
 	size_t failed = 0;
+	gb_err_t rc;
 
-	if (!expr || gb_slurm_hostlist_expand(expr, MAX_NODES, &nodes, &e) ||
-	    gb_slurm_init(&e) ||
-	    gb_slurm_nodes_update(GB_SLURM_DOWN, nodes.v, nodes.n, reason, &failed, &e))
+	rc = !expr ? gb_errorf(&e, GB_E_INVALID, "no nodes") :
+	     gb_slurm_hostlist_expand(expr, MAX_NODES, &nodes, &e);
+	if (rc == GB_E_OK && (rc = gb_slurm_init(&e)) == GB_E_OK)
+		rc = gb_slurm_nodes_update(GB_SLURM_DOWN, nodes.v, nodes.n, reason, &failed, &e);
+	if (rc)
 		gb_log_error("nodes_down_failed nodes=%s error=\"%s\"", expr ? expr : "(none)",
 			     e.text);
 	else
-		gb_log_warn("nodes_down nodes=%s reason=\"%s\"", expr, reason);
+		gb_log_warn("nodes_down nodes=%s reason=%s", expr, gb_log_q(qr, sizeof(qr), reason));
+	if (st) {
+		snprintf(detail, sizeof(detail), "action=down nodes=%s count=%zu failed=%zu "
+			 "reason=%s%s", expr, nodes.n, rc ? nodes.n : failed,
+			 gb_log_q(qr, sizeof(qr), reason), rc ? " error=yes" : "");
+		gb_state_event_add(st, NULL, "slurm_update", detail, NULL);
+	}
 	gb_strv_free(&nodes);
 }
 
@@ -173,9 +189,24 @@ static const char *resume_expr(const struct prog *p)
 	return p->rf ? p->rf->all_nodes : NULL;
 }
 
+/*
+ * -c FILE, else $GPUBURST_CONF, else gpuburst.yaml next to slurm.conf
+ * ($SLURM_CONF, which slurmctld sets), else the default path: the file
+ * the job_submit plugin reads too.
+ */
+static const char *conf_path(const struct prog *p, char *buf, size_t n)
+{
+	const char *path = NULL;
+
+	if (!p->conf_arg || !*p->conf_arg)
+		path = gb_conf_path_slurm(getenv("SLURM_CONF"), buf, n);
+	return path ? path : gb_conf_path(p->conf_arg);
+}
+
 static gb_err_t load_config(struct prog *p)
 {
-	const char *path = gb_conf_path(p->conf_arg);
+	char buf[4096];
+	const char *path = conf_path(p, buf, sizeof(buf));
 	struct gb_errlist errs = { 0 };
 	struct gb_log_opts lo = { NULL, true, GB_LOG_INFO, false };
 	gb_error_t err;
@@ -201,7 +232,7 @@ static gb_err_t load_config(struct prog *p)
 	gb_errlist_free(&errs);
 	if (p->kind == GB_PROG_RESUME && !p->worker) {
 		/* DOWN requeues the jobs now instead of after ResumeTimeout. */
-		nodes_down(resume_expr(p), "gpuburst: configuration error, see syslog");
+		nodes_down(NULL, resume_expr(p), "gpuburst: configuration error, see syslog");
 	}
 	return rc;
 }
@@ -232,12 +263,11 @@ static gb_err_t open_state(const struct prog *p, gb_state_t **st, gb_error_t *er
 
 static void start_worker(const struct prog *p)
 {
-	char exe[4096];
 	gb_error_t e;
 
-	if (gb_prog_self_exe(exe, sizeof(exe), &e) ||
-	    gb_worker_start(exe, p->conf->path, false, &e))
-		gb_log_error("worker_start_failed error=\"%s\"", e.text);
+	if (gb_prog_start_worker(gb_prog_worker_path(), p->conf->path, &e))
+		gb_log_error("worker_start_failed worker=%s error=\"%s\"",
+			     gb_prog_worker_path(), e.text);
 }
 
 static void log_split(const struct prog *p, const struct gb_resume_split *sp)
@@ -302,10 +332,10 @@ static gb_err_t run_resume(struct prog *p)
 		rc = open_state(p, &st, &err);
 		if (rc == GB_E_OK)
 			rc = gb_prog_enqueue_resume(st, p->conf, &g, source, &ids, &err);
-		gb_state_close(st);
 		if (rc) {
 			gb_log_error("resume_enqueue_failed nodes=%s error=\"%s\"", expr, err.text);
-			nodes_down(expr, "gpuburst: cannot queue the resume (state file), see the log");
+			nodes_down(NULL, expr,
+				   "gpuburst: cannot queue the resume (state file), see the log");
 			goto out;
 		}
 		start_worker(p);
@@ -318,7 +348,9 @@ static gb_err_t run_resume(struct prog *p)
 				 p->conf->path);
 			gb_log_error("resume_unknown_nodes nodes=%s count=%zu action=down", list,
 				     g.unknown.n);
-			nodes_down(list, reason);
+			if (!st && open_state(p, &st, &err))
+				st = NULL;	/* the DOWN matters more than its record */
+			nodes_down(st, list, reason);
 		}
 		free(list);
 	}
@@ -326,6 +358,7 @@ static gb_err_t run_resume(struct prog *p)
 		    "source=%s elapsed_ms=%.2f", expr, nodes.n, g.n,
 		    ids.n ? ids.v[0] : "-", g.unknown.n, source, elapsed_ms(p));
 out:
+	gb_state_close(st);
 	gb_prog_groups_free(&g);
 	gb_strv_free(&nodes);
 	gb_strv_free(&ids);
@@ -368,15 +401,21 @@ out:
 	return rc;
 }
 
+/* --worker: become gpuburst-worker, in the foreground. */
 static gb_err_t run_worker(struct prog *p)
 {
-	struct gb_worker_opts wo = { p->conf, p->threads };
-	gb_error_t err;
-	gb_err_t rc;
+	const char *exe = gb_prog_worker_path();
+	char threads[16];
+	char *argv[] = { (char *)exe, (char *)"-c", p->conf->path, NULL, NULL, NULL };
 
-	if ((rc = gb_worker_run(&wo, &err)))
-		gb_log_error("worker_failed error=\"%s\"", err.text);
-	return rc;
+	if (p->threads) {
+		snprintf(threads, sizeof(threads), "%d", p->threads);
+		argv[3] = (char *)"--threads";
+		argv[4] = threads;
+	}
+	execv(exe, argv);	/* the log's fds are close-on-exec */
+	gb_log_error("worker_exec_failed worker=%s error=\"%s\"", exe, strerror(errno));
+	return GB_E_IO;
 }
 
 int gb_prog_main(enum gb_prog_kind kind, int argc, char **argv)

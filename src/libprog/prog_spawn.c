@@ -15,7 +15,6 @@
 
 #include "gb_prog.h"
 #include "gb_util.h"
-#include "gb_worker.h"
 
 void gb_prog_state_path(const struct gb_conf *conf, char *buf, size_t n)
 {
@@ -94,22 +93,17 @@ gb_err_t gb_prog_spawn_detached(char *const *argv, gb_error_t *err)
 	return GB_E_OK;
 }
 
-gb_err_t gb_worker_start(const char *exe, const char *conf_path, bool ctl,
-			 gb_error_t *err)
+const char *gb_prog_worker_path(void)
 {
-	char *argv[6];
-	size_t i = 0;
+	const char *p = getenv(GB_WORKER_ENV);
 
-	argv[i++] = (char *)exe;
-	if (ctl) {
-		argv[i++] = (char *)"-c";
-		argv[i++] = (char *)conf_path;
-		argv[i++] = (char *)"worker";
-	} else {
-		argv[i++] = (char *)"--worker";
-		argv[i++] = (char *)"-c";
-		argv[i++] = (char *)conf_path;
-	}
-	argv[i] = NULL;
+	return p && *p ? p : GB_WORKER_PATH;
+}
+
+gb_err_t gb_prog_start_worker(const char *exe, const char *conf_path,
+			      gb_error_t *err)
+{
+	char *argv[] = { (char *)exe, (char *)"-c", (char *)conf_path, NULL };
+
 	return gb_prog_spawn_detached(argv, err);
 }

@@ -374,7 +374,7 @@ static void index_nodes(gb_state_t *st)
 	gb_error_t err;
 	int n = 0;
 
-	if (gb_state_request_index_nodes(st, gb_time_now() - GB_WORKER_INDEX_BACK, &n, &err))
+	if (gb_state_request_index_nodes(st, gb_time_now() - GB_PROG_INDEX_BACK, &n, &err))
 		gb_log_error("index_nodes_failed error=\"%s\"", err.text);
 	else if (n)
 		gb_log_debug("indexed_request_nodes requests=%d", n);

@@ -159,17 +159,31 @@ const char *gb_slurm_action_name(enum gb_slurm_node_action action)
 	return "invalid";
 }
 
-/* One RPC; [msg] is filled by the caller. Takes the lock. */
+/*
+ * Slurm could not be reached (slurmctld down, network): every further RPC
+ * would fail the same way, each after libslurm's own connect retries
+ * (about MessageTimeout seconds).
+ */
+static bool unreachable(int e)
+{
+	return (e >= SLURM_UNEXPECTED_MSG_ERROR && e < SLURM_NO_CHANGE_IN_DATA) ||
+	       e == ETIMEDOUT || e == ECONNREFUSED || e == EHOSTUNREACH;
+}
+
+/* One RPC; [msg] is filled by the caller. Takes the lock. OUT *serr. */
 static gb_err_t update_rpc(update_node_msg_t *msg, const char *what,
-			   gb_error_t *err)
+			   int *serr, gb_error_t *err)
 {
 	gb_err_t rc = GB_E_OK;
 
+	*serr = 0;
 	pthread_mutex_lock(&slurm_mu);
-	if (!slurm_inited)
+	if (!slurm_inited) {
 		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
-	else if (slurm_update_node(msg) != SLURM_SUCCESS)
+	} else if (slurm_update_node(msg) != SLURM_SUCCESS) {
+		*serr = slurm_get_errno();
 		rc = slurm_fail(err, what, msg->node_names);
+	}
 	pthread_mutex_unlock(&slurm_mu);
 	return rc;
 }
@@ -214,14 +228,15 @@ static void fill_state(update_node_msg_t *m, const struct batch_op *op)
 	m->reason_uid = (uint32_t)getuid();
 }
 
-/* Nodes [from, to) in one RPC. */
+/* Nodes [from, to) in one RPC.  OUT *serr Slurm's errno of a failed RPC. */
 static gb_err_t run_batch(const struct batch_op *op, size_t from, size_t to,
-			  gb_error_t *err)
+			  int *serr, gb_error_t *err)
 {
 	update_node_msg_t m;
 	char *names = NULL, *addrs = NULL, *hosts = NULL;
 	gb_err_t rc = GB_E_OK;
 
+	*serr = 0;
 	slurm_init_update_node_msg(&m);
 	if (op->addr_op) {
 		names = join(op->names, from, to);
@@ -243,7 +258,7 @@ static gb_err_t run_batch(const struct batch_op *op, size_t from, size_t to,
 	}
 	m.node_names = names;
 	rc = update_rpc(&m, op->addr_op ? "update NodeAddr" :
-			gb_slurm_action_name(op->action), err);
+			gb_slurm_action_name(op->action), serr, err);
 out:
 	free(names);
 	free(addrs);
@@ -251,44 +266,78 @@ out:
 	return rc;
 }
 
+struct batch_result {
+	size_t failed;
+	gb_err_t first;
+	gb_error_t *err;
+};
+
+static void batch_failed(struct batch_result *br, size_t n, const gb_error_t *e1)
+{
+	br->failed += n;
+	if (!br->first) {
+		br->first = e1->code;
+		if (br->err)
+			*br->err = *e1;
+	}
+}
+
+/*
+ * slurmctld stops a batch at its first unknown node (node_mgr.c): then
+ * the batch is retried node by node, so every good node is updated.  When
+ * slurmctld cannot be reached the rest is given up at once.  RET false
+ * when the rest is given up.
+ */
+static bool retry_one_by_one(const struct batch_op *op, size_t from, size_t to,
+			     struct batch_result *br)
+{
+	gb_error_t e1;
+	int serr;
+
+	for (size_t i = from; i < to; i++) {
+		if (run_batch(op, i, i + 1, &serr, &e1) == GB_E_OK)
+			continue;
+		if (unreachable(serr)) {
+			batch_failed(br, to - i, &e1);
+			return false;
+		}
+		batch_failed(br, 1, &e1);
+	}
+	return true;
+}
+
 static gb_err_t run_batches(const struct batch_op *op, size_t n,
 			    size_t *n_failed, gb_error_t *err)
 {
-	gb_err_t first = GB_E_OK;
-	size_t failed = 0;
+	struct batch_result br = { 0, GB_E_OK, err };
 
 	for (size_t from = 0; from < n; from += GB_SLURM_UPDATE_BATCH) {
 		size_t to = from + GB_SLURM_UPDATE_BATCH < n ? from + GB_SLURM_UPDATE_BATCH : n;
 		gb_error_t e1;
+		int serr;
 
-		if (run_batch(op, from, to, &e1) == GB_E_OK)
+		if (run_batch(op, from, to, &serr, &e1) == GB_E_OK)
 			continue;
-		if (to - from == 1) {
-			failed++;
-			if (!first) {
-				first = e1.code;
-				if (err)
-					*err = e1;
-			}
+		if (unreachable(serr)) {
+			gb_log_error("slurm_unreachable nodes_given_up=%zu error=\"%s\"", n - from,
+				     e1.text);
+			batch_failed(&br, n - from, &e1);
+			break;
+		}
+		if (to - from == 1 || serr != ESLURM_INVALID_NODE_NAME) {
+			batch_failed(&br, to - from, &e1);
 			continue;
 		}
-		/* slurmctld stops at the first unknown node: go one by one. */
 		gb_log_warn("slurm_update_batch_failed nodes=%zu error=\"%s\" retry=per_node",
 			    to - from, e1.text);
-		for (size_t i = from; i < to; i++) {
-			if (run_batch(op, i, i + 1, &e1) == GB_E_OK)
-				continue;
-			failed++;
-			if (!first) {
-				first = e1.code;
-				if (err)
-					*err = e1;
-			}
+		if (!retry_one_by_one(op, from, to, &br)) {
+			batch_failed(&br, n - to, &e1);
+			break;
 		}
 	}
 	if (n_failed)
-		*n_failed = failed;
-	return first;
+		*n_failed = br.failed;
+	return br.first;
 }
 
 gb_err_t gb_slurm_nodes_set_addr(char *const *names, char *const *addrs,

@@ -27,12 +27,16 @@ set -u
 
 : "${GB_TOP_BUILDDIR:?}" "${GB_TOP_SRCDIR:?}"
 PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+unset GPUBURST_CONF GPUBURST_ENV	# the configuration is found next to slurm.conf
 LABCTL="$GB_TOP_SRCDIR/contrib/lab/gpuburst-lab"
 CLOUDSIM="$GB_TOP_BUILDDIR/src/cloudsim/gpuburst-cloudsim"
 RESUME="$GB_TOP_BUILDDIR/src/resume/gpuburst-resume"
 SUSPEND="$GB_TOP_BUILDDIR/src/suspend/gpuburst-suspend"
 RESUME_FAIL="$GB_TOP_BUILDDIR/src/resume-fail/gpuburst-resume-fail"
 CTL="$GB_TOP_BUILDDIR/src/gpuburstctl/gpuburstctl"
+# the programs start the worker from its installed path unless told
+GPUBURST_WORKER="$GB_TOP_BUILDDIR/src/worker/gpuburst-worker"
+export GPUBURST_WORKER
 SCENARIO="$GB_TOP_SRCDIR/etc/cloudsim/e2e.yaml"
 PYTHON3="${PYTHON3:-python3}"
 AKID=AKIDEXAMPLE
@@ -57,25 +61,32 @@ for b in slurmctld slurmd munged mungekey scontrol sbatch squeue unshare ss floc
 	command -v "$b" >/dev/null 2>&1 || skip "missing $b (apt-get install slurm-wlm munge util-linux iproute2)"
 done
 "$PYTHON3" -c 'import json, sqlite3, urllib.request' 2>/dev/null || skip "python3 is needed"
-for b in "$CLOUDSIM" "$RESUME" "$SUSPEND" "$RESUME_FAIL" "$CTL"; do
+for b in "$CLOUDSIM" "$RESUME" "$SUSPEND" "$RESUME_FAIL" "$CTL" "$GPUBURST_WORKER"; do
 	[ -x "$b" ] || fail "$b not built"
 done
 unshare -m true 2>/dev/null || skip "unshare -m not permitted (the lab needs its DNS guard)"
 
 TMP="$(mktemp -d /tmp/gb-e2e.XXXXXX)" || fail "mktemp"
 chmod 755 "$TMP"
+# In a sanitizer build every report of our programs (and their workers,
+# whose stderr is /dev/null) lands in $TMP/san; any report fails the test.
+mkdir -p "$TMP/san"
+SUPP="$GB_TOP_SRCDIR/tests/e2e/lsan.supp"
+WRAP_ENV="GPUBURST_WORKER=$GPUBURST_WORKER ASAN_OPTIONS=log_path=$TMP/san/asan:detect_leaks=1 LSAN_OPTIONS=suppressions=$SUPP:print_suppressions=0 UBSAN_OPTIONS=log_path=$TMP/san/ubsan:print_stacktrace=1"
+export ASAN_OPTIONS="log_path=$TMP/san/asan:detect_leaks=1"
+export LSAN_OPTIONS="suppressions=$SUPP:print_suppressions=0"
+export UBSAN_OPTIONS="log_path=$TMP/san/ubsan:print_stacktrace=1"
 LAB="$TMP/lab"
 STATE="$TMP/state"
-CONF="$TMP/gpuburst.yaml"
+# next to slurm.conf: the programs find it there through SLURM_CONF, as
+# the job_submit plugin does
+CONF="$LAB/etc/gpuburst.yaml"
 SIM_PID=
 LAB_UP=
 
 stop_all() {
 	release_lock
-	if [ -n "$LAB_UP" ]; then
-		"$LABCTL" stop --dir "$LAB" >/dev/null 2>&1
-		LAB_UP=
-	fi
+	# the simulator first: on TERM it stops its instances' boot processes
 	if [ -n "$SIM_PID" ]; then
 		kill "$SIM_PID" 2>/dev/null
 		for _ in $(seq 1 100); do
@@ -85,17 +96,35 @@ stop_all() {
 		kill -9 "$SIM_PID" 2>/dev/null
 		SIM_PID=
 	fi
+	if [ -n "$LAB_UP" ]; then
+		"$LABCTL" stop --dir "$LAB" >/dev/null 2>&1
+		LAB_UP=
+		# job scripts whose slurmd died with its instance outlive the
+		# lab: ours by their environment (SLURM_CONF of this lab)
+		for d in /proc/[0-9]*; do
+			tr '\0' '\n' <"$d/environ" 2>/dev/null |
+				grep -qx "SLURM_CONF=$LAB/etc/slurm.conf" || continue
+			kill -KILL "${d#/proc/}" 2>/dev/null
+		done
+	fi
 	# a worker still running finishes its round (its cloud is gone)
-	[ -d "$STATE" ] && flock -w 20 "$STATE/worker.lock" true 2>/dev/null
+	[ -d "$STATE" ] && flock -w 30 "$STATE/worker.lock" true 2>/dev/null
 }
 
 cleanup() {
+	rc=$?
 	stop_all
+	if [ -n "$(ls "$TMP/san" 2>/dev/null)" ]; then
+		echo "FAIL: sanitizer reports:" >&2
+		cat "$TMP"/san/* >&2
+		rc=1
+	fi
 	if [ -n "${E2E_KEEP:-}" ]; then
 		echo "kept $TMP"
 	else
 		rm -rf "$TMP"
 	fi
+	exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
@@ -317,12 +346,14 @@ PartitionName=gpu Nodes=gpu-[1-$NODES] Default=YES MaxTime=INFINITE State=UP
 PartitionName=cpu Nodes=cpu-1 MaxTime=INFINITE State=UP
 EOF
 	echo "NodeName=gpu-[1-$NODES] Name=gpu Type=a10g File=/dev/null" >"$TMP/gres.conf"
-	# slurmctld runs a program with argv[1] only: the wrappers add -c
+	# The wrappers only add, for the build tree, where the worker is
+	# (and where sanitizer reports go); the programs find their
+	# configuration next to slurm.conf by themselves.
 	for p in resume suspend resume-fail; do
 		case $p in
 		resume) bin=$RESUME ;; suspend) bin=$SUSPEND ;; *) bin=$RESUME_FAIL ;;
 		esac
-		printf '#!/bin/sh\nexec %s -c %s "$@"\n' "$bin" "$CONF" >"$TMP/bin/$p"
+		printf '#!/bin/sh\nexec env %s %s "$@"\n' "$WRAP_ENV" "$bin" >"$TMP/bin/$p"
 		chmod 755 "$TMP/bin/$p"
 	done
 	LAB_UP=1

@@ -56,4 +56,6 @@ N_BEFORE=$(sim_instances "len(ins)")
 lab scontrol update nodename=cpu-1 state=power_up || fail "power_up cpu-1"
 wait_for 20 "cpu-1 DOWN" 'node_reason cpu-1 | grep -qF "gpuburst: node in no nodeset of $CONF"'
 expect_eq "nothing launched for cpu-1" "$(sim_instances "len(ins)")" "$N_BEFORE"
+sql "SELECT detail FROM events WHERE kind='slurm_update' AND request_id IS NULL" | grep -q "^action=down nodes=cpu-1 count=1 failed=0 " ||
+	fail "the DOWN of cpu-1 was not recorded"
 ok "cpu-1 (no nodeset) went DOWN with a reason; nothing launched"

@@ -11,13 +11,26 @@ PYTHON3="${PYTHON3:-python3}"
 RESUME="$GB_TOP_BUILDDIR/src/resume/gpuburst-resume"
 SUSPEND="$GB_TOP_BUILDDIR/src/suspend/gpuburst-suspend"
 RESUME_FAIL="$GB_TOP_BUILDDIR/src/resume-fail/gpuburst-resume-fail"
+GPUBURST_WORKER="$GB_TOP_BUILDDIR/src/worker/gpuburst-worker"
+export GPUBURST_WORKER
 DATA="$GB_TOP_SRCDIR/tests/data/resume"
 "$PYTHON3" -c 'import sqlite3, fcntl' 2>/dev/null || { echo "SKIP: python3 is needed"; exit 77; }
 TMP="$(mktemp -d /tmp/gb-fastpath.XXXXXX)"
 HOLD=
+# sanitizer builds: reports of the programs (stderr closed) go to files
+mkdir -p "$TMP/san"
+export ASAN_OPTIONS="log_path=$TMP/san/asan:detect_leaks=1"
+export UBSAN_OPTIONS="log_path=$TMP/san/ubsan:print_stacktrace=1"
 cleanup() {
+	rc=$?
 	[ -n "$HOLD" ] && kill "$HOLD" 2>/dev/null && wait "$HOLD" 2>/dev/null
+	if [ -n "$(ls "$TMP/san")" ]; then
+		echo "FAIL: sanitizer reports:"
+		cat "$TMP"/san/*
+		rc=1
+	fi
 	rm -rf "$TMP"
+	exit "$rc"
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; [ -f "$TMP/log" ] && tail -n 20 "$TMP/log"; exit 1; }
@@ -61,6 +74,9 @@ if pid == 0:
         signal.SIGABRT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGPIPE, signal.SIGALRM,
         signal.SIGTERM, signal.SIGCHLD, signal.SIGTSTP, signal.SIGXCPU})
     env = {"SLURM_CONF": "/nonexistent/slurm.conf"}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "GPUBURST_WORKER"):
+        if k in os.environ:
+            env[k] = os.environ[k]
     if rf != "-":
         env["SLURM_RESUME_FILE"] = rf
     os.dup2(w, 3)          # a pipe slurmctld would read: must see EOF only
@@ -124,6 +140,11 @@ ok "gpuburst-suspend and gpuburst-resume-fail queue one request each"
 
 # the workers they started found the lock taken and left
 grep -q 'debug: worker_lock_busy' "$TMP/log" || fail "no worker saw the lock"
+N_BUSY=$(grep -c 'worker_lock_busy' "$TMP/log")
+"$RESUME" --worker -c "$TMP/gpuburst.yaml" >"$TMP/out" 2>&1 || fail "--worker: $(cat "$TMP/out")"
+[ "$(grep -c 'gpuburst-worker.*worker_lock_busy' "$TMP/log")" -gt "$N_BUSY" ] ||
+	fail "gpuburst-resume --worker did not run gpuburst-worker"
+"$GPUBURST_WORKER" --help | grep -q "^Usage: gpuburst-worker \[-c FILE\]" || fail "worker --help"
 grep 'gpuburst-worker' "$TMP/log" | grep -q 'request_start' && fail "a worker ran despite the lock"
 ok "each program started a worker; it saw the lock held and exited"
 

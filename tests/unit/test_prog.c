@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <setjmp.h>
@@ -29,6 +30,7 @@
 #include "gb_prog.h"
 #include "gb_resume_file.h"
 #include "gb_slurm.h"
+#include "gb_str.h"
 #include "gb_util.h"
 
 static const char conf_yaml[] =
@@ -314,8 +316,12 @@ static pid_t find_proc(const char *a0, const char *a1)
 			n = read(fd, buf, sizeof(buf) - 1);
 			close(fd);
 			if (n > 0 && (size_t)n == strlen(a0) + strlen(a1) + 2 &&
-			    strcmp(buf, a0) == 0 && strcmp(buf + strlen(a0) + 1, a1) == 0)
-				found = (pid_t)atoi(de->d_name);
+			    strcmp(buf, a0) == 0 && strcmp(buf + strlen(a0) + 1, a1) == 0) {
+				long v = 0;
+
+				if (gb_parse_long(de->d_name, 1, 1L << 30, &v) == GB_E_OK)
+					found = (pid_t)v;
+			}
 		}
 		closedir(d);
 		if (found)
@@ -364,6 +370,7 @@ static void test_spawn_detached(void **state)
 	close(extra_fd);
 	pid = find_proc(sleep_bin, arg);
 	assert_true(pid > 0);
+	usleep(300000);		/* sleep(1) opens and closes locale files first */
 
 	status = proc_file(pid, "status");
 	assert_non_null(strstr(status, "SigBlk:\t0000000000000000"));
@@ -389,12 +396,18 @@ static void test_spawn_detached(void **state)
 
 		if (de->d_name[0] == '.')
 			continue;
-		nfd++;
 		snprintf(fdpath, sizeof(fdpath), "%s/%s", path, de->d_name);
 		n = readlink(fdpath, link, sizeof(link) - 1);
+		if (n < 0 && errno == ENOENT)
+			continue;	/* closed since readdir() */
 		assert_true(n > 0);
 		link[n] = '\0';
-		assert_true(atoi(de->d_name) <= 2);
+		nfd++;
+		{
+			long fd = -1;
+
+			assert_int_equal(gb_parse_long(de->d_name, 0, 2, &fd), GB_E_OK);
+		}
 		assert_string_equal(link, "/dev/null");
 	}
 	closedir(d);

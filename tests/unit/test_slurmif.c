@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -356,6 +357,49 @@ static void test_intent(void **state)
 	}
 }
 
+/*
+ * slurmctld unreachable (a closed port): a 1000-node update gives up at
+ * once instead of retrying node by node (each RPC waits for libslurm's
+ * connect retries).  SLURM_CONF names a private file: no lookup leaves
+ * the host.
+ */
+static void test_update_unreachable(void **state)
+{
+	char dir[] = "/tmp/test_slurmif.XXXXXX", conf[128];
+	struct gb_strv nodes = { 0 };
+	size_t failed = 0;
+	double t0;
+	FILE *fp;
+	gb_error_t e;
+	gb_err_t rc;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(conf, sizeof(conf), "%s/slurm.conf", dir);
+	fp = fopen(conf, "w");
+	assert_non_null(fp);
+	/* port 1 on loopback: nothing listens there (needs root to) */
+	fprintf(fp, "ClusterName=unreach\nSlurmctldHost=localhost(127.0.0.1)\n"
+		    "SlurmctldPort=1\nMessageTimeout=2\nAuthType=auth/none\n"
+		    "NodeName=n-[1-1000] State=CLOUD\n"
+		    "PartitionName=p Nodes=n-[1-1000]\n");
+	fclose(fp);
+	setenv("SLURM_CONF", conf, 1);
+	assert_int_equal(gb_slurm_init(&e), GB_E_OK);
+	assert_int_equal(gb_slurm_hostlist_expand("n-[1-1000]", 1000, &nodes, &e), 0);
+	t0 = gb_time_mono();
+	rc = gb_slurm_nodes_update(GB_SLURM_DOWN, nodes.v, nodes.n, "test", &failed, &e);
+	print_message("unreachable: rc=%d failed=%zu in %.1f s: %s\n", rc, failed,
+		      gb_time_mono() - t0, e.text);
+	assert_int_equal(rc, GB_E_SLURM);
+	assert_int_equal(failed, 1000);
+	/* two batches of 500 would be ~2 x MessageTimeout; one by one, hours */
+	assert_true(gb_time_mono() - t0 < 60.0);
+	gb_strv_free(&nodes);
+	unlink(conf);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -366,6 +410,7 @@ int main(void)
 		cmocka_unit_test(test_hostlist),
 		cmocka_unit_test(test_reason),
 		cmocka_unit_test(test_intent),
+		cmocka_unit_test(test_update_unreachable),
 	};
 
 	return cmocka_run_group_tests_name("slurmif", tests, NULL, NULL);
