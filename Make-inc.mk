@@ -15,6 +15,7 @@ GB_INCLUDES = \
 	-I$(top_srcdir)/src/libcommon \
 	-I$(top_srcdir)/src/libconf \
 	-I$(top_srcdir)/src/libstate \
+	-I$(top_srcdir)/src/libpolicy \
 	-I$(top_srcdir)/src/libcloud \
 	-I$(top_srcdir)/src/libslurmif \
 	-I$(top_srcdir)/src/libplan \
@@ -33,6 +34,7 @@ GB_DEFS = \
 libcommon = $(top_builddir)/src/libcommon/libgbcommon.la
 libconf = $(top_builddir)/src/libconf/libgbconf.la
 libstate = $(top_builddir)/src/libstate/libgbstate.la
+libpolicy = $(top_builddir)/src/libpolicy/libgbpolicy.la
 libcloud = $(top_builddir)/src/libcloud/libgbcloud.la
 libslurmif = $(top_builddir)/src/libslurmif/libgbslurmif.la
 libprog = $(top_builddir)/src/libprog/libgbprog.la
@@ -45,6 +47,7 @@ libcloudsim = $(top_builddir)/src/cloudsim/libcloudsim.la
 # the fast path only, no cloud client (start-up time is per library).
 GB_PROG_LIBS = \
 	$(libprog) \
+	$(libpolicy) \
 	$(libslurmif) \
 	$(libstate) \
 	$(libconf) \
@@ -57,6 +60,7 @@ GB_PROG_LIBS = \
 GB_WORKER_LIBS = \
 	$(libworker) \
 	$(libprog) \
+	$(libpolicy) \
 	$(liborch) \
 	$(libplan) \
 	$(libslurmif) \

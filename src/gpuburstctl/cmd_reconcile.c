@@ -52,10 +52,12 @@ static void print_text(const struct gb_reconcile_report *rep, bool dry_run)
 		       a->target, a->node ? a->node : "-", status, a->detail,
 		       a->error ? ": " : "", a->error ? a->error : "");
 	}
-	printf("%zu action%s (stuck %zu, lost %zu, orphan %zu, cooldown %zu)%s\n", rep->n,
+	printf("%zu action%s (stuck %zu, lost %zu, orphan %zu, cooldown %zu, expire %zu, "
+	       "release %zu)%s\n", rep->n,
 	       rep->n == 1 ? "" : "s", rep->counts[GB_RECONCILE_STUCK],
 	       rep->counts[GB_RECONCILE_LOST], rep->counts[GB_RECONCILE_ORPHAN],
-	       rep->counts[GB_RECONCILE_COOLDOWN], dry_run ? ", dry run: nothing changed" : "");
+	       rep->counts[GB_RECONCILE_COOLDOWN], rep->counts[GB_RECONCILE_EXPIRE],
+	       rep->counts[GB_RECONCILE_RELEASE], dry_run ? ", dry run: nothing changed" : "");
 }
 
 static void print_json(const struct gb_reconcile_report *rep, bool dry_run, bool cheap)
@@ -161,19 +163,21 @@ out:
 gb_err_t ctl_cmd_reconcile(struct ctl *ctl, int argc, char **argv)
 {
 	static const struct option longs[] = {
+		CTL_COMMON_LONGOPTS,
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "cheap", no_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const struct gb_conf *conf;
-	bool dry_run = false, cheap = false;
+	bool dry_run = false, cheap = false, first = true;
 	gb_err_t rc = GB_E_OK;
 	int c;
 
-	optind = 0;	/* glibc: re-initialise for this argv */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":n", longs, NULL)) != -1) {
+	while ((c = ctl_getopt(ctl, "reconcile", argc, argv, ":jhn", longs, &first,
+			       &rc)) != -1) {
 		switch (c) {
+		case CTL_OPT_DONE:
+			return rc;
 		case 'n':
 			dry_run = true;
 			break;
@@ -181,7 +185,7 @@ gb_err_t ctl_cmd_reconcile(struct ctl *ctl, int argc, char **argv)
 			cheap = true;
 			break;
 		default:
-			return ctl_usage("reconcile", "invalid option \"%s\"", argv[optind - 1]);
+			return ctl_unimplemented("reconcile", c);
 		}
 	}
 	if (optind < argc)

@@ -88,20 +88,12 @@ gb_err_t gb_prog_group_nodes(const struct gb_conf *conf,
 void gb_prog_groups_free(struct gb_prog_groups *g);
 
 /*
- * Approval policy hook: the initial state of a new resume request,
- * GB_RSTATE_QUEUED or GB_RSTATE_PENDING_APPROVAL (then [why], of [n]
- * bytes, says why and *expires_at is set).  The approvals issue implements
- * the thresholds; until then every request is queued.
- */
-enum gb_request_state gb_prog_approval_state(const struct gb_conf *conf,
-					     const struct gb_request *req,
-					     char *why, size_t n,
-					     double *expires_at);
-
-/*
  * Write one RESUME request per group in one transaction of [st] (every
- * row or none), each with an "enqueue" event.  OUT ids (may be NULL): the
- * new request ids, in group order.
+ * row or none), each with an "enqueue" event.  The approval policy
+ * (gb_policy_gate, with slurm.conf's ResumeTimeout) decides each row's
+ * state: queued, or pending_approval with its approval row; after the
+ * commit a detached notifier runs policy.approval_notify per gated row.
+ * OUT ids (may be NULL): the new request ids, in group order.
  */
 gb_err_t gb_prog_enqueue_resume(gb_state_t *st, const struct gb_conf *conf,
 				const struct gb_prog_groups *g,

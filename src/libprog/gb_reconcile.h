@@ -19,10 +19,16 @@
  *  COOLDOWN  a node DOWN with a capacity reason ("gpuburst: (Code:...")
  *            whose cool-down (policy.ice_cooldown, counted from the end of
  *            the request named in the reason, else from the reason's time)
- *            is over -> state=power_down_force (back to idle~).
+ *            is over -> state=power_down_force (back to idle~);
+ *  EXPIRE    a pending approval past its deadline (gb_policy_expire): the
+ *            request (and the rest of its job) -> expired, its nodes DOWN
+ *            with "gpuburst: resume approval expired" (jobs requeue now);
+ *  RELEASE   a node DOWN because its resume was denied or its approval
+ *            expired ("gpuburst: resume denied by ...", "gpuburst: resume
+ *            approval expired") -> state=power_down_force (back to idle~).
  *
- * The cheap pass (the worker's, after each drain) does STUCK and COOLDOWN
- * only: no cloud call.  Every action is logged and recorded as an event
+ * The cheap pass (the worker's, after each drain) does STUCK, EXPIRE,
+ * COOLDOWN and RELEASE: no cloud call.  Every action is logged and recorded as an event
  * (kind "reconcile"); a dry run decides the same actions and does none.
  */
 #ifndef GB_LIBPROG_GB_RECONCILE_H
@@ -41,6 +47,8 @@ enum gb_reconcile_kind {
 	GB_RECONCILE_LOST,
 	GB_RECONCILE_ORPHAN,
 	GB_RECONCILE_COOLDOWN,
+	GB_RECONCILE_EXPIRE,
+	GB_RECONCILE_RELEASE,
 	GB_RECONCILE_KIND_COUNT
 };
 
@@ -83,7 +91,7 @@ gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 			  struct gb_reconcile_report *rep, gb_error_t *err);
 void gb_reconcile_report_clear(struct gb_reconcile_report *rep);
 
-/* RET static "stuck", "lost", "orphan", "cooldown". */
+/* RET static "stuck", "lost", "orphan", "cooldown", "expire", "release". */
 const char *gb_reconcile_kind_name(enum gb_reconcile_kind k);
 
 #endif /* GB_LIBPROG_GB_RECONCILE_H */

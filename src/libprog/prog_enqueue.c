@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * prog_enqueue.c - nodes to requests, the approval hook, one transaction
+ * prog_enqueue.c - nodes to requests, the approval policy, one transaction
  */
 #include "config.h"
 
@@ -10,8 +10,11 @@
 
 #include "gb_hostlist.h"
 #include "gb_log.h"
+#include "gb_policy.h"
 #include "gb_prog.h"
 #include "gb_slurm.h"
+#include "gb_slurmconf.h"
+#include "gb_util.h"
 
 /*****************************************************************************
  *  Grouping
@@ -105,87 +108,130 @@ void gb_prog_groups_free(struct gb_prog_groups *g)
 }
 
 /*****************************************************************************
- *  Approval hook
+ *  Writing, with the approval policy (gb_policy.h) deciding each row's state
  *****************************************************************************/
 
-enum gb_request_state gb_prog_approval_state(const struct gb_conf *conf,
-					     const struct gb_request *req,
-					     char *why, size_t n,
-					     double *expires_at)
+static gb_err_t build_rows(const struct gb_prog_groups *g,
+			   struct gb_request *reqs, char **nodes,
+			   gb_error_t *err)
 {
-	/*
-	 * The approvals issue decides here from gb_conf_threshold(conf),
-	 * policy.allowed_geo_regions and manual_resume_needs_approval
-	 * (req->job_id == 0).  Until then nothing waits.
-	 */
-	(void)conf;
-	(void)req;
-	if (why && n)
-		why[0] = '\0';
-	if (expires_at)
-		*expires_at = 0;
-	return GB_RSTATE_QUEUED;
+	for (size_t i = 0; i < g->n; i++) {
+		const struct gb_prog_group *gr = &g->v[i];
+		struct gb_request *req = &reqs[i];
+		gb_err_t rc;
+
+		if ((rc = gb_slurm_hostlist_compress(gr->nodes.v, gr->nodes.n,
+						     &nodes[i], err)))
+			return rc;
+		req->kind = GB_REQ_RESUME;
+		req->nodeset = gr->ns->name;
+		req->job_id = gr->job_id;
+		req->nodes = nodes[i];
+		req->node_count = (int)gr->nodes.n;
+		req->instance_type = gr->ns->instance_type;
+		req->home_region = gr->ns->home_region;
+		req->input = gr->raw;
+		req->defer_node_index = true;	/* the worker indexes: see gb_worker.h */
+	}
+	return GB_E_OK;
 }
 
-/*****************************************************************************
- *  Writing
- *****************************************************************************/
-
-static gb_err_t add_resume_row(gb_state_t *st, const struct gb_conf *conf,
-			       const struct gb_prog_group *g, const char *source,
-			       struct gb_strv *ids, gb_error_t *err)
+static gb_err_t add_row(gb_state_t *st, struct gb_request *req,
+			const struct gb_policy_verdict *v, const char *source,
+			struct gb_strv *ids, gb_error_t *err)
 {
-	struct gb_request req = { 0 };
-	char *nodes = NULL, why[256], detail[512], qn[256];
+	char detail[GB_POLICY_WHY_MAX + 512], qn[256], qw[GB_POLICY_WHY_MAX + 8];
+	double expires_at = req->expires_at;
 	gb_err_t rc;
 
-	if ((rc = gb_slurm_hostlist_compress(g->nodes.v, g->nodes.n, &nodes, err)))
+	if ((rc = gb_state_request_add(st, req, err)))
 		return rc;
-	req.kind = GB_REQ_RESUME;
-	req.nodeset = g->ns->name;
-	req.job_id = g->job_id;
-	req.nodes = nodes;
-	req.node_count = (int)g->nodes.n;
-	req.instance_type = g->ns->instance_type;
-	req.home_region = g->ns->home_region;
-	req.input = g->raw;
-	req.defer_node_index = true;	/* the worker indexes: gb_prog.h */
-	req.state = gb_prog_approval_state(conf, &req, why, sizeof(why), &req.expires_at);
-	if ((rc = gb_state_request_add(st, &req, err)))
-		goto out;
+	req->expires_at = expires_at;	/* add does not touch it; be sure */
 	snprintf(detail, sizeof(detail), "state=%s job=%lld nodeset=%s nodes=%s count=%d source=%s%s%s",
-		 gb_request_state_name(req.state), (long long)req.job_id, req.nodeset,
-		 gb_log_q(qn, sizeof(qn), nodes), req.node_count, source,
-		 why[0] ? " why=" : "", why);
-	if ((rc = gb_state_event_add(st, req.id, "enqueue", detail, err)))
-		goto out;
-	if (ids && gb_strv_add(ids, req.id))
-		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
-out:
-	free(nodes);
-	return rc;
+		 gb_request_state_name(req->state), (long long)req->job_id, req->nodeset,
+		 gb_log_q(qn, sizeof(qn), req->nodes), req->node_count, source,
+		 v->needs_approval ? " why=" : "",
+		 v->needs_approval ? gb_log_q(qw, sizeof(qw), v->why) : "");
+	if ((rc = gb_state_event_add(st, req->id, "enqueue", detail, err)))
+		return rc;
+	if (v->needs_approval && (rc = gb_policy_record(st, req, v, err)))
+		return rc;
+	if (ids && gb_strv_add(ids, req->id))
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	return GB_E_OK;
 }
 
+/*
+ * slurm.conf gives ResumeTimeout (approval deadlines, the per-job counting
+ * window).  The fast path reads it, well under a millisecond; without it
+ * Slurm's defaults apply.
+ */
+static bool read_slurmconf(struct gb_slurmconf *sc)
+{
+	gb_error_t e = { 0 };
+
+	if (gb_slurmconf_read(gb_slurmconf_path(true), sc, &e) == GB_E_OK)
+		return true;
+	gb_log_warn("slurm_conf_unreadable error=\"%s\" resume_timeout=default", e.text);
+	gb_slurmconf_clear(sc);
+	return false;
+}
+
+/*
+ * Every row of the call is gated together (a job split over nodesets is
+ * counted whole), inside the transaction that writes them, so earlier rows
+ * of the same jobs are seen consistently.
+ */
 gb_err_t gb_prog_enqueue_resume(gb_state_t *st, const struct gb_conf *conf,
 				const struct gb_prog_groups *g,
 				const char *source, struct gb_strv *ids,
 				gb_error_t *err)
 {
-	gb_err_t rc;
+	struct gb_request *reqs = NULL;
+	struct gb_policy_verdict *v = NULL;
+	struct gb_slurmconf sc = { 0 };
+	char **nodes = NULL;
+	bool have_sc;
+	gb_err_t rc = GB_E_OK;
 
 	if (g->n == 0)
 		return GB_E_OK;
-	if ((rc = gb_state_tx_begin(st, err)))
-		return rc;
-	for (size_t i = 0; i < g->n; i++) {
-		if ((rc = add_resume_row(st, conf, &g->v[i], source, ids, err))) {
-			gb_state_tx_rollback(st);
-			if (ids)
-				gb_strv_free(ids);
-			return rc;
-		}
+	reqs = calloc(g->n, sizeof(*reqs));
+	v = calloc(g->n, sizeof(*v));
+	nodes = calloc(g->n, sizeof(*nodes));
+	if (!reqs || !v || !nodes) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto out;
 	}
-	return gb_state_tx_commit(st, err);
+	have_sc = read_slurmconf(&sc);
+	if ((rc = build_rows(g, reqs, nodes, err)) ||
+	    (rc = gb_state_tx_begin(st, err)))
+		goto out;
+	rc = gb_policy_gate(conf, st, reqs, g->n, gb_time_now(),
+			    have_sc ? &sc : NULL, v, err);
+	for (size_t i = 0; rc == GB_E_OK && i < g->n; i++)
+		rc = add_row(st, &reqs[i], &v[i], source, ids, err);
+	if (rc == GB_E_OK)
+		rc = gb_state_tx_commit(st, err);
+	if (rc) {
+		gb_state_tx_rollback(st);
+		if (ids)
+			gb_strv_free(ids);
+		goto out;
+	}
+	/* After the commit, never in the way: a detached notifier per row. */
+	for (size_t i = 0; i < g->n; i++)
+		if (v[i].needs_approval)
+			gb_policy_notify_spawn(conf, &reqs[i], v[i].why,
+					       reqs[i].expires_at, NULL);
+out:
+	for (size_t i = 0; nodes && i < g->n; i++)
+		free(nodes[i]);
+	free(nodes);
+	free(reqs);
+	free(v);
+	gb_slurmconf_clear(&sc);
+	return rc;
 }
 
 gb_err_t gb_prog_enqueue_term(gb_state_t *st, enum gb_request_kind kind,

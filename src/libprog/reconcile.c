@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gb_log.h"
+#include "gb_policy.h"
 #include "gb_reconcile.h"
 #include "gb_util.h"
 #include "prog_int.h"
@@ -38,7 +39,8 @@ struct rctx {
 
 const char *gb_reconcile_kind_name(enum gb_reconcile_kind k)
 {
-	static const char *const names[] = { "stuck", "lost", "orphan", "cooldown" };
+	static const char *const names[] = { "stuck", "lost", "orphan", "cooldown",
+					     "expire", "release" };
 
 	return k < GB_RECONCILE_KIND_COUNT ? names[k] : "invalid";
 }
@@ -504,6 +506,114 @@ static gb_err_t do_cooldown(struct rctx *c, gb_error_t *err)
 }
 
 /*****************************************************************************
+ *  EXPIRE and RELEASE: the approval deadlines (gb_policy.h)
+ *****************************************************************************/
+
+struct due_scan {
+	double now;
+	struct gb_strv ids;
+};
+
+static int collect_due(const struct gb_approval *a, void *arg)
+{
+	struct due_scan *d = arg;
+
+	if (a->expires_at > 0 && a->expires_at <= d->now)
+		gb_strv_add(&d->ids, a->request_id);
+	return 0;
+}
+
+/* A dry run only says which approvals are past their deadline. */
+static gb_err_t expire_dry(struct rctx *c, gb_error_t *err)
+{
+	struct due_scan d = { c->now, { 0 } };
+	gb_err_t rc;
+
+	rc = gb_state_approval_list(c->o->st, GB_APPROVAL_PENDING, collect_due, &d, err);
+	for (size_t i = 0; rc == GB_E_OK && i < d.ids.n; i++) {
+		struct gb_reconcile_action *a =
+			add_action(c, GB_RECONCILE_EXPIRE, d.ids.v[i], NULL,
+				   "approval deadline passed");
+
+		if (!a)
+			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		else
+			settle(c, a, d.ids.v[i], GB_E_OK, NULL);
+	}
+	gb_strv_free(&d.ids);
+	return rc;
+}
+
+static gb_err_t do_expire(struct rctx *c, gb_error_t *err)
+{
+	struct gb_policy_outcome out = { 0 };
+	char reason[GB_POLICY_REASON_MAX];
+	gb_err_t rc;
+
+	if (c->o->dry_run)
+		return expire_dry(c, err);
+	rc = gb_policy_expire(c->o->conf, c->o->st, c->now, &out, err);
+	gb_policy_reason_expired(reason, sizeof(reason));
+	for (size_t i = 0; rc == GB_E_OK && i < out.expired_ids.n; i++) {
+		const char *id = out.expired_ids.v[i], *expr = out.expired_exprs.v[i];
+		struct gb_strv names = { 0 };
+		struct gb_reconcile_action *a;
+		char detail[512];
+		gb_error_t e = { 0 };
+		gb_err_t arc = GB_E_OK;
+
+		snprintf(detail, sizeof(detail), "approval expired: nodes %s DOWN (%s)",
+			 expr, reason);
+		if (!(a = add_action(c, GB_RECONCILE_EXPIRE, id, NULL, detail))) {
+			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+			break;
+		}
+		arc = gb_slurm_hostlist_expand(expr, 100000, &names, &e);
+		if (arc == GB_E_OK &&
+		    prog_slurm_update(c->o->st, id, GB_SLURM_DOWN, names.v, NULL,
+				      names.n, reason))
+			arc = GB_E_SLURM;
+		settle(c, a, id, arc, arc == GB_E_SLURM ? "Slurm update failed (see the log)"
+							 : e.text);
+		gb_strv_free(&names);
+	}
+	gb_policy_outcome_clear(&out);
+	return rc;
+}
+
+static bool declined_reason(const char *reason)
+{
+	return reason && (gb_str_has_prefix(reason, GB_POLICY_REASON_DENIED) ||
+			  strcmp(reason, GB_POLICY_REASON_EXPIRED) == 0);
+}
+
+/* Denied or expired nodes served their purpose (jobs requeued): release. */
+static gb_err_t do_release(struct rctx *c, gb_error_t *err)
+{
+	for (size_t i = 0; c->nodes && i < c->nodes->n; i++) {
+		const struct gb_slurm_node *sn = &c->nodes->v[i];
+		struct gb_reconcile_action *a;
+		char detail[GB_REASON_MAX + 64];
+		char *names[1];
+		gb_err_t rc = GB_E_OK;
+
+		if (!sn->down || !declined_reason(sn->reason))
+			continue;
+		snprintf(detail, sizeof(detail), "DOWN after \"%s\": power down", sn->reason);
+		if (!(a = add_action(c, GB_RECONCILE_RELEASE, sn->name, sn->name, detail)))
+			return gb_errorf(err, GB_E_NOMEM, "out of memory");
+		if (!c->o->dry_run) {
+			names[0] = sn->name;
+			if (prog_slurm_update(c->o->st, NULL, GB_SLURM_POWER_DOWN_FORCE, names,
+					      NULL, 1, "gpuburst: released after the approval decision"))
+				rc = GB_E_SLURM;
+		}
+		settle(c, a, NULL, rc, rc ? "Slurm update failed (see the log)" : NULL);
+	}
+	return GB_E_OK;
+}
+
+/*****************************************************************************
  *  The pass
  *****************************************************************************/
 
@@ -538,7 +648,7 @@ gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 	gb_error_t e;
 	gb_err_t rc;
 
-	if ((rc = do_stuck(&c, err)))
+	if ((rc = do_stuck(&c, err)) || (rc = do_expire(&c, err)))
 		goto out;
 	if (gb_slurm_nodes_load(&c.nodes, &e)) {
 		gb_log_warn("reconcile_no_slurm error=\"%s\" note=\"node checks skipped\"", e.text);
@@ -554,7 +664,8 @@ gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 		if ((rc = do_lost(&c, err)) || (rc = do_orphans(&c, err)))
 			goto out;
 	}
-	rc = do_cooldown(&c, err);
+	if ((rc = do_cooldown(&c, err)) == GB_E_OK)
+		rc = do_release(&c, err);
 out:
 	ctx_free(&c);
 	return rc;

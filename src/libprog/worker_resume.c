@@ -18,6 +18,8 @@
 
 #include "gb_log.h"
 #include "gb_util.h"
+#include "gb_policy.h"
+#include "gb_slurmconf.h"
 #include "prog_int.h"
 
 struct live {
@@ -255,6 +257,57 @@ static void finish(struct wthread *t, const struct gb_request *req, size_t launc
 		    gb_request_result_name(r), launched, total, reason);
 }
 
+/*
+ * policy.allowed_geo_regions: the plan the orchestrator would start with
+ * (a dry run: it may fill the offerings cache, nothing else) must stay in
+ * the allowed regions, or the request waits for an administrator
+ * (gb_policy_geo_gate).  The heuristic plan lists every pool it may fall
+ * through to, so its regions are the regions the launch may reach.
+ * RET GB_E_OK (go on), GB_E_PENDING (gated: stop here), or an error.
+ */
+static gb_err_t geo_gate(struct wthread *t, const struct gb_request *req,
+			 const struct gb_orch_resume_opts *ro, gb_error_t *err)
+{
+	const struct gb_conf *conf = t->w->conf;
+	struct gb_slurmconf sc = { 0 };
+	struct gb_policy_verdict v;
+	struct gb_plan *plan = NULL;
+	const char **regions = NULL;
+	gb_error_t e = { 0 };
+	gb_err_t rc;
+
+	if (conf->policy.n_allowed_geo_regions == 0)
+		return GB_E_OK;
+	rc = gb_orch_plan_dry_run(t->w->orch, t->st, req, ro, &plan, NULL, err);
+	if (rc == GB_E_PLAN) {
+		gb_log_info("geo_check_skipped req=%s note=\"no plan: %s\"", req->id, err->text);
+		return GB_E_OK;	/* gb_orch_resume reports it as the request's failure */
+	}
+	if (rc)
+		return rc;
+	if (!(regions = calloc(plan->n_steps + 1, sizeof(*regions)))) {
+		gb_plan_free(plan);
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < plan->n_steps; i++)
+		regions[i] = plan->steps[i].region;
+	if (gb_slurmconf_read(gb_slurmconf_path(true), &sc, &e))
+		gb_log_warn("slurm_conf_unreadable error=\"%s\" resume_timeout=default", e.text);
+	rc = gb_policy_geo_gate(conf, t->st, req, regions, plan->n_steps,
+				e.code ? NULL : &sc, &v, err);
+	if (rc == GB_E_PENDING) {
+		double expires = req->created_at + gb_policy_timeout_for(conf, e.code ? NULL : &sc,
+									 req->nodeset);
+
+		gb_log_notice("resume_gated req=%s rule=geo why=\"%s\"", req->id, v.why);
+		gb_policy_notify_run(conf, req, v.why, expires, NULL);
+	}
+	gb_slurmconf_clear(&sc);
+	free(regions);
+	gb_plan_free(plan);
+	return rc;
+}
+
 gb_err_t worker_resume(struct wthread *t, const struct gb_request *req,
 		       struct gb_strv *nodes, gb_error_t *err)
 {
@@ -277,6 +330,14 @@ gb_err_t worker_resume(struct wthread *t, const struct gb_request *req,
 		ro.home_region = job_intent(t, req, home, sizeof(home));
 		ro.nodes = (const char *const *)missing.v;
 		ro.n_nodes = missing.n;
+		rc = geo_gate(t, req, &ro, err);
+		if (rc == GB_E_PENDING) {
+			/* waits for approval: its nodes stay POWERING_UP */
+			rc = GB_E_OK;
+			goto out;
+		}
+		if (rc)
+			goto out;
 		rc = gb_orch_resume(t->w->orch, t->st, req, &ro, &res, err);
 		if (rc)
 			goto out;	/* requeued by the caller; client tokens make

@@ -540,3 +540,40 @@ out:
 	slurm_free_job_info_msg(msg);
 	return rc;
 }
+
+/*****************************************************************************
+ *  Versions (gpuburstctl doctor: the plugin must match slurmctld exactly)
+ *****************************************************************************/
+
+char *gb_slurm_built_version(char *buf, size_t n)
+{
+	/* slurm_version.h has only the number: 0x160508 -> "22.05.8" */
+	snprintf(buf, n, "%d.%02d.%d",
+		 (int)SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER),
+		 (int)SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER),
+		 (int)SLURM_VERSION_MICRO(SLURM_VERSION_NUMBER));
+	return buf;
+}
+
+/* SLURM_VERSION_NUMBER of the headers this was built with. */
+unsigned long gb_slurm_built_version_number(void)
+{
+	return SLURM_VERSION_NUMBER;
+}
+
+gb_err_t gb_slurm_ctl_version(char *buf, size_t n, gb_error_t *err)
+{
+	slurm_conf_t *conf = NULL;
+	gb_err_t rc = GB_E_OK;
+
+	pthread_mutex_lock(&slurm_mu);
+	if (!slurm_inited)
+		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
+	else if (slurm_load_ctl_conf((time_t)0, &conf) != SLURM_SUCCESS)
+		rc = slurm_fail(err, "slurm_load_ctl_conf", NULL);
+	pthread_mutex_unlock(&slurm_mu);
+	if (rc == GB_E_OK)
+		snprintf(buf, n, "%s", conf->version ? conf->version : "unknown");
+	slurm_free_ctl_conf(conf);
+	return rc;
+}

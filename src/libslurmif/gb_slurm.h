@@ -143,6 +143,20 @@ const struct gb_slurm_node *gb_slurm_node_find(const struct gb_slurm_node_list *
 gb_err_t gb_slurm_job_admin_comment(uint32_t job_id, char **out,
 				    gb_error_t *err);
 
+/*
+ * The Slurm version this gpuburst (and its job_submit plugin, which must
+ * match slurmctld exactly) was built against, "22.05.8", into [buf] of
+ * [n] bytes; RET [buf].  _number: SLURM_VERSION_NUMBER (0x160508).
+ */
+char *gb_slurm_built_version(char *buf, size_t n);
+unsigned long gb_slurm_built_version_number(void);
+
+/*
+ * The version the running slurmctld reports (slurm_load_ctl_conf) into
+ * [buf] of [n] bytes.  Needs gb_slurm_init().  RET GB_E_OK or GB_E_SLURM.
+ */
+gb_err_t gb_slurm_ctl_version(char *buf, size_t n, gb_error_t *err);
+
 /*****************************************************************************
  *  Text: node reasons and the job_submit plugin's intent (pure functions)
  *****************************************************************************/

@@ -7,7 +7,10 @@
 #   e2e_start [--nodes N]   lab + simulator + gpuburst.yaml; knobs in the
 #                           environment: ORPHAN_TIMEOUT, ICE_COOLDOWN,
 #                           REQUEST_DEADLINE, RESUME_TIMEOUT, SUSPEND_TIME,
-#                           SUSPEND_TIMEOUT, MAX_REQUEST_NODES
+#                           SUSPEND_TIMEOUT, MAX_REQUEST_NODES,
+#                           APPROVAL_THRESHOLD (dev), APPROVAL_TIMEOUT,
+#                           APPROVAL_NOTIFY, ALLOWED_GEO (YAML lists),
+#                           ADMINS (YAML)
 #   lab CMD...              a Slurm client in the lab's namespace
 #   node_field NODE KEY     a field of `scontrol show node`
 #   wait_for SECONDS WHAT CODE     poll shell CODE until it succeeds, else fail
@@ -298,7 +301,12 @@ policy:
   ice_cooldown: ${ICE_COOLDOWN:-10m}
   orphan_timeout: ${ORPHAN_TIMEOUT:-10m}
   request_deadline: ${REQUEST_DEADLINE:-1h}
+  approval_thresholds: {dev: ${APPROVAL_THRESHOLD:-50}}
+  approval_timeout: ${APPROVAL_TIMEOUT:-auto}
 EOF
+		[ -n "${APPROVAL_NOTIFY:-}" ] && echo "  approval_notify: $APPROVAL_NOTIFY"
+		[ -n "${ALLOWED_GEO:-}" ] && echo "  allowed_geo_regions: $ALLOWED_GEO"
+		[ -n "${ADMINS:-}" ] && echo "admins: $ADMINS"
 	} >"$CONF"
 	"$CTL" -c "$CONF" config check >/dev/null 2>"$TMP/check.err" ||
 		fail "generated config invalid: $(cat "$TMP/check.err")"

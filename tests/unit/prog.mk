@@ -1,5 +1,5 @@
 # prog.mk - libprog unit tests: nodes -> nodesets -> requests, approval
-# hook, one-transaction enqueue, detached spawn
+# policy in the enqueue, one-transaction enqueue, detached spawn
 
 GB_UNIT_TESTS += test_prog
 test_prog_SOURCES = test_prog.c

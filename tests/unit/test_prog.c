@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_prog.c - libprog's pure parts: nodes -> nodesets -> requests, the
- * approval hook, the one-transaction enqueue, the detached spawn
+ * approval policy's place in the enqueue, the one-transaction enqueue, the
+ * detached spawn
  *
  * Slurm and the cloud are not needed: the Slurm-facing parts run end to
  * end in tests/e2e against the lab.
@@ -141,24 +142,6 @@ static void test_group_nodes(void **state)
 	gb_conf_destroy(conf);
 }
 
-static void test_approval_hook(void **state)
-{
-	struct gb_conf *conf = load_conf();
-	struct gb_request req = { 0 };
-	char why[64] = "x";
-	double exp = 5;
-
-	(void)state;
-	req.kind = GB_REQ_RESUME;
-	req.node_count = 100000;
-	req.nodeset = "g5";
-	assert_int_equal(gb_prog_approval_state(conf, &req, why, sizeof(why), &exp),
-			 GB_RSTATE_QUEUED);
-	assert_string_equal(why, "");
-	assert_true(exp == 0);
-	gb_conf_destroy(conf);
-}
-
 static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb;
@@ -231,6 +214,76 @@ static void test_enqueue(void **state)
 	assert_int_equal(gb_state_request_list(st, &f, collect, &s, &e), 0);
 	assert_int_equal(s.n, 3);
 
+	gb_prog_groups_free(&g);
+	gb_resume_split_free(&sp);
+	gb_resume_file_free(rf);
+	gb_strv_free(&nodes);
+	gb_strv_free(&ids);
+	gb_state_close(st);
+	gb_conf_destroy(conf);
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * The approval policy decides the rows' states (libpolicy, tested in
+ * test_policy): a job over the threshold across two nodesets waits as a
+ * whole, with its approval rows, in the same transaction.
+ */
+static void test_enqueue_gated(void **state)
+{
+	static const char yaml[] =
+		"cluster_name: t\n"
+		"state_dir: /nonexistent\n"
+		"log: {file: ''}\n"
+		"regions:\n"
+		"  - {name: ap-south-1, ami: ami-1, azs: [{name: ap-south-1a, subnets: [subnet-1]}]}\n"
+		"fallback_groups:\n"
+		"  g: {consumer_regions: [ap-southeast-1], fallback_regions: [ap-south-1]}\n"
+		"nodesets:\n"
+		"  - {name: g5, nodes: 'g5-[1-100]', instance_type: g5.xlarge, home_region: ap-southeast-1}\n"
+		"  - {name: g6, nodes: 'g6-[1-10]', instance_type: g6.xlarge, home_region: ap-southeast-1}\n"
+		"policy: {approval_thresholds: {dev: 2}, approval_timeout: 5m}\n";
+	const char *json = "{\"all_nodes\":\"g5-[1-2],g6-1,g5-9\",\"jobs\":[{\"job_id\":42,\"nodes\":\"g5-[1-2],g6-1\"},{\"job_id\":43,\"nodes\":\"g5-9\"}]}";
+	struct gb_request_filter f = GB_REQUEST_FILTER_ANY;
+	struct gb_strv nodes = { 0 }, ids = { 0 };
+	struct gb_resume_split sp;
+	struct gb_prog_groups g;
+	struct gb_resume_file *rf = NULL;
+	struct gb_conf *conf = NULL;
+	struct seen s = { 0 };
+	char dir[] = "/tmp/test_prog.XXXXXX", path[128];
+	gb_state_t *st = NULL;
+	gb_error_t e;
+	long pending = 0;
+
+	(void)state;
+	unsetenv("GPUBURST_ENV");
+	setenv("SLURM_CONF", "/nonexistent/slurm.conf", 1);	/* defaults apply */
+	assert_int_equal(gb_conf_load_string("t.yaml", yaml, strlen(yaml), &conf, NULL, &e), 0);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/state.db", dir);
+	assert_int_equal(gb_state_open(path, 0, 5000, &st, &e), 0);
+	assert_int_equal(gb_resume_file_parse(json, strlen(json), &rf, &e), 0);
+	assert_int_equal(gb_slurm_hostlist_expand(rf->all_nodes, 100, &nodes, &e), 0);
+	assert_int_equal(gb_resume_split(rf, &nodes, &sp, &e), 0);
+	assert_int_equal(gb_prog_group_nodes(conf, &sp, &g, &e), 0);
+	assert_int_equal(gb_prog_enqueue_resume(st, conf, &g, "resume_file", &ids, &e), 0);
+	assert_int_equal(ids.n, 3);
+	assert_int_equal(gb_state_request_list(st, &f, collect, &s, &e), 0);
+	assert_int_equal(s.n, 3);
+	/* job 42: 2 + 1 nodes > 2, both parts wait; job 43: 1 node, queued */
+	assert_string_equal(s.nodes[0], "resume:g5:g5-[1-2]");
+	assert_int_equal(s.st[0], GB_RSTATE_PENDING_APPROVAL);
+	assert_string_equal(s.nodes[1], "resume:g6:g6-1");
+	assert_int_equal(s.st[1], GB_RSTATE_PENDING_APPROVAL);
+	assert_string_equal(s.nodes[2], "resume:g5:g5-9");
+	assert_int_equal(s.st[2], GB_RSTATE_QUEUED);
+	assert_int_equal(gb_state_request_count(st, GB_RSTATE_PENDING_APPROVAL, &pending, &e), 0);
+	assert_int_equal(pending, 2);
+	for (size_t i = 0; i < 2; i++)
+		assert_int_equal(gb_state_approval_get(st, ids.v[i], NULL, NULL, &e), 0);
+	assert_int_equal(gb_state_approval_get(st, ids.v[2], NULL, NULL, &e), GB_E_NOTFOUND);
+	unsetenv("SLURM_CONF");
 	gb_prog_groups_free(&g);
 	gb_resume_split_free(&sp);
 	gb_resume_file_free(rf);
@@ -368,8 +421,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_group_nodes),
-		cmocka_unit_test(test_approval_hook),
 		cmocka_unit_test(test_enqueue),
+		cmocka_unit_test(test_enqueue_gated),
 		cmocka_unit_test(test_spawn_detached),
 	};
 
