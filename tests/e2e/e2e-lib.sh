@@ -4,10 +4,12 @@
 # gpuburst-cloudsim, whose boot hook runs each instance's UserData: a script
 # that starts the slurmd of its node on the instance's private (loopback) IP.
 #
-#   e2e_start [--nodes N]   lab + simulator + gpuburst.yaml; knobs in the
+#   e2e_start [--nodes N] [--l4 M] [--job-submit]
+#                           lab + simulator + gpuburst.yaml; knobs in the
 #                           environment: ORPHAN_TIMEOUT, ICE_COOLDOWN,
 #                           REQUEST_DEADLINE, RESUME_TIMEOUT, SUSPEND_TIME,
-#                           SUSPEND_TIMEOUT, MAX_REQUEST_NODES,
+#                           SUSPEND_TIMEOUT, CRED_EXPIRE (also the requeue
+#                           delay of a batch job), MAX_REQUEST_NODES,
 #                           APPROVAL_THRESHOLD (dev), APPROVAL_TIMEOUT,
 #                           APPROVAL_NOTIFY, ALLOWED_GEO (YAML lists),
 #                           ADMINS (YAML)
@@ -283,19 +285,35 @@ EOF
     user_data: *boot
     azs:
       - {name: ap-northeast-1a, subnets: [subnet-e2e-apne1a]}
+  - name: ap-northeast-3
+    ami: ami-0e2e0000000000004
+    user_data: *boot
+    azs:
+      - {name: ap-northeast-3a, subnets: [subnet-e2e-apne3a]}
+# Osaka is nearer to Singapore than Tokyo, but not in Singapore's group:
+# a Singapore job must never land there (02-fallback-region.sh).
 fallback_groups:
   southeast_asia:
     consumer_regions: [ap-southeast-1]
     fallback_regions: [ap-southeast-1, ap-south-1, ap-northeast-1]
   japan:
     consumer_regions: [ap-northeast-1]
-    fallback_regions: [ap-northeast-1]
+    fallback_regions: [ap-northeast-1, ap-northeast-3]
 nodesets:
   - name: a10g
     nodes: gpu-[1-$NODES]
     instance_type: g5.xlarge
     home_region: ap-southeast-1
     partition: gpu
+EOF
+		[ "$L4" -gt 0 ] && cat <<EOF
+  - name: l4
+    nodes: l4-[1-$L4]
+    instance_type: g6.xlarge
+    home_region: ap-southeast-1
+    partition: gpu
+EOF
+		cat <<EOF
 policy:
   max_request_nodes: ${MAX_REQUEST_NODES:-1000}
   ice_cooldown: ${ICE_COOLDOWN:-10m}
@@ -307,6 +325,7 @@ EOF
 		[ -n "${APPROVAL_NOTIFY:-}" ] && echo "  approval_notify: $APPROVAL_NOTIFY"
 		[ -n "${ALLOWED_GEO:-}" ] && echo "  allowed_geo_regions: $ALLOWED_GEO"
 		[ -n "${ADMINS:-}" ] && echo "admins: $ADMINS"
+		true
 	} >"$CONF"
 	"$CTL" -c "$CONF" config check >/dev/null 2>"$TMP/check.err" ||
 		fail "generated config invalid: $(cat "$TMP/check.err")"
@@ -315,7 +334,7 @@ EOF
 start_sim() {
 	rm -f "$TMP/sim.pid" "$TMP/sim.port"
 	# in the lab's namespace too: the boot hook starts slurmd from it
-	lab "$CLOUDSIM" --scenario "$SCENARIO" --listen 127.0.0.1:0 \
+	lab "$CLOUDSIM" --scenario "$SCENARIO" --listen "127.0.0.1:$SIM_PORT" \
 		--pid-file "$TMP/sim.pid" --port-file "$TMP/sim.port" \
 		--log "$TMP/sim.log" --boot-dir "$TMP/boot" >"$TMP/sim.out" 2>&1 &
 	for _ in $(seq 1 200); do
@@ -324,28 +343,51 @@ start_sim() {
 	done
 	[ -s "$TMP/sim.pid" ] || fail "gpuburst-cloudsim did not start: $(cat "$TMP/sim.out")"
 	SIM_PID=$(cat "$TMP/sim.pid")
-	ENDPOINT="http://127.0.0.1:$(cat "$TMP/sim.port")"
 }
 
+# plugin_so: the built job_submit/gpuburst in $so, or exit 77 where
+# slurmctld cannot load it
+plugin_so() {
+	so="$GB_TOP_BUILDDIR/plugins/job_submit_gpuburst/.libs/job_submit_gpuburst.so"
+	[ -z "${GB_SAN_CFLAGS:-}" ] ||
+		skip "sanitizer build: slurmctld cannot load an ASan-instrumented plugin (the normal build runs this test)"
+	[ -f "$so" ] || fail "$so was not built"
+}
+
+# e2e_start [--nodes N] [--l4 M] [--job-submit]: the lab with N a10g nodes
+# gpu-[1-N] (g5.xlarge), M l4 nodes l4-[1-M] (g6.xlarge) and cpu-1, a
+# CLOUD node in no nodeset.  The node and gres lines are `gpuburstctl
+# slurm-conf --lab`'s.  gpu is the default partition, unless --job-submit
+# loads job_submit/gpuburst: then cpu is, and the plugin routes GPU jobs.
 e2e_start() {
-	NODES=4
+	NODES=4 L4=0 JOB_SUBMIT=
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--nodes) NODES=$2; shift ;;
+		--l4) L4=$2; shift ;;
+		--job-submit) JOB_SUBMIT=1 ;;
 		*) fail "e2e_start: unknown option $1" ;;
 		esac
 		shift
 	done
-	mkdir -p "$TMP/bin" "$TMP/fail-nodes"
-	ports=$("$LABCTL" free-ports $((NODES + 1))) || fail "no free ports"
-	# gpu-N are the nodeset's; cpu-1 is a cloud node no nodeset knows
-	cat >"$TMP/nodes.conf" <<EOF
-NodeName=gpu-[1-$NODES] Port=[$ports-$((ports + NODES - 1))] CPUs=1 RealMemory=500 State=CLOUD Feature=g5.xlarge Gres=gpu:a10g:1
-NodeName=cpu-1 Port=$((ports + NODES)) CPUs=1 RealMemory=500 State=CLOUD
-PartitionName=gpu Nodes=gpu-[1-$NODES] Default=YES MaxTime=INFINITE State=UP
-PartitionName=cpu Nodes=cpu-1 MaxTime=INFINITE State=UP
+	[ -n "$JOB_SUBMIT" ] && plugin_so
+	mkdir -p "$TMP/bin" "$TMP/fail-nodes" "$LAB/etc"
+	# one port per node (slurmd binds INADDR_ANY), then the simulator's
+	ports=$("$LABCTL" free-ports $((NODES + L4 + 2))) || fail "no free ports"
+	SIM_PORT=$((ports + NODES + L4 + 1))
+	ENDPOINT="http://127.0.0.1:$SIM_PORT"
+	# the configuration first: the plugin reads it when slurmctld starts
+	write_config
+	"$CTL" -c "$CONF" slurm-conf --lab --lab-ports "$ports" --section nodes \
+		>"$TMP/nodes.conf" 2>"$TMP/slurm-conf.err" || fail "slurm-conf: $(cat "$TMP/slurm-conf.err")"
+	if [ -n "$JOB_SUBMIT" ]; then def=cpu; else def=gpu; fi
+	sed -i "s/^PartitionName=$def .*/& Default=YES/" "$TMP/nodes.conf"
+	cat >>"$TMP/nodes.conf" <<EOF
+NodeName=cpu-1 Port=$((ports + NODES + L4)) CPUs=1 RealMemory=500 State=CLOUD
+PartitionName=cpu Nodes=cpu-1 MaxTime=INFINITE State=UP$([ "$def" = cpu ] && echo " Default=YES")
 EOF
-	echo "NodeName=gpu-[1-$NODES] Name=gpu Type=a10g File=/dev/null" >"$TMP/gres.conf"
+	"$CTL" -c "$CONF" slurm-conf --lab --section gres >"$TMP/gres.conf" 2>"$TMP/slurm-conf.err" ||
+		fail "slurm-conf: $(cat "$TMP/slurm-conf.err")"
 	# The wrappers only add, for the build tree, where the worker is
 	# (and where sanitizer reports go); the programs find their
 	# configuration next to slurm.conf by themselves.
@@ -356,15 +398,20 @@ EOF
 		printf '#!/bin/sh\nexec env %s %s "$@"\n' "$WRAP_ENV" "$bin" >"$TMP/bin/$p"
 		chmod 755 "$TMP/bin/$p"
 	done
-	LAB_UP=1
-	"$LABCTL" start --dir "$LAB" --nodes-conf "$TMP/nodes.conf" --gres-conf "$TMP/gres.conf" \
-		--resume-program "$TMP/bin/resume" --suspend-program "$TMP/bin/suspend" \
+	set -- --resume-program "$TMP/bin/resume" --suspend-program "$TMP/bin/suspend" \
 		--resume-fail-program "$TMP/bin/resume-fail" --prolog-ctld \
 		--resume-timeout "${RESUME_TIMEOUT:-10}" --suspend-time "${SUSPEND_TIME:-3}" \
-		--suspend-timeout "${SUSPEND_TIMEOUT:-3}" --fresh >"$TMP/lab-start.out" 2>&1 ||
+		--suspend-timeout "${SUSPEND_TIMEOUT:-3}" --cred-expire "${CRED_EXPIRE:-120}"
+	if [ -n "$JOB_SUBMIT" ]; then
+		mkdir -p "$TMP/plugins"
+		cp "$so" "$TMP/plugins/"
+		set -- "$@" --job-submit gpuburst --plugin-dir "$TMP/plugins"
+	fi
+	LAB_UP=1
+	"$LABCTL" start --dir "$LAB" --nodes-conf "$TMP/nodes.conf" --gres-conf "$TMP/gres.conf" \
+		"$@" --fresh >"$TMP/lab-start.out" 2>&1 ||
 		fail "lab did not start: $(cat "$TMP/lab-start.out")"
 	start_sim
-	write_config
 }
 
 # request_of NODE: the id of the newest resume request of NODE
