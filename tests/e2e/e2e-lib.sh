@@ -104,7 +104,7 @@ stop_all() {
 		# job scripts whose slurmd died with its instance outlive the
 		# lab: ours by their environment (SLURM_CONF of this lab)
 		for d in /proc/[0-9]*; do
-			tr '\0' '\n' <"$d/environ" 2>/dev/null |
+			tr '\0' '\n' 2>/dev/null <"$d/environ" |
 				grep -qx "SLURM_CONF=$LAB/etc/slurm.conf" || continue
 			kill -KILL "${d#/proc/}" 2>/dev/null
 		done
@@ -198,6 +198,13 @@ req_count() {
 # instance_of NODE: the id of NODE's newest instance record
 instance_of() {
 	sql "SELECT instance_id FROM instances WHERE node = '$1' ORDER BY launched_at DESC, rowid DESC LIMIT 1"
+}
+
+# regions_tried REQ: the regions of REQ's launch attempts, in the order
+# they were first tried
+regions_tried() {
+	sql "SELECT group_concat(region, ' ') FROM (SELECT region, min(id) AS f FROM attempts
+	     WHERE request_id = '$1' GROUP BY region ORDER BY f)"
 }
 
 # sql QUERY: rows as "a|b|c" lines
