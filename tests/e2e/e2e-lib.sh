@@ -143,6 +143,17 @@ node_reason() {
 	lab scontrol -o show node "$1" 2>/dev/null | sed -n 's/.* Reason=\(.*\) \[[^]]*\].*/\1/p'
 }
 
+# job_field JOB KEY: a field of `scontrol show job` (AdminComment and
+# Comment take the rest of their line)
+job_field() {
+	lab scontrol show job "$1" 2>/dev/null | awk -v k="$2=" '
+		{ sub(/^ +/, ""); sub(/ +$/, "") }
+		index($0, k) == 1 && (k == "AdminComment=" || k == "Comment=") {
+			print substr($0, length(k) + 1); exit }
+		{ for (i = 1; i <= NF; i++) if (index($i, k) == 1) {
+			print substr($i, length(k) + 1); exit } }'
+}
+
 job_state() {
 	lab scontrol -o show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n 's/^JobState=//p'
 }
