@@ -113,9 +113,30 @@ stop_all() {
 	[ -d "$STATE" ] && flock -w 30 "$STATE/worker.lock" true 2>/dev/null
 }
 
+# leftovers: processes (but this shell) whose command line names $TMP
+leftovers() {
+	for d in /proc/[0-9]*; do
+		[ "${d#/proc/}" = "$$" ] && continue
+		c=$(tr '\0' ' ' 2>/dev/null <"$d/cmdline")
+		case "$c" in *"$TMP/"*) echo "${d#/proc/} $c" ;; esac
+	done
+}
+
 cleanup() {
 	rc=$?
 	stop_all
+	# the suite leaves nothing running: whatever still names $TMP is a bug
+	for _ in $(seq 1 25); do
+		left=$(leftovers)
+		[ -z "$left" ] && break
+		sleep 0.2
+	done
+	if [ -n "$left" ]; then
+		echo "FAIL: left running after the test:" >&2
+		echo "$left" >&2
+		echo "$left" | while read -r pid _; do kill -KILL "$pid" 2>/dev/null; done
+		rc=1
+	fi
 	if [ -n "$(ls "$TMP/san" 2>/dev/null)" ]; then
 		echo "FAIL: sanitizer reports:" >&2
 		cat "$TMP"/san/* >&2
