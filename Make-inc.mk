@@ -15,10 +15,12 @@ GB_INCLUDES = \
 	-I$(top_srcdir)/src/libcommon \
 	-I$(top_srcdir)/src/libconf \
 	-I$(top_srcdir)/src/libstate \
+	-I$(top_srcdir)/src/libpolicy \
 	-I$(top_srcdir)/src/libcloud \
 	-I$(top_srcdir)/src/libslurmif \
 	-I$(top_srcdir)/src/libplan \
 	-I$(top_srcdir)/src/liborch \
+	-I$(top_srcdir)/src/libprog \
 	# End of GB_INCLUDES
 
 GB_DEFS = \
@@ -26,12 +28,47 @@ GB_DEFS = \
 	-DGB_STATE_DIR=\"$(GB_STATE_DIR)\" \
 	-DGB_LIBEXECDIR=\"$(libexecdir)\" \
 	-DGB_SBINDIR=\"$(sbindir)\" \
+	-DGB_PKGLIBEXECDIR=\"$(pkglibexecdir)\" \
 	# End of GB_DEFS
 
 libcommon = $(top_builddir)/src/libcommon/libgbcommon.la
 libconf = $(top_builddir)/src/libconf/libgbconf.la
 libstate = $(top_builddir)/src/libstate/libgbstate.la
+libpolicy = $(top_builddir)/src/libpolicy/libgbpolicy.la
 libcloud = $(top_builddir)/src/libcloud/libgbcloud.la
+libslurmif = $(top_builddir)/src/libslurmif/libgbslurmif.la
+libprog = $(top_builddir)/src/libprog/libgbprog.la
+libworker = $(top_builddir)/src/libprog/libgbworker.la
 libplan = $(top_builddir)/src/libplan/libgbplan.la
 liborch = $(top_builddir)/src/liborch/libgborch.la
 libcloudsim = $(top_builddir)/src/cloudsim/libcloudsim.la
+
+# The programs slurmctld runs (gpuburst-resume, -suspend, -resume-fail):
+# the fast path only, no cloud client (start-up time is per library).
+GB_PROG_LIBS = \
+	$(libprog) \
+	$(libpolicy) \
+	$(libslurmif) \
+	$(libstate) \
+	$(libconf) \
+	$(libcommon) \
+	$(SLURM_LDFLAGS) $(SLURM_LIBS) \
+	$(SQLITE_LIBS) $(JANSSON_LIBS) $(YAML_LIBS) \
+	# End of GB_PROG_LIBS
+
+# The worker and everything that runs it (gpuburst-worker, gpuburstctl).
+GB_WORKER_LIBS = \
+	$(libworker) \
+	$(libprog) \
+	$(libpolicy) \
+	$(liborch) \
+	$(libplan) \
+	$(libslurmif) \
+	$(libstate) \
+	$(libcloud) \
+	$(libconf) \
+	$(libcommon) \
+	$(SLURM_LDFLAGS) $(SLURM_LIBS) \
+	$(SQLITE_LIBS) $(CURL_LIBS) $(LIBCRYPTO_LIBS) $(LIBXML2_LIBS) \
+	$(JANSSON_LIBS) $(YAML_LIBS) \
+	# End of GB_WORKER_LIBS

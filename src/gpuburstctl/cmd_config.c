@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * cmd_config.c - gpuburstctl config check
+ * cmd_config.c - gpuburstctl config check | config keys
  */
 #include "config.h"
 
@@ -10,6 +10,35 @@
 #include <jansson.h>
 
 #include "ctl.h"
+
+static const struct option no_longopts[] = {
+	CTL_COMMON_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+/*
+ * Only -j and -h, and no positional argument.  RET true when the caller
+ * returns *rc at once (--help, a usage error).
+ */
+static bool no_args(struct ctl *ctl, const char *cmd, int argc, char **argv,
+		    gb_err_t *rc)
+{
+	bool first = true;
+	int c;
+
+	*rc = GB_E_OK;
+	while ((c = ctl_getopt(ctl, cmd, argc, argv, ":jh", no_longopts, &first,
+			       rc)) != -1) {
+		if (c != CTL_OPT_DONE)
+			*rc = ctl_unimplemented(cmd, c);
+		return true;
+	}
+	if (optind < argc) {
+		*rc = ctl_usage(cmd, "unexpected argument \"%s\"", argv[optind]);
+		return true;
+	}
+	return false;
+}
 
 /* --json: {"ok": bool, "path": ..., "errors": [...]} on stdout. */
 static void print_json(const char *path, const struct gb_errlist *errs,
@@ -24,12 +53,10 @@ static void print_json(const char *path, const struct gb_errlist *errs,
 	json_object_set_new(o, "ok", json_boolean(rc == GB_E_OK));
 	json_object_set_new(o, "path", json_string(path));
 	json_object_set_new(o, "errors", a);
-	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-	fputc('\n', stdout);
-	json_decref(o);
+	ctl_json_print(o);
 }
 
-static gb_err_t config_check(struct ctl *ctl)
+gb_err_t ctl_cmd_config_check(struct ctl *ctl, int argc, char **argv)
 {
 	const char *path = gb_conf_path(ctl->conf_path);
 	struct gb_errlist errs = { 0 };
@@ -37,6 +64,8 @@ static gb_err_t config_check(struct ctl *ctl)
 	gb_error_t err = { 0 };
 	gb_err_t rc;
 
+	if (no_args(ctl, "config check", argc, argv, &rc))
+		return rc;
 	rc = gb_conf_load(path, &conf, &errs, &err);
 	if (ctl->json) {
 		print_json(path, &errs, &err, rc);
@@ -55,15 +84,74 @@ static gb_err_t config_check(struct ctl *ctl)
 	return rc;
 }
 
-gb_err_t ctl_cmd_config(struct ctl *ctl, int argc, char **argv)
+/*****************************************************************************
+ *  config keys
+ *****************************************************************************/
+
+struct keys_out {
+	json_t *list;
+	struct ctl_table table;
+};
+
+static void range_text(const struct gb_conf_key_info *k, char *buf, size_t n)
 {
-	if (argc < 2)
-		return ctl_usage("config", "config needs a subcommand");
-	if (strcmp(argv[1], "check") == 0) {
-		if (argc > 2)
-			return ctl_usage("config", "unexpected argument \"%s\"",
-					 argv[2]);
-		return config_check(ctl);
+	buf[0] = '\0';
+	if (k->values)
+		snprintf(buf, n, "%s", k->values);
+	else if (k->has_range && strcmp(k->type, "duration") == 0)
+		snprintf(buf, n, "%.0fs..%.0fs%s", k->min, k->max,
+			 k->auto_ok ? " or auto" : "");
+	else if (k->has_range && k->max >= 1e9)
+		snprintf(buf, n, ">= %g", k->min);
+	else if (k->has_range)
+		snprintf(buf, n, "%g..%g", k->min, k->max);
+}
+
+static int key_cb(const struct gb_conf_key_info *k, void *arg)
+{
+	struct keys_out *o = arg;
+	char range[256];
+
+	range_text(k, range, sizeof(range));
+	if (o->list) {
+		json_t *j = json_object();
+
+		json_object_set_new(j, "key", json_string(k->path));
+		json_object_set_new(j, "type", json_string(k->type));
+		json_object_set_new(j, "default", ctl_jstr(k->def));
+		json_object_set_new(j, "required", json_boolean(k->required));
+		json_object_set_new(j, "values", ctl_jstr(k->values));
+		if (k->has_range) {
+			json_object_set_new(j, "min", json_real(k->min));
+			json_object_set_new(j, "max", json_real(k->max));
+		}
+		json_array_append_new(o->list, j);
+	} else {
+		ctl_table_row(&o->table, k->path, k->type,
+			      k->required ? "(required)" : k->def, range);
 	}
-	return ctl_usage("config", "unknown config subcommand \"%s\"", argv[1]);
+	return 0;
+}
+
+gb_err_t ctl_cmd_config_keys(struct ctl *ctl, int argc, char **argv)
+{
+	struct keys_out o = { 0 };
+	gb_err_t rc;
+
+	if (no_args(ctl, "config keys", argc, argv, &rc))
+		return rc;
+	if (ctl->json) {
+		json_t *doc = json_object();
+
+		o.list = json_array();
+		gb_conf_keys(key_cb, &o);
+		json_object_set_new(doc, "keys", o.list);
+		ctl_json_print(doc);
+		return GB_E_OK;
+	}
+	ctl_table_init(&o.table, 4, "KEY", "TYPE", "DEFAULT", "VALUES");
+	gb_conf_keys(key_cb, &o);
+	ctl_table_print(&o.table, stdout);
+	ctl_table_free(&o.table);
+	return GB_E_OK;
 }

@@ -9,15 +9,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctl.h"
 #include "gb_log.h"
+#include "gb_prog.h"
+#include "gb_slurmconf.h"
 #include "gb_str.h"
 #include "gb_util.h"
 
 /*****************************************************************************
  *  Command-Line Options
  *****************************************************************************/
+
+enum { OPT_LIST_COMMANDS = 256, OPT_LIST_EXIT_CODES };
 
 static const char short_opts[] = "+:c:hjV";
 
@@ -26,12 +31,44 @@ static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "version", no_argument, NULL, 'V' },
+	/* hidden: the tables, one item per line (the man page tests use them) */
+	{ "list-commands", no_argument, NULL, OPT_LIST_COMMANDS },
+	{ "list-exit-codes", no_argument, NULL, OPT_LIST_EXIT_CODES },
 	{ NULL, 0, NULL, 0 }
 };
 
 static const struct ctl_cmd commands[] = {
-	{ "config", "check", "validate the configuration and summarise it",
-	  ctl_cmd_config },
+	{ "config check", "", "validate the configuration and summarise it",
+	  ctl_cmd_config_check },
+	{ "config keys", "", "every configuration key, its type and default",
+	  ctl_cmd_config_keys },
+	{ "requests", "[--state S] [--kind K] [--since T] [--node N] [--limit N]",
+	  "list requests, newest last", ctl_cmd_requests },
+	{ "requests show", "ID", "replay one request: plans, attempts, instances, decisions",
+	  ctl_cmd_requests_show },
+	{ "instances", "[--region R] [--type T] [--state S] [--node N] [--request ID] [--alive]",
+	  "list instances with how long they ran", ctl_cmd_instances },
+	{ "capacity", "[--region R] [--type T]",
+	  "the capacity memory per region, AZ and type", ctl_cmd_capacity },
+	{ "approvals", "[--all | --state S]", "list requests waiting for approval",
+	  ctl_cmd_approvals },
+	{ "plan", "--type T --count N [--home R] [--strategy S] [--nodeset NAME] [--jobless]",
+	  "the plan a resume would start with now, without launching", ctl_cmd_plan },
+	{ "approve", "ID [--comment TEXT]", "let a gated request run",
+	  ctl_cmd_approve },
+	{ "deny", "ID --reason TEXT", "refuse a gated request (its nodes go down)",
+	  ctl_cmd_deny },
+	{ "terminate", "NODES|--all [--yes | --confirm TOKEN] [--reason TEXT]",
+	  "terminate instances now, after a confirmation step", ctl_cmd_terminate },
+	{ "slurm-conf", "[--lab] [--lab-ports BASE] [--sbindir DIR] [--section S]",
+	  "slurm.conf and gres.conf lines for the nodesets", ctl_cmd_slurm_conf },
+	{ "doctor", "", "check the installation: config, state, credentials, endpoints, Slurm",
+	  ctl_cmd_doctor },
+	{ "reconcile", "[--dry-run] [--cheap]",
+	  "fix what the cloud, the state file and Slurm disagree on",
+	  ctl_cmd_reconcile },
+	{ "worker", "", "run the request worker in the foreground (the programs start it)",
+	  ctl_cmd_worker },
 };
 
 /*****************************************************************************
@@ -50,70 +87,76 @@ static void display_help(FILE *fp)
 	fprintf(fp, "  %-22s %s\n", "-V, --version", "print the version");
 	fprintf(fp, "\nCommands:\n");
 	for (size_t i = 0; i < GB_ARRAY_LEN(commands); i++) {
-		char syn[64];
-
-		snprintf(syn, sizeof(syn), "%s %s", commands[i].name,
-			 commands[i].args);
-		fprintf(fp, "  %-22s %s\n", syn, commands[i].summary);
+		if (commands[i].args[0])
+			fprintf(fp, "  %-15s %s\n", commands[i].name, commands[i].args);
+		else
+			fprintf(fp, "  %s\n", commands[i].name);
+		fprintf(fp, "    %s\n", commands[i].summary);
 	}
-	fprintf(fp, "\nExit status: 0 on success, otherwise a gpuburst error code "
+	fprintf(fp, "\n`gpuburstctl COMMAND --help` shows one command's options.\n"
+		    "Exit status: 0 on success, otherwise a gpuburst error code "
 		    "(gpuburstctl(8)).\n");
 }
 
-gb_err_t ctl_fail(gb_err_t code, const char *fmt, ...)
+const struct ctl_cmd *ctl_command(const char *name)
 {
-	va_list ap;
-
-	fputs("gpuburstctl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return code;
-}
-
-gb_err_t ctl_usage(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("gpuburstctl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	for (size_t i = 0; i < GB_ARRAY_LEN(commands); i++) {
-		if (cmd && strcmp(cmd, commands[i].name) == 0)
-			fprintf(stderr, "Usage: gpuburstctl %s %s\n",
-				commands[i].name, commands[i].args);
-	}
-	return GB_E_USAGE;
-}
-
-const struct gb_conf *ctl_conf(struct ctl *ctl, gb_err_t *rc)
-{
-	struct gb_errlist errs = { 0 };
-	gb_error_t err;
-
-	if (ctl->conf)
-		return ctl->conf;
-	*rc = gb_conf_load(gb_conf_path(ctl->conf_path), &ctl->conf, &errs,
-			   &err);
-	if (*rc) {
-		if (errs.n == 0)
-			fprintf(stderr, "gpuburstctl: %s\n", err.text);
-		for (size_t i = 0; i < errs.n; i++)
-			fprintf(stderr, "%s\n", errs.msgs[i]);
-	}
-	gb_errlist_free(&errs);
-	return ctl->conf;
-}
-
-static const struct ctl_cmd *find_command(const char *name)
-{
-	for (size_t i = 0; i < GB_ARRAY_LEN(commands); i++) {
+	for (size_t i = 0; name && i < GB_ARRAY_LEN(commands); i++)
 		if (strcmp(name, commands[i].name) == 0)
 			return &commands[i];
+	return NULL;
+}
+
+/* Two-word commands whose first word is [word], e.g. "config ...". */
+static bool is_group(const char *word, struct gb_buf *subs)
+{
+	size_t len = strlen(word);
+	bool any = false;
+
+	for (size_t i = 0; i < GB_ARRAY_LEN(commands); i++) {
+		const char *n = commands[i].name;
+
+		if (strncmp(n, word, len) == 0 && n[len] == ' ') {
+			gb_buf_printf(subs, "%s%s", any ? ", " : "", n + len + 1);
+			any = true;
+		}
 	}
+	return any;
+}
+
+/*
+ * The longest row matching argv: "requests show" before "requests".
+ * OUT *words (1 or 2).  RET NULL after printing a usage error (*rc).
+ */
+static const struct ctl_cmd *find_command(int argc, char **argv, int *words,
+					  gb_err_t *rc)
+{
+	struct gb_buf subs = GB_BUF_INIT;
+	const struct ctl_cmd *cmd = NULL;
+	char two[128];
+
+	if (argc >= 2) {
+		snprintf(two, sizeof(two), "%s %s", argv[0], argv[1]);
+		if ((cmd = ctl_command(two))) {
+			*words = 2;
+			return cmd;
+		}
+	}
+	if ((cmd = ctl_command(argv[0]))) {
+		*words = 1;
+		return cmd;
+	}
+	if (is_group(argv[0], &subs)) {
+		if (argc < 2)
+			*rc = ctl_usage(NULL, "%s needs a subcommand (%s)",
+					argv[0], gb_buf_str(&subs));
+		else
+			*rc = ctl_usage(NULL, "unknown %s subcommand \"%s\" (%s)",
+					argv[0], argv[1], gb_buf_str(&subs));
+	} else {
+		*rc = ctl_usage(NULL, "unknown command \"%s\" (see gpuburstctl --help)",
+				argv[0]);
+	}
+	gb_buf_free(&subs);
 	return NULL;
 }
 
@@ -126,6 +169,9 @@ static gb_err_t parse_cmdline(int argc, char **argv, struct ctl *ctl,
 	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
+			/* set-id: only the default (the worker is started so) */
+			if (ctl->setid && strcmp(optarg, GB_CONF_DEFAULT_PATH) != 0)
+				return ctl_usage(NULL, "-c/--config is refused when gpuburstctl runs set-uid or set-gid");
 			ctl->conf_path = optarg;
 			break;
 		case 'h':
@@ -137,6 +183,18 @@ static gb_err_t parse_cmdline(int argc, char **argv, struct ctl *ctl,
 			break;
 		case 'V':
 			printf("gpuburstctl %s\n", PACKAGE_VERSION);
+			*done = true;
+			return GB_E_OK;
+		case OPT_LIST_COMMANDS:
+			for (size_t i = 0; i < GB_ARRAY_LEN(commands); i++)
+				printf("%s\n", commands[i].name);
+			*done = true;
+			return GB_E_OK;
+		case OPT_LIST_EXIT_CODES:
+			/* gb_err.h numbers stay below 126 (exit statuses) */
+			for (int i = 0; i < 126; i++)
+				if (strcmp(gb_err_name(i), "UNKNOWN") != 0)
+					printf("%d %s %s\n", i, gb_err_name(i), gb_strerror(i));
 			*done = true;
 			return GB_E_OK;
 		case '?':
@@ -160,9 +218,23 @@ int main(int argc, char **argv)
 	struct ctl ctl = { 0 };
 	const struct ctl_cmd *cmd;
 	bool done = false;
+	int words = 1;
 	gb_err_t rc;
 
 	gb_stdio_sanitize();
+	/*
+	 * Installed set-uid SlurmUser so that administrators can write the
+	 * state file, the caller must not pick the files that decide who is
+	 * an administrator or where the state is.
+	 */
+	ctl.setid = getuid() != geteuid() || getgid() != getegid();
+	if (ctl.setid) {
+		unsetenv(GB_CONF_ENV_PATH);
+		unsetenv(GB_CONF_ENV_ENVIRONMENT);
+		setenv(GB_SLURMCONF_ENV, GB_SLURMCONF_DEFAULT, 1);
+		unsetenv(GB_WORKER_ENV);	/* never run the caller's program */
+	}
+	ctl.now = gb_time_now();
 	rc = parse_cmdline(argc, argv, &ctl, &done);
 	if (rc || done)
 		return rc;
@@ -170,11 +242,11 @@ int main(int argc, char **argv)
 		display_help(stderr);
 		return GB_E_USAGE;
 	}
-	cmd = find_command(argv[optind]);
-	if (!cmd)
-		return ctl_usage(NULL, "unknown command \"%s\" (see gpuburstctl --help)",
-				 argv[optind]);
-	rc = cmd->run(&ctl, argc - optind, argv + optind);
+	cmd = find_command(argc - optind, argv + optind, &words, &rc);
+	if (cmd)
+		rc = cmd->run(&ctl, argc - optind - (words - 1),
+			      argv + optind + (words - 1));
+	gb_state_close(ctl.st);
 	gb_conf_destroy(ctl.conf);
 	gb_log_close();
 	return rc;

@@ -282,6 +282,40 @@ const char *gb_conf_llm_provider_name(enum gb_llm_provider p);
 gb_err_t gb_conf_strategy_parse(const char *s, enum gb_strategy *out);
 
 /*
+ * Every key the parser accepts, in table (file) order, parents before
+ * their children.  Paths are dotted: "policy.approval_timeout"; the items
+ * of a list of mappings add "[]" ("regions[].azs[].subnets"), the entries
+ * of a mapping keyed by name add ".NAME" ("fallback_groups.NAME.
+ * consumer_regions").  gpuburst.yaml(5) documents each of these paths
+ * (a test checks it through `gpuburstctl config keys`).
+ */
+struct gb_conf_key_info {
+	const char *path;		/* "policy.approval_thresholds.dev" */
+	const char *name;		/* last component: "dev" */
+	const char *type;		/* "string", "path", "url", "bool",
+					   "integer", "number", "duration",
+					   "enum", "list of strings", "mapping",
+					   "list of mappings",
+					   "mapping of mappings" */
+	const char *def;		/* default as file text, or NULL: none
+					   (lists: blank-separated words) */
+	const char *values;		/* enum: "dev, staging, prod"; else NULL */
+	bool required;
+	bool has_range;			/* integer, number, duration */
+	bool auto_ok;			/* duration: also "auto" */
+	double min, max;		/* when has_range (durations: seconds) */
+};
+
+/* Return non-zero to stop the walk. */
+typedef int gb_conf_key_fn(const struct gb_conf_key_info *k, void *arg);
+
+/*
+ * Call [cb] for every key; all strings are BORROWED for the call only.
+ * RET 0, or the non-zero value [cb] stopped the walk with.
+ */
+int gb_conf_keys(gb_conf_key_fn *cb, void *arg);
+
+/*
  * Write the human summary printed by `gpuburstctl config check` to [fp]
  * (a FILE *; void * keeps <stdio.h> out of this header's contract).
  */

@@ -912,7 +912,18 @@ static gb_err_t execute(struct orch_run *r, gb_error_t *err)
 	if (r->abort_rc)
 		return GB_E_OK;
 	trace_candidates(r);
-	if ((rc = orch_recover(r, err)) || orch_unfilled(r) == 0 || orch_stopped(r))
+	if ((rc = orch_recover(r, err)))
+		return rc;
+	if (orch_unfilled(r) == 0) {
+		/*
+		 * A re-run whose recovered instances fill every node: with
+		 * locality they are still tentative (one group, the one
+		 * recovery locked), and no wave will close the group.
+		 */
+		commit_tentative(r);
+		return GB_E_OK;
+	}
+	if (orch_stopped(r))
 		return rc;
 	if ((rc = preflight(r, err)) || r->abort_rc)
 		return rc;

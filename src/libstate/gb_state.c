@@ -660,7 +660,7 @@ gb_err_t gb_state_open(const char *path, unsigned flags, int busy_ms,
 	*out = NULL;
 	if (!path || !*path)
 		return gb_errorf(err, GB_E_INVALID, "state file path is empty");
-	if (flags & ~(unsigned)GB_STATE_RDONLY)
+	if (flags & ~(unsigned)(GB_STATE_RDONLY | GB_STATE_NO_CHECKPOINT))
 		return gb_errorf(err, GB_E_INVALID,
 				 "unknown state open flags %#x", flags);
 	if (flags & GB_STATE_RDONLY) {
@@ -687,6 +687,16 @@ gb_err_t gb_state_open(const char *path, unsigned flags, int busy_ms,
 	if (!(flags & GB_STATE_RDONLY)) {
 		if ((rc = configure_rw(st, busy_ms, err)))
 			goto out;
+		if ((flags & GB_STATE_NO_CHECKPOINT) &&
+		    (sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
+				       NULL) != SQLITE_OK ||
+		     (rc = exec_sql(st, "PRAGMA wal_autocheckpoint = 0;",
+				    "configuring", err)))) {
+			if (!rc)
+				rc = gb_state_sqlerr(st, sqlite3_errcode(st->db), err,
+						     "configuring %s", st->path);
+			goto out;
+		}
 		for (int v = version + 1; v <= GB_STATE_SCHEMA_VERSION && !rc;
 		     v++)
 			rc = migrate_step(st, v, err);

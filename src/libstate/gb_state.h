@@ -39,6 +39,15 @@ typedef struct gb_state gb_state_t;
 
 enum gb_state_open_flags {
 	GB_STATE_RDONLY = 1 << 0,	/* never create, never migrate */
+	/*
+	 * A short-lived writer (the programs slurmctld runs) never
+	 * checkpoints the WAL: not when a commit makes it long, not when it
+	 * closes last.  A checkpoint copies every page written since the
+	 * last one into the file and syncs it (~15 ms after a 1000-node
+	 * request); the worker and gpuburstctl, which open without this
+	 * flag, do it instead.
+	 */
+	GB_STATE_NO_CHECKPOINT = 1 << 1,
 };
 
 /*
@@ -119,6 +128,8 @@ struct gb_request {
 	enum gb_request_result result;
 	int launched;			/* instances that reached the node */
 	const char *reason;		/* final reason / gap text */
+	bool defer_node_index;		/* add: leave request_nodes to
+					 * gb_state_request_index_nodes() */
 };
 
 /*
@@ -126,10 +137,23 @@ struct gb_request {
  * An empty req->id gets a new one, written back into req->id; created_at
  * and updated_at are set to now and written back too.  req->nodes (a
  * hostlist expression, at most 100000 nodes) is expanded into the
- * request_nodes index; a malformed one is GB_E_INVALID.
+ * request_nodes index (with req->defer_node_index: only parsed and
+ * counted, see gb_state_request_index_nodes); a malformed one is
+ * GB_E_INVALID.
  */
 gb_err_t gb_state_request_add(gb_state_t *st, struct gb_request *req,
 			      gb_error_t *err);
+
+/*
+ * Fill request_nodes for requests created at or after [since] that have a
+ * node list and no request_nodes row yet (added with defer_node_index),
+ * one transaction each.  A 1000-node request writes about one index page
+ * per node once the file has history; a program that must exit quickly
+ * defers that to the worker it starts.  OUT *n (may be NULL) how many
+ * requests were indexed.
+ */
+gb_err_t gb_state_request_index_nodes(gb_state_t *st, double since, int *n,
+				      gb_error_t *err);
 
 /*
  * Atomically claim the oldest QUEUED request whose not_before has passed

@@ -140,6 +140,112 @@ out:
 	return rc;
 }
 
+/* What insert_nodes() would refuse, without expanding (deferred index). */
+static gb_err_t check_nodes(const struct gb_request *req, gb_error_t *err)
+{
+	gb_hostlist_t *hl = NULL;
+	gb_err_t rc;
+
+	if (!req->nodes)
+		return GB_E_OK;
+	rc = gb_hostlist_parse(req->nodes, &hl, err);
+	if (rc == GB_E_OK && gb_hostlist_count(hl) > GB_STATE_MAX_REQUEST_NODES)
+		rc = gb_errorf(err, GB_E_INVALID, "more than %d nodes",
+			       GB_STATE_MAX_REQUEST_NODES);
+	gb_hostlist_destroy(hl);
+	if (rc)
+		gb_error_prefix(err, "adding request %s: nodes \"%s\"", req->id,
+				req->nodes);
+	return rc;
+}
+
+struct unindexed {
+	char (*id)[GB_REQUEST_ID_LEN + 1];
+	char **nodes;
+	size_t n;
+};
+
+static void unindexed_free(struct unindexed *u)
+{
+	for (size_t i = 0; i < u->n; i++)
+		free(u->nodes[i]);
+	free(u->nodes);
+	free(u->id);
+}
+
+static gb_err_t find_unindexed(gb_state_t *st, double since, struct unindexed *u,
+			       gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+	int src;
+
+	rc = GB_STMT(st, GB_STMT_REQ_UNINDEXED,
+		     "SELECT id, nodes FROM requests r WHERE created_at >= ?1 "
+		     "AND nodes IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
+		     "request_nodes n WHERE n.request_id = r.id) "
+		     "ORDER BY created_at, rowid",
+		     &s, err);
+	if (rc)
+		return rc;
+	if (gb_state_bind_double(s, 1, since)) {
+		rc = gb_state_sqlerr(st, sqlite3_errcode(st->db), err,
+				     "listing unindexed requests");
+		goto out;
+	}
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		void *ids = realloc(u->id, (u->n + 1) * sizeof(*u->id));
+		void *nodes = ids ? realloc(u->nodes, (u->n + 1) * sizeof(*u->nodes)) : NULL;
+
+		if (ids)
+			u->id = ids;
+		if (nodes)
+			u->nodes = nodes;
+		if (!ids || !nodes ||
+		    !(u->nodes[u->n] = strdup((const char *)sqlite3_column_text(s, 1)))) {
+			rc = gb_errorf(err, GB_E_NOMEM, "listing unindexed requests: out of memory");
+			goto out;
+		}
+		gb_strlcpy(u->id[u->n++], (const char *)sqlite3_column_text(s, 0),
+			   GB_REQUEST_ID_LEN + 1);
+	}
+	if (src != SQLITE_DONE)
+		rc = gb_state_sqlerr(st, src, err, "listing unindexed requests");
+out:
+	gb_state_stmt_done(s);
+	return rc;
+}
+
+gb_err_t gb_state_request_index_nodes(gb_state_t *st, double since, int *n,
+				      gb_error_t *err)
+{
+	struct unindexed u = { 0 };
+	gb_err_t rc;
+	int done = 0;
+
+	if (n)
+		*n = 0;
+	if ((rc = find_unindexed(st, since, &u, err)))
+		goto out;
+	for (size_t i = 0; i < u.n && rc == GB_E_OK; i++) {
+		struct gb_request r = { 0 };
+		bool own = false;
+
+		gb_strlcpy(r.id, u.id[i], sizeof(r.id));
+		r.nodes = u.nodes[i];
+		rc = gb_state_tx_enter(st, &own, "indexing request nodes", err);
+		if (rc == GB_E_OK)
+			rc = gb_state_tx_end(st, own, insert_nodes(st, &r, err), err);
+		if (rc == GB_E_OK)
+			done++;
+	}
+	if (n)
+		*n = done;
+out:
+	unindexed_free(&u);
+	return rc;
+}
+
 static gb_err_t insert_request(gb_state_t *st, const struct gb_request *r,
 			       gb_error_t *err)
 {
@@ -206,8 +312,10 @@ gb_err_t gb_state_request_add(gb_state_t *st, struct gb_request *req,
 	if (rc)
 		return rc;
 	rc = insert_request(st, &r, err);
-	if (rc == GB_E_OK)
+	if (rc == GB_E_OK && !r.defer_node_index)
 		rc = insert_nodes(st, &r, err);
+	else if (rc == GB_E_OK)
+		rc = check_nodes(&r, err);
 	rc = gb_state_tx_end(st, own, rc, err);
 	if (rc == GB_E_OK) {
 		memcpy(req->id, r.id, sizeof(req->id));

@@ -1286,11 +1286,15 @@ static int started_attempts(const char *id)
 	return n;
 }
 
-static void test_crash_rerun(void)
+/*
+ * Kill a worker (a forked child) while the first wave of RunInstances hangs
+ * 3 s in the simulator, then re-run the request at once.  [job] 0: a
+ * jobless power-up (spread); else a job, whose nodes are one locality
+ * group: the recovered instances fill it before any new wave.
+ */
+static void crash_rerun(const char *const *l, int n, int64_t job, const char *what)
 {
-	static const char *const l[] = { "ap-south-1a=g5.xlarge=2", "ap-south-1b=g5.xlarge=2",
-					 "ap-northeast-2a=g5.xlarge=4", NULL };
-	struct req_opts q = REQ("g5", 5, GB_STRATEGY_DEFAULT);
+	struct req_opts q = REQ("g5", n, GB_STRATEGY_DEFAULT);
 	struct gb_orch_resume_opts ro = GB_ORCH_RESUME_OPTS_INIT;
 	struct gb_request req;
 	struct gb_orch_result res;
@@ -1311,6 +1315,7 @@ static void test_crash_rerun(void)
 	req.kind = GB_REQ_RESUME;
 	req.state = GB_RSTATE_RUNNING;
 	req.nodeset = "g5";
+	req.job_id = job;
 	req.nodes = nodes;
 	req.node_count = q.n;
 	if (gb_state_request_add(st, &req, &err))
@@ -1335,23 +1340,36 @@ static void test_crash_rerun(void)
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	check(WIFSIGNALED(status) && started_attempts(req.id) >= 1,
-	      "crash: the worker was killed with %d attempt(s) in flight", started_attempts(req.id));
+	      "crash (%s): the worker was killed with %d attempt(s) in flight", what,
+	      started_attempts(req.id));
 	/* re-run at once, while the killed calls still sleep in the simulator */
 	rc = gb_orch_resume(orch, st, &req, &ro, &res, &err);
 	sleep(4);	/* let the original calls complete inside the simulator */
 	c = sim_count(req.id);
 	records(req.id, &r);
-	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.launched == 5 &&
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.launched == n &&
 	      trace_has(&res, "recover"),
-	      "re-run: SUCCESS after re-sending the open attempts (%s)", res.reason);
-	check(c.alive == 5 && c.total == 5,
-	      "no double launch: the simulator has %d instances of the request (%d alive)",
-	      c.total, c.alive);
-	check((int)r.ids.n == c.total && r.alive == 5,
-	      "every instance is recorded (%zu records)", r.ids.n);
+	      "re-run (%s): SUCCESS %d/%d after re-sending the open attempts (%s)", what,
+	      res.launched, n, res.reason);
+	check(c.alive == n && c.total == n,
+	      "no double launch (%s): the simulator has %d instances of the request (%d alive)",
+	      what, c.total, c.alive);
+	check((int)r.ids.n == c.total && r.alive == n,
+	      "every instance is recorded (%s: %zu records)", what, r.ids.n);
 	records_free(&r);
 	gb_orch_result_clear(&res);
 	no_faults();
+}
+
+static void test_crash_rerun(void)
+{
+	static const char *const spread[] = { "ap-south-1a=g5.xlarge=2", "ap-south-1b=g5.xlarge=2",
+					      "ap-northeast-2a=g5.xlarge=4", NULL };
+	/* one pool holds the job: the re-sent call alone fills every node */
+	static const char *const mumbai[] = { "ap-south-1a=g5.xlarge=4", NULL };
+
+	crash_rerun(spread, 5, 0, "jobless");
+	crash_rerun(mumbai, 4, 4242, "a 4-node job, locality region");
 }
 
 /*****************************************************************************

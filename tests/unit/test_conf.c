@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <math.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -869,6 +870,62 @@ static void test_path(void **state)
 	clear_env();
 }
 
+struct key_seen {
+	size_t n;
+	bool timeout, subnets, consumer, level, stopped_at_3;
+};
+
+static int key_cb(const struct gb_conf_key_info *k, void *arg)
+{
+	struct key_seen *s = arg;
+
+	s->n++;
+	assert_non_null(k->path);
+	assert_non_null(k->type);
+	assert_true(gb_str_has_prefix(k->path + strlen(k->path) -
+					      strlen(k->name), k->name));
+	if (strcmp(k->path, "policy.approval_timeout") == 0) {
+		s->timeout = true;
+		assert_string_equal(k->type, "duration");
+		assert_string_equal(k->def, "auto");
+		assert_true(k->auto_ok && k->has_range);
+	}
+	if (strcmp(k->path, "regions[].azs[].subnets") == 0) {
+		s->subnets = true;
+		assert_string_equal(k->type, "list of strings");
+		assert_true(k->required);
+	}
+	if (strcmp(k->path, "fallback_groups.NAME.consumer_regions") == 0)
+		s->consumer = true;
+	if (strcmp(k->path, "log.level") == 0) {
+		s->level = true;
+		assert_string_equal(k->values, "error, warning, notice, info, debug");
+		assert_string_equal(k->def, "info");
+	}
+	return 0;
+}
+
+static int stop_cb(const struct gb_conf_key_info *k, void *arg)
+{
+	size_t *n = arg;
+
+	(void)k;
+	return ++*n == 3 ? 42 : 0;
+}
+
+static void test_keys(void **state)
+{
+	struct key_seen s = { 0 };
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(gb_conf_keys(key_cb, &s), 0);
+	assert_true(s.timeout && s.subnets && s.consumer && s.level);
+	assert_true(s.n > 60);
+	assert_int_equal(gb_conf_keys(stop_cb, &n), 42);
+	assert_int_equal(n, 3);
+}
+
 static void test_path_slurm(void **state)
 {
 	char dir[] = "/tmp/gb-conf-path-XXXXXX", conf[PATH_MAX], yaml[PATH_MAX];
@@ -944,6 +1001,7 @@ int main(void)
 		cmocka_unit_test(test_messages_inline),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_path),
+		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_path_slurm),
 		cmocka_unit_test(test_job_submit_and_size),
 	};

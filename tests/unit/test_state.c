@@ -799,6 +799,60 @@ static void test_request_list(void **state)
 	gb_strv_free(&l.ids);
 }
 
+/*
+ * defer_node_index: the row is written without its request_nodes rows
+ * (the programs' fast path); gb_state_request_index_nodes() adds them
+ * later, once, for rows created since a time; a malformed node list is
+ * still refused at add time.
+ */
+static void test_request_deferred_index(void **state)
+{
+	struct fx *f = *state;
+	struct gb_request_filter flt = GB_REQUEST_FILTER_ANY;
+	struct id_list l = { { 0 }, 0 };
+	struct gb_request r = { 0 }, r2 = { 0 }, bad = { 0 };
+	gb_error_t e = { 0 };
+	int n = -1;
+
+	f->st = open_ok(f->path);
+	r.kind = GB_REQ_RESUME;
+	r.state = GB_RSTATE_QUEUED;
+	r.nodes = "g5-[1-3]";
+	r.node_count = 3;
+	r.defer_node_index = true;
+	assert_int_equal(gb_state_request_add(f->st, &r, &e), GB_E_OK);
+	r2 = r;
+	r2.id[0] = '\0';
+	r2.nodes = "g5-4";
+	r2.defer_node_index = false;
+	assert_int_equal(gb_state_request_add(f->st, &r2, &e), GB_E_OK);
+	flt.node = "g5-2";
+	assert_int_equal(list_n(f->st, &flt, &l), 0);	/* not indexed yet */
+	flt.node = "g5-4";
+	assert_int_equal(list_n(f->st, &flt, &l), 1);
+
+	/* rows created before [since] are left alone */
+	assert_int_equal(gb_state_request_index_nodes(f->st, r.created_at + 3600, &n, &e),
+			 GB_E_OK);
+	assert_int_equal(n, 0);
+	assert_int_equal(gb_state_request_index_nodes(f->st, 0, &n, &e), GB_E_OK);
+	assert_int_equal(n, 1);
+	flt.node = "g5-2";
+	assert_int_equal(list_n(f->st, &flt, &l), 1);
+	assert_string_equal(l.ids.v[0], r.id);
+	assert_int_equal(gb_state_request_index_nodes(f->st, 0, &n, &e), GB_E_OK);
+	assert_int_equal(n, 0);			/* once */
+
+	bad.kind = GB_REQ_RESUME;
+	bad.state = GB_RSTATE_QUEUED;
+	bad.nodes = "g5-[1-";
+	bad.defer_node_index = true;
+	assert_int_equal(gb_state_request_add(f->st, &bad, &e), GB_E_INVALID);
+	assert_non_null(strstr(e.text, "g5-[1-"));
+	assert_int_equal(count(f->st, -1), 2);
+	gb_strv_free(&l.ids);
+}
+
 /* A callback may use the handle, even write: rows were copied first. */
 static int requeue_from_cb(const struct gb_request *r, void *arg)
 {
@@ -2021,6 +2075,7 @@ int main(void)
 		T(test_request_transitions),
 		T(test_requeue_stale),
 		T(test_request_list),
+		T(test_request_deferred_index),
 		T(test_callback_reentry_and_stmt_cache),
 		T(test_transactions),
 		T(test_busy),

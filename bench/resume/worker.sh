@@ -1,0 +1,74 @@
+#!/bin/sh
+# worker.sh BUILDDIR SRCDIR [NODES] [BATCH_MAX] [REPEAT] - the worker's CPU
+# time to launch NODES (1000) instances against gpuburst-cloudsim at zero
+# latency (etc/cloudsim/bench.yaml), Slurm updates included: a lab
+# slurmctld (contrib/lab, root only) with NODES CLOUD nodes whose NodeAddr
+# the worker sets.  One resume request of NODES nodes is queued (the lock
+# held), then gpuburst-worker runs in the foreground under the driver,
+# which reports its wall, user and system time (all threads).
+set -eu
+B=$1 S=$2 NODES=${3:-1000} BATCH=${4:-4} REPEAT=${5:-3}
+D="$B/bench/resume/resume-bench"
+RESUME="$B/src/resume/gpuburst-resume"
+WORKER="$B/src/worker/gpuburst-worker"
+export GPUBURST_WORKER="$WORKER"
+SIM="$B/src/cloudsim/gpuburst-cloudsim"
+LABCTL="$S/contrib/lab/gpuburst-lab"
+[ "$(id -u)" = 0 ] || { echo "needs root (the lab)"; exit 77; }
+T=$(mktemp -d /tmp/gb-bench-worker.XXXXXX)
+chmod 755 "$T"
+SIM_PID=
+cleanup() {
+	[ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null
+	"$LABCTL" stop --dir "$T/lab" >/dev/null 2>&1 || true
+	[ -n "${KEEP:-}" ] && echo "kept $T" || rm -rf "$T"
+}
+trap cleanup EXIT
+lab() { "$LABCTL" sh --dir "$T/lab" "$@"; }
+
+port=$("$LABCTL" free-ports 1)
+cat >"$T/nodes.conf" <<NODES
+NodeName=g5-[1-$NODES] Port=$port CPUs=1 RealMemory=500 State=CLOUD
+PartitionName=gpu Nodes=g5-[1-$NODES] Default=YES MaxTime=INFINITE State=UP
+NODES
+"$LABCTL" start --dir "$T/lab" --nodes-conf "$T/nodes.conf" --resume-program /bin/true \
+	--suspend-program /bin/true --resume-fail-program /bin/true --suspend-time 3600 --fresh >/dev/null
+
+echo "worker: $NODES nodes, batch_max $BATCH, zero-latency simulator, $REPEAT runs"
+for r in $(seq 1 "$REPEAT"); do
+	rm -rf "$T/state" "$T/sim.pid" "$T/sim.port"
+	lab "$SIM" --scenario "$S/etc/cloudsim/bench.yaml" --listen 127.0.0.1:0 \
+		--pid-file "$T/sim.pid" --port-file "$T/sim.port" --log "$T/sim.log" >/dev/null 2>&1 &
+	for _ in $(seq 1 100); do [ -s "$T/sim.pid" ] && break; sleep 0.05; done
+	SIM_PID=$(cat "$T/sim.pid")
+	cat >"$T/gpuburst.yaml" <<CONF
+cluster_name: bench
+state_dir: $T/state
+log: {file: $T/gpuburst.log, level: info}
+cloud:
+  endpoint: http://127.0.0.1:$(cat "$T/sim.port")
+  credentials: {access_key_id: AKIDEXAMPLE, secret_access_key: wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY, imds: false}
+regions:
+  - name: ap-south-1
+    ami: ami-0123456789abcdef0
+    azs:
+      - {name: ap-south-1a, subnets: [subnet-bench-a1, subnet-bench-a2]}
+      - {name: ap-south-1b, subnets: [subnet-bench-b1]}
+  - name: ap-northeast-1
+    ami: ami-0123456789abcdef1
+    azs: [{name: ap-northeast-1a, subnets: [subnet-bench-c1]}]
+fallback_groups:
+  asia: {consumer_regions: [ap-south-1], fallback_regions: [ap-south-1, ap-northeast-1]}
+nodesets:
+  - {name: g5, nodes: 'g5-[1-$NODES]', instance_type: g5.xlarge, home_region: ap-south-1}
+policy: {batch_max: $BATCH, max_request_nodes: $NODES}
+CONF
+	mkdir -p "$T/state"
+	lab "$D" hold "$T/state/worker.lock" -- "$RESUME" -c "$T/gpuburst.yaml" "g5-[1-$NODES]"
+	printf '  run %s: ' "$r"
+	lab "$D" cpu -- "$WORKER" -c "$T/gpuburst.yaml"
+	lab scontrol -o show node "g5-$NODES" | grep -q 'NodeAddr=127\.' || { echo "g5-$NODES has no address"; exit 1; }
+	grep 'resume_done' "$T/gpuburst.log" | tail -n 1 | sed 's/.*resume_done/    resume_done/'
+	kill "$SIM_PID"; SIM_PID=
+	: >"$T/gpuburst.log"
+done

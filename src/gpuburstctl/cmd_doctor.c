@@ -1,0 +1,542 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cmd_doctor.c - gpuburstctl doctor: is this installation able to burst?
+ *
+ * One line per check, "ok NAME: detail" or "FAIL NAME: detail"; the exit
+ * status is the error code of the first failed check (0 when all pass).
+ * Secrets are never printed: credentials are reported by their source.
+ * Network: only the configured EC2 endpoints (one signed
+ * DescribeAvailabilityZones each, short timeouts, no retries) and
+ * slurmctld through libslurm (SLURM_CONF required, never configless).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "gb_creds.h"
+#include "gb_ec2.h"
+#include "gb_hostlist.h"
+#include "gb_slurm.h"
+#include "gb_slurmconf.h"
+#include "gb_util.h"
+
+#define DOCTOR_CONNECT_MS 3000
+#define DOCTOR_TIMEOUT_MS 5000
+
+struct doctor {
+	struct ctl *ctl;
+	FILE *pipe;		/* in the Slurm child: report lines go here */
+	json_t *checks;
+	gb_err_t first;		/* code of the first FAIL */
+	size_t n_fail;
+};
+
+static void check(struct doctor *d, const char *name, gb_err_t code,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void check(struct doctor *d, const char *name, gb_err_t code,
+		  const char *fmt, ...)
+{
+	char detail[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	if (d->pipe) {
+		for (char *p = detail; *p; p++)
+			if (*p == '\n' || *p == '\t')
+				*p = ' ';
+		fprintf(d->pipe, "%s\t%d\t%s\n", name, (int)code, detail);
+		return;
+	}
+	if (code) {
+		d->n_fail++;
+		if (!d->first)
+			d->first = code;
+	}
+	if (d->checks)
+		json_array_append_new(d->checks, json_pack("{s:s,s:b,s:s,s:s?}",
+			"name", name, "ok", code == GB_E_OK, "detail", detail,
+			"code", code ? gb_err_name(code) : NULL));
+	else
+		printf("%-4s %s: %s\n", code ? "FAIL" : "ok", name, detail);
+}
+
+/*****************************************************************************
+ *  Files
+ *****************************************************************************/
+
+static const char *owner_name(uid_t uid, char *buf, size_t n)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	if (pw)
+		snprintf(buf, n, "%s", pw->pw_name);
+	else
+		snprintf(buf, n, "#%lu", (unsigned long)uid);
+	return buf;
+}
+
+static void check_state_dir(struct doctor *d, const struct gb_conf *conf,
+			    const struct gb_slurmconf *sc)
+{
+	const char *dir = conf->state_dir;
+	struct passwd *su = sc ? getpwnam(sc->slurm_user) : NULL;
+	char owner[64];
+	struct stat sb;
+
+	if (stat(dir, &sb) < 0) {
+		check(d, "state-dir", errno == ENOENT ? GB_E_NOTFOUND : GB_E_IO,
+		      "%s: %s (create it owned by the SlurmUser, mode 0750)", dir,
+		      strerror(errno));
+		return;
+	}
+	owner_name(sb.st_uid, owner, sizeof(owner));
+	if (!S_ISDIR(sb.st_mode))
+		check(d, "state-dir", GB_E_CONFIG, "%s is not a directory", dir);
+	else if (sb.st_mode & S_IWOTH)
+		check(d, "state-dir", GB_E_PERM, "%s is world-writable (mode %04o): chmod 0750",
+		      dir, (unsigned)(sb.st_mode & 07777));
+	else if (su && sb.st_uid != su->pw_uid && sb.st_uid != 0)
+		check(d, "state-dir", GB_E_PERM,
+		      "%s is owned by %s, but the programs run as the SlurmUser %s and write there",
+		      dir, owner, sc->slurm_user);
+	else if (su && sb.st_uid == 0 && su->pw_uid != 0 && !(sb.st_mode & S_IWGRP))
+		check(d, "state-dir", GB_E_PERM,
+		      "%s is owned by root and not writable for the SlurmUser %s: chown %s",
+		      dir, sc->slurm_user, sc->slurm_user);
+	else
+		check(d, "state-dir", GB_E_OK, "%s (owner %s, mode %04o)", dir, owner,
+		      (unsigned)(sb.st_mode & 07777));
+}
+
+static void check_state_file(struct doctor *d, const struct gb_conf *conf)
+{
+	char path[4096];
+	struct stat sb;
+	gb_state_t *st = NULL;
+	gb_error_t err = { 0 };
+	long n = 0, pending = 0;
+	gb_err_t rc;
+
+	snprintf(path, sizeof(path), "%s/%s", conf->state_dir, GB_STATE_FILE);
+	if (stat(path, &sb) < 0) {
+		if (errno == ENOENT)
+			check(d, "state-file", GB_E_OK, "%s not created yet (the first program run creates it)",
+			      path);
+		else
+			check(d, "state-file", GB_E_IO, "%s: %s", path, strerror(errno));
+		return;
+	}
+	if (sb.st_mode & S_IROTH) {
+		check(d, "state-file", GB_E_PERM, "%s is readable by everyone (mode %04o): chmod 0640",
+		      path, (unsigned)(sb.st_mode & 07777));
+		return;
+	}
+	rc = gb_state_open(path, GB_STATE_RDONLY, CTL_STATE_BUSY_MS, &st, &err);
+	if (rc == GB_E_OK)
+		rc = gb_state_check(st, &err);
+	if (rc == GB_E_OK)
+		rc = gb_state_request_count(st, -1, &n, &err);
+	if (rc == GB_E_OK)
+		rc = gb_state_request_count(st, GB_RSTATE_PENDING_APPROVAL, &pending, &err);
+	if (rc)
+		check(d, "state-file", rc, "%s", err.text);
+	else
+		check(d, "state-file", GB_E_OK,
+		      "%s: schema %d, integrity ok, %ld requests, %ld pending approval",
+		      path, gb_state_schema_version(st), n, pending);
+	gb_state_close(st);
+}
+
+static void check_log(struct doctor *d, const struct gb_conf *conf)
+{
+	char dir[4096], *slash;
+	struct stat sb;
+
+	if (!conf->log.file) {
+		check(d, "log", GB_E_OK, "no log file%s", conf->log.syslog ? "; syslog" : " (and no syslog: nothing is logged)");
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s", conf->log.file);
+	if ((slash = strrchr(dir, '/')) && slash != dir)
+		*slash = '\0';
+	if (stat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode))
+		check(d, "log", GB_E_IO, "directory %s of log.file does not exist", dir);
+	else
+		check(d, "log", GB_E_OK, "%s%s", conf->log.file, conf->log.syslog ? " and syslog" : "");
+}
+
+/*****************************************************************************
+ *  Cloud
+ *****************************************************************************/
+
+static const char *source_name(enum gb_creds_source s)
+{
+	switch (s) {
+	case GB_CREDS_SRC_EXPLICIT:
+		return "the configuration (cloud.credentials)";
+	case GB_CREDS_SRC_ENV:
+		return "the environment (AWS_ACCESS_KEY_ID)";
+	case GB_CREDS_SRC_CREDENTIALS_FILE:
+		return "the shared credentials file";
+	case GB_CREDS_SRC_CONFIG_FILE:
+		return "the shared config file";
+	case GB_CREDS_SRC_IMDS:
+		return "instance metadata (IMDSv2)";
+	default:
+		return "nowhere";
+	}
+}
+
+static gb_creds_t *check_creds(struct doctor *d, const struct gb_conf *conf)
+{
+	const struct gb_conf_cloud *c = &conf->cloud;
+	struct gb_creds_opts co = { 0 };
+	struct gb_creds_snapshot snap = { 0 };
+	gb_creds_t *creds = NULL;
+	gb_error_t err = { 0 };
+	gb_err_t rc;
+
+	co.access_key_id = c->access_key_id;
+	co.secret_access_key = c->secret_access_key;
+	co.session_token = c->session_token;
+	co.profile = c->profile;
+	co.credentials_file = c->credentials_file;
+	co.config_file = c->config_file;
+	co.no_imds = !c->imds;
+	rc = gb_creds_create(&co, &creds, &err);
+	if (rc == GB_E_OK)
+		rc = gb_creds_get(creds, &snap, &err);
+	if (rc) {
+		check(d, "credentials", rc, "%s", err.text);
+		gb_creds_destroy(creds);
+		creds = NULL;
+	} else {
+		char when[32], exp[48] = "";
+
+		if (snap.expiration > 0)
+			snprintf(exp, sizeof(exp), ", expire %s",
+				 ctl_time(snap.expiration, when, sizeof(when)));
+		check(d, "credentials", GB_E_OK, "found in %s%s%s%s", source_name(snap.source),
+		      c->profile ? ", profile " : "", c->profile ? c->profile : "", exp);
+	}
+	gb_creds_snapshot_clear(&snap);
+	return creds;
+}
+
+static bool zone_listed(const struct gb_ec2_az_list *l, const char *name)
+{
+	for (size_t i = 0; l && i < l->n; i++)
+		if (l->v[i].zone_name && strcmp(l->v[i].zone_name, name) == 0)
+			return true;
+	return false;
+}
+
+static void check_region(struct doctor *d, const struct gb_conf *conf,
+			 const struct gb_conf_region *r, gb_creds_t *creds)
+{
+	struct gb_ec2_opts eo = { 0 };
+	struct gb_ec2_az_list *azs = NULL;
+	struct gb_ec2_error ae = { 0 };
+	gb_ec2_t *ec2 = NULL;
+	gb_error_t err = { 0 };
+	const char *endpoint = gb_conf_endpoint(conf, r);
+	char name[96];
+	double t0;
+	gb_err_t rc;
+
+	snprintf(name, sizeof(name), "region %s", r->name);
+	if (!creds) {
+		check(d, name, GB_E_AUTH, "not checked: no credentials");
+		return;
+	}
+	eo.region = r->name;
+	eo.endpoint = endpoint;
+	eo.creds = creds;
+	eo.http.connect_timeout_ms = DOCTOR_CONNECT_MS;
+	eo.http.timeout_ms = DOCTOR_TIMEOUT_MS;
+	eo.http.ca_bundle = conf->cloud.ca_bundle;
+	eo.retry.max_attempts = 1;
+	t0 = gb_time_mono();
+	rc = gb_ec2_create(&eo, &ec2, &err);
+	if (rc == GB_E_OK)
+		rc = gb_ec2_describe_availability_zones(ec2, NULL, 0, &azs, &ae, &err);
+	if (rc) {
+		check(d, name, rc, "%s: %s", ec2 ? gb_ec2_endpoint(ec2) : "endpoint", err.text);
+	} else {
+		struct gb_buf missing = GB_BUF_INIT;
+
+		for (size_t i = 0; i < r->n_azs; i++)
+			if (!zone_listed(azs, r->azs[i].name))
+				gb_buf_printf(&missing, "%s%s", missing.len ? ", " : "",
+					      r->azs[i].name);
+		if (missing.len)
+			check(d, name, GB_E_CONFIG, "%s answered, but has no zone %s",
+			      gb_ec2_endpoint(ec2), gb_buf_str(&missing));
+		else
+			check(d, name, GB_E_OK, "%s answered in %.2f s (%zu zones)",
+			      gb_ec2_endpoint(ec2), gb_time_mono() - t0, azs->n);
+		gb_buf_free(&missing);
+	}
+	gb_ec2_az_list_free(azs);
+	gb_ec2_destroy(ec2);
+}
+
+/*****************************************************************************
+ *  Slurm
+ *****************************************************************************/
+
+static void check_program(struct doctor *d, const char *key, const char *value,
+			  const char *want)
+{
+	char name[64];
+	struct stat sb;
+	const char *base = value ? strrchr(value, '/') : NULL;
+
+	snprintf(name, sizeof(name), "slurm %s", key);
+	if (!value)
+		check(d, name, GB_E_CONFIG, "not set in slurm.conf (want .../%s)", want);
+	else if (value[0] != '/')
+		check(d, name, GB_E_CONFIG, "%s is not an absolute path (slurmctld has no PATH)", value);
+	else if (stat(value, &sb) < 0)
+		check(d, name, GB_E_NOTFOUND, "%s: %s", value, strerror(errno));
+	else if (!(sb.st_mode & S_IXUSR))
+		check(d, name, GB_E_PERM, "%s is not executable", value);
+	else if (sb.st_mode & (S_IWGRP | S_IWOTH))
+		check(d, name, GB_E_PERM, "%s is group- or world-writable: slurmctld refuses to run it",
+		      value);
+	else if (!base || strcmp(base + 1, want) != 0)
+		check(d, name, GB_E_CONFIG, "%s is not gpuburst's %s", value, want);
+	else
+		check(d, name, GB_E_OK, "%s", value);
+}
+
+static void check_timeouts(struct doctor *d, const struct gb_conf *conf,
+			   const struct gb_slurmconf *sc)
+{
+	double rt = sc->resume_timeout;
+	double at = gb_policy_approval_timeout(conf, rt, -1);
+
+	if (at >= rt)
+		check(d, "approval-timeout", GB_E_CONFIG,
+		      "approvals may wait %.0f s but Slurm fails nodes after ResumeTimeout %.0f s: keep policy.approval_timeout well below it (auto: half)",
+		      at, rt);
+	else
+		check(d, "approval-timeout", GB_E_OK,
+		      "approvals wait at most %.0f s of ResumeTimeout %.0f s, leaving %.0f s to launch and boot",
+		      at, rt, rt - at);
+}
+
+/* Every nodeset node exists in Slurm as a CLOUD node. */
+static void check_nodes(struct doctor *d, const struct gb_conf *conf,
+			const struct gb_slurm_node_list *sl)
+{
+	struct gb_buf unknown = GB_BUF_INIT, notcloud = GB_BUF_INIT;
+	size_t total = 0, nu = 0, nc = 0;
+
+	for (size_t i = 0; i < conf->n_nodesets; i++) {
+		gb_hostlist_t *hl = NULL;
+		struct gb_strv names = { 0 };
+
+		if (gb_hostlist_parse(conf->nodesets[i].nodes, &hl, NULL) ||
+		    gb_hostlist_expand(hl, 100000, &names, NULL)) {
+			gb_hostlist_destroy(hl);
+			continue;
+		}
+		for (size_t j = 0; j < names.n; j++) {
+			const struct gb_slurm_node *sn = gb_slurm_node_find(sl, names.v[j]);
+
+			total++;
+			if (!sn && nu++ < 10)
+				gb_buf_printf(&unknown, "%s%s", unknown.len ? " " : "", names.v[j]);
+			else if (sn && !sn->cloud && nc++ < 10)
+				gb_buf_printf(&notcloud, "%s%s", notcloud.len ? " " : "", names.v[j]);
+		}
+		gb_strv_free(&names);
+		gb_hostlist_destroy(hl);
+	}
+	if (nu || nc)
+		check(d, "slurm nodes", GB_E_CONFIG,
+		      "%zu of %zu nodeset nodes unknown to Slurm%s%s%s, %zu not State=CLOUD%s%s%s (gpuburstctl slurm-conf)",
+		      nu, total, nu ? " (" : "", gb_buf_str(&unknown), nu ? ")" : "", nc,
+		      nc ? " (" : "", gb_buf_str(&notcloud), nc ? ")" : "");
+	else
+		check(d, "slurm nodes", GB_E_OK, "all %zu nodes of %zu nodesets are CLOUD nodes",
+		      total, conf->n_nodesets);
+	gb_buf_free(&unknown);
+	gb_buf_free(&notcloud);
+}
+
+/*
+ * The libslurm checks run in a child: libslurm calls fatal() (exit) on a
+ * slurm.conf it cannot use, and doctor must report that, not die of it.
+ * The child writes "NAME<TAB>CODE<TAB>DETAIL" lines to a pipe.
+ */
+static void slurm_child(struct doctor *d, const struct gb_conf *conf, int fd)
+{
+	struct gb_slurm_node_list *sl = NULL;
+	char ctld[64], built[32];
+	gb_error_t err = { 0 };
+	FILE *fp = fdopen(fd, "w");
+
+	if (!fp)
+		_exit(1);
+	d->pipe = fp;
+	if (gb_slurm_init(&err) || gb_slurm_ctl_version(ctld, sizeof(ctld), &err)) {
+		check(d, "slurmctld", GB_E_SLURM, "%s", err.text);
+		fclose(fp);
+		_exit(0);
+	}
+	check(d, "slurmctld", GB_E_OK, "answered (Slurm %s)", ctld);
+	gb_slurm_built_version(built, sizeof(built));
+	/* Slurm loads a plugin only if it was built against its exact version. */
+	if (strcmp(built, ctld) != 0)
+		check(d, "slurm version", GB_E_SLURM,
+		      "gpuburst and job_submit/gpuburst were built against Slurm %s, slurmctld runs %s: rebuild",
+		      built, ctld);
+	else
+		check(d, "slurm version", GB_E_OK, "built against %s, slurmctld runs %s", built, ctld);
+	if (gb_slurm_nodes_load(&sl, &err))
+		check(d, "slurm nodes", GB_E_SLURM, "%s", err.text);
+	else
+		check_nodes(d, conf, sl);
+	gb_slurm_node_list_free(sl);
+	fclose(fp);
+	_exit(0);
+}
+
+static void slurm_checks(struct doctor *d, const struct gb_conf *conf)
+{
+	char line[2304];
+	int fds[2], status = 0;
+	bool any = false;
+	FILE *in;
+	pid_t pid;
+
+	fflush(stdout);
+	if (pipe(fds) < 0 || (pid = fork()) < 0) {
+		check(d, "slurmctld", GB_E_IO, "cannot fork: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		slurm_child(d, conf, fds[1]);
+	}
+	close(fds[1]);
+	in = fdopen(fds[0], "r");
+	while (in && fgets(line, sizeof(line), in)) {
+		char *name = line, *code = strchr(line, '\t'), *detail;
+		long c;
+
+		if (!code || !(detail = strchr(code + 1, '\t')))
+			continue;
+		*code++ = '\0';
+		*detail++ = '\0';
+		detail[strcspn(detail, "\n")] = '\0';
+		if (gb_parse_long(code, 0, 125, &c))
+			continue;
+		check(d, name, (gb_err_t)c, "%s", detail);
+		any = true;
+	}
+	if (in)
+		fclose(in);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!any || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		check(d, "slurmctld", GB_E_SLURM,
+		      "libslurm gave up on the Slurm configuration (exit status %d): see its message above; SLURM_CONF=%s",
+		      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+		      getenv(GB_SLURMCONF_ENV) ? getenv(GB_SLURMCONF_ENV) : "(unset)");
+}
+
+static void check_slurm(struct doctor *d, const struct gb_conf *conf,
+			const struct gb_slurmconf *sc)
+{
+	if (sc) {
+		check_program(d, "ResumeProgram", sc->resume_program, "gpuburst-resume");
+		check_program(d, "SuspendProgram", sc->suspend_program, "gpuburst-suspend");
+		check_program(d, "ResumeFailProgram", sc->resume_fail_program,
+			      "gpuburst-resume-fail");
+		check_timeouts(d, conf, sc);
+	}
+	slurm_checks(d, conf);
+}
+
+/*****************************************************************************
+ *  The command
+ *****************************************************************************/
+
+static const struct option doctor_longopts[] = {
+	CTL_COMMON_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+gb_err_t ctl_cmd_doctor(struct ctl *ctl, int argc, char **argv)
+{
+	const char *cmd = "doctor", *scpath;
+	struct doctor d = { ctl, NULL, NULL, GB_E_OK, 0 };
+	struct gb_errlist errs = { 0 };
+	struct gb_slurmconf sc = { 0 };
+	struct gb_conf *conf = NULL;
+	gb_creds_t *creds = NULL;
+	gb_error_t err = { 0 };
+	bool first = true, have_sc;
+	gb_err_t rc = GB_E_OK;
+	int c;
+
+	while ((c = ctl_getopt(ctl, cmd, argc, argv, ":jh", doctor_longopts, &first,
+			       &rc)) != -1) {
+		if (c == CTL_OPT_DONE)
+			return rc;
+		return ctl_unimplemented(cmd, c);
+	}
+	if (optind < argc)
+		return ctl_usage(cmd, "unexpected argument \"%s\"", argv[optind]);
+	if (ctl->json)
+		d.checks = json_array();
+	rc = gb_conf_load(gb_conf_path(ctl->conf_path), &conf, &errs, &err);
+	if (rc) {
+		check(&d, "config", rc, "%s%s", errs.n ? errs.msgs[0] : err.text,
+		      errs.n > 1 ? " (and more: gpuburstctl config check)" : "");
+		goto out;
+	}
+	check(&d, "config", GB_E_OK, "%s: cluster %s, environment %s, %zu regions, %zu nodesets, approval threshold %d",
+	      conf->path, conf->cluster_name, gb_conf_env_name(conf->environment),
+	      conf->n_regions, conf->n_nodesets, gb_conf_threshold(conf));
+	scpath = gb_slurmconf_path(!ctl->setid);
+	have_sc = gb_slurmconf_read(scpath, &sc, &err) == GB_E_OK;
+	if (have_sc)
+		check(&d, "slurm.conf", GB_E_OK, "%s: SlurmUser %s, ResumeTimeout %.0f s", scpath,
+		      sc.slurm_user, sc.resume_timeout);
+	else
+		check(&d, "slurm.conf", err.code, "%s", err.text);
+	check_state_dir(&d, conf, have_sc ? &sc : NULL);
+	check_state_file(&d, conf);
+	check_log(&d, conf);
+	creds = check_creds(&d, conf);
+	for (size_t i = 0; i < conf->n_regions; i++)
+		check_region(&d, conf, &conf->regions[i], creds);
+	check_slurm(&d, conf, have_sc ? &sc : NULL);
+out:
+	if (ctl->json)
+		ctl_json_print(json_pack("{s:b,s:i,s:o}", "ok", d.n_fail == 0,
+					 "failed", (int)d.n_fail, "checks", d.checks));
+	else if (d.n_fail)
+		printf("%zu check%s failed\n", d.n_fail, d.n_fail == 1 ? "" : "s");
+	gb_creds_destroy(creds);
+	gb_slurmconf_clear(&sc);
+	gb_errlist_free(&errs);
+	gb_conf_destroy(conf);
+	return d.first;
+}

@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cmd_terminate.c - gpuburstctl terminate NODES|--all, in two steps
+ *
+ * Like the ancestor's delete approval (describe, then ask), a manual
+ * terminate first prints what it would terminate and a confirmation token;
+ * only a second run with --confirm TOKEN (or --yes, for scripts) acts.  The
+ * token is a hash of the cluster, the exact (node, region, instance) set and
+ * a five-minute time bucket: it stops working when the set changes or after
+ * five to ten minutes, so a stale confirmation cannot terminate something
+ * the administrator never saw.  It is not a secret.
+ *
+ * The termination itself runs here, recorded as a TERMINATE request (state
+ * running with our pid: if we die, reconcile requeues it and the worker
+ * finishes it), through gb_orch_terminate (TerminateInstances per region,
+ * records closed), then Slurm's node addresses are cleared.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "gb_crypto.h"
+#include "gb_log.h"
+#include "gb_orch.h"
+#include "gb_prog.h"
+#include "gb_slurm.h"
+
+#define TOKEN_BUCKET 300.0	/* seconds; a token works in its bucket and the next */
+#define TOKEN_HEX 10
+
+struct victim {
+	char *node, *region, *instance_id, *state;
+	double launched_at;
+};
+
+struct victims {
+	struct victim *v;
+	size_t n;
+	const struct gb_strv *wanted;	/* sorted node names; NULL: every node */
+	bool oom;
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmp_victim(const void *a, const void *b)
+{
+	const struct victim *x = a, *y = b;
+	int c = strcmp(x->node, y->node);
+
+	return c ? c : strcmp(x->instance_id, y->instance_id);
+}
+
+static int victim_cb(const struct gb_instance *in, void *arg)
+{
+	struct victims *vs = arg;
+	struct victim *grown, *v;
+	const char *node = in->node;
+
+	if (!node || (vs->wanted && !bsearch(&node, vs->wanted->v, vs->wanted->n,
+					     sizeof(char *), cmp_str)))
+		return 0;
+	if (!(grown = realloc(vs->v, (vs->n + 1) * sizeof(*grown)))) {
+		vs->oom = true;
+		return 1;
+	}
+	vs->v = grown;
+	v = &vs->v[vs->n++];
+	v->node = strdup(node);
+	v->region = strdup(in->region);
+	v->instance_id = strdup(in->instance_id);
+	v->state = strdup(gb_instance_state_name(in->state));
+	v->launched_at = in->launched_at;
+	vs->oom |= !v->node || !v->region || !v->instance_id || !v->state;
+	return vs->oom;
+}
+
+static void victims_free(struct victims *vs)
+{
+	for (size_t i = 0; i < vs->n; i++) {
+		free(vs->v[i].node);
+		free(vs->v[i].region);
+		free(vs->v[i].instance_id);
+		free(vs->v[i].state);
+	}
+	free(vs->v);
+}
+
+/* The token of [vs] (sorted) in time bucket [bucket]. */
+static void token_of(const struct gb_conf *conf, const struct victims *vs,
+		     long bucket, char out[TOKEN_HEX + 1])
+{
+	struct gb_buf b = GB_BUF_INIT;
+	char hex[2 * GB_SHA256_LEN + 1];
+
+	gb_buf_printf(&b, "gpuburst-terminate\n%s\n%ld\n", conf->cluster_name, bucket);
+	for (size_t i = 0; i < vs->n; i++)
+		gb_buf_printf(&b, "%s %s %s\n", vs->v[i].node, vs->v[i].region,
+			      vs->v[i].instance_id);
+	gb_crypto_sha256_hex(gb_buf_str(&b), b.len, hex);
+	memcpy(out, hex, TOKEN_HEX);
+	out[TOKEN_HEX] = '\0';
+	gb_buf_free(&b);
+}
+
+/* The distinct nodes of [vs] (sorted), for the request and Slurm. */
+static gb_err_t victim_nodes(const struct victims *vs, struct gb_strv *out)
+{
+	for (size_t i = 0; i < vs->n; i++)
+		if ((i == 0 || strcmp(vs->v[i].node, vs->v[i - 1].node) != 0) &&
+		    gb_strv_add(out, vs->v[i].node))
+			return GB_E_NOMEM;
+	return GB_E_OK;
+}
+
+struct opts {
+	const char *cmd;
+	const char *nodes;	/* expression, or NULL with --all */
+	bool all, yes;
+	const char *confirm;
+	const char *reason;
+};
+
+static void print_preview(struct ctl *ctl, const struct opts *o,
+			  const struct victims *vs, const struct gb_strv *missing,
+			  const char *token)
+{
+	struct ctl_table t;
+	char launched[32], ran[64];
+
+	if (ctl->json) {
+		json_t *doc = json_object(), *a = json_array(), *m = json_array();
+
+		for (size_t i = 0; i < vs->n; i++)
+			json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s,s:o}",
+				"node", vs->v[i].node, "region", vs->v[i].region,
+				"instance_id", vs->v[i].instance_id, "state", vs->v[i].state,
+				"launched_at", ctl_jtime(vs->v[i].launched_at)));
+		for (size_t i = 0; missing && i < missing->n; i++)
+			json_array_append_new(m, json_string(missing->v[i]));
+		json_object_set_new(doc, "confirmed", json_false());
+		json_object_set_new(doc, "token", json_string(token));
+		json_object_set_new(doc, "valid_seconds", json_integer((json_int_t)TOKEN_BUCKET));
+		json_object_set_new(doc, "instances", a);
+		json_object_set_new(doc, "nodes_without_instance", m);
+		ctl_json_print(doc);
+		return;
+	}
+	printf("would terminate %zu instance%s:\n", vs->n, vs->n == 1 ? "" : "s");
+	ctl_table_init(&t, 6, "NODE", "INSTANCE", "REGION", "STATE", "LAUNCHED", "RAN");
+	t.indent = "  ";
+	for (size_t i = 0; i < vs->n; i++)
+		ctl_table_row(&t, vs->v[i].node, vs->v[i].instance_id, vs->v[i].region,
+			      vs->v[i].state,
+			      ctl_time(vs->v[i].launched_at, launched, sizeof(launched)),
+			      ctl_dur(vs->v[i].launched_at > 0 ? ctl->now - vs->v[i].launched_at
+							      : -1, ran, sizeof(ran)));
+	ctl_table_print(&t, stdout);
+	ctl_table_free(&t);
+	if (missing && missing->n) {
+		printf("nodes without a live instance (nothing to do):");
+		for (size_t i = 0; i < missing->n; i++)
+			printf(" %s", missing->v[i]);
+		printf("\n");
+	}
+	printf("To terminate them, run within 5 minutes:\n  gpuburstctl terminate %s%s%s --confirm %s\n",
+	       o->all ? "--all" : "'", o->all ? "" : o->nodes, o->all ? "" : "'", token);
+}
+
+/* Nodes of the expression without a live instance, for the preview. */
+static gb_err_t missing_nodes(const struct gb_strv *wanted,
+			      const struct victims *vs, struct gb_strv *out)
+{
+	for (size_t i = 0; i < wanted->n; i++) {
+		bool found = false;
+
+		for (size_t j = 0; j < vs->n && !found; j++)
+			found = strcmp(vs->v[j].node, wanted->v[i]) == 0;
+		if (!found && gb_strv_add(out, wanted->v[i]))
+			return GB_E_NOMEM;
+	}
+	return GB_E_OK;
+}
+
+/* Record, terminate, clear Slurm's addresses, finish the record. */
+static gb_err_t execute(struct ctl *ctl, const struct gb_conf *conf,
+			const struct opts *o, const struct gb_policy_actor *who,
+			const struct victims *vs)
+{
+	struct gb_strv nodes = { 0 };
+	struct gb_request req = { .id = "" };
+	struct gb_orch_opts oo = { 0 };
+	gb_orch_t *orch = NULL;
+	char *expr = NULL, reason[256], path[4096], result[256], q[300];
+	size_t failed = 0;
+	gb_error_t err = { 0 }, se = { 0 };
+	int n_term = 0;
+	gb_err_t rc;
+
+	snprintf(reason, sizeof(reason), "terminated by %s%s%s", who->name,
+		 o->reason ? ": " : " (gpuburstctl terminate)", o->reason ? o->reason : "");
+	if (victim_nodes(vs, &nodes) ||
+	    gb_slurm_hostlist_compress(nodes.v, nodes.n, &expr, &err)) {
+		rc = ctl_fail(GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	req.kind = GB_REQ_TERMINATE;
+	req.state = GB_RSTATE_RUNNING;
+	req.nodes = expr;
+	req.node_count = (int)nodes.n;
+	req.worker_pid = getpid();
+	req.reason = reason;
+	if ((rc = gb_state_request_add(ctl->st, &req, &err))) {
+		ctl_fail(rc, "%s", err.text);
+		goto out;
+	}
+	snprintf(result, sizeof(result), "by=%s uid=%lld instances=%zu reason=%s",
+		 who->name, (long long)who->uid, vs->n, gb_log_q(q, sizeof(q), reason));
+	gb_state_event_add(ctl->st, req.id, "terminate_cli", result, NULL);
+	gb_log_notice("terminate_cli req=%s nodes=%s %s", req.id, expr, result);
+
+	gb_prog_state_path(conf, path, sizeof(path));
+	oo.conf = conf;
+	oo.state_path = path;
+	rc = gb_orch_create(&oo, &orch, &err);
+	if (rc == GB_E_OK)
+		rc = gb_orch_terminate(orch, ctl->st, req.id, (const char *const *)nodes.v,
+				       nodes.n, reason, 0, &n_term, &err);
+	/* Slurm should not route to addresses that are gone; best effort. */
+	if (gb_slurm_init(&se) ||
+	    gb_slurm_nodes_clear_addr(nodes.v, nodes.n, &failed, &se))
+		fprintf(stderr, "gpuburstctl: warning: node addresses not cleared in Slurm: %s\n",
+			se.text);
+	if (rc)
+		snprintf(result, sizeof(result), "terminated %d of %zu instances: %s", n_term,
+			 vs->n, err.text);
+	else
+		snprintf(result, sizeof(result), "terminated %d of %zu instances", n_term, vs->n);
+	gb_state_request_finish(ctl->st, req.id, rc ? GB_RSTATE_FAILED : GB_RSTATE_DONE,
+				rc ? (n_term ? GB_RESULT_PARTIAL : GB_RESULT_FAILED)
+				   : GB_RESULT_SUCCESS, 0, result, NULL);
+	gb_log_notice("terminate_done req=%s %s", req.id, gb_log_q(q, sizeof(q), result));
+	if (ctl->json) {
+		ctl_json_print(json_pack("{s:b,s:s,s:s,s:i,s:i,s:s?}", "confirmed", 1,
+					 "request_id", req.id, "nodes", expr,
+					 "instances", (int)vs->n, "terminated", n_term,
+					 "error", rc ? err.text : NULL));
+	} else {
+		printf("request %s: %s\n", req.id, result);
+	}
+	if (rc)
+		ctl_fail(rc, "%s", err.text);
+out:
+	gb_orch_destroy(orch);
+	free(expr);
+	gb_strv_free(&nodes);
+	return rc;
+}
+
+static const struct option term_longopts[] = {
+	CTL_COMMON_LONGOPTS,
+	{ "all", no_argument, NULL, 'a' },
+	{ "yes", no_argument, NULL, 'y' },
+	{ "confirm", required_argument, NULL, 'k' },
+	{ "reason", required_argument, NULL, 'r' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static gb_err_t parse(struct ctl *ctl, int argc, char **argv, struct opts *o,
+		      bool *done)
+{
+	bool first = true;
+	gb_err_t rc = GB_E_OK;
+	int c;
+
+	while ((c = ctl_getopt(ctl, o->cmd, argc, argv, ":jhayk:r:", term_longopts,
+			       &first, &rc)) != -1) {
+		switch (c) {
+		case CTL_OPT_DONE:
+			*done = true;
+			return rc;
+		case 'a':
+			o->all = true;
+			break;
+		case 'y':
+			o->yes = true;
+			break;
+		case 'k':
+			o->confirm = optarg;
+			break;
+		case 'r':
+			o->reason = optarg;
+			break;
+		default:
+			return ctl_unimplemented(o->cmd, c);
+		}
+	}
+	if (optind < argc)
+		o->nodes = argv[optind++];
+	if (optind < argc)
+		return ctl_usage(o->cmd, "unexpected argument \"%s\"", argv[optind]);
+	if (!o->all == !o->nodes)
+		return ctl_usage(o->cmd, "give NODES (a Slurm host list) or --all, not both");
+	if (o->yes && o->confirm)
+		return ctl_usage(o->cmd, "give --yes or --confirm TOKEN, not both");
+	return GB_E_OK;
+}
+
+gb_err_t ctl_cmd_terminate(struct ctl *ctl, int argc, char **argv)
+{
+	struct opts o = { "terminate" };
+	struct gb_instance_filter f = GB_INSTANCE_FILTER_ANY;
+	struct victims vs = { 0 };
+	struct gb_strv wanted = { 0 }, missing = { 0 };
+	struct gb_policy_actor who;
+	const struct gb_conf *conf;
+	char token[TOKEN_HEX + 1], prev[TOKEN_HEX + 1];
+	gb_error_t err = { 0 };
+	bool done = false;
+	long bucket;
+	gb_err_t rc;
+
+	rc = parse(ctl, argc, argv, &o, &done);
+	if (rc || done)
+		return rc;
+	if (!(conf = ctl_conf(ctl, &rc)))
+		return rc;
+	if ((rc = ctl_authorize(ctl, conf, &who)))
+		return rc;
+	if (o.nodes) {
+		if (gb_slurm_hostlist_expand(o.nodes, 100000, &wanted, &err))
+			return ctl_usage(o.cmd, "%s", err.text);
+		qsort(wanted.v, wanted.n, sizeof(char *), cmp_str);
+		vs.wanted = &wanted;
+	}
+	ctl_log_open(ctl);
+	if (!ctl_state(ctl, true, &rc))
+		goto out;
+	f.alive = true;
+	if ((rc = gb_state_instance_list(ctl->st, &f, victim_cb, &vs, &err))) {
+		ctl_fail(rc, "%s", err.text);
+		goto out;
+	}
+	if (vs.oom || (o.nodes && missing_nodes(&wanted, &vs, &missing))) {
+		rc = ctl_fail(GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	if (vs.n == 0) {
+		rc = ctl_fail(GB_E_NOTFOUND, "nothing to terminate: no live instance for %s",
+			      o.all ? "any node" : o.nodes);
+		goto out;
+	}
+	qsort(vs.v, vs.n, sizeof(*vs.v), cmp_victim);
+	bucket = (long)(ctl->now / TOKEN_BUCKET);
+	token_of(conf, &vs, bucket, token);
+	if (!o.yes && !o.confirm) {
+		print_preview(ctl, &o, &vs, &missing, token);
+		rc = GB_E_PENDING;	/* nothing done: scripts must not take it for success */
+		goto out;
+	}
+	token_of(conf, &vs, bucket - 1, prev);
+	if (o.confirm && strcmp(o.confirm, token) != 0 && strcmp(o.confirm, prev) != 0) {
+		rc = ctl_fail(GB_E_INVALID, "confirmation token \"%s\" does not match: the instances changed or it is older than 5 minutes; run without --confirm to see them again",
+			      o.confirm);
+		goto out;
+	}
+	rc = execute(ctl, conf, &o, &who, &vs);
+out:
+	victims_free(&vs);
+	gb_strv_free(&wanted);
+	gb_strv_free(&missing);
+	return rc;
+}

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * util.c - gpuburstctl: config and state on demand, options, tables, JSON
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+#include "gb_log.h"
+#include "gb_util.h"
+
+/*****************************************************************************
+ *  Messages
+ *****************************************************************************/
+
+gb_err_t ctl_fail(gb_err_t code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("gpuburstctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return code;
+}
+
+gb_err_t ctl_usage(const char *cmd, const char *fmt, ...)
+{
+	const struct ctl_cmd *c = ctl_command(cmd);
+	va_list ap;
+
+	fputs("gpuburstctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (c)
+		fprintf(stderr, "Usage: gpuburstctl %s%s%s\n", c->name,
+			c->args[0] ? " " : "", c->args);
+	return GB_E_USAGE;
+}
+
+gb_err_t ctl_unimplemented(const char *cmd, int c)
+{
+	return ctl_usage(cmd, "unimplemented option \"%c\"", c);
+}
+
+/*****************************************************************************
+ *  Config, state, log
+ *****************************************************************************/
+
+const struct gb_conf *ctl_conf(struct ctl *ctl, gb_err_t *rc)
+{
+	struct gb_errlist errs = { 0 };
+	gb_error_t err = { 0 };
+
+	if (ctl->conf)
+		return ctl->conf;
+	*rc = gb_conf_load(gb_conf_path(ctl->conf_path), &ctl->conf, &errs,
+			   &err);
+	if (*rc) {
+		if (errs.n == 0)
+			fprintf(stderr, "gpuburstctl: %s\n", err.text);
+		for (size_t i = 0; i < errs.n; i++)
+			fprintf(stderr, "%s\n", errs.msgs[i]);
+	}
+	gb_errlist_free(&errs);
+	return ctl->conf;
+}
+
+gb_state_t *ctl_state(struct ctl *ctl, bool write, gb_err_t *rc)
+{
+	const struct gb_conf *conf;
+	char path[4096];
+	gb_error_t err = { 0 };
+
+	*rc = GB_E_OK;
+	if (ctl->st && (ctl->st_rw || !write))
+		return ctl->st;
+	if (!(conf = ctl_conf(ctl, rc)))
+		return NULL;
+	gb_state_close(ctl->st);
+	ctl->st = NULL;
+	snprintf(path, sizeof(path), "%s/%s", conf->state_dir, GB_STATE_FILE);
+	*rc = gb_state_open(path, write ? 0 : GB_STATE_RDONLY, CTL_STATE_BUSY_MS,
+			    &ctl->st, &err);
+	if (*rc == GB_E_NOTFOUND && !write) {
+		ctl->st_missing = true;
+		*rc = GB_E_OK;
+		return NULL;
+	}
+	if (*rc) {
+		ctl_fail(*rc, "%s", err.text);
+		return NULL;
+	}
+	ctl->st_rw = write;
+	return ctl->st;
+}
+
+void ctl_log_open(struct ctl *ctl)
+{
+	const struct gb_conf *conf = ctl->conf;
+	struct gb_log_opts o = { 0 };
+	gb_error_t err = { 0 };
+
+	if (ctl->log_open || !conf)
+		return;
+	ctl->log_open = true;
+	o.file = conf->log.file;
+	o.syslog = conf->log.syslog;
+	o.level = conf->log.level;
+	o.no_stderr = true;	/* the terminal gets our own messages */
+	if (gb_log_open("gpuburstctl", &o, &err))
+		fprintf(stderr, "gpuburstctl: warning: %s (the decision is still recorded in the state file)\n",
+			err.text);
+}
+
+/*****************************************************************************
+ *  Options
+ *****************************************************************************/
+
+int ctl_getopt(struct ctl *ctl, const char *cmd, int argc, char **argv,
+	       const char *shortopts, const struct option *longopts,
+	       bool *first, gb_err_t *rc)
+{
+	const struct ctl_cmd *c;
+	int opt;
+
+	if (*first) {
+		optind = 0;	/* glibc: full re-initialisation */
+		opterr = 0;
+		*first = false;
+	}
+	opt = getopt_long(argc, argv, shortopts, longopts, NULL);
+	switch (opt) {
+	case 'j':
+		ctl->json = true;
+		return ctl_getopt(ctl, cmd, argc, argv, shortopts, longopts,
+				  first, rc);
+	case 'h':
+		c = ctl_command(cmd);
+		printf("Usage: gpuburstctl %s%s%s\n  %s\n", cmd,
+		       c && c->args[0] ? " " : "", c ? c->args : "",
+		       c ? c->summary : "");
+		*rc = GB_E_OK;
+		return CTL_OPT_DONE;
+	case '?':
+		if (optopt)
+			*rc = ctl_usage(cmd, "invalid option \"-%c\"", optopt);
+		else
+			*rc = ctl_usage(cmd, "invalid option \"%s\"",
+					argv[optind - 1]);
+		return CTL_OPT_DONE;
+	case ':':
+		*rc = ctl_usage(cmd, "missing argument for option \"%s\"",
+				argv[optind - 1]);
+		return CTL_OPT_DONE;
+	default:
+		return opt;
+	}
+}
+
+gb_err_t ctl_parse_long(const char *cmd, const char *opt, const char *s,
+			long min, long max, long *out)
+{
+	if (gb_parse_long(s, min, max, out) == GB_E_OK)
+		return GB_E_OK;
+	return ctl_usage(cmd, "invalid %s \"%s\": a whole number from %ld to %ld",
+			 opt, s, min, max);
+}
+
+gb_err_t ctl_check_id(const char *cmd, const char *id)
+{
+	size_t n = 0;
+
+	for (; id[n]; n++)
+		if (!isxdigit((unsigned char)id[n]) || isupper((unsigned char)id[n]))
+			break;
+	if (n == GB_REQUEST_ID_LEN && !id[n])
+		return GB_E_OK;
+	return ctl_usage(cmd, "invalid request id \"%s\": %d lower-case hex digits expected",
+			 id, GB_REQUEST_ID_LEN);
+}
+
+/*****************************************************************************
+ *  JSON and times
+ *****************************************************************************/
+
+void ctl_json_print(json_t *doc)
+{
+	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+	fputc('\n', stdout);
+	json_decref(doc);
+}
+
+json_t *ctl_jstr(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+json_t *ctl_jtime(double t)
+{
+	char iso[32];
+
+	return t > 0 ? json_string(gb_time_iso(t, iso, sizeof(iso))) : json_null();
+}
+
+json_t *ctl_jraw(const char *text)
+{
+	json_t *j;
+
+	if (!text)
+		return json_null();
+	j = json_loads(text, JSON_DECODE_ANY, NULL);
+	return j ? j : json_string(text);
+}
+
+const char *ctl_time(double t, char *buf, size_t n)
+{
+	if (t > 0)
+		return gb_time_iso(t, buf, n);
+	gb_strlcpy(buf, "-", n);
+	return buf;
+}
+
+const char *ctl_dur(double seconds, char *buf, size_t n)
+{
+	if (seconds >= 0)
+		return gb_time_human(seconds, buf, n);
+	gb_strlcpy(buf, "-", n);
+	return buf;
+}
+
+const char *ctl_itoa(long long v, char *buf, size_t n)
+{
+	snprintf(buf, n, "%lld", v);
+	return buf;
+}
+
+/*****************************************************************************
+ *  Tables
+ *****************************************************************************/
+
+void ctl_table_init(struct ctl_table *t, size_t ncols, ...)
+{
+	va_list ap;
+
+	memset(t, 0, sizeof(*t));
+	t->ncols = ncols;
+	va_start(ap, ncols);
+	for (size_t i = 0; i < ncols; i++)
+		t->failed |= gb_strv_add(&t->cells, va_arg(ap, const char *)) != GB_E_OK;
+	va_end(ap);
+}
+
+void ctl_table_row(struct ctl_table *t, ...)
+{
+	va_list ap;
+
+	va_start(ap, t);
+	for (size_t i = 0; i < t->ncols; i++) {
+		const char *s = va_arg(ap, const char *);
+
+		t->failed |= gb_strv_add(&t->cells, s && *s ? s : "-") != GB_E_OK;
+	}
+	va_end(ap);
+}
+
+/* Cells never contain newlines or tabs: they would break the columns. */
+static void print_cell(FILE *fp, const char *s)
+{
+	for (; *s; s++)
+		fputc(iscntrl((unsigned char)*s) ? ' ' : *s, fp);
+}
+
+void ctl_table_print(struct ctl_table *t, FILE *fp)
+{
+	size_t rows = t->ncols ? t->cells.n / t->ncols : 0;
+	size_t *w = calloc(t->ncols ? t->ncols : 1, sizeof(*w));
+
+	if (!w || t->failed) {
+		fprintf(stderr, "gpuburstctl: out of memory printing a table\n");
+		free(w);
+		return;
+	}
+	for (size_t r = 0; r < rows; r++)
+		for (size_t c = 0; c < t->ncols; c++) {
+			const char *s = t->cells.v[r * t->ncols + c];
+			size_t len = strlen(s) - (r == 0 && s[0] == '>');
+
+			if (len > w[c])
+				w[c] = len;
+		}
+	for (size_t r = 0; r < rows; r++) {
+		if (t->indent)
+			fputs(t->indent, fp);
+		for (size_t c = 0; c < t->ncols; c++) {
+			const char *h = t->cells.v[c];
+			const char *s = t->cells.v[r * t->ncols + c];
+			bool right = h[0] == '>';
+			size_t len;
+
+			if (r == 0 && right)
+				s++;
+			len = strlen(s);
+			if (c)
+				fputs("  ", fp);
+			if (right)
+				fprintf(fp, "%*s", (int)(w[c] - len), "");
+			print_cell(fp, s);
+			if (!right && c + 1 < t->ncols)
+				fprintf(fp, "%*s", (int)(w[c] - len), "");
+		}
+		fputc('\n', fp);
+	}
+	free(w);
+}
+
+void ctl_table_free(struct ctl_table *t)
+{
+	gb_strv_free(&t->cells);
+	memset(t, 0, sizeof(*t));
+}

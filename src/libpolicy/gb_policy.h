@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gb_policy.h - approval policy: which resumes wait for an administrator,
+ * who may decide, what a decision does to the queue, expiry, notification
+ *
+ * The anchors have no approval gating; the ancestor gated one launch call
+ * at a time (shared/research/seed-and-protocols.md §1.8).  Here a resume
+ * REQUEST is gated before anything is launched, and the rules are:
+ *
+ *  1. Size.  A request needs approval when the nodes COUNTED for it exceed
+ *     (strictly) the threshold of the effective environment
+ *     (policy.approval_thresholds: dev 50, staging 20, prod 10).
+ *     Counting (gpuburstctl(8), APPROVALS, has worked examples):
+ *       - a request is one (nodeset, job) of one Slurm call;
+ *       - for a job, the count is the number of distinct nodes of that job
+ *         in ALL nodesets of this call, plus those of the same job's
+ *         earlier requests created within the last [window] seconds (the
+ *         resume timeout) that are pending_approval, queued, running or
+ *         done: a job split over several nodesets, or over several calls
+ *         by ResumeRate, is counted whole.  When the count exceeds the
+ *         threshold every request of the job in this call is gated (never
+ *         half a job); a part already admitted earlier is not recalled;
+ *       - a jobless power-up (scontrol update state=power_up) is counted
+ *         per nodeset and call: the request's own nodes.
+ *  2. Manual power-ups.  With policy.manual_resume_needs_approval, every
+ *     jobless request is gated whatever its size.
+ *  3. Geography.  With a non-empty policy.allowed_geo_regions, a plan that
+ *     would launch in any other region is gated when the worker has made
+ *     it (gb_policy_geo_gate), before any launch.
+ * A request is approved as a whole; an approved request is never gated
+ * again (an approval covers its size and its plan).
+ *
+ * Expiry.  A gated request keeps its nodes POWERING_UP in Slurm, and Slurm
+ * fails them (DOWN, "ResumeTimeout reached") ResumeTimeout seconds after
+ * the power-up: waiting for approval consumes that budget, and launching
+ * plus booting needs the rest.  So the default approval timeout is HALF of
+ * the ResumeTimeout that applies to the nodes (gb_policy_approval_timeout),
+ * counted from the request's creation (the power-up), not from the moment
+ * the gate was hit; policy.approval_timeout overrides it.
+ *
+ * Ownership: strings in results are NEW inside the result and freed by its
+ * *_clear function; config pointers are BORROWED.
+ */
+#ifndef GB_LIBPOLICY_GB_POLICY_H
+#define GB_LIBPOLICY_GB_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gb_conf.h"
+#include "gb_err.h"
+#include "gb_slurmconf.h"
+#include "gb_state.h"
+#include "gb_str.h"
+
+#define GB_POLICY_WHY_MAX 256
+/* Slurm node reasons of denied and expired requests (gpuburstctl(8)). */
+#define GB_POLICY_REASON_DENIED "gpuburst: resume denied by "
+#define GB_POLICY_REASON_EXPIRED "gpuburst: resume approval expired"
+#define GB_POLICY_REASON_MAX 256	/* bytes with the NUL */
+/* Who decides an expiry, in approvals.decided_by and events. */
+#define GB_POLICY_EXPIRY_ACTOR "gpuburst"
+/* The notify command gets this long before it is killed. */
+#define GB_POLICY_NOTIFY_TIMEOUT 10.0
+/* Output of the notify command kept for the log, bytes. */
+#define GB_POLICY_NOTIFY_OUTPUT_MAX 512
+
+enum gb_policy_rule {
+	GB_POLICY_RULE_NONE = 0,	/* no approval needed */
+	GB_POLICY_RULE_SIZE,		/* counted nodes > threshold */
+	GB_POLICY_RULE_MANUAL,		/* jobless and manual_resume_needs_approval */
+	GB_POLICY_RULE_GEO,		/* plan outside allowed_geo_regions */
+};
+
+struct gb_policy_verdict {
+	bool needs_approval;
+	enum gb_policy_rule rule;
+	int counted;			/* nodes counted against the threshold */
+	int threshold;			/* of the effective environment */
+	char why[GB_POLICY_WHY_MAX];	/* one line, for approvals.why */
+};
+
+/* RET static "none", "size", "manual", "geo". */
+const char *gb_policy_rule_name(enum gb_policy_rule r);
+
+/*
+ * The size and manual rules for one request of job [job_id] (0: none)
+ * whose counted nodes are [counted].  Pure.  Rule 1 is checked before
+ * rule 2, so a large manual power-up says why by its size.
+ * why: "12 nodes for job 4711 > prod threshold 10",
+ *      "manual power-up of 3 nodes (policy.manual_resume_needs_approval)".
+ */
+void gb_policy_judge(const struct gb_conf *conf, int64_t job_id, int counted,
+		     struct gb_policy_verdict *v);
+
+/*
+ * The geography rule: RET whether some of [regions] (n names, duplicates
+ * allowed) is outside policy.allowed_geo_regions (always false when that
+ * list is empty).  [v] may be NULL; else filled, why e.g. "plan uses
+ * ap-northeast-2 outside allowed_geo_regions [ap-south-1, ap-northeast-1]".
+ */
+bool gb_policy_geo(const struct gb_conf *conf, const char *const *regions,
+		   size_t n, struct gb_policy_verdict *v);
+
+/*
+ * The approval timeout of a request of nodeset [nodeset] (may be NULL):
+ * gb_policy_approval_timeout() with slurm.conf's global ResumeTimeout and
+ * that of the nodeset's partition ([sc] NULL: Slurm's default 60 s).
+ */
+double gb_policy_timeout_for(const struct gb_conf *conf,
+			     const struct gb_slurmconf *sc,
+			     const char *nodeset);
+
+/*
+ * The resume fast path's hook.  [reqs] are the n requests of ONE Slurm
+ * call, not yet inserted (ids may be empty); for each, counts as in rule 1
+ * and applies rules 1 and 2.  Earlier requests are read from [st] (NULL:
+ * none) back to [now] minus the larger of the global and partition
+ * ResumeTimeouts of [sc] (NULL: 60 s).  OUT v[i] per request;
+ * reqs[i].state becomes GB_RSTATE_PENDING_APPROVAL with expires_at =
+ * created + gb_policy_timeout_for() (created: reqs[i].created_at, or
+ * [now] when 0) for the gated ones, GB_RSTATE_QUEUED for the other resume
+ * requests; other kinds are left alone.  Reads only.  Nodes that are not
+ * a valid hostlist count by node_count.
+ * RET GB_E_OK; GB_E_STATE reading [st]; GB_E_NOMEM.
+ */
+gb_err_t gb_policy_gate(const struct gb_conf *conf, gb_state_t *st,
+			struct gb_request *reqs, size_t n, double now,
+			const struct gb_slurmconf *sc,
+			struct gb_policy_verdict *v, gb_error_t *err);
+
+/*
+ * After [req] (gated by [v]) was inserted, in the caller's transaction if
+ * any: the approval row (state pending, why, requested_at =
+ * req->created_at, expires_at = req->expires_at), the event
+ * "approval_needed" (rule=, counted=, threshold=, expires=) and the log
+ * line.  RET as gb_state_approval_add.
+ */
+gb_err_t gb_policy_record(gb_state_t *st, const struct gb_request *req,
+			  const struct gb_policy_verdict *v, gb_error_t *err);
+
+/*
+ * The worker's geography gate for request [req] (RUNNING, claimed by the
+ * caller) whose plan would use [regions].  When the request has an
+ * approved approval, or the regions are all allowed: RET GB_E_OK, nothing
+ * written.  Otherwise, in one transaction: the request goes RUNNING ->
+ * PENDING_APPROVAL, an approval row (expiring at req->created_at +
+ * gb_policy_timeout_for(): Slurm's clock started at the power-up) and an
+ * event are written; RET GB_E_PENDING (the caller stops working on it and
+ * notifies: gb_policy_notify_spawn).  OUT [v] (may be NULL) the verdict.
+ */
+gb_err_t gb_policy_geo_gate(const struct gb_conf *conf, gb_state_t *st,
+			    const struct gb_request *req,
+			    const char *const *regions, size_t n,
+			    const struct gb_slurmconf *sc,
+			    struct gb_policy_verdict *v, gb_error_t *err);
+
+/*
+ * The default approval timeout (seconds) for nodes of Slurm partition
+ * [partition] (may be NULL): policy.approval_timeout when set (not auto),
+ * else half of the ResumeTimeout that applies (the smaller of the global
+ * one and the partition's own, when it has one), at least 1 s.
+ * [resume_timeout] and [partition_timeout] come from slurm.conf
+ * (gb_slurmconf.h); <= 0 means unknown / not set (the global one then
+ * defaults to Slurm's 60 s).
+ */
+double gb_policy_approval_timeout(const struct gb_conf *conf,
+				  double resume_timeout,
+				  double partition_timeout);
+
+/*****************************************************************************
+ *  Decisions: approve, deny, expire
+ *****************************************************************************/
+
+enum gb_policy_decision {
+	GB_POLICY_APPROVE = 0,
+	GB_POLICY_DENY,
+};
+
+/* What a decision (or an expiry pass) changed, for Slurm and the report. */
+struct gb_policy_outcome {
+	struct gb_strv ids;		/* requests decided, the named one first */
+	struct gb_strv exprs;		/* ... the hostlist of each of them */
+	struct gb_strv nodes;		/* denied: all their nodes, expanded */
+	struct gb_strv expired_ids;	/* requests found past their deadline */
+	struct gb_strv expired_exprs;	/* ... the hostlist of each of them */
+	struct gb_strv expired_nodes;	/* ... all their nodes, expanded */
+};
+void gb_policy_outcome_clear(struct gb_policy_outcome *o);
+
+/*
+ * Decide request [id] ([d] by [who], real uid [uid], [comment]: the
+ * approval comment (may be NULL) or the deny reason (required)), in one
+ * transaction with every other pending request of the same job (job_id
+ * != 0): a job is decided as a whole.  Approve: approvals -> approved,
+ * requests pending_approval -> queued.  Deny: approvals -> denied,
+ * requests -> denied with reason "denied by WHO: TEXT"; their nodes in
+ * out->nodes.  Each request gets an event ("approve"/"deny", by=, uid=,
+ * comment=) and a log line.  A request whose deadline has passed is
+ * expired instead (out->expired_*) and, if it is [id] itself,
+ * RET GB_E_TIMEOUT ("approval of ID expired at ...").
+ * Other RET: GB_E_NOTFOUND (no such request), GB_E_BUSY (not pending
+ * approval: the text says its state), GB_E_INVALID (deny without a
+ * reason), GB_E_STATE.  Nothing is written unless the transaction
+ * commits.  The caller then updates Slurm (DOWN with
+ * gb_policy_reason_denied / _expired) and, after an approval, starts the
+ * worker.
+ */
+gb_err_t gb_policy_decide(const struct gb_conf *conf, gb_state_t *st,
+			  const char *id, enum gb_policy_decision d,
+			  const char *who, int64_t uid, const char *comment,
+			  double now, struct gb_policy_outcome *out,
+			  gb_error_t *err);
+
+/*
+ * Expire every pending approval whose expires_at <= [now]: approvals ->
+ * expired (by GB_POLICY_EXPIRY_ACTOR), requests pending_approval ->
+ * expired, events "expire".  One transaction.  OUT out->expired_ids and
+ * out->expired_nodes (the caller puts those nodes DOWN with
+ * gb_policy_reason_expired).  RET GB_E_OK (also when nothing expired).
+ */
+gb_err_t gb_policy_expire(const struct gb_conf *conf, gb_state_t *st,
+			  double now, struct gb_policy_outcome *out,
+			  gb_error_t *err);
+
+/*
+ * Slurm node reasons: "gpuburst: resume denied by WHO: TEXT" (control
+ * characters become blanks; TEXT is cut so that the whole fits [n]) and
+ * "gpuburst: resume approval expired".  RET [buf].
+ */
+char *gb_policy_reason_denied(char *buf, size_t n, const char *who,
+			      const char *text);
+char *gb_policy_reason_expired(char *buf, size_t n);
+
+/*****************************************************************************
+ *  Who may decide
+ *****************************************************************************/
+
+struct gb_policy_actor {
+	int64_t uid;			/* the real uid judged */
+	char name[64];			/* its user name, or the number */
+	const char *as;			/* why allowed: "root", "SlurmUser",
+					   "admins.users", "admins.group";
+					   NULL when refused */
+};
+
+/*
+ * May real uid [uid] decide approvals and terminate instances?  Allowed:
+ * uid 0, the SlurmUser [slurm_user] (a name from slurm.conf, may be NULL),
+ * a user named in admins.users (by name, or by number "#1001"), a member
+ * of admins.group (primary or supplementary, via getgrouplist).  Pass
+ * getuid(), never geteuid(): gpuburstctl may run set-uid to reach the
+ * state file.  OUT [a] (may be NULL).
+ * RET GB_E_OK, or GB_E_PERM with a message naming the user and who may.
+ */
+gb_err_t gb_policy_authorize(const struct gb_conf *conf, uid_t uid,
+			     const char *slurm_user,
+			     struct gb_policy_actor *a, gb_error_t *err);
+
+/*****************************************************************************
+ *  Notification
+ *****************************************************************************/
+
+/*
+ * The JSON document given to policy.approval_notify on stdin:
+ * {"event":"approval_needed","cluster":..,"environment":..,
+ *  "request_id":..,"kind":..,"nodeset":..,"job_id":..|null,"nodes":..,
+ *  "node_count":..,"instance_type":..,"home_region":..,"why":..,
+ *  "requested_at":"ISO","expires_at":"ISO",
+ *  "approve":"gpuburstctl approve ID","deny":"gpuburstctl deny ID --reason TEXT"}
+ * OUT *out NEW (free()).
+ */
+gb_err_t gb_policy_notify_json(const struct gb_conf *conf,
+			       const struct gb_request *req, const char *why,
+			       double expires_at, char **out, gb_error_t *err);
+
+/*
+ * Run [argv] (argv[0] an absolute path; no shell, environment PATH only)
+ * with [input] on stdin, its stdout and stderr captured (the first
+ * GB_POLICY_NOTIFY_OUTPUT_MAX bytes into [output] when not NULL), for at
+ * most [timeout] seconds, then SIGKILL to its process group.
+ * OUT *status: the exit status, or 128 + signal, or -1 (timeout).
+ * RET GB_E_OK when it ran to an exit (check *status); GB_E_TIMEOUT;
+ * GB_E_IO (could not start it: the text says why).
+ */
+gb_err_t gb_policy_run(char *const *argv, const char *input, double timeout,
+		       int *status, struct gb_buf *output, gb_error_t *err);
+
+/*
+ * Run policy.approval_notify about [req] now, in this thread, for at most
+ * GB_POLICY_NOTIFY_TIMEOUT seconds, and log the outcome
+ * ("approval_notify req=... status=... elapsed=..."), failures as errors.
+ * Safe in a multi-threaded process (the child only execs).  No-op when
+ * approval_notify is not set.  RET as gb_policy_run, or GB_E_IO for a
+ * non-zero exit.
+ */
+gb_err_t gb_policy_notify_run(const struct gb_conf *conf,
+			      const struct gb_request *req, const char *why,
+			      double expires_at, gb_error_t *err);
+
+/*
+ * Notify about [req] gated for [why] until [expires_at], without blocking
+ * the caller (the resume fast path; call it from a single-threaded
+ * process: the grandchild logs): a detached grandchild (setsid) runs policy.approval_notify
+ * with gb_policy_run(), GB_POLICY_NOTIFY_TIMEOUT, and logs the outcome
+ * ("approval_notify req=... status=... elapsed=..."), failures as errors.
+ * No-op when approval_notify is not set.  Only the double fork can fail
+ * here (logged; RET GB_E_IO).
+ */
+gb_err_t gb_policy_notify_spawn(const struct gb_conf *conf,
+				const struct gb_request *req, const char *why,
+				double expires_at, gb_error_t *err);
+
+#endif /* GB_LIBPOLICY_GB_POLICY_H */

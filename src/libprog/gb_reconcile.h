@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gb_reconcile.h - make the state file and Slurm agree with the cloud
+ *
+ * The cloud's tags are the ground truth (anchors.md §1.7, §2.4: every
+ * Slurm cloud plugin needs such a fixer).  One pass does, in this order:
+ *
+ *  STUCK     a request still queued or running past policy.request_deadline
+ *            after its creation -> failed, reason "deadline passed";
+ *            (pending_approval requests expire by the approval rules);
+ *  LOST      a live record whose instance the cloud no longer has running
+ *            (terminated behind our back, spot reclaim), launched more than
+ *            policy.orphan_timeout ago -> record closed as lost with
+ *            terminated_at; its node, if Slurm still has it up or powering
+ *            up, set DOWN (jobs requeue now), then power_down_force;
+ *  ORPHAN    a pending/running instance tagged gpuburst:cluster=<ours>
+ *            that no live record explains and no node's NodeAddr points
+ *            at, older than policy.orphan_timeout -> terminated;
+ *  COOLDOWN  a node DOWN with a capacity reason ("gpuburst: (Code:...")
+ *            whose cool-down (policy.ice_cooldown, counted from the end of
+ *            the request named in the reason, else from the reason's time)
+ *            is over -> state=power_down_force (back to idle~);
+ *  EXPIRE    a pending approval past its deadline (gb_policy_expire): the
+ *            request (and the rest of its job) -> expired, its nodes DOWN
+ *            with "gpuburst: resume approval expired" (jobs requeue now);
+ *  RELEASE   a node DOWN because its resume was denied or its approval
+ *            expired ("gpuburst: resume denied by ...", "gpuburst: resume
+ *            approval expired") -> state=power_down_force (back to idle~).
+ *
+ * The cheap pass (the worker's, after each drain) does STUCK, EXPIRE,
+ * COOLDOWN and RELEASE: no cloud call.  Every action is logged and recorded as an event
+ * (kind "reconcile"); a dry run decides the same actions and does none.
+ */
+#ifndef GB_LIBPROG_GB_RECONCILE_H
+#define GB_LIBPROG_GB_RECONCILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gb_conf.h"
+#include "gb_err.h"
+#include "gb_orch.h"
+#include "gb_state.h"
+
+enum gb_reconcile_kind {
+	GB_RECONCILE_STUCK = 0,
+	GB_RECONCILE_LOST,
+	GB_RECONCILE_ORPHAN,
+	GB_RECONCILE_COOLDOWN,
+	GB_RECONCILE_EXPIRE,
+	GB_RECONCILE_RELEASE,
+	GB_RECONCILE_KIND_COUNT
+};
+
+struct gb_reconcile_action {
+	enum gb_reconcile_kind kind;
+	char *target;		/* request id, "region#instance", or node */
+	char *node;		/* the Slurm node concerned, or NULL */
+	char *detail;		/* one line: why */
+	bool done;		/* carried out (false in a dry run) */
+	char *error;		/* why it could not be done, or NULL */
+};
+
+struct gb_reconcile_report {
+	struct gb_reconcile_action *v;
+	size_t n;
+	size_t counts[GB_RECONCILE_KIND_COUNT];
+	size_t failed;		/* actions with an error */
+	bool cloud_checked;	/* LOST/ORPHAN ran (not cheap, cloud answered) */
+	char *cloud_error;	/* why LOST/ORPHAN were skipped, or NULL */
+};
+
+struct gb_reconcile_opts {
+	const struct gb_conf *conf;	/* BORROWED */
+	gb_state_t *st;			/* BORROWED read-write handle */
+	gb_orch_t *orch;		/* BORROWED; NULL: cheap pass only */
+	bool dry_run;
+	bool cheap;			/* STUCK + COOLDOWN only */
+	double now;			/* 0: the clock */
+};
+
+/*
+ * One pass.  Slurm must be initialised (gb_slurm_init) unless the node
+ * reads fail gracefully (then COOLDOWN and the node parts are skipped
+ * and the error is reported).  OUT [rep] (zero it first;
+ * gb_reconcile_report_clear).  RET GB_E_OK when the pass ran, even if
+ * some actions failed (see rep->failed); an error only for a broken
+ * state file.
+ */
+gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
+			  struct gb_reconcile_report *rep, gb_error_t *err);
+void gb_reconcile_report_clear(struct gb_reconcile_report *rep);
+
+/* RET static "stuck", "lost", "orphan", "cooldown", "expire", "release". */
+const char *gb_reconcile_kind_name(enum gb_reconcile_kind k);
+
+#endif /* GB_LIBPROG_GB_RECONCILE_H */

@@ -1,0 +1,672 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * reconcile.c - stuck requests, lost records, orphans, capacity cool-downs
+ */
+#include "config.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_log.h"
+#include "gb_policy.h"
+#include "gb_reconcile.h"
+#include "gb_util.h"
+#include "prog_int.h"
+
+struct cinst {			/* one instance the cloud listed */
+	char *region, *id, *state, *ip, *node, *request;
+	double launched;
+};
+
+struct rec {			/* one live record of the state file */
+	char *request, *region, *id, *node, *ip;
+	double launched;
+};
+
+struct rctx {
+	const struct gb_reconcile_opts *o;
+	struct gb_reconcile_report *rep;
+	double now;
+	struct gb_slurm_node_list *nodes;	/* NULL: Slurm did not answer */
+	struct cinst *ci;
+	size_t n_ci;
+	struct rec *rec;
+	size_t n_rec;
+	struct gb_strv listed;			/* regions the cloud answered for */
+};
+
+const char *gb_reconcile_kind_name(enum gb_reconcile_kind k)
+{
+	static const char *const names[] = { "stuck", "lost", "orphan", "cooldown",
+					     "expire", "release" };
+
+	return k < GB_RECONCILE_KIND_COUNT ? names[k] : "invalid";
+}
+
+/*****************************************************************************
+ *  Report
+ *****************************************************************************/
+
+static struct gb_reconcile_action *add_action(struct rctx *c, enum gb_reconcile_kind k,
+					      const char *target, const char *node,
+					      const char *detail)
+{
+	struct gb_reconcile_report *rep = c->rep;
+	struct gb_reconcile_action *v = realloc(rep->v, (rep->n + 1) * sizeof(*v)), *a;
+
+	if (!v)
+		return NULL;
+	rep->v = v;
+	a = &v[rep->n];
+	memset(a, 0, sizeof(*a));
+	a->kind = k;
+	a->target = gb_strdup0(target);
+	a->node = gb_strdup0(node);
+	a->detail = gb_strdup0(detail);
+	if (!a->target || (node && !a->node) || !a->detail) {
+		free(a->target);
+		free(a->node);
+		free(a->detail);
+		return NULL;
+	}
+	rep->n++;
+	rep->counts[k]++;
+	return a;
+}
+
+/* Log and record what happened to [a] (request [req_id] may be NULL). */
+static void settle(struct rctx *c, struct gb_reconcile_action *a, const char *req_id,
+		   gb_err_t rc, const char *error)
+{
+	char qd[512];
+
+	if (!c->o->dry_run && rc == GB_E_OK)
+		a->done = true;
+	if (rc) {
+		a->error = gb_strdup0(error ? error : gb_strerror(rc));
+		c->rep->failed++;
+	}
+	if (c->o->dry_run) {
+		gb_log_info("reconcile_would action=%s target=%s%s%s detail=%s",
+			    gb_reconcile_kind_name(a->kind), a->target, a->node ? " node=" : "",
+			    a->node ? a->node : "", gb_log_q(qd, sizeof(qd), a->detail));
+		return;
+	}
+	if (rc)
+		gb_log_error("reconcile action=%s target=%s%s%s detail=%s error=\"%s\"",
+			     gb_reconcile_kind_name(a->kind), a->target, a->node ? " node=" : "",
+			     a->node ? a->node : "", gb_log_q(qd, sizeof(qd), a->detail),
+			     a->error);
+	else
+		gb_log_notice("reconcile action=%s target=%s%s%s detail=%s",
+			      gb_reconcile_kind_name(a->kind), a->target, a->node ? " node=" : "",
+			      a->node ? a->node : "", gb_log_q(qd, sizeof(qd), a->detail));
+	prog_event_json(c->o->st, req_id, "reconcile",
+			json_pack("{s:s,s:s,s:s?,s:s,s:b,s:s?}", "action",
+				  gb_reconcile_kind_name(a->kind), "target", a->target,
+				  "node", a->node, "detail", a->detail, "done", a->done,
+				  "error", a->error));
+}
+
+void gb_reconcile_report_clear(struct gb_reconcile_report *rep)
+{
+	if (!rep)
+		return;
+	for (size_t i = 0; i < rep->n; i++) {
+		free(rep->v[i].target);
+		free(rep->v[i].node);
+		free(rep->v[i].detail);
+		free(rep->v[i].error);
+	}
+	free(rep->v);
+	free(rep->cloud_error);
+	memset(rep, 0, sizeof(*rep));
+}
+
+/*****************************************************************************
+ *  STUCK
+ *****************************************************************************/
+
+struct stuck {
+	char id[GB_REQUEST_ID_LEN + 1];
+	enum gb_request_state state;
+	enum gb_request_kind kind;
+	double created;
+};
+
+struct stuck_scan {
+	double cutoff;
+	struct stuck *v;
+	size_t n;
+	bool oom;
+};
+
+static int collect_stuck(const struct gb_request *r, void *arg)
+{
+	struct stuck_scan *ss = arg;
+	struct stuck *v;
+
+	if (r->created_at >= ss->cutoff)
+		return 1;	/* oldest first: the rest are younger */
+	if (!(v = realloc(ss->v, (ss->n + 1) * sizeof(*v)))) {
+		ss->oom = true;
+		return 1;
+	}
+	ss->v = v;
+	memcpy(v[ss->n].id, r->id, sizeof(v[ss->n].id));
+	v[ss->n].state = r->state;
+	v[ss->n].kind = r->kind;
+	v[ss->n++].created = r->created_at;
+	return 0;
+}
+
+static gb_err_t fail_stuck(gb_state_t *st, const struct stuck *s, const char *why,
+			   gb_error_t *err)
+{
+	gb_err_t rc;
+
+	if (s->state == GB_RSTATE_RUNNING)
+		return gb_state_request_finish(st, s->id, GB_RSTATE_FAILED, GB_RESULT_FAILED,
+					       0, why, err);
+	/* queued -> running -> failed in one transaction, for a final result */
+	if ((rc = gb_state_tx_begin(st, err)))
+		return rc;
+	rc = gb_state_request_transition(st, s->id, GB_RSTATE_QUEUED, GB_RSTATE_RUNNING,
+					 why, err);
+	if (rc == GB_E_OK)
+		rc = gb_state_request_finish(st, s->id, GB_RSTATE_FAILED, GB_RESULT_FAILED, 0,
+					     why, err);
+	if (rc) {
+		gb_state_tx_rollback(st);
+		return rc;
+	}
+	return gb_state_tx_commit(st, err);
+}
+
+static gb_err_t do_stuck(struct rctx *c, gb_error_t *err)
+{
+	static const enum gb_request_state states[] = { GB_RSTATE_QUEUED, GB_RSTATE_RUNNING };
+	double deadline = c->o->conf->policy.request_deadline;
+	struct stuck_scan ss = { c->now - deadline, NULL, 0, false };
+	gb_err_t rc = GB_E_OK;
+
+	for (size_t k = 0; k < GB_ARRAY_LEN(states) && rc == GB_E_OK; k++) {
+		struct gb_request_filter f = GB_REQUEST_FILTER_ANY;
+
+		f.state = (int)states[k];
+		rc = gb_state_request_list(c->o->st, &f, collect_stuck, &ss, err);
+	}
+	if (rc == GB_E_OK && ss.oom)
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < ss.n && rc == GB_E_OK; i++) {
+		struct gb_reconcile_action *a;
+		char why[256];
+		gb_error_t e = { 0 };
+		gb_err_t arc = GB_E_OK;
+
+		snprintf(why, sizeof(why), "%s %s request still %s %.0f s after it was queued "
+			 "(request_deadline %.0f s)", "deadline passed:",
+			 gb_request_kind_name(ss.v[i].kind), gb_request_state_name(ss.v[i].state),
+			 c->now - ss.v[i].created, deadline);
+		if (!(a = add_action(c, GB_RECONCILE_STUCK, ss.v[i].id, NULL, why))) {
+			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+			break;
+		}
+		if (!c->o->dry_run)
+			arc = fail_stuck(c->o->st, &ss.v[i], why, &e);
+		if (arc == GB_E_BUSY)
+			arc = GB_E_OK;	/* it moved on meanwhile: nothing to do */
+		settle(c, a, ss.v[i].id, arc, e.text);
+	}
+	free(ss.v);
+	return rc;
+}
+
+/*****************************************************************************
+ *  Cloud listing and live records
+ *****************************************************************************/
+
+static int take_instance(const struct gb_ec2_instance *in, const char *region, void *arg)
+{
+	struct rctx *c = arg;
+	struct cinst *v = realloc(c->ci, (c->n_ci + 1) * sizeof(*v)), *x;
+
+	if (!v)
+		return 1;
+	c->ci = v;
+	x = &v[c->n_ci++];
+	memset(x, 0, sizeof(*x));
+	x->region = gb_strdup0(region);
+	x->id = gb_strdup0(in->instance_id);
+	x->state = gb_strdup0(in->state_name ? in->state_name : "unknown");
+	x->ip = gb_strdup0(in->private_ip);
+	x->node = gb_strdup0(gb_ec2_instance_tag(in, "gpuburst:node"));
+	x->request = gb_strdup0(gb_ec2_instance_tag(in, "gpuburst:request"));
+	x->launched = in->launch_epoch;
+	return 0;
+}
+
+static int take_record(const struct gb_instance *in, void *arg)
+{
+	struct rctx *c = arg;
+	struct rec *v = realloc(c->rec, (c->n_rec + 1) * sizeof(*v)), *x;
+
+	if (!v)
+		return 1;
+	c->rec = v;
+	x = &v[c->n_rec++];
+	x->request = gb_strdup0(in->request_id);
+	x->region = gb_strdup0(in->region);
+	x->id = gb_strdup0(in->instance_id);
+	x->node = gb_strdup0(in->node);
+	x->ip = gb_strdup0(in->private_ip);
+	x->launched = in->launched_at;
+	return 0;
+}
+
+static void list_cloud(struct rctx *c)
+{
+	const struct gb_conf *conf = c->o->conf;
+	struct gb_buf errs = GB_BUF_INIT;
+
+	for (size_t i = 0; i < conf->n_regions; i++) {
+		const char *region = conf->regions[i].name;
+		gb_error_t e;
+
+		if (gb_orch_cloud_instances(c->o->orch, region, true, take_instance, c, &e)) {
+			gb_log_warn("reconcile_cloud_unlisted region=%s error=\"%s\" "
+				    "note=\"no lost/orphan decisions there\"", region, e.text);
+			gb_buf_printf(&errs, "%s%s: %s", errs.len ? "; " : "", region, e.text);
+			continue;
+		}
+		gb_strv_add(&c->listed, region);
+	}
+	if (errs.len)
+		c->rep->cloud_error = gb_buf_steal(&errs);
+	gb_buf_free(&errs);
+	c->rep->cloud_checked = c->listed.n > 0;
+}
+
+static const struct cinst *cloud_find(const struct rctx *c, const char *region, const char *id)
+{
+	for (size_t i = 0; i < c->n_ci; i++) {
+		if (strcmp(c->ci[i].id, id) == 0 && strcmp(c->ci[i].region, region) == 0)
+			return &c->ci[i];
+	}
+	return NULL;
+}
+
+static bool running_state(const char *s)
+{
+	return strcmp(s, "pending") == 0 || strcmp(s, "running") == 0;
+}
+
+static bool gone_state(const char *s)
+{
+	return strcmp(s, "shutting-down") == 0 || strcmp(s, "terminated") == 0;
+}
+
+/* Slurm considers [sn] off (not just suspended for a moment: idle~). */
+static bool node_off(const struct gb_slurm_node *sn)
+{
+	return sn->powered_down && !sn->powering_up;
+}
+
+/*****************************************************************************
+ *  LOST
+ *****************************************************************************/
+
+static void lost_node(struct rctx *c, const struct rec *r, const char *why,
+		      gb_err_t *rc, char *etext, size_t en)
+{
+	const struct gb_slurm_node *sn = gb_slurm_node_find(c->nodes, r->node);
+	char reason[GB_REASON_MAX];
+	char *names[1];
+
+	/* Only a node still pointing at this instance is concerned. */
+	if (!sn || node_off(sn) || !r->ip || strcmp(sn->addr, r->ip) != 0)
+		return;
+	names[0] = r->node;
+	snprintf(reason, sizeof(reason), "gpuburst: instance %s %s req=%s", r->id, why,
+		 r->request);
+	/* DOWN requeues its jobs now; power_down_force then returns it to idle~. */
+	if (prog_slurm_update(c->o->st, r->request, GB_SLURM_DOWN, names, NULL, 1, reason) ||
+	    prog_slurm_update(c->o->st, r->request, GB_SLURM_POWER_DOWN_FORCE, names, NULL, 1,
+			      reason)) {
+		*rc = GB_E_SLURM;
+		snprintf(etext, en, "Slurm update of %s failed (see the log)", r->node);
+	}
+}
+
+static gb_err_t do_lost(struct rctx *c, gb_error_t *err)
+{
+	double settle_s = c->o->conf->policy.orphan_timeout;
+
+	for (size_t i = 0; i < c->n_rec; i++) {
+		const struct rec *r = &c->rec[i];
+		const struct cinst *ci;
+		struct gb_reconcile_action *a;
+		char target[256], why[160], etext[256] = "";
+		gb_err_t rc = GB_E_OK;
+
+		if (!r->region || !r->id || gb_strv_find(&c->listed, r->region) < 0 ||
+		    r->launched + settle_s > c->now)
+			continue;
+		ci = cloud_find(c, r->region, r->id);
+		if (ci && !gone_state(ci->state))
+			continue;
+		snprintf(why, sizeof(why), "gone from the cloud (%s), not terminated by gpuburst",
+			 ci ? ci->state : "not listed");
+		snprintf(target, sizeof(target), "%s#%s", r->region, r->id);
+		if (!(a = add_action(c, GB_RECONCILE_LOST, target, r->node, why)))
+			return gb_errorf(err, GB_E_NOMEM, "out of memory");
+		if (!c->o->dry_run) {
+			struct gb_instance up = { 0 };
+			gb_error_t e;
+
+			up.request_id = r->request;
+			up.region = r->region;
+			up.instance_id = r->id;
+			up.state = GB_INST_LOST;
+			up.terminated_at = c->now;
+			up.reason = why;
+			if ((rc = gb_state_instance_update(c->o->st, &up, &e)))
+				snprintf(etext, sizeof(etext), "%s", e.text);
+			else if (r->node && c->nodes)
+				lost_node(c, r, "gone from the cloud", &rc, etext, sizeof(etext));
+		}
+		settle(c, a, r->request, rc, etext);
+	}
+	return GB_E_OK;
+}
+
+/*****************************************************************************
+ *  ORPHAN
+ *****************************************************************************/
+
+static const struct rec *record_of(const struct rctx *c, const struct cinst *ci)
+{
+	for (size_t i = 0; i < c->n_rec; i++) {
+		if (c->rec[i].id && strcmp(c->rec[i].id, ci->id) == 0 &&
+		    c->rec[i].region && strcmp(c->rec[i].region, ci->region) == 0)
+			return &c->rec[i];
+	}
+	return NULL;
+}
+
+static void req_state(const struct gb_request *r, void *arg)
+{
+	*(enum gb_request_state *)arg = r->state;
+}
+
+/* Why [ci] is not an orphan, or NULL when nothing explains it. */
+static const char *explained(const struct rctx *c, const struct cinst *ci)
+{
+	const struct rec *r = record_of(c, ci);
+	enum gb_request_state rs = GB_RSTATE_DONE;
+
+	if (r) {
+		const struct gb_slurm_node *sn = c->nodes ? gb_slurm_node_find(c->nodes, r->node)
+							  : NULL;
+
+		if (!c->nodes || (sn && !node_off(sn)))
+			return "live record, node up";
+		/* a record whose node Slurm has powered off: a missed suspend */
+	}
+	if (ci->request && gb_state_request_get(c->o->st, ci->request, req_state, &rs,
+						NULL) == GB_E_OK &&
+	    (rs == GB_RSTATE_QUEUED || rs == GB_RSTATE_RUNNING))
+		return "its request is still being worked on";
+	for (size_t i = 0; c->nodes && ci->ip && i < c->nodes->n; i++) {
+		const struct gb_slurm_node *sn = &c->nodes->v[i];
+
+		if (strcmp(sn->addr, ci->ip) == 0 && !node_off(sn))
+			return "a node's NodeAddr points at it";
+	}
+	return NULL;
+}
+
+static gb_err_t do_orphans(struct rctx *c, gb_error_t *err)
+{
+	double age_min = c->o->conf->policy.orphan_timeout;
+
+	for (size_t i = 0; i < c->n_ci; i++) {
+		const struct cinst *ci = &c->ci[i];
+		struct gb_reconcile_action *a;
+		char target[256], why[256], etext[256] = "";
+		gb_err_t rc = GB_E_OK;
+
+		if (!running_state(ci->state) || explained(c, ci))
+			continue;
+		if (ci->launched <= 0 || ci->launched + age_min > c->now)
+			continue;	/* too young (or age unknown): maybe in flight */
+		snprintf(why, sizeof(why), "tagged for this cluster (node %s, request %s), "
+			 "%s, no live record or node explains it, %.0f s old",
+			 ci->node ? ci->node : "-", ci->request ? ci->request : "-", ci->state,
+			 c->now - ci->launched);
+		snprintf(target, sizeof(target), "%s#%s", ci->region, ci->id);
+		if (!(a = add_action(c, GB_RECONCILE_ORPHAN, target, ci->node, why)))
+			return gb_errorf(err, GB_E_NOMEM, "out of memory");
+		if (!c->o->dry_run) {
+			const char *ids[1] = { ci->id };
+			int n = 0;
+			gb_error_t e;
+
+			if ((rc = gb_orch_terminate_instances(c->o->orch, c->o->st, ci->region, ids,
+							      1, "orphan (reconcile)", &n, &e)))
+				snprintf(etext, sizeof(etext), "%s", e.text);
+		}
+		settle(c, a, ci->request, rc, etext);
+	}
+	return GB_E_OK;
+}
+
+/*****************************************************************************
+ *  COOLDOWN
+ *****************************************************************************/
+
+static gb_err_t do_cooldown(struct rctx *c, gb_error_t *err)
+{
+	double cool = c->o->conf->policy.ice_cooldown;
+
+	for (size_t i = 0; c->nodes && i < c->nodes->n; i++) {
+		const struct gb_slurm_node *sn = &c->nodes->v[i];
+		struct gb_reconcile_action *a;
+		char code[128], id[GB_REQUEST_ID_LEN + 1], detail[320], reason[GB_REASON_MAX];
+		char *names[1];
+		double start = 0;
+		gb_err_t rc = GB_E_OK;
+
+		if (!sn->down || !gb_reason_is_capacity(sn->reason, code, sizeof(code), id,
+							sizeof(id)))
+			continue;
+		if (id[0])
+			start = prog_request_end(c->o->st, id);
+		if (start <= 0)
+			start = sn->reason_time;
+		if (start + cool > c->now)
+			continue;
+		snprintf(detail, sizeof(detail), "DOWN for capacity (Code:%s) since %.0f s, "
+			 "cool-down %.0f s over", code, c->now - start, cool);
+		if (!(a = add_action(c, GB_RECONCILE_COOLDOWN, sn->name, sn->name, detail)))
+			return gb_errorf(err, GB_E_NOMEM, "out of memory");
+		if (!c->o->dry_run) {
+			snprintf(reason, sizeof(reason), "gpuburst: cool-down over after Code:%s%s%s",
+				 code, id[0] ? " req=" : "", id);
+			names[0] = sn->name;
+			if (prog_slurm_update(c->o->st, id[0] ? id : NULL, GB_SLURM_POWER_DOWN_FORCE,
+					      names, NULL, 1, reason))
+				rc = GB_E_SLURM;
+		}
+		settle(c, a, id[0] ? id : NULL, rc, rc ? "Slurm update failed (see the log)" : NULL);
+	}
+	return GB_E_OK;
+}
+
+/*****************************************************************************
+ *  EXPIRE and RELEASE: the approval deadlines (gb_policy.h)
+ *****************************************************************************/
+
+struct due_scan {
+	double now;
+	struct gb_strv ids;
+};
+
+static int collect_due(const struct gb_approval *a, void *arg)
+{
+	struct due_scan *d = arg;
+
+	if (a->expires_at > 0 && a->expires_at <= d->now)
+		gb_strv_add(&d->ids, a->request_id);
+	return 0;
+}
+
+/* A dry run only says which approvals are past their deadline. */
+static gb_err_t expire_dry(struct rctx *c, gb_error_t *err)
+{
+	struct due_scan d = { c->now, { 0 } };
+	gb_err_t rc;
+
+	rc = gb_state_approval_list(c->o->st, GB_APPROVAL_PENDING, collect_due, &d, err);
+	for (size_t i = 0; rc == GB_E_OK && i < d.ids.n; i++) {
+		struct gb_reconcile_action *a =
+			add_action(c, GB_RECONCILE_EXPIRE, d.ids.v[i], NULL,
+				   "approval deadline passed");
+
+		if (!a)
+			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		else
+			settle(c, a, d.ids.v[i], GB_E_OK, NULL);
+	}
+	gb_strv_free(&d.ids);
+	return rc;
+}
+
+static gb_err_t do_expire(struct rctx *c, gb_error_t *err)
+{
+	struct gb_policy_outcome out = { 0 };
+	char reason[GB_POLICY_REASON_MAX];
+	gb_err_t rc;
+
+	if (c->o->dry_run)
+		return expire_dry(c, err);
+	rc = gb_policy_expire(c->o->conf, c->o->st, c->now, &out, err);
+	gb_policy_reason_expired(reason, sizeof(reason));
+	for (size_t i = 0; rc == GB_E_OK && i < out.expired_ids.n; i++) {
+		const char *id = out.expired_ids.v[i], *expr = out.expired_exprs.v[i];
+		struct gb_strv names = { 0 };
+		struct gb_reconcile_action *a;
+		char detail[512];
+		gb_error_t e = { 0 };
+		gb_err_t arc = GB_E_OK;
+
+		snprintf(detail, sizeof(detail), "approval expired: nodes %s DOWN (%s)",
+			 expr, reason);
+		if (!(a = add_action(c, GB_RECONCILE_EXPIRE, id, NULL, detail))) {
+			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+			break;
+		}
+		arc = gb_slurm_hostlist_expand(expr, 100000, &names, &e);
+		if (arc == GB_E_OK &&
+		    prog_slurm_update(c->o->st, id, GB_SLURM_DOWN, names.v, NULL,
+				      names.n, reason))
+			arc = GB_E_SLURM;
+		settle(c, a, id, arc, arc == GB_E_SLURM ? "Slurm update failed (see the log)"
+							 : e.text);
+		gb_strv_free(&names);
+	}
+	gb_policy_outcome_clear(&out);
+	return rc;
+}
+
+static bool declined_reason(const char *reason)
+{
+	return reason && (gb_str_has_prefix(reason, GB_POLICY_REASON_DENIED) ||
+			  strcmp(reason, GB_POLICY_REASON_EXPIRED) == 0);
+}
+
+/* Denied or expired nodes served their purpose (jobs requeued): release. */
+static gb_err_t do_release(struct rctx *c, gb_error_t *err)
+{
+	for (size_t i = 0; c->nodes && i < c->nodes->n; i++) {
+		const struct gb_slurm_node *sn = &c->nodes->v[i];
+		struct gb_reconcile_action *a;
+		char detail[GB_REASON_MAX + 64];
+		char *names[1];
+		gb_err_t rc = GB_E_OK;
+
+		if (!sn->down || !declined_reason(sn->reason))
+			continue;
+		snprintf(detail, sizeof(detail), "DOWN after \"%s\": power down", sn->reason);
+		if (!(a = add_action(c, GB_RECONCILE_RELEASE, sn->name, sn->name, detail)))
+			return gb_errorf(err, GB_E_NOMEM, "out of memory");
+		if (!c->o->dry_run) {
+			names[0] = sn->name;
+			if (prog_slurm_update(c->o->st, NULL, GB_SLURM_POWER_DOWN_FORCE, names,
+					      NULL, 1, "gpuburst: released after the approval decision"))
+				rc = GB_E_SLURM;
+		}
+		settle(c, a, NULL, rc, rc ? "Slurm update failed (see the log)" : NULL);
+	}
+	return GB_E_OK;
+}
+
+/*****************************************************************************
+ *  The pass
+ *****************************************************************************/
+
+static void ctx_free(struct rctx *c)
+{
+	for (size_t i = 0; i < c->n_ci; i++) {
+		free(c->ci[i].region);
+		free(c->ci[i].id);
+		free(c->ci[i].state);
+		free(c->ci[i].ip);
+		free(c->ci[i].node);
+		free(c->ci[i].request);
+	}
+	free(c->ci);
+	for (size_t i = 0; i < c->n_rec; i++) {
+		free(c->rec[i].request);
+		free(c->rec[i].region);
+		free(c->rec[i].id);
+		free(c->rec[i].node);
+		free(c->rec[i].ip);
+	}
+	free(c->rec);
+	gb_strv_free(&c->listed);
+	gb_slurm_node_list_free(c->nodes);
+}
+
+gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
+			  struct gb_reconcile_report *rep, gb_error_t *err)
+{
+	struct rctx c = { o, rep, o->now > 0 ? o->now : gb_time_now(), NULL, NULL, 0, NULL,
+			  0, { 0 } };
+	gb_error_t e;
+	gb_err_t rc;
+
+	if ((rc = do_stuck(&c, err)) || (rc = do_expire(&c, err)))
+		goto out;
+	if (gb_slurm_nodes_load(&c.nodes, &e)) {
+		gb_log_warn("reconcile_no_slurm error=\"%s\" note=\"node checks skipped\"", e.text);
+		c.nodes = NULL;
+	}
+	if (!o->cheap && o->orch) {
+		struct gb_instance_filter f = GB_INSTANCE_FILTER_ANY;
+
+		list_cloud(&c);
+		f.alive = true;
+		if ((rc = gb_state_instance_list(o->st, &f, take_record, &c, err)))
+			goto out;
+		if ((rc = do_lost(&c, err)) || (rc = do_orphans(&c, err)))
+			goto out;
+	}
+	if ((rc = do_cooldown(&c, err)) == GB_E_OK)
+		rc = do_release(&c, err);
+out:
+	ctx_free(&c);
+	return rc;
+}

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * worker_resume.c - one resume request: reuse, launch, tell Slurm, finish
+ *
+ * NodeHostname: set to the node's own name, not the instance's private DNS
+ * name.  Slurm uses NodeAddr to reach slurmd; NodeHostname only travels in
+ * SLURM_NODE_ALIASES and is what `scontrol show node` prints.  The node
+ * name needs no DNS (a private DNS name would, on the controller and in
+ * jobs), and the instance learns which node it is from its UserData
+ * ({nodes} + its launch index), not from its hostname.
+ */
+#include "config.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_log.h"
+#include "gb_util.h"
+#include "gb_policy.h"
+#include "gb_slurmconf.h"
+#include "prog_int.h"
+
+struct live {
+	char *instance_id;
+	char *region;
+	char *private_ip;
+};
+
+static int first_live(const struct gb_instance *in, void *arg)
+{
+	struct live *l = arg;
+
+	l->instance_id = gb_strdup0(in->instance_id);
+	l->region = gb_strdup0(in->region);
+	l->private_ip = gb_strdup0(in->private_ip);
+	return 1;
+}
+
+static void live_free(struct live *l)
+{
+	free(l->instance_id);
+	free(l->region);
+	free(l->private_ip);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Addresses to set: parallel name/address vectors. */
+struct addrs {
+	struct gb_strv names, ips;
+};
+
+static gb_err_t addrs_add(struct addrs *a, const char *name, const char *ip)
+{
+	if (gb_strv_add(&a->names, name) || gb_strv_add(&a->ips, ip))
+		return GB_E_NOMEM;
+	return GB_E_OK;
+}
+
+static void addrs_free(struct addrs *a)
+{
+	gb_strv_free(&a->names);
+	gb_strv_free(&a->ips);
+}
+
+/*
+ * Split [nodes] into those with a live instance in the state file (their
+ * address goes into [reuse]) and the rest ([missing]).  slurmctld re-runs
+ * ResumeProgram after a restart: a node must never get a second instance.
+ */
+static gb_err_t find_live(gb_state_t *st, const struct gb_strv *nodes,
+			  struct addrs *reuse, struct gb_strv *missing,
+			  size_t *no_ip, gb_error_t *err)
+{
+	for (size_t i = 0; i < nodes->n; i++) {
+		struct gb_instance_filter f = GB_INSTANCE_FILTER_ANY;
+		struct live l = { 0 };
+		gb_err_t rc;
+
+		f.node = nodes->v[i];
+		f.alive = true;
+		if ((rc = gb_state_instance_list(st, &f, first_live, &l, err)))
+			return rc;
+		if (!l.instance_id)
+			rc = gb_strv_add(missing, nodes->v[i]);
+		else if (l.private_ip && *l.private_ip)
+			rc = addrs_add(reuse, nodes->v[i], l.private_ip);
+		else
+			(*no_ip)++;	/* alive, no address known yet: leave it */
+		live_free(&l);
+		if (rc)
+			return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	}
+	return GB_E_OK;
+}
+
+/*
+ * The job_submit plugin's home-region intent ("gpuburst:home=<region>" in
+ * the job's AdminComment), if the job still exists and the region is a
+ * consumer region of a fallback group.  RET [buf] or NULL.
+ */
+static const char *job_intent(struct wthread *t, const struct gb_request *req,
+			      char *buf, size_t n)
+{
+	char *comment = NULL;
+	const char *res = NULL;
+	gb_error_t e;
+	gb_err_t rc;
+
+	if (req->job_id <= 0 || req->job_id > 4294967295LL)
+		return NULL;
+	rc = gb_slurm_job_admin_comment((uint32_t)req->job_id, &comment, &e);
+	if (rc) {
+		if (rc != GB_E_NOTFOUND)
+			gb_log_warn("intent_unreadable req=%s job=%lld error=\"%s\"", req->id,
+				    (long long)req->job_id, e.text);
+		return NULL;
+	}
+	rc = gb_intent_home_region(comment, buf, n, &e);
+	if (rc == GB_E_INVALID) {
+		gb_log_warn("intent_ignored req=%s job=%lld error=\"%s\"", req->id,
+			    (long long)req->job_id, e.text);
+	} else if (rc == GB_E_OK && !gb_conf_group_for(t->w->conf, buf)) {
+		gb_log_warn("intent_ignored req=%s job=%lld region=%s error=\"not a consumer "
+			    "region of any fallback group\"", req->id, (long long)req->job_id, buf);
+	} else if (rc == GB_E_OK) {
+		res = buf;
+		gb_log_info("intent req=%s job=%lld home_region=%s", req->id,
+			    (long long)req->job_id, buf);
+		prog_event_json(t->st, req->id, "intent",
+				json_pack("{s:I,s:s}", "job", (json_int_t)req->job_id,
+					  "home_region", buf));
+	}
+	free(comment);
+	return res;
+}
+
+/* Same (code, why) -> one reason, one DOWN call. */
+struct unfilled {
+	char reason[GB_REASON_MAX];
+	struct gb_strv nodes;
+};
+
+static gb_err_t add_unfilled(struct unfilled **v, size_t *n, const char *reason,
+			     const char *node)
+{
+	struct unfilled *u = NULL;
+
+	for (size_t i = 0; i < *n && !u; i++) {
+		if (strcmp((*v)[i].reason, reason) == 0)
+			u = &(*v)[i];
+	}
+	if (!u) {
+		struct unfilled *nv = realloc(*v, (*n + 1) * sizeof(*nv));
+
+		if (!nv)
+			return GB_E_NOMEM;
+		*v = nv;
+		u = &nv[(*n)++];
+		memset(u, 0, sizeof(*u));
+		snprintf(u->reason, sizeof(u->reason), "%s", reason);
+	}
+	return gb_strv_add(&u->nodes, node);
+}
+
+/* DOWN the unfilled nodes, so that their jobs requeue at once. */
+static void down_unfilled(struct wthread *t, const struct gb_request *req,
+			  struct unfilled *u, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *list = NULL;
+
+		if (gb_slurm_hostlist_compress(u[i].nodes.v, u[i].nodes.n, &list, NULL))
+			list = NULL;
+		/* The marker resume-fail puts back after ResumeTimeout. */
+		prog_event_json(t->st, req->id, "node_unfilled",
+				json_pack("{s:s?,s:I,s:s}", "nodes", list,
+					  "count", (json_int_t)u[i].nodes.n, "reason", u[i].reason));
+		prog_slurm_update(t->st, req->id, GB_SLURM_DOWN, u[i].nodes.v, NULL,
+				  u[i].nodes.n, u[i].reason);
+		free(list);
+	}
+}
+
+static enum gb_request_result result_of(size_t launched, size_t total)
+{
+	if (launched == total)
+		return GB_RESULT_SUCCESS;
+	return launched ? GB_RESULT_PARTIAL : GB_RESULT_FAILED;
+}
+
+/*
+ * The text of an unfilled node's reason: the result's summary ("no
+ * g5.xlarge capacity in ap-south-1, ...") when it is about the node's own
+ * code, else the node's own "why" (EC2's message, long).
+ */
+static const char *short_text(const struct gb_orch_result *res,
+			      const struct gb_orch_node *on)
+{
+	const char *r = res->reason, *end;
+	size_t cl = on->code ? strlen(on->code) : 0;
+	bool own_code = cl && strncmp(r, "(Code:", 6) == 0 &&
+			strncmp(r + 6, on->code, cl) == 0 && r[6 + cl] == ')';
+
+	if (!own_code && on->why && *on->why)
+		r = on->why;
+	/* a leading "(Code:...)" would repeat ours, or contradict it */
+	if (strncmp(r, "(Code:", 6) == 0 && (end = strchr(r, ')'))) {
+		for (end++; *end == ' '; end++)
+			;
+		if (*end)
+			r = end;
+	}
+	return r;
+}
+
+/* Addresses and DOWNs from the orchestrator's per-node answers. */
+static gb_err_t sort_result(const struct gb_request *req,
+			    const struct gb_orch_result *res, struct addrs *set,
+			    struct unfilled **u, size_t *nu, size_t *filled)
+{
+	char reason[GB_REASON_MAX];
+
+	for (size_t i = 0; i < res->n_nodes; i++) {
+		const struct gb_orch_node *on = &res->nodes[i];
+
+		if (on->instance_id) {
+			(*filled)++;
+			if (on->private_ip && *on->private_ip &&
+			    addrs_add(set, on->node, on->private_ip))
+				return GB_E_NOMEM;
+			if (!on->private_ip || !*on->private_ip)
+				gb_log_warn("instance_without_ip req=%s node=%s instance=%s",
+					    req->id, on->node, on->instance_id);
+			continue;
+		}
+		gb_reason_capacity(reason, sizeof(reason), on->code,
+				   short_text(res, on), req->id);
+		if (add_unfilled(u, nu, reason, on->node))
+			return GB_E_NOMEM;
+	}
+	return GB_E_OK;
+}
+
+static void finish(struct wthread *t, const struct gb_request *req, size_t launched,
+		   size_t total, const char *reason)
+{
+	enum gb_request_result r = result_of(launched, total);
+	gb_error_t e;
+
+	if (gb_state_request_finish(t->st, req->id,
+				    r == GB_RESULT_FAILED ? GB_RSTATE_FAILED : GB_RSTATE_DONE,
+				    r, (int)launched, reason, &e))
+		gb_log_error("request_finish_failed req=%s error=\"%s\"", req->id, e.text);
+	gb_log_info("resume_done req=%s result=%s launched=%zu/%zu reason=\"%s\"", req->id,
+		    gb_request_result_name(r), launched, total, reason);
+}
+
+/*
+ * policy.allowed_geo_regions: the plan the orchestrator would start with
+ * (a dry run: it may fill the offerings cache, nothing else) must stay in
+ * the allowed regions, or the request waits for an administrator
+ * (gb_policy_geo_gate).  The heuristic plan lists every pool it may fall
+ * through to, so its regions are the regions the launch may reach.
+ * RET GB_E_OK (go on), GB_E_PENDING (gated: stop here), or an error.
+ */
+static gb_err_t geo_gate(struct wthread *t, const struct gb_request *req,
+			 const struct gb_orch_resume_opts *ro, gb_error_t *err)
+{
+	const struct gb_conf *conf = t->w->conf;
+	struct gb_slurmconf sc = { 0 };
+	struct gb_policy_verdict v;
+	struct gb_plan *plan = NULL;
+	const char **regions = NULL;
+	gb_error_t e = { 0 };
+	gb_err_t rc;
+
+	if (conf->policy.n_allowed_geo_regions == 0)
+		return GB_E_OK;
+	rc = gb_orch_plan_dry_run(t->w->orch, t->st, req, ro, &plan, NULL, err);
+	if (rc == GB_E_PLAN) {
+		gb_log_info("geo_check_skipped req=%s note=\"no plan: %s\"", req->id, err->text);
+		return GB_E_OK;	/* gb_orch_resume reports it as the request's failure */
+	}
+	if (rc)
+		return rc;
+	if (!(regions = calloc(plan->n_steps + 1, sizeof(*regions)))) {
+		gb_plan_free(plan);
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < plan->n_steps; i++)
+		regions[i] = plan->steps[i].region;
+	if (gb_slurmconf_read(gb_slurmconf_path(true), &sc, &e))
+		gb_log_warn("slurm_conf_unreadable error=\"%s\" resume_timeout=default", e.text);
+	rc = gb_policy_geo_gate(conf, t->st, req, regions, plan->n_steps,
+				e.code ? NULL : &sc, &v, err);
+	if (rc == GB_E_PENDING) {
+		double expires = req->created_at + gb_policy_timeout_for(conf, e.code ? NULL : &sc,
+									 req->nodeset);
+
+		gb_log_notice("resume_gated req=%s rule=geo why=\"%s\"", req->id, v.why);
+		gb_policy_notify_run(conf, req, v.why, expires, NULL);
+	}
+	gb_slurmconf_clear(&sc);
+	free(regions);
+	gb_plan_free(plan);
+	return rc;
+}
+
+gb_err_t worker_resume(struct wthread *t, const struct gb_request *req,
+		       struct gb_strv *nodes, gb_error_t *err)
+{
+	struct gb_orch_resume_opts ro = GB_ORCH_RESUME_OPTS_INIT;
+	struct gb_orch_result res = { 0 };
+	struct addrs set = { 0 };
+	struct gb_strv missing = { 0 };
+	struct unfilled *u = NULL;
+	size_t nu = 0, filled = 0, no_ip = 0, reused;
+	char home[GB_REGION_NAME_MAX], reason[GB_ORCH_REASON_MAX + 64];
+	gb_err_t rc;
+
+	if ((rc = find_live(t->st, nodes, &set, &missing, &no_ip, err)))
+		goto out;
+	reused = set.names.n + no_ip;
+	if (reused)
+		gb_log_info("resume_reuse req=%s nodes_with_instance=%zu note=\"address "
+			    "re-applied, nothing launched for them\"", req->id, reused);
+	if (missing.n) {
+		ro.home_region = job_intent(t, req, home, sizeof(home));
+		ro.nodes = (const char *const *)missing.v;
+		ro.n_nodes = missing.n;
+		rc = geo_gate(t, req, &ro, err);
+		if (rc == GB_E_PENDING) {
+			/* waits for approval: its nodes stay POWERING_UP */
+			rc = GB_E_OK;
+			goto out;
+		}
+		if (rc)
+			goto out;
+		rc = gb_orch_resume(t->w->orch, t->st, req, &ro, &res, err);
+		if (rc)
+			goto out;	/* requeued by the caller; client tokens make
+					 * the re-run return the same instances */
+		if ((rc = sort_result(req, &res, &set, &u, &nu, &filled))) {
+			gb_errorf(err, rc, "out of memory");
+			goto out;
+		}
+	}
+	prog_slurm_update(t->st, req->id, PROG_SET_ADDR, set.names.v, set.ips.v,
+			  set.names.n, NULL);
+	down_unfilled(t, req, u, nu);
+	if (!missing.n)
+		snprintf(reason, sizeof(reason), "all %zu nodes already had a live instance "
+			 "(addresses re-applied)", nodes->n);
+	else if (reused)
+		snprintf(reason, sizeof(reason), "%s; %zu nodes already had a live instance",
+			 res.reason, reused);
+	else
+		snprintf(reason, sizeof(reason), "%s", res.reason);
+	finish(t, req, reused + filled, nodes->n, reason);
+out:
+	for (size_t i = 0; i < nu; i++)
+		gb_strv_free(&u[i].nodes);
+	free(u);
+	gb_orch_result_clear(&res);
+	gb_strv_free(&missing);
+	addrs_free(&set);
+	return rc;
+}

@@ -1,0 +1,579 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gb_slurm.c - libslurm glue: hostlists, node updates, node and job reads
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+
+#include "gb_log.h"
+#include "gb_slurm.h"
+
+/* Slurm's compiled-in default (Debian and upstream default sysconfdir). */
+#define SLURM_DEFAULT_CONF "/etc/slurm/slurm.conf"
+
+static pthread_mutex_t slurm_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool slurm_inited;
+
+/* GB_E_SLURM with Slurm's message for its current errno. */
+static gb_err_t slurm_fail(gb_error_t *err, const char *what, const char *nodes)
+{
+	int e = slurm_get_errno();
+
+	return gb_errorf(err, GB_E_SLURM, "%s%s%s: %s (Slurm error %d)", what,
+			 nodes ? " " : "", nodes ? nodes : "", slurm_strerror(e), e);
+}
+
+/*****************************************************************************
+ *  Hostlists
+ *****************************************************************************/
+
+gb_err_t gb_slurm_hostlist_expand(const char *expr, size_t max,
+				  struct gb_strv *out, gb_error_t *err)
+{
+	hostlist_t hl = NULL;
+	char *h = NULL;
+	gb_err_t rc = GB_E_OK;
+	int count;
+
+	if (!expr || !*expr)
+		return gb_errorf(err, GB_E_INVALID, "empty host list");
+	/* libslurm accepts "a[1-" as a literal name: reject brackets that
+	 * do not pair up before handing it over. */
+	for (const char *p = expr, *open = NULL; *p || open; p++) {
+		if (!*p || (*p == '[' && open) || (*p == ']' && !open))
+			return gb_errorf(err, GB_E_INVALID,
+					 "malformed host list \"%s\": unbalanced brackets",
+					 expr);
+		if (*p == '[')
+			open = p;
+		else if (*p == ']')
+			open = NULL;
+	}
+	if (!(hl = slurm_hostlist_create(expr)))
+		return gb_errorf(err, GB_E_INVALID, "malformed host list \"%s\"", expr);
+	count = slurm_hostlist_count(hl);
+	if (count <= 0 || (size_t)count > max) {
+		rc = gb_errorf(err, GB_E_INVALID, "host list \"%s\": %d hosts (limit %zu)",
+			       expr, count, max);
+		goto out;
+	}
+	while ((h = slurm_hostlist_shift(hl))) {
+		if (gb_strv_add(out, h)) {
+			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+			break;
+		}
+		free(h);
+		h = NULL;
+	}
+out:
+	free(h);
+	slurm_hostlist_destroy(hl);
+	return rc;
+}
+
+gb_err_t gb_slurm_hostlist_compress(char *const *names, size_t n, char **out,
+				    gb_error_t *err)
+{
+	hostlist_t hl = slurm_hostlist_create(NULL);
+	gb_err_t rc = GB_E_OK;
+
+	*out = NULL;
+	if (!hl)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		if (slurm_hostlist_push_host(hl, names[i]) <= 0) {
+			rc = gb_errorf(err, GB_E_INVALID, "bad host name \"%s\"", names[i]);
+			goto out;
+		}
+	}
+	slurm_hostlist_uniq(hl);	/* sorts, then drops duplicates */
+	if (!(*out = slurm_hostlist_ranged_string_malloc(hl)))
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+out:
+	slurm_hostlist_destroy(hl);
+	return rc;
+}
+
+/*****************************************************************************
+ *  Init
+ *****************************************************************************/
+
+gb_err_t gb_slurm_init(gb_error_t *err)
+{
+	const char *conf = getenv("SLURM_CONF");
+	gb_err_t rc = GB_E_OK;
+
+	pthread_mutex_lock(&slurm_mu);
+	if (slurm_inited)
+		goto out;
+	if (conf && *conf && access(conf, R_OK) != 0) {
+		rc = gb_errorf(err, GB_E_SLURM, "SLURM_CONF=%s: %s", conf, strerror(errno));
+		goto out;
+	}
+	if ((!conf || !*conf) && access(SLURM_DEFAULT_CONF, R_OK) != 0) {
+		/* Configless mode would send a DNS SRV query: never. */
+		rc = gb_errorf(err, GB_E_SLURM,
+			       "SLURM_CONF is not set and %s is not readable: "
+			       "refusing Slurm's configless (DNS) lookup",
+			       SLURM_DEFAULT_CONF);
+		goto out;
+	}
+	slurm_init(NULL);
+	slurm_inited = true;
+out:
+	pthread_mutex_unlock(&slurm_mu);
+	return rc;
+}
+
+bool gb_slurm_ready(void)
+{
+	bool r;
+
+	pthread_mutex_lock(&slurm_mu);
+	r = slurm_inited;
+	pthread_mutex_unlock(&slurm_mu);
+	return r;
+}
+
+/*****************************************************************************
+ *  Node updates
+ *****************************************************************************/
+
+const char *gb_slurm_action_name(enum gb_slurm_node_action action)
+{
+	switch (action) {
+	case GB_SLURM_DOWN: return "down";
+	case GB_SLURM_POWER_DOWN_FORCE: return "power_down_force";
+	case GB_SLURM_POWER_DOWN: return "power_down";
+	case GB_SLURM_RESUME: return "resume";
+	}
+	return "invalid";
+}
+
+/*
+ * Slurm could not be reached (slurmctld down, network): every further RPC
+ * would fail the same way, each after libslurm's own connect retries
+ * (about MessageTimeout seconds).
+ */
+static bool unreachable(int e)
+{
+	return (e >= SLURM_UNEXPECTED_MSG_ERROR && e < SLURM_NO_CHANGE_IN_DATA) ||
+	       e == ETIMEDOUT || e == ECONNREFUSED || e == EHOSTUNREACH;
+}
+
+/* One RPC; [msg] is filled by the caller. Takes the lock. OUT *serr. */
+static gb_err_t update_rpc(update_node_msg_t *msg, const char *what,
+			   int *serr, gb_error_t *err)
+{
+	gb_err_t rc = GB_E_OK;
+
+	*serr = 0;
+	pthread_mutex_lock(&slurm_mu);
+	if (!slurm_inited) {
+		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
+	} else if (slurm_update_node(msg) != SLURM_SUCCESS) {
+		*serr = slurm_get_errno();
+		rc = slurm_fail(err, what, msg->node_names);
+	}
+	pthread_mutex_unlock(&slurm_mu);
+	return rc;
+}
+
+/* "a,b,c" of names[from..to) (the order is the index match). */
+static char *join(char *const *v, size_t from, size_t to)
+{
+	struct gb_buf b = GB_BUF_INIT;
+
+	for (size_t i = from; i < to; i++) {
+		if (i > from)
+			gb_buf_putc(&b, ',');
+		gb_buf_puts(&b, v[i]);
+	}
+	return gb_buf_failed(&b) ? (gb_buf_free(&b), NULL) : gb_buf_steal(&b);
+}
+
+struct batch_op {
+	char *const *names, *const *addrs, *const *hostnames;
+	enum gb_slurm_node_action action;	/* when no addresses */
+	const char *reason;
+	bool addr_op;
+};
+
+static void fill_state(update_node_msg_t *m, const struct batch_op *op)
+{
+	switch (op->action) {
+	case GB_SLURM_DOWN:
+		m->node_state = NODE_STATE_DOWN;
+		break;
+	case GB_SLURM_POWER_DOWN_FORCE:	/* as scontrol's POWER_DOWN_FORCE */
+		m->node_state = NODE_STATE_POWER_DOWN | NODE_STATE_POWERED_DOWN;
+		break;
+	case GB_SLURM_POWER_DOWN:
+		m->node_state = NODE_STATE_POWER_DOWN;
+		break;
+	case GB_SLURM_RESUME:
+		m->node_state = NODE_RESUME;
+		break;
+	}
+	m->reason = (char *)op->reason;
+	m->reason_uid = (uint32_t)getuid();
+}
+
+/* Nodes [from, to) in one RPC.  OUT *serr Slurm's errno of a failed RPC. */
+static gb_err_t run_batch(const struct batch_op *op, size_t from, size_t to,
+			  int *serr, gb_error_t *err)
+{
+	update_node_msg_t m;
+	char *names = NULL, *addrs = NULL, *hosts = NULL;
+	gb_err_t rc = GB_E_OK;
+
+	*serr = 0;
+	slurm_init_update_node_msg(&m);
+	if (op->addr_op) {
+		names = join(op->names, from, to);
+		if (op->addrs)
+			addrs = join(op->addrs, from, to);
+		if (op->hostnames)
+			hosts = join(op->hostnames, from, to);
+		if (!names || (op->addrs && !addrs) || (op->hostnames && !hosts)) {
+			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+			goto out;
+		}
+		m.node_addr = addrs;
+		m.node_hostname = hosts;
+	} else {
+		rc = gb_slurm_hostlist_compress(op->names + from, to - from, &names, err);
+		if (rc)
+			goto out;
+		fill_state(&m, op);
+	}
+	m.node_names = names;
+	rc = update_rpc(&m, op->addr_op ? "update NodeAddr" :
+			gb_slurm_action_name(op->action), serr, err);
+out:
+	free(names);
+	free(addrs);
+	free(hosts);
+	return rc;
+}
+
+struct batch_result {
+	size_t failed;
+	gb_err_t first;
+	gb_error_t *err;
+};
+
+static void batch_failed(struct batch_result *br, size_t n, const gb_error_t *e1)
+{
+	br->failed += n;
+	if (!br->first) {
+		br->first = e1->code;
+		if (br->err)
+			*br->err = *e1;
+	}
+}
+
+/*
+ * slurmctld stops a batch at its first unknown node (node_mgr.c): then
+ * the batch is retried node by node, so every good node is updated.  When
+ * slurmctld cannot be reached the rest is given up at once.  RET false
+ * when the rest is given up.
+ */
+static bool retry_one_by_one(const struct batch_op *op, size_t from, size_t to,
+			     struct batch_result *br)
+{
+	gb_error_t e1;
+	int serr;
+
+	for (size_t i = from; i < to; i++) {
+		if (run_batch(op, i, i + 1, &serr, &e1) == GB_E_OK)
+			continue;
+		if (unreachable(serr)) {
+			batch_failed(br, to - i, &e1);
+			return false;
+		}
+		batch_failed(br, 1, &e1);
+	}
+	return true;
+}
+
+static gb_err_t run_batches(const struct batch_op *op, size_t n,
+			    size_t *n_failed, gb_error_t *err)
+{
+	struct batch_result br = { 0, GB_E_OK, err };
+
+	for (size_t from = 0; from < n; from += GB_SLURM_UPDATE_BATCH) {
+		size_t to = from + GB_SLURM_UPDATE_BATCH < n ? from + GB_SLURM_UPDATE_BATCH : n;
+		gb_error_t e1;
+		int serr;
+
+		if (run_batch(op, from, to, &serr, &e1) == GB_E_OK)
+			continue;
+		if (unreachable(serr)) {
+			gb_log_error("slurm_unreachable nodes_given_up=%zu error=\"%s\"", n - from,
+				     e1.text);
+			batch_failed(&br, n - from, &e1);
+			break;
+		}
+		if (to - from == 1 || serr != ESLURM_INVALID_NODE_NAME) {
+			batch_failed(&br, to - from, &e1);
+			continue;
+		}
+		gb_log_warn("slurm_update_batch_failed nodes=%zu error=\"%s\" retry=per_node",
+			    to - from, e1.text);
+		if (!retry_one_by_one(op, from, to, &br)) {
+			batch_failed(&br, n - to, &e1);
+			break;
+		}
+	}
+	if (n_failed)
+		*n_failed = br.failed;
+	return br.first;
+}
+
+gb_err_t gb_slurm_nodes_set_addr(char *const *names, char *const *addrs,
+				 char *const *hostnames, size_t n,
+				 size_t *n_failed, gb_error_t *err)
+{
+	struct batch_op op = { names, addrs, hostnames, GB_SLURM_DOWN, NULL, true };
+
+	if (n_failed)
+		*n_failed = 0;
+	if (!addrs && !hostnames)
+		return GB_E_OK;
+	return run_batches(&op, n, n_failed, err);
+}
+
+gb_err_t gb_slurm_nodes_clear_addr(char *const *names, size_t n,
+				   size_t *n_failed, gb_error_t *err)
+{
+	return gb_slurm_nodes_set_addr(names, names, names, n, n_failed, err);
+}
+
+gb_err_t gb_slurm_nodes_update(enum gb_slurm_node_action action,
+			       char *const *names, size_t n,
+			       const char *reason, size_t *n_failed,
+			       gb_error_t *err)
+{
+	struct batch_op op = { names, NULL, NULL, action, reason, false };
+
+	if (n_failed)
+		*n_failed = 0;
+	if (action == GB_SLURM_DOWN && (!reason || !*reason))
+		return gb_errorf(err, GB_E_INVALID, "setting nodes DOWN needs a reason");
+	return run_batches(&op, n, n_failed, err);
+}
+
+/*****************************************************************************
+ *  Reading nodes
+ *****************************************************************************/
+
+static char *state_string(uint32_t s)
+{
+	static const char *const base[] = { "UNKNOWN", "DOWN", "IDLE", "ALLOCATED",
+					    "ERROR", "MIXED", "FUTURE" };
+	static const struct { uint32_t bit; const char *name; } flags[] = {
+		{ NODE_STATE_CLOUD, "CLOUD" },
+		{ NODE_STATE_COMPLETING, "COMPLETING" },
+		{ NODE_STATE_DRAIN, "DRAIN" },
+		{ NODE_STATE_FAIL, "FAIL" },
+		{ NODE_STATE_INVALID_REG, "INVALID_REG" },
+		{ NODE_STATE_MAINT, "MAINTENANCE" },
+		{ NODE_STATE_POWER_DOWN, "POWER_DOWN" },
+		{ NODE_STATE_POWER_UP, "POWER_UP" },
+		{ NODE_STATE_POWERED_DOWN, "POWERED_DOWN" },
+		{ NODE_STATE_POWERING_DOWN, "POWERING_DOWN" },
+		{ NODE_STATE_NO_RESPOND, "NOT_RESPONDING" },
+		{ NODE_STATE_POWERING_UP, "POWERING_UP" },
+		{ NODE_STATE_REBOOT_REQUESTED, "REBOOT_REQUESTED" },
+	};
+	struct gb_buf b = GB_BUF_INIT;
+	uint32_t bs = s & NODE_STATE_BASE;
+
+	gb_buf_puts(&b, bs < GB_ARRAY_LEN(base) ? base[bs] : "UNKNOWN");
+	for (size_t i = 0; i < GB_ARRAY_LEN(flags); i++) {
+		if (s & flags[i].bit)
+			gb_buf_printf(&b, "+%s", flags[i].name);
+	}
+	return gb_buf_failed(&b) ? (gb_buf_free(&b), NULL) : gb_buf_steal(&b);
+}
+
+static int node_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct gb_slurm_node *)a)->name,
+		      ((const struct gb_slurm_node *)b)->name);
+}
+
+static gb_err_t copy_node(const node_info_t *ni, struct gb_slurm_node *n)
+{
+	uint32_t s = ni->node_state, bs = s & NODE_STATE_BASE;
+
+	n->name = strdup(ni->name);
+	n->addr = strdup(ni->node_addr ? ni->node_addr : ni->name);
+	n->hostname = strdup(ni->node_hostname ? ni->node_hostname : ni->name);
+	n->reason = ni->reason && *ni->reason ? strdup(ni->reason) : NULL;
+	n->state_str = state_string(s);
+	if (!n->name || !n->addr || !n->hostname || !n->state_str ||
+	    (ni->reason && *ni->reason && !n->reason))
+		return GB_E_NOMEM;
+	n->reason_time = n->reason ? (double)ni->reason_time : 0;
+	n->state = s;
+	n->down = bs == NODE_STATE_DOWN;
+	n->idle = bs == NODE_STATE_IDLE;
+	n->allocated = bs == NODE_STATE_ALLOCATED || bs == NODE_STATE_MIXED;
+	n->cloud = s & NODE_STATE_CLOUD;
+	n->drain = s & NODE_STATE_DRAIN;
+	n->not_responding = s & NODE_STATE_NO_RESPOND;
+	n->powered_down = s & NODE_STATE_POWERED_DOWN;
+	n->powering_up = s & NODE_STATE_POWERING_UP;
+	n->powering_down = s & NODE_STATE_POWERING_DOWN;
+	n->power_down_requested = s & NODE_STATE_POWER_DOWN;
+	return GB_E_OK;
+}
+
+gb_err_t gb_slurm_nodes_load(struct gb_slurm_node_list **out, gb_error_t *err)
+{
+	struct gb_slurm_node_list *l = NULL;
+	node_info_msg_t *msg = NULL;
+	gb_err_t rc = GB_E_OK;
+
+	*out = NULL;
+	pthread_mutex_lock(&slurm_mu);
+	if (!slurm_inited)
+		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
+	else if (slurm_load_node((time_t)0, &msg, SHOW_ALL) != SLURM_SUCCESS)
+		rc = slurm_fail(err, "slurm_load_node", NULL);
+	pthread_mutex_unlock(&slurm_mu);
+	if (rc)
+		return rc;
+	if (!(l = calloc(1, sizeof(*l))) ||
+	    !(l->v = calloc(msg->record_count ? msg->record_count : 1, sizeof(*l->v)))) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < msg->record_count; i++) {
+		const node_info_t *ni = &msg->node_array[i];
+
+		if (!ni->name || !*ni->name)
+			continue;	/* hidden: packed without a name */
+		if (copy_node(ni, &l->v[l->n++])) {
+			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+			goto out;
+		}
+	}
+	qsort(l->v, l->n, sizeof(*l->v), node_cmp);
+	*out = l;
+	l = NULL;
+out:
+	gb_slurm_node_list_free(l);
+	slurm_free_node_info_msg(msg);
+	return rc;
+}
+
+void gb_slurm_node_list_free(struct gb_slurm_node_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].name);
+		free(l->v[i].addr);
+		free(l->v[i].hostname);
+		free(l->v[i].reason);
+		free(l->v[i].state_str);
+	}
+	free(l->v);
+	free(l);
+}
+
+const struct gb_slurm_node *gb_slurm_node_find(const struct gb_slurm_node_list *l,
+					       const char *name)
+{
+	struct gb_slurm_node key = { .name = (char *)name };
+
+	if (!l || !name)
+		return NULL;
+	return bsearch(&key, l->v, l->n, sizeof(*l->v), node_cmp);
+}
+
+/*****************************************************************************
+ *  Jobs
+ *****************************************************************************/
+
+gb_err_t gb_slurm_job_admin_comment(uint32_t job_id, char **out, gb_error_t *err)
+{
+	job_info_msg_t *msg = NULL;
+	gb_err_t rc = GB_E_OK;
+	int e;
+
+	*out = NULL;
+	pthread_mutex_lock(&slurm_mu);
+	if (!slurm_inited) {
+		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
+	} else if (slurm_load_job(&msg, job_id, SHOW_DETAIL) != SLURM_SUCCESS) {
+		e = slurm_get_errno();
+		if (e == ESLURM_INVALID_JOB_ID)
+			rc = gb_errorf(err, GB_E_NOTFOUND, "job %u: %s", job_id,
+				       slurm_strerror(e));
+		else
+			rc = slurm_fail(err, "slurm_load_job", NULL);
+	}
+	pthread_mutex_unlock(&slurm_mu);
+	if (rc)
+		return rc;
+	if (msg->record_count < 1) {
+		rc = gb_errorf(err, GB_E_NOTFOUND, "job %u: not found", job_id);
+		goto out;
+	}
+	if (msg->job_array[0].admin_comment &&
+	    !(*out = strdup(msg->job_array[0].admin_comment)))
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+out:
+	slurm_free_job_info_msg(msg);
+	return rc;
+}
+
+/*****************************************************************************
+ *  Versions (gpuburstctl doctor: the plugin must match slurmctld exactly)
+ *****************************************************************************/
+
+char *gb_slurm_built_version(char *buf, size_t n)
+{
+	/* slurm_version.h has only the number: 0x160508 -> "22.05.8" */
+	snprintf(buf, n, "%d.%02d.%d",
+		 (int)SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER),
+		 (int)SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER),
+		 (int)SLURM_VERSION_MICRO(SLURM_VERSION_NUMBER));
+	return buf;
+}
+
+/* SLURM_VERSION_NUMBER of the headers this was built with. */
+unsigned long gb_slurm_built_version_number(void)
+{
+	return SLURM_VERSION_NUMBER;
+}
+
+gb_err_t gb_slurm_ctl_version(char *buf, size_t n, gb_error_t *err)
+{
+	slurm_conf_t *conf = NULL;
+	gb_err_t rc = GB_E_OK;
+
+	pthread_mutex_lock(&slurm_mu);
+	if (!slurm_inited)
+		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
+	else if (slurm_load_ctl_conf((time_t)0, &conf) != SLURM_SUCCESS)
+		rc = slurm_fail(err, "slurm_load_ctl_conf", NULL);
+	pthread_mutex_unlock(&slurm_mu);
+	if (rc == GB_E_OK)
+		snprintf(buf, n, "%s", conf->version ? conf->version : "unknown");
+	slurm_free_ctl_conf(conf);
+	return rc;
+}

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gb_slurm.h - libslurm glue: hostlists, node updates, node and job reads
+ *
+ * The only gpuburst code that includes <slurm/slurm.h> (besides the
+ * job_submit plugin, which must not link libslurm).  Built against the
+ * Slurm it runs with (22.05 and later).
+ *
+ * Slurm's client library finds the controller through SLURM_CONF (which
+ * slurmctld gives its power-save programs).  Without it libslurm reads its
+ * compiled-in default file and, if that is missing too, goes "configless"
+ * and asks DNS for SRV records; gb_slurm_init() refuses that case, so no
+ * gpuburst program ever sends a DNS query on behalf of Slurm.
+ *
+ * Every call is serialised by one internal mutex (libslurm's client side
+ * keeps global state); callers may use this module from several threads.
+ * Errors from libslurm (slurm_get_errno / slurm_strerror) come back as
+ * GB_E_SLURM with the Slurm message and the node list in the detail.
+ */
+#ifndef GB_LIBSLURMIF_GB_SLURM_H
+#define GB_LIBSLURMIF_GB_SLURM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gb_err.h"
+#include "gb_str.h"
+
+#define GB_SLURM_UPDATE_BATCH 500	/* nodes per update RPC */
+
+/*****************************************************************************
+ *  Hostlists (no controller needed, no gb_slurm_init)
+ *****************************************************************************/
+
+/*
+ * Append every host of Slurm hostlist [expr] to [out], in order, with
+ * duplicates kept.  More than [max] hosts, an empty or malformed
+ * expression: GB_E_INVALID naming [expr].
+ */
+gb_err_t gb_slurm_hostlist_expand(const char *expr, size_t max,
+				  struct gb_strv *out, gb_error_t *err);
+
+/*
+ * Compress [n] names into a ranged hostlist expression ("g5-[1-3,7]"),
+ * sorted and without duplicates, as Slurm prints them.
+ * OUT *out NEW (free()).
+ */
+gb_err_t gb_slurm_hostlist_compress(char *const *names, size_t n, char **out,
+				    gb_error_t *err);
+
+/*****************************************************************************
+ *  The controller
+ *****************************************************************************/
+
+/*
+ * slurm_init(NULL) once per process (later calls return at once).
+ * Refuses (GB_E_SLURM) when $SLURM_CONF is unset and the default
+ * slurm.conf does not exist (see above), or when $SLURM_CONF names a file
+ * that does not exist.
+ */
+gb_err_t gb_slurm_init(gb_error_t *err);
+
+/* RET whether gb_slurm_init() succeeded in this process. */
+bool gb_slurm_ready(void);
+
+/*
+ * Set NodeAddr and NodeHostname of nodes [names] to [addrs] and
+ * [hostnames] (index-matched; either array may be NULL to leave that
+ * field alone), in RPCs of GB_SLURM_UPDATE_BATCH nodes: 22.05 matches a
+ * NodeName list to NodeAddr/NodeHostname lists by position
+ * (node_mgr.c update_node, uniq=false).  When a batch fails (one unknown
+ * node stops slurmctld at that node) its nodes are retried one by one, so
+ * every good node is updated.  OUT *n_failed (may be NULL) how many nodes
+ * could not be updated; the first failure is in [err].
+ */
+gb_err_t gb_slurm_nodes_set_addr(char *const *names, char *const *addrs,
+				 char *const *hostnames, size_t n,
+				 size_t *n_failed, gb_error_t *err);
+
+/* NodeAddr = NodeHostname = the node's own name (what Slurm starts with). */
+gb_err_t gb_slurm_nodes_clear_addr(char *const *names, size_t n,
+				   size_t *n_failed, gb_error_t *err);
+
+enum gb_slurm_node_action {
+	GB_SLURM_DOWN = 0,		/* state=down reason=...: jobs requeue now */
+	GB_SLURM_POWER_DOWN_FORCE,	/* state=power_down_force: back to idle~ */
+	GB_SLURM_POWER_DOWN,		/* state=power_down: after jobs end */
+	GB_SLURM_RESUME,		/* state=resume */
+};
+
+/*
+ * Apply [action] with [reason] (required for DOWN; may be NULL otherwise)
+ * to nodes [names], batched like gb_slurm_nodes_set_addr (the node list
+ * is compressed into one expression per batch).
+ */
+gb_err_t gb_slurm_nodes_update(enum gb_slurm_node_action action,
+			       char *const *names, size_t n,
+			       const char *reason, size_t *n_failed,
+			       gb_error_t *err);
+
+/* RET static "down", "power_down_force", ... */
+const char *gb_slurm_action_name(enum gb_slurm_node_action action);
+
+/*****************************************************************************
+ *  Reading nodes and jobs
+ *****************************************************************************/
+
+struct gb_slurm_node {
+	char *name;
+	char *addr;		/* NodeAddr */
+	char *hostname;		/* NodeHostname */
+	char *reason;		/* NULL when none */
+	double reason_time;	/* epoch seconds, 0 when none */
+	uint32_t state;		/* Slurm's node_state word */
+	char *state_str;	/* "DOWN+CLOUD+POWERED_DOWN" (Slurm's spelling) */
+	bool down, idle, allocated, cloud, drain, not_responding;
+	bool powered_down, powering_up, powering_down, power_down_requested;
+};
+
+struct gb_slurm_node_list {
+	struct gb_slurm_node *v;
+	size_t n;
+};
+
+/*
+ * slurm_load_node (all nodes, cloud ones included).  OUT *out NEW
+ * (gb_slurm_node_list_free), sorted by name.
+ */
+gb_err_t gb_slurm_nodes_load(struct gb_slurm_node_list **out,
+			     gb_error_t *err);
+void gb_slurm_node_list_free(struct gb_slurm_node_list *l);
+
+/* RET BORROWED node [name] of [l] (binary search), or NULL. */
+const struct gb_slurm_node *gb_slurm_node_find(const struct gb_slurm_node_list *l,
+					       const char *name);
+
+/*
+ * The AdminComment of job [job_id] (slurm_load_job).  OUT *out NEW
+ * (free()), NULL when the job has none.  RET GB_E_NOTFOUND when Slurm
+ * does not know the job (any more).
+ */
+gb_err_t gb_slurm_job_admin_comment(uint32_t job_id, char **out,
+				    gb_error_t *err);
+
+/*
+ * The Slurm version this gpuburst (and its job_submit plugin, which must
+ * match slurmctld exactly) was built against, "22.05.8", into [buf] of
+ * [n] bytes; RET [buf].  _number: SLURM_VERSION_NUMBER (0x160508).
+ */
+char *gb_slurm_built_version(char *buf, size_t n);
+unsigned long gb_slurm_built_version_number(void);
+
+/*
+ * The version the running slurmctld reports (slurm_load_ctl_conf) into
+ * [buf] of [n] bytes.  Needs gb_slurm_init().  RET GB_E_OK or GB_E_SLURM.
+ */
+gb_err_t gb_slurm_ctl_version(char *buf, size_t n, gb_error_t *err);
+
+/*****************************************************************************
+ *  Text: node reasons and the job_submit plugin's intent (pure functions)
+ *****************************************************************************/
+
+#define GB_REASON_PREFIX "gpuburst: "
+#define GB_REASON_CAPACITY_PREFIX "gpuburst: (Code:"
+#define GB_REASON_MAX 256		/* bytes, NUL included */
+#define GB_INTENT_HOME_KEY "gpuburst:home="
+#define GB_REGION_NAME_MAX 64
+
+/*
+ * The reason of a node a resume could not fill:
+ * "gpuburst: (Code:<code>) <text> req=<id>".  [code] NULL/"" becomes
+ * "Unfilled"; [text] is cut to keep the whole under GB_REASON_MAX with
+ * control characters turned into blanks.  RET [buf].
+ */
+char *gb_reason_capacity(char *buf, size_t n, const char *code,
+			 const char *text, const char *request_id);
+
+/*
+ * Parse a reason made by gb_reason_capacity: RET whether [reason] starts
+ * with GB_REASON_CAPACITY_PREFIX; the code and the request id (when the
+ * reason ends with " req=<16 hex>") are copied out when their buffers are
+ * not NULL ("" when absent).
+ */
+bool gb_reason_is_capacity(const char *reason, char *code, size_t code_n,
+			   char *request_id, size_t id_n);
+
+/*
+ * Find the home-region intent of the job_submit plugin in a job's
+ * AdminComment: the token "gpuburst:home=<region>", delimited by the start
+ * or end of the string, blanks, ';' or ','.  The region is 1..63 of
+ * [a-z0-9-].  Several tokens must agree.
+ * RET GB_E_OK (region in [buf]), GB_E_NOTFOUND (no token; [buf] ""),
+ * GB_E_INVALID (a malformed or conflicting token; detail says which).
+ */
+gb_err_t gb_intent_home_region(const char *admin_comment, char *buf,
+			       size_t n, gb_error_t *err);
+
+#endif /* GB_LIBSLURMIF_GB_SLURM_H */

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gb_slurm_text.c - node reasons and the job_submit plugin's intent token
+ *
+ * Pure string functions (no libslurm), kept with the Slurm glue because
+ * they define what gpuburst writes into and reads out of Slurm.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "gb_slurm.h"
+
+#define REQ_TAG " req="
+#define REQ_ID_LEN 16	/* GB_REQUEST_ID_LEN: libstate's request ids */
+
+char *gb_reason_capacity(char *buf, size_t n, const char *code,
+			 const char *text, const char *request_id)
+{
+	char clean[GB_REASON_MAX];
+	size_t fixed, room, k = 0;
+
+	if (!code || !*code)
+		code = "Unfilled";
+	if (!text)
+		text = "";
+	if (!request_id)
+		request_id = "";
+	/* What the text may use: n minus "gpuburst: (Code:X) " and " req=ID". */
+	fixed = strlen(GB_REASON_CAPACITY_PREFIX) + strlen(code) + 2 +
+		strlen(REQ_TAG) + strlen(request_id) + 1;
+	room = n > fixed ? n - fixed : 0;
+	if (room >= sizeof(clean))
+		room = sizeof(clean) - 1;
+	for (const char *p = text; *p && k < room; p++)
+		clean[k++] = (unsigned char)*p < 0x20 || *p == 0x7f ? ' ' : *p;
+	while (k > 0 && clean[k - 1] == ' ')
+		k--;
+	clean[k] = '\0';
+	snprintf(buf, n, "%s%s) %s%s%s", GB_REASON_CAPACITY_PREFIX, code, clean,
+		 REQ_TAG, request_id);
+	return buf;
+}
+
+static bool is_hex_id(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++) {
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	}
+	return i == REQ_ID_LEN;
+}
+
+bool gb_reason_is_capacity(const char *reason, char *code, size_t code_n,
+			   char *request_id, size_t id_n)
+{
+	const char *c, *end, *req;
+
+	if (code && code_n)
+		code[0] = '\0';
+	if (request_id && id_n)
+		request_id[0] = '\0';
+	if (!reason || strncmp(reason, GB_REASON_CAPACITY_PREFIX,
+			       strlen(GB_REASON_CAPACITY_PREFIX)) != 0)
+		return false;
+	c = reason + strlen(GB_REASON_CAPACITY_PREFIX);
+	if ((end = strchr(c, ')')) && code && code_n) {
+		size_t len = (size_t)(end - c);
+
+		if (len >= code_n)
+			len = code_n - 1;
+		memcpy(code, c, len);
+		code[len] = '\0';
+	}
+	req = strstr(reason, REQ_TAG);
+	while (req && strstr(req + 1, REQ_TAG))
+		req = strstr(req + 1, REQ_TAG);		/* the last one */
+	if (req && is_hex_id(req + strlen(REQ_TAG)) && request_id && id_n)
+		snprintf(request_id, id_n, "%s", req + strlen(REQ_TAG));
+	return true;
+}
+
+static bool is_delim(char c)
+{
+	return c == '\0' || c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
+	       c == ';' || c == ',';
+}
+
+static bool region_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+}
+
+gb_err_t gb_intent_home_region(const char *admin_comment, char *buf,
+			       size_t n, gb_error_t *err)
+{
+	const size_t klen = strlen(GB_INTENT_HOME_KEY);
+	char found[GB_REGION_NAME_MAX] = "";
+
+	if (n)
+		buf[0] = '\0';
+	for (const char *p = admin_comment; p && *p; p++) {
+		const char *v, *e;
+		size_t len;
+
+		if ((p != admin_comment && !is_delim(p[-1])) ||
+		    strncmp(p, GB_INTENT_HOME_KEY, klen) != 0)
+			continue;
+		v = p + klen;
+		for (e = v; !is_delim(*e); e++)
+			;
+		len = (size_t)(e - v);
+		for (const char *q = v; q < e; q++) {
+			if (!region_char(*q))
+				return gb_errorf(err, GB_E_INVALID,
+						 "AdminComment token %.*s: bad region name",
+						 (int)(e - p), p);
+		}
+		if (len == 0 || len >= GB_REGION_NAME_MAX)
+			return gb_errorf(err, GB_E_INVALID,
+					 "AdminComment token %.*s: region name must be 1-%d characters",
+					 (int)(e - p), p, GB_REGION_NAME_MAX - 1);
+		if (found[0] && (strlen(found) != len || strncmp(found, v, len) != 0))
+			return gb_errorf(err, GB_E_INVALID,
+					 "AdminComment has conflicting %s tokens (%s, %.*s)",
+					 GB_INTENT_HOME_KEY, found, (int)len, v);
+		memcpy(found, v, len);
+		found[len] = '\0';
+		p = e - 1;
+	}
+	if (!found[0])
+		return GB_E_NOTFOUND;
+	if (strlen(found) >= n)
+		return gb_errorf(err, GB_E_INVALID, "region name too long for the buffer");
+	memcpy(buf, found, strlen(found) + 1);
+	return GB_E_OK;
+}

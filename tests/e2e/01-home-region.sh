@@ -1,0 +1,61 @@
+#!/bin/sh
+# 01-home-region.sh - scenario 1 (issue 10): `sbatch --gres=gpu:a10g:1`
+# resumes a cloud node through gpuburst-resume; the instance is launched in
+# the nodeset's home region (Singapore, given capacity here), recorded and
+# tagged; its slurmd registers at the instance's private IP (NodeAddr); the
+# job runs there with its GPU and completes; the node is IDLE; SuspendTime
+# later gpuburst-suspend terminates the instance, the record is closed with
+# both timestamps, NodeAddr is cleared and the node is idle~ again.
+# Also: a cloud node in no nodeset goes DOWN with a reason, nothing launched.
+SUSPEND_TIME=6
+. "${srcdir:-.}/e2e-lib.sh"
+e2e_start --nodes 2
+control POST /_sim/capacity '{"az": "ap-southeast-1a", "instance_type": "g5.xlarge", "available": 2}' >/dev/null ||
+	fail "capacity"
+
+# --- resume in the home region
+JOB=$(submit --gres=gpu:a10g:1 --wrap 'echo "node=$SLURMD_NODENAME gpus=$CUDA_VISIBLE_DEVICES"; sleep 2')
+wait_for 30 "job $JOB running" '[ "$(job_state $JOB)" = RUNNING ]'
+NODE=$(lab squeue -h -j "$JOB" -o %N)
+ADDR=$(node_field "$NODE" NodeAddr)
+REQ=$(request_of "$NODE")
+[ -n "$REQ" ] || fail "no resume request recorded for $NODE"
+expect_eq "request $REQ" "$(sql "SELECT kind, state, result, launched, job_id FROM requests WHERE id='$REQ'")" "resume|done|success|1|$JOB"
+# alive: pending or running (the record keeps the state RunInstances saw)
+REC=$(sql "SELECT instance_id, region, az, private_ip, state IN ('pending', 'running') FROM instances WHERE node='$NODE' AND request_id='$REQ'")
+IID=${REC%%|*}
+expect_eq "record" "$REC" "$IID|ap-southeast-1|ap-southeast-1a|$ADDR|1"
+case "$ADDR" in 127.42.1.*) ;; *) fail "NodeAddr $ADDR is not in Singapore's subnet 127.42.1.0/24" ;; esac
+expect_eq "attempts only at home" "$(regions_tried "$REQ")" ap-southeast-1
+expect_eq "sim instance" "$(sim_instances "[[i['state'], i['region'], i['private_ip'], i['tags']] for i in ins if i['id'] == '$IID'][0]")" \
+	"[\"running\", \"ap-southeast-1\", \"$ADDR\", {\"Name\": \"$NODE\", \"gpuburst:cluster\": \"e2e\", \"gpuburst:node\": \"$NODE\", \"gpuburst:request\": \"$REQ\"}]"
+expect_eq "instances in the cloud" "$(sim_instances "len(ins)")" 1
+expect_eq "NodeHostname" "$(node_field "$NODE" NodeHostName)" "$NODE"
+ok "job $JOB resumed $NODE: instance $IID in the home region ap-southeast-1 at $ADDR, recorded, tagged"
+
+wait_for 30 "job $JOB completed" '[ "$(job_state $JOB)" = COMPLETED ]'
+grep -qx "node=$NODE gpus=0" "$LAB/jobs/slurm-$JOB.out" || fail "job output: $(cat "$LAB/jobs/slurm-$JOB.out")"
+wait_for 5 "$NODE idle" 'state_is "$NODE" "^IDLE\+CLOUD$"'
+expect_eq "instance still running while idle" "$(sim_state "$IID")" running
+ok "the job ran on $NODE with its GPU and completed; $NODE is IDLE, its instance still up"
+
+# --- suspend: after SuspendTime Slurm calls gpuburst-suspend
+wait_for 30 "instance $IID terminated" 'sim_state $IID | grep -Eq "shutting-down|terminated"'
+wait_for 20 "record of $IID closed" '[ "$(record_state $IID)" = terminated ]'
+expect_eq "record times" "$(sql "SELECT launched_at > 0, terminated_at >= launched_at, reason FROM instances WHERE instance_id='$IID'")" \
+	"1|1|suspended by Slurm (SuspendProgram)"
+expect_eq "suspend request" "$(sql "SELECT state, result FROM requests r JOIN request_nodes n ON n.request_id=r.id WHERE n.node='$NODE' AND r.kind='suspend'")" "done|success"
+wait_for 30 "$NODE powered down" 'state_is "$NODE" "^IDLE\+CLOUD\+POWERED_DOWN$"'
+expect_eq "NodeAddr cleared" "$(node_field "$NODE" NodeAddr)" "$NODE"
+wait_for 10 "instance $IID terminated in the cloud" '[ "$(sim_state $IID)" = terminated ]'
+expect_eq "live instances" "$(sim_instances "len([i for i in ins if i['state'] != 'terminated'])")" 0
+ok "suspend terminated $IID, closed its record (launched_at, terminated_at), cleared NodeAddr; $NODE is idle~"
+
+# --- a cloud node in no nodeset: DOWN with a reason, nothing launched
+N_BEFORE=$(sim_instances "len(ins)")
+lab scontrol update nodename=cpu-1 state=power_up || fail "power_up cpu-1"
+wait_for 20 "cpu-1 DOWN" 'node_reason cpu-1 | grep -qF "gpuburst: node in no nodeset of $CONF"'
+expect_eq "nothing launched for cpu-1" "$(sim_instances "len(ins)")" "$N_BEFORE"
+sql "SELECT detail FROM events WHERE kind='slurm_update' AND request_id IS NULL" | grep -q "^action=down nodes=cpu-1 count=1 failed=0 " ||
+	fail "the DOWN of cpu-1 was not recorded"
+ok "cpu-1 (no nodeset) went DOWN with a reason; nothing launched"

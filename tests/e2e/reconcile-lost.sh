@@ -1,0 +1,37 @@
+#!/bin/sh
+# reconcile-lost.sh - an instance terminated behind gpuburst's back (the
+# console, a spot reclaim) while its node runs a job: reconcile closes the
+# record as lost, sets the node DOWN (the job requeues) and then powers it
+# down; --dry-run only reports.  ORPHAN_TIMEOUT is also the settle time a
+# fresh record gets before the cloud's word about it counts.
+ORPHAN_TIMEOUT=2s
+. "${srcdir:-.}/e2e-lib.sh"
+e2e_start
+
+JOB=$(submit --gres=gpu:a10g:1 --wrap 'sleep 300')
+wait_for 30 "job $JOB running" '[ "$(job_state $JOB)" = RUNNING ]'
+NODE=$(lab squeue -h -j "$JOB" -o %N)
+IID=$(instance_of "$NODE")
+REGION=$(sql "SELECT region FROM instances WHERE instance_id='$IID'")
+REQ=$(request_of "$NODE")
+sleep 2
+REGION=$REGION awsc ec2 terminate-instances --instance-ids "$IID" >"$TMP/term.json" 2>"$TMP/term.err" ||
+	fail "terminate-instances: $(cat "$TMP/term.err")"
+wait_for 10 "instance gone" 'sim_state $IID | grep -Eq "shutting-down|terminated"'
+ok "instance $IID of $NODE terminated behind gpuburst's back (aws ec2 terminate-instances)"
+
+ctl --json reconcile --dry-run >"$TMP/dry.json" 2>"$TMP/dry.err" || fail "dry run: $(cat "$TMP/dry.err")"
+expect_eq "dry run" "$(jq_py "$TMP/dry.json" "[(a['action'], a['target'], a['node'], a['done']) for a in d['actions']]")" \
+	"[[\"lost\", \"$REGION#$IID\", \"$NODE\", false]]"
+expect_eq "record untouched by the dry run" "$(sql "SELECT state IN ('pending', 'running') FROM instances WHERE instance_id='$IID'")" 1
+expect_eq "job untouched by the dry run" "$(job_state "$JOB")" RUNNING
+
+ctl reconcile >"$TMP/r.out" 2>"$TMP/r.err" || fail "reconcile: $(cat "$TMP/r.out" "$TMP/r.err")"
+grep -q "^lost .*$IID .*$NODE .*done" "$TMP/r.out" || fail "report: $(cat "$TMP/r.out")"
+expect_eq "record closed" "$(sql "SELECT state, terminated_at > launched_at FROM instances WHERE instance_id='$IID'")" "lost|1"
+sql "SELECT reason FROM instances WHERE instance_id='$IID'" | grep -q "gone from the cloud" || fail "record reason"
+expect_eq "DOWN then power_down_force" "$(sql "SELECT group_concat(json_extract(detail, '\$.action'), ',') FROM events WHERE request_id='$REQ' AND kind='slurm_update' AND json_extract(detail, '\$.action') IN ('down', 'power_down_force')")" "down,power_down_force"
+wait_for 10 "job $JOB requeued" '[ "$(job_state $JOB)" = PENDING ]'
+wait_for 30 "$NODE powered down" 'state_is "$NODE" "^IDLE\+CLOUD\+POWERED_DOWN$"'
+expect_eq "reconcile event" "$(sql "SELECT json_extract(detail, '\$.action') FROM events WHERE kind='reconcile' AND request_id='$REQ'")" lost
+ok "reconcile closed the lost record, set $NODE DOWN (job $JOB requeued) and powered it down"

@@ -1,0 +1,347 @@
+#!/bin/sh
+# ctl-cli.sh - gpuburstctl's read-only commands (human and --json) on a
+# state file built by gb_mkstate through libstate and libpolicy, approve
+# and deny with their authorization (root, a non-administrator, an admin
+# user, an admin group), late approvals, usage errors and exit codes.
+# No Slurm here: deny exits 21 (decision recorded, nodes not set DOWN),
+# which is itself documented behaviour; the end-to-end tests do Slurm.
+set -u
+: "${GB_TOP_BUILDDIR:?}" "${GB_TOP_SRCDIR:?}"
+CTL="$GB_TOP_BUILDDIR/src/gpuburstctl/gpuburstctl"
+MK="$GB_TOP_BUILDDIR/tests/integration/gb_mkstate"
+PY="${PYTHON3:-python3}"
+"$PY" -c 'import json' 2>/dev/null || { echo "SKIP: python3 is needed"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+chmod 755 "$tmp"
+fail=0
+n=0
+bad() { echo "FAIL: $*"; fail=1; }
+ok() { n=$((n + 1)); }
+
+write_conf() {	# FILE [EXTRA YAML]
+	cat >"$1" <<EOF
+cluster_name: t
+environment: prod
+state_dir: $tmp/state
+log: {file: $tmp/log/gb.log}
+regions:
+  - name: ap-south-1
+    ami: ami-1
+    azs: [{name: ap-south-1a, subnets: [subnet-1]}]
+fallback_groups:
+  g: {consumer_regions: [ap-southeast-1], fallback_regions: [ap-south-1]}
+nodesets:
+  - {name: g5, nodes: "g5-[1-40]", instance_type: g5.xlarge, home_region: ap-southeast-1}
+  - {name: g6, nodes: "g6-[1-40]", instance_type: g6.xlarge, home_region: ap-southeast-1}
+${2:-}
+EOF
+}
+mkdir -p "$tmp/log"
+chmod 777 "$tmp/log"
+write_conf "$tmp/gb.yaml"
+C="$tmp/gb.yaml"
+ctl() { env -u SLURM_CONF -u GPUBURST_CONF -u GPUBURST_ENV "$CTL" -c "$C" "$@"; }
+run() {	# WANT_RC ARGS...: runs, checks the exit status
+	want=$1; shift
+	ctl "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" -eq "$want" ] || bad "gpuburstctl $*: exit $rc, want $want: $(head -3 "$tmp/err")"
+	ok
+}
+py() { "$PY" - "$@"; }
+
+# ---- an absent state file: empty listings, exit 0
+run 0 requests
+grep -q 'no requests (no state file yet)' "$tmp/out" || bad "empty requests: $(cat "$tmp/out")"
+run 0 --json approvals
+py "$tmp/out" <<'PY' || bad "empty approvals json"
+import json, sys
+assert json.load(open(sys.argv[1])) == {"approvals": []}
+PY
+run 8 requests show 0123456789abcdef
+
+# ---- the fixture
+"$MK" "$tmp/state/state.db" fixture >"$tmp/ids" || { echo "FAIL: gb_mkstate"; exit 1; }
+rid() { awk -v k="$1" '$1 == k { print $2 }' "$tmp/ids"; }
+DONE=$(rid done) PEND=$(rid pending) DENIED=$(rid denied) SUSP=$(rid suspend)
+
+run 0 requests
+for x in "$DONE" "$PEND" "$DENIED" "$SUSP"; do
+	grep -q "^$x " "$tmp/out" || bad "requests lacks $x"
+done
+head -1 "$tmp/out" | grep -q '^ID  *KIND  *STATE  *JOB  *NODESET  *N  *NODES  *CREATED  *RESULT$' ||
+	bad "requests header: $(head -1 "$tmp/out")"
+run 0 requests --json --state pending_approval
+py "$tmp/out" "$PEND" <<'PY' || bad "requests --state json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [r["id"] for r in d["requests"]] == [sys.argv[2]], d
+r = d["requests"][0]
+assert r["state"] == "pending_approval" and r["job_id"] == 4712 and r["node_count"] == 12
+assert r["nodes"] == "g5-[5-16]" and r["created_at"].endswith("Z") and r["result"] == "none"
+PY
+run 0 --json requests --kind suspend
+py "$tmp/out" "$SUSP" <<'PY' || bad "requests --kind json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [r["id"] for r in d["requests"]] == [sys.argv[2]] and d["requests"][0]["job_id"] is None
+PY
+run 0 --json requests --node g5-7 --since 1h --limit 10
+py "$tmp/out" "$PEND" <<'PY' || bad "requests --node json"
+import json, sys
+assert [r["id"] for r in json.load(open(sys.argv[1]))["requests"]] == [sys.argv[2]]
+PY
+run 0 --json requests --since 2000-01-01
+py "$tmp/out" <<'PY' || bad "requests --since date"
+import json, sys
+assert len(json.load(open(sys.argv[1]))["requests"]) == 4
+PY
+
+# the replay
+run 0 requests show "$DONE"
+for want in "^Request $DONE" "state  *done, result success" "^Plans" \
+	    "1\. ap-south-1/ap-south-1a subnet-1 batch 4 expect 2: nearest" "^Attempts" \
+	    "0  ap-south-1  *ap-south-1a  *subnet-1  *1-4  *2  ok" "^Instances" "^Slurm updates" \
+	    "slurm_update  nodes=g5-\[1-4\] addr=set" "^Timeline" "event enqueue" "^Result" \
+	    "success: 4 of 4 nodes launched"; do
+	grep -q -- "$want" "$tmp/out" || bad "requests show lacks '$want'"
+done
+run 0 --json requests show "$PEND"
+py "$tmp/out" "$PEND" <<'PY' || bad "requests show json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert set(d) == {"request", "approval", "plans", "attempts", "instances", "events", "timeline"}, d.keys()
+assert d["request"]["id"] == sys.argv[2]
+a = d["approval"]
+assert a["state"] == "pending" and a["decided_by"] is None and a["expires_at"].endswith("Z"), a
+assert [e["what"] for e in d["timeline"]] == ["event enqueue"], d["timeline"]
+PY
+run 0 --json requests show "$DONE"
+py "$tmp/out" <<'PY' || bad "requests show done json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [p["planner"] for p in d["plans"]] == ["heuristic"]
+assert d["plans"][0]["body"]["steps"][0]["region"] == "ap-south-1"
+assert [(a["asked"], a["got"], a["state"]) for a in d["attempts"]] == [(4, 2, "ok"), (2, 2, "ok")]
+assert len(d["instances"]) == 4 and d["approval"] is None
+assert d["request"]["input"] == {"job_id": 4711, "nodes": "g5-[1-4]"}
+PY
+
+# instances: durations in seconds and human form
+run 0 instances
+grep -q '4 instances, ' "$tmp/out" || bad "instances total line"
+grep -q 'g5-4  *i-00000000000000004 .* terminated .* 18[0-9][0-9]  *30m 0[0-9]s' "$tmp/out" ||
+	bad "instances: terminated g5-4 ran ~30m: $(grep g5-4 "$tmp/out")"
+run 0 --json instances --alive --region ap-south-1
+py "$tmp/out" <<'PY' || bad "instances json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ins = d["instances"]
+assert sorted(i["node"] for i in ins) == ["g5-1", "g5-2"], ins
+for i in ins:
+    assert i["state"] == "running" and i["terminated_at"] is None
+    assert 3590 < i["ran_seconds"] < 3700 and i["ran"].startswith("1h 00m"), i
+PY
+run 0 --json instances --state terminated --node g5-4 --type g5.xlarge --request "$DONE"
+py "$tmp/out" <<'PY' || bad "instances terminated json"
+import json, sys
+i, = json.load(open(sys.argv[1]))["instances"]
+assert i["reason"] == "suspended" and 1795 < i["ran_seconds"] < 1900 and i["terminated_at"].endswith("Z")
+PY
+
+# capacity
+run 0 capacity
+grep -q 'ap-south-1  *ap-south-1a  *g5.xlarge  *4.00  *2.00  *50%  *1.00' "$tmp/out" || bad "capacity: $(cat "$tmp/out")"
+run 0 --json capacity --region ap-northeast-1 --type g5.xlarge
+py "$tmp/out" <<'PY' || bad "capacity json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c, = d["capacity"]
+assert c["region"] == "ap-northeast-1" and c["fill_rate"] == 1.0 and c["last_ice_at"] is None
+assert d["half_life"] == 3600
+PY
+
+# approvals
+run 0 approvals
+grep -q "^$PEND  *4712  *g5  *12  *g5-\[5-16\]  *12 nodes for job 4712 > prod threshold 10 .* in [0-9]" "$tmp/out" ||
+	bad "approvals: $(cat "$tmp/out")"
+grep -q "$DENIED" "$tmp/out" && bad "approvals lists a decided one"
+run 0 approvals --all
+grep -q "$DENIED  *denied .*alice: not today" "$tmp/out" || bad "approvals --all: $(cat "$tmp/out")"
+run 0 --json approvals --state denied
+py "$tmp/out" "$DENIED" <<'PY' || bad "approvals json"
+import json, sys
+a, = json.load(open(sys.argv[1]))["approvals"]
+assert a["request_id"] == sys.argv[2] and a["decided_by"] == "alice" and a["decided_uid"] == 1001
+assert a["comment"] == "not today" and a["request"]["state"] == "denied"
+PY
+
+# config keys
+run 0 config keys
+grep -q '^policy.approval_timeout  *duration  *auto' "$tmp/out" || bad "config keys"
+run 0 --json config keys
+
+# ---- authorization: a non-administrator changes nothing (22)
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups env -u SLURM_CONF "$CTL" -c "$C" "$@"; }
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+	as_nobody approve "$PEND" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" -eq 22 ] || bad "nobody approve: exit $rc"
+	grep -q 'user nobody (uid [0-9]*) may not approve, deny or terminate' "$tmp/err" ||
+		bad "nobody approve message: $(cat "$tmp/err")"
+	as_nobody deny "$PEND" --reason x >/dev/null 2>&1
+	[ $? -eq 22 ] || bad "nobody deny: not 22"
+	ctl --json approvals >"$tmp/out"
+	py "$tmp/out" "$PEND" <<'PY' || bad "state changed after a refusal"
+import json, sys
+a, = json.load(open(sys.argv[1]))["approvals"]
+assert a["request_id"] == sys.argv[2] and a["state"] == "pending"
+PY
+	ok
+else
+	echo "note: not root or no setpriv: authorization as nobody not tested here"
+fi
+
+# ---- root approves: queued, recorded, logged
+run 0 approve "$PEND" --comment "demo day"
+grep -q "approved $PEND (nodes g5-\[5-16\]): queued" "$tmp/out" || bad "approve output: $(cat "$tmp/out")"
+run 0 --json requests show "$PEND"
+py "$tmp/out" <<'PY' || bad "approved request"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["request"]["state"] in ("queued", "running", "failed"), d["request"]["state"]
+a = d["approval"]
+assert a["state"] == "approved" and a["decided_by"] == "root" and a["decided_uid"] == 0
+assert a["comment"] == "demo day" and a["decided_at"].endswith("Z")
+assert any(e["kind"] == "approve" and e["detail"] == 'by=root uid=0 comment="demo day"' for e in d["events"])
+PY
+grep -q "approval_approved req=$PEND nodes=g5-\[5-16\] job=4712 by=root uid=0 comment=\"demo day\"" \
+	"$tmp/log/gb.log" || bad "approve not logged: $(cat "$tmp/log/gb.log")"
+run 7 approve "$PEND"
+grep -q "is .*, not pending approval" "$tmp/err" || bad "second approve: $(cat "$tmp/err")"
+
+# ---- deny a job split over two nodesets (decided together); no Slurm: 21
+"$MK" "$tmp/state/state.db" pending "$C" 5001 600 g5 'g5-[20-25]' g6 'g6-[20-25]' >"$tmp/p" ||
+	bad "mkstate pending"
+J1=$(sed -n 1p "$tmp/p" | cut -d' ' -f1)
+J2=$(sed -n 2p "$tmp/p" | cut -d' ' -f1)
+[ "$(cut -d' ' -f2 "$tmp/p" | sort -u)" = pending_approval ] || bad "6 + 6 nodes of one job should both wait: $(cat "$tmp/p")"
+run 2 deny "$J1"
+grep -q 'deny needs --reason TEXT' "$tmp/err" || bad "deny without reason"
+run 21 deny "$J1" --reason "not in the budget"
+grep -q "denied $J1" "$tmp/out" && grep -q "denied $J2" "$tmp/out" || bad "deny both: $(cat "$tmp/out")"
+grep -q 'Slurm reason: gpuburst: resume denied by root: not in the budget' "$tmp/out" ||
+	bad "deny reason: $(cat "$tmp/out")"
+run 0 --json requests show "$J2"
+py "$tmp/out" <<'PY' || bad "denied sibling"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["request"]["state"] == "denied" and d["request"]["reason"] == "denied by root: not in the budget"
+assert d["approval"]["state"] == "denied" and d["approval"]["comment"] == "not in the budget"
+assert any(e["kind"] == "slurm_update" and "failed=6" in e["detail"] for e in d["events"]), d["events"]
+PY
+
+# ---- under the threshold: queued, nothing to approve
+out=$("$MK" "$tmp/state/state.db" pending "$C" 5002 600 g5 'g5-[30-33]')
+[ "${out#* }" = queued ] || bad "4 nodes should be queued: $out"
+run 7 approve "${out% *}"
+
+# ---- a late approval expires the request (13)
+out=$("$MK" "$tmp/state/state.db" pending "$C" 5003 1 g5 'g5-[26-38]')
+LATE=${out% *}
+sleep 1.5
+run 13 approve "$LATE"
+grep -q "expired $LATE" "$tmp/out" || bad "late approve: $(cat "$tmp/out")"
+grep -q 'expired at' "$tmp/err" || bad "late approve message: $(cat "$tmp/err")"
+run 0 --json approvals --state expired
+py "$tmp/out" "$LATE" <<'PY' || bad "expired approval"
+import json, sys
+a, = json.load(open(sys.argv[1]))["approvals"]
+assert a["request_id"] == sys.argv[2] and a["decided_by"] == "gpuburst" and a["request"]["state"] == "expired"
+PY
+
+# ---- configured administrators, as nobody (who then must own the state)
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+	chown -R nobody "$tmp/state"
+	write_conf "$tmp/admin-user.yaml" "admins: {users: [alice, nobody]}"
+	out=$("$MK" "$tmp/state/state.db" pending "$C" 5004 600 g5 'g5-[1-12]')
+	A1=${out% *}
+	chown -R nobody "$tmp/state"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups env -u SLURM_CONF \
+		"$CTL" -c "$tmp/admin-user.yaml" approve "$A1" --comment ok >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" -eq 0 ] || bad "admins.users nobody: exit $rc: $(cat "$tmp/err")"
+	grp=$(id -gn nobody)
+	write_conf "$tmp/admin-group.yaml" "admins: {group: $grp}"
+	out=$("$MK" "$tmp/state/state.db" pending "$C" 5005 600 g6 'g6-[1-12]')
+	A2=${out% *}
+	chown -R nobody "$tmp/state"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups env -u SLURM_CONF \
+		"$CTL" -c "$tmp/admin-group.yaml" approve "$A2" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" -eq 0 ] || bad "admins.group $grp: exit $rc: $(cat "$tmp/err")"
+	ctl --json approvals --state approved >"$tmp/out"
+	py "$tmp/out" "$A1" "$A2" <<'PY' || bad "admin decisions recorded"
+import json, sys
+by = {a["request_id"]: (a["decided_by"], a["decided_uid"]) for a in json.load(open(sys.argv[1]))["approvals"]}
+import pwd
+nobody = pwd.getpwnam("nobody").pw_uid
+assert by[sys.argv[2]] == ("nobody", nobody) and by[sys.argv[3]] == ("nobody", nobody), by
+PY
+	ok
+fi
+
+# ---- usage errors: exit 2 and a message naming the problem
+usage() {
+	want=$1; shift
+	ctl "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" -eq 2 ] || bad "gpuburstctl $*: exit $rc, want 2"
+	grep -q -- "$want" "$tmp/err" || bad "gpuburstctl $*: stderr lacks '$want': $(cat "$tmp/err")"
+	ok
+}
+usage 'invalid state "bogus"' requests --state bogus
+usage 'invalid kind "x"' requests --kind x
+usage 'invalid time "yesterday"' requests --since yesterday
+usage 'invalid --limit "0"' requests --limit 0
+usage 'invalid --limit "12abc"' requests --limit 12abc
+usage 'invalid option "--frob"' requests --frob
+usage 'missing argument for option "--state"' requests --state
+usage 'unexpected argument "x"' requests x
+usage 'invalid request id "ABCDEF0123456789"' requests show ABCDEF0123456789
+usage 'which request?' requests show
+usage 'invalid state "dead"' instances --state dead
+usage 'invalid request id "12"' instances --request 12
+usage 'invalid state "maybe"' approvals --state maybe
+usage 'which request?' approve
+usage 'invalid request id "x"' approve x
+usage 'unexpected argument "y"' approve 0123456789abcdef y
+usage '--count N is required' plan --type g5.xlarge
+usage 'invalid strategy "fast"' plan --type g5.xlarge --count 2 --strategy fast
+usage 'invalid --count "-1"' plan --type g5.xlarge --count -1
+usage 'invalid section "all"' slurm-conf --section all
+usage '--sbindir must be an absolute path' slurm-conf --sbindir sbin
+usage 'invalid --lab-ports "80"' slurm-conf --lab-ports 80
+ctl requests --help >"$tmp/out" 2>&1 && grep -q '^Usage: gpuburstctl requests ' "$tmp/out" || bad "requests --help"
+ok
+
+# ---- slurm-conf
+run 0 slurm-conf --sbindir /opt/gb/sbin
+grep -qx 'ResumeProgram=/opt/gb/sbin/gpuburst-resume' "$tmp/out" || bad "slurm-conf ResumeProgram"
+grep -qx 'NodeName=g5-\[1-40\] CPUs=4 RealMemory=15564 Gres=gpu:a10g:1 Feature=g5.xlarge State=CLOUD' "$tmp/out" ||
+	bad "slurm-conf NodeName: $(grep NodeName "$tmp/out")"
+grep -qx 'PartitionName=gpuburst Nodes=gb_g5,gb_g6 MaxTime=INFINITE State=UP' "$tmp/out" || bad "slurm-conf partition"
+grep -qx 'NodeName=g6-\[1-40\] Name=gpu Type=l4 File=/dev/nvidia0' "$tmp/out" || bad "slurm-conf gres"
+run 0 slurm-conf --lab-ports 21000 --section nodes
+grep -qx 'NodeName=g6-\[1-40\] Port=\[21040-21079\] CPUs=1 RealMemory=500 Gres=gpu:l4:1 Feature=g6.xlarge State=CLOUD' "$tmp/out" ||
+	bad "slurm-conf --lab-ports: $(grep NodeName "$tmp/out")"
+run 0 --json slurm-conf --lab
+py "$tmp/out" <<'PY' || bad "slurm-conf json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert "File=/dev/null" in d["gres_conf"] and "TreeWidth=65533" in d["slurm_conf"]
+PY
+
+echo "ctl-cli: $n checks"
+exit $fail

@@ -1,0 +1,134 @@
+#!/bin/sh
+# ctl-terminate.sh - `gpuburstctl terminate` against gpuburst-cloudsim: the
+# two-step confirmation (no --yes: nothing terminated, a token printed; a
+# wrong token refused; the right token terminates), --yes for scripts,
+# --json, a non-administrator refused, nothing left -> NOTFOUND.
+# Instances are launched with the AWS CLI and recorded with gb_mkstate,
+# as the worker would have.
+. "$srcdir/cloudsim-lib.sh"
+
+CTL="$GB_TOP_BUILDDIR/src/gpuburstctl/gpuburstctl"
+MK="$GB_TOP_BUILDDIR/tests/integration/gb_mkstate"
+command -v setpriv >/dev/null || skip "setpriv (util-linux) is needed"
+[ "$(id -u)" = 0 ] || skip "needs root to run a command as nobody"
+
+start_sim "$GB_TOP_SRCDIR/etc/cloudsim/default.yaml" --time-scale 20
+chmod 755 "$TMP"
+cat >"$TMP/gb.yaml" <<EOF
+cluster_name: t
+environment: prod
+state_dir: $TMP/state
+log: {file: $TMP/gb.log}
+cloud:
+  endpoint: $ENDPOINT
+  credentials:
+    access_key_id: AKIDEXAMPLE
+    secret_access_key: wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY
+    imds: false
+regions:
+  - name: ap-south-1
+    ami: ami-0a1b2c3d4e5f60001
+    azs: [{name: ap-south-1a, subnets: [subnet-aps1a-1]}]
+fallback_groups:
+  g: {consumer_regions: [ap-south-1], fallback_regions: [ap-south-1]}
+nodesets:
+  - {name: g5, nodes: "g5-[1-8]", instance_type: g5.xlarge, home_region: ap-south-1}
+EOF
+ctl() { env -u SLURM_CONF AWS_EC2_METADATA_DISABLED=true "$CTL" -c "$TMP/gb.yaml" "$@"; }
+
+# launch N: instance ids, one per line
+launch() {
+	awsc ec2 run-instances --image-id ami-0a1b2c3d4e5f60001 --instance-type g5.xlarge \
+		--count "$1" --subnet-id subnet-aps1a-1 >"$TMP/run.json" || fail "run-instances"
+	jget "$TMP/run.json" '"\n".join(i["InstanceId"] for i in d["Instances"])'
+}
+state_of() {
+	awsc ec2 describe-instances --instance-ids "$1" >"$TMP/desc.json" || fail "describe $1"
+	jget "$TMP/desc.json" 'd["Reservations"][0]["Instances"][0]["State"]["Name"]'
+}
+
+ids=$(launch 2)
+i1=$(echo "$ids" | sed -n 1p)
+i2=$(echo "$ids" | sed -n 2p)
+"$MK" "$TMP/state/state.db" instance 00000000000000aa ap-south-1 "$i1" g5-1 600 || fail mkstate
+"$MK" "$TMP/state/state.db" instance 00000000000000aa ap-south-1 "$i2" g5-2 60 || fail mkstate
+
+# step 1: a preview and a token, nothing terminated, exit 28 (PENDING)
+ctl terminate 'g5-[1-3]' >"$TMP/out" 2>"$TMP/err"
+rc=$?
+expect_eq "preview exit" "$rc" 28
+grep -q "would terminate 2 instances" "$TMP/out" || fail "preview: $(cat "$TMP/out")"
+grep -q "$i1" "$TMP/out" && grep -q "$i2" "$TMP/out" || fail "preview lacks the instances"
+grep -q "nodes without a live instance (nothing to do): g5-3" "$TMP/out" || fail "preview: g5-3"
+token=$(sed -n "s/.*--confirm \([0-9a-f]*\)\$/\1/p" "$TMP/out")
+[ ${#token} -eq 10 ] || fail "no token in: $(cat "$TMP/out")"
+expect_eq "i1 after preview" "$(state_of "$i1")" running
+ok "preview: nothing terminated, token $token, exit 28"
+
+# the same preview as JSON carries the same token
+ctl --json terminate 'g5-[1-3]' >"$TMP/out.json"
+expect_eq "json exit" "$?" 28
+expect_eq "json token" "$(jget "$TMP/out.json" 'd["token"]')" "$token"
+expect_eq "json confirmed" "$(jget "$TMP/out.json" 'd["confirmed"]')" False
+expect_eq "json instances" "$(jget "$TMP/out.json" 'len(d["instances"])')" 2
+expect_eq "json missing" "$(jget "$TMP/out.json" 'd["nodes_without_instance"]')" '["g5-3"]'
+ok "preview --json"
+
+# a wrong token: refused, exit 10 (INVALID), nothing terminated
+ctl terminate 'g5-[1-3]' --confirm 0123456789 >"$TMP/out" 2>"$TMP/err"
+expect_eq "wrong token exit" "$?" 10
+grep -q 'does not match' "$TMP/err" || fail "wrong token: $(cat "$TMP/err")"
+# a token for another node set does not work either
+ctl terminate 'g5-1' --confirm "$token" >"$TMP/out" 2>"$TMP/err"
+expect_eq "other set exit" "$?" 10
+expect_eq "i1 after wrong token" "$(state_of "$i1")" running
+ok "wrong tokens refused"
+
+# a non-administrator: refused before anything, exit 22 (PERM)
+setpriv --reuid=nobody --regid=nogroup --clear-groups env -u SLURM_CONF \
+	"$CTL" -c "$TMP/gb.yaml" terminate 'g5-[1-3]' --yes >"$TMP/out" 2>"$TMP/err"
+expect_eq "nobody exit" "$?" 22
+grep -q 'user nobody' "$TMP/err" || fail "nobody: $(cat "$TMP/err")"
+expect_eq "i1 after nobody" "$(state_of "$i1")" running
+ok "nobody refused (22)"
+
+# the right token: terminated (Slurm is absent here: a warning only)
+ctl terminate 'g5-[1-3]' --confirm "$token" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 0 ] || fail "confirm exit $rc: $(cat "$TMP/out" "$TMP/err")"
+grep -q "terminated 2 of 2 instances" "$TMP/out" || fail "confirm: $(cat "$TMP/out")"
+for i in "$i1" "$i2"; do
+	s=$(state_of "$i")
+	case "$s" in shutting-down|terminated) ;; *) fail "$i is $s after terminate" ;; esac
+done
+ctl --json instances --alive >"$TMP/alive.json"
+expect_eq "alive after" "$(jget "$TMP/alive.json" 'len(d["instances"])')" 0
+ctl --json requests --kind terminate >"$TMP/req.json"
+expect_eq "terminate request" "$(jget "$TMP/req.json" '[r["state"] + "/" + r["result"] for r in d["requests"]]')" '["done/success"]'
+ok "right token: 2 instances terminated, request recorded"
+
+# nothing left: exit 8 (NOTFOUND)
+ctl terminate --all --yes >"$TMP/out" 2>"$TMP/err"
+expect_eq "nothing left exit" "$?" 8
+ok "nothing to terminate (8)"
+
+# --yes for scripts, --all, --json
+i3=$(launch 1)
+"$MK" "$TMP/state/state.db" instance 00000000000000bb ap-south-1 "$i3" g5-4 10 || fail mkstate
+ctl --json terminate --all --yes --reason "end of test" >"$TMP/out.json" 2>"$TMP/err"
+expect_eq "--yes exit" "$?" 0
+expect_eq "--yes terminated" "$(jget "$TMP/out.json" 'd["terminated"]')" 1
+expect_eq "--yes confirmed" "$(jget "$TMP/out.json" 'd["confirmed"]')" True
+grep -q 'terminate_cli req=.* by=root uid=0 instances=1 reason="terminated by root: end of test"' "$TMP/gb.log" ||
+	fail "log line: $(cat "$TMP/gb.log")"
+ok "--all --yes --json"
+
+# usage errors (2)
+for args in "terminate" "terminate --all g5-1" "terminate g5-1 --yes --confirm x" \
+	    "terminate g5-[1" "terminate g5-1 extra"; do
+	# shellcheck disable=SC2086
+	ctl $args >"$TMP/out" 2>"$TMP/err"
+	expect_eq "usage: $args" "$?" 2
+done
+ok "usage errors exit 2"
+exit 0

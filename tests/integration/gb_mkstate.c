@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gb_mkstate.c - build state files for the gpuburstctl tests through libstate
+ * and libpolicy (the same calls the programs make)
+ *
+ *   gb_mkstate STATE fixture
+ *       a done resume with plans, attempts, instances and events, a pending
+ *       approval, a denied request, a suspend and capacity memory; prints
+ *       "NAME ID" per request
+ *   gb_mkstate STATE pending CONFIG JOB TIMEOUT NODESET NODES [NODESET NODES]...
+ *       the resume requests of one Slurm call for job JOB (0: none), gated
+ *       together by the approval policy of CONFIG with an approval timeout
+ *       of TIMEOUT seconds; prints "ID STATE" per request
+ *   gb_mkstate STATE instance REQUEST_ID REGION INSTANCE_ID NODE [AGE]
+ *       a running instance record launched AGE seconds ago (default 3600)
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_conf.h"
+#include "gb_hostlist.h"
+#include "gb_policy.h"
+#include "gb_state.h"
+#include "gb_util.h"
+
+static gb_state_t *st;
+
+static void check(gb_err_t rc, const char *what, const gb_error_t *e)
+{
+	if (rc == GB_E_OK)
+		return;
+	fprintf(stderr, "gb_mkstate: %s: %s\n", what, e->text);
+	exit(1);
+}
+
+static int count_hosts(const char *expr)
+{
+	gb_hostlist_t *hl = NULL;
+	gb_error_t e = { 0 };
+	int n;
+
+	check(gb_hostlist_parse(expr, &hl, &e), expr, &e);
+	n = (int)gb_hostlist_count(hl);
+	gb_hostlist_destroy(hl);
+	return n;
+}
+
+static void add_request(struct gb_request *r, enum gb_request_kind kind,
+			enum gb_request_state state, const char *nodeset,
+			int64_t job, const char *nodes)
+{
+	gb_error_t e = { 0 };
+
+	memset(r, 0, sizeof(*r));
+	r->kind = kind;
+	r->state = state;
+	r->nodeset = nodeset;
+	r->job_id = job;
+	r->nodes = nodes;
+	r->node_count = count_hosts(nodes);
+	r->instance_type = nodeset ? "g5.xlarge" : NULL;
+	r->home_region = nodeset ? "ap-southeast-1" : NULL;
+	r->input = job ? "{\"job_id\":4711,\"nodes\":\"g5-[1-4]\"}" : NULL;
+	check(gb_state_request_add(st, r, &e), "request", &e);
+	check(gb_state_event_add(st, r->id, "enqueue", "source=test", &e),
+	      "event", &e);
+}
+
+static void fixture_done(void)
+{
+	static const char *body =
+		"{\"instance_type\":\"g5.xlarge\",\"total\":4,\"planner\":\"heuristic\","
+		"\"steps\":[{\"region\":\"ap-south-1\",\"az\":\"ap-south-1a\","
+		"\"subnet\":\"subnet-1\",\"batch\":4,\"expect\":2,\"reason\":\"nearest\"},"
+		"{\"region\":\"ap-northeast-1\",\"az\":\"ap-northeast-1a\","
+		"\"subnet\":\"subnet-3\",\"batch\":4,\"expect\":0,\"reason\":\"next\"}]}";
+	const char *nodes[] = { "g5-1", "g5-2", "g5-3", "g5-4" };
+	struct gb_plan_row p = { 0 };
+	struct gb_attempt a = { 0 };
+	struct gb_request r;
+	gb_error_t e = { 0 };
+	double now = gb_time_now();
+
+	add_request(&r, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5", 4711, "g5-[1-4]");
+	p.request_id = r.id;
+	p.planner = "heuristic";
+	p.status = "used";
+	p.reason = "2 pools in 2 regions";
+	p.body = body;
+	check(gb_state_plan_add(st, &p, NULL, &e), "plan", &e);
+
+	a.request_id = r.id;
+	a.region = "ap-south-1";
+	a.az = "ap-south-1a";
+	a.subnet = "subnet-1";
+	a.instance_type = "g5.xlarge";
+	a.min_count = 1;
+	a.asked = 4;
+	a.client_token = "gb-test-0";
+	check(gb_state_attempt_begin(st, &a, &e), "attempt", &e);
+	a.state = GB_ATTEMPT_OK;
+	a.got = 2;
+	a.latency = 0.25;
+	check(gb_state_attempt_finish(st, &a, &e), "attempt", &e);
+	memset(&a, 0, sizeof(a));
+	a.request_id = r.id;
+	a.seq = 1;
+	a.region = "ap-northeast-1";
+	a.az = "ap-northeast-1a";
+	a.subnet = "subnet-3";
+	a.instance_type = "g5.xlarge";
+	a.min_count = 1;
+	a.asked = 2;
+	a.client_token = "gb-test-1";
+	check(gb_state_attempt_begin(st, &a, &e), "attempt", &e);
+	a.state = GB_ATTEMPT_OK;
+	a.got = 2;
+	a.latency = 0.5;
+	check(gb_state_attempt_finish(st, &a, &e), "attempt", &e);
+
+	for (int i = 0; i < 4; i++) {
+		struct gb_instance in = { 0 };
+		char id[32];
+
+		snprintf(id, sizeof(id), "i-0000000000000000%d", i + 1);
+		in.request_id = r.id;
+		in.region = i < 2 ? "ap-south-1" : "ap-northeast-1";
+		in.az = i < 2 ? "ap-south-1a" : "ap-northeast-1a";
+		in.subnet = i < 2 ? "subnet-1" : "subnet-3";
+		in.instance_id = id;
+		in.node = nodes[i];
+		in.instance_type = "g5.xlarge";
+		in.private_ip = "10.0.0.1";
+		in.state = GB_INST_RUNNING;
+		in.launched_at = now - 3600 - i;
+		if (i == 3) {
+			in.state = GB_INST_TERMINATED;
+			in.terminated_at = now - 1800;
+			in.reason = "suspended";
+		}
+		check(gb_state_instance_add(st, &in, &e), "instance", &e);
+	}
+	check(gb_state_event_add(st, r.id, "slurm_update",
+				 "nodes=g5-[1-4] addr=set", &e), "event", &e);
+	{
+		char claimed[GB_REQUEST_ID_LEN + 1];
+
+		(void)claimed;
+		check(gb_state_request_transition(st, r.id, GB_RSTATE_QUEUED,
+						  GB_RSTATE_RUNNING, NULL, &e),
+		      "running", &e);
+		check(gb_state_request_finish(st, r.id, GB_RSTATE_DONE,
+					      GB_RESULT_SUCCESS, 4,
+					      "launched 4/4", &e), "finish", &e);
+	}
+	printf("done %s\n", r.id);
+}
+
+static void fixture(void)
+{
+	struct gb_request r;
+	struct gb_approval ap = { 0 };
+	gb_error_t e = { 0 };
+	double now = gb_time_now();
+
+	fixture_done();
+
+	add_request(&r, GB_REQ_RESUME, GB_RSTATE_PENDING_APPROVAL, "g5", 4712,
+		    "g5-[5-16]");
+	ap.request_id = r.id;
+	ap.why = "12 nodes for job 4712 > prod threshold 10";
+	ap.expires_at = now + 600;
+	ap.decided_uid = -1;
+	check(gb_state_approval_add(st, &ap, &e), "approval", &e);
+	printf("pending %s\n", r.id);
+
+	add_request(&r, GB_REQ_RESUME, GB_RSTATE_PENDING_APPROVAL, "g6", 4713,
+		    "g6-[1-11]");
+	ap.request_id = r.id;
+	ap.why = "11 nodes for job 4713 > prod threshold 10";
+	check(gb_state_approval_add(st, &ap, &e), "approval", &e);
+	check(gb_state_approval_decide(st, r.id, GB_APPROVAL_DENIED, "alice",
+				       1001, "not today", &e), "decide", &e);
+	check(gb_state_request_transition(st, r.id, GB_RSTATE_PENDING_APPROVAL,
+					  GB_RSTATE_DENIED,
+					  "denied by alice: not today", &e),
+	      "deny", &e);
+	printf("denied %s\n", r.id);
+
+	add_request(&r, GB_REQ_SUSPEND, GB_RSTATE_QUEUED, NULL, 0, "g5-4");
+	printf("suspend %s\n", r.id);
+
+	check(gb_state_capacity_record(st, "ap-south-1", "ap-south-1a",
+				       "g5.xlarge", 4, 2, true, false, now,
+				       3600, &e), "capacity", &e);
+	check(gb_state_capacity_record(st, "ap-northeast-1", "ap-northeast-1a",
+				       "g5.xlarge", 2, 2, false, false, now,
+				       3600, &e), "capacity", &e);
+}
+
+static int pending(int argc, char **argv)
+{
+	struct gb_conf *conf = NULL;
+	struct gb_request r[16];
+	struct gb_policy_verdict v[16];
+	struct gb_slurmconf sc = { 0 };
+	gb_error_t e = { 0 };
+	size_t n = 0;
+	long job;
+
+	if (argc < 8 || (argc - 6) % 2 || (argc - 6) / 2 > 16) {
+		fprintf(stderr, "gb_mkstate: pending CONFIG JOB TIMEOUT NODESET NODES [NODESET NODES]...\n");
+		return 2;
+	}
+	check(gb_conf_load(argv[3], &conf, NULL, &e), argv[3], &e);
+	check(gb_parse_long(argv[4], 0, 1L << 40, &job), "job id", &e);
+	/* the approval timeout is half of ResumeTimeout */
+	sc.resume_timeout = 2 * atof(argv[5]);
+	for (int i = 6; i + 1 < argc; i += 2, n++) {
+		memset(&r[n], 0, sizeof(r[n]));
+		r[n].kind = GB_REQ_RESUME;
+		r[n].nodeset = argv[i];
+		r[n].job_id = job;
+		r[n].nodes = argv[i + 1];
+		r[n].node_count = count_hosts(argv[i + 1]);
+		r[n].instance_type = "g5.xlarge";
+		r[n].home_region = "ap-southeast-1";
+	}
+	/* one Slurm call: gated together, written in one transaction */
+	check(gb_state_tx_begin(st, &e), "begin", &e);
+	check(gb_policy_gate(conf, st, r, n, gb_time_now(), &sc, v, &e), "gate", &e);
+	for (size_t i = 0; i < n; i++) {
+		double exp = r[i].expires_at;
+
+		check(gb_state_request_add(st, &r[i], &e), "request", &e);
+		r[i].expires_at = exp;
+		if (v[i].needs_approval)
+			check(gb_policy_record(st, &r[i], &v[i], &e), "record", &e);
+	}
+	check(gb_state_tx_commit(st, &e), "commit", &e);
+	for (size_t i = 0; i < n; i++)
+		printf("%s %s\n", r[i].id, gb_request_state_name(r[i].state));
+	gb_conf_destroy(conf);
+	return 0;
+}
+
+static int instance(int argc, char **argv)
+{
+	struct gb_instance in = { 0 };
+	gb_error_t e = { 0 };
+
+	if (argc < 7)
+		return fprintf(stderr, "gb_mkstate: instance REQUEST REGION ID NODE [AGE]\n"), 2;
+	in.request_id = argv[3];
+	in.region = argv[4];
+	in.instance_id = argv[5];
+	in.node = argv[6];
+	in.instance_type = "g5.xlarge";
+	in.state = GB_INST_RUNNING;
+	in.launched_at = gb_time_now() - (argc > 7 ? atof(argv[7]) : 3600);
+	check(gb_state_instance_add(st, &in, &e), "instance", &e);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	gb_error_t e = { 0 };
+	int rc = 0;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: gb_mkstate STATE fixture|pending|instance ...\n");
+		return 2;
+	}
+	check(gb_state_open(argv[1], 0, 10000, &st, &e), argv[1], &e);
+	if (strcmp(argv[2], "fixture") == 0)
+		fixture();
+	else if (strcmp(argv[2], "pending") == 0)
+		rc = pending(argc, argv);
+	else if (strcmp(argv[2], "instance") == 0)
+		rc = instance(argc, argv);
+	else
+		rc = 2;
+	gb_state_close(st);
+	return rc;
+}

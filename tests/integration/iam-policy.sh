@@ -1,0 +1,62 @@
+#!/bin/sh
+# iam-policy.sh - etc/iam-policy.json, the least-privilege IAM policy of the
+# README ("Using it on a real cluster"): valid JSON; it allows exactly the
+# EC2 actions src/libcloud/gb_ec2.c calls (no more, no fewer); its tag
+# conditions name exactly the tag keys the orchestrator writes; and the
+# README shows the same policy.
+set -u
+: "${GB_TOP_SRCDIR:?}"
+PY=${PYTHON3:-python3}
+command -v "$PY" >/dev/null 2>&1 || { echo "SKIP: python3 is needed"; exit 77; }
+exec "$PY" - "$GB_TOP_SRCDIR" <<'PYEOF'
+import json, re, sys
+
+top = sys.argv[1]
+fails = 0
+def check(ok, what):
+    global fails
+    print(("ok - " if ok else "FAIL: ") + what)
+    fails += not ok
+
+policy = json.load(open(top + "/etc/iam-policy.json"))
+check(True, "etc/iam-policy.json is valid JSON")
+
+def actions(stmt):
+    a = stmt["Action"]
+    return set([a] if isinstance(a, str) else a)
+
+allowed = set()
+for s in policy["Statement"]:
+    if s["Effect"] == "Allow":
+        allowed |= {a for a in actions(s) if a.startswith("ec2:")}
+# every action gb_ec2.c sends: ec2_call(c, "Action", ...) or
+# ec2_call(c, action, ...) with a `static const char *const action = "..."`
+src = open(top + "/src/libcloud/gb_ec2.c").read()
+called = set(re.findall(r'ec2_call\(c, "(\w+)"', src))
+if re.search(r'ec2_call\(c, action,', src):
+    called |= set(re.findall(r'const char \*const action = "(\w+)"', src))
+called = set("ec2:" + a for a in called)
+check(called and allowed == called,
+      "the policy allows exactly the EC2 actions gb_ec2.c calls: %s (policy: %s)" %
+      (", ".join(sorted(called)), ", ".join(sorted(allowed))))
+check(all(a != "ec2:*" for s in policy["Statement"] if s["Effect"] == "Allow" for a in actions(s)),
+      "no ec2:* allowed")
+
+written = set(re.findall(r'\(struct gb_ec2_kv\)\{ "([^"]+)"',
+                         open(top + "/src/liborch/orch_call.c").read()))
+launch_keys = set()
+for s in policy["Statement"]:
+    if s["Effect"] == "Allow" and actions(s) == {"ec2:RunInstances"}:
+        launch_keys |= set(s.get("Condition", {}).get("ForAllValues:StringEquals", {}).get("aws:TagKeys", []))
+check(written and launch_keys == written,
+      "RunInstances may set exactly the tag keys the orchestrator writes: %s" % ", ".join(sorted(written)))
+term = [s for s in policy["Statement"] if s["Effect"] == "Allow" and "ec2:TerminateInstances" in actions(s)]
+check(len(term) == 1 and "aws:ResourceTag/gpuburst:cluster" in term[0]["Condition"]["StringEquals"],
+      "TerminateInstances only on instances tagged gpuburst:cluster")
+
+readme = open(top + "/README.md").read()
+m = re.search(r"```json\n(.*?)```", readme[readme.find("IAM policy"):], re.S)
+check(m is not None and json.loads(m.group(1)) == policy,
+      "README.md shows etc/iam-policy.json")
+sys.exit(1 if fails else 0)
+PYEOF

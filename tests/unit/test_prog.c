@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_prog.c - libprog's pure parts: nodes -> nodesets -> requests, the
+ * approval policy's place in the enqueue, the one-transaction enqueue, the
+ * detached spawn
+ *
+ * Slurm and the cloud are not needed: the Slurm-facing parts run end to
+ * end in tests/e2e against the lab.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "gb_conf.h"
+#include "gb_prog.h"
+#include "gb_resume_file.h"
+#include "gb_slurm.h"
+#include "gb_str.h"
+#include "gb_util.h"
+
+static const char conf_yaml[] =
+	"cluster_name: t\n"
+	"state_dir: /nonexistent\n"
+	"log: {file: ''}\n"
+	"regions:\n"
+	"  - name: ap-south-1\n"
+	"    ami: ami-1\n"
+	"    azs: [{name: ap-south-1a, subnets: [subnet-1]}]\n"
+	"fallback_groups:\n"
+	"  g: {consumer_regions: [ap-southeast-1], fallback_regions: [ap-south-1]}\n"
+	"nodesets:\n"
+	"  - {name: g5, nodes: 'g5-[1-100]', instance_type: g5.xlarge, home_region: ap-southeast-1}\n"
+	"  - {name: g6, nodes: 'g6-[1-10],x6', instance_type: g6.xlarge, home_region: ap-southeast-1}\n"
+	"policy: {max_request_nodes: 3}\n";
+
+static struct gb_conf *load_conf(void)
+{
+	struct gb_conf *conf = NULL;
+	gb_error_t e;
+
+	if (gb_conf_load_string("t.yaml", conf_yaml, strlen(conf_yaml), &conf, NULL, &e))
+		fail_msg("%s", e.text);
+	return conf;
+}
+
+static char *hl(const struct gb_strv *v)
+{
+	char *s = NULL;
+
+	assert_int_equal(gb_slurm_hostlist_compress(v->v, v->n, &s, NULL), 0);
+	return s;
+}
+
+/* "job nodeset nodes" per group, then "unknown nodes". */
+static char *describe(const struct gb_prog_groups *g)
+{
+	struct gb_buf b = GB_BUF_INIT;
+
+	for (size_t i = 0; i < g->n; i++) {
+		char *s = hl(&g->v[i].nodes);
+
+		gb_buf_printf(&b, "%lld %s %s|", (long long)g->v[i].job_id, g->v[i].ns->name, s);
+		free(s);
+	}
+	if (g->unknown.n) {
+		char *s = hl(&g->unknown);
+
+		gb_buf_printf(&b, "unknown %s", s);
+		free(s);
+	}
+	return gb_buf_steal(&b);
+}
+
+static char *group(const struct gb_conf *conf, const char *json, const char *argv_nodes)
+{
+	struct gb_resume_file *rf = NULL;
+	struct gb_strv nodes = { 0 };
+	struct gb_resume_split sp;
+	struct gb_prog_groups g;
+	gb_error_t e;
+	char *out;
+
+	if (json)
+		assert_int_equal(gb_resume_file_parse(json, strlen(json), &rf, &e), 0);
+	assert_int_equal(gb_slurm_hostlist_expand(argv_nodes, 100000, &nodes, &e), 0);
+	assert_int_equal(gb_resume_split(rf, &nodes, &sp, &e), 0);
+	assert_int_equal(gb_prog_group_nodes(conf, &sp, &g, &e), 0);
+	out = describe(&g);
+	gb_prog_groups_free(&g);
+	gb_resume_split_free(&sp);
+	gb_strv_free(&nodes);
+	gb_resume_file_free(rf);
+	return out;
+}
+
+static void expect_groups(const struct gb_conf *conf, const char *json, const char *nodes,
+			  const char *want)
+{
+	char *got = group(conf, json, nodes);
+
+	if (strcmp(got, want) != 0)
+		fail_msg("nodes %s:\n want %s\n got  %s", nodes, want, got);
+	free(got);
+}
+
+static void test_group_nodes(void **state)
+{
+	struct gb_conf *conf = load_conf();
+
+	(void)state;
+	/* one job, one nodeset */
+	expect_groups(conf, "{\"all_nodes\":\"g5-[1-2]\",\"jobs\":[{\"job_id\":7,\"nodes\":\"g5-[1-2]\"}]}",
+		      "g5-[1-2]", "7 g5 g5-[1-2]|");
+	/* one job across two nodesets: one request per (job, nodeset) */
+	expect_groups(conf, "{\"all_nodes\":\"g5-1,g6-1,x6\",\"jobs\":[{\"job_id\":7,\"nodes\":\"g5-1,g6-1,x6\"}]}",
+		      "g5-1,g6-1,x6", "7 g5 g5-1|7 g6 g6-1,x6|");
+	/* two jobs plus jobless nodes (a manual power_up) */
+	expect_groups(conf, "{\"all_nodes_resume\":\"g5-[1-4]\",\"jobs\":[{\"job_id\":8,\"nodes_resume\":\"g5-[3-4]\"},{\"job_id\":9,\"nodes_resume\":\"g5-1\"}]}",
+		      "g5-[1-4],g6-2", "8 g5 g5-[3-4]|9 g5 g5-1|0 g5 g5-2|0 g6 g6-2|");
+	/* no file: everything jobless, per nodeset, max_request_nodes 3 splits */
+	expect_groups(conf, NULL, "g5-[1-7],g6-[1-2]", "0 g5 g5-[1-3]|0 g5 g5-[4-6]|0 g5 g5-7|0 g6 g6-[1-2]|");
+	/* interleaved nodesets keep one open group each */
+	expect_groups(conf, NULL, "g5-1,g6-1,g5-2,g6-2", "0 g5 g5-[1-2]|0 g6 g6-[1-2]|");
+	/* unknown nodes are reported, not grouped */
+	expect_groups(conf, NULL, "g5-1,cpu-[1-2],g5-101", "0 g5 g5-1|unknown cpu-[1-2],g5-101");
+	expect_groups(conf, NULL, "cpu-1", "unknown cpu-1");
+	gb_conf_destroy(conf);
+}
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+struct seen {
+	int n;
+	char nodes[8][64];
+	int64_t job[8];
+	enum gb_request_state st[8];
+};
+
+static int collect(const struct gb_request *r, void *arg)
+{
+	struct seen *s = arg;
+
+	if (s->n < 8) {
+		snprintf(s->nodes[s->n], sizeof(s->nodes[0]), "%s:%s:%s", gb_request_kind_name(r->kind),
+			 r->nodeset ? r->nodeset : "-", r->nodes);
+		s->job[s->n] = r->job_id;
+		s->st[s->n] = r->state;
+	}
+	s->n++;
+	return 0;
+}
+
+static void test_enqueue(void **state)
+{
+	struct gb_conf *conf = load_conf();
+	struct gb_request_filter f = GB_REQUEST_FILTER_ANY;
+	struct gb_strv nodes = { 0 }, ids = { 0 };
+	struct gb_resume_split sp;
+	struct gb_prog_groups g;
+	struct seen s = { 0 };
+	char dir[] = "/tmp/test_prog.XXXXXX", path[128], id[GB_REQUEST_ID_LEN + 1];
+	const char *json = "{\"all_nodes\":\"g5-[1-2],g6-1\",\"jobs\":[{\"job_id\":42,\"nodes\":\"g5-[1-2],g6-1\"}]}";
+	struct gb_resume_file *rf = NULL;
+	gb_state_t *st = NULL;
+	gb_error_t e;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/state.db", dir);
+	assert_int_equal(gb_state_open(path, 0, 5000, &st, &e), 0);
+	assert_int_equal(gb_resume_file_parse(json, strlen(json), &rf, &e), 0);
+	assert_int_equal(gb_slurm_hostlist_expand(rf->all_nodes, 100, &nodes, &e), 0);
+	assert_int_equal(gb_resume_split(rf, &nodes, &sp, &e), 0);
+	assert_int_equal(gb_prog_group_nodes(conf, &sp, &g, &e), 0);
+	assert_int_equal(gb_prog_enqueue_resume(st, conf, &g, "resume_file", &ids, &e), 0);
+	assert_int_equal(ids.n, 2);
+	assert_int_equal(gb_prog_enqueue_term(st, GB_REQ_SUSPEND, &nodes, id, &e), 0);
+	assert_int_equal(strlen(id), GB_REQUEST_ID_LEN);
+	assert_int_equal(gb_state_request_list(st, &f, collect, &s, &e), 0);
+	assert_int_equal(s.n, 3);
+	assert_string_equal(s.nodes[0], "resume:g5:g5-[1-2]");
+	assert_string_equal(s.nodes[1], "resume:g6:g6-1");
+	assert_string_equal(s.nodes[2], "suspend:-:g5-[1-2],g6-1");
+	assert_int_equal(s.job[0], 42);
+	assert_int_equal(s.job[2], 0);
+	assert_int_equal(s.st[0], GB_RSTATE_QUEUED);
+
+	/* One transaction: a failure leaves no row (here: inside a tx already). */
+	assert_int_equal(gb_state_tx_begin(st, &e), 0);
+	assert_int_not_equal(gb_prog_enqueue_resume(st, conf, &g, "argv", NULL, &e), 0);
+	gb_state_tx_rollback(st);
+	s.n = 0;
+	assert_int_equal(gb_state_request_list(st, &f, collect, &s, &e), 0);
+	assert_int_equal(s.n, 3);
+
+	gb_prog_groups_free(&g);
+	gb_resume_split_free(&sp);
+	gb_resume_file_free(rf);
+	gb_strv_free(&nodes);
+	gb_strv_free(&ids);
+	gb_state_close(st);
+	gb_conf_destroy(conf);
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * The approval policy decides the rows' states (libpolicy, tested in
+ * test_policy): a job over the threshold across two nodesets waits as a
+ * whole, with its approval rows, in the same transaction.
+ */
+static void test_enqueue_gated(void **state)
+{
+	static const char yaml[] =
+		"cluster_name: t\n"
+		"state_dir: /nonexistent\n"
+		"log: {file: ''}\n"
+		"regions:\n"
+		"  - {name: ap-south-1, ami: ami-1, azs: [{name: ap-south-1a, subnets: [subnet-1]}]}\n"
+		"fallback_groups:\n"
+		"  g: {consumer_regions: [ap-southeast-1], fallback_regions: [ap-south-1]}\n"
+		"nodesets:\n"
+		"  - {name: g5, nodes: 'g5-[1-100]', instance_type: g5.xlarge, home_region: ap-southeast-1}\n"
+		"  - {name: g6, nodes: 'g6-[1-10]', instance_type: g6.xlarge, home_region: ap-southeast-1}\n"
+		"policy: {approval_thresholds: {dev: 2}, approval_timeout: 5m}\n";
+	const char *json = "{\"all_nodes\":\"g5-[1-2],g6-1,g5-9\",\"jobs\":[{\"job_id\":42,\"nodes\":\"g5-[1-2],g6-1\"},{\"job_id\":43,\"nodes\":\"g5-9\"}]}";
+	struct gb_request_filter f = GB_REQUEST_FILTER_ANY;
+	struct gb_strv nodes = { 0 }, ids = { 0 };
+	struct gb_resume_split sp;
+	struct gb_prog_groups g;
+	struct gb_resume_file *rf = NULL;
+	struct gb_conf *conf = NULL;
+	struct seen s = { 0 };
+	char dir[] = "/tmp/test_prog.XXXXXX", path[128];
+	gb_state_t *st = NULL;
+	gb_error_t e;
+	long pending = 0;
+
+	(void)state;
+	unsetenv("GPUBURST_ENV");
+	setenv("SLURM_CONF", "/nonexistent/slurm.conf", 1);	/* defaults apply */
+	assert_int_equal(gb_conf_load_string("t.yaml", yaml, strlen(yaml), &conf, NULL, &e), 0);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/state.db", dir);
+	assert_int_equal(gb_state_open(path, 0, 5000, &st, &e), 0);
+	assert_int_equal(gb_resume_file_parse(json, strlen(json), &rf, &e), 0);
+	assert_int_equal(gb_slurm_hostlist_expand(rf->all_nodes, 100, &nodes, &e), 0);
+	assert_int_equal(gb_resume_split(rf, &nodes, &sp, &e), 0);
+	assert_int_equal(gb_prog_group_nodes(conf, &sp, &g, &e), 0);
+	assert_int_equal(gb_prog_enqueue_resume(st, conf, &g, "resume_file", &ids, &e), 0);
+	assert_int_equal(ids.n, 3);
+	assert_int_equal(gb_state_request_list(st, &f, collect, &s, &e), 0);
+	assert_int_equal(s.n, 3);
+	/* job 42: 2 + 1 nodes > 2, both parts wait; job 43: 1 node, queued */
+	assert_string_equal(s.nodes[0], "resume:g5:g5-[1-2]");
+	assert_int_equal(s.st[0], GB_RSTATE_PENDING_APPROVAL);
+	assert_string_equal(s.nodes[1], "resume:g6:g6-1");
+	assert_int_equal(s.st[1], GB_RSTATE_PENDING_APPROVAL);
+	assert_string_equal(s.nodes[2], "resume:g5:g5-9");
+	assert_int_equal(s.st[2], GB_RSTATE_QUEUED);
+	assert_int_equal(gb_state_request_count(st, GB_RSTATE_PENDING_APPROVAL, &pending, &e), 0);
+	assert_int_equal(pending, 2);
+	for (size_t i = 0; i < 2; i++)
+		assert_int_equal(gb_state_approval_get(st, ids.v[i], NULL, NULL, &e), 0);
+	assert_int_equal(gb_state_approval_get(st, ids.v[2], NULL, NULL, &e), GB_E_NOTFOUND);
+	unsetenv("SLURM_CONF");
+	gb_prog_groups_free(&g);
+	gb_resume_split_free(&sp);
+	gb_resume_file_free(rf);
+	gb_strv_free(&nodes);
+	gb_strv_free(&ids);
+	gb_state_close(st);
+	gb_conf_destroy(conf);
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Find the process whose cmdline is exactly [a0] [a1]; RET its pid or 0. */
+static pid_t find_proc(const char *a0, const char *a1)
+{
+	for (int tries = 0; tries < 200; tries++) {
+		DIR *d = opendir("/proc");
+		struct dirent *de;
+		pid_t found = 0;
+
+		assert_non_null(d);
+		while (!found && (de = readdir(d))) {
+			char path[300], buf[256];
+			ssize_t n;
+			int fd;
+
+			if (de->d_name[0] < '0' || de->d_name[0] > '9')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+			if ((fd = open(path, O_RDONLY)) < 0)
+				continue;
+			n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			if (n > 0 && (size_t)n == strlen(a0) + strlen(a1) + 2 &&
+			    strcmp(buf, a0) == 0 && strcmp(buf + strlen(a0) + 1, a1) == 0) {
+				long v = 0;
+
+				if (gb_parse_long(de->d_name, 1, 1L << 30, &v) == GB_E_OK)
+					found = (pid_t)v;
+			}
+		}
+		closedir(d);
+		if (found)
+			return found;
+		usleep(25000);
+	}
+	return 0;
+}
+
+static char *proc_file(pid_t pid, const char *name)
+{
+	char path[128], *text = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	assert_int_equal(gb_file_read(path, 1 << 16, &text, NULL, NULL), 0);
+	return text;
+}
+
+/*
+ * The spawned program runs in a new session, is not our child (double
+ * fork), has fds 0-2 on /dev/null and no other, cwd /, and an empty signal
+ * mask although ours blocks TERM and CHLD (as slurmctld's does).
+ */
+static void test_spawn_detached(void **state)
+{
+	char sleep_bin[] = "/bin/sleep", arg[32];
+	char *argv[] = { sleep_bin, arg, NULL };
+	char *status, *stat_s, path[64], link[256];
+	int extra_fd = open("/dev/null", O_RDONLY);	/* must not leak */
+	sigset_t blk, old;
+	DIR *d;
+	struct dirent *de;
+	pid_t pid;
+	long sid;
+	int nfd = 0;
+	gb_error_t e;
+
+	(void)state;
+	snprintf(arg, sizeof(arg), "%d.%06d", 30, (int)(getpid() % 1000000));
+	sigemptyset(&blk);
+	sigaddset(&blk, SIGTERM);
+	sigaddset(&blk, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &blk, &old);
+	assert_int_equal(gb_prog_spawn_detached(argv, &e), 0);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(extra_fd);
+	pid = find_proc(sleep_bin, arg);
+	assert_true(pid > 0);
+	usleep(300000);		/* sleep(1) opens and closes locale files first */
+
+	status = proc_file(pid, "status");
+	assert_non_null(strstr(status, "SigBlk:\t0000000000000000"));
+	assert_null(strstr(status, "SigIgn:\t0000000000000004"));
+	{
+		char want[32];
+
+		snprintf(want, sizeof(want), "PPid:\t%d\n", (int)getpid());
+		assert_null(strstr(status, want));	/* not our child */
+	}
+	free(status);
+	stat_s = proc_file(pid, "stat");
+	/* field 6 (after "pid (comm) state ppid pgrp") is the session */
+	assert_int_equal(sscanf(strrchr(stat_s, ')') + 2, "%*c %*d %*d %ld", &sid), 1);
+	assert_true(sid != (long)getsid(0));
+	free(stat_s);
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	assert_non_null(d = opendir(path));
+	while ((de = readdir(d))) {
+		char fdpath[300];
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(fdpath, sizeof(fdpath), "%s/%s", path, de->d_name);
+		n = readlink(fdpath, link, sizeof(link) - 1);
+		if (n < 0 && errno == ENOENT)
+			continue;	/* closed since readdir() */
+		assert_true(n > 0);
+		link[n] = '\0';
+		nfd++;
+		{
+			long fd = -1;
+
+			assert_int_equal(gb_parse_long(de->d_name, 0, 2, &fd), GB_E_OK);
+		}
+		assert_string_equal(link, "/dev/null");
+	}
+	closedir(d);
+	assert_int_equal(nfd, 3);
+	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
+	assert_true(readlink(path, link, sizeof(link) - 1) == 1);
+	kill(pid, SIGKILL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_group_nodes),
+		cmocka_unit_test(test_enqueue),
+		cmocka_unit_test(test_enqueue_gated),
+		cmocka_unit_test(test_spawn_detached),
+	};
+
+	return cmocka_run_group_tests_name("prog", tests, NULL, NULL);
+}

@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_slurmif.c - libslurmif's pure parts: SLURM_RESUME_FILE parsing and
+ * splitting, hostlists through libslurm, node reasons, the intent token
+ *
+ * Data-driven cases live in tests/data/resume/<case>/:
+ *   input.json   the file slurmctld would pass (real 22.05 output, the
+ *                documented 23.02+/26.05 examples, malformed variants)
+ *   argv         the hostlist of argv[1]
+ *   expected     "format F", "all_nodes H", one "job ID NODES [k=v...]"
+ *                per group, "jobless NODES", "ignored NODES"; or a single
+ *                "parse-error MESSAGE" / "split-error MESSAGE" line
+ * No controller is needed: hostlists do not talk to slurmctld.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "gb_resume_file.h"
+#include "gb_slurm.h"
+#include "gb_str.h"
+#include "gb_util.h"
+
+static const char *top_srcdir(void)
+{
+	const char *s = getenv("GB_TOP_SRCDIR");
+
+	return s && *s ? s : GB_TOP_SRCDIR;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	char *data = NULL;
+	gb_error_t e;
+
+	if (gb_file_read(path, 4 << 20, &data, len, &e))
+		fail_msg("%s", e.text);
+	return data;
+}
+
+static char *compress(const struct gb_strv *v)
+{
+	char *s = NULL;
+	gb_error_t e;
+
+	if (gb_slurm_hostlist_compress(v->v, v->n, &s, &e))
+		fail_msg("%s", e.text);
+	return s;
+}
+
+static void put_opt(struct gb_buf *b, const char *k, const char *v)
+{
+	if (v)
+		gb_buf_printf(b, " %s=%s", k, v);
+}
+
+static const struct gb_resume_job *job_of(const struct gb_resume_file *rf,
+					  int64_t id)
+{
+	for (size_t i = 0; i < rf->n_jobs; i++) {
+		if (rf->jobs[i].job_id == id)
+			return &rf->jobs[i];
+	}
+	return NULL;
+}
+
+/* The text the case's "expected" file holds, computed from its input. */
+static char *run_case(const char *dir)
+{
+	struct gb_resume_file *rf = NULL;
+	struct gb_resume_split sp;
+	struct gb_strv resume = { 0 };
+	struct gb_buf out = GB_BUF_INIT;
+	char path[4096], *text, *argv_s;
+	size_t len;
+	gb_error_t e;
+
+	snprintf(path, sizeof(path), "%s/argv", dir);
+	argv_s = slurp(path, NULL);
+	argv_s[strcspn(argv_s, "\n")] = '\0';
+	snprintf(path, sizeof(path), "%s/input.json", dir);
+	text = slurp(path, &len);
+	if (gb_resume_file_parse(text, len, &rf, &e)) {
+		assert_int_equal(e.code, GB_E_PARSE);
+		assert_null(rf);
+		gb_buf_printf(&out, "parse-error %s\n", e.text);
+		goto done;
+	}
+	gb_buf_printf(&out, "format %s\nall_nodes %s\n", gb_resume_format_name(rf->format),
+		      rf->all_nodes);
+	if (gb_slurm_hostlist_expand(argv_s, 100000, &resume, &e))
+		fail_msg("argv: %s", e.text);
+	if (gb_resume_split(rf, &resume, &sp, &e)) {
+		gb_buf_printf(&out, "split-error %s\n", e.text);
+		goto done;
+	}
+	for (size_t i = 0; i < sp.n_groups; i++) {
+		const struct gb_resume_group *g = &sp.groups[i];
+		char *nodes = compress(&g->nodes);
+
+		if (g->job_id == 0) {
+			gb_buf_printf(&out, "jobless %s\n", nodes);
+		} else {
+			const struct gb_resume_job *j = job_of(rf, g->job_id);
+
+			assert_non_null(j);
+			assert_ptr_equal(g->raw, j->raw);
+			gb_buf_printf(&out, "job %lld %s", (long long)g->job_id, nodes);
+			put_opt(&out, "alloc", j->nodes_alloc);
+			put_opt(&out, "partition", j->partition);
+			put_opt(&out, "features", j->features);
+			put_opt(&out, "reservation", j->reservation);
+			gb_buf_putc(&out, '\n');
+		}
+		free(nodes);
+	}
+	if (sp.ignored.n) {
+		char *ign = compress(&sp.ignored);
+
+		gb_buf_printf(&out, "ignored %s\n", ign);
+		free(ign);
+	}
+	gb_resume_split_free(&sp);
+done:
+	gb_resume_file_free(rf);
+	gb_strv_free(&resume);
+	free(text);
+	free(argv_s);
+	assert_false(gb_buf_failed(&out));
+	return gb_buf_steal(&out);
+}
+
+static void test_resume_cases(void **state)
+{
+	char dirpath[4096];
+	struct dirent **ents = NULL;
+	int n, failed = 0, valid = 0, invalid = 0;
+
+	(void)state;
+	snprintf(dirpath, sizeof(dirpath), "%s/tests/data/resume", top_srcdir());
+	n = scandir(dirpath, &ents, NULL, alphasort);
+	assert_true(n > 0);
+	for (int i = 0; i < n; i++) {
+		char dir[4608], path[4700], *want, *got;
+
+		if (ents[i]->d_name[0] == '.') {
+			free(ents[i]);
+			continue;
+		}
+		snprintf(dir, sizeof(dir), "%s/%s", dirpath, ents[i]->d_name);
+		snprintf(path, sizeof(path), "%s/expected", dir);
+		want = slurp(path, NULL);
+		got = run_case(dir);
+		if (strcmp(want, got) != 0) {
+			print_error("case %s differs\n--- expected\n%s--- got\n%s---\n",
+				    ents[i]->d_name, want, got);
+			failed++;
+		}
+		if (strncmp(ents[i]->d_name, "valid-", 6) == 0) {
+			valid++;
+			assert_null(strstr(got, "error "));
+		} else {
+			invalid++;
+			assert_true(strstr(got, "error ") != NULL);
+		}
+		free(want);
+		free(got);
+		free(ents[i]);
+	}
+	free(ents);
+	print_message("resume-file cases: %d valid, %d invalid\n", valid, invalid);
+	assert_int_equal(failed, 0);
+	assert_true(valid >= 10 && invalid >= 10);
+}
+
+static void test_resume_read(void **state)
+{
+	struct gb_resume_file *rf = (void *)1;
+	gb_error_t e;
+
+	(void)state;
+	assert_int_equal(gb_resume_file_read("/nonexistent/resume.json", &rf, &e),
+			 GB_E_NOTFOUND);
+	assert_null(rf);
+}
+
+/* Duplicate argv nodes and a split with no file at all. */
+static void test_split_without_file(void **state)
+{
+	struct gb_strv resume = { 0 };
+	struct gb_resume_split sp;
+	gb_error_t e;
+
+	(void)state;
+	assert_int_equal(gb_slurm_hostlist_expand("g5-[1-3],g5-2", 100, &resume, &e), 0);
+	assert_int_equal(resume.n, 4);
+	assert_int_equal(gb_resume_split(NULL, &resume, &sp, &e), 0);
+	assert_int_equal(sp.n_groups, 1);
+	assert_int_equal(sp.groups[0].job_id, 0);
+	assert_null(sp.groups[0].raw);
+	assert_int_equal(sp.groups[0].nodes.n, 3);
+	assert_string_equal(sp.groups[0].nodes.v[0], "g5-1");
+	assert_string_equal(sp.groups[0].nodes.v[2], "g5-3");
+	gb_resume_split_free(&sp);
+	gb_strv_free(&resume);
+}
+
+/* 10000 nodes of one job: the split must not be quadratic. */
+static void test_split_large(void **state)
+{
+	const char *json = "{\"all_nodes\":\"n-[1-10000]\",\"jobs\":[{\"job_id\":1,"
+			   "\"nodes\":\"n-[5001-10000]\"},{\"job_id\":2,\"nodes\":\"n-[1-5000]\"}]}";
+	struct gb_resume_file *rf = NULL;
+	struct gb_strv resume = { 0 };
+	struct gb_resume_split sp;
+	double t0 = gb_time_mono();
+	gb_error_t e;
+
+	(void)state;
+	assert_int_equal(gb_resume_file_parse(json, strlen(json), &rf, &e), 0);
+	assert_int_equal(gb_slurm_hostlist_expand(rf->all_nodes, 100000, &resume, &e), 0);
+	assert_int_equal(gb_resume_split(rf, &resume, &sp, &e), 0);
+	assert_int_equal(sp.n_groups, 2);
+	assert_int_equal(sp.groups[0].job_id, 1);
+	assert_int_equal(sp.groups[0].nodes.n, 5000);
+	assert_string_equal(sp.groups[0].nodes.v[0], "n-5001");
+	assert_int_equal(sp.groups[1].nodes.n, 5000);
+	/* generous: catches an O(n^2) split (seconds), not machine speed */
+	assert_true(gb_time_mono() - t0 < 2.0);
+	gb_resume_split_free(&sp);
+	gb_strv_free(&resume);
+	gb_resume_file_free(rf);
+}
+
+static void test_hostlist(void **state)
+{
+	struct gb_strv v = { 0 };
+	char *s = NULL;
+	gb_error_t e;
+
+	(void)state;
+	assert_int_equal(gb_slurm_hostlist_expand("g5-[01-03],x", 10, &v, &e), 0);
+	assert_int_equal(v.n, 4);
+	assert_string_equal(v.v[0], "g5-01");
+	assert_string_equal(v.v[3], "x");
+	assert_int_equal(gb_slurm_hostlist_compress(v.v, v.n, &s, &e), 0);
+	assert_string_equal(s, "g5-[01-03],x");
+	free(s);
+	gb_strv_free(&v);
+
+	assert_int_equal(gb_slurm_hostlist_expand("a-[1-5]", 4, &v, &e), GB_E_INVALID);
+	assert_non_null(strstr(e.text, "limit 4"));
+	assert_int_equal(gb_slurm_hostlist_expand("", 4, &v, &e), GB_E_INVALID);
+	assert_int_equal(gb_slurm_hostlist_expand("a-[1-", 4, &v, &e), GB_E_INVALID);
+	assert_int_equal(gb_slurm_hostlist_expand("a-1]", 4, &v, &e), GB_E_INVALID);
+	assert_int_equal(gb_slurm_hostlist_expand("a-[1-[2]]", 4, &v, &e), GB_E_INVALID);
+	assert_int_equal(v.n, 0);
+
+	/* compress sorts and drops duplicates */
+	assert_int_equal(gb_slurm_hostlist_expand("n-3,n-1,n-2,n-1,m", 10, &v, &e), 0);
+	assert_int_equal(gb_slurm_hostlist_compress(v.v, v.n, &s, &e), 0);
+	assert_string_equal(s, "m,n-[1-3]");
+	free(s);
+	gb_strv_free(&v);
+}
+
+static void test_reason(void **state)
+{
+	char buf[GB_REASON_MAX], code[64], id[32], big[600];
+
+	(void)state;
+	gb_reason_capacity(buf, sizeof(buf), "InsufficientInstanceCapacity",
+			   "no capacity in 3 regions", "68540dad20465e97");
+	assert_string_equal(buf, "gpuburst: (Code:InsufficientInstanceCapacity) "
+				 "no capacity in 3 regions req=68540dad20465e97");
+	assert_true(gb_reason_is_capacity(buf, code, sizeof(code), id, sizeof(id)));
+	assert_string_equal(code, "InsufficientInstanceCapacity");
+	assert_string_equal(id, "68540dad20465e97");
+
+	gb_reason_capacity(buf, sizeof(buf), NULL, "line1\nline2\t", "0123456789abcdef");
+	assert_string_equal(buf, "gpuburst: (Code:Unfilled) line1 line2 req=0123456789abcdef");
+
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	gb_reason_capacity(buf, sizeof(buf), "VcpuLimitExceeded", big, "0123456789abcdef");
+	assert_true(strlen(buf) < GB_REASON_MAX);
+	assert_non_null(strstr(buf, " req=0123456789abcdef"));
+	assert_int_equal(strncmp(buf, "gpuburst: (Code:VcpuLimitExceeded) xxx", 38), 0);
+
+	assert_false(gb_reason_is_capacity("ResumeTimeout reached", code, sizeof(code),
+					   id, sizeof(id)));
+	assert_string_equal(code, "");
+	assert_false(gb_reason_is_capacity(NULL, NULL, 0, NULL, 0));
+	assert_false(gb_reason_is_capacity("gpuburst: node not in a nodeset", NULL, 0,
+					   NULL, 0));
+	/* a request id that is not 16 hex digits is not taken */
+	assert_true(gb_reason_is_capacity("gpuburst: (Code:X) t req=nothex", code,
+					  sizeof(code), id, sizeof(id)));
+	assert_string_equal(code, "X");
+	assert_string_equal(id, "");
+}
+
+static void test_intent(void **state)
+{
+	static const struct {
+		const char *in;
+		gb_err_t rc;
+		const char *region;
+	} cases[] = {
+		{ "gpuburst:home=ap-south-1", GB_E_OK, "ap-south-1" },
+		{ "routed gpuburst:home=us-east-1 by policy", GB_E_OK, "us-east-1" },
+		{ "a;gpuburst:home=eu-west-2;b", GB_E_OK, "eu-west-2" },
+		{ "a,gpuburst:home=eu-west-2,b", GB_E_OK, "eu-west-2" },
+		{ "x\tgpuburst:home=ap-northeast-1\n", GB_E_OK, "ap-northeast-1" },
+		{ "gpuburst:home=ap-south-1 gpuburst:home=ap-south-1", GB_E_OK, "ap-south-1" },
+		{ NULL, GB_E_NOTFOUND, "" },
+		{ "", GB_E_NOTFOUND, "" },
+		{ "nothing here", GB_E_NOTFOUND, "" },
+		{ "xgpuburst:home=ap-south-1", GB_E_NOTFOUND, "" },
+		{ "gpuburst:home", GB_E_NOTFOUND, "" },
+		{ "gpuburst:homes=ap-south-1", GB_E_NOTFOUND, "" },
+		{ "gpuburst:home=", GB_E_INVALID, "" },
+		{ "gpuburst:home=;x", GB_E_INVALID, "" },
+		{ "gpuburst:home=AP-SOUTH-1", GB_E_INVALID, "" },
+		{ "gpuburst:home=ap_south", GB_E_INVALID, "" },
+		{ "gpuburst:home=ap-south-1:x", GB_E_INVALID, "" },
+		{ "gpuburst:home=a gpuburst:home=b", GB_E_INVALID, "" },
+		{ "gpuburst:home=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		  GB_E_INVALID, "" },
+	};
+	char buf[GB_REGION_NAME_MAX];
+	gb_error_t e;
+
+	(void)state;
+	for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++) {
+		gb_err_t rc = gb_intent_home_region(cases[i].in, buf, sizeof(buf), &e);
+
+		if (rc != cases[i].rc)
+			fail_msg("case %zu \"%s\": rc %d, want %d", i,
+				 cases[i].in ? cases[i].in : "(null)", rc, cases[i].rc);
+		if (rc == GB_E_OK)
+			assert_string_equal(buf, cases[i].region);
+		else
+			assert_string_equal(buf, "");
+		if (rc == GB_E_INVALID)
+			assert_non_null(strstr(e.text, "AdminComment"));
+	}
+}
+
+/*
+ * slurmctld unreachable (a closed port): a 1000-node update gives up at
+ * once instead of retrying node by node (each RPC waits for libslurm's
+ * connect retries).  SLURM_CONF names a private file: no lookup leaves
+ * the host.
+ */
+static void test_update_unreachable(void **state)
+{
+	char dir[] = "/tmp/test_slurmif.XXXXXX", conf[128];
+	struct gb_strv nodes = { 0 };
+	size_t failed = 0;
+	double t0;
+	FILE *fp;
+	gb_error_t e;
+	gb_err_t rc;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(conf, sizeof(conf), "%s/slurm.conf", dir);
+	fp = fopen(conf, "w");
+	assert_non_null(fp);
+	/* port 1 on loopback: nothing listens there (needs root to) */
+	fprintf(fp, "ClusterName=unreach\nSlurmctldHost=localhost(127.0.0.1)\n"
+		    "SlurmctldPort=1\nMessageTimeout=2\nAuthType=auth/none\n"
+		    "NodeName=n-[1-1000] State=CLOUD\n"
+		    "PartitionName=p Nodes=n-[1-1000]\n");
+	fclose(fp);
+	setenv("SLURM_CONF", conf, 1);
+	assert_int_equal(gb_slurm_init(&e), GB_E_OK);
+	assert_int_equal(gb_slurm_hostlist_expand("n-[1-1000]", 1000, &nodes, &e), 0);
+	t0 = gb_time_mono();
+	rc = gb_slurm_nodes_update(GB_SLURM_DOWN, nodes.v, nodes.n, "test", &failed, &e);
+	print_message("unreachable: rc=%d failed=%zu in %.1f s: %s\n", rc, failed,
+		      gb_time_mono() - t0, e.text);
+	assert_int_equal(rc, GB_E_SLURM);
+	assert_int_equal(failed, 1000);
+	/* two batches of 500 would be ~2 x MessageTimeout; one by one, hours */
+	assert_true(gb_time_mono() - t0 < 60.0);
+	gb_strv_free(&nodes);
+	unlink(conf);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_resume_cases),
+		cmocka_unit_test(test_resume_read),
+		cmocka_unit_test(test_split_without_file),
+		cmocka_unit_test(test_split_large),
+		cmocka_unit_test(test_hostlist),
+		cmocka_unit_test(test_reason),
+		cmocka_unit_test(test_intent),
+		cmocka_unit_test(test_update_unreachable),
+	};
+
+	return cmocka_run_group_tests_name("slurmif", tests, NULL, NULL);
+}
