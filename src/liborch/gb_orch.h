@@ -64,7 +64,8 @@ typedef struct gb_orch gb_orch_t;
  * Zero fields take their default.
  */
 struct gb_orch_tuning {
-	int max_rounds;		/* waves of parallel calls; 0: 16 */
+	int max_rounds;		/* batches sent in a row without a node
+				 * filled; 0: 16 */
 	int max_replans;	/* plan versions after the first; 0: 4 */
 	int hedge;		/* extra instances asked per pool with a
 				 * memory estimate; 0: default 1, -1: none */

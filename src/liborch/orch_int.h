@@ -134,6 +134,8 @@ struct pool_run {
 	int got;		/* instances obtained here in this run */
 	double run_est;		/* -1: unknown */
 	bool at_estimate;	/* gave what memory expected: last resort */
+	int chunks;		/* default: parallel calls it has earned, 1 +
+				 * one per call it answered in full */
 	/* this run's visit, for capacity memory (orch_learn) */
 	bool m_seen, m_dry;
 	int m_asked, m_got;

@@ -198,6 +198,7 @@ static void judge_pool(struct orch_run *r, struct orch_call *c, bool aon)
 					r->pr[i].at_estimate = true;
 		} else {
 			pr->run_est = -1;	/* gave all it was asked: maybe more */
+			pr->chunks++;
 		}
 		break;
 	case CALL_ICE:
@@ -734,7 +735,14 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 		if (e == 0) {
 			count = 1;	/* a probe of one, in parallel with others */
 		} else if (e < 0) {
-			count = need < cap ? need : cap;
+			/*
+			 * Unknown size: one call, then one more in parallel
+			 * for each call it answered in full (a slow start:
+			 * the chunks double per round while it delivers).
+			 */
+			long room_c = (long)cap * (1 + r->pr[p].chunks);
+
+			count = need < room_c ? need : (int)room_c;
 		} else if (e >= need) {
 			count = need;
 		} else {
@@ -932,13 +940,24 @@ static void wait_backoff(struct orch_run *r)
 static gb_err_t default_group(struct orch_run *r, int group, struct wave *w,
 			      gb_error_t *err)
 {
-	int round = 0;
+	int round = 0, stalled = 0, last = orch_unfilled(r);
 	gb_err_t rc = GB_E_OK, rc2;
 	char why[96];
 
 	for (;;) {
-		bool go = !rc && !r->abort_rc && r->plan && round < r->o->tuning.max_rounds &&
-			  orch_unfilled(r) > 0 && !orch_stopped(r);
+		bool go;
+
+		/*
+		 * max_rounds bounds the batches sent in a row without a node
+		 * filled: a large request against ample capacity takes as
+		 * many batches as it needs (1000 nodes in calls of 4).
+		 */
+		if (orch_unfilled(r) < last) {
+			last = orch_unfilled(r);
+			stalled = 0;
+		}
+		go = !rc && !r->abort_rc && r->plan && stalled < r->o->tuning.max_rounds &&
+		     orch_unfilled(r) > 0 && !orch_stopped(r);
 
 		for (size_t i = 0; i < r->facts.n_pools; i++)
 			if (r->pr[i].not_before > 0 &&
@@ -946,6 +965,7 @@ static gb_err_t default_group(struct orch_run *r, int group, struct wave *w,
 				r->pr[i].not_before = 0;
 		if (go && (rc = allocate(r, group, w, err)) == GB_E_OK && w->n > 0) {
 			trace_batch(r, w, ++round);
+			stalled++;
 			rc = send_batch(r, w, err);
 		}
 		wave_free(w);

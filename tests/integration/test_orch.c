@@ -512,6 +512,52 @@ static void test_default_pattern(void)
 }
 
 /*
+ * max_rounds bounds the batches in a row that fill nothing, not the size
+ * of a request: with one batch allowed, 100 nodes in calls of 4 (25 calls,
+ * 8 in parallel) still all come; a 1000-node request (the largest the
+ * policy allows) with the default knobs too, without a wasted call: a
+ * pool that answers in full earns one more parallel call per answer.
+ */
+static void test_large_request(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=1000",
+					 "ap-south-1b=g5.xlarge=1000", NULL };
+	struct gb_orch_tuning one = { .max_rounds = 1 };
+	struct req_opts q = REQ("g5", 100, GB_STRATEGY_DEFAULT);
+	struct gb_request req;
+	struct gb_orch_result res;
+	struct atts x;
+	gb_error_t err;
+	gb_err_t rc;
+
+	fresh_state();
+	make_orch(&one);
+	landscape(l);
+	rc = run_req(&q, &req, &res, &err);
+	attempts(req.id, &x);
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.launched == 100 &&
+	      x.n >= 25, "max_rounds 1: 100 nodes in %d calls (launched %d)", x.n,
+	      res.launched);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	fresh_state();
+	make_orch(NULL);
+	q.n = 1000;
+	rc = run_req(&q, &req, &res, &err);
+	attempts(req.id, &x);
+	/* 250 calls of 4, plus one probe of each of the 5 empty AZs */
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.launched == 1000 &&
+	      res.extras == 0 && x.n <= 255,
+	      "default knobs: 1000 nodes in %d calls of 4 (launched %d, extras %d)", x.n,
+	      res.launched, res.extras);
+	check(trace_has(&res, "ap-south-1a:4+0,ap-south-1a:4+0,ap-south-1a:4+0,ap-south-1a:4+0"),
+	      "a pool that answers in full is asked in parallel chunks (slow start)");
+	gb_orch_result_clear(&res);
+	req_free(&req);
+}
+
+/*
  * Memory says 1 per AZ; there are 5.  Need 2: the first AZ is asked 1 + 1
  * hedge named like the other call's node (in another region: a hedge never
  * shares a name within its region), the second exactly the 1 left; all
@@ -1704,6 +1750,7 @@ int main(void)
 	test_best_effort_pattern();
 	test_all_or_nothing_pattern();
 	test_default_pattern();
+	test_large_request();
 	test_extras();
 	test_locality();
 	test_errors();
