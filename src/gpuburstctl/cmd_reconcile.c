@@ -38,6 +38,9 @@ static void print_text(const struct gb_reconcile_report *rep, bool dry_run)
 {
 	if (rep->cloud_error)
 		printf("cloud: not listed: %s\n", rep->cloud_error);
+	if (rep->running)
+		printf("records: %zu pending instance%s now running%s\n", rep->running,
+		       rep->running == 1 ? "" : "s", dry_run ? " (dry run: not marked)" : "");
 	if (rep->n == 0) {
 		printf("nothing to reconcile\n");
 		return;
@@ -78,6 +81,7 @@ static void print_json(const struct gb_reconcile_report *rep, bool dry_run, bool
 	json_object_set_new(o, "cloud_error", rep->cloud_error ?
 				json_string(rep->cloud_error) : json_null());
 	json_object_set_new(o, "failed", json_integer((json_int_t)rep->failed));
+	json_object_set_new(o, "running", json_integer((json_int_t)rep->running));
 	json_object_set_new(o, "actions", a);
 	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 	fputc('\n', stdout);

@@ -161,7 +161,9 @@ static gb_err_t close_group(struct orch_run *r, int group, gb_error_t *err)
 		orch_trace(r, "locality", "group=%d holds the whole job of %d", group, r->n);
 		return orch_check(r, "commit", err);
 	}
-	r->saw_locality = true;
+	/* a group that gave nothing failed for capacity, not for locality */
+	if (held > 0)
+		r->saw_locality = true;
 	snprintf(why, sizeof(why), "locality: this %s gave %d of the job's %d nodes",
 		 r->locality == GB_LOCALITY_AZ && group >= 0 ? "AZ" : "region",
 		 held, r->n);

@@ -66,6 +66,8 @@ struct gb_reconcile_report {
 	size_t n;
 	size_t counts[GB_RECONCILE_KIND_COUNT];
 	size_t failed;		/* actions with an error */
+	size_t running;		/* pending records the cloud lists running
+				 * (marked running; counted in a dry run) */
 	bool cloud_checked;	/* LOST/ORPHAN ran (not cheap, cloud answered) */
 	char *cloud_error;	/* why LOST/ORPHAN were skipped, or NULL */
 };

@@ -23,6 +23,7 @@ struct cinst {			/* one instance the cloud listed */
 struct rec {			/* one live record of the state file */
 	char *request, *region, *id, *node, *ip;
 	double launched;
+	enum gb_instance_state state;
 };
 
 struct rctx {
@@ -263,6 +264,7 @@ static int take_record(const struct gb_instance *in, void *arg)
 	x->node = gb_strdup0(in->node);
 	x->ip = gb_strdup0(in->private_ip);
 	x->launched = in->launched_at;
+	x->state = in->state;
 	return 0;
 }
 
@@ -312,6 +314,41 @@ static bool gone_state(const char *s)
 static bool node_off(const struct gb_slurm_node *sn)
 {
 	return sn->powered_down && !sn->powering_up;
+}
+
+/*****************************************************************************
+ *  RUNNING: records launched pending that the cloud now lists running
+ *****************************************************************************/
+
+/*
+ * Bookkeeping, not an action: the record follows the cloud (no Slurm
+ * change).  A failed update is logged and retried by the next pass.
+ */
+static void do_running(struct rctx *c)
+{
+	for (size_t i = 0; i < c->n_rec; i++) {
+		const struct rec *r = &c->rec[i];
+		const struct cinst *ci;
+		struct gb_instance up = { 0 };
+		gb_error_t e;
+
+		if (r->state != GB_INST_PENDING || !r->region || !r->id ||
+		    gb_strv_find(&c->listed, r->region) < 0)
+			continue;
+		ci = cloud_find(c, r->region, r->id);
+		if (!ci || strcmp(ci->state, "running") != 0)
+			continue;
+		c->rep->running++;
+		if (c->o->dry_run)
+			continue;
+		up.request_id = r->request;
+		up.region = r->region;
+		up.instance_id = r->id;
+		up.state = GB_INST_RUNNING;
+		if (gb_state_instance_update(c->o->st, &up, &e))
+			gb_log_warn("reconcile_running_failed instance=%s#%s error=\"%s\"",
+				    r->region, r->id, e.text);
+	}
 }
 
 /*****************************************************************************
@@ -661,6 +698,7 @@ gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 		f.alive = true;
 		if ((rc = gb_state_instance_list(o->st, &f, take_record, &c, err)))
 			goto out;
+		do_running(&c);
 		if ((rc = do_lost(&c, err)) || (rc = do_orphans(&c, err)))
 			goto out;
 	}

@@ -14,6 +14,11 @@ NODE=$(lab squeue -h -j "$JOB" -o %N)
 IID=$(instance_of "$NODE")
 REGION=$(sql "SELECT region FROM instances WHERE instance_id='$IID'")
 REQ=$(request_of "$NODE")
+expect_eq "record launched pending" "$(sql "SELECT state FROM instances WHERE instance_id='$IID'")" pending
+ctl reconcile >"$TMP/r0.out" 2>"$TMP/r0.err" || fail "reconcile: $(cat "$TMP/r0.out" "$TMP/r0.err")"
+grep -q "^records: 1 pending instance now running" "$TMP/r0.out" || fail "report: $(cat "$TMP/r0.out")"
+expect_eq "record follows the cloud" "$(sql "SELECT state FROM instances WHERE instance_id='$IID'")" running
+ok "reconcile marked the record of $IID running, as the cloud lists it"
 sleep 2
 REGION=$REGION awsc ec2 terminate-instances --instance-ids "$IID" >"$TMP/term.json" 2>"$TMP/term.err" ||
 	fail "terminate-instances: $(cat "$TMP/term.err")"

@@ -691,6 +691,26 @@ static void test_locality(void)
 		gb_orch_result_clear(&res);
 		req_free(&req);
 	}
+	{
+		/* no capacity anywhere: a capacity failure, not a locality one */
+		struct req_opts q = { "g5", 4, 80, GB_STRATEGY_DEFAULT, -1, GB_LOCALITY_REGION, NULL };
+		struct gb_request req;
+		struct gb_orch_result res;
+		gb_error_t err;
+
+		fresh_state();
+		make_orch(NULL);
+		landscape(NULL);
+		run_req(&q, &req, &res, &err);
+		check(res.result == GB_RESULT_FAILED && res.rolled_back == 0 &&
+		      res.cause == GB_E_CAPACITY &&
+		      strstr(res.reason, "(Code:InsufficientInstanceCapacity)") &&
+		      res.nodes && res.nodes[0].code &&
+		      !strcmp(res.nodes[0].code, "InsufficientInstanceCapacity"),
+		      "locality, no capacity anywhere: the code is capacity (%s)", res.reason);
+		gb_orch_result_clear(&res);
+		req_free(&req);
+	}
 }
 
 static void test_errors(void)
