@@ -518,6 +518,9 @@ static void print_plans(struct show *s)
 		printf("  v%lld  %s  %s  %s\n      %s\n", ji(p, "version"),
 		       js(p, "planner"), js(p, "status"), js(p, "created_at"),
 		       js(p, "reason"));
+		/* the planner's own account (the model's words for an LLM) */
+		if (json_is_string(json_object_get(p, "rationale")))
+			printf("      rationale: %s\n", js(p, "rationale"));
 		json_array_foreach(steps, j, st)
 			printf("      %zu. %s/%s %s batch %lld expect %lld: %s\n",
 			       j + 1, js(st, "region"), js(st, "az"),

@@ -101,6 +101,9 @@ PY
 # the replay
 run 0 requests show "$DONE"
 for want in "^Request $DONE" "state  *done, result success" "^Plans" \
+	    "v1  llm:openai  rejected" "step 1: ap-east-1 is not in the allowed regions" \
+	    "rationale: Hong Kong is closest to Singapore" "v2  heuristic  fallback" \
+	    "rationale: nearest regions of the group first" \
 	    "1\. ap-south-1/ap-south-1a subnet-1 batch 4 expect 2: nearest" "^Attempts" \
 	    "0  ap-south-1  *ap-south-1a  *subnet-1  *1-4  *2  ok" "^Instances" "^Slurm updates" \
 	    "slurm_update  nodes=g5-\[1-4\] addr=set" "^Timeline" "event enqueue" "^Result" \
@@ -121,8 +124,9 @@ run 0 --json requests show "$DONE"
 py "$tmp/out" <<'PY' || bad "requests show done json"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert [p["planner"] for p in d["plans"]] == ["heuristic"]
-assert d["plans"][0]["body"]["steps"][0]["region"] == "ap-south-1"
+assert [(p["planner"], p["status"]) for p in d["plans"]] == [("llm:openai", "rejected"), ("heuristic", "fallback")]
+assert d["plans"][0]["rationale"] == "Hong Kong is closest to Singapore"
+assert d["plans"][1]["body"]["steps"][0]["region"] == "ap-south-1"
 assert [(a["asked"], a["got"], a["state"]) for a in d["attempts"]] == [(4, 2, "ok"), (2, 2, "ok")]
 assert len(d["instances"]) == 4 and d["approval"] is None
 assert d["request"]["input"] == {"job_id": 4711, "nodes": "g5-[1-4]"}

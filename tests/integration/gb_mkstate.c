@@ -86,9 +86,16 @@ static void fixture_done(void)
 
 	add_request(&r, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5", 4711, "g5-[1-4]");
 	p.request_id = r.id;
+	p.planner = "llm:openai";
+	p.status = "rejected";
+	p.reason = "step 1: ap-east-1 is not in the allowed regions";
+	p.rationale = "Hong Kong is closest to Singapore";
+	p.body = "{\"instance_type\":\"g5.xlarge\",\"total\":4,\"steps\":[]}";
+	check(gb_state_plan_add(st, &p, NULL, &e), "plan", &e);
 	p.planner = "heuristic";
-	p.status = "used";
+	p.status = "fallback";
 	p.reason = "2 pools in 2 regions";
+	p.rationale = "nearest regions of the group first";
 	p.body = body;
 	check(gb_state_plan_add(st, &p, NULL, &e), "plan", &e);
 
