@@ -741,8 +741,10 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 			 * Unknown size: one call, then one more in parallel
 			 * for each call it answered in full (a slow start:
 			 * the chunks double per round while it delivers).
+			 * Not under throttling: more calls feed the storm.
 			 */
-			long room_c = (long)cap * (1 + r->pr[p].chunks);
+			long room_c = (long)cap *
+				      (1 + (r->saw_throttle ? 0 : r->pr[p].chunks));
 
 			count = need < room_c ? need : (int)room_c;
 		} else if (e >= need) {
