@@ -96,28 +96,35 @@ static gb_err_t find_live(gb_state_t *st, const struct gb_strv *nodes,
 }
 
 /*
- * The job_submit plugin's home-region intent ("gpuburst:home=<region>" in
- * the job's AdminComment), if the job still exists and the region is a
- * consumer region of a fallback group.  RET [buf] or NULL.
+ * What the job says about itself, if it still exists: the job_submit
+ * plugin's home-region intent ("gpuburst:home=<region>" in its
+ * AdminComment; used when the region is a consumer region of a fallback
+ * group: RET [buf], else NULL) and the user's name and comment, into
+ * [text] ("" when none) for a proposing planner, which quotes it as
+ * untrusted data.
  */
 static const char *job_intent(struct wthread *t, const struct gb_request *req,
-			      char *buf, size_t n)
+			      char *buf, size_t n, char *text, size_t tn)
 {
-	char *comment = NULL;
+	struct gb_slurm_job_text jt;
 	const char *res = NULL;
 	gb_error_t e;
 	gb_err_t rc;
 
+	text[0] = '\0';
 	if (req->job_id <= 0 || req->job_id > 4294967295LL)
 		return NULL;
-	rc = gb_slurm_job_admin_comment((uint32_t)req->job_id, &comment, &e);
+	rc = gb_slurm_job_text((uint32_t)req->job_id, &jt, &e);
 	if (rc) {
 		if (rc != GB_E_NOTFOUND)
 			gb_log_warn("intent_unreadable req=%s job=%lld error=\"%s\"", req->id,
 				    (long long)req->job_id, e.text);
 		return NULL;
 	}
-	rc = gb_intent_home_region(comment, buf, n, &e);
+	if (jt.name || jt.comment)
+		snprintf(text, tn, "job name: %s; job comment: %s",
+			 jt.name ? jt.name : "", jt.comment ? jt.comment : "");
+	rc = gb_intent_home_region(jt.admin_comment, buf, n, &e);
 	if (rc == GB_E_INVALID) {
 		gb_log_warn("intent_ignored req=%s job=%lld error=\"%s\"", req->id,
 			    (long long)req->job_id, e.text);
@@ -132,7 +139,7 @@ static const char *job_intent(struct wthread *t, const struct gb_request *req,
 				json_pack("{s:I,s:s}", "job", (json_int_t)req->job_id,
 					  "home_region", buf));
 	}
-	free(comment);
+	gb_slurm_job_text_clear(&jt);
 	return res;
 }
 
@@ -318,6 +325,7 @@ gb_err_t worker_resume(struct wthread *t, const struct gb_request *req,
 	struct unfilled *u = NULL;
 	size_t nu = 0, filled = 0, no_ip = 0, reused;
 	char home[GB_REGION_NAME_MAX], reason[GB_ORCH_REASON_MAX + 64];
+	char text[1024];
 	gb_err_t rc;
 
 	if ((rc = find_live(t->st, nodes, &set, &missing, &no_ip, err)))
@@ -327,7 +335,9 @@ gb_err_t worker_resume(struct wthread *t, const struct gb_request *req,
 		gb_log_info("resume_reuse req=%s nodes_with_instance=%zu note=\"address "
 			    "re-applied, nothing launched for them\"", req->id, reused);
 	if (missing.n) {
-		ro.home_region = job_intent(t, req, home, sizeof(home));
+		ro.home_region = job_intent(t, req, home, sizeof(home), text, sizeof(text));
+		if (text[0])
+			ro.untrusted = text;
 		ro.nodes = (const char *const *)missing.v;
 		ro.n_nodes = missing.n;
 		rc = geo_gate(t, req, &ro, err);

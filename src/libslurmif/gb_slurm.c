@@ -508,13 +508,21 @@ const struct gb_slurm_node *gb_slurm_node_find(const struct gb_slurm_node_list *
  *  Jobs
  *****************************************************************************/
 
-gb_err_t gb_slurm_job_admin_comment(uint32_t job_id, char **out, gb_error_t *err)
+static gb_err_t dup_field(const char *v, char **out, gb_error_t *err)
+{
+	if (v && !(*out = strdup(v)))
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	return GB_E_OK;
+}
+
+gb_err_t gb_slurm_job_text(uint32_t job_id, struct gb_slurm_job_text *out,
+			   gb_error_t *err)
 {
 	job_info_msg_t *msg = NULL;
 	gb_err_t rc = GB_E_OK;
 	int e;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&slurm_mu);
 	if (!slurm_inited) {
 		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
@@ -533,12 +541,23 @@ gb_err_t gb_slurm_job_admin_comment(uint32_t job_id, char **out, gb_error_t *err
 		rc = gb_errorf(err, GB_E_NOTFOUND, "job %u: not found", job_id);
 		goto out;
 	}
-	if (msg->job_array[0].admin_comment &&
-	    !(*out = strdup(msg->job_array[0].admin_comment)))
-		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+	if ((rc = dup_field(msg->job_array[0].admin_comment, &out->admin_comment, err)) ||
+	    (rc = dup_field(msg->job_array[0].name, &out->name, err)) ||
+	    (rc = dup_field(msg->job_array[0].comment, &out->comment, err)))
+		gb_slurm_job_text_clear(out);
 out:
 	slurm_free_job_info_msg(msg);
 	return rc;
+}
+
+void gb_slurm_job_text_clear(struct gb_slurm_job_text *t)
+{
+	if (!t)
+		return;
+	free(t->admin_comment);
+	free(t->name);
+	free(t->comment);
+	memset(t, 0, sizeof(*t));
 }
 
 /*****************************************************************************

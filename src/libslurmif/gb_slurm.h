@@ -136,12 +136,23 @@ const struct gb_slurm_node *gb_slurm_node_find(const struct gb_slurm_node_list *
 					       const char *name);
 
 /*
- * The AdminComment of job [job_id] (slurm_load_job).  OUT *out NEW
- * (free()), NULL when the job has none.  RET GB_E_NOTFOUND when Slurm
- * does not know the job (any more).
+ * What a job says about itself: the AdminComment (the job_submit plugin's
+ * intent tokens) and the user's own name and comment (untrusted text).
+ * Every field NEW (free with gb_slurm_job_text_clear), NULL when unset.
  */
-gb_err_t gb_slurm_job_admin_comment(uint32_t job_id, char **out,
-				    gb_error_t *err);
+struct gb_slurm_job_text {
+	char *admin_comment;
+	char *name;
+	char *comment;
+};
+
+/*
+ * Load job [job_id] (slurm_load_job) into [out] (zeroed first).
+ * RET GB_E_NOTFOUND when Slurm does not know the job (any more).
+ */
+gb_err_t gb_slurm_job_text(uint32_t job_id, struct gb_slurm_job_text *out,
+			   gb_error_t *err);
+void gb_slurm_job_text_clear(struct gb_slurm_job_text *t);
 
 /*
  * The Slurm version this gpuburst (and its job_submit plugin, which must
