@@ -692,6 +692,38 @@ static void test_locality(void)
 		req_free(&req);
 	}
 	{
+		/*
+		 * locality: az.  Mumbai holds 5 but in two AZs (2 + 3): region
+		 * locality would keep it, AZ locality rolls it back and lands
+		 * the job whole in one AZ of Seoul.
+		 */
+		static const char *const l4[] = { "ap-south-1a=g5.xlarge=2", "ap-south-1b=g5.xlarge=3",
+						  "ap-northeast-2a=g5.xlarge=4", NULL };
+
+		for (size_t k = 0; k < 2; k++) {
+			struct req_opts q = { "g5", 4, 81, k ? GB_STRATEGY_BEST_EFFORT :
+							       GB_STRATEGY_DEFAULT,
+					      -1, GB_LOCALITY_AZ, NULL };
+			struct gb_request req;
+			struct gb_orch_result res;
+			int in_az = 0;
+			gb_error_t err;
+
+			fresh_state();
+			make_orch(NULL);
+			landscape(l4);
+			run_req(&q, &req, &res, &err);
+			for (size_t i = 0; i < res.n_nodes; i++)
+				in_az += res.nodes[i].az && !strcmp(res.nodes[i].az, "ap-northeast-2a");
+			check(res.result == GB_RESULT_SUCCESS && in_az == 4 && res.rolled_back >= 1 &&
+			      sim_count(req.id).alive == 4,
+			      "locality az (%s): the job lands whole in ap-northeast-2a, Mumbai's AZs rolled back (%d rolled back; %s)",
+			      k ? "best_effort" : "default", res.rolled_back, res.reason);
+			gb_orch_result_clear(&res);
+			req_free(&req);
+		}
+	}
+	{
 		/* no capacity anywhere: a capacity failure, not a locality one */
 		struct req_opts q = { "g5", 4, 80, GB_STRATEGY_DEFAULT, -1, GB_LOCALITY_REGION, NULL };
 		struct gb_request req;
