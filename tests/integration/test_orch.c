@@ -693,6 +693,33 @@ static void test_locality(void)
 	}
 	{
 		/*
+		 * locality: region.  Mumbai, the nearest, holds the job only
+		 * across its two AZs (2 + 2); Seoul holds it in one.  The job
+		 * stays in Mumbai: a region is a region, whatever its AZs.
+		 */
+		static const char *const l5[] = { "ap-south-1a=g5.xlarge=2", "ap-south-1b=g5.xlarge=2",
+						  "ap-northeast-2a=g5.xlarge=4", NULL };
+
+		for (size_t k = 0; k < GB_ARRAY_LEN(strategies); k++) {
+			struct req_opts q = { "g5", 4, 82, strategies[k], -1, GB_LOCALITY_REGION, NULL };
+			struct gb_request req;
+			struct gb_orch_result res;
+			gb_error_t err;
+
+			fresh_state();
+			make_orch(NULL);
+			landscape(l5);
+			run_req(&q, &req, &res, &err);
+			check(res.result == GB_RESULT_SUCCESS && count_region(&res, "ap-south-1") == 4 &&
+			      res.rolled_back == 0 && sim_count(req.id).alive == 4,
+			      "locality region (%s): 2 + 2 in Mumbai's two AZs hold the job (%d rolled back; %s)",
+			      gb_conf_strategy_name(strategies[k]), res.rolled_back, res.reason);
+			gb_orch_result_clear(&res);
+			req_free(&req);
+		}
+	}
+	{
+		/*
 		 * locality: az.  Mumbai holds 5 but in two AZs (2 + 3): region
 		 * locality would keep it, AZ locality rolls it back and lands
 		 * the job whole in one AZ of Seoul.
