@@ -16,6 +16,7 @@
 
 #include <math.h>
 #include <signal.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1263,6 +1264,59 @@ static int cloud_row(const struct gb_ec2_instance *in, const char *region, void 
 	return 0;
 }
 
+/* DescribeInstanceTypeOfferings calls the simulator has answered so far. */
+static long offerings_calls(void)
+{
+	char *body = NULL;
+	json_t *d, *a;
+	long n;
+	gb_error_t err;
+
+	if (gb_simh_call(&sim, "GET", "/_sim/state", NULL, &body, &err))
+		die(err.text);
+	if (!(d = json_loads(body, 0, NULL)))
+		die("/_sim/state: not JSON");
+	a = json_object_get(json_object_get(d, "faults"), "actions");
+	n = (long)json_integer_value(json_object_get(
+		json_object_get(a, "DescribeInstanceTypeOfferings"), "calls"));
+	json_decref(d);
+	free(body);
+	return n;
+}
+
+/*
+ * The offerings cache: the first request asks every candidate region once
+ * (in parallel), a second one within offerings_ttl asks none.
+ */
+static void test_offerings_cache(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=4", NULL };
+	struct req_opts q = REQ("g5", 2, GB_STRATEGY_DEFAULT);
+	struct gb_request req;
+	struct gb_orch_result res;
+	gb_error_t err;
+	long n0, n1, n2;
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	n0 = offerings_calls();
+	run_req(&q, &req, &res, &err);
+	n1 = offerings_calls();
+	check(res.result == GB_RESULT_SUCCESS && n1 - n0 == 3,
+	      "offerings: the first request asks each of the 3 candidate regions (%ld calls)",
+	      n1 - n0);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+	run_req(&q, &req, &res, &err);
+	n2 = offerings_calls();
+	check(res.result == GB_RESULT_SUCCESS && n2 == n1,
+	      "offerings: a second request within offerings_ttl uses the cache (%ld calls)",
+	      n2 - n1);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+}
+
 static void test_terminate_and_tools(void)
 {
 	static const char *const l[] = { "ap-south-1a=g5.xlarge=4", NULL };
@@ -1830,6 +1884,7 @@ int main(void)
 	test_all_or_nothing_pattern();
 	test_default_pattern();
 	test_large_request();
+	test_offerings_cache();
 	test_extras();
 	test_locality();
 	test_errors();
