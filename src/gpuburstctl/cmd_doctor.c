@@ -25,6 +25,7 @@
 #include "gb_creds.h"
 #include "gb_ec2.h"
 #include "gb_hostlist.h"
+#include "gb_plan.h"
 #include "gb_slurm.h"
 #include "gb_slurmconf.h"
 #include "gb_util.h"
@@ -202,20 +203,12 @@ static const char *source_name(enum gb_creds_source s)
 static gb_creds_t *check_creds(struct doctor *d, const struct gb_conf *conf)
 {
 	const struct gb_conf_cloud *c = &conf->cloud;
-	struct gb_creds_opts co = { 0 };
 	struct gb_creds_snapshot snap = { 0 };
 	gb_creds_t *creds = NULL;
 	gb_error_t err = { 0 };
 	gb_err_t rc;
 
-	co.access_key_id = c->access_key_id;
-	co.secret_access_key = c->secret_access_key;
-	co.session_token = c->session_token;
-	co.profile = c->profile;
-	co.credentials_file = c->credentials_file;
-	co.config_file = c->config_file;
-	co.no_imds = !c->imds;
-	rc = gb_creds_create(&co, &creds, &err);
+	rc = gb_plan_creds_create(conf, &creds, &err);
 	if (rc == GB_E_OK)
 		rc = gb_creds_get(creds, &snap, &err);
 	if (rc) {

@@ -41,22 +41,6 @@ void gb_orch_sleep(const gb_orch_t *o, double seconds)
 		;
 }
 
-static gb_err_t creds_from_conf(const struct gb_conf *conf, gb_creds_t **out,
-				gb_error_t *err)
-{
-	const struct gb_conf_cloud *c = &conf->cloud;
-	struct gb_creds_opts co = { 0 };
-
-	co.access_key_id = c->access_key_id;
-	co.secret_access_key = c->secret_access_key;
-	co.session_token = c->session_token;
-	co.profile = c->profile;
-	co.credentials_file = c->credentials_file;
-	co.config_file = c->config_file;
-	co.no_imds = !c->imds;
-	return gb_creds_create(&co, out, err);
-}
-
 void gb_orch_destroy(gb_orch_t *o)
 {
 	if (!o)
@@ -131,7 +115,7 @@ gb_err_t gb_orch_create(const struct gb_orch_opts *opts, gb_orch_t **out,
 	if (opts->creds) {
 		o->creds = opts->creds;
 	} else {
-		rc = creds_from_conf(opts->conf, &o->creds, err);
+		rc = gb_plan_creds_create(opts->conf, &o->creds, err);
 		if (rc) {
 			gb_orch_destroy(o);
 			return rc;

@@ -31,6 +31,14 @@
 
 struct gb_state;
 struct gb_ec2;
+struct gb_creds;
+
+/*
+ * The credential chain configured in gpuburst.yaml (cloud: explicit keys,
+ * profile and files, IMDS).  OUT *out NEW (gb_creds_destroy).
+ */
+gb_err_t gb_plan_creds_create(const struct gb_conf *conf, struct gb_creds **out,
+			      gb_error_t *err);
 
 #define GB_PLAN_SUMMARY_MAX 1000	/* capacity summary for the LLM, chars */
 #define GB_PLAN_REASON_MAX 200		/* one-line reasons */

@@ -180,22 +180,6 @@ static bool loopback(const char *url)
 	       gb_str_has_prefix(h, "[::1]");
 }
 
-static gb_err_t creds_from_conf(const struct gb_conf *conf, gb_creds_t **out,
-				gb_error_t *err)
-{
-	const struct gb_conf_cloud *c = &conf->cloud;
-	struct gb_creds_opts co = { 0 };
-
-	co.access_key_id = c->access_key_id;
-	co.secret_access_key = c->secret_access_key;
-	co.session_token = c->session_token;
-	co.profile = c->profile;
-	co.credentials_file = c->credentials_file;
-	co.config_file = c->config_file;
-	co.no_imds = !c->imds;
-	return gb_creds_create(&co, out, err);
-}
-
 /* Provider, endpoint and authentication. */
 static gb_err_t setup(gb_llm_t *l, const struct gb_llm_opts *o,
 		      const struct gb_conf_llm *c, gb_error_t *err)
@@ -248,7 +232,7 @@ static gb_err_t setup(gb_llm_t *l, const struct gb_llm_opts *o,
 		if (o->creds) {
 			l->creds = o->creds;
 		} else {
-			if ((rc = creds_from_conf(o->conf, &l->creds, err)))
+			if ((rc = gb_plan_creds_create(o->conf, &l->creds, err)))
 				return rc;
 			l->own_creds = true;
 		}
