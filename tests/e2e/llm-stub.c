@@ -82,6 +82,7 @@ static void log_request(const struct stub *st, size_t n, const struct testsrv_re
 	json_t *line;
 	char *text;
 	FILE *f;
+	bool ok = false;
 
 	if (!body)
 		body = json_stringn_nocheck(req->body, req->body_len);
@@ -91,7 +92,11 @@ static void log_request(const struct stub *st, size_t n, const struct testsrv_re
 	text = line ? json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(line);
 	f = text ? fopen(st->log_file, "a") : NULL;
-	if (!f || fprintf(f, "%s\n", text) < 0 || fclose(f) != 0)
+	if (f) {
+		ok = fprintf(f, "%s\n", text) >= 0;
+		ok = fclose(f) == 0 && ok;
+	}
+	if (!ok)
 		fprintf(stderr, "llm-stub: cannot append request %zu to %s\n", n, st->log_file);
 	free(text);
 }
