@@ -61,7 +61,8 @@ fallback_groups:
   asia: {consumer_regions: [ap-south-1], fallback_regions: [ap-south-1, ap-northeast-1]}
 nodesets:
   - {name: g5, nodes: 'g5-[1-$NODES]', instance_type: g5.xlarge, home_region: ap-south-1}
-policy: {batch_max: $BATCH, max_request_nodes: $NODES}
+# above the size threshold: the bench measures the launch, not the approval
+policy: {batch_max: $BATCH, max_request_nodes: $NODES, approval_thresholds: {dev: $NODES}}
 CONF
 	mkdir -p "$T/state"
 	lab "$D" hold "$T/state/worker.lock" -- "$RESUME" -c "$T/gpuburst.yaml" "g5-[1-$NODES]"

@@ -32,8 +32,6 @@
 struct gb_state;
 struct gb_ec2;
 
-/* The ancestor's default family filter, for messages and the validator. */
-#define GB_PLAN_FAMILY_REGEX "^g(4dn|5g?|6e?)\\."
 #define GB_PLAN_SUMMARY_MAX 1000	/* capacity summary for the LLM, chars */
 #define GB_PLAN_REASON_MAX 200		/* one-line reasons */
 

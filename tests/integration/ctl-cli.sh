@@ -251,6 +251,32 @@ out=$("$MK" "$tmp/state/state.db" pending "$C" 5002 600 g5 'g5-[30-33]')
 [ "${out#* }" = queued ] || bad "4 nodes should be queued: $out"
 run 7 approve "${out% *}"
 
+# ---- --json approve and deny: the decision document
+out=$("$MK" "$tmp/state/state.db" pending "$C" 5004 600 g5 'g5-[40-51]')
+JA=${out% *}
+run 0 --json approve "$JA" --comment "json approve"
+py "$tmp/out" "$JA" <<'PY' || bad "approve --json: $(cat "$tmp/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["decision"] == "approve" and d["by"] == "root" and d["uid"] == 0, d
+assert d["comment"] == "json approve" and d["expired"] == [], d
+assert d["requests"] == [{"id": sys.argv[2], "nodes": "g5-[40-51]"}], d["requests"]
+assert d["slurm"]["nodes"] == 0 and d["slurm_reason"] is None, d
+assert d["worker_started"] in (True, False), d
+PY
+out=$("$MK" "$tmp/state/state.db" pending "$C" 5005 600 g5 'g5-[52-63]')
+JD=${out% *}
+run 21 --json deny "$JD" --reason "json deny"
+py "$tmp/out" "$JD" <<'PY' || bad "deny --json: $(cat "$tmp/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["decision"] == "deny" and d["comment"] == "json deny", d
+assert d["requests"] == [{"id": sys.argv[2], "nodes": "g5-[52-63]"}], d["requests"]
+assert d["slurm_reason"] == "gpuburst: resume denied by root: json deny", d
+assert d["slurm"]["nodes"] == 12 and d["slurm"]["failed"] == 12 and d["slurm"]["error"], d
+assert d["worker_started"] is None, d
+PY
+
 # ---- a late approval expires the request (13)
 out=$("$MK" "$tmp/state/state.db" pending "$C" 5003 1 g5 'g5-[26-38]')
 LATE=${out% *}

@@ -16,6 +16,7 @@
 
 #include <math.h>
 #include <signal.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -692,6 +693,65 @@ static void test_locality(void)
 		req_free(&req);
 	}
 	{
+		/*
+		 * locality: region.  Mumbai, the nearest, holds the job only
+		 * across its two AZs (2 + 2); Seoul holds it in one.  The job
+		 * stays in Mumbai: a region is a region, whatever its AZs.
+		 */
+		static const char *const l5[] = { "ap-south-1a=g5.xlarge=2", "ap-south-1b=g5.xlarge=2",
+						  "ap-northeast-2a=g5.xlarge=4", NULL };
+
+		for (size_t k = 0; k < GB_ARRAY_LEN(strategies); k++) {
+			struct req_opts q = { "g5", 4, 82, strategies[k], -1, GB_LOCALITY_REGION, NULL };
+			struct gb_request req;
+			struct gb_orch_result res;
+			gb_error_t err;
+
+			fresh_state();
+			make_orch(NULL);
+			landscape(l5);
+			run_req(&q, &req, &res, &err);
+			check(res.result == GB_RESULT_SUCCESS && count_region(&res, "ap-south-1") == 4 &&
+			      res.rolled_back == 0 && sim_count(req.id).alive == 4,
+			      "locality region (%s): 2 + 2 in Mumbai's two AZs hold the job (%d rolled back; %s)",
+			      gb_conf_strategy_name(strategies[k]), res.rolled_back, res.reason);
+			gb_orch_result_clear(&res);
+			req_free(&req);
+		}
+	}
+	{
+		/*
+		 * locality: az.  Mumbai holds 5 but in two AZs (2 + 3): region
+		 * locality would keep it, AZ locality rolls it back and lands
+		 * the job whole in one AZ of Seoul.
+		 */
+		static const char *const l4[] = { "ap-south-1a=g5.xlarge=2", "ap-south-1b=g5.xlarge=3",
+						  "ap-northeast-2a=g5.xlarge=4", NULL };
+
+		for (size_t k = 0; k < 2; k++) {
+			struct req_opts q = { "g5", 4, 81, k ? GB_STRATEGY_BEST_EFFORT :
+							       GB_STRATEGY_DEFAULT,
+					      -1, GB_LOCALITY_AZ, NULL };
+			struct gb_request req;
+			struct gb_orch_result res;
+			int in_az = 0;
+			gb_error_t err;
+
+			fresh_state();
+			make_orch(NULL);
+			landscape(l4);
+			run_req(&q, &req, &res, &err);
+			for (size_t i = 0; i < res.n_nodes; i++)
+				in_az += res.nodes[i].az && !strcmp(res.nodes[i].az, "ap-northeast-2a");
+			check(res.result == GB_RESULT_SUCCESS && in_az == 4 && res.rolled_back >= 1 &&
+			      sim_count(req.id).alive == 4,
+			      "locality az (%s): the job lands whole in ap-northeast-2a, Mumbai's AZs rolled back (%d rolled back; %s)",
+			      k ? "best_effort" : "default", res.rolled_back, res.reason);
+			gb_orch_result_clear(&res);
+			req_free(&req);
+		}
+	}
+	{
 		/* no capacity anywhere: a capacity failure, not a locality one */
 		struct req_opts q = { "g5", 4, 80, GB_STRATEGY_DEFAULT, -1, GB_LOCALITY_REGION, NULL };
 		struct gb_request req;
@@ -1202,6 +1262,59 @@ static int cloud_row(const struct gb_ec2_instance *in, const char *region, void 
 	(void)region;
 	((struct cloud_ctx *)arg)->n++;
 	return 0;
+}
+
+/* DescribeInstanceTypeOfferings calls the simulator has answered so far. */
+static long offerings_calls(void)
+{
+	char *body = NULL;
+	json_t *d, *a;
+	long n;
+	gb_error_t err;
+
+	if (gb_simh_call(&sim, "GET", "/_sim/state", NULL, &body, &err))
+		die(err.text);
+	if (!(d = json_loads(body, 0, NULL)))
+		die("/_sim/state: not JSON");
+	a = json_object_get(json_object_get(d, "faults"), "actions");
+	n = (long)json_integer_value(json_object_get(
+		json_object_get(a, "DescribeInstanceTypeOfferings"), "calls"));
+	json_decref(d);
+	free(body);
+	return n;
+}
+
+/*
+ * The offerings cache: the first request asks every candidate region once
+ * (in parallel), a second one within offerings_ttl asks none.
+ */
+static void test_offerings_cache(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=4", NULL };
+	struct req_opts q = REQ("g5", 2, GB_STRATEGY_DEFAULT);
+	struct gb_request req;
+	struct gb_orch_result res;
+	gb_error_t err;
+	long n0, n1, n2;
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	n0 = offerings_calls();
+	run_req(&q, &req, &res, &err);
+	n1 = offerings_calls();
+	check(res.result == GB_RESULT_SUCCESS && n1 - n0 == 3,
+	      "offerings: the first request asks each of the 3 candidate regions (%ld calls)",
+	      n1 - n0);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+	run_req(&q, &req, &res, &err);
+	n2 = offerings_calls();
+	check(res.result == GB_RESULT_SUCCESS && n2 == n1,
+	      "offerings: a second request within offerings_ttl uses the cache (%ld calls)",
+	      n2 - n1);
+	gb_orch_result_clear(&res);
+	req_free(&req);
 }
 
 static void test_terminate_and_tools(void)
@@ -1771,6 +1884,7 @@ int main(void)
 	test_all_or_nothing_pattern();
 	test_default_pattern();
 	test_large_request();
+	test_offerings_cache();
 	test_extras();
 	test_locality();
 	test_errors();

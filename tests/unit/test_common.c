@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
+#include <pty.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -244,6 +246,50 @@ static void test_log_file_and_redaction(void **state)
 	rmdir(dir);
 }
 
+/* Log one info line with fd 2 on [fd]; RET what [rd] then holds (static). */
+static const char *stderr_gets(int fd, int rd, bool no_stderr, const char *msg)
+{
+	static char buf[1024];
+	struct gb_log_opts o = { .level = GB_LOG_INFO, .no_stderr = no_stderr };
+	int saved = dup(STDERR_FILENO);
+	ssize_t n;
+
+	assert_true(saved >= 0);
+	assert_true(dup2(fd, STDERR_FILENO) == STDERR_FILENO);
+	assert_int_equal(gb_log_open("test-common", &o, NULL), GB_E_OK);
+	gb_log_info("%s", msg);
+	gb_log_close();
+	assert_true(dup2(saved, STDERR_FILENO) == STDERR_FILENO);
+	close(saved);
+	n = read(rd, buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/* Lines go to stderr only when it is a terminal (and not refused). */
+static void test_log_stderr_only_tty(void **state)
+{
+	int p[2], master, slave;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(fcntl(p[0], F_SETFL, O_NONBLOCK), 0);
+	assert_string_equal(stderr_gets(p[1], p[0], false, "to-a-pipe"), "");
+	close(p[0]);
+	close(p[1]);
+
+	if (openpty(&master, &slave, NULL, NULL, NULL) != 0) {
+		skip();	/* no pseudo-terminals in this sandbox */
+		return;
+	}
+	assert_int_equal(fcntl(master, F_SETFL, O_NONBLOCK), 0);
+	assert_non_null(strstr(stderr_gets(slave, master, false, "to-a-tty"),
+			       "]: info: to-a-tty"));
+	assert_string_equal(stderr_gets(slave, master, true, "refused-tty"), "");
+	close(master);
+	close(slave);
+}
+
 /* After 100 rotations the live secret is still redacted, the oldest forgotten. */
 static void test_log_secret_rotation(void **state)
 {
@@ -353,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_hostlist_errors),
 		cmocka_unit_test(test_log_file_and_redaction),
 		cmocka_unit_test(test_log_secret_rotation),
+		cmocka_unit_test(test_log_stderr_only_tty),
 		cmocka_unit_test(test_log_q),
 		cmocka_unit_test(test_log_level_parse),
 		cmocka_unit_test(test_time),
