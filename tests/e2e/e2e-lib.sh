@@ -12,7 +12,11 @@
 #                           delay of a batch job), MAX_REQUEST_NODES,
 #                           APPROVAL_THRESHOLD (dev), APPROVAL_TIMEOUT,
 #                           APPROVAL_NOTIFY, ALLOWED_GEO (YAML lists),
-#                           ADMINS (YAML)
+#                           ADMINS (YAML), PLANNER (YAML: planner section)
+#   llm_stub_start [ARGS]   tests/e2e/llm-stub (a scripted LLM endpoint),
+#                           before e2e_start: sets LLM_URL, LLM_KEY (key
+#                           file), LLM_LOG (requests, JSON lines)
+#   llm_plan TEXT           what the stub's model answers from now on
 #   lab CMD...              a Slurm client in the lab's namespace
 #   node_field NODE KEY     a field of `scontrol show node`
 #   wait_for SECONDS WHAT CODE     poll shell CODE until it succeeds, else fail
@@ -36,6 +40,7 @@ RESUME="$GB_TOP_BUILDDIR/src/resume/gpuburst-resume"
 SUSPEND="$GB_TOP_BUILDDIR/src/suspend/gpuburst-suspend"
 RESUME_FAIL="$GB_TOP_BUILDDIR/src/resume-fail/gpuburst-resume-fail"
 CTL="$GB_TOP_BUILDDIR/src/gpuburstctl/gpuburstctl"
+LLM_STUB="$GB_TOP_BUILDDIR/tests/e2e/llm-stub"
 # the programs start the worker from its installed path unless told
 GPUBURST_WORKER="$GB_TOP_BUILDDIR/src/worker/gpuburst-worker"
 export GPUBURST_WORKER
@@ -49,7 +54,7 @@ ok() { echo "ok - $*"; }
 fail() {
 	echo "FAIL: $*" >&2
 	if [ -n "${TMP:-}" ]; then
-		for f in "$TMP/gpuburst.log" "$TMP/lab/log/slurmctld.log" "$TMP/sim.log"; do
+		for f in "$TMP/gpuburst.log" "$TMP/lab/log/slurmctld.log" "$TMP/sim.log" "$TMP/llm/out"; do
 			[ -f "$f" ] || continue
 			echo "--- $f (last 30 lines)" >&2
 			tail -n 30 "$f" >&2
@@ -85,6 +90,7 @@ STATE="$TMP/state"
 CONF="$LAB/etc/gpuburst.yaml"
 SIM_PID=
 LAB_UP=
+LLM_PID=
 
 stop_all() {
 	release_lock
@@ -97,6 +103,15 @@ stop_all() {
 		done
 		kill -9 "$SIM_PID" 2>/dev/null
 		SIM_PID=
+	fi
+	if [ -n "$LLM_PID" ]; then
+		kill "$LLM_PID" 2>/dev/null
+		for _ in $(seq 1 100); do
+			kill -0 "$LLM_PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		kill -9 "$LLM_PID" 2>/dev/null
+		LLM_PID=
 	fi
 	if [ -n "$LAB_UP" ]; then
 		"$LABCTL" stop --dir "$LAB" >/dev/null 2>&1
@@ -364,6 +379,7 @@ EOF
 		[ -n "${APPROVAL_NOTIFY:-}" ] && echo "  approval_notify: $APPROVAL_NOTIFY"
 		[ -n "${ALLOWED_GEO:-}" ] && echo "  allowed_geo_regions: $ALLOWED_GEO"
 		[ -n "${ADMINS:-}" ] && echo "admins: $ADMINS"
+		[ -n "${PLANNER:-}" ] && echo "planner: $PLANNER"
 		true
 	} >"$CONF"
 	"$CTL" -c "$CONF" config check >/dev/null 2>"$TMP/check.err" ||
@@ -382,6 +398,36 @@ start_sim() {
 	done
 	[ -s "$TMP/sim.pid" ] || fail "gpuburst-cloudsim did not start: $(cat "$TMP/sim.out")"
 	SIM_PID=$(cat "$TMP/sim.pid")
+}
+
+# llm_stub_start [LLM-STUB-ARGS]: the scripted LLM endpoint (openai unless
+# --provider), whose answers are the file llm_plan writes (HTTP 503 until
+# then); the requests must carry the key in $LLM_KEY.  Before e2e_start:
+# PLANNER names $LLM_URL.  Stopped by PID with the simulator.
+llm_stub_start() {
+	[ -x "$LLM_STUB" ] || fail "$LLM_STUB not built"
+	mkdir -p "$TMP/llm"
+	LLM_KEY="$TMP/llm/api-key"
+	LLM_LOG="$TMP/llm/requests.jsonl"
+	LLM_PLAN="$TMP/llm/plan.json"
+	(umask 077 && echo "sk-e2e-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')" >"$LLM_KEY")
+	: >"$LLM_LOG"
+	"$LLM_STUB" --key-file "$LLM_KEY" --plan-file "$LLM_PLAN" --log "$LLM_LOG" \
+		--url-file "$TMP/llm/url" --pid-file "$TMP/llm/pid" "$@" >"$TMP/llm/out" 2>&1 &
+	LLM_PID=$!
+	for _ in $(seq 1 200); do
+		[ -s "$TMP/llm/pid" ] && break
+		kill -0 "$LLM_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	[ -s "$TMP/llm/pid" ] || fail "llm-stub did not start: $(cat "$TMP/llm/out")"
+	expect_eq "llm-stub pid" "$(cat "$TMP/llm/pid")" "$LLM_PID"
+	LLM_URL=$(cat "$TMP/llm/url")
+}
+
+# llm_plan TEXT: the stub's answer from its next request on (written whole)
+llm_plan() {
+	printf '%s\n' "$1" >"$LLM_PLAN.new" && mv -f "$LLM_PLAN.new" "$LLM_PLAN" || fail "llm_plan"
 }
 
 # plugin_so: the built job_submit/gpuburst in $so, or exit 77 where

@@ -46,6 +46,8 @@ struct llmsrv {
 		unsigned status;
 	} queue[16];
 	size_t n_queue;
+	llmsrv_hook_fn hook;
+	void *hook_ctx;
 };
 
 /*****************************************************************************
@@ -367,6 +369,15 @@ static void handle(void *ctx, size_t n, const struct testsrv_req *req,
 
 	pthread_mutex_lock(&s->mu);
 	check(s, req, &sn);
+	if (s->hook) {
+		char *t = s->hook(s->hook_ctx, n, req, sn.problem);
+
+		if (t) {
+			free(s->text);
+			s->text = t;
+			s->mode = LLMSRV_PLAN;
+		}
+	}
 	if (n >= s->cap_seen) {
 		size_t cap = s->cap_seen ? 2 * s->cap_seen : 32;
 		struct seen *v = realloc(s->seen, cap * sizeof(*v));
@@ -562,4 +573,12 @@ const char *llmsrv_user(struct llmsrv *s, size_t i)
 const struct testsrv_req *llmsrv_request(struct llmsrv *s, size_t i)
 {
 	return testsrv_request(s->srv, i);
+}
+
+void llmsrv_hook(struct llmsrv *s, llmsrv_hook_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&s->mu);
+	s->hook = fn;
+	s->hook_ctx = ctx;
+	pthread_mutex_unlock(&s->mu);
 }

@@ -73,4 +73,16 @@ const char *llmsrv_user(struct llmsrv *s, size_t i);
 /* BORROWED the raw request [i] (valid while the server is idle). */
 const struct testsrv_req *llmsrv_request(struct llmsrv *s, size_t i);
 
+/*
+ * Called for request [n] after its checks, before it is answered, under
+ * the server's lock (the hook must not call llmsrv_*): [req] BORROWED for
+ * the call, [problem] what was wrong with it (NULL: well-formed).  RET NEW
+ * plan text that becomes the standing answer (as llmsrv_set(LLMSRV_PLAN)
+ * would, queued answers still going first), or NULL to answer as scripted.
+ * For a program whose answers come from outside (tests/e2e/llm-stub.c).
+ */
+typedef char *(*llmsrv_hook_fn)(void *ctx, size_t n, const struct testsrv_req *req,
+				const char *problem);
+void llmsrv_hook(struct llmsrv *s, llmsrv_hook_fn fn, void *ctx);
+
 #endif /* GB_TESTS_LLMSRV_H */
