@@ -241,6 +241,17 @@ static gb_err_t run_req(const struct req_opts *q, struct gb_request *req,
 	return gb_orch_resume(orch, st, req, &ro, res, err);
 }
 
+/* A fresh state file and orchestrator, landscape [l], then run [q]. */
+static gb_err_t fresh_run(const char *const *l, const struct req_opts *q,
+			  struct gb_request *req, struct gb_orch_result *res,
+			  gb_error_t *err)
+{
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	return run_req(q, req, res, err);
+}
+
 static void req_free(struct gb_request *req)
 {
 	free((char *)req->nodes);
@@ -378,10 +389,7 @@ static void test_probe_fill_pattern(void)
 	gb_error_t err;
 	gb_err_t rc;
 
-	fresh_state();
-	make_orch(NULL);
-	landscape(l1);
-	rc = run_req(&q, &req, &res, &err);
+	rc = fresh_run(l1, &q, &req, &res, &err);
 	attempts(req.id, &x);
 	asked_seq(&x, seq, sizeof(seq));
 	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.launched == 4,
@@ -420,10 +428,7 @@ static void test_best_effort_pattern(void)
 	gb_error_t err;
 	gb_err_t rc;
 
-	fresh_state();
-	make_orch(NULL);
-	landscape(l);
-	rc = run_req(&q, &req, &res, &err);
+	rc = fresh_run(l, &q, &req, &res, &err);
 	attempts(req.id, &x);
 	asked_seq(&x, seq, sizeof(seq));
 	check(rc == GB_E_OK && res.launched == 5 && x.n == 2 && x.v[0].min == 1 &&
@@ -448,10 +453,7 @@ static void test_all_or_nothing_pattern(void)
 	gb_err_t rc;
 	bool exact = true;
 
-	fresh_state();
-	make_orch(NULL);
-	landscape(l);
-	rc = run_req(&q, &req, &res, &err);
+	rc = fresh_run(l, &q, &req, &res, &err);
 	attempts(req.id, &x);
 	for (int i = 0; i < x.n; i++)
 		exact &= x.v[i].min == x.v[i].asked;
@@ -489,10 +491,7 @@ static void test_default_pattern(void)
 	gb_err_t rc;
 	bool tagged = true;
 
-	fresh_state();
-	make_orch(NULL);
-	landscape(l);
-	rc = run_req(&q, &req, &res, &err);
+	rc = fresh_run(l, &q, &req, &res, &err);
 	attempts(req.id, &x);
 	asked_seq(&x, seq, sizeof(seq));
 	records(req.id, &r);
@@ -620,10 +619,7 @@ static void test_locality(void)
 		gb_error_t err;
 		gb_err_t rc;
 
-		fresh_state();
-		make_orch(NULL);
-		landscape(l);
-		rc = run_req(&q, &req, &res, &err);
+		rc = fresh_run(l, &q, &req, &res, &err);
 		c = sim_count(req.id);
 		check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS &&
 		      count_region(&res, "ap-northeast-2") == 4 && c.alive == 4,
@@ -645,10 +641,7 @@ static void test_locality(void)
 		struct gb_orch_result res;
 		gb_error_t err;
 
-		fresh_state();
-		make_orch(NULL);
-		landscape(l3);
-		run_req(&q, &req, &res, &err);
+		fresh_run(l3, &q, &req, &res, &err);
 		check(res.result == GB_RESULT_SUCCESS && count_region(&res, "ap-northeast-2") == 6 &&
 		      res.rolled_back == 4 && sim_count(req.id).alive == 6,
 		      "locality (all_or_nothing): 4 launched in ap-south-1 rolled back, 6 in ap-northeast-2 (%s)",
@@ -663,10 +656,7 @@ static void test_locality(void)
 		struct gb_orch_result res;
 		gb_error_t err;
 
-		fresh_state();
-		make_orch(NULL);
-		landscape(l);
-		run_req(&q, &req, &res, &err);
+		fresh_run(l, &q, &req, &res, &err);
 		check(res.result == GB_RESULT_SUCCESS && res.rolled_back == 0 &&
 		      count_region(&res, "ap-south-1") == 3,
 		      "a jobless request may spread over regions");
@@ -682,10 +672,7 @@ static void test_locality(void)
 		struct gb_orch_result res;
 		gb_error_t err;
 
-		fresh_state();
-		make_orch(NULL);
-		landscape(l2);
-		run_req(&q, &req, &res, &err);
+		fresh_run(l2, &q, &req, &res, &err);
 		check(res.result == GB_RESULT_FAILED && res.rolled_back == 4 &&
 		      strstr(res.reason, "(Code:Locality)") && sim_count(req.id).alive == 0,
 		      "no region holds the job: FAILED, rolled back (%s)", res.reason);
@@ -707,10 +694,7 @@ static void test_locality(void)
 			struct gb_orch_result res;
 			gb_error_t err;
 
-			fresh_state();
-			make_orch(NULL);
-			landscape(l5);
-			run_req(&q, &req, &res, &err);
+			fresh_run(l5, &q, &req, &res, &err);
 			check(res.result == GB_RESULT_SUCCESS && count_region(&res, "ap-south-1") == 4 &&
 			      res.rolled_back == 0 && sim_count(req.id).alive == 4,
 			      "locality region (%s): 2 + 2 in Mumbai's two AZs hold the job (%d rolled back; %s)",
@@ -737,10 +721,7 @@ static void test_locality(void)
 			int in_az = 0;
 			gb_error_t err;
 
-			fresh_state();
-			make_orch(NULL);
-			landscape(l4);
-			run_req(&q, &req, &res, &err);
+			fresh_run(l4, &q, &req, &res, &err);
 			for (size_t i = 0; i < res.n_nodes; i++)
 				in_az += res.nodes[i].az && !strcmp(res.nodes[i].az, "ap-northeast-2a");
 			check(res.result == GB_RESULT_SUCCESS && in_az == 4 && res.rolled_back >= 1 &&
@@ -758,10 +739,7 @@ static void test_locality(void)
 		struct gb_orch_result res;
 		gb_error_t err;
 
-		fresh_state();
-		make_orch(NULL);
-		landscape(NULL);
-		run_req(&q, &req, &res, &err);
+		fresh_run(NULL, &q, &req, &res, &err);
 		check(res.result == GB_RESULT_FAILED && res.rolled_back == 0 &&
 		      res.cause == GB_E_CAPACITY &&
 		      strstr(res.reason, "(Code:InsufficientInstanceCapacity)") &&
@@ -878,10 +856,7 @@ static void test_addresses(void)
 	int small = 0, big = 0, ones = 0;
 	bool addr = false;
 
-	fresh_state();
-	make_orch(NULL);
-	landscape(l);
-	rc = run_req(&q, &req, &res, &err);
+	rc = fresh_run(l, &q, &req, &res, &err);
 	attempts(req.id, &x);
 	for (size_t i = 0; i < res.n_nodes; i++) {
 		small += res.nodes[i].subnet && !strcmp(res.nodes[i].subnet, "subnet-apne3a-small");
@@ -1211,10 +1186,7 @@ static void test_modes(void)
 	gb_err_t rc;
 	bool only = true;
 
-	fresh_state();
-	make_orch(NULL);
-	landscape(l);
-	rc = run_req(&q, &req, &res, &err);
+	rc = fresh_run(l, &q, &req, &res, &err);
 	attempts(req.id, &x);
 	for (int i = 0; i < x.n; i++)
 		only &= !strcmp(x.v[i].region, "ap-south-1");
@@ -1331,10 +1303,7 @@ static void test_terminate_and_tools(void)
 	gb_err_t rc;
 	int n = -1;
 
-	fresh_state();
-	make_orch(NULL);
-	landscape(l);
-	run_req(&q, &req, &res, &err);
+	fresh_run(l, &q, &req, &res, &err);
 	rc = gb_orch_cloud_instances(orch, "ap-south-1", true, cloud_row, &cc, &err);
 	check(rc == GB_E_OK && cc.n >= 3, "cloud instances by cluster tag: %d in ap-south-1", cc.n);
 	for (int i = 0; i < 3; i++)
