@@ -546,11 +546,32 @@ static void test_large_request(void)
 	q.n = 1000;
 	rc = run_req(&q, &req, &res, &err);
 	attempts(req.id, &x);
-	/* 250 calls of 4, plus one probe of each of the 5 empty AZs */
-	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.launched == 1000 &&
-	      res.extras == 0 && x.n <= 255,
-	      "default knobs: 1000 nodes in %d calls of 4 (launched %d, extras %d)", x.n,
-	      res.launched, res.extras);
+	/*
+	 * No wasted ask: 250 calls that each launched a full 4, and at most one
+	 * ICE probe of each of the 5 empty AZs.  Calls lost at the HTTP level
+	 * on a loaded machine (then re-sent with their token) are allowed and
+	 * named in the message.
+	 */
+	{
+		int full = 0, short_ = 0, ice = 0, other = 0;
+		char others[256] = "";
+
+		for (int i = 0; i < x.n; i++) {
+			if (x.v[i].got == 4)
+				full++;
+			else if (x.v[i].got > 0)
+				short_++;
+			else if (!strcmp(x.v[i].code, "InsufficientInstanceCapacity"))
+				ice++;
+			else if (other++ < 4)
+				snprintf(others + strlen(others), sizeof(others) - strlen(others),
+					 " %s:%s:%s", x.v[i].az, x.v[i].state, x.v[i].code);
+		}
+		check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.launched == 1000 &&
+		      res.extras == 0 && full == 250 && short_ == 0 && ice <= 5,
+		      "default knobs: 1000 nodes in %d calls: %d of 4, %d short, %d ICE probes, %d other%s (extras %d)",
+		      x.n, full, short_, ice, other, others, res.extras);
+	}
 	check(trace_has(&res, "ap-south-1a:4+0,ap-south-1a:4+0,ap-south-1a:4+0,ap-south-1a:4+0"),
 	      "a pool that answers in full is asked in parallel chunks (slow start)");
 	gb_orch_result_clear(&res);
