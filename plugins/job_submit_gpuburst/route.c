@@ -861,7 +861,7 @@ static void fill_changes(struct job_ctx *x, size_t before)
 	if (res->nodes > (uint64_t)threshold) {
 		res->needs_approval = true;
 		gb_buf_printf(&res->msg,
-			      "gpuburst: this job needs %llu cloud nodes, more than the approval threshold of %d (%s): an administrator must approve it (gpuburstctl approvals approve) before its nodes start",
+			      "gpuburst: this job needs %llu cloud nodes, more than the approval threshold of %d (%s): an administrator must approve it (gpuburstctl approvals, then gpuburstctl approve ID) before its nodes start",
 			      (unsigned long long)res->nodes, threshold,
 			      gb_conf_env_name(x->r->conf->environment));
 	}

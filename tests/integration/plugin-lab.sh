@@ -102,7 +102,7 @@ rejected "-N 7" \
 # --- over the approval threshold (2 in this file): accepted, with a notice
 submit --gres=gpu:a10g:1 -N 3
 [ "$rc" = 0 ] && [ -n "$job" ] || bad "-N 3: rc=$rc stdout='$out'"
-[ "$err" = "sbatch: gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): an administrator must approve it (gpuburstctl approvals approve) before its nodes start" ] ||
+[ "$err" = "sbatch: gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): an administrator must approve it (gpuburstctl approvals, then gpuburstctl approve ID) before its nodes start" ] ||
 	bad "-N 3: sbatch printed '$err'"
 
 # --- job_modify(): the same rules for `scontrol update` (22.05 shows only the code)

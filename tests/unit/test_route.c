@@ -385,12 +385,12 @@ static void test_approval(void **state)
 						.min_nodes = 3, .max_nodes = 3 },
 	      &(struct want){ GB_ROUTE_ACCEPT, GB_ROUTE_OK, "gpuburst",
 			      "g5.xlarge|g5.12xlarge", NULL,
-			      "gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): an administrator must approve it (gpuburstctl approvals approve) before its nodes start", 3 });
+			      "gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): an administrator must approve it (gpuburstctl approvals, then gpuburstctl approve ID) before its nodes start", 3 });
 	/* 12 GPUs on 4-GPU nodes need 3 of them at least */
 	check(f->route, &(struct gb_route_job){ .tres_per_job = "gres:gpu:a10g:12" },
 	      &(struct want){ GB_ROUTE_ACCEPT, GB_ROUTE_OK, "gpuburst",
 			      "g5.xlarge|g5.12xlarge", NULL,
-			      "gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): an administrator must approve it (gpuburstctl approvals approve) before its nodes start", 3 });
+			      "gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): an administrator must approve it (gpuburstctl approvals, then gpuburstctl approve ID) before its nodes start", 3 });
 	/* --gpus=8 -N 2: 4 per node */
 	check(f->route, &(struct gb_route_job){ .tres_per_job = "gres:gpu:8",
 						.min_nodes = 2, .max_nodes = 2 },
