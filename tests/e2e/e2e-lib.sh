@@ -92,27 +92,24 @@ SIM_PID=
 LAB_UP=
 LLM_PID=
 
+# stop_pid PID: TERM one process we started, KILL it after 5 s
+stop_pid() {
+	[ -n "$1" ] || return 0
+	kill "$1" 2>/dev/null
+	for _ in $(seq 1 100); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.05
+	done
+	kill -9 "$1" 2>/dev/null
+}
+
 stop_all() {
 	release_lock
 	# the simulator first: on TERM it stops its instances' boot processes
-	if [ -n "$SIM_PID" ]; then
-		kill "$SIM_PID" 2>/dev/null
-		for _ in $(seq 1 100); do
-			kill -0 "$SIM_PID" 2>/dev/null || break
-			sleep 0.05
-		done
-		kill -9 "$SIM_PID" 2>/dev/null
-		SIM_PID=
-	fi
-	if [ -n "$LLM_PID" ]; then
-		kill "$LLM_PID" 2>/dev/null
-		for _ in $(seq 1 100); do
-			kill -0 "$LLM_PID" 2>/dev/null || break
-			sleep 0.05
-		done
-		kill -9 "$LLM_PID" 2>/dev/null
-		LLM_PID=
-	fi
+	stop_pid "$SIM_PID"
+	SIM_PID=
+	stop_pid "$LLM_PID"
+	LLM_PID=
 	if [ -n "$LAB_UP" ]; then
 		"$LABCTL" stop --dir "$LAB" >/dev/null 2>&1
 		LAB_UP=
