@@ -13,7 +13,11 @@
 #    loaded into slurmctld, whose libslurmfull provides the symbols.
 #
 #    SLURM_VERSION_NUMBER of the headers is printed: the plugin must be
-#    rebuilt for exactly the Slurm it is loaded into.
+#    rebuilt for exactly the Slurm it is loaded into.  The libslurm API
+#    differences of 22.05 .. 26.05 that gpuburst meets are configure checks
+#    (HAVE_UPDATE_NODE_MSG_T_REASON_UID, HAVE_DECL_SLURM_FREE_CONF,
+#    HAVE_SLURM_LOAD_JOB_STEP_ID), used
+#    in src/libslurmif/slurm_compat.h only.
 #
 #    --with-slurm-plugindir=DIR overrides the plugin directory; otherwise the
 #    first existing of LIBDIR/slurm-wlm (Debian), LIBDIR/slurm, PATH/lib/slurm.
@@ -55,6 +59,17 @@ AC_DEFUN_ONCE([X_AC_SLURM], [
   AC_MSG_RESULT([$SLURM_VERSION_HEX])
   AS_IF([test "$x_ac_slurm_version" -lt 1443072],
         [AC_MSG_ERROR([Slurm $SLURM_VERSION_HEX is too old: gpuburst needs 22.05 or later])])
+  # API differences between releases (src/libslurmif/slurm_compat.h): checked
+  # in the headers, not by version number, so a backport is handled too.
+  AC_CHECK_MEMBERS([update_node_msg_t.reason_uid], [], [], [[#include <slurm/slurm.h>]])
+  AC_CHECK_DECLS([slurm_free_conf], [], [], [[#include <slurm/slurm.h>]])
+  AC_CACHE_CHECK([whether slurm_load_job takes a slurm_step_id_t], [x_ac_cv_slurm_load_job_step_id],
+    [AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include <slurm/slurm.h>]],
+      [[job_info_msg_t *m = NULL; slurm_step_id_t s = SLURM_STEP_ID_INITIALIZER;
+        s.job_id = 1; return slurm_load_job(&m, s, 0);]])],
+      [x_ac_cv_slurm_load_job_step_id=yes], [x_ac_cv_slurm_load_job_step_id=no])])
+  AS_IF([test "$x_ac_cv_slurm_load_job_step_id" = yes],
+    [AC_DEFINE([HAVE_SLURM_LOAD_JOB_STEP_ID], [1], [Define to 1 if slurm_load_job() takes a slurm_step_id_t (26.05).])])
   CPPFLAGS="$x_ac_save_CPPFLAGS"; LDFLAGS="$x_ac_save_LDFLAGS"; LIBS="$x_ac_save_LIBS"
   AS_IF([test -z "$SLURM_PLUGINDIR"], [
     AC_MSG_CHECKING([for Slurm's plugin directory])

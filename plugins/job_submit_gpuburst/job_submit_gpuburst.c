@@ -5,7 +5,9 @@
  * NOTE: enable with JobSubmitPlugins=gpuburst in slurm.conf.  The plugin
  * reads gpuburst.yaml ($GPUBURST_CONF in slurmctld's environment, else
  * gpuburst.yaml next to slurm.conf, else the compiled-in default) and
- * re-reads it after `scontrol reconfigure`.  doc/job_submit_gpuburst.md
+ * re-reads it after `scontrol reconfigure`: from 23.11 that is a new
+ * slurmctld calling init(), before it a reload seen on the next
+ * submission (js_refresh()).  doc/job_submit_gpuburst.md
  * describes what it does to jobs; route.c decides, this file only talks to
  * Slurm.
  *
@@ -37,6 +39,7 @@
 
 #include "gb_conf.h"
 #include "gb_log.h"
+#include "gb_slurm_release.h"
 #include "gb_str.h"
 #include "route.h"
 
@@ -159,7 +162,8 @@ static bool same_file(const struct stat *a, const struct stat *b)
 }
 
 /*
- * 22.05 re-initialises job_submit plugins on `scontrol reconfigure` only
+ * Before 23.11 (GB_SLURM_RECONFIG_REEXEC): slurmctld re-initialises
+ * job_submit plugins on `scontrol reconfigure` only
  * when JobSubmitPlugins changed (job_submit_plugin_reconfig()), but every
  * reconfigure sets slurm_conf.last_update: reload when it moved and the
  * file did too.  last_update counts whole seconds, so while the clock is
@@ -338,7 +342,9 @@ static int route(job_desc_msg_t *d, const struct gb_route_job *job,
 	const char *verb = job->update ? "update of job" : "job";
 	const char *id = job->update ? S(d->job_id_str) : S(d->name);
 
-	js_refresh();
+	/* From 23.11 a reconfigure is a new slurmctld, which calls init(). */
+	if (!gb_slurm_has(SLURM_VERSION_NUMBER, GB_SLURM_RECONFIG_REEXEC))
+		js_refresh();
 	switch (gb_route_job(js->route, job, res)) {
 	case GB_ROUTE_UNTOUCHED:
 		return SLURM_SUCCESS;

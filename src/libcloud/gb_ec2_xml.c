@@ -147,7 +147,7 @@ static gb_err_t px_open(struct px *x, const char *body, size_t len,
 				   XML_PARSE_NONET | XML_PARSE_NOERROR |
 				   XML_PARSE_NOWARNING | XML_PARSE_NOCDATA);
 	if (!x->doc) {
-		xmlErrorPtr e = xmlCtxtGetLastError(ctxt);
+		const xmlError *e = xmlCtxtGetLastError(ctxt);	/* const from libxml2 2.12 */
 		char msg[160] = "unknown error";
 
 		if (e && e->message) {

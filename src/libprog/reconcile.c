@@ -355,6 +355,27 @@ static void do_running(struct rctx *c)
  *  LOST
  *****************************************************************************/
 
+/*
+ * The instance Slurm's node [node] runs on: its newest live record.  The
+ * record, not NodeAddr, says so: from Slurm 23.11 slurmctld sets a cloud
+ * node's NodeAddr to wherever its slurmd registered from
+ * (GB_SLURM_CTLD_OWNS_CLOUD_ADDR), which need not be the address
+ * gpuburst recorded.
+ */
+static const struct rec *node_instance(const struct rctx *c, const char *node)
+{
+	const struct rec *best = NULL;
+
+	for (size_t i = 0; i < c->n_rec; i++) {
+		const struct rec *r = &c->rec[i];
+
+		if (r->node && strcmp(r->node, node) == 0 &&
+		    (!best || r->launched > best->launched))
+			best = r;
+	}
+	return best;
+}
+
 static void lost_node(struct rctx *c, const struct rec *r, const char *why,
 		      gb_err_t *rc, char *etext, size_t en)
 {
@@ -362,8 +383,9 @@ static void lost_node(struct rctx *c, const struct rec *r, const char *why,
 	char reason[GB_REASON_MAX];
 	char *names[1];
 
-	/* Only a node still pointing at this instance is concerned. */
-	if (!sn || node_off(sn) || !r->ip || strcmp(sn->addr, r->ip) != 0)
+	/* Only a node up on this very instance is concerned (not one
+	 * relaunched since, nor one Slurm has powered off). */
+	if (!sn || node_off(sn) || node_instance(c, r->node) != r)
 		return;
 	names[0] = r->node;
 	snprintf(reason, sizeof(reason), "gpuburst: instance %s %s req=%s", r->id, why,

@@ -16,6 +16,8 @@
 
 #include "gb_log.h"
 #include "gb_slurm.h"
+#include "gb_slurm_release.h"
+#include "slurm_compat.h"
 
 /* Slurm's compiled-in default (Debian and upstream default sysconfdir). */
 #define SLURM_DEFAULT_CONF "/etc/slurm/slurm.conf"
@@ -26,7 +28,7 @@ static bool slurm_inited;
 /* GB_E_SLURM with Slurm's message for its current errno. */
 static gb_err_t slurm_fail(gb_error_t *err, const char *what, const char *nodes)
 {
-	int e = slurm_get_errno();
+	int e = errno;	/* libslurm sets errno (slurm_get_errno() only read it) */
 
 	return gb_errorf(err, GB_E_SLURM, "%s%s%s: %s (Slurm error %d)", what,
 			 nodes ? " " : "", nodes ? nodes : "", slurm_strerror(e), e);
@@ -39,7 +41,7 @@ static gb_err_t slurm_fail(gb_error_t *err, const char *what, const char *nodes)
 gb_err_t gb_slurm_hostlist_expand(const char *expr, size_t max,
 				  struct gb_strv *out, gb_error_t *err)
 {
-	hostlist_t hl = NULL;
+	struct hostlist *hl = NULL;	/* slurm_compat.h: hostlist_t */
 	char *h = NULL;
 	gb_err_t rc = GB_E_OK;
 	int count;
@@ -83,7 +85,7 @@ out:
 gb_err_t gb_slurm_hostlist_compress(char *const *names, size_t n, char **out,
 				    gb_error_t *err)
 {
-	hostlist_t hl = slurm_hostlist_create(NULL);
+	struct hostlist *hl = slurm_hostlist_create(NULL);
 	gb_err_t rc = GB_E_OK;
 
 	*out = NULL;
@@ -96,7 +98,7 @@ gb_err_t gb_slurm_hostlist_compress(char *const *names, size_t n, char **out,
 		}
 	}
 	slurm_hostlist_uniq(hl);	/* sorts, then drops duplicates */
-	if (!(*out = slurm_hostlist_ranged_string_malloc(hl)))
+	if (!(*out = compat_hostlist_ranged(hl)))
 		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
 out:
 	slurm_hostlist_destroy(hl);
@@ -181,7 +183,7 @@ static gb_err_t update_rpc(update_node_msg_t *msg, const char *what,
 	if (!slurm_inited) {
 		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
 	} else if (slurm_update_node(msg) != SLURM_SUCCESS) {
-		*serr = slurm_get_errno();
+		*serr = errno;
 		rc = slurm_fail(err, what, msg->node_names);
 	}
 	pthread_mutex_unlock(&slurm_mu);
@@ -225,7 +227,7 @@ static void fill_state(update_node_msg_t *m, const struct batch_op *op)
 		break;
 	}
 	m->reason = (char *)op->reason;
-	m->reason_uid = (uint32_t)getuid();
+	compat_set_reason_uid(m, (uint32_t)getuid());
 }
 
 /* Nodes [from, to) in one RPC.  OUT *serr Slurm's errno of a failed RPC. */
@@ -526,8 +528,8 @@ gb_err_t gb_slurm_job_text(uint32_t job_id, struct gb_slurm_job_text *out,
 	pthread_mutex_lock(&slurm_mu);
 	if (!slurm_inited) {
 		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
-	} else if (slurm_load_job(&msg, job_id, SHOW_DETAIL) != SLURM_SUCCESS) {
-		e = slurm_get_errno();
+	} else if (compat_load_job(&msg, job_id, SHOW_DETAIL) != SLURM_SUCCESS) {
+		e = errno;
 		if (e == ESLURM_INVALID_JOB_ID)
 			rc = gb_errorf(err, GB_E_NOTFOUND, "job %u: %s", job_id,
 				       slurm_strerror(e));
@@ -567,11 +569,7 @@ void gb_slurm_job_text_clear(struct gb_slurm_job_text *t)
 char *gb_slurm_built_version(char *buf, size_t n)
 {
 	/* slurm_version.h has only the number: 0x160508 -> "22.05.8" */
-	snprintf(buf, n, "%d.%02d.%d",
-		 (int)SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER),
-		 (int)SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER),
-		 (int)SLURM_VERSION_MICRO(SLURM_VERSION_NUMBER));
-	return buf;
+	return gb_slurm_version_str(SLURM_VERSION_NUMBER, buf, n);
 }
 
 /* SLURM_VERSION_NUMBER of the headers this was built with. */
@@ -593,6 +591,6 @@ gb_err_t gb_slurm_ctl_version(char *buf, size_t n, gb_error_t *err)
 	pthread_mutex_unlock(&slurm_mu);
 	if (rc == GB_E_OK)
 		snprintf(buf, n, "%s", conf->version ? conf->version : "unknown");
-	slurm_free_ctl_conf(conf);
+	compat_free_ctl_conf(conf);
 	return rc;
 }
