@@ -19,8 +19,9 @@
  *  - --lab-ports BASE: Port=[BASE-...] per nodeset (several slurmd on one
  *    host need one port each), consecutive over the nodesets;
  *  - the power-save block with this installation's program paths; lines
- *    that only some Slurm versions accept are chosen for the Slurm this
- *    gpuburst was built against.
+ *    that only some Slurm releases accept (gb_slurm_release.h) are chosen
+ *    for the release it targets: --slurm-version, by default the Slurm
+ *    this gpuburst was built against (its plugin must match slurmctld).
  */
 #include "config.h"
 
@@ -32,6 +33,7 @@
 #include "ctl.h"
 #include "gb_hostlist.h"
 #include "gb_slurm.h"
+#include "gb_slurm_release.h"
 
 #define MEMORY_HEADROOM 0.95
 #define LAB_CPUS 1
@@ -46,15 +48,17 @@ struct sc_opts {
 	bool lab;
 	long ports;		/* 0: none */
 	const char *sbindir;
+	unsigned long slurm;	/* the release it targets (GB_SLURM_VERSION) */
 };
 
 static void power_block(FILE *fp, const struct sc_opts *o)
 {
-	unsigned long v = gb_slurm_built_version_number();
+	unsigned long v = o->slurm;
 	char ver[32];
 
-	fprintf(fp, "# ---- slurm.conf: power saving (Slurm %s) ----\n",
-		gb_slurm_built_version(ver, sizeof(ver)));
+	gb_slurm_version_str(v, ver, sizeof(ver));
+	*strrchr(ver, '.') = '\0';	/* the release: 24.11 */
+	fprintf(fp, "# ---- slurm.conf: power saving (for Slurm %s) ----\n", ver);
 	fprintf(fp, "ResumeProgram=%s/gpuburst-resume\n", o->sbindir);
 	fprintf(fp, "SuspendProgram=%s/gpuburst-suspend\n", o->sbindir);
 	fprintf(fp, "ResumeFailProgram=%s/gpuburst-resume-fail\n", o->sbindir);
@@ -66,10 +70,14 @@ static void power_block(FILE *fp, const struct sc_opts *o)
 	fprintf(fp, "# cloud nodes cannot forward messages for each other\nTreeWidth=65533\n");
 	fprintf(fp, "SlurmctldParameters=idle_on_node_suspend,power_save_interval=%d,power_save_min_interval=0\n",
 		o->lab ? 1 : 5);
-	if (v < 0x170b00)	/* removed in 23.11 */
+	if (!gb_slurm_has(v, GB_SLURM_NO_ADDR_CACHE_DEFUNCT))
 		fprintf(fp, "CommunicationParameters=NoAddrCache\n");
-	if (v < 0x170200)	/* 23.02: no longer needed */
+	if (!gb_slurm_has(v, GB_SLURM_CLOUD_VISIBLE))
 		fprintf(fp, "# powered-down cloud nodes are invisible without it\nPrivateData=cloud\n");
+	if (gb_slurm_has(v, GB_SLURM_REQUEUE_ON_RESUME_FAILURE))
+		fprintf(fp, "# a job whose cloud nodes could not be had goes back to the queue,\n"
+			"# also one submitted with --no-requeue\n"
+			"SchedulerParameters=requeue_on_resume_failure\n");
 	fprintf(fp, "ReturnToService=2\nGresTypes=gpu\n");
 	fprintf(fp, "# with the job_submit/gpuburst plugin installed:\n#JobSubmitPlugins=gpuburst\n");
 }
@@ -190,13 +198,15 @@ static const struct option sc_longopts[] = {
 	{ "lab-ports", required_argument, NULL, 'p' },
 	{ "sbindir", required_argument, NULL, 's' },
 	{ "section", required_argument, NULL, 'S' },
+	{ "slurm-version", required_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
 };
 
 gb_err_t ctl_cmd_slurm_conf(struct ctl *ctl, int argc, char **argv)
 {
 	const char *cmd = "slurm-conf";
-	struct sc_opts o = { NULL, false, 0, GB_SBINDIR };
+	struct sc_opts o = { NULL, false, 0, GB_SBINDIR, gb_slurm_built_version_number() };
+	gb_error_t err;
 	struct gb_buf gres = GB_BUF_INIT;
 	const struct gb_conf *conf;
 	char *text = NULL;
@@ -206,7 +216,7 @@ gb_err_t ctl_cmd_slurm_conf(struct ctl *ctl, int argc, char **argv)
 	gb_err_t rc = GB_E_OK;
 	int c;
 
-	while ((c = ctl_getopt(ctl, cmd, argc, argv, ":jhlp:s:S:", sc_longopts, &first,
+	while ((c = ctl_getopt(ctl, cmd, argc, argv, ":jhlp:s:S:V:", sc_longopts, &first,
 			       &rc)) != -1) {
 		switch (c) {
 		case CTL_OPT_DONE:
@@ -231,6 +241,10 @@ gb_err_t ctl_cmd_slurm_conf(struct ctl *ctl, int argc, char **argv)
 			if (optarg[0] != '/')
 				return ctl_usage(cmd, "--sbindir must be an absolute path (slurmctld runs the programs without PATH)");
 			o.sbindir = optarg;
+			break;
+		case 'V':
+			if (gb_slurm_version_parse(optarg, &o.slurm, &err))
+				return ctl_usage(cmd, "--slurm-version: %s", err.text);
 			break;
 		default:
 			return ctl_unimplemented(cmd, c);

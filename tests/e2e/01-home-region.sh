@@ -2,7 +2,8 @@
 # 01-home-region.sh - scenario 1 (issue 10): `sbatch --gres=gpu:a10g:1`
 # resumes a cloud node through gpuburst-resume; the instance is launched in
 # the nodeset's home region (Singapore, given capacity here), recorded and
-# tagged; its slurmd registers at the instance's private IP (NodeAddr); the
+# tagged; its slurmd registers from the instance's private IP (NodeAddr;
+# slurmctld's own from 23.11: e2e-lib registered_addr); the
 # job runs there with its GPU and completes; the node is IDLE; SuspendTime
 # later gpuburst-suspend terminates the instance, the record is closed with
 # both timestamps, NodeAddr is cleared and the node is idle~ again.
@@ -17,20 +18,21 @@ control POST /_sim/capacity '{"az": "ap-southeast-1a", "instance_type": "g5.xlar
 JOB=$(submit --gres=gpu:a10g:1 --wrap 'echo "node=$SLURMD_NODENAME gpus=$CUDA_VISIBLE_DEVICES"; sleep 2')
 wait_for 30 "job $JOB running" '[ "$(job_state $JOB)" = RUNNING ]'
 NODE=$(lab squeue -h -j "$JOB" -o %N)
-ADDR=$(node_field "$NODE" NodeAddr)
 REQ=$(request_of "$NODE")
 [ -n "$REQ" ] || fail "no resume request recorded for $NODE"
 expect_eq "request $REQ" "$(sql "SELECT kind, state, result, launched, job_id FROM requests WHERE id='$REQ'")" "resume|done|success|1|$JOB"
 # alive: pending or running (the record keeps the state RunInstances saw)
 REC=$(sql "SELECT instance_id, region, az, private_ip, state IN ('pending', 'running') FROM instances WHERE node='$NODE' AND request_id='$REQ'")
 IID=${REC%%|*}
+ADDR=$(sim_instances "[i['private_ip'] for i in ins if i['id'] == '$IID'][0]")
 expect_eq "record" "$REC" "$IID|ap-southeast-1|ap-southeast-1a|$ADDR|1"
+expect_eq "NodeAddr" "$(node_field "$NODE" NodeAddr)" "$(registered_addr "$ADDR")"
 case "$ADDR" in 127.42.1.*) ;; *) fail "NodeAddr $ADDR is not in Singapore's subnet 127.42.1.0/24" ;; esac
 expect_eq "attempts only at home" "$(regions_tried "$REQ")" ap-southeast-1
 expect_eq "sim instance" "$(sim_instances "[[i['state'], i['region'], i['private_ip'], i['tags']] for i in ins if i['id'] == '$IID'][0]")" \
 	"[\"running\", \"ap-southeast-1\", \"$ADDR\", {\"Name\": \"$NODE\", \"gpuburst:cluster\": \"e2e\", \"gpuburst:node\": \"$NODE\", \"gpuburst:request\": \"$REQ\"}]"
 expect_eq "instances in the cloud" "$(sim_instances "len(ins)")" 1
-expect_eq "NodeHostname" "$(node_field "$NODE" NodeHostName)" "$NODE"
+expect_eq "NodeHostname" "$(node_field "$NODE" NodeHostName)" "$(registered_hostname "$NODE")"
 ok "job $JOB resumed $NODE: instance $IID in the home region ap-southeast-1 at $ADDR, recorded, tagged"
 
 wait_for 30 "job $JOB completed" '[ "$(job_state $JOB)" = COMPLETED ]'

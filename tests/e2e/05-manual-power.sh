@@ -21,7 +21,9 @@ expect_eq "gpu-2's request" "$(request_of gpu-2)" "$REQ"
 for n in gpu-1 gpu-2; do
 	IID=$(sql "SELECT instance_id FROM instances WHERE node='$n' AND state IN ('pending', 'running')")
 	[ -n "$IID" ] || fail "no live record for $n"
-	expect_eq "$n NodeAddr" "$(node_field "$n" NodeAddr)" "$(sim_instances "[i['private_ip'] for i in ins if i['id'] == '$IID'][0]")"
+	IP=$(sim_instances "[i['private_ip'] for i in ins if i['id'] == '$IID'][0]")
+	expect_eq "$n record's address" "$(sql "SELECT private_ip FROM instances WHERE instance_id='$IID'")" "$IP"
+	expect_eq "$n NodeAddr" "$(node_field "$n" NodeAddr)" "$(registered_addr "$IP")"
 	expect_eq "$n instance" "$(sim_state "$IID")" running
 done
 LIVE=$(sim_instances "len([i for i in ins if i['state'] == 'running'])")

@@ -1,4 +1,4 @@
-# e2e-lib.sh - sourced by the end-to-end tests: a real Slurm 22.05 (the lab,
+# e2e-lib.sh - sourced by the end-to-end tests: a real Slurm (the lab,
 # contrib/lab/gpuburst-lab) whose CLOUD nodes are resumed, suspended and
 # failed by gpuburst-resume, -suspend and -resume-fail, against
 # gpuburst-cloudsim, whose boot hook runs each instance's UserData: a script
@@ -23,6 +23,10 @@
 #   sim_instances EXPR      a Python expression over the simulator's
 #                           instances (list of dicts, name i)
 #   sql QUERY               the state file, read-only
+#   registered_addr IP, registered_hostname NODE
+#                           what Slurm shows as NodeAddr/NodeHostName of a
+#                           node whose slurmd registered from its instance
+#                           at IP: the release differences, stated here only
 #
 # Everything started here is stopped by PID on exit, also on failure: the
 # lab (slurmctld, slurmds, munged, by their pid files), the simulator (its
@@ -72,6 +76,21 @@ for b in "$CLOUDSIM" "$RESUME" "$SUSPEND" "$RESUME_FAIL" "$CTL" "$GPUBURST_WORKE
 	[ -x "$b" ] || fail "$b not built"
 done
 unshare -m true 2>/dev/null || skip "unshare -m not permitted (the lab needs its DNS guard)"
+
+# The Slurm release under test as MMmm (24.11: 2411), and what the tests'
+# expectations must say differently for it (src/libslurmif/gb_slurm_release.h).
+SLURM_REL=$("$LABCTL" release) || fail "cannot tell the Slurm release"
+# From 23.11 (GB_SLURM_CTLD_OWNS_CLOUD_ADDR) slurmctld sets a cloud node's
+# NodeAddr and NodeHostName to where its slurmd registered from: in the
+# lab every slurmd reaches slurmctld at 127.0.0.1 from 127.0.0.1, and runs
+# on this host.  Before it they stay what gpuburst set (the instance's IP,
+# the node's name).  Power-down resets both to the node name in all.
+registered_addr() {
+	if [ "$SLURM_REL" -ge 2311 ]; then echo 127.0.0.1; else echo "$1"; fi
+}
+registered_hostname() {
+	if [ "$SLURM_REL" -ge 2311 ]; then hostname -s; else echo "$1"; fi
+}
 
 TMP="$(mktemp -d /tmp/gb-e2e.XXXXXX)" || fail "mktemp"
 chmod 755 "$TMP"

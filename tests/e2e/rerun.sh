@@ -9,8 +9,11 @@ e2e_start
 JOB=$(submit --gres=gpu:a10g:1 --wrap 'sleep 60')
 wait_for 30 "job $JOB running" '[ "$(job_state $JOB)" = RUNNING ]'
 NODE=$(lab squeue -h -j "$JOB" -o %N)
-ADDR=$(node_field "$NODE" NodeAddr)
 IID=$(sql "SELECT instance_id FROM instances WHERE node='$NODE' AND state IN ('pending', 'running')")
+# what gpuburst re-applies: the instance's address (on every release; from
+# 23.11 slurmctld shows the registration's until then: registered_addr)
+ADDR=$(sql "SELECT private_ip FROM instances WHERE instance_id='$IID'")
+expect_eq "NodeAddr after registration" "$(node_field "$NODE" NodeAddr)" "$(registered_addr "$ADDR")"
 # (the launch may have made and terminated an extra instance: count all)
 N_SIM=$(sim_instances "len(ins)")
 N_REC=$(sql "SELECT count(*) FROM instances")

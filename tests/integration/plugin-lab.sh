@@ -105,7 +105,8 @@ submit --gres=gpu:a10g:1 -N 3
 [ "$err" = "sbatch: gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): an administrator must approve it (gpuburstctl approvals, then gpuburstctl approve ID) before its nodes start" ] ||
 	bad "-N 3: sbatch printed '$err'"
 
-# --- job_modify(): the same rules for `scontrol update` (22.05 shows only the code)
+# --- job_modify(): the same rules for `scontrol update` (before 23.02
+# scontrol shows only the code: modify_error)
 update() {	# WANT_RC WANT_STDERR ARGS...
 	local want_rc=$1 want_err=$2 got
 	shift 2
@@ -115,41 +116,63 @@ update() {	# WANT_RC WANT_STDERR ARGS...
 	[ "$got" = "$want_rc" ] || bad "update $*: rc=$got, want $want_rc"
 	[ "$(cat "$T/err")" = "$want_err" ] || bad "update $*: stderr '$(cat "$T/err")', want '$want_err'"
 }
-update 1 "Invalid feature specification for job $routed" features=m7i.xlarge
-update 1 "Invalid generic resource (gres) specification for job $routed" gres=gpu:a10g:64
-update 1 "Access/permission denied for job $routed" comment=gpuburst:home=us-east-1
+update 1 "$(modify_error "gpuburst: instance type m7i.xlarge is not allowed: only GPU families g4dn, g5, g5g, g6, g6e" \
+	"Invalid feature specification for job $routed")" features=m7i.xlarge
+update 1 "$(modify_error "gpuburst: this job asks for 64 a10g GPUs per node, more than any burst nodeset has: at most 4 (g5.12xlarge)" \
+	"Invalid generic resource (gres) specification for job $routed")" gres=gpu:a10g:64
+update 1 "$(modify_error "gpuburst: home region us-east-1 is not in any fallback group: allowed home regions are ap-southeast-1, ap-northeast-1, ap-northeast-3" \
+	"Access/permission denied for job $routed")" comment=gpuburst:home=us-east-1
 [ "$(job_field "$routed" Features)" = "g5.xlarge|g5.12xlarge" ] || bad "a refused update changed Features"
-[ "$(job_field "$routed" TresPerNode)" = "gres:gpu:a10g:1" ] || bad "a refused update changed TresPerNode"
+[ "$(job_field "$routed" TresPerNode)" = "$(gres_tres gpu:a10g:1)" ] || bad "a refused update changed TresPerNode"
 grep -q "job_submit/gpuburst: refused update of job $routed of uid 0: gpuburst: instance type m7i.xlarge is not allowed" "$log" ||
 	bad "no log line for the refused update"
 update 0 "" comment=gpuburst:home=ap-northeast-3
 [ "$(job_field "$routed" AdminComment)" = "gpuburst:home=ap-northeast-3" ] ||
 	bad "update with a home: AdminComment='$(job_field "$routed" AdminComment)'"
 update 0 "" gres=gpu:a10g:2
-[ "$(job_field "$routed" TresPerNode)" = "gres:gpu:a10g:2" ] || bad "an allowed update was not applied"
+[ "$(job_field "$routed" TresPerNode)" = "$(gres_tres gpu:a10g:2)" ] || bad "an allowed update was not applied"
 
-# --- scontrol reconfigure reloads the file
+# --- scontrol reconfigure reloads the file: from 23.11 in the new
+# slurmctld's init() ("loaded"), before it on the next submission
+# ("reloaded")
+if reconfigure_reexecs; then verb=loaded; else verb=reloaded; fi
 sed -i 's/^  route_gpu_jobs: true$/  route_gpu_jobs: false/' "$yaml"
 lab scontrol reconfigure || bad "scontrol reconfigure failed"
 submit --gres=gpu:a10g:1
 accepted "routing off after reconfigure" Partition=cpu "Features=(null)"
-grep -q "job_submit/gpuburst: reloaded $yaml: 4 nodesets, burst partitions gpuburst, tokyo, GPU jobs without a partition left alone" "$log" ||
-	bad "no 'reloaded' line after reconfigure"
+grep -q "job_submit/gpuburst: $verb $yaml: 4 nodesets, burst partitions gpuburst, tokyo, GPU jobs without a partition left alone" "$log" ||
+	bad "no '$verb' line after reconfigure"
 
-# a broken file: the previous configuration stays, and says so once
+# a broken file: the previous configuration stays.  From 23.11 each
+# reconfigure fails (the new slurmctld's init() does, the old one goes on)
+# and says why once; before it the reconfigure succeeds and the plugin
+# says once in all that it keeps the previous configuration.
 sed -i 's/^  route_gpu_jobs: false$/  route_gpu_jobs: maybe/' "$yaml"
 ln=$(grep -n 'route_gpu_jobs: maybe' "$yaml" | cut -d: -f1)
-lab scontrol reconfigure || bad "scontrol reconfigure failed"
+why="$yaml:$ln:19: 'route_gpu_jobs' must be a boolean (true, false, yes or no), got 'maybe'"
+if reconfigure_reexecs; then
+	reconfigure_broken() {
+		lab scontrol reconfigure > "$T/out" 2>&1 && bad "scontrol reconfigure with a broken file succeeded"
+		# the old slurmctld answers again once the new one has given up
+		for _ in $(seq 100); do lab scontrol ping 2>/dev/null | grep -q "is UP" && break; sleep 0.1; done
+	}
+	want="error: job_submit/gpuburst: $why"
+	want_n=2
+else
+	reconfigure_broken() { lab scontrol reconfigure || bad "scontrol reconfigure failed"; }
+	want="error: job_submit/gpuburst: reconfigure: keeping the previous configuration: $why"
+	want_n=1
+fi
+reconfigure_broken
 submit -p gpuburst --gres=gpu:a10g:1
 accepted "broken file: the previous one still works" Partition=gpuburst "Features=g5.xlarge|g5.12xlarge"
 submit --gres=gpu:a10g:1
 accepted "broken file: routing still off" Partition=cpu
-lab scontrol reconfigure || bad "scontrol reconfigure failed"
+reconfigure_broken
 submit --gres=gpu:a10g:1
 accepted "broken file, reconfigured again" Partition=cpu
-want="error: job_submit/gpuburst: reconfigure: keeping the previous configuration: $yaml:$ln:19: 'route_gpu_jobs' must be a boolean (true, false, yes or no), got 'maybe'"
 got=$(grep -c -F "$want" "$log")
-[ "$got" = 1 ] || { bad "want exactly one line '$want' in slurmctld.log, got $got:"; grep 'job_submit/gpuburst' "$log" | tail -5; }
+[ "$got" = "$want_n" ] || { bad "want $want_n line(s) '$want' in slurmctld.log, got $got:"; grep 'job_submit/gpuburst' "$log" | tail -5; }
 
 sed -i 's/^  route_gpu_jobs: maybe$/  route_gpu_jobs: true/' "$yaml"
 lab scontrol reconfigure || bad "scontrol reconfigure failed"

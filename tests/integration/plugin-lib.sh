@@ -6,6 +6,12 @@
 #   plugin_lab_start ARGS...  start the lab with the plugin (ARGS go to `start`)
 #   lab CMD...                CMD as a lab client (SLURM_CONF set, DNS guard)
 #   bad MSG                   record a failure (the test exits 1 at the end)
+#   SLURM_REL                 the Slurm release under test, MMmm (24.11: 2411)
+#   modify_error MSG CODE     what `scontrol update` of a job prints when the
+#                             plugin refuses it; gres_tres SPEC: a GRES as
+#                             TresPerNode shows it; reconfigure_reexecs: is a
+#                             reconfigure a new slurmctld (the release
+#                             differences, stated here only)
 
 tool="$GB_TOP_SRCDIR/contrib/lab/gpuburst-lab"
 so="$GB_TOP_BUILDDIR/plugins/job_submit_gpuburst/.libs/job_submit_gpuburst.so"
@@ -29,7 +35,23 @@ plugin_lab_require() {
 		$(((GB_SLURM_VERSION_HEX >> 8) & 255)) $((GB_SLURM_VERSION_HEX & 255)))
 	[ "$v" = "$want" ] ||
 		skip "slurmctld is $v but the plugin was built for Slurm $want"
+	SLURM_REL=$("$tool" release) || { echo "ERROR: cannot tell the Slurm release"; exit 99; }
 }
+
+# The release differences (src/libslurmif/gb_slurm_release.h).
+# GB_SLURM_MODIFY_ERR_MSG, 23.02: job_modify() gets err_msg, which
+# scontrol prints before Slurm's own line.
+modify_error() {
+	if [ "$SLURM_REL" -ge 2302 ]; then printf 'scontrol: error: %s\n%s' "$1" "$2"; else echo "$2"; fi
+}
+# GB_SLURM_GRES_SLASH, 23.11: gres/gpu:a10g:1 (was gres:gpu:a10g:1).
+gres_tres() {
+	if [ "$SLURM_REL" -ge 2311 ]; then echo "gres/$1"; else echo "gres:$1"; fi
+}
+# GB_SLURM_RECONFIG_REEXEC, 23.11: scontrol reconfigure starts a new
+# slurmctld, which calls the plugin's init() (a failing one fails the
+# reconfigure, and the old slurmctld goes on).
+reconfigure_reexecs() { [ "$SLURM_REL" -ge 2311 ]; }
 
 plugin_lab_init() {
 	T=$(mktemp -d /tmp/gb-plugin.XXXXXX)

@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "gb_resume_file.h"
+#include "gb_slurm_release.h"
 #include "gb_slurm.h"
 #include "gb_str.h"
 #include "gb_util.h"
@@ -153,7 +154,9 @@ static void test_resume_cases(void **state)
 	for (int i = 0; i < n; i++) {
 		char dir[4608], path[4700], *want, *got;
 
-		if (ents[i]->d_name[0] == '.') {
+		/* cases are the valid-* and invalid-* directories (SOURCES.md says where from) */
+		if (strncmp(ents[i]->d_name, "valid-", 6) != 0 &&
+		    strncmp(ents[i]->d_name, "invalid-", 8) != 0) {
 			free(ents[i]);
 			continue;
 		}
@@ -363,6 +366,57 @@ static void test_intent(void **state)
  * connect retries).  SLURM_CONF names a private file: no lookup leaves
  * the host.
  */
+/* The release table: versions parsed as Slurm prints them; each change from its release on. */
+static void test_release(void **state)
+{
+	static const struct { const char *in; unsigned long want; } good[] = {
+		{ "22.05", 0x160500 }, { "22.05.8", 0x160508 }, { "slurm 24.11.5", 0x180b05 },
+		{ "slurm-wlm 22.05.8", 0x160508 }, { "24.11.5-4+deb13u1", 0x180b05 },
+		{ "26.05.5\n", 0x1a0505 },
+	};
+	static const char *const bad[] = {
+		"", "24", "24.", "24.11.", "x24.11", "24.11.5.1", "24.11 ", "1024.11", "24.1111",
+		"21.08.8", "slurm", "24,11",
+	};
+	unsigned long v;
+	char buf[32];
+	gb_error_t e;
+
+	(void)state;
+	for (size_t i = 0; i < GB_ARRAY_LEN(good); i++) {
+		assert_int_equal(gb_slurm_version_parse(good[i].in, &v, &e), GB_E_OK);
+		assert_int_equal(v, good[i].want);
+	}
+	for (size_t i = 0; i < GB_ARRAY_LEN(bad); i++) {
+		assert_int_equal(gb_slurm_version_parse(bad[i], &v, &e), GB_E_INVALID);
+		assert_non_null(strstr(e.text, bad[i]));
+	}
+	assert_int_equal(gb_slurm_version_parse("21.08", &v, &e), GB_E_INVALID);
+	assert_non_null(strstr(e.text, "too old"));
+	assert_string_equal(gb_slurm_version_str(0x180b05, buf, sizeof(buf)), "24.11.5");
+
+	/* the releases CI runs, against the rows the code acts on */
+	assert_false(gb_slurm_has(GB_SLURM_VERSION(22, 5, 8), GB_SLURM_CTLD_OWNS_CLOUD_ADDR));
+	assert_false(gb_slurm_has(GB_SLURM_VERSION(23, 2, 7), GB_SLURM_CTLD_OWNS_CLOUD_ADDR));
+	assert_true(gb_slurm_has(GB_SLURM_VERSION(23, 11, 0), GB_SLURM_CTLD_OWNS_CLOUD_ADDR));
+	assert_true(gb_slurm_has(GB_SLURM_VERSION(24, 11, 5), GB_SLURM_RECONFIG_REEXEC));
+	assert_false(gb_slurm_has(GB_SLURM_VERSION(22, 5, 8), GB_SLURM_CLOUD_VISIBLE));
+	assert_true(gb_slurm_has(GB_SLURM_VERSION(23, 2, 0), GB_SLURM_CLOUD_VISIBLE));
+	assert_false(gb_slurm_has(GB_SLURM_VERSION(24, 11, 5), GB_SLURM_REQUEUE_ON_RESUME_FAILURE));
+	assert_true(gb_slurm_has(GB_SLURM_VERSION(26, 5, 5), GB_SLURM_REQUEUE_ON_RESUME_FAILURE));
+	assert_false(gb_slurm_has(GB_SLURM_VERSION(26, 5, 5), GB_SLURM_N_CHANGES));
+	/* every row has its release and its words; the table is in release order */
+	for (int c = 0; c < GB_SLURM_N_CHANGES; c++) {
+		assert_non_null(gb_slurm_change_since(c, buf, sizeof(buf)));
+		assert_non_null(gb_slurm_change_what(c));
+		if (c > 0)
+			assert_true(gb_slurm_change_version(c) >= gb_slurm_change_version(c - 1));
+	}
+	assert_null(gb_slurm_change_since(GB_SLURM_N_CHANGES, buf, sizeof(buf)));
+	assert_string_equal(gb_slurm_change_since(GB_SLURM_CTLD_OWNS_CLOUD_ADDR, buf, sizeof(buf)),
+			    "23.11");
+}
+
 static void test_update_unreachable(void **state)
 {
 	char dir[] = "/tmp/test_slurmif.XXXXXX", conf[128];
@@ -410,6 +464,7 @@ int main(void)
 		cmocka_unit_test(test_hostlist),
 		cmocka_unit_test(test_reason),
 		cmocka_unit_test(test_intent),
+		cmocka_unit_test(test_release),
 		cmocka_unit_test(test_update_unreachable),
 	};
 
