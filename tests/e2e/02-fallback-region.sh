@@ -49,7 +49,11 @@ grep -q 'region=ap-northeast-3 ' "$TMP/sim.log" && fail "a call reached Osaka: $
 grep -q 'call action=.* region=ap-south-1 ' "$TMP/sim.log" || fail "the simulator's log has no calls (wrong log?)"
 ok "Osaka (nearer than Tokyo, with capacity, outside the group) was never called"
 
-# --- a Tokyo job: its own group, Osaka allowed there
+# --- a Tokyo job: its own group, Osaka allowed there.  gpu-2's Tokyo
+# instance must be gone first: its termination (SuspendTime) gives its slot
+# back to Tokyo, which a job released before then could take.
+IID2=$(sql "SELECT instance_id FROM instances WHERE node='gpu-2' AND region='ap-northeast-1'")
+wait_for 60 "gpu-2's Tokyo instance terminated" '[ "$(sim_state "$IID2")" = terminated ]'
 capacity ap-northeast-1a 0
 JOB=$(submit --hold -w gpu-3 --gres=gpu:a10g:1 --wrap 'sleep 1')
 lab scontrol update jobid="$JOB" admincomment="gpuburst:home=ap-northeast-1" || fail "admincomment"

@@ -353,6 +353,8 @@ usage 'invalid --count "-1"' plan --type g5.xlarge --count -1
 usage 'invalid section "all"' slurm-conf --section all
 usage '--sbindir must be an absolute path' slurm-conf --sbindir sbin
 usage 'invalid --lab-ports "80"' slurm-conf --lab-ports 80
+usage 'bad Slurm version "24.x" (want MAJOR.MINOR' slurm-conf --slurm-version 24.x
+usage 'Slurm "21.08" is too old: gpuburst needs 22.05 or later' slurm-conf --slurm-version 21.08
 ctl requests --help >"$tmp/out" 2>&1 && grep -q '^Usage: gpuburstctl requests ' "$tmp/out" || bad "requests --help"
 ok
 
@@ -366,6 +368,21 @@ grep -qx 'NodeName=g6-\[1-40\] Name=gpu Type=l4 File=/dev/nvidia0' "$tmp/out" ||
 run 0 slurm-conf --lab-ports 21000 --section nodes
 grep -qx 'NodeName=g6-\[1-40\] Port=\[21040-21079\] CPUs=1 RealMemory=500 Gres=gpu:l4:1 Feature=g6.xlarge State=CLOUD' "$tmp/out" ||
 	bad "slurm-conf --lab-ports: $(grep NodeName "$tmp/out")"
+# lines only some releases take, for the release named (gb_slurm_release.h)
+release_lines() {	# VERSION: the release-dependent lines slurm-conf prints for it
+	ctl slurm-conf --section power --slurm-version "$1" 2>&1 |
+		grep -E '^(CommunicationParameters|PrivateData|SchedulerParameters)=|^# ---- slurm.conf: power' | tr '\n' ';'
+}
+for case in \
+	"22.05.8|# ---- slurm.conf: power saving (for Slurm 22.05) ----;CommunicationParameters=NoAddrCache;PrivateData=cloud;" \
+	"23.02|# ---- slurm.conf: power saving (for Slurm 23.02) ----;CommunicationParameters=NoAddrCache;" \
+	"24.11.5|# ---- slurm.conf: power saving (for Slurm 24.11) ----;" \
+	"slurm 25.05.0|# ---- slurm.conf: power saving (for Slurm 25.05) ----;SchedulerParameters=requeue_on_resume_failure;" \
+	"26.05|# ---- slurm.conf: power saving (for Slurm 26.05) ----;SchedulerParameters=requeue_on_resume_failure;"; do
+	got=$(release_lines "${case%%|*}")
+	[ "$got" = "${case#*|}" ] || bad "slurm-conf --slurm-version ${case%%|*}: '$got', want '${case#*|}'"
+	ok
+done
 run 0 --json slurm-conf --lab
 py "$tmp/out" <<'PY' || bad "slurm-conf json"
 import json, sys
