@@ -478,6 +478,9 @@ static const char *explained(const struct rctx *c, const struct cinst *ci)
 						NULL) == GB_E_OK &&
 	    (rs == GB_RSTATE_QUEUED || rs == GB_RSTATE_RUNNING))
 		return "its request is still being worked on";
+	/* A last resort that only ever spares an instance: from Slurm 23.11
+	 * NodeAddr is where the slurmd registered from, normally (not always)
+	 * the instance's private address. */
 	for (size_t i = 0; c->nodes && ci->ip && i < c->nodes->n; i++) {
 		const struct gb_slurm_node *sn = &c->nodes->v[i];
 
