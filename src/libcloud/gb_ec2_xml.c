@@ -122,6 +122,31 @@ static void cfixed(struct px *x, xmlNodePtr p, const char *name, char *dst,
 }
 
 /*
+ * EC2 never sends a DTD: find one in the prolog (after the XML
+ * declaration, processing instructions and comments), so that a document
+ * with one is refused before libxml2 reads any of its entities.
+ */
+static bool has_doctype(const char *body, size_t len)
+{
+	const char *p = body, *end = body + len;
+
+	while ((p = memchr(p, '<', (size_t)(end - p)))) {
+		const char *close;
+
+		if (end - p >= 2 && p[1] == '?')
+			close = memmem(p, (size_t)(end - p), "?>", 2);
+		else if (end - p >= 4 && memcmp(p, "<!--", 4) == 0)
+			close = memmem(p + 4, (size_t)(end - p - 4), "-->", 3);
+		else
+			return end - p >= 9 && memcmp(p, "<!DOCTYPE", 9) == 0;
+		if (!close)
+			return false;	/* unterminated: not well-formed anyway */
+		p = close;
+	}
+	return false;
+}
+
+/*
  * Parse [body] into x->doc / x->root.  The size and DTD checks keep
  * hostile documents out before anything walks the tree.
  */
@@ -137,6 +162,8 @@ static gb_err_t px_open(struct px *x, const char *body, size_t len,
 		return gb_errorf(err, GB_E_PARSE,
 				 "response body of %zu bytes is over the %u-byte limit",
 				 len, GB_EC2_XML_MAX);
+	if (has_doctype(body, len))
+		return gb_errorf(err, GB_E_PARSE, "response has a DTD: refused");
 	pthread_once(&xml_once, xml_init);
 	/* per thread in libxml2: set it where the parsing happens */
 	xmlSetGenericErrorFunc(NULL, xml_quiet);

@@ -37,9 +37,15 @@ def frozen_datetime(when):
 
 def sign(spec):
     when = datetime.datetime.strptime(spec["time"], "%Y-%m-%dT%H:%M:%S")
-    # only botocore.auth sees the frozen clock
+    # only botocore.auth sees the frozen clock: older botocore reads
+    # datetime.datetime.utcnow() there, newer (1.36 and later) calls
+    # get_current_datetime(), imported into botocore.auth from compat
+    frozen = frozen_datetime(when)
     botocore.auth.datetime = types.SimpleNamespace(
-        datetime=frozen_datetime(when), timezone=datetime.timezone)
+        datetime=frozen, timezone=datetime.timezone)
+    if hasattr(botocore.auth, "get_current_datetime"):
+        botocore.auth.get_current_datetime = \
+            lambda remove_tzinfo=True: frozen.utcnow()
     creds = botocore.credentials.Credentials(
         spec["access_key"], spec["secret_key"], spec.get("token"))
     auth = botocore.auth.SigV4Auth(creds, spec["service"], spec["region"])

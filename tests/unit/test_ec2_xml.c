@@ -518,9 +518,10 @@ static void test_bad_bodies(void **state)
 	expect_parse_error(LIT("<a></b>"), "not well-formed");
 	expect_parse_error(LIT("<a>\xff\xfe</a>"), "not well-formed");
 	expect_parse_error(LIT("<a>&undefined;</a>"), "not well-formed");
-	/* libxml2's own amplification guard stops the bomb ... */
-	expect_parse_error(dtd_bomb, strlen(dtd_bomb), "entity");
-	/* ... and any document with a DTD is refused by us */
+	/* any document with a DTD is refused before libxml2 reads it (its own
+	 * amplification guard differs between releases) */
+	expect_parse_error(dtd_bomb, strlen(dtd_bomb), "DTD");
+	expect_parse_error(LIT("<?xml version=\"1.0\"?><!-- <a> --><?pi x?>\n<!DOCTYPE r><r/>"), "DTD");
 	expect_parse_error(LIT("<!DOCTYPE r [<!ENTITY a \"x\">]><DescribeInstancesResponse>"
 			       "<requestId>&a;</requestId></DescribeInstancesResponse>"),
 			   "DTD");
