@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #include "gb_err.h"
+#include "gb_str.h"
 
 #define GB_SLURMCONF_DEFAULT "/etc/slurm/slurm.conf"
 #define GB_SLURMCONF_ENV "SLURM_CONF"
@@ -47,8 +48,19 @@ struct gb_slurmconf {
 	char *private_data;
 	char *communication_parameters;
 	char *job_submit_plugins;
+	char *gres_types;
+	char *return_to_service;
+	char *scheduler_parameters;
+	char *suspend_exc_nodes;
+	char *suspend_exc_parts;
 	struct gb_slurmconf_partition *partitions;
 	size_t n_partitions;
+	/*
+	 * The string keys above given more than once (Slurm keeps the last
+	 * and logs "specified more than once, latest value used"): one
+	 * "Key: FILE:LINE replaces FILE:LINE" each, in the order found.
+	 */
+	struct gb_strv duplicates;
 };
 
 /*

@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -25,41 +26,45 @@ struct pair {
 	char *value;	/* NULL: a word without '=' */
 };
 
+#define SLURMCONF_N_STRINGS 15	/* the string fields of string_field() */
+
 struct parse {
 	struct gb_slurmconf *sc;
 	double part_default;	/* PartitionName=DEFAULT ResumeTimeout */
 	gb_error_t *err;
+	char *where[SLURMCONF_N_STRINGS];	/* "FILE:LINE" each field was set at */
 };
 
 static gb_err_t read_file(struct parse *p, const char *path, int depth);
 
-/* The string fields, by key (case-insensitive, as Slurm compares keys). */
-static char **string_field(struct gb_slurmconf *sc, const char *key)
-{
-	static const struct {
-		const char *key;
-		size_t off;
-	} fields[] = {
-		{ "ClusterName", offsetof(struct gb_slurmconf, cluster_name) },
-		{ "SlurmUser", offsetof(struct gb_slurmconf, slurm_user) },
-		{ "ResumeProgram", offsetof(struct gb_slurmconf, resume_program) },
-		{ "SuspendProgram", offsetof(struct gb_slurmconf, suspend_program) },
-		{ "ResumeFailProgram",
-		  offsetof(struct gb_slurmconf, resume_fail_program) },
-		{ "SlurmctldParameters",
-		  offsetof(struct gb_slurmconf, slurmctld_parameters) },
-		{ "TreeWidth", offsetof(struct gb_slurmconf, tree_width) },
-		{ "PrivateData", offsetof(struct gb_slurmconf, private_data) },
-		{ "CommunicationParameters",
-		  offsetof(struct gb_slurmconf, communication_parameters) },
-		{ "JobSubmitPlugins",
-		  offsetof(struct gb_slurmconf, job_submit_plugins) },
-	};
+static const struct {
+	const char *key;
+	size_t off;
+} string_fields[SLURMCONF_N_STRINGS] = {
+	{ "ClusterName", offsetof(struct gb_slurmconf, cluster_name) },
+	{ "SlurmUser", offsetof(struct gb_slurmconf, slurm_user) },
+	{ "ResumeProgram", offsetof(struct gb_slurmconf, resume_program) },
+	{ "SuspendProgram", offsetof(struct gb_slurmconf, suspend_program) },
+	{ "ResumeFailProgram", offsetof(struct gb_slurmconf, resume_fail_program) },
+	{ "SlurmctldParameters", offsetof(struct gb_slurmconf, slurmctld_parameters) },
+	{ "TreeWidth", offsetof(struct gb_slurmconf, tree_width) },
+	{ "PrivateData", offsetof(struct gb_slurmconf, private_data) },
+	{ "CommunicationParameters", offsetof(struct gb_slurmconf, communication_parameters) },
+	{ "JobSubmitPlugins", offsetof(struct gb_slurmconf, job_submit_plugins) },
+	{ "GresTypes", offsetof(struct gb_slurmconf, gres_types) },
+	{ "ReturnToService", offsetof(struct gb_slurmconf, return_to_service) },
+	{ "SchedulerParameters", offsetof(struct gb_slurmconf, scheduler_parameters) },
+	{ "SuspendExcNodes", offsetof(struct gb_slurmconf, suspend_exc_nodes) },
+	{ "SuspendExcParts", offsetof(struct gb_slurmconf, suspend_exc_parts) },
+};
 
-	for (size_t i = 0; i < GB_ARRAY_LEN(fields); i++)
-		if (strcasecmp(key, fields[i].key) == 0)
-			return (char **)((char *)sc + fields[i].off);
-	return NULL;
+/* The string field of [key] (case-insensitive, as Slurm compares keys): its index, or -1. */
+static int string_field(const char *key)
+{
+	for (size_t i = 0; i < GB_ARRAY_LEN(string_fields); i++)
+		if (strcasecmp(key, string_fields[i].key) == 0)
+			return (int)i;
+	return -1;
 }
 
 /* Seconds: an integer; INFINITE, UNLIMITED and NONE give -1. */
@@ -115,16 +120,33 @@ static size_t split(char *line, struct pair *v, size_t max)
 	return n;
 }
 
-static gb_err_t set_string(struct gb_slurmconf *sc, char **dst,
-			   const char *value, gb_error_t *err)
+/* Field [f] = [value], from FILE:LINE; a second setting is recorded as a duplicate. */
+static gb_err_t set_string(struct parse *p, int f, const char *value,
+			   const char *file, unsigned line)
 {
-	char *copy = strdup(value);
+	char **dst = (char **)((char *)p->sc + string_fields[f].off);
+	char *copy = strdup(value), *where = NULL;
 
-	if (!copy)
-		return gb_errorf(err, GB_E_NOMEM, "reading slurm.conf: out of memory");
+	if (!copy || asprintf(&where, "%s:%u", file, line) < 0) {
+		free(copy);
+		return gb_errorf(p->err, GB_E_NOMEM, "reading slurm.conf: out of memory");
+	}
+	if (p->where[f]) {
+		struct gb_buf b = GB_BUF_INIT;
+
+		gb_buf_printf(&b, "%s: %s replaces %s", string_fields[f].key, where, p->where[f]);
+		if (gb_buf_failed(&b) || gb_strv_add(&p->sc->duplicates, gb_buf_str(&b))) {
+			gb_buf_free(&b);
+			free(copy);
+			free(where);
+			return gb_errorf(p->err, GB_E_NOMEM, "reading slurm.conf: out of memory");
+		}
+		gb_buf_free(&b);
+	}
+	free(p->where[f]);
+	p->where[f] = where;
 	free(*dst);
 	*dst = copy;
-	(void)sc;
 	return GB_E_OK;
 }
 
@@ -175,12 +197,12 @@ static gb_err_t global_pair(struct parse *p, const char *file, unsigned line,
 {
 	struct gb_slurmconf *sc = p->sc;
 	double *num = NULL;
-	char **str;
+	int f;
 
 	if (!pr->value)
 		return GB_E_OK;
-	if ((str = string_field(sc, pr->key)))
-		return set_string(sc, str, pr->value, p->err);
+	if ((f = string_field(pr->key)) >= 0)
+		return set_string(p, f, pr->value, file, line);
 	if (strcasecmp(pr->key, "ResumeTimeout") == 0)
 		num = &sc->resume_timeout;
 	else if (strcasecmp(pr->key, "SuspendTimeout") == 0)
@@ -326,7 +348,7 @@ const char *gb_slurmconf_path(bool trusted_env)
 gb_err_t gb_slurmconf_read(const char *path, struct gb_slurmconf *out,
 			   gb_error_t *err)
 {
-	struct parse p = { out, -1, err };
+	struct parse p = { out, -1, err, { NULL } };
 	gb_err_t rc;
 
 	memset(out, 0, sizeof(*out));
@@ -336,6 +358,8 @@ gb_err_t gb_slurmconf_read(const char *path, struct gb_slurmconf *out,
 	if (!(out->path = strdup(path)))
 		return gb_errorf(err, GB_E_NOMEM, "reading %s: out of memory", path);
 	rc = read_file(&p, path, 0);
+	for (size_t i = 0; i < GB_ARRAY_LEN(p.where); i++)
+		free(p.where[i]);
 	if (rc == GB_E_OK && !out->slurm_user &&
 	    !(out->slurm_user = strdup("root")))
 		rc = gb_errorf(err, GB_E_NOMEM, "reading %s: out of memory", path);
@@ -364,6 +388,12 @@ void gb_slurmconf_clear(struct gb_slurmconf *sc)
 	free(sc->private_data);
 	free(sc->communication_parameters);
 	free(sc->job_submit_plugins);
+	free(sc->gres_types);
+	free(sc->return_to_service);
+	free(sc->scheduler_parameters);
+	free(sc->suspend_exc_nodes);
+	free(sc->suspend_exc_parts);
+	gb_strv_free(&sc->duplicates);
 	for (size_t i = 0; i < sc->n_partitions; i++)
 		free(sc->partitions[i].name);
 	free(sc->partitions);

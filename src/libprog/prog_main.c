@@ -309,6 +309,52 @@ static gb_err_t resume_groups(struct prog *p, const char *expr,
 	return rc;
 }
 
+/*
+ * Nodes in no nodeset.  A CLOUD node is one gpuburst could own (its
+ * nodeset is missing from the configuration): DOWN with the reason, so its
+ * job requeues now instead of at ResumeTimeout.  Any other node (the
+ * site's own, handed over by a power-saving setting that reaches it) is
+ * never touched, nor one whose kind Slurm cannot tell now: the error names
+ * the slurm.conf fix (gpuburstctl doctor reports it too).
+ */
+static void unknown_nodes(struct prog *p, gb_state_t *st, const struct gb_strv *unknown)
+{
+	struct gb_strv cloud = { 0 }, other = { 0 };
+	struct gb_slurm_node_list *sl = NULL;
+	char reason[GB_REASON_MAX], *list = NULL;
+	gb_error_t err;
+
+	if (gb_slurm_init(&err) || gb_slurm_nodes_load(&sl, &err)) {
+		gb_log_error("resume_unknown_nodes count=%zu action=none error=\"%s\" "
+			     "note=\"cannot tell whether they are CLOUD nodes: left alone\"",
+			     unknown->n, err.text);
+		return;
+	}
+	for (size_t i = 0; i < unknown->n; i++) {
+		const struct gb_slurm_node *sn = gb_slurm_node_find(sl, unknown->v[i]);
+
+		gb_strv_add(sn && sn->cloud ? &cloud : &other, unknown->v[i]);
+	}
+	if (other.n && gb_slurm_hostlist_compress(other.v, other.n, &list, &err) == GB_E_OK)
+		gb_log_error("resume_not_ours nodes=%s count=%zu action=none "
+			     "error=\"not CLOUD nodes of a gpuburst nodeset: Slurm's power saving "
+			     "reaches them\" fix=\"set SuspendTime on the gpuburst partitions only, "
+			     "or list these nodes in SuspendExcNodes (gpuburstctl slurm-conf --merge, "
+			     "gpuburstctl doctor)\"", list, other.n);
+	free(list);
+	list = NULL;
+	if (cloud.n && gb_slurm_hostlist_compress(cloud.v, cloud.n, &list, &err) == GB_E_OK) {
+		snprintf(reason, sizeof(reason), "gpuburst: node in no nodeset of %s",
+			 p->conf->path);
+		gb_log_error("resume_unknown_nodes nodes=%s count=%zu action=down", list, cloud.n);
+		nodes_down(st, list, reason);
+	}
+	free(list);
+	gb_strv_free(&cloud);
+	gb_strv_free(&other);
+	gb_slurm_node_list_free(sl);
+}
+
 static gb_err_t run_resume(struct prog *p)
 {
 	struct gb_strv nodes = { 0 }, ids = { 0 };
@@ -317,7 +363,6 @@ static gb_err_t run_resume(struct prog *p)
 	gb_state_t *st = NULL;
 	gb_error_t err;
 	gb_err_t rc;
-	char reason[GB_REASON_MAX];
 
 	if (!expr) {
 		gb_log_error("resume_no_nodes error=\"no HOSTLIST argument and %s\"",
@@ -341,18 +386,9 @@ static gb_err_t run_resume(struct prog *p)
 		start_worker(p);
 	}
 	if (g.unknown.n) {
-		char *list = NULL;
-
-		if (gb_slurm_hostlist_compress(g.unknown.v, g.unknown.n, &list, &err) == GB_E_OK) {
-			snprintf(reason, sizeof(reason), "gpuburst: node in no nodeset of %s",
-				 p->conf->path);
-			gb_log_error("resume_unknown_nodes nodes=%s count=%zu action=down", list,
-				     g.unknown.n);
-			if (!st && open_state(p, &st, &err))
-				st = NULL;	/* the DOWN matters more than its record */
-			nodes_down(st, list, reason);
-		}
-		free(list);
+		if (!st && open_state(p, &st, &err))
+			st = NULL;	/* the DOWN matters more than its record */
+		unknown_nodes(p, st, &g.unknown);
 	}
 	gb_log_info("resume_queued nodes=%s count=%zu requests=%zu first_req=%s unknown=%zu "
 		    "source=%s elapsed_ms=%.2f", expr, nodes.n, g.n,

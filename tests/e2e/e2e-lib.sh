@@ -460,13 +460,21 @@ plugin_so() {
 # CLOUD node in no nodeset.  The node and gres lines are `gpuburstctl
 # slurm-conf --lab`'s.  gpu is the default partition, unless --job-submit
 # loads job_submit/gpuburst: then cpu is, and the plugin routes GPU jobs.
+#
+# --site: a site's own cluster that gpuburst is added to, as README "Using
+# it on a real cluster" says: slurm.conf is the lab's base, the lines in
+# $SITE_LINES (the site's own settings), an on-premises node site-1 (a
+# real slurmd, not CLOUD) in partition site, and the power-saving and
+# merged lines of `gpuburstctl slurm-conf --merge` in place of the site's
+# lines of the same keys (the lab's own power-saving lines are left out).
 e2e_start() {
-	NODES=4 L4=0 JOB_SUBMIT=
+	NODES=4 L4=0 JOB_SUBMIT= SITE=
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--nodes) NODES=$2; shift ;;
 		--l4) L4=$2; shift ;;
 		--job-submit) JOB_SUBMIT=1 ;;
+		--site) SITE=1 ;;
 		*) fail "e2e_start: unknown option $1" ;;
 		esac
 		shift
@@ -474,12 +482,16 @@ e2e_start() {
 	[ -n "$JOB_SUBMIT" ] && plugin_so
 	mkdir -p "$TMP/bin" "$TMP/fail-nodes" "$LAB/etc"
 	# one port per node (slurmd binds INADDR_ANY), then the simulator's
-	ports=$("$LABCTL" free-ports $((NODES + L4 + 2))) || fail "no free ports"
+	ports=$("$LABCTL" free-ports $((NODES + L4 + 3))) || fail "no free ports"
 	SIM_PORT=$((ports + NODES + L4 + 1))
+	SITE_PORT=$((ports + NODES + L4 + 2))
 	ENDPOINT="http://127.0.0.1:$SIM_PORT"
 	# the configuration first: the plugin reads it when slurmctld starts
 	write_config
-	"$CTL" -c "$CONF" slurm-conf --lab --lab-ports "$ports" --section nodes \
+	# the burst partitions carry the power-saving times (SuspendTime there only)
+	set -- --suspend-time "${SUSPEND_TIME:-3}" --suspend-timeout "${SUSPEND_TIMEOUT:-3}" \
+		--resume-timeout "${RESUME_TIMEOUT:-10}"
+	"$CTL" -c "$CONF" slurm-conf --lab --lab-ports "$ports" --section nodes "$@" \
 		>"$TMP/nodes.conf" 2>"$TMP/slurm-conf.err" || fail "slurm-conf: $(cat "$TMP/slurm-conf.err")"
 	if [ -n "$JOB_SUBMIT" ]; then def=cpu; else def=gpu; fi
 	sed -i "s/^PartitionName=$def .*/& Default=YES/" "$TMP/nodes.conf"
@@ -498,11 +510,19 @@ EOF
 		esac
 		printf '#!/bin/sh\nexec env %s %s "$@"\n' "$WRAP_ENV" "$bin" >"$TMP/bin/$p"
 		chmod 755 "$TMP/bin/$p"
+		ln -s "$p" "$TMP/bin/gpuburst-$p"	# the names slurm-conf writes
 	done
-	set -- --resume-program "$TMP/bin/resume" --suspend-program "$TMP/bin/suspend" \
-		--resume-fail-program "$TMP/bin/resume-fail" --prolog-ctld \
-		--resume-timeout "${RESUME_TIMEOUT:-10}" --suspend-time "${SUSPEND_TIME:-3}" \
-		--suspend-timeout "${SUSPEND_TIMEOUT:-3}" --cred-expire "${CRED_EXPIRE:-120}"
+	if [ -n "$SITE" ]; then
+		site_conf
+		set -- --site
+		while IFS= read -r l; do set -- "$@" --extra "$l"; done <"$TMP/site-extra.conf"
+	else
+		set -- --resume-program "$TMP/bin/resume" --suspend-program "$TMP/bin/suspend" \
+			--resume-fail-program "$TMP/bin/resume-fail" \
+			--resume-timeout "${RESUME_TIMEOUT:-10}" --suspend-time "${SUSPEND_TIME:-3}" \
+			--suspend-timeout "${SUSPEND_TIMEOUT:-3}"
+	fi
+	set -- "$@" --prolog-ctld --cred-expire "${CRED_EXPIRE:-120}"
 	if [ -n "$JOB_SUBMIT" ]; then
 		mkdir -p "$TMP/plugins"
 		cp "$so" "$TMP/plugins/"
@@ -512,7 +532,31 @@ EOF
 	"$LABCTL" start --dir "$LAB" --nodes-conf "$TMP/nodes.conf" --gres-conf "$TMP/gres.conf" \
 		"$@" --fresh >"$TMP/lab-start.out" 2>&1 ||
 		fail "lab did not start: $(cat "$TMP/lab-start.out")"
+	if [ -n "$SITE" ]; then	# the site's own node, up for good
+		mkdir -p "$LAB/spool/site-1"
+		lab slurmd -N site-1 || fail "slurmd of site-1 did not start"
+	fi
 	start_sim
+}
+
+# site_conf: the --site lines: the site's own (site.conf, what --merge
+# reads), then everything for the lab (site-extra.conf): the site's lines
+# but the keys gpuburst's merged lines replace, then those lines.
+site_conf() {
+	{
+		printf '%s\n' "${SITE_LINES:-}"
+		echo "NodeName=site-1 NodeAddr=127.0.0.1 Port=$SITE_PORT CPUs=1 RealMemory=500"
+		echo "PartitionName=site Nodes=site-1 MaxTime=INFINITE State=UP"
+	} | grep -v '^$' >"$LAB/etc/site.conf"
+	"$CTL" -c "$CONF" slurm-conf --lab --section power --sbindir "$TMP/bin" \
+		--merge "$LAB/etc/site.conf" >"$TMP/power.conf" 2>"$TMP/slurm-conf.err" ||
+		fail "slurm-conf --merge: $(cat "$TMP/slurm-conf.err")"
+	grep -v '^#' "$TMP/power.conf" | grep -v '^$' >"$TMP/power.lines"
+	keys=$(sed 's/=.*//' "$TMP/power.lines" | paste -sd'|')
+	{
+		grep -v -i -E "^($keys)=" "$LAB/etc/site.conf"
+		cat "$TMP/power.lines"
+	} >"$TMP/site-extra.conf"
 }
 
 # request_of NODE: the id of the newest resume request of NODE
