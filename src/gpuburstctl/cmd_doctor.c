@@ -32,6 +32,9 @@
 
 #define DOCTOR_CONNECT_MS 3000
 #define DOCTOR_TIMEOUT_MS 5000
+/* What ResumeTimeout must leave after the approval wait: a GPU instance
+ * takes minutes to launch, boot and register its slurmd. */
+#define DOCTOR_BOOT_MIN_S 120
 
 struct doctor {
 	struct ctl *ctl;
@@ -371,6 +374,169 @@ static void check_nodes(struct doctor *d, const struct gb_conf *conf,
 	gb_buf_free(&notcloud);
 }
 
+/*****************************************************************************
+ *  Power saving as slurmctld runs it: it must reach gpuburst's nodes only
+ *****************************************************************************/
+
+#define GLOBAL_SUSPEND "the global SuspendTime"
+
+/* Is [name] a node of a nodeset? */
+static bool in_nodeset(const struct gb_conf *conf, const char *name)
+{
+	for (size_t i = 0; i < conf->n_nodesets; i++) {
+		gb_hostlist_t *hl = NULL;
+		bool m = gb_hostlist_parse(conf->nodesets[i].nodes, &hl, NULL) == GB_E_OK &&
+			 gb_hostlist_match(hl, name);
+
+		gb_hostlist_destroy(hl);
+		if (m)
+			return true;
+	}
+	return false;
+}
+
+/* Does comma list [list] hold [word]? */
+static bool word_in(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; p && *p;) {
+		size_t l = strcspn(p, ",");
+
+		if (l == n && strncmp(p, word, n) == 0)
+			return true;
+		p += l + (p[l] == ',');
+	}
+	return false;
+}
+
+/* Is [name] in hostlist [expr]?  24.05's "NODES:N" counts as listed. */
+static bool in_hostlist(const char *expr, const char *name)
+{
+	struct gb_buf b = GB_BUF_INIT;
+	struct gb_strv v = { 0 };
+	int depth = 0;
+	bool found = false;
+
+	for (const char *p = expr; p && *p; p++) {	/* drop ":N" at the top level */
+		if (*p == '[')
+			depth++;
+		else if (*p == ']')
+			depth--;
+		if (*p == ':' && depth == 0) {
+			while (p[1] && p[1] != ',')
+				p++;
+			continue;
+		}
+		gb_buf_putc(&b, *p);
+	}
+	if (b.len && gb_slurm_hostlist_expand(gb_buf_str(&b), 1000000, &v, NULL) == GB_E_OK)
+		found = gb_strv_find(&v, name) >= 0;
+	gb_strv_free(&v);
+	gb_buf_free(&b);
+	return found;
+}
+
+/*
+ * The SuspendTime that applies to node [name]: the largest of its
+ * partitions' (power_save.c), else the global one; -1 when none, or when
+ * SuspendExcNodes/SuspendExcParts exclude it.
+ */
+static long node_suspend_time(const struct gb_slurm_power *pw, const char *name,
+			      const char **why)
+{
+	long t = -1;
+	bool in_part = false;
+
+	*why = GLOBAL_SUSPEND;
+	if (in_hostlist(pw->suspend_exc_nodes, name))
+		return -1;
+	for (size_t i = 0; i < pw->n_parts; i++) {
+		const struct gb_slurm_power_part *pp = &pw->parts[i];
+
+		if (!in_hostlist(pp->nodes, name))
+			continue;
+		if (word_in(pw->suspend_exc_parts, pp->name))
+			return -1;
+		if (pp->suspend_time >= 0 && pp->suspend_time > t) {
+			t = pp->suspend_time;
+			*why = pp->name;	/* a partition's */
+			in_part = true;
+		}
+	}
+	return in_part ? t : pw->suspend_time;
+}
+
+static void check_power_nodes(struct doctor *d, const struct gb_conf *conf,
+			      const struct gb_slurm_node_list *sl,
+			      const struct gb_slurm_power *pw)
+{
+	struct gb_buf nodes = GB_BUF_INIT;
+	const char *why = NULL, *w;
+	size_t n = 0, site = 0;
+
+	for (size_t i = 0; i < sl->n; i++) {
+		const struct gb_slurm_node *sn = &sl->v[i];
+
+		if (sn->cloud || in_nodeset(conf, sn->name))
+			continue;
+		site++;
+		if (node_suspend_time(pw, sn->name, &w) < 0)
+			continue;
+		if (n++ < 10)
+			gb_buf_printf(&nodes, "%s%s", nodes.len ? " " : "", sn->name);
+		why = w;
+	}
+	if (n)
+		check(d, "power saving", GB_E_CONFIG,
+		      "Slurm can power down %zu node%s gpuburst does not own (%s%s; %s%s) "
+		      "into gpuburst-suspend: set SuspendTime on the gpuburst partitions only, or "
+		      "exclude them (SuspendExcParts/SuspendExcNodes; gpuburstctl slurm-conf --merge)",
+		      n, n == 1 ? "" : "s", gb_buf_str(&nodes), n > 10 ? " ..." : "",
+		      strcmp(why, GLOBAL_SUSPEND) ? "SuspendTime of partition " : "", why);
+	else
+		check(d, "power saving", GB_E_OK,
+		      "reaches no node outside the nodesets (%zu of the site's own checked)", site);
+	gb_buf_free(&nodes);
+}
+
+static void check_power_params(struct doctor *d, const struct gb_conf *conf,
+			       const struct gb_slurm_power *pw)
+{
+	if (!word_in(pw->slurmctld_params, "idle_on_node_suspend"))
+		check(d, "slurmctld parameters", GB_E_CONFIG,
+		      "the running SlurmctldParameters (%s) lack idle_on_node_suspend (nodes gpuburst "
+		      "sets DOWN would stay DOWN): lost to a later SlurmctldParameters line? "
+		      "(gpuburstctl slurm-conf --merge /etc/slurm/slurm.conf)",
+		      *pw->slurmctld_params ? pw->slurmctld_params : "none");
+	else
+		check(d, "slurmctld parameters", GB_E_OK, "%s", pw->slurmctld_params);
+	for (size_t i = 0; i < conf->n_nodesets; i++) {
+		const char *part = conf->nodesets[i].partition;
+		long rt = pw->resume_timeout;
+		double at;
+		bool seen = false;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(conf->nodesets[j].partition, part) == 0;
+		for (size_t j = 0; j < pw->n_parts && !seen; j++)
+			if (strcmp(pw->parts[j].name, part) == 0 && pw->parts[j].resume_timeout >= 0)
+				rt = pw->parts[j].resume_timeout;
+		if (seen || rt < 0)
+			continue;
+		at = gb_policy_approval_timeout(conf, (double)rt, -1);
+		if ((double)rt - at < DOCTOR_BOOT_MIN_S)
+			check(d, "resume timeout", GB_E_CONFIG,
+			      "partition %s: ResumeTimeout %ld s leaves %.0f s after the approval wait "
+			      "(%.0f s) to launch, boot and register an instance, under %d s: raise "
+			      "ResumeTimeout on the partition (gpuburstctl slurm-conf --resume-timeout)",
+			      part, rt, (double)rt - at, at, DOCTOR_BOOT_MIN_S);
+		else
+			check(d, "resume timeout", GB_E_OK,
+			      "partition %s: ResumeTimeout %ld s (approval wait %.0f s)", part, rt, at);
+	}
+}
+
 /*
  * The libslurm checks run in a child: libslurm calls fatal() (exit) on a
  * slurm.conf it cannot use, and doctor must report that, not die of it.
@@ -379,6 +545,7 @@ static void check_nodes(struct doctor *d, const struct gb_conf *conf,
 static void slurm_child(struct doctor *d, const struct gb_conf *conf, int fd)
 {
 	struct gb_slurm_node_list *sl = NULL;
+	struct gb_slurm_power *pw = NULL;
 	char ctld[64], built[32];
 	gb_error_t err = { 0 };
 	FILE *fp = fdopen(fd, "w");
@@ -404,6 +571,13 @@ static void slurm_child(struct doctor *d, const struct gb_conf *conf, int fd)
 		check(d, "slurm nodes", GB_E_SLURM, "%s", err.text);
 	else
 		check_nodes(d, conf, sl);
+	if (sl && gb_slurm_power_load(&pw, &err) == GB_E_OK) {
+		check_power_nodes(d, conf, sl, pw);
+		check_power_params(d, conf, pw);
+	} else if (sl) {
+		check(d, "power saving", GB_E_SLURM, "%s", err.text);
+	}
+	gb_slurm_power_free(pw);
 	gb_slurm_node_list_free(sl);
 	fclose(fp);
 	_exit(0);
@@ -462,6 +636,11 @@ static void check_slurm(struct doctor *d, const struct gb_conf *conf,
 		check_program(d, "ResumeFailProgram", sc->resume_fail_program,
 			      "gpuburst-resume-fail");
 		check_timeouts(d, conf, sc);
+		for (size_t i = 0; i < sc->duplicates.n; i++)
+			check(d, "slurm.conf", GB_E_CONFIG,
+			      "%s: Slurm uses only the later line (\"specified more than once\"): "
+			      "merge them (gpuburstctl slurm-conf --merge %s)",
+			      sc->duplicates.v[i], sc->path);
 	}
 	slurm_checks(d, conf);
 }

@@ -594,3 +594,87 @@ gb_err_t gb_slurm_ctl_version(char *buf, size_t n, gb_error_t *err)
 	compat_free_ctl_conf(conf);
 	return rc;
 }
+
+/*****************************************************************************
+ *  Power-saving configuration (gpuburstctl doctor)
+ *****************************************************************************/
+
+static long seconds32(uint32_t v)
+{
+	return (v == NO_VAL || v == INFINITE) ? -1 : (long)v;
+}
+
+static long seconds16(uint16_t v)
+{
+	return (v == NO_VAL16 || v == INFINITE16) ? -1 : (long)v;
+}
+
+static char *dup0(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+gb_err_t gb_slurm_power_load(struct gb_slurm_power **out, gb_error_t *err)
+{
+	struct gb_slurm_power *p = NULL;
+	partition_info_msg_t *parts = NULL;
+	slurm_conf_t *conf = NULL;
+	gb_err_t rc = GB_E_OK;
+
+	*out = NULL;
+	pthread_mutex_lock(&slurm_mu);
+	if (!slurm_inited)
+		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
+	else if (slurm_load_ctl_conf((time_t)0, &conf) != SLURM_SUCCESS)
+		rc = slurm_fail(err, "slurm_load_ctl_conf", NULL);
+	else if (slurm_load_partitions((time_t)0, &parts, SHOW_ALL) != SLURM_SUCCESS)
+		rc = slurm_fail(err, "slurm_load_partitions", NULL);
+	pthread_mutex_unlock(&slurm_mu);
+	if (rc)
+		goto out;
+	if (!(p = calloc(1, sizeof(*p))) ||
+	    !(p->parts = calloc(parts->record_count ? parts->record_count : 1, sizeof(*p->parts))))
+		goto nomem;
+	p->suspend_time = seconds32(conf->suspend_time);
+	p->resume_timeout = seconds16(conf->resume_timeout);
+	if (!(p->slurmctld_params = dup0(conf->slurmctld_params)) ||
+	    !(p->suspend_exc_nodes = dup0(conf->suspend_exc_nodes)) ||
+	    !(p->suspend_exc_parts = dup0(conf->suspend_exc_parts)))
+		goto nomem;
+	for (uint32_t i = 0; i < parts->record_count; i++) {
+		const partition_info_t *pi = &parts->partition_array[i];
+		struct gb_slurm_power_part *pp = &p->parts[p->n_parts++];
+
+		pp->suspend_time = seconds32(pi->suspend_time);
+		pp->resume_timeout = seconds16(pi->resume_timeout);
+		if (!(pp->name = dup0(pi->name)) || !(pp->nodes = dup0(pi->nodes)))
+			goto nomem;
+	}
+	*out = p;
+	p = NULL;
+	goto out;
+nomem:
+	rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+out:
+	gb_slurm_power_free(p);
+	if (parts)
+		slurm_free_partition_info_msg(parts);
+	if (conf)
+		compat_free_ctl_conf(conf);
+	return rc;
+}
+
+void gb_slurm_power_free(struct gb_slurm_power *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n_parts; i++) {
+		free(p->parts[i].name);
+		free(p->parts[i].nodes);
+	}
+	free(p->parts);
+	free(p->slurmctld_params);
+	free(p->suspend_exc_nodes);
+	free(p->suspend_exc_parts);
+	free(p);
+}

@@ -168,6 +168,32 @@ unsigned long gb_slurm_built_version_number(void);
  */
 gb_err_t gb_slurm_ctl_version(char *buf, size_t n, gb_error_t *err);
 
+/*
+ * The running power-saving configuration (scontrol show config, scontrol
+ * show partition): what decides which nodes Slurm may power down into
+ * gpuburst's programs.  Times in seconds, -1 when not set (or INFINITE).
+ */
+struct gb_slurm_power_part {
+	char *name;
+	char *nodes;		/* hostlist expression, "" for none */
+	long suspend_time;
+	long resume_timeout;
+};
+
+struct gb_slurm_power {
+	long suspend_time;		/* the global one */
+	long resume_timeout;
+	char *slurmctld_params;		/* "" when unset */
+	char *suspend_exc_nodes;
+	char *suspend_exc_parts;
+	struct gb_slurm_power_part *parts;
+	size_t n_parts;
+};
+
+/* Needs gb_slurm_init().  OUT *out NEW (gb_slurm_power_free). */
+gb_err_t gb_slurm_power_load(struct gb_slurm_power **out, gb_error_t *err);
+void gb_slurm_power_free(struct gb_slurm_power *p);
+
 /*****************************************************************************
  *  Text: node reasons and the job_submit plugin's intent (pure functions)
  *****************************************************************************/

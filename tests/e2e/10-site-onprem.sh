@@ -39,6 +39,26 @@ lab scontrol -o show partition gpu | grep -Eq 'SuspendTime=(00:00:03|3)( |$)' ||
 	fail "partition gpu: $(lab scontrol -o show partition gpu)"
 ok "the site's SlurmctldParameters, ReturnToService and SchedulerParameters are in force with gpuburst's merged in; power saving only on the burst partition"
 
+# --- doctor reads the running configuration: power saving reaches no
+# node of the site's; a partition of the site's with a SuspendTime does
+ctl doctor >"$TMP/doctor.out" 2>&1
+for want in "^ok   power saving: reaches no node outside the nodesets (1 of the site's own checked)" \
+	    "^ok   slurmctld parameters: enable_configless,idle_on_node_suspend"; do
+	grep -q "$want" "$TMP/doctor.out" || fail "doctor lacks '$want': $(cat "$TMP/doctor.out")"
+done
+# a global SuspendTime (one more line in slurm.conf, then reconfigure)
+cp "$LAB/etc/slurm.conf" "$TMP/slurm.conf.good"
+echo "SuspendTime=600" >>"$LAB/etc/slurm.conf"
+lab scontrol reconfigure || fail "scontrol reconfigure"
+ctl doctor >"$TMP/doctor.out" 2>&1 && fail "doctor passed with a global SuspendTime: $(cat "$TMP/doctor.out")"
+grep -q "^FAIL power saving: Slurm can power down 1 node gpuburst does not own (site-1; the global SuspendTime) into gpuburst-suspend" "$TMP/doctor.out" ||
+	fail "doctor: $(grep 'power saving' "$TMP/doctor.out")"
+cp "$TMP/slurm.conf.good" "$LAB/etc/slurm.conf"
+lab scontrol reconfigure || fail "scontrol reconfigure back"
+ctl doctor >"$TMP/doctor.out" 2>&1
+grep -q "^ok   power saving: " "$TMP/doctor.out" || fail "doctor after the fix: $(grep 'power saving' "$TMP/doctor.out")"
+ok "doctor: power saving reaches only the burst nodes; a global SuspendTime is reported, naming site-1"
+
 # --- the on-premises node is never powered down
 wait_for 20 "site-1 registered" 'state_is site-1 "^IDLE$"'
 sleep $((SUSPEND_TIME * 4))
