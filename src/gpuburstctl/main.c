@@ -60,7 +60,7 @@ static const struct ctl_cmd commands[] = {
 	  ctl_cmd_deny },
 	{ "terminate", "NODES|--all [--yes | --confirm TOKEN] [--reason TEXT]",
 	  "terminate instances now, after a confirmation step", ctl_cmd_terminate },
-	{ "slurm-conf", "[--lab] [--lab-ports BASE] [--sbindir DIR] [--section S] [--slurm-version V]",
+	{ "slurm-conf", "[--lab] [--lab-ports BASE] [--sbindir DIR] [--section S] [--slurm-version V] [--merge SLURM.CONF] [--suspend-time S] [--suspend-timeout S] [--resume-timeout S]",
 	  "slurm.conf and gres.conf lines for the nodesets", ctl_cmd_slurm_conf },
 	{ "doctor", "", "check the installation: config, state, credentials, endpoints, Slurm",
 	  ctl_cmd_doctor },

@@ -363,14 +363,15 @@ run 0 slurm-conf --sbindir /opt/gb/sbin
 grep -qx 'ResumeProgram=/opt/gb/sbin/gpuburst-resume' "$tmp/out" || bad "slurm-conf ResumeProgram"
 grep -qx 'NodeName=g5-\[1-40\] CPUs=4 RealMemory=15564 Gres=gpu:a10g:1 Feature=g5.xlarge State=CLOUD' "$tmp/out" ||
 	bad "slurm-conf NodeName: $(grep NodeName "$tmp/out")"
-grep -qx 'PartitionName=gpuburst Nodes=gb_g5,gb_g6 MaxTime=INFINITE State=UP' "$tmp/out" || bad "slurm-conf partition"
+grep -qx 'PartitionName=gpuburst Nodes=gb_g5,gb_g6 MaxTime=INFINITE State=UP SuspendTime=600 SuspendTimeout=120 ResumeTimeout=1800' "$tmp/out" || bad "slurm-conf partition"
 grep -qx 'NodeName=g6-\[1-40\] Name=gpu Type=l4 File=/dev/nvidia0' "$tmp/out" || bad "slurm-conf gres"
 run 0 slurm-conf --lab-ports 21000 --section nodes
 grep -qx 'NodeName=g6-\[1-40\] Port=\[21040-21079\] CPUs=1 RealMemory=500 Gres=gpu:l4:1 Feature=g6.xlarge State=CLOUD' "$tmp/out" ||
 	bad "slurm-conf --lab-ports: $(grep NodeName "$tmp/out")"
 # lines only some releases take, for the release named (gb_slurm_release.h)
+: >"$tmp/empty.conf"
 release_lines() {	# VERSION: the release-dependent lines slurm-conf prints for it
-	ctl slurm-conf --section power --slurm-version "$1" 2>&1 |
+	ctl slurm-conf --section power --slurm-version "$1" --merge "$tmp/empty.conf" 2>&1 |
 		grep -E '^(CommunicationParameters|PrivateData|SchedulerParameters)=|^# ---- slurm.conf: power' | tr '\n' ';'
 }
 for case in \
@@ -383,11 +384,47 @@ for case in \
 	[ "$got" = "${case#*|}" ] || bad "slurm-conf --slurm-version ${case%%|*}: '$got', want '${case#*|}'"
 	ok
 done
+# power saving on the burst partitions only; nothing Slurm keeps one line
+# of is emitted blind: without --merge only as what to add
+run 0 slurm-conf --section power
+grep -Eq '^(SuspendTime|SuspendTimeout|ResumeTimeout|SlurmctldParameters|TreeWidth|GresTypes|ReturnToService|SchedulerParameters|CommunicationParameters|PrivateData)=' "$tmp/out" &&
+	bad "slurm-conf --section power has a global line to merge: $(grep -v '^#' "$tmp/out")"
+grep -q '^# SlurmctldParameters: add idle_on_node_suspend,power_save_interval=5,power_save_min_interval=0 ' "$tmp/out" ||
+	bad "slurm-conf: no SlurmctldParameters to merge"
+ok
+run 0 slurm-conf --section nodes --suspend-time 900 --resume-timeout 2400
+grep -qx 'PartitionName=gpuburst Nodes=gb_g5,gb_g6 MaxTime=INFINITE State=UP SuspendTime=900 SuspendTimeout=120 ResumeTimeout=2400' "$tmp/out" ||
+	bad "slurm-conf partition times: $(grep PartitionName "$tmp/out")"
+# --merge: the site's options kept, gpuburst's added, defunct ones dropped,
+# a key set twice warned of, the site's partitions excluded from a global SuspendTime
+cat >"$tmp/site.conf" <<'EOF'
+SlurmctldParameters=enable_configless,power_save_interval=10
+SuspendTime=300
+GresTypes=gpu
+PartitionName=site Nodes=n1
+CommunicationParameters=NoAddrCache
+SlurmctldParameters=enable_configless,cloud_reg_addrs,power_save_interval=10
+EOF
+run 0 slurm-conf --section power --slurm-version 24.11 --merge "$tmp/site.conf"
+for want in '^SlurmctldParameters=enable_configless,power_save_interval=10,idle_on_node_suspend,power_save_min_interval=0$' \
+	    "^# WARNING: SlurmctldParameters: $tmp/site.conf:6 replaces $tmp/site.conf:1 " \
+	    '^# GresTypes: yours (gpu) has what gpuburst needs: keep it$' \
+	    '^#   (remove your CommunicationParameters line: nothing is left of it)$' \
+	    '^SuspendExcParts=site$' '^TreeWidth=65533$' \
+	    "^# ReturnToService: yours (Slurm's default, 0) stays"; do
+	grep -q -- "$want" "$tmp/out" || bad "slurm-conf --merge lacks '$want': $(cat "$tmp/out")"
+done
+grep -q '^GresTypes=' "$tmp/out" && bad "slurm-conf --merge repeats GresTypes"
+ok
+run 8 slurm-conf --merge "$tmp/nonexistent.conf"
+grep -q "^gpuburstctl: --merge: cannot open $tmp/nonexistent.conf: No such file or directory" "$tmp/err" ||
+	bad "--merge of a missing file: $(cat "$tmp/err")"
+
 run 0 --json slurm-conf --lab
 py "$tmp/out" <<'PY' || bad "slurm-conf json"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert "File=/dev/null" in d["gres_conf"] and "TreeWidth=65533" in d["slurm_conf"]
+assert "File=/dev/null" in d["gres_conf"] and "SuspendTime=5 SuspendTimeout=5 ResumeTimeout=60" in d["slurm_conf"]
 PY
 
 echo "ctl-cli: $n checks"

@@ -898,6 +898,28 @@ static void test_slurmconf(void **state)
 	assert_null(gb_slurmconf_partition(&sc, "nope"));
 	gb_slurmconf_clear(&sc);
 
+	assert_int_equal(sc.duplicates.n, 0);
+
+	/* the keys a site merges with gpuburst's, and each one set twice */
+	write_file(inc, "SlurmctldParameters=idle_on_node_suspend\nGresTypes=gpu\n");
+	write_file(main_path,
+		   "SlurmctldParameters=enable_configless\n"
+		   "ReturnToService=1\nSchedulerParameters=bf_interval=5\n"
+		   "SuspendExcNodes=n[1-2]:1\nSuspendExcParts=site\n"
+		   "Include power.conf\n"
+		   "gres_types=gpu,mps\n");	/* keys are case-insensitive, not '_'-blind */
+	assert_int_equal(gb_slurmconf_read(main_path, &sc, &e), GB_E_OK);
+	assert_string_equal(sc.slurmctld_parameters, "idle_on_node_suspend");
+	assert_string_equal(sc.return_to_service, "1");
+	assert_string_equal(sc.scheduler_parameters, "bf_interval=5");
+	assert_string_equal(sc.suspend_exc_nodes, "n[1-2]:1");
+	assert_string_equal(sc.suspend_exc_parts, "site");
+	assert_string_equal(sc.gres_types, "gpu");
+	assert_int_equal(sc.duplicates.n, 1);
+	snprintf(text, sizeof(text), "SlurmctldParameters: %s:1 replaces %s:1", inc, main_path);
+	assert_string_equal(sc.duplicates.v[0], text);
+	gb_slurmconf_clear(&sc);
+
 	/* defaults */
 	write_file(main_path, "ClusterName=x\n");
 	assert_int_equal(gb_slurmconf_read(main_path, &sc, &e), GB_E_OK);
