@@ -209,7 +209,7 @@ struct gb_request_filter {
 	int kind;			/* enum gb_request_kind, or -1: any */
 	double since;			/* created_at >= since; 0: any */
 	const char *node;		/* requests whose nodes contain it; NULL */
-	size_t limit;			/* 0: no limit */
+	size_t limit;			/* the newest [limit], still oldest first; 0: all */
 };
 #define GB_REQUEST_FILTER_ANY { -1, -1, 0, NULL, 0 }
 
@@ -351,7 +351,7 @@ struct gb_instance_filter {
 	const char *instance_id;
 	int state;			/* enum gb_instance_state, or -1 */
 	bool alive;			/* only not terminated/lost */
-	size_t limit;			/* 0: no limit */
+	size_t limit;			/* the newest [limit], still oldest first; 0: all */
 };
 #define GB_INSTANCE_FILTER_ANY { NULL, NULL, NULL, NULL, NULL, -1, false, 0 }
 

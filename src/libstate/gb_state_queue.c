@@ -722,8 +722,9 @@ static gb_err_t list_stmt(gb_state_t *st, unsigned shape, sqlite3_stmt **out,
 	char sql[1024];
 
 	snprintf(sql, sizeof(sql),
-		 "SELECT " REQ_COLS " FROM requests r%s WHERE 1%s%s%s "
-		 "ORDER BY r.created_at, r.rowid LIMIT ?5",
+		 /* the newest ?5, listed oldest first */
+		 "SELECT * FROM (SELECT " REQ_COLS ", r.rowid AS o FROM requests r%s WHERE 1%s%s%s "
+		 "ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?5) ORDER BY created_at, o",
 		 shape & RL_NODE ? " JOIN request_nodes n ON n.request_id = "
 				   "r.id AND n.node = ?4"
 				 : "",

@@ -523,10 +523,12 @@ static gb_err_t inst_list_stmt(gb_state_t *st, unsigned shape,
 	char sql[1024];
 
 	snprintf(sql, sizeof(sql),
-		 "SELECT request_id, region, instance_id, node, az, subnet, "
+		 /* the newest ?8, listed oldest first */
+		 "SELECT * FROM (SELECT request_id, region, instance_id, node, az, subnet, "
 		 "instance_type, private_ip, public_ip, state, attempt_id, "
-		 "launched_at, terminated_at, reason FROM instances "
-		 "WHERE 1%s%s%s%s%s%s%s ORDER BY launched_at, rowid LIMIT ?8",
+		 "launched_at, terminated_at, reason, rowid AS o FROM instances "
+		 "WHERE 1%s%s%s%s%s%s%s ORDER BY launched_at DESC, rowid DESC LIMIT ?8) "
+		 "ORDER BY launched_at, o",
 		 shape & IL_REQUEST ? " AND request_id = ?1" : "",
 		 shape & IL_NODE ? " AND node = ?2" : "",
 		 shape & IL_REGION ? " AND region = ?3" : "",

@@ -97,6 +97,13 @@ py "$tmp/out" <<'PY' || bad "requests --since date"
 import json, sys
 assert len(json.load(open(sys.argv[1]))["requests"]) == 4
 PY
+cp "$tmp/out" "$tmp/all.json"
+run 0 --json requests --limit 2
+py "$tmp/out" "$tmp/all.json" <<'PY' || bad "requests --limit: not the newest two"
+import json, sys
+got = [r["id"] for r in json.load(open(sys.argv[1]))["requests"]]
+assert got == [r["id"] for r in json.load(open(sys.argv[2]))["requests"]][-2:], got
+PY
 
 # the replay
 run 0 requests show "$DONE"
