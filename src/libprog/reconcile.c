@@ -399,6 +399,29 @@ static void lost_node(struct rctx *c, const struct rec *r, const char *why,
 	}
 }
 
+/* A worker closes the record of an instance it terminates right after the call. */
+#define GONE_GRACE_S 30.0
+
+static int count_one(const struct gb_instance *in, void *arg)
+{
+	(void)in;
+	++*(int *)arg;
+	return 0;
+}
+
+/* Is [r] still live in the state file now (not closed since it was read)? */
+static bool still_live(const struct rctx *c, const struct rec *r)
+{
+	struct gb_instance_filter f = GB_INSTANCE_FILTER_ANY;
+	int n = 0;
+
+	f.request_id = r->request;
+	f.region = r->region;
+	f.instance_id = r->id;
+	f.alive = true;
+	return gb_state_instance_list(c->o->st, &f, count_one, &n, NULL) == GB_E_OK && n > 0;
+}
+
 static gb_err_t do_lost(struct rctx *c, gb_error_t *err)
 {
 	double settle_s = c->o->conf->policy.orphan_timeout;
@@ -410,11 +433,18 @@ static gb_err_t do_lost(struct rctx *c, gb_error_t *err)
 		char target[256], why[160], etext[256] = "";
 		gb_err_t rc = GB_E_OK;
 
-		if (!r->region || !r->id || gb_strv_find(&c->listed, r->region) < 0 ||
-		    r->launched + settle_s > c->now)
+		if (!r->region || !r->id || gb_strv_find(&c->listed, r->region) < 0)
 			continue;
 		ci = cloud_find(c, r->region, r->id);
 		if (ci && !gone_state(ci->state))
+			continue;
+		/* The cloud saying terminated counts at any age past a short
+		 * grace (a spot reclaim, a console terminate in the first
+		 * minutes); only an instance missing from the listing waits
+		 * the settle time, as EC2's listing of fresh ids is eventually
+		 * consistent.  The grace and still_live() keep an instance the
+		 * worker is terminating itself (an extra) from counting. */
+		if (r->launched + (ci ? GONE_GRACE_S : settle_s) > c->now || !still_live(c, r))
 			continue;
 		snprintf(why, sizeof(why), "gone from the cloud (%s), not terminated by gpuburst",
 			 ci ? ci->state : "not listed");

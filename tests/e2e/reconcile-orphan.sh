@@ -3,7 +3,9 @@
 # record and no node explains is terminated once older than orphan_timeout
 # (and only then); our own instance backing a running job and another
 # cluster's instance are left alone; --dry-run only reports.
-ORPHAN_TIMEOUT=4s
+# long enough that the first dry run comes well before it, also on a
+# loaded machine under the sanitizers (4 s once was not)
+ORPHAN_TIMEOUT=15s
 . "${srcdir:-.}/e2e-lib.sh"
 e2e_start
 
@@ -18,13 +20,15 @@ run() {	# run CLUSTER NODE: prints the new instance's id
 		>"$TMP/run.json" 2>"$TMP/run.err" || fail "run-instances: $(cat "$TMP/run.err")"
 	jq_py "$TMP/run.json" "d['Instances'][0]['InstanceId']"
 }
+T0=$(date +%s)
 ORPHAN=$(run e2e gpu-4)
 OTHER=$(run other-cluster gpu-4)
 
 ctl --json reconcile --dry-run >"$TMP/d1.json" 2>"$TMP/d1.err" || fail "dry run: $(cat "$TMP/d1.err")"
 expect_eq "too young to be an orphan" "$(jq_py "$TMP/d1.json" "[a for a in d['actions'] if a['action'] == 'orphan']")" "[]"
 
-sleep 5
+[ $(($(date +%s) - T0)) -lt 15 ] || fail "the first dry run came $(($(date +%s) - T0)) s after the launch: too late to tell"
+wait_for 30 "the orphan 15 s old" '[ $(date +%s) -gt $((T0 + 18)) ]'
 ctl --json reconcile --dry-run >"$TMP/d2.json" 2>"$TMP/d2.err" || fail "dry run: $(cat "$TMP/d2.err")"
 expect_eq "dry run" "$(jq_py "$TMP/d2.json" "[(a['action'], a['target'], a['done']) for a in d['actions']]")" \
 	"[[\"orphan\", \"ap-northeast-1#$ORPHAN\", false]]"
