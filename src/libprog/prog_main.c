@@ -231,8 +231,15 @@ static gb_err_t load_config(struct prog *p)
 		gb_log_error("config_error %s", errs.msgs[i]);
 	gb_errlist_free(&errs);
 	if (p->kind == GB_PROG_RESUME && !p->worker) {
-		/* DOWN requeues the jobs now instead of after ResumeTimeout. */
-		nodes_down(NULL, resume_expr(p), "gpuburst: configuration error, see syslog");
+		/* DOWN requeues the jobs now instead of after ResumeTimeout; the
+		 * reason names the error itself, as syslog may go nowhere. */
+		char reason[GB_REASON_MAX];
+
+		snprintf(reason, sizeof(reason), "gpuburst: configuration error: %s", err.text);
+		for (char *c = reason; *c; c++)
+			if ((unsigned char)*c < 0x20)
+				*c = ' ';
+		nodes_down(NULL, resume_expr(p), reason);
 	}
 	return rc;
 }

@@ -61,3 +61,17 @@ expect_eq "nothing launched for cpu-1" "$(sim_instances "len(ins)")" "$N_BEFORE"
 sql "SELECT detail FROM events WHERE kind='slurm_update' AND request_id IS NULL" | grep -q "^action=down nodes=cpu-1 count=1 failed=0 " ||
 	fail "the DOWN of cpu-1 was not recorded"
 ok "cpu-1 (no nodeset) went DOWN with a reason; nothing launched"
+
+# --- a broken gpuburst.yaml: the node goes DOWN with the error itself as its
+# reason (syslog may go nowhere), nothing launched
+OTHER=gpu-1
+[ "$NODE" = gpu-1 ] && OTHER=gpu-2
+cp "$CONF" "$TMP/good.yaml"
+echo "no_such_key: 1" >>"$CONF"
+LINE=$(wc -l <"$CONF")
+N_BEFORE=$(sim_instances "len(ins)")
+lab scontrol update nodename="$OTHER" state=power_up || fail "power_up $OTHER"
+wait_for 20 "$OTHER DOWN" 'node_reason '"$OTHER"' | grep -qF "gpuburst: configuration error: $CONF:$LINE:1: unknown key '"'"'no_such_key'"'"'"'
+expect_eq "nothing launched for $OTHER" "$(sim_instances "len(ins)")" "$N_BEFORE"
+cp "$TMP/good.yaml" "$CONF"
+ok "a broken configuration: $OTHER DOWN with the error (file:line:col) as its reason"
