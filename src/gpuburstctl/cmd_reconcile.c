@@ -38,6 +38,8 @@ static void print_text(const struct gb_reconcile_report *rep, bool dry_run)
 {
 	if (rep->cloud_error)
 		printf("cloud: not listed: %s\n", rep->cloud_error);
+	if (rep->slurm_error)
+		printf("slurm: nodes not read (node checks skipped): %s\n", rep->slurm_error);
 	if (rep->running)
 		printf("records: %zu pending instance%s now running%s\n", rep->running,
 		       rep->running == 1 ? "" : "s", dry_run ? " (dry run: not marked)" : "");
@@ -80,6 +82,8 @@ static void print_json(const struct gb_reconcile_report *rep, bool dry_run, bool
 	json_object_set_new(o, "cloud_checked", json_boolean(rep->cloud_checked));
 	json_object_set_new(o, "cloud_error", rep->cloud_error ?
 				json_string(rep->cloud_error) : json_null());
+	json_object_set_new(o, "slurm_error", rep->slurm_error ?
+				json_string(rep->slurm_error) : json_null());
 	json_object_set_new(o, "failed", json_integer((json_int_t)rep->failed));
 	json_object_set_new(o, "running", json_integer((json_int_t)rep->running));
 	json_object_set_new(o, "actions", a);
@@ -153,10 +157,13 @@ static gb_err_t reconcile(struct ctl *ctl, const struct gb_conf *conf, bool dry_
 		print_text(&rep, dry_run);
 	if (!dry_run)
 		kick_worker(conf, st);
-	if (rep.failed || rep.cloud_error)
-		rc = ctl_fail(GB_E_PARTIAL, "%zu action%s failed%s%s", rep.failed,
+	/* a part that could not be done is not success: the timer's log says so */
+	if (rep.failed || rep.cloud_error || rep.slurm_error)
+		rc = ctl_fail(GB_E_PARTIAL, "%zu action%s failed%s%s%s%s", rep.failed,
 			      rep.failed == 1 ? "" : "s", rep.cloud_error ? "; cloud: " : "",
-			      rep.cloud_error ? rep.cloud_error : "");
+			      rep.cloud_error ? rep.cloud_error : "",
+			      rep.slurm_error ? "; slurm: " : "",
+			      rep.slurm_error ? rep.slurm_error : "");
 out:
 	gb_reconcile_report_clear(&rep);
 	gb_orch_destroy(ro.orch);

@@ -70,6 +70,7 @@ struct gb_reconcile_report {
 				 * (marked running; counted in a dry run) */
 	bool cloud_checked;	/* LOST/ORPHAN ran (not cheap, cloud answered) */
 	char *cloud_error;	/* why LOST/ORPHAN were skipped, or NULL */
+	char *slurm_error;	/* why the node checks were skipped, or NULL */
 };
 
 struct gb_reconcile_opts {

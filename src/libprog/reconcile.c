@@ -123,6 +123,7 @@ void gb_reconcile_report_clear(struct gb_reconcile_report *rep)
 	}
 	free(rep->v);
 	free(rep->cloud_error);
+	free(rep->slurm_error);
 	memset(rep, 0, sizeof(*rep));
 }
 
@@ -745,6 +746,7 @@ gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 	if (gb_slurm_nodes_load(&c.nodes, &e)) {
 		gb_log_warn("reconcile_no_slurm error=\"%s\" note=\"node checks skipped\"", e.text);
 		c.nodes = NULL;
+		rep->slurm_error = strdup(e.text);	/* NULL when out of memory: the log has it */
 	}
 	if (!o->cheap && o->orch) {
 		struct gb_instance_filter f = GB_INSTANCE_FILTER_ANY;

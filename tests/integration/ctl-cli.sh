@@ -365,6 +365,16 @@ usage 'Slurm "21.08" is too old: gpuburst needs 22.05 or later' slurm-conf --slu
 ctl requests --help >"$tmp/out" 2>&1 && grep -q '^Usage: gpuburstctl requests ' "$tmp/out" || bad "requests --help"
 ok
 
+# ---- reconcile: Slurm unreachable is a part not done (exit PARTIAL), not success
+printf 'ClusterName=unreach\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=1\nMessageTimeout=2\nAuthType=auth/none\n' >"$tmp/unreach.conf"
+env -u GPUBURST_CONF -u GPUBURST_ENV SLURM_CONF="$tmp/unreach.conf" "$CTL" -c "$C" reconcile --cheap \
+	>"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 29 ] || bad "reconcile with Slurm unreachable: exit $rc, want 29 (PARTIAL): $(cat "$tmp/out" "$tmp/err")"
+grep -q '^slurm: nodes not read (node checks skipped): ' "$tmp/out" || bad "reconcile report: $(cat "$tmp/out")"
+grep -q 'gpuburstctl: .*; slurm: ' "$tmp/err" || bad "reconcile error line: $(cat "$tmp/err")"
+ok
+
 # ---- slurm-conf
 run 0 slurm-conf --sbindir /opt/gb/sbin
 grep -qx 'ResumeProgram=/opt/gb/sbin/gpuburst-resume' "$tmp/out" || bad "slurm-conf ResumeProgram"
