@@ -139,6 +139,16 @@ stop_all() {
 				grep -qx "SLURM_CONF=$LAB/etc/slurm.conf" || continue
 			kill -KILL "${d#/proc/}" 2>/dev/null
 		done
+		# step daemons of this test's slurmds: from 24.05 their
+		# environment is empty and they retry their completion RPC
+		# forever once slurmctld is gone (SIGTERM ignored), but their
+		# working directory is their instance's boot directory here
+		for d in /proc/[0-9]*; do
+			[ "$(cat "$d/comm" 2>/dev/null)" = slurmstepd ] || continue
+			case "$(readlink "$d/cwd" 2>/dev/null)" in
+			"$TMP"/*) kill -KILL "${d#/proc/}" 2>/dev/null ;;
+			esac
+		done
 	fi
 	# a worker still running finishes its round (its cloud is gone)
 	[ -d "$STATE" ] && flock -w 30 "$STATE/worker.lock" true 2>/dev/null
