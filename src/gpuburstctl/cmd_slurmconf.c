@@ -201,24 +201,6 @@ static bool merged(const struct merge_item *m, const char *have, struct gb_buf *
 	return added;
 }
 
-static const char *site_value(const struct gb_slurmconf *sc, const char *key)
-{
-	static const struct { const char *key; size_t off; } f[] = {
-		{ "SlurmctldParameters", offsetof(struct gb_slurmconf, slurmctld_parameters) },
-		{ "GresTypes", offsetof(struct gb_slurmconf, gres_types) },
-		{ "TreeWidth", offsetof(struct gb_slurmconf, tree_width) },
-		{ "CommunicationParameters",
-		  offsetof(struct gb_slurmconf, communication_parameters) },
-		{ "PrivateData", offsetof(struct gb_slurmconf, private_data) },
-		{ "SchedulerParameters", offsetof(struct gb_slurmconf, scheduler_parameters) },
-	};
-
-	for (size_t i = 0; sc && i < GB_ARRAY_LEN(f); i++)
-		if (strcmp(f[i].key, key) == 0)
-			return *(char *const *)((const char *)sc + f[i].off);
-	return NULL;
-}
-
 static bool partition_seen(const struct gb_conf *conf, size_t upto,
 			   const char *partition);
 
@@ -289,7 +271,7 @@ static gb_err_t merge_block(FILE *fp, const struct gb_conf *conf, const struct s
 	for (size_t i = 0; i < sc.duplicates.n; i++)
 		fprintf(fp, "# WARNING: %s (Slurm uses only the later line)\n", sc.duplicates.v[i]);
 	for (size_t i = 0; i < n; i++) {
-		const char *have = site_value(&sc, items[i].key);
+		const char *have = gb_slurmconf_value(&sc, items[i].key);
 
 		if (!merged(&items[i], have, &b)) {
 			if (have && *items[i].need)

@@ -80,6 +80,13 @@ gb_err_t gb_slurmconf_read(const char *path, struct gb_slurmconf *out,
 			   gb_error_t *err);
 void gb_slurmconf_clear(struct gb_slurmconf *sc);
 
+/*
+ * RET BORROWED the value of string key [key] (case-insensitive: one of the
+ * string fields above, such as "SlurmctldParameters"), NULL when unset or
+ * not one of them.
+ */
+const char *gb_slurmconf_value(const struct gb_slurmconf *sc, const char *key);
+
 /* RET BORROWED partition [name], or NULL. */
 const struct gb_slurmconf_partition *
 gb_slurmconf_partition(const struct gb_slurmconf *sc, const char *name);

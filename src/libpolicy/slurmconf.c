@@ -400,6 +400,13 @@ void gb_slurmconf_clear(struct gb_slurmconf *sc)
 	memset(sc, 0, sizeof(*sc));
 }
 
+const char *gb_slurmconf_value(const struct gb_slurmconf *sc, const char *key)
+{
+	int f = sc && key ? string_field(key) : -1;
+
+	return f < 0 ? NULL : *(char *const *)((const char *)sc + string_fields[f].off);
+}
+
 const struct gb_slurmconf_partition *
 gb_slurmconf_partition(const struct gb_slurmconf *sc, const char *name)
 {
