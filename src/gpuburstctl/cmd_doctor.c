@@ -410,13 +410,25 @@ static bool word_in(const char *list, const char *word)
 	return false;
 }
 
-/* Is [name] in hostlist [expr]?  24.05's "NODES:N" counts as listed. */
-static bool in_hostlist(const char *expr, const char *name)
+/* The partitions' and SuspendExcNodes' host lists, expanded once. */
+struct power_sets {
+	struct gb_strv exc;
+	struct gb_strv *parts;	/* [pw->n_parts] */
+};
+
+static void power_sets_free(struct power_sets *ps, size_t n)
+{
+	gb_strv_free(&ps->exc);
+	for (size_t i = 0; ps->parts && i < n; i++)
+		gb_strv_free(&ps->parts[i]);
+	free(ps->parts);
+}
+
+/* Expand hostlist [expr] into [out]; 24.05's "NODES:N" counts as listed. */
+static void expand_list(const char *expr, struct gb_strv *out)
 {
 	struct gb_buf b = GB_BUF_INIT;
-	struct gb_strv v = { 0 };
 	int depth = 0;
-	bool found = false;
 
 	for (const char *p = expr; p && *p; p++) {	/* drop ":N" at the top level */
 		if (*p == '[')
@@ -430,11 +442,9 @@ static bool in_hostlist(const char *expr, const char *name)
 		}
 		gb_buf_putc(&b, *p);
 	}
-	if (b.len && gb_slurm_hostlist_expand(gb_buf_str(&b), 1000000, &v, NULL) == GB_E_OK)
-		found = gb_strv_find(&v, name) >= 0;
-	gb_strv_free(&v);
+	if (b.len)
+		gb_slurm_hostlist_expand(gb_buf_str(&b), 1000000, out, NULL);
 	gb_buf_free(&b);
-	return found;
 }
 
 /*
@@ -442,19 +452,19 @@ static bool in_hostlist(const char *expr, const char *name)
  * partitions' (power_save.c), else the global one; -1 when none, or when
  * SuspendExcNodes/SuspendExcParts exclude it.
  */
-static long node_suspend_time(const struct gb_slurm_power *pw, const char *name,
-			      const char **why)
+static long node_suspend_time(const struct gb_slurm_power *pw, const struct power_sets *ps,
+			      const char *name, const char **why)
 {
 	long t = -1;
 	bool in_part = false;
 
 	*why = GLOBAL_SUSPEND;
-	if (in_hostlist(pw->suspend_exc_nodes, name))
+	if (gb_strv_find(&ps->exc, name) >= 0)
 		return -1;
 	for (size_t i = 0; i < pw->n_parts; i++) {
 		const struct gb_slurm_power_part *pp = &pw->parts[i];
 
-		if (!in_hostlist(pp->nodes, name))
+		if (gb_strv_find(&ps->parts[i], name) < 0)
 			continue;
 		if (word_in(pw->suspend_exc_parts, pp->name))
 			return -1;
@@ -471,17 +481,25 @@ static void check_power_nodes(struct doctor *d, const struct gb_conf *conf,
 			      const struct gb_slurm_node_list *sl,
 			      const struct gb_slurm_power *pw)
 {
+	struct power_sets ps = { { 0 }, calloc(pw->n_parts ? pw->n_parts : 1, sizeof(struct gb_strv)) };
 	struct gb_buf nodes = GB_BUF_INIT;
 	const char *why = NULL, *w;
 	size_t n = 0, site = 0;
 
+	if (!ps.parts) {
+		check(d, "power saving", GB_E_NOMEM, "out of memory");
+		return;
+	}
+	expand_list(pw->suspend_exc_nodes, &ps.exc);
+	for (size_t i = 0; i < pw->n_parts; i++)
+		expand_list(pw->parts[i].nodes, &ps.parts[i]);
 	for (size_t i = 0; i < sl->n; i++) {
 		const struct gb_slurm_node *sn = &sl->v[i];
 
 		if (sn->cloud || in_nodeset(conf, sn->name))
 			continue;
 		site++;
-		if (node_suspend_time(pw, sn->name, &w) < 0)
+		if (node_suspend_time(pw, &ps, sn->name, &w) < 0)
 			continue;
 		if (n++ < 10)
 			gb_buf_printf(&nodes, "%s%s", nodes.len ? " " : "", sn->name);
@@ -498,6 +516,7 @@ static void check_power_nodes(struct doctor *d, const struct gb_conf *conf,
 		check(d, "power saving", GB_E_OK,
 		      "reaches no node outside the nodesets (%zu of the site's own checked)", site);
 	gb_buf_free(&nodes);
+	power_sets_free(&ps, pw->n_parts);
 }
 
 static void check_power_params(struct doctor *d, const struct gb_conf *conf,
