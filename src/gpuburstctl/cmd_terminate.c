@@ -10,10 +10,18 @@
  * five to ten minutes, so a stale confirmation cannot terminate something
  * the administrator never saw.  It is not a secret.
  *
+ * Jobs that hold the nodes are listed in the preview and are part of the
+ * token: --yes alone refuses to kill them (--force does, and so does the
+ * token of a preview that showed them).  When Slurm cannot say which jobs
+ * run there, only --force goes on.
+ *
  * The termination itself runs here, recorded as a TERMINATE request (state
  * running with our pid: if we die, reconcile requeues it and the worker
  * finishes it), through gb_orch_terminate (TerminateInstances per region,
- * records closed), then Slurm's node addresses are cleared.
+ * records closed); then Slurm's node addresses are cleared and each node
+ * still up in Slurm is set DOWN with the reason (its jobs requeue, or fail
+ * when they cannot be requeued, at once instead of after SlurmdTimeout)
+ * and powered down (back to idle~, ready for the next job).
  */
 #include "config.h"
 
@@ -42,6 +50,8 @@ struct victims {
 	size_t n;
 	const struct gb_strv *wanted;	/* sorted node names; NULL: every node */
 	bool oom;
+	struct gb_slurm_job_list *jobs;	/* on the victims' nodes; NULL: unknown */
+	char *jobs_error;		/* why unknown */
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -90,6 +100,8 @@ static void victims_free(struct victims *vs)
 		free(vs->v[i].state);
 	}
 	free(vs->v);
+	gb_slurm_job_list_free(vs->jobs);
+	free(vs->jobs_error);
 }
 
 /* The token of [vs] (sorted) in time bucket [bucket]. */
@@ -103,6 +115,8 @@ static void token_of(const struct gb_conf *conf, const struct victims *vs,
 	for (size_t i = 0; i < vs->n; i++)
 		gb_buf_printf(&b, "%s %s %s\n", vs->v[i].node, vs->v[i].region,
 			      vs->v[i].instance_id);
+	for (size_t i = 0; vs->jobs && i < vs->jobs->n; i++)
+		gb_buf_printf(&b, "job %u\n", vs->jobs->v[i].job_id);
 	gb_crypto_sha256_hex(gb_buf_str(&b), b.len, hex);
 	memcpy(out, hex, TOKEN_HEX);
 	out[TOKEN_HEX] = '\0';
@@ -122,10 +136,53 @@ static gb_err_t victim_nodes(const struct victims *vs, struct gb_strv *out)
 struct opts {
 	const char *cmd;
 	const char *nodes;	/* expression, or NULL with --all */
-	bool all, yes;
+	bool all, yes, force;
 	const char *confirm;
 	const char *reason;
 };
+
+static json_t *jobs_json(const struct victims *vs)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; vs->jobs && i < vs->jobs->n; i++) {
+		const struct gb_slurm_job *j = &vs->jobs->v[i];
+
+		json_array_append_new(a, json_pack("{s:I,s:I,s:o,s:o,s:s,s:s,s:b}",
+			"job_id", (json_int_t)j->job_id, "user_id", (json_int_t)j->user_id,
+			"user", ctl_jstr(j->user), "name", ctl_jstr(j->name),
+			"state", j->state, "nodes", j->nodes, "requeue", j->requeue));
+	}
+	return a;
+}
+
+static void print_jobs(const struct victims *vs)
+{
+	struct ctl_table t;
+	char id[24], uid[24];
+
+	if (!vs->jobs) {
+		printf("jobs on these nodes: unknown (%s); only --force terminates them\n",
+		       vs->jobs_error ? vs->jobs_error : "Slurm not read");
+		return;
+	}
+	if (vs->jobs->n == 0)
+		return;
+	printf("%zu job%s on these nodes will end (requeued, or failed where they cannot be requeued):\n",
+	       vs->jobs->n, vs->jobs->n == 1 ? "" : "s");
+	ctl_table_init(&t, 6, "JOB", "USER", "NAME", "STATE", "NODES", "ON_FAILURE");
+	t.indent = "  ";
+	for (size_t i = 0; i < vs->jobs->n; i++) {
+		const struct gb_slurm_job *j = &vs->jobs->v[i];
+
+		snprintf(id, sizeof(id), "%u", j->job_id);
+		snprintf(uid, sizeof(uid), "%u", j->user_id);
+		ctl_table_row(&t, id, j->user ? j->user : uid, j->name ? j->name : "-",
+			      j->state, j->nodes, j->requeue ? "requeue" : "fail");
+	}
+	ctl_table_print(&t, stdout);
+	ctl_table_free(&t);
+}
 
 static void print_preview(struct ctl *ctl, const struct opts *o,
 			  const struct victims *vs, const struct gb_strv *missing,
@@ -149,6 +206,8 @@ static void print_preview(struct ctl *ctl, const struct opts *o,
 		json_object_set_new(doc, "valid_seconds", json_integer((json_int_t)TOKEN_BUCKET));
 		json_object_set_new(doc, "instances", a);
 		json_object_set_new(doc, "nodes_without_instance", m);
+		json_object_set_new(doc, "jobs", jobs_json(vs));
+		json_object_set_new(doc, "jobs_error", ctl_jstr(vs->jobs_error));
 		ctl_json_print(doc);
 		return;
 	}
@@ -169,7 +228,9 @@ static void print_preview(struct ctl *ctl, const struct opts *o,
 			printf(" %s", missing->v[i]);
 		printf("\n");
 	}
-	printf("To terminate them, run within 5 minutes:\n  gpuburstctl terminate %s%s%s --confirm %s\n",
+	print_jobs(vs);
+	printf("To terminate them%s, run within 5 minutes:\n  gpuburstctl terminate %s%s%s --confirm %s\n",
+	       vs->jobs && vs->jobs->n ? " and end those jobs" : "",
 	       o->all ? "--all" : "'", o->all ? "" : o->nodes, o->all ? "" : "'", token);
 }
 
@@ -188,7 +249,48 @@ static gb_err_t missing_nodes(const struct gb_strv *wanted,
 	return GB_E_OK;
 }
 
-/* Record, terminate, clear Slurm's addresses, finish the record. */
+/*
+ * The nodes Slurm still has up on the instances just terminated go DOWN
+ * (their jobs requeue or fail now) and then power_down_force (idle~ again).
+ */
+static void end_nodes(struct ctl *ctl, const char *req_id, const struct gb_strv *nodes,
+		      const char *why)
+{
+	struct gb_slurm_node_list *l = NULL;
+	struct gb_strv up = { 0 };
+	char reason[GB_REASON_MAX], detail[GB_REASON_MAX + 64];
+	size_t failed = 0;
+	gb_error_t e = { 0 };
+
+	snprintf(reason, sizeof(reason), "%s%s req=%s", GB_REASON_PREFIX, why, req_id);
+	if (gb_slurm_nodes_load(&l, &e)) {
+		fprintf(stderr, "gpuburstctl: warning: Slurm's nodes not read, none set DOWN: %s\n",
+			e.text);
+		return;
+	}
+	for (size_t i = 0; i < nodes->n; i++) {
+		const struct gb_slurm_node *sn = gb_slurm_node_find(l, nodes->v[i]);
+
+		if (sn && !sn->powered_down && gb_strv_add(&up, nodes->v[i])) {
+			fprintf(stderr, "gpuburstctl: warning: out of memory, nodes not set DOWN\n");
+			goto out;
+		}
+	}
+	if (up.n == 0)
+		goto out;
+	if (gb_slurm_nodes_update(GB_SLURM_DOWN, up.v, up.n, reason, &failed, &e) ||
+	    gb_slurm_nodes_update(GB_SLURM_POWER_DOWN_FORCE, up.v, up.n, reason, &failed, &e))
+		fprintf(stderr, "gpuburstctl: warning: %zu of %zu nodes not set DOWN and powered down in Slurm: %s\n",
+			failed, up.n, e.text);
+	snprintf(detail, sizeof(detail), "down+power_down_force nodes=%zu failed=%zu reason=%s",
+		 up.n, failed, reason);
+	gb_state_event_add(ctl->st, req_id, "slurm_update", detail, NULL);
+out:
+	gb_strv_free(&up);
+	gb_slurm_node_list_free(l);
+}
+
+/* Record, terminate, clear Slurm's addresses, end the nodes, finish the record. */
 static gb_err_t execute(struct ctl *ctl, const struct gb_conf *conf,
 			const struct opts *o, const struct gb_policy_actor *who,
 			const struct victims *vs)
@@ -232,9 +334,11 @@ static gb_err_t execute(struct ctl *ctl, const struct gb_conf *conf,
 	if (rc == GB_E_OK)
 		rc = gb_orch_terminate(orch, ctl->st, req.id, (const char *const *)nodes.v,
 				       nodes.n, reason, 0, &n_term, &err);
-	/* Slurm should not route to addresses that are gone; best effort. */
-	if (gb_slurm_init(&se) ||
-	    gb_slurm_nodes_clear_addr(nodes.v, nodes.n, &failed, &se))
+	/* DOWN first (Slurm ends the jobs through the old address), then
+	 * addresses that are gone are cleared; best effort. */
+	if (gb_slurm_init(&se) == GB_E_OK)
+		end_nodes(ctl, req.id, &nodes, reason);
+	if (se.code || gb_slurm_nodes_clear_addr(nodes.v, nodes.n, &failed, &se))
 		fprintf(stderr, "gpuburstctl: warning: node addresses not cleared in Slurm: %s\n",
 			se.text);
 	if (rc)
@@ -247,10 +351,10 @@ static gb_err_t execute(struct ctl *ctl, const struct gb_conf *conf,
 				   : GB_RESULT_SUCCESS, 0, result, NULL);
 	gb_log_notice("terminate_done req=%s %s", req.id, gb_log_q(q, sizeof(q), result));
 	if (ctl->json) {
-		ctl_json_print(json_pack("{s:b,s:s,s:s,s:i,s:i,s:s?}", "confirmed", 1,
+		ctl_json_print(json_pack("{s:b,s:s,s:s,s:i,s:i,s:o,s:s?}", "confirmed", 1,
 					 "request_id", req.id, "nodes", expr,
 					 "instances", (int)vs->n, "terminated", n_term,
-					 "error", rc ? err.text : NULL));
+					 "jobs", jobs_json(vs), "error", rc ? err.text : NULL));
 	} else {
 		printf("request %s: %s\n", req.id, result);
 	}
@@ -267,10 +371,26 @@ static const struct option term_longopts[] = {
 	CTL_COMMON_LONGOPTS,
 	{ "all", no_argument, NULL, 'a' },
 	{ "yes", no_argument, NULL, 'y' },
+	{ "force", no_argument, NULL, 'f' },
 	{ "confirm", required_argument, NULL, 'k' },
 	{ "reason", required_argument, NULL, 'r' },
 	{ NULL, 0, NULL, 0 }
 };
+
+/* The jobs on the victims' nodes: vs->jobs, or NULL and vs->jobs_error. */
+static void load_jobs(struct victims *vs)
+{
+	struct gb_strv nodes = { 0 };
+	gb_error_t e = { 0 };
+
+	if (victim_nodes(vs, &nodes))
+		gb_errorf(&e, GB_E_NOMEM, "out of memory");
+	else if (gb_slurm_init(&e) == GB_E_OK)
+		gb_slurm_jobs_on(nodes.v, nodes.n, &vs->jobs, &e);
+	if (!vs->jobs)
+		vs->jobs_error = strdup(e.text[0] ? e.text : "Slurm not read");
+	gb_strv_free(&nodes);
+}
 
 static gb_err_t parse(struct ctl *ctl, int argc, char **argv, struct opts *o,
 		      bool *done)
@@ -279,7 +399,7 @@ static gb_err_t parse(struct ctl *ctl, int argc, char **argv, struct opts *o,
 	gb_err_t rc = GB_E_OK;
 	int c;
 
-	while ((c = ctl_getopt(ctl, o->cmd, argc, argv, ":jhayk:r:", term_longopts,
+	while ((c = ctl_getopt(ctl, o->cmd, argc, argv, ":jhayfk:r:", term_longopts,
 			       &first, &rc)) != -1) {
 		switch (c) {
 		case CTL_OPT_DONE:
@@ -290,6 +410,9 @@ static gb_err_t parse(struct ctl *ctl, int argc, char **argv, struct opts *o,
 			break;
 		case 'y':
 			o->yes = true;
+			break;
+		case 'f':
+			o->force = true;
 			break;
 		case 'k':
 			o->confirm = optarg;
@@ -357,6 +480,7 @@ gb_err_t ctl_cmd_terminate(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	}
 	qsort(vs.v, vs.n, sizeof(*vs.v), cmp_victim);
+	load_jobs(&vs);
 	bucket = (long)(ctl->now / TOKEN_BUCKET);
 	token_of(conf, &vs, bucket, token);
 	if (!o.yes && !o.confirm) {
@@ -366,8 +490,17 @@ gb_err_t ctl_cmd_terminate(struct ctl *ctl, int argc, char **argv)
 	}
 	token_of(conf, &vs, bucket - 1, prev);
 	if (o.confirm && strcmp(o.confirm, token) != 0 && strcmp(o.confirm, prev) != 0) {
-		rc = ctl_fail(GB_E_INVALID, "confirmation token \"%s\" does not match: the instances changed or it is older than 5 minutes; run without --confirm to see them again",
+		rc = ctl_fail(GB_E_INVALID, "confirmation token \"%s\" does not match: the instances or their jobs changed, or it is older than 5 minutes; run without --confirm to see them again",
 			      o.confirm);
+		goto out;
+	}
+	if (!o.force && (!vs.jobs || (o.yes && vs.jobs->n))) {
+		if (!ctl->json)
+			print_jobs(&vs);
+		rc = vs.jobs ? ctl_fail(GB_E_BUSY, "%zu job%s run on these nodes: not terminated; add --force to end them (requeued, or failed where they cannot be requeued)",
+					vs.jobs->n, vs.jobs->n == 1 ? "" : "s")
+			     : ctl_fail(GB_E_BUSY, "cannot tell which jobs run on these nodes (%s): not terminated; add --force to terminate anyway",
+					vs.jobs_error ? vs.jobs_error : "Slurm not read");
 		goto out;
 	}
 	rc = execute(ctl, conf, &o, &who, &vs);

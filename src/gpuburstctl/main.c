@@ -58,7 +58,7 @@ static const struct ctl_cmd commands[] = {
 	  ctl_cmd_approve },
 	{ "deny", "ID --reason TEXT", "refuse a gated request (its nodes go down)",
 	  ctl_cmd_deny },
-	{ "terminate", "NODES|--all [--yes | --confirm TOKEN] [--reason TEXT]",
+	{ "terminate", "NODES|--all [--yes | --confirm TOKEN] [--force] [--reason TEXT]",
 	  "terminate instances now, after a confirmation step", ctl_cmd_terminate },
 	{ "slurm-conf", "[--lab] [--lab-ports BASE] [--sbindir DIR] [--section S] [--slurm-version V] [--merge SLURM.CONF] [--suspend-time S] [--suspend-timeout S] [--resume-timeout S]",
 	  "slurm.conf and gres.conf lines for the nodesets", ctl_cmd_slurm_conf },

@@ -555,6 +555,8 @@ static const struct conf_key policy_keys[] = {
 	  .off = offsetof(S, approval_notify), .off_n = CONF_NO_OFF,
 	  .flags = CF_NONEMPTY, .check = check_notify },
 	K_DUR("ice_cooldown", ice_cooldown, "10m", 0, 30 * DAY, 0),
+	K_DUR("error_cooldown", error_cooldown, "15m", 1, 30 * DAY, 0),
+	K_DUR("error_cooldown_max", error_cooldown_max, "6h", 1, 30 * DAY, 0),
 	K_DUR("orphan_timeout", orphan_timeout, "10m", 1, 30 * DAY, 0),
 	K_DUR("request_deadline", request_deadline, "1h", 1, 30 * DAY, 0),
 	K_DUR("offerings_ttl", offerings_ttl, "1h", 0, 30 * DAY, 0),

@@ -149,6 +149,8 @@ struct gb_conf_policy {
 	bool manual_resume_needs_approval;	/* jobless power-ups */
 	char **approval_notify;		/* argv, NULL-terminated, or NULL */
 	double ice_cooldown;		/* default 600 s */
+	double error_cooldown;		/* first retry after AUTH/CONFIG, 900 s */
+	double error_cooldown_max;	/* its back-off's ceiling, 6 h */
 	double orphan_timeout;		/* default 600 s */
 	double request_deadline;	/* stuck requests fail after, default 3600 s */
 	double offerings_ttl;		/* default 3600 s */

@@ -219,6 +219,10 @@ static void print_policy(FILE *fp, const struct gb_conf_policy *p)
 		dur(p->ice_cooldown, b, sizeof(b)), dur(p->orphan_timeout, c, sizeof(c)),
 		dur(p->request_deadline, d, sizeof(d)), dur(p->offerings_ttl, e, sizeof(e)),
 		dur(p->capacity_half_life, f, sizeof(f)));
+	fprintf(fp, "  error_cooldown %s, doubling up to %s\n",
+		dur(p->error_cooldown, b, sizeof(b)),
+		dur(p->error_cooldown_max > p->error_cooldown ? p->error_cooldown_max
+							      : p->error_cooldown, c, sizeof(c)));
 	fputs("  allowed families: ", fp);
 	print_list(fp, p->allowed_families, p->n_allowed_families, "-");
 	fputc('\n', fp);

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -560,6 +561,132 @@ void gb_slurm_job_text_clear(struct gb_slurm_job_text *t)
 	free(t->name);
 	free(t->comment);
 	memset(t, 0, sizeof(*t));
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool holds_nodes(const slurm_job_info_t *j)
+{
+	uint32_t base = j->job_state & JOB_STATE_BASE;
+
+	if (!j->nodes || !*j->nodes)
+		return false;
+	return base == JOB_RUNNING || base == JOB_SUSPENDED ||
+	       (j->job_state & (JOB_CONFIGURING | JOB_COMPLETING));
+}
+
+/* Whether job [j] holds one of [sorted] ([n] names). */
+static gb_err_t job_touches(const slurm_job_info_t *j, char *const *sorted, size_t n,
+			    bool *hit, gb_error_t *err)
+{
+	struct gb_strv mine = { 0 };
+	gb_err_t rc;
+
+	*hit = false;
+	if ((rc = gb_slurm_hostlist_expand(j->nodes, 1000000, &mine, err)))
+		return rc;
+	for (size_t i = 0; i < mine.n && !*hit; i++)
+		*hit = bsearch(&mine.v[i], sorted, n, sizeof(char *), cmp_name) != NULL;
+	gb_strv_free(&mine);
+	return GB_E_OK;
+}
+
+/* Slurm's name of the states holds_nodes() takes (its own is private). */
+static const char *job_state_name(uint32_t s)
+{
+	if (s & JOB_COMPLETING)
+		return "COMPLETING";
+	if (s & JOB_CONFIGURING)
+		return "CONFIGURING";
+	return (s & JOB_STATE_BASE) == JOB_SUSPENDED ? "SUSPENDED" : "RUNNING";
+}
+
+/* The name of [uid] (Slurm leaves user_name unset in most answers). */
+static const char *user_of(uint32_t uid, char *buf, size_t n)
+{
+	struct passwd pw, *res = NULL;
+
+	if (getpwuid_r((uid_t)uid, &pw, buf, n, &res) != 0 || !res)
+		return NULL;
+	return res->pw_name;
+}
+
+static gb_err_t copy_job(const slurm_job_info_t *j, struct gb_slurm_job *o, gb_error_t *err)
+{
+	char pwbuf[1024];
+
+	o->job_id = j->job_id;
+	o->user_id = j->user_id;
+	o->requeue = j->requeue != 0;
+	if (!(o->state = strdup(job_state_name(j->job_state))) ||
+	    !(o->nodes = strdup(j->nodes)))
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	if (dup_field(j->user_name && *j->user_name ? j->user_name : user_of(j->user_id, pwbuf,
+					sizeof(pwbuf)), &o->user, err))
+		return GB_E_NOMEM;
+	return dup_field(j->name, &o->name, err);
+}
+
+gb_err_t gb_slurm_jobs_on(char *const *names, size_t n,
+			  struct gb_slurm_job_list **out, gb_error_t *err)
+{
+	struct gb_slurm_job_list *l = NULL;
+	job_info_msg_t *msg = NULL;
+	char **sorted = NULL;
+	gb_err_t rc = GB_E_OK;
+
+	*out = NULL;
+	pthread_mutex_lock(&slurm_mu);
+	if (!slurm_inited)
+		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
+	else if (slurm_load_jobs((time_t)0, &msg, SHOW_ALL) != SLURM_SUCCESS)
+		rc = slurm_fail(err, "slurm_load_jobs", NULL);
+	pthread_mutex_unlock(&slurm_mu);
+	if (rc)
+		return rc;
+	if (!(l = calloc(1, sizeof(*l))) ||
+	    !(l->v = calloc(msg->record_count ? msg->record_count : 1, sizeof(*l->v))) ||
+	    !(sorted = malloc((n ? n : 1) * sizeof(*sorted)))) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	memcpy(sorted, names, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), cmp_name);
+	for (uint32_t i = 0; i < msg->record_count; i++) {
+		const slurm_job_info_t *j = &msg->job_array[i];
+		bool hit;
+
+		if (!holds_nodes(j))
+			continue;
+		if ((rc = job_touches(j, sorted, n, &hit, err)))
+			goto out;
+		if (hit && (rc = copy_job(j, &l->v[l->n++], err)))
+			goto out;
+	}
+	*out = l;
+	l = NULL;
+out:
+	free(sorted);
+	gb_slurm_job_list_free(l);
+	slurm_free_job_info_msg(msg);
+	return rc;
+}
+
+void gb_slurm_job_list_free(struct gb_slurm_job_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].user);
+		free(l->v[i].name);
+		free(l->v[i].state);
+		free(l->v[i].nodes);
+	}
+	free(l->v);
+	free(l);
 }
 
 /*****************************************************************************

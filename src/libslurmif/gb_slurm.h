@@ -154,6 +154,31 @@ gb_err_t gb_slurm_job_text(uint32_t job_id, struct gb_slurm_job_text *out,
 			   gb_error_t *err);
 void gb_slurm_job_text_clear(struct gb_slurm_job_text *t);
 
+/* A job holding nodes (running, suspended, configuring or completing). */
+struct gb_slurm_job {
+	uint32_t job_id;
+	uint32_t user_id;
+	char *user;		/* user name, or NULL when Slurm did not say */
+	char *name;		/* job name, or NULL */
+	char *state;		/* "RUNNING", "COMPLETING", ... */
+	char *nodes;		/* host list of all its nodes */
+	bool requeue;		/* Slurm requeues it when its node fails */
+};
+
+struct gb_slurm_job_list {
+	struct gb_slurm_job *v;
+	size_t n;
+};
+
+/*
+ * The jobs (slurm_load_jobs) that hold any of the nodes [names] ([n] of
+ * them, any order), by job id.  OUT *out NEW (gb_slurm_job_list_free),
+ * empty when none.  Needs gb_slurm_init().
+ */
+gb_err_t gb_slurm_jobs_on(char *const *names, size_t n,
+			  struct gb_slurm_job_list **out, gb_error_t *err);
+void gb_slurm_job_list_free(struct gb_slurm_job_list *l);
+
 /*
  * The Slurm version this gpuburst (and its job_submit plugin, which must
  * match slurmctld exactly) was built against, "22.05.8", into [buf] of

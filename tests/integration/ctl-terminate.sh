@@ -2,7 +2,10 @@
 # ctl-terminate.sh - `gpuburstctl terminate` against gpuburst-cloudsim: the
 # two-step confirmation (no --yes: nothing terminated, a token printed; a
 # wrong token refused; the right token terminates), --yes for scripts,
-# --json, a non-administrator refused, nothing left -> NOTFOUND.
+# --json, a non-administrator refused, nothing left -> NOTFOUND.  Slurm
+# is absent (SLURM_CONF names no file): which jobs run on the nodes is
+# unknown, so only --force terminates (the jobs themselves are the e2e
+# test 11-terminate-jobs.sh).
 # Instances are launched with the AWS CLI and recorded with gb_mkstate,
 # as the worker would have.
 . "$srcdir/cloudsim-lib.sh"
@@ -34,7 +37,7 @@ fallback_groups:
 nodesets:
   - {name: g5, nodes: "g5-[1-8]", instance_type: g5.xlarge, home_region: ap-south-1}
 EOF
-ctl() { env -u SLURM_CONF AWS_EC2_METADATA_DISABLED=true "$CTL" -c "$TMP/gb.yaml" "$@"; }
+ctl() { SLURM_CONF="$TMP/no-slurm.conf" AWS_EC2_METADATA_DISABLED=true "$CTL" -c "$TMP/gb.yaml" "$@"; }
 
 # launch N: instance ids, one per line
 launch() {
@@ -56,6 +59,7 @@ i2=$(echo "$ids" | sed -n 2p)
 # step 1: a preview and a token, nothing terminated, exit 28 (PENDING)
 ctl terminate 'g5-[1-3]' >"$TMP/out" 2>"$TMP/err"
 rc=$?
+cp "$TMP/out" "$TMP/out.preview"
 expect_eq "preview exit" "$rc" 28
 grep -q "would terminate 2 instances" "$TMP/out" || fail "preview: $(cat "$TMP/out")"
 grep -q "$i1" "$TMP/out" && grep -q "$i2" "$TMP/out" || fail "preview lacks the instances"
@@ -85,15 +89,28 @@ expect_eq "i1 after wrong token" "$(state_of "$i1")" running
 ok "wrong tokens refused"
 
 # a non-administrator: refused before anything, exit 22 (PERM)
-setpriv --reuid=nobody --regid=nogroup --clear-groups env -u SLURM_CONF \
+setpriv --reuid=nobody --regid=nogroup --clear-groups env SLURM_CONF="$TMP/no-slurm.conf" \
 	"$CTL" -c "$TMP/gb.yaml" terminate 'g5-[1-3]' --yes >"$TMP/out" 2>"$TMP/err"
 expect_eq "nobody exit" "$?" 22
 grep -q 'user nobody' "$TMP/err" || fail "nobody: $(cat "$TMP/err")"
 expect_eq "i1 after nobody" "$(state_of "$i1")" running
 ok "nobody refused (22)"
 
-# the right token: terminated (Slurm is absent here: a warning only)
+# the preview says the jobs are unknown; the right token without --force
+# is refused (7, BUSY): nothing terminated
+grep -q "jobs on these nodes: unknown (SLURM_CONF=$TMP/no-slurm.conf: No such file" "$TMP/out.preview" ||
+	fail "preview jobs: $(cat "$TMP/out.preview")"
+expect_eq "json jobs" "$(jget "$TMP/out.json" 'd["jobs"]')" '[]'
+jget "$TMP/out.json" 'd["jobs_error"]' | grep -q 'no-slurm.conf' || fail "json jobs_error"
 ctl terminate 'g5-[1-3]' --confirm "$token" >"$TMP/out" 2>"$TMP/err"
+expect_eq "unknown jobs exit" "$?" 7
+grep -q 'cannot tell which jobs run on these nodes (SLURM_CONF=.*not terminated; add --force' "$TMP/err" ||
+	fail "unknown jobs: $(cat "$TMP/err")"
+expect_eq "i1 after no --force" "$(state_of "$i1")" running
+ok "jobs unknown: the token alone refused (7)"
+
+# the right token and --force: terminated (Slurm is absent: a warning only)
+ctl terminate 'g5-[1-3]' --confirm "$token" --force >"$TMP/out" 2>"$TMP/err"
 rc=$?
 [ "$rc" -eq 0 ] || fail "confirm exit $rc: $(cat "$TMP/out" "$TMP/err")"
 grep -q "terminated 2 of 2 instances" "$TMP/out" || fail "confirm: $(cat "$TMP/out")"
@@ -115,13 +132,15 @@ ok "nothing to terminate (8)"
 # --yes for scripts, --all, --json
 i3=$(launch 1)
 "$MK" "$TMP/state/state.db" instance 00000000000000bb ap-south-1 "$i3" g5-4 10 || fail mkstate
-ctl --json terminate --all --yes --reason "end of test" >"$TMP/out.json" 2>"$TMP/err"
+ctl terminate --all --yes >"$TMP/out" 2>"$TMP/err"
+expect_eq "--yes without --force, jobs unknown" "$?" 7
+ctl --json terminate --all --yes --force --reason "end of test" >"$TMP/out.json" 2>"$TMP/err"
 expect_eq "--yes exit" "$?" 0
 expect_eq "--yes terminated" "$(jget "$TMP/out.json" 'd["terminated"]')" 1
 expect_eq "--yes confirmed" "$(jget "$TMP/out.json" 'd["confirmed"]')" True
 grep -q 'terminate_cli req=.* by=root uid=0 instances=1 reason="terminated by root: end of test"' "$TMP/gb.log" ||
 	fail "log line: $(cat "$TMP/gb.log")"
-ok "--all --yes --json"
+ok "--all --yes --force --json"
 
 # usage errors (2)
 for args in "terminate" "terminate --all g5-1" "terminate g5-1 --yes --confirm x" \
