@@ -99,6 +99,12 @@ struct gb_ec2_error {
 enum gb_ec2_class gb_ec2_classify(const char *code, long http_status,
 				  bool *known);
 
+/*
+ * Look [code] up in that table only (no default, nothing logged): RET
+ * whether it is known, its class in *cls.
+ */
+bool gb_ec2_code_class(const char *code, enum gb_ec2_class *cls);
+
 /* RET the gb_err_t of [cls] (GB_E_CAPACITY ...; GB_E_OK for NONE). */
 gb_err_t gb_ec2_class_err(enum gb_ec2_class cls);
 

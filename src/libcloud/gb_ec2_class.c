@@ -130,6 +130,22 @@ static enum gb_ec2_class by_status(long status)
 	return GB_EC2_CLASS_CONFIG;
 }
 
+bool gb_ec2_code_class(const char *code, enum gb_ec2_class *cls)
+{
+	if (!code)
+		return false;
+	/* old-style "Client.RequestLimitExceeded" / "Server.InternalError" */
+	if (gb_str_has_prefix(code, "Client.") || gb_str_has_prefix(code, "Server."))
+		code += 7;
+	for (size_t i = 0; i < GB_ARRAY_LEN(table); i++) {
+		if (strcmp(code, table[i].code) == 0) {
+			*cls = table[i].cls;
+			return true;
+		}
+	}
+	return false;
+}
+
 enum gb_ec2_class gb_ec2_classify(const char *code, long http_status,
 				  bool *known)
 {
@@ -138,18 +154,15 @@ enum gb_ec2_class gb_ec2_classify(const char *code, long http_status,
 
 	if (!code)
 		code = "";
-	/* old-style "Client.RequestLimitExceeded" / "Server.InternalError" */
-	if (gb_str_has_prefix(code, "Client.") || gb_str_has_prefix(code, "Server."))
-		code += 7;
-	for (size_t i = 0; i < GB_ARRAY_LEN(table); i++) {
-		if (strcmp(code, table[i].code) == 0) {
-			if (known)
-				*known = true;
-			return table[i].cls;
-		}
+	if (gb_ec2_code_class(code, &cls)) {
+		if (known)
+			*known = true;
+		return cls;
 	}
 	if (known)
 		*known = false;
+	if (gb_str_has_prefix(code, "Client.") || gb_str_has_prefix(code, "Server."))
+		code += 7;
 	cls = by_name(code);
 	if (cls == GB_EC2_CLASS_NONE)
 		cls = by_status(http_status);

@@ -16,17 +16,27 @@
  *  ORPHAN    a pending/running instance tagged gpuburst:cluster=<ours>
  *            that no live record explains and no node's NodeAddr points
  *            at, older than policy.orphan_timeout -> terminated;
- *  COOLDOWN  a node DOWN with a capacity reason ("gpuburst: (Code:...")
- *            whose cool-down (policy.ice_cooldown, counted from the end of
- *            the request named in the reason, else from the reason's time)
- *            is over -> state=power_down_force (back to idle~);
+ *  COOLDOWN  a node of a nodeset DOWN because a resume could not launch
+ *            ("gpuburst: (Code:...) ... req=<id>"), once its wait is over
+ *            (counted from the end of the request named in the reason,
+ *            else from the reason's time) -> state=power_down_force (back
+ *            to idle~).  The wait: policy.ice_cooldown for capacity codes;
+ *            for a launch the cloud refused (an AUTH or CONFIG code such as
+ *            UnauthorizedOperation or InvalidAMIID.NotFound)
+ *            policy.error_cooldown, doubled for each failed resume of the
+ *            node in a row, at most policy.error_cooldown_max;
  *  EXPIRE    a pending approval past its deadline (gb_policy_expire): the
  *            request (and the rest of its job) -> expired, its nodes DOWN
  *            with "gpuburst: resume approval expired" (jobs requeue now);
- *  RELEASE   a node DOWN because its resume was denied or its approval
- *            expired ("gpuburst: resume denied by ...", "gpuburst: resume
- *            approval expired") -> state=power_down_force (back to idle~).
+ *  RELEASE   a node of a nodeset DOWN because its resume was denied or its
+ *            approval expired ("gpuburst: resume denied by ...",
+ *            "gpuburst: resume approval expired") -> state=power_down_force
+ *            at once; one DOWN because a program could not use its
+ *            configuration or the state file, or found it in no nodeset
+ *            (GB_REASON_CONFIG, _STATE, _NO_NODESET) -> the same after
+ *            policy.error_cooldown.
  *
+ * A node in no nodeset of the configuration is never touched.
  * The cheap pass (the worker's, after each drain) does STUCK, EXPIRE,
  * COOLDOWN and RELEASE: no cloud call.  Every action is logged and recorded as an event
  * (kind "reconcile"); a dry run decides the same actions and does none.

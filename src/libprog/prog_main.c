@@ -235,7 +235,7 @@ static gb_err_t load_config(struct prog *p)
 		 * reason names the error itself, as syslog may go nowhere. */
 		char reason[GB_REASON_MAX];
 
-		snprintf(reason, sizeof(reason), "gpuburst: configuration error: %s", err.text);
+		snprintf(reason, sizeof(reason), GB_REASON_CONFIG "%s", err.text);
 		for (char *c = reason; *c; c++)
 			if ((unsigned char)*c < 0x20)
 				*c = ' ';
@@ -351,7 +351,7 @@ static void unknown_nodes(struct prog *p, gb_state_t *st, const struct gb_strv *
 	free(list);
 	list = NULL;
 	if (cloud.n && gb_slurm_hostlist_compress(cloud.v, cloud.n, &list, &err) == GB_E_OK) {
-		snprintf(reason, sizeof(reason), "gpuburst: node in no nodeset of %s",
+		snprintf(reason, sizeof(reason), GB_REASON_NO_NODESET "%s",
 			 p->conf->path);
 		gb_log_error("resume_unknown_nodes nodes=%s count=%zu action=down", list, cloud.n);
 		nodes_down(st, list, reason);
@@ -387,7 +387,7 @@ static gb_err_t run_resume(struct prog *p)
 		if (rc) {
 			gb_log_error("resume_enqueue_failed nodes=%s error=\"%s\"", expr, err.text);
 			nodes_down(NULL, expr,
-				   "gpuburst: cannot queue the resume (state file), see the log");
+				   GB_REASON_STATE ", see the log");
 			goto out;
 		}
 		start_worker(p);

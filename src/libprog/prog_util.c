@@ -140,7 +140,7 @@ size_t prog_slurm_update(gb_state_t *st, const char *req_id, int action,
 
 void prog_reason_unknown(const struct gb_conf *conf, char *buf, size_t n)
 {
-	snprintf(buf, n, "gpuburst: node in no nodeset of %s", conf->path);
+	snprintf(buf, n, GB_REASON_NO_NODESET "%s", conf->path);
 }
 
 /*****************************************************************************

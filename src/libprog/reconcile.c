@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * reconcile.c - stuck requests, lost records, orphans, capacity cool-downs
+ * reconcile.c - stuck requests, lost records, orphans, the way back of DOWN nodes
  */
 #include "config.h"
 
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gb_ec2.h"
 #include "gb_log.h"
 #include "gb_policy.h"
 #include "gb_reconcile.h"
@@ -557,37 +558,170 @@ static gb_err_t do_orphans(struct rctx *c, gb_error_t *err)
 }
 
 /*****************************************************************************
- *  COOLDOWN
+ *  COOLDOWN: nodes left DOWN by a resume that could not launch
  *****************************************************************************/
+
+/*
+ * Every DOWN reason gpuburst sets has a way back (README, "Every DOWN
+ * reason and its way back").  Reconcile takes it for the nodes of a
+ * nodeset only, never for a node gpuburst does not own:
+ *   capacity ("(Code:InsufficientInstanceCapacity) ...", quota, Unfilled)
+ *       after policy.ice_cooldown (COOLDOWN);
+ *   the cloud refused the launch itself ("(Code:AUTH) ...", "(Code:
+ *       CLOUDCONFIG) ...": a missing permission, a bad AMI) after
+ *       policy.error_cooldown, doubled for each failed resume of the node
+ *       in a row, up to policy.error_cooldown_max (COOLDOWN);
+ *   gpuburst's own configuration or state file could not be used, or the
+ *       node was in no nodeset, after policy.error_cooldown (RELEASE);
+ *   a denied or expired approval at once (RELEASE, do_release).
+ */
+enum down_why {
+	WHY_NONE = 0,
+	WHY_CAPACITY,
+	WHY_REFUSED,
+	WHY_SETUP,
+};
+
+/*
+ * A launch the cloud refused: EC2's authorization and configuration codes
+ * (UnauthorizedOperation, InvalidAMIID.NotFound, ...), or the worker's
+ * "AUTH"/"CLOUDCONFIG" when a whole request failed so.
+ */
+static bool refused_code(const char *code)
+{
+	enum gb_ec2_class cls;
+
+	if (strcmp(code, gb_err_name(GB_E_AUTH)) == 0 ||
+	    strcmp(code, gb_err_name(GB_E_CLOUDCONFIG)) == 0)
+		return true;
+	return gb_ec2_code_class(code, &cls) &&
+	       (cls == GB_EC2_CLASS_AUTH || cls == GB_EC2_CLASS_CONFIG);
+}
+
+static enum down_why down_why(const char *reason, char *code, size_t code_n, char *id,
+			      size_t id_n)
+{
+	code[0] = id[0] = '\0';
+	if (!reason)
+		return WHY_NONE;
+	if (gb_reason_is_capacity(reason, code, code_n, id, id_n))
+		return refused_code(code) ? WHY_REFUSED : WHY_CAPACITY;
+	if (gb_str_has_prefix(reason, GB_REASON_CONFIG) ||
+	    gb_str_has_prefix(reason, GB_REASON_NO_NODESET) ||
+	    gb_str_has_prefix(reason, GB_REASON_STATE))
+		return WHY_SETUP;
+	return WHY_NONE;
+}
+
+/*
+ * The cloud's own code of a refused launch: "(Code:AUTH) (Code:
+ * UnauthorizedOperation) ..." names UnauthorizedOperation; else [code].
+ */
+static const char *cloud_code(const char *reason, const char *code, char *buf, size_t n)
+{
+	const char *p = strchr(reason + strlen(GB_REASON_CAPACITY_PREFIX), ')'), *end;
+
+	if (p && strncmp(p + 1, " (Code:", 7) == 0 && (end = strchr(p + 8, ')')) &&
+	    (size_t)(end - (p + 8)) < n && end > p + 8) {
+		memcpy(buf, p + 8, (size_t)(end - (p + 8)));
+		buf[end - (p + 8)] = '\0';
+		return buf;
+	}
+	return code;
+}
+
+struct streak {
+	struct gb_strv states;		/* newest last */
+};
+
+static int take_state(const struct gb_request *r, void *arg)
+{
+	struct streak *k = arg;
+
+	return gb_strv_add(&k->states, gb_request_state_name(r->state)) ? 1 : 0;
+}
+
+/* The failed resumes of [node] in a row, newest back (at least 1). */
+static int failures_in_a_row(gb_state_t *st, const char *node)
+{
+	struct gb_request_filter f = GB_REQUEST_FILTER_ANY;
+	struct streak k = { { 0 } };
+	int n = 0;
+
+	f.kind = GB_REQ_RESUME;
+	f.node = node;
+	f.limit = 16;
+	if (gb_state_request_list(st, &f, take_state, &k, NULL) == GB_E_OK)
+		for (size_t i = k.states.n; i > 0 &&
+		     strcmp(k.states.v[i - 1], gb_request_state_name(GB_RSTATE_FAILED)) == 0; i--)
+			n++;
+	gb_strv_free(&k.states);
+	return n > 0 ? n : 1;
+}
+
+/* policy.error_cooldown doubled [failures] - 1 times, at most _max. */
+static double backoff(const struct gb_conf_policy *p, int failures)
+{
+	double cap = p->error_cooldown_max > p->error_cooldown ? p->error_cooldown_max
+							       : p->error_cooldown;
+	double w = p->error_cooldown;
+
+	for (int i = 1; i < failures && w < cap; i++)
+		w *= 2;
+	return w < cap ? w : cap;
+}
 
 static gb_err_t do_cooldown(struct rctx *c, gb_error_t *err)
 {
-	double cool = c->o->conf->policy.ice_cooldown;
+	const struct gb_conf_policy *p = &c->o->conf->policy;
 
 	for (size_t i = 0; c->nodes && i < c->nodes->n; i++) {
 		const struct gb_slurm_node *sn = &c->nodes->v[i];
 		struct gb_reconcile_action *a;
-		char code[128], id[GB_REQUEST_ID_LEN + 1], detail[320], reason[GB_REASON_MAX];
+		char code[128], ec2[128], id[GB_REQUEST_ID_LEN + 1], detail[400];
+		char reason[GB_REASON_MAX];
+		const char *named = code;
+		enum down_why why;
 		char *names[1];
-		double start = 0;
+		double start = 0, wait;
+		int k = 0;
 		gb_err_t rc = GB_E_OK;
 
-		if (!sn->down || !gb_reason_is_capacity(sn->reason, code, sizeof(code), id,
-							sizeof(id)))
+		if (!sn->down || !gb_conf_nodeset_for_node(c->o->conf, sn->name))
+			continue;	/* not DOWN, or not ours: never touched */
+		why = down_why(sn->reason, code, sizeof(code), id, sizeof(id));
+		if (why != WHY_CAPACITY && why != WHY_REFUSED)
 			continue;
 		if (id[0])
 			start = prog_request_end(c->o->st, id);
 		if (start <= 0)
 			start = sn->reason_time;
-		if (start + cool > c->now)
+		if (why == WHY_REFUSED) {
+			named = cloud_code(sn->reason, code, ec2, sizeof(ec2));
+			k = failures_in_a_row(c->o->st, sn->name);
+			wait = backoff(p, k);
+		} else {
+			wait = p->ice_cooldown;
+		}
+		if (start + wait > c->now)
 			continue;
-		snprintf(detail, sizeof(detail), "DOWN for capacity (Code:%s) since %.0f s, "
-			 "cool-down %.0f s over", code, c->now - start, cool);
+		if (why == WHY_REFUSED)
+			snprintf(detail, sizeof(detail), "DOWN since %.0f s: the cloud refused the "
+				 "launch (Code:%s), failed resume %d in a row, retry after %.0f s",
+				 c->now - start, named, k, wait);
+		else
+			snprintf(detail, sizeof(detail), "DOWN for capacity (Code:%s) since %.0f s, "
+				 "cool-down %.0f s over", code, c->now - start, wait);
 		if (!(a = add_action(c, GB_RECONCILE_COOLDOWN, sn->name, sn->name, detail)))
 			return gb_errorf(err, GB_E_NOMEM, "out of memory");
 		if (!c->o->dry_run) {
-			snprintf(reason, sizeof(reason), "gpuburst: cool-down over after Code:%s%s%s",
-				 code, id[0] ? " req=" : "", id);
+			if (why == WHY_REFUSED)
+				snprintf(reason, sizeof(reason), "gpuburst: retry after Code:%s "
+					 "(failure %d in a row)%s%s", named, k, id[0] ? " req=" : "",
+					 id);
+			else
+				snprintf(reason, sizeof(reason), "gpuburst: cool-down over after "
+					 "Code:%s%s%s", code, id[0] ? " req=" : "", id);
 			names[0] = sn->name;
 			if (prog_slurm_update(c->o->st, id[0] ? id : NULL, GB_SLURM_POWER_DOWN_FORCE,
 					      names, NULL, 1, reason))
@@ -680,25 +814,44 @@ static bool declined_reason(const char *reason)
 			  strcmp(reason, GB_POLICY_REASON_EXPIRED) == 0);
 }
 
-/* Denied or expired nodes served their purpose (jobs requeued): release. */
+/*
+ * Denied or expired nodes served their purpose (jobs requeued): release
+ * at once.  Nodes a program could not serve (its configuration or the
+ * state file unusable, the node in no nodeset then) are released after
+ * policy.error_cooldown: this pass could read both, and the node is in a
+ * nodeset now.
+ */
 static gb_err_t do_release(struct rctx *c, gb_error_t *err)
 {
 	for (size_t i = 0; c->nodes && i < c->nodes->n; i++) {
 		const struct gb_slurm_node *sn = &c->nodes->v[i];
 		struct gb_reconcile_action *a;
-		char detail[GB_REASON_MAX + 64];
+		char detail[GB_REASON_MAX + 96], code[8], id[GB_REQUEST_ID_LEN + 1];
+		const char *reason = "gpuburst: released after the approval decision";
 		char *names[1];
 		gb_err_t rc = GB_E_OK;
 
-		if (!sn->down || !declined_reason(sn->reason))
+		if (!sn->down || !gb_conf_nodeset_for_node(c->o->conf, sn->name))
+			continue;	/* not DOWN, or not ours: never touched */
+		if (declined_reason(sn->reason)) {
+			snprintf(detail, sizeof(detail), "DOWN after \"%s\": power down",
+				 sn->reason);
+		} else if (down_why(sn->reason, code, sizeof(code), id, sizeof(id)) == WHY_SETUP) {
+			if (sn->reason_time + c->o->conf->policy.error_cooldown > c->now)
+				continue;
+			snprintf(detail, sizeof(detail), "DOWN since %.0f s after \"%s\": the "
+				 "configuration and state file are usable and the node is in a "
+				 "nodeset now: power down", c->now - sn->reason_time, sn->reason);
+			reason = "gpuburst: released: configuration and state file usable again";
+		} else {
 			continue;
-		snprintf(detail, sizeof(detail), "DOWN after \"%s\": power down", sn->reason);
+		}
 		if (!(a = add_action(c, GB_RECONCILE_RELEASE, sn->name, sn->name, detail)))
 			return gb_errorf(err, GB_E_NOMEM, "out of memory");
 		if (!c->o->dry_run) {
 			names[0] = sn->name;
 			if (prog_slurm_update(c->o->st, NULL, GB_SLURM_POWER_DOWN_FORCE, names,
-					      NULL, 1, "gpuburst: released after the approval decision"))
+					      NULL, 1, reason))
 				rc = GB_E_SLURM;
 		}
 		settle(c, a, NULL, rc, rc ? "Slurm update failed (see the log)" : NULL);

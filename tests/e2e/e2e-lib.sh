@@ -7,6 +7,7 @@
 #   e2e_start [--nodes N] [--l4 M] [--job-submit]
 #                           lab + simulator + gpuburst.yaml; knobs in the
 #                           environment: ORPHAN_TIMEOUT, ICE_COOLDOWN,
+#                           ERROR_COOLDOWN, ERROR_COOLDOWN_MAX,
 #                           REQUEST_DEADLINE, RESUME_TIMEOUT, SUSPEND_TIME,
 #                           SUSPEND_TIMEOUT, CRED_EXPIRE (also the requeue
 #                           delay of a batch job), MAX_REQUEST_NODES,
@@ -397,6 +398,8 @@ EOF
 policy:
   max_request_nodes: ${MAX_REQUEST_NODES:-1000}
   ice_cooldown: ${ICE_COOLDOWN:-10m}
+  error_cooldown: ${ERROR_COOLDOWN:-15m}
+  error_cooldown_max: ${ERROR_COOLDOWN_MAX:-6h}
   orphan_timeout: ${ORPHAN_TIMEOUT:-10m}
   request_deadline: ${REQUEST_DEADLINE:-1h}
   approval_thresholds: {dev: ${APPROVAL_THRESHOLD:-50}}
