@@ -165,6 +165,7 @@ gb_err_t ctl_cmd_approvals(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_approve(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_deny(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_terminate(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_nodes_resume(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_plan(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_slurm_conf(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_doctor(struct ctl *ctl, int argc, char **argv);

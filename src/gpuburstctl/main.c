@@ -60,6 +60,8 @@ static const struct ctl_cmd commands[] = {
 	  ctl_cmd_deny },
 	{ "terminate", "NODES|--all [--yes | --confirm TOKEN] [--force] [--reason TEXT]",
 	  "terminate instances now, after a confirmation step", ctl_cmd_terminate },
+	{ "nodes resume", "NODES [--reason TEXT]",
+	  "give DOWN burst nodes back to Slurm (power_down_force)", ctl_cmd_nodes_resume },
 	{ "slurm-conf", "[--lab] [--lab-ports BASE] [--sbindir DIR] [--section S] [--slurm-version V] [--merge SLURM.CONF] [--suspend-time S] [--suspend-timeout S] [--resume-timeout S]",
 	  "slurm.conf and gres.conf lines for the nodesets", ctl_cmd_slurm_conf },
 	{ "doctor", "", "check the installation: config, state, credentials, endpoints, Slurm",
