@@ -158,10 +158,11 @@ gb_err_t ctl_json_finish(gb_err_t rc);
 
 /* NULL-safe constructors. */
 json_t *ctl_jstr(const char *s);		/* NULL -> null */
-json_t *ctl_jtime(double t);			/* 0 -> null, else ISO UTC */
+json_t *ctl_jtime(double t);			/* 0 -> null, else ISO UTC, .mmm */
 json_t *ctl_jraw(const char *text);		/* parsed JSON, else the string */
 
-/* "2026-11-29T15:13:45Z", or "-" for 0.  RET [buf] (>= 32 bytes). */
+/* "2026-11-29T15:13:45Z" (tables: whole seconds), or "-" for 0.  RET [buf]
+ * (>= 32 bytes). */
 const char *ctl_time(double t, char *buf, size_t n);
 /* "3h 02m 05s", or "-" when [seconds] < 0.  RET [buf]. */
 const char *ctl_dur(double seconds, char *buf, size_t n);

@@ -262,9 +262,9 @@ json_t *ctl_jstr(const char *s)
 
 json_t *ctl_jtime(double t)
 {
-	char iso[32];
+	char iso[40];
 
-	return t > 0 ? json_string(gb_time_iso(t, iso, sizeof(iso))) : json_null();
+	return t > 0 ? json_string(gb_time_iso_ms(t, iso, sizeof(iso))) : json_null();
 }
 
 json_t *ctl_jraw(const char *text)

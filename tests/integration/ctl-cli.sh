@@ -4,7 +4,8 @@
 # and deny with their authorization (root, a non-administrator, an admin
 # user, an admin group), late approvals, usage errors and exit codes; every
 # --json output is one document with "schema", a failure with --json one
-# with "error" and the exit status it has without --json.
+# with "error" and the exit status it has without --json; times to the
+# millisecond.
 # No Slurm here: deny exits 21 (decision recorded, nodes not set DOWN),
 # which is itself documented behaviour; the end-to-end tests do Slurm.
 set -u
@@ -180,6 +181,46 @@ assert d["plans"][1]["body"]["steps"][0]["region"] == "ap-south-1"
 assert [(a["asked"], a["got"], a["state"]) for a in d["attempts"]] == [(4, 2, "ok"), (2, 2, "ok")]
 assert len(d["instances"]) == 4 and d["approval"] is None
 assert d["request"]["input"] == {"job_id": 4711, "nodes": "g5-[1-4]"}
+PY
+
+# milliseconds: events 100 ms apart keep their order and show it
+"$MK" "$tmp/state/state.db" events "$SUSP" 100 ms_first ms_second ms_third || bad "mkstate events"
+run 0 --json requests show "$SUSP"
+py "$tmp/out" <<'PY' || bad "events 100 ms apart (--json): $(cat "$tmp/out")"
+import json, re, sys
+from datetime import datetime, timezone
+d = json.load(open(sys.argv[1]))
+def t(s):
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", s), s
+    return datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+ev = [e for e in d["events"] if e["kind"].startswith("ms_")]
+tl = [e for e in d["timeline"] if e["what"].startswith("event ms_")]
+assert [e["kind"] for e in ev] == ["ms_first", "ms_second", "ms_third"], ev
+assert [e["what"] for e in tl] == ["event ms_first", "event ms_second", "event ms_third"], tl
+ts = [t(e["at"]) for e in tl]
+assert all(0.09 <= b - a < 1.5 for a, b in zip(ts, ts[1:])), ts
+assert [e["at"] for e in ev] == [e["at"] for e in tl]
+t(d["request"]["created_at"])
+PY
+run 0 requests show "$SUSP"
+grep 'event ms_' "$tmp/out" >"$tmp/ms"
+py "$tmp/ms" <<'PY' || bad "events 100 ms apart (replay): $(cat "$tmp/ms")"
+import re, sys
+rows = [l.split() for l in open(sys.argv[1])]
+assert [r[3] for r in rows] == ["ms_first", "ms_second", "ms_third"], rows
+assert all(re.fullmatch(r"\S+T\d\d:\d\d:\d\d\.\d{3}Z", r[0]) for r in rows), rows
+assert [r[0] for r in rows] == sorted(set(r[0] for r in rows)), rows
+offs = [float(r[1].rstrip("s")) for r in rows]
+assert all(0.09 <= b - a < 1.5 for a, b in zip(offs, offs[1:])), offs
+PY
+# the list keeps whole seconds; --since takes what --json prints
+run 0 requests --kind suspend
+grep -Eq ' [0-9-]+T[0-9:]{8}Z  *-$' "$tmp/out" || bad "requests list time: $(cat "$tmp/out")"
+since=$(sed -n 's/.*"created_at": "\([^"]*\)".*/\1/p' "$tmp/all.json" | sort | head -1)
+run 0 --json requests --since "$since"
+py "$tmp/out" <<'PY' || bad "requests --since $since"
+import json, sys
+assert len(json.load(open(sys.argv[1]))["requests"]) == 4
 PY
 
 # instances: durations in seconds and human form
