@@ -156,7 +156,7 @@ gb_err_t ctl_cmd_approvals(struct ctl *ctl, int argc, char **argv)
 
 		json_object_set_new(doc, "approvals", o.list);
 		if (rc == GB_E_OK)
-			ctl_json_print(doc);
+			ctl_json_result(doc);
 		else
 			json_decref(doc);
 	} else {

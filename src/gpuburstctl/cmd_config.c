@@ -40,7 +40,7 @@ static bool no_args(struct ctl *ctl, const char *cmd, int argc, char **argv,
 	return false;
 }
 
-/* --json: {"ok": bool, "path": ..., "errors": [...]} on stdout. */
+/* --json: {"ok": bool, "path": ..., "errors": [...]}; stderr as without. */
 static void print_json(const char *path, const struct gb_errlist *errs,
 		       const gb_error_t *err, gb_err_t rc)
 {
@@ -53,7 +53,7 @@ static void print_json(const char *path, const struct gb_errlist *errs,
 	json_object_set_new(o, "ok", json_boolean(rc == GB_E_OK));
 	json_object_set_new(o, "path", json_string(path));
 	json_object_set_new(o, "errors", a);
-	ctl_json_print(o);
+	ctl_json_result(o);
 }
 
 gb_err_t ctl_cmd_config_check(struct ctl *ctl, int argc, char **argv)
@@ -67,15 +67,12 @@ gb_err_t ctl_cmd_config_check(struct ctl *ctl, int argc, char **argv)
 	if (no_args(ctl, "config check", argc, argv, &rc))
 		return rc;
 	rc = gb_conf_load(path, &conf, &errs, &err);
-	if (ctl->json) {
+	if (ctl->json)
 		print_json(path, &errs, &err, rc);
-	} else if (rc == GB_E_OK) {
+	else if (rc == GB_E_OK)
 		gb_conf_print_summary(conf, stdout);
-	} else {
-		if (errs.n == 0)
-			fprintf(stderr, "gpuburstctl: %s\n", err.text);
-		for (size_t i = 0; i < errs.n; i++)
-			fprintf(stderr, "%s\n", errs.msgs[i]);
+	if (rc) {
+		ctl_conf_errors(rc, &errs, &err);
 		fprintf(stderr, "gpuburstctl: %s: %zu error%s\n", path,
 			errs.n ? errs.n : 1, errs.n > 1 ? "s" : "");
 	}
@@ -146,7 +143,7 @@ gb_err_t ctl_cmd_config_keys(struct ctl *ctl, int argc, char **argv)
 		o.list = json_array();
 		gb_conf_keys(key_cb, &o);
 		json_object_set_new(doc, "keys", o.list);
-		ctl_json_print(doc);
+		ctl_json_result(doc);
 		return GB_E_OK;
 	}
 	ctl_table_init(&o.table, 4, "KEY", "TYPE", "DEFAULT", "VALUES");

@@ -136,7 +136,7 @@ static void report(struct ctl *ctl, const struct decision *dc,
 			"error", so->error[0] ? so->error : NULL));
 		json_object_set_new(doc, "worker_started", worker < 0 ? json_null()
 							: json_boolean(worker));
-		ctl_json_print(doc);
+		ctl_json_result(doc);
 		return;
 	}
 	for (size_t i = 0; i < out->ids.n; i++)
@@ -148,9 +148,6 @@ static void report(struct ctl *ctl, const struct decision *dc,
 		       out->expired_ids.v[i], out->expired_exprs.v[i]);
 	if (reason && so->asked)
 		printf("Slurm reason: %s\n", reason);
-	if (so->failed)
-		fprintf(stderr, "gpuburstctl: %zu of %zu nodes could not be set DOWN: %s (Slurm's ResumeTimeout will fail them)\n",
-			so->failed, so->asked, so->error);
 	if (worker > 0)
 		printf("worker started\n");
 	else if (worker == 0)
@@ -201,7 +198,8 @@ static gb_err_t decide(struct ctl *ctl, const struct decision *dc)
 	if (rc == GB_E_TIMEOUT)
 		ctl_fail(rc, "%s", err.text);
 	else if (so.failed)
-		rc = GB_E_SLURM;
+		rc = ctl_fail(GB_E_SLURM, "%zu of %zu nodes could not be set DOWN: %s (Slurm's ResumeTimeout will fail them)",
+			      so.failed, so.asked, so.error);
 	gb_policy_outcome_clear(&out);
 	return rc;
 }

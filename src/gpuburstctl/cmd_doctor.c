@@ -65,8 +65,10 @@ static void check(struct doctor *d, const char *name, gb_err_t code,
 	}
 	if (code) {
 		d->n_fail++;
-		if (!d->first)
+		if (!d->first) {
 			d->first = code;
+			ctl_error_note(code, "%s: %s", name, detail);
+		}
 	}
 	if (d->checks)
 		json_array_append_new(d->checks, json_pack("{s:s,s:b,s:s,s:s?}",
@@ -721,8 +723,8 @@ gb_err_t ctl_cmd_doctor(struct ctl *ctl, int argc, char **argv)
 	check_slurm(&d, conf, have_sc ? &sc : NULL);
 out:
 	if (ctl->json)
-		ctl_json_print(json_pack("{s:b,s:i,s:o}", "ok", d.n_fail == 0,
-					 "failed", (int)d.n_fail, "checks", d.checks));
+		ctl_json_result(json_pack("{s:b,s:i,s:o}", "ok", d.n_fail == 0,
+					  "failed", (int)d.n_fail, "checks", d.checks));
 	else if (d.n_fail)
 		printf("%zu check%s failed\n", d.n_fail, d.n_fail == 1 ? "" : "s");
 	gb_creds_destroy(creds);

@@ -132,7 +132,7 @@ gb_err_t ctl_cmd_instances(struct ctl *ctl, int argc, char **argv)
 		json_object_set_new(doc, "instance_seconds",
 				    json_integer((json_int_t)o.total));
 		if (rc == GB_E_OK)
-			ctl_json_print(doc);
+			ctl_json_result(doc);
 		else
 			json_decref(doc);
 	} else {
@@ -264,7 +264,7 @@ gb_err_t ctl_cmd_capacity(struct ctl *ctl, int argc, char **argv)
 				    json_real(conf->policy.capacity_half_life));
 		json_object_set_new(doc, "as_of", ctl_jtime(ctl->now));
 		if (rc == GB_E_OK)
-			ctl_json_print(doc);
+			ctl_json_result(doc);
 		else
 			json_decref(doc);
 	} else {

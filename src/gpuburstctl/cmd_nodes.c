@@ -150,7 +150,7 @@ static void print_rows(struct ctl *ctl, const struct row *rows, size_t n)
 			json_array_append_new(a, json_pack("{s:s,s:s,s:o,s:s}", "node",
 				rows[i].node, "state", rows[i].state, "reason",
 				ctl_jstr(rows[i].reason), "action", rows[i].action));
-		ctl_json_print(json_pack("{s:o}", "nodes", a));
+		ctl_json_result(json_pack("{s:o}", "nodes", a));
 		return;
 	}
 	ctl_table_init(&t, 4, "NODE", "STATE", "ACTION", "REASON");

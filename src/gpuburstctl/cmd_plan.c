@@ -138,7 +138,7 @@ static void print_plan(struct ctl *ctl, const struct gb_plan *plan,
 			"needed", size->needs_approval || geo->needs_approval,
 			"rule", gb_policy_rule_name(size->needs_approval ? size->rule : geo->rule),
 			"why", size->needs_approval ? size->why : geo->why));
-		ctl_json_print(doc);
+		ctl_json_result(doc);
 		free(body);
 		return;
 	}

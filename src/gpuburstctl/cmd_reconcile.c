@@ -87,9 +87,7 @@ static void print_json(const struct gb_reconcile_report *rep, bool dry_run, bool
 	json_object_set_new(o, "failed", json_integer((json_int_t)rep->failed));
 	json_object_set_new(o, "running", json_integer((json_int_t)rep->running));
 	json_object_set_new(o, "actions", a);
-	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-	fputc('\n', stdout);
-	json_decref(o);
+	ctl_json_result(o);
 }
 
 static int min_due(const struct gb_request *r, void *arg)

@@ -164,7 +164,7 @@ gb_err_t ctl_cmd_requests(struct ctl *ctl, int argc, char **argv)
 
 		json_object_set_new(doc, "requests", o.list);
 		if (rc == GB_E_OK)
-			ctl_json_print(doc);
+			ctl_json_result(doc);
 		else
 			json_decref(doc);
 	} else {
@@ -667,7 +667,7 @@ gb_err_t ctl_cmd_requests_show(struct ctl *ctl, int argc, char **argv)
 		json_object_set(doc, "instances", s.instances);
 		json_object_set(doc, "events", s.events);
 		json_object_set(doc, "timeline", s.timeline);
-		ctl_json_print(doc);
+		ctl_json_result(doc);
 	} else {
 		print_request(&s);
 		print_approval(&s);

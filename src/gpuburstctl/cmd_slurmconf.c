@@ -521,8 +521,8 @@ gb_err_t ctl_cmd_slurm_conf(struct ctl *ctl, int argc, char **argv)
 				 conf, &o, &gres);
 	fclose(fp);
 	if (rc == GB_E_OK && ctl->json) {
-		ctl_json_print(json_pack("{s:s,s:s}", "slurm_conf", text,
-					 "gres_conf", gb_buf_str(&gres)));
+		ctl_json_result(json_pack("{s:s,s:s}", "slurm_conf", text,
+					  "gres_conf", gb_buf_str(&gres)));
 	} else if (rc == GB_E_OK && o.section && strcmp(o.section, "gres") == 0) {
 		fputs(gb_buf_str(&gres), stdout);
 	} else if (rc == GB_E_OK) {

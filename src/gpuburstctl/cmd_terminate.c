@@ -208,7 +208,7 @@ static void print_preview(struct ctl *ctl, const struct opts *o,
 		json_object_set_new(doc, "nodes_without_instance", m);
 		json_object_set_new(doc, "jobs", jobs_json(vs));
 		json_object_set_new(doc, "jobs_error", ctl_jstr(vs->jobs_error));
-		ctl_json_print(doc);
+		ctl_json_result(doc);
 		return;
 	}
 	printf("would terminate %zu instance%s:\n", vs->n, vs->n == 1 ? "" : "s");
@@ -351,10 +351,11 @@ static gb_err_t execute(struct ctl *ctl, const struct gb_conf *conf,
 				   : GB_RESULT_SUCCESS, 0, result, NULL);
 	gb_log_notice("terminate_done req=%s %s", req.id, gb_log_q(q, sizeof(q), result));
 	if (ctl->json) {
-		ctl_json_print(json_pack("{s:b,s:s,s:s,s:i,s:i,s:o,s:s?}", "confirmed", 1,
-					 "request_id", req.id, "nodes", expr,
-					 "instances", (int)vs->n, "terminated", n_term,
-					 "jobs", jobs_json(vs), "error", rc ? err.text : NULL));
+		/* a failure is the document's "error" (ctl_json_finish) */
+		ctl_json_result(json_pack("{s:b,s:s,s:s,s:i,s:i,s:o}", "confirmed", 1,
+					  "request_id", req.id, "nodes", expr,
+					  "instances", (int)vs->n, "terminated", n_term,
+					  "jobs", jobs_json(vs)));
 	} else {
 		printf("request %s: %s\n", req.id, result);
 	}
@@ -485,7 +486,10 @@ gb_err_t ctl_cmd_terminate(struct ctl *ctl, int argc, char **argv)
 	token_of(conf, &vs, bucket, token);
 	if (!o.yes && !o.confirm) {
 		print_preview(ctl, &o, &vs, &missing, token);
-		rc = GB_E_PENDING;	/* nothing done: scripts must not take it for success */
+		/* nothing done: scripts must not take it for success */
+		ctl_error_note(GB_E_PENDING, "nothing terminated yet: confirm with --confirm %s within 5 minutes",
+			       token);
+		rc = GB_E_PENDING;
 		goto out;
 	}
 	token_of(conf, &vs, bucket - 1, prev);

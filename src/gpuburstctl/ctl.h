@@ -6,8 +6,9 @@
  * words ("approve", "requests show"); its run function gets argv starting
  * at the subcommand's last word (argv[0]) and returns a gb_err_t, which
  * becomes the exit status (gpuburstctl(8), EXIT STATUS).  Human output goes
- * to stdout; with --json, one JSON document goes to stdout instead.  Usage
- * errors and failures go to stderr.
+ * to stdout; with --json, one JSON document goes to stdout instead, printed
+ * by main() when the command returns (ctl_json_result).  Usage errors and
+ * failures go to stderr, in both cases.
  */
 #ifndef GB_GPUBURSTCTL_CTL_H
 #define GB_GPUBURSTCTL_CTL_H
@@ -50,6 +51,13 @@ struct ctl_cmd {
 const struct ctl_cmd *ctl_command(const char *name);
 
 /*
+ * Print the errors of a failed gb_conf_load ([errs], else [err]) to stderr,
+ * one a line; the first is the --json error message.
+ */
+void ctl_conf_errors(gb_err_t rc, const struct gb_errlist *errs,
+		     const gb_error_t *err);
+
+/*
  * Load the configuration once (printing every error to stderr on failure).
  * RET BORROWED config, or NULL with *rc set to the exit status.
  */
@@ -74,12 +82,23 @@ gb_err_t ctl_authorize(struct ctl *ctl, const struct gb_conf *conf,
 /* Log decisions to the configured log file / syslog (once; best effort). */
 void ctl_log_open(struct ctl *ctl);
 
-/* Print "gpuburstctl: <msg>" to stderr. RET [code]. */
+/*
+ * Print "gpuburstctl: <msg>" to stderr; <msg> is also the message of the
+ * --json error document when the run ends with [code].  RET [code].
+ */
 gb_err_t ctl_fail(gb_err_t code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* Usage error for subcommand [cmd]: message + its synopsis. RET GB_E_USAGE. */
 gb_err_t ctl_usage(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * The --json error message for a run that ends with [code], when the
+ * failure was told another way (a report line, a config error list):
+ * nothing is printed.
+ */
+void ctl_error_note(gb_err_t code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
@@ -114,15 +133,36 @@ gb_err_t ctl_check_id(const char *cmd, const char *id);
  *  Output
  *****************************************************************************/
 
-/* Print [doc] (STEALS it) as indented JSON with sorted keys, then "\n". */
-void ctl_json_print(json_t *doc);
+/*
+ * --json output (gpuburstctl(8), JSON OUTPUT): every document is an object
+ * with "schema": CTL_JSON_SCHEMA.  The major number changes when a member
+ * is removed or renamed or changes type or meaning; members are added
+ * without a change.
+ */
+#define CTL_JSON_SCHEMA "gpuburstctl/1"
+
+/*
+ * Keep [doc] (STEALS it; an object) as the command's result, complete: a
+ * command that fails before its result is whole hands over nothing.
+ */
+void ctl_json_result(json_t *doc);
+
+/*
+ * main(), after the command: print the result with "schema" and, when [rc]
+ * is not GB_E_OK, "error": {"code", "exit", "message"}; a failure without
+ * a result prints a document of those two alone.  Indented, sorted keys,
+ * one trailing newline.  Nothing is printed for a success without a result
+ * (--help, worker).  RET [rc].
+ */
+gb_err_t ctl_json_finish(gb_err_t rc);
 
 /* NULL-safe constructors. */
 json_t *ctl_jstr(const char *s);		/* NULL -> null */
-json_t *ctl_jtime(double t);			/* 0 -> null, else ISO UTC */
+json_t *ctl_jtime(double t);			/* 0 -> null, else ISO UTC, .mmm */
 json_t *ctl_jraw(const char *text);		/* parsed JSON, else the string */
 
-/* "2026-11-29T15:13:45Z", or "-" for 0.  RET [buf] (>= 32 bytes). */
+/* "2026-11-29T15:13:45Z" (tables: whole seconds), or "-" for 0.  RET [buf]
+ * (>= 32 bytes). */
 const char *ctl_time(double t, char *buf, size_t n);
 /* "3h 02m 05s", or "-" when [seconds] < 0.  RET [buf]. */
 const char *ctl_dur(double seconds, char *buf, size_t n);

@@ -215,6 +215,18 @@ static gb_err_t parse_cmdline(int argc, char **argv, struct ctl *ctl,
 	return GB_E_OK;
 }
 
+/*
+ * --json anywhere before "--": a usage error stops the parsing before the
+ * option is reached ("requests --frob --json"), and is a JSON error then.
+ */
+static bool json_asked(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "-j") == 0)
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	struct ctl ctl = { 0 };
@@ -238,16 +250,19 @@ int main(int argc, char **argv)
 	}
 	ctl.now = gb_time_now();
 	rc = parse_cmdline(argc, argv, &ctl, &done);
-	if (rc || done)
+	if (done)
 		return rc;
-	if (optind >= argc) {
+	if (rc == GB_E_OK && optind >= argc) {
 		display_help(stderr);
-		return GB_E_USAGE;
+		ctl_error_note(GB_E_USAGE, "no command (gpuburstctl --help lists them)");
+		rc = GB_E_USAGE;
 	}
-	cmd = find_command(argc - optind, argv + optind, &words, &rc);
+	cmd = rc ? NULL : find_command(argc - optind, argv + optind, &words, &rc);
 	if (cmd)
 		rc = cmd->run(&ctl, argc - optind - (words - 1),
 			      argv + optind + (words - 1));
+	if (ctl.json || (rc == GB_E_USAGE && json_asked(argc, argv)))
+		ctl_json_finish(rc);
 	gb_state_close(ctl.st);
 	gb_conf_destroy(ctl.conf);
 	gb_log_close();

@@ -18,15 +18,38 @@
  *  Messages
  *****************************************************************************/
 
+/*
+ * The last failure message and its code, for the --json error document.
+ * One run is one command, so this is the process's.
+ */
+static struct {
+	gb_err_t code;
+	char text[GB_ERROR_TEXT_MAX];
+} last;
+
+static void vnote(gb_err_t code, const char *fmt, va_list ap)
+{
+	last.code = code;
+	vsnprintf(last.text, sizeof(last.text), fmt, ap);
+}
+
+void ctl_error_note(gb_err_t code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vnote(code, fmt, ap);
+	va_end(ap);
+}
+
 gb_err_t ctl_fail(gb_err_t code, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("gpuburstctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vnote(code, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "gpuburstctl: %s\n", last.text);
 	return code;
 }
 
@@ -35,11 +58,10 @@ gb_err_t ctl_usage(const char *cmd, const char *fmt, ...)
 	const struct ctl_cmd *c = ctl_command(cmd);
 	va_list ap;
 
-	fputs("gpuburstctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vnote(GB_E_USAGE, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "gpuburstctl: %s\n", last.text);
 	if (c)
 		fprintf(stderr, "Usage: gpuburstctl %s%s%s\n", c->name,
 			c->args[0] ? " " : "", c->args);
@@ -55,6 +77,21 @@ gb_err_t ctl_unimplemented(const char *cmd, int c)
  *  Config, state, log
  *****************************************************************************/
 
+void ctl_conf_errors(gb_err_t rc, const struct gb_errlist *errs,
+		     const gb_error_t *err)
+{
+	if (errs->n == 0) {
+		ctl_fail(rc, "%s", err->text);
+		return;
+	}
+	for (size_t i = 0; i < errs->n; i++)
+		fprintf(stderr, "%s\n", errs->msgs[i]);
+	if (errs->n > 1)
+		ctl_error_note(rc, "%s (and %zu more)", errs->msgs[0], errs->n - 1);
+	else
+		ctl_error_note(rc, "%s", errs->msgs[0]);
+}
+
 const struct gb_conf *ctl_conf(struct ctl *ctl, gb_err_t *rc)
 {
 	struct gb_errlist errs = { 0 };
@@ -64,12 +101,8 @@ const struct gb_conf *ctl_conf(struct ctl *ctl, gb_err_t *rc)
 		return ctl->conf;
 	*rc = gb_conf_load(gb_conf_path(ctl->conf_path), &ctl->conf, &errs,
 			   &err);
-	if (*rc) {
-		if (errs.n == 0)
-			fprintf(stderr, "gpuburstctl: %s\n", err.text);
-		for (size_t i = 0; i < errs.n; i++)
-			fprintf(stderr, "%s\n", errs.msgs[i]);
-	}
+	if (*rc)
+		ctl_conf_errors(*rc, &errs, &err);
 	gb_errlist_free(&errs);
 	return ctl->conf;
 }
@@ -192,11 +225,34 @@ gb_err_t ctl_check_id(const char *cmd, const char *id)
  *  JSON and times
  *****************************************************************************/
 
-void ctl_json_print(json_t *doc)
+static json_t *result;		/* the command's document, until the end */
+
+void ctl_json_result(json_t *doc)
 {
+	json_decref(result);
+	result = doc;
+}
+
+gb_err_t ctl_json_finish(gb_err_t rc)
+{
+	json_t *doc = result;
+
+	result = NULL;
+	if (!doc && rc == GB_E_OK)
+		return rc;	/* --help, worker: no document */
+	if (!doc)
+		doc = json_object();
+	else if (!json_is_object(doc))
+		doc = json_pack("{s:o}", "result", doc);
+	json_object_set_new(doc, "schema", json_string(CTL_JSON_SCHEMA));
+	if (rc)
+		json_object_set_new(doc, "error", json_pack("{s:s,s:i,s:s}",
+			"code", gb_err_name(rc), "exit", (int)rc, "message",
+			last.code == rc && last.text[0] ? last.text : gb_strerror(rc)));
 	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 	fputc('\n', stdout);
 	json_decref(doc);
+	return rc;
 }
 
 json_t *ctl_jstr(const char *s)
@@ -206,9 +262,9 @@ json_t *ctl_jstr(const char *s)
 
 json_t *ctl_jtime(double t)
 {
-	char iso[32];
+	char iso[40];
 
-	return t > 0 ? json_string(gb_time_iso(t, iso, sizeof(iso))) : json_null();
+	return t > 0 ? json_string(gb_time_iso_ms(t, iso, sizeof(iso))) : json_null();
 }
 
 json_t *ctl_jraw(const char *text)

@@ -9,13 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
 #include "gb_ec2_xml.h"
 #include "gb_str.h"
+#include "gb_util.h"
 
 /* Parse state: the document and whether an allocation failed. */
 struct px {
@@ -271,27 +271,14 @@ out:
 /* ---- instances -------------------------------------------------------- */
 
 /* "2026-02-14T08:29:31.000Z" (fraction optional) -> epoch seconds, or 0. */
+/* "2026-02-14T08:29:31.250Z", to the fraction (EC2 sends .000, the simulator ms). */
 static double parse_iso(const char *s)
 {
-	struct tm tm;
-	const char *end;
-	time_t t;
+	double t;
 
-	if (!s)
+	if (!s || !strchr(s, 'T') || gb_time_parse(s, 0, &t) != GB_E_OK || t <= 0)
 		return 0;
-	memset(&tm, 0, sizeof(tm));
-	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (!end)
-		return 0;
-	if (*end == '.') {
-		end++;
-		while (*end >= '0' && *end <= '9')
-			end++;
-	}
-	if (strcmp(end, "Z") != 0)
-		return 0;
-	t = timegm(&tm);
-	return t == (time_t)-1 ? 0 : (double)t;
+	return t;
 }
 
 static void instance_free(struct gb_ec2_instance *i)

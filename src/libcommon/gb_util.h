@@ -23,13 +23,21 @@ double gb_time_mono(void);
 char *gb_time_iso(double t, char *buf, size_t n);
 
 /*
+ * The same to the millisecond, "2026-11-29T15:13:45.123Z", into [buf] of
+ * at least 25 bytes: for records, where events a fraction of a second
+ * apart must read in their order.  RET [buf].
+ */
+char *gb_time_iso_ms(double t, char *buf, size_t n);
+
+/*
  * Format a duration as "3h 02m 05s" / "4m 10s" / "12s". RET [buf].
  */
 char *gb_time_human(double seconds, char *buf, size_t n);
 
 /*
- * Parse "2026-11-29T15:13:45Z", "2026-11-29 15:13:45" (UTC), "2026-11-29",
- * or a relative age "90s", "15m", "2h", "3d" (meaning now minus that).
+ * Parse "2026-11-29T15:13:45Z", "2026-11-29 15:13:45" (UTC), either with
+ * a fraction of a second ("2026-11-29T15:13:45.123Z"), "2026-11-29", or a
+ * relative age "90s", "15m", "2h", "3d" (meaning now minus that).
  * RET GB_E_OK or GB_E_INVALID.
  */
 gb_err_t gb_time_parse(const char *s, double now, double *out);

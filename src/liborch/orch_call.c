@@ -127,7 +127,7 @@ gb_err_t orch_call_begin(struct orch_run *r, struct orch_call *c,
 	a.min_count = c->min;
 	a.asked = c->max;
 	a.client_token = c->token;
-	a.started_at = gb_orch_wall(r->o);
+	a.started_at = c->started_at = gb_orch_wall(r->o);
 	if ((rc = gb_state_tx_begin(r->st, err)))
 		return rc;
 	rc = gb_state_attempt_begin(r->st, &a, err);
@@ -249,6 +249,13 @@ static gb_err_t record_instance(struct orch_run *r, const struct orch_call *c,
 	rec.state = in->state_code == 16 ? GB_INST_RUNNING : GB_INST_PENDING;
 	rec.attempt_id = c->attempt_id;
 	rec.launched_at = in->launch_epoch > 0 ? in->launch_epoch : gb_orch_wall(r->o);
+	/*
+	 * EC2's launchTime has whole seconds (".000Z") on the cloud's clock;
+	 * an instance of this call did not launch before the call started, and
+	 * the replay must not show it before the approval that let it run.
+	 */
+	if (rec.launched_at < c->started_at)
+		rec.launched_at = c->started_at;
 	rc = gb_state_instance_add(r->st, &rec, err);
 	if (rc == GB_E_EXISTS) {
 		/* a re-sent token gave back what a crashed run recorded */

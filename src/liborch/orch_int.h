@@ -218,6 +218,7 @@ struct orch_call {
 	int n_new;			/* nodes counted towards the need */
 	char token[GB_ORCH_TOKEN_MAX + 1];
 	int64_t attempt_id;
+	double started_at;		/* the attempt's; 0 when recovered */
 	char *user_data;
 	size_t user_data_len;
 	struct gb_ec2_kv kv[4];

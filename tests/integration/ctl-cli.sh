@@ -2,7 +2,10 @@
 # ctl-cli.sh - gpuburstctl's read-only commands (human and --json) on a
 # state file built by gb_mkstate through libstate and libpolicy, approve
 # and deny with their authorization (root, a non-administrator, an admin
-# user, an admin group), late approvals, usage errors and exit codes.
+# user, an admin group), late approvals, usage errors and exit codes; every
+# --json output is one document with "schema", a failure with --json one
+# with "error" and the exit status it has without --json; times to the
+# millisecond.
 # No Slurm here: deny exits 21 (decision recorded, nodes not set DOWN),
 # which is itself documented behaviour; the end-to-end tests do Slurm.
 set -u
@@ -42,14 +45,36 @@ chmod 777 "$tmp/log"
 write_conf "$tmp/gb.yaml"
 C="$tmp/gb.yaml"
 ctl() { env -u SLURM_CONF -u GPUBURST_CONF -u GPUBURST_ENV "$CTL" -c "$C" "$@"; }
-run() {	# WANT_RC ARGS...: runs, checks the exit status
+py() { "$PY" - "$@"; }
+"$CTL" --list-exit-codes >"$tmp/codes"
+# --json: stdout is one JSON object with "schema"; after a failure it has
+# "error": the code's name, the exit status, the message (gpuburstctl(8),
+# JSON OUTPUT)
+json_doc() {	# ARGS...: checks $tmp/out against $rc
+	py "$tmp/out" "$rc" "$tmp/codes" <<'PY' || bad "gpuburstctl $*: not the --json document: $(head -c 400 "$tmp/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))    # one document: anything after it fails
+rc = int(sys.argv[2])
+names = {int(l.split()[0]): l.split()[1] for l in open(sys.argv[3])}
+assert isinstance(d, dict) and d["schema"] == "gpuburstctl/1", d
+if rc == 0:
+    assert "error" not in d, d
+else:
+    e = d["error"]
+    assert set(e) == {"code", "exit", "message"} and e["code"] == names[rc], e
+    assert e["exit"] == rc and isinstance(e["message"], str) and e["message"], e
+PY
+}
+run() {	# WANT_RC ARGS...: runs, checks the exit status (and a --json document)
 	want=$1; shift
 	ctl "$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	[ "$rc" -eq "$want" ] || bad "gpuburstctl $*: exit $rc, want $want: $(head -3 "$tmp/err")"
+	for a in "$@"; do
+		[ "$a" = --json ] && { json_doc "$@"; break; }
+	done
 	ok
 }
-py() { "$PY" - "$@"; }
 
 # ---- an absent state file: empty listings, exit 0
 run 0 requests
@@ -57,9 +82,28 @@ grep -q 'no requests (no state file yet)' "$tmp/out" || bad "empty requests: $(c
 run 0 --json approvals
 py "$tmp/out" <<'PY' || bad "empty approvals json"
 import json, sys
-assert json.load(open(sys.argv[1])) == {"approvals": []}
+assert json.load(open(sys.argv[1])) == {"approvals": [], "schema": "gpuburstctl/1"}
 PY
 run 8 requests show 0123456789abcdef
+run 8 --json requests show 0123456789abcdef
+py "$tmp/out" <<'PY' || bad "requests show --json of a missing request: $(cat "$tmp/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert set(d) == {"schema", "error"}, d
+assert d["error"]["message"] == "no request 0123456789abcdef (no state file yet)", d
+PY
+grep -q '^gpuburstctl: no request 0123456789abcdef' "$tmp/err" || bad "--json: the message left stderr"
+# a configuration error: the same exit status with and without --json
+printf 'cluster_name: t\nfrob: 1\n' >"$tmp/bad.yaml"
+run 3 -c "$tmp/bad.yaml" requests
+cp "$tmp/err" "$tmp/err.human"
+run 3 -c "$tmp/bad.yaml" --json requests
+cmp -s "$tmp/err" "$tmp/err.human" || bad "--json changed stderr: $(cat "$tmp/err")"
+py "$tmp/out" "$tmp/bad.yaml" <<'PY' || bad "config error --json: $(cat "$tmp/out")"
+import json, sys
+e = json.load(open(sys.argv[1]))["error"]
+assert e["code"] == "CONFIG" and e["message"].startswith(sys.argv[2] + ":2:1: unknown key 'frob'"), e
+PY
 
 # ---- the fixture
 "$MK" "$tmp/state/state.db" fixture >"$tmp/ids" || { echo "FAIL: gb_mkstate"; exit 1; }
@@ -121,7 +165,7 @@ run 0 --json requests show "$PEND"
 py "$tmp/out" "$PEND" <<'PY' || bad "requests show json"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert set(d) == {"request", "approval", "plans", "attempts", "instances", "events", "timeline"}, d.keys()
+assert set(d) == {"schema", "request", "approval", "plans", "attempts", "instances", "events", "timeline"}, d.keys()
 assert d["request"]["id"] == sys.argv[2]
 a = d["approval"]
 assert a["state"] == "pending" and a["decided_by"] is None and a["expires_at"].endswith("Z"), a
@@ -137,6 +181,46 @@ assert d["plans"][1]["body"]["steps"][0]["region"] == "ap-south-1"
 assert [(a["asked"], a["got"], a["state"]) for a in d["attempts"]] == [(4, 2, "ok"), (2, 2, "ok")]
 assert len(d["instances"]) == 4 and d["approval"] is None
 assert d["request"]["input"] == {"job_id": 4711, "nodes": "g5-[1-4]"}
+PY
+
+# milliseconds: events 100 ms apart keep their order and show it
+"$MK" "$tmp/state/state.db" events "$SUSP" 100 ms_first ms_second ms_third || bad "mkstate events"
+run 0 --json requests show "$SUSP"
+py "$tmp/out" <<'PY' || bad "events 100 ms apart (--json): $(cat "$tmp/out")"
+import json, re, sys
+from datetime import datetime, timezone
+d = json.load(open(sys.argv[1]))
+def t(s):
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", s), s
+    return datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+ev = [e for e in d["events"] if e["kind"].startswith("ms_")]
+tl = [e for e in d["timeline"] if e["what"].startswith("event ms_")]
+assert [e["kind"] for e in ev] == ["ms_first", "ms_second", "ms_third"], ev
+assert [e["what"] for e in tl] == ["event ms_first", "event ms_second", "event ms_third"], tl
+ts = [t(e["at"]) for e in tl]
+assert all(0.09 <= b - a < 1.5 for a, b in zip(ts, ts[1:])), ts
+assert [e["at"] for e in ev] == [e["at"] for e in tl]
+t(d["request"]["created_at"])
+PY
+run 0 requests show "$SUSP"
+grep 'event ms_' "$tmp/out" >"$tmp/ms"
+py "$tmp/ms" <<'PY' || bad "events 100 ms apart (replay): $(cat "$tmp/ms")"
+import re, sys
+rows = [l.split() for l in open(sys.argv[1])]
+assert [r[3] for r in rows] == ["ms_first", "ms_second", "ms_third"], rows
+assert all(re.fullmatch(r"\S+T\d\d:\d\d:\d\d\.\d{3}Z", r[0]) for r in rows), rows
+assert [r[0] for r in rows] == sorted(set(r[0] for r in rows)), rows
+offs = [float(r[1].rstrip("s")) for r in rows]
+assert all(0.09 <= b - a < 1.5 for a, b in zip(offs, offs[1:])), offs
+PY
+# the list keeps whole seconds; --since takes what --json prints
+run 0 requests --kind suspend
+grep -Eq ' [0-9-]+T[0-9:]{8}Z  *-$' "$tmp/out" || bad "requests list time: $(cat "$tmp/out")"
+since=$(sed -n 's/.*"created_at": "\([^"]*\)".*/\1/p' "$tmp/all.json" | sort | head -1)
+run 0 --json requests --since "$since"
+py "$tmp/out" <<'PY' || bad "requests --since $since"
+import json, sys
+assert len(json.load(open(sys.argv[1]))["requests"]) == 4
 PY
 
 # instances: durations in seconds and human form
@@ -231,6 +315,8 @@ grep -q "approval_approved req=$PEND nodes=g5-\[5-16\] job=4712 by=root uid=0 co
 	"$tmp/log/gb.log" || bad "approve not logged: $(cat "$tmp/log/gb.log")"
 run 7 approve "$PEND"
 grep -q "is .*, not pending approval" "$tmp/err" || bad "second approve: $(cat "$tmp/err")"
+run 7 --json approve "$PEND"
+grep -q '"message": ".*is .*, not pending approval' "$tmp/out" || bad "second approve --json: $(cat "$tmp/out")"
 
 # ---- deny a job split over two nodesets (decided together); no Slurm: 21
 "$MK" "$tmp/state/state.db" pending "$C" 5001 600 g5 'g5-[20-25]' g6 'g6-[20-25]' >"$tmp/p" ||
@@ -282,20 +368,31 @@ assert d["requests"] == [{"id": sys.argv[2], "nodes": "g5-[52-63]"}], d["request
 assert d["slurm_reason"] == "gpuburst: resume denied by root: json deny", d
 assert d["slurm"]["nodes"] == 12 and d["slurm"]["failed"] == 12 and d["slurm"]["error"], d
 assert d["worker_started"] is None, d
+# the decision is the document; the nodes left up are its error
+assert d["error"]["code"] == "SLURM" and d["error"]["message"].startswith("12 of 12 nodes could not be set DOWN"), d
 PY
 
 # ---- a late approval expires the request (13)
 out=$("$MK" "$tmp/state/state.db" pending "$C" 5003 1 g5 'g5-[26-38]')
 LATE=${out% *}
+out=$("$MK" "$tmp/state/state.db" pending "$C" 5006 1 g6 'g6-[26-38]')
+LATE2=${out% *}
 sleep 1.5
 run 13 approve "$LATE"
 grep -q "expired $LATE" "$tmp/out" || bad "late approve: $(cat "$tmp/out")"
 grep -q 'expired at' "$tmp/err" || bad "late approve message: $(cat "$tmp/err")"
+run 13 --json approve "$LATE2"
+py "$tmp/out" "$LATE2" <<'PY' || bad "late approve --json: $(cat "$tmp/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["expired"] == [{"id": sys.argv[2], "nodes": "g6-[26-38]"}] and d["requests"] == [], d
+assert d["error"]["code"] == "TIMEOUT" and "expired at" in d["error"]["message"], d
+PY
 run 0 --json approvals --state expired
 py "$tmp/out" "$LATE" <<'PY' || bad "expired approval"
 import json, sys
-a, = json.load(open(sys.argv[1]))["approvals"]
-assert a["request_id"] == sys.argv[2] and a["decided_by"] == "gpuburst" and a["request"]["state"] == "expired"
+a = [a for a in json.load(open(sys.argv[1]))["approvals"] if a["request_id"] == sys.argv[2]]
+assert len(a) == 1 and a[0]["decided_by"] == "gpuburst" and a[0]["request"]["state"] == "expired"
 PY
 
 # ---- configured administrators, as nobody (who then must own the state)
@@ -330,12 +427,21 @@ PY
 fi
 
 # ---- usage errors: exit 2 and a message naming the problem
-usage() {
+usage() {	# WANT ARGS...: exit 2, WANT on stderr; the same with --json first
 	want=$1; shift
 	ctl "$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	[ "$rc" -eq 2 ] || bad "gpuburstctl $*: exit $rc, want 2"
 	grep -q -- "$want" "$tmp/err" || bad "gpuburstctl $*: stderr lacks '$want': $(cat "$tmp/err")"
+	ctl --json "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" -eq 2 ] || bad "gpuburstctl --json $*: exit $rc, want 2"
+	grep -q -- "$want" "$tmp/err" || bad "gpuburstctl --json $*: stderr lacks '$want': $(cat "$tmp/err")"
+	json_doc --json "$@"
+	py "$tmp/out" "$want" <<'PY' || bad "gpuburstctl --json $*: message lacks '$want': $(cat "$tmp/out")"
+import json, sys
+assert sys.argv[2] in json.load(open(sys.argv[1]))["error"]["message"]
+PY
 	ok
 }
 usage 'invalid state "bogus"' requests --state bogus
@@ -362,6 +468,13 @@ usage '--sbindir must be an absolute path' slurm-conf --sbindir sbin
 usage 'invalid --lab-ports "80"' slurm-conf --lab-ports 80
 usage 'bad Slurm version "24.x" (want MAJOR.MINOR' slurm-conf --slurm-version 24.x
 usage 'Slurm "21.08" is too old: gpuburst needs 22.05 or later' slurm-conf --slurm-version 21.08
+usage 'invalid option "--bogus"' --bogus requests
+usage 'unknown command "frob"' frob
+# --json after the option that stops the parsing still asks for JSON
+run 2 requests --frob --json
+grep -q '"message": "invalid option \\"--frob\\""' "$tmp/out" || bad "requests --frob --json: $(cat "$tmp/out")"
+run 2 --json
+grep -q '"message": "no command' "$tmp/out" || bad "--json without a command: $(cat "$tmp/out")"
 ctl requests --help >"$tmp/out" 2>&1 && grep -q '^Usage: gpuburstctl requests ' "$tmp/out" || bad "requests --help"
 ok
 
@@ -373,6 +486,18 @@ rc=$?
 [ "$rc" = 29 ] || bad "reconcile with Slurm unreachable: exit $rc, want 29 (PARTIAL): $(cat "$tmp/out" "$tmp/err")"
 grep -q '^slurm: nodes not read (node checks skipped): ' "$tmp/out" || bad "reconcile report: $(cat "$tmp/out")"
 grep -q 'gpuburstctl: .*; slurm: ' "$tmp/err" || bad "reconcile error line: $(cat "$tmp/err")"
+ok
+env -u GPUBURST_CONF -u GPUBURST_ENV SLURM_CONF="$tmp/unreach.conf" "$CTL" -c "$C" --json reconcile --cheap \
+	>"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 29 ] || bad "reconcile --json with Slurm unreachable: exit $rc, want 29"
+json_doc reconcile --json
+py "$tmp/out" <<'PY' || bad "reconcile --json report and error: $(cat "$tmp/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["slurm_error"] and d["cheap"] is True and isinstance(d["actions"], list), d
+assert d["error"]["code"] == "PARTIAL" and "; slurm: " in d["error"]["message"], d
+PY
 ok
 
 # ---- slurm-conf

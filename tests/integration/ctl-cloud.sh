@@ -48,6 +48,7 @@ grep -q '^Approval: needed (12 nodes for job 1 > prod threshold 10)' "$TMP/plan.
 ok "plan: pools nearest first, approval needed by size"
 
 ctl --json plan --type g5.xlarge --count 3 >"$TMP/plan.json" || fail "plan --json"
+expect_eq "plan schema" "$(jget "$TMP/plan.json" '[d["schema"], "error" in d]')" '["gpuburstctl/1", false]'
 expect_eq "plan regions" "$(jget "$TMP/plan.json" 'sorted(set(s["region"] for s in d["plan"]["steps"]))')" '["ap-northeast-1", "ap-south-1"]'
 expect_eq "geo verdict" "$(jget "$TMP/plan.json" '[d["approval"]["needed"], d["approval"]["rule"]]')" '[true, "geo"]'
 expect_eq "geo why" "$(jget "$TMP/plan.json" 'd["approval"]["why"]')" \
@@ -60,6 +61,11 @@ expect_eq "plan for a home in no group" "$?" 23
 grep -q 'in no fallback group' "$TMP/err" || fail "plan home error: $(cat "$TMP/err")"
 ctl plan --type m7i.xlarge --count 2 >"$TMP/out" 2>"$TMP/err"
 expect_eq "plan for a non-GPU type" "$?" 10
+ctl --json plan --type m7i.xlarge --count 2 >"$TMP/out" 2>"$TMP/err"
+expect_eq "plan --json for a non-GPU type" "$?" 10
+expect_eq "plan --json error" "$(jget "$TMP/out" '[sorted(d), d["error"]["code"], d["error"]["message"]]')" \
+	'[["error", "schema"], "INVALID", "instance type m7i.xlarge is not in the GPU catalog"]'
+grep -q 'not in the GPU catalog' "$TMP/err" || fail "plan --json: the message left stderr"
 ok "plan errors: home in no group (23), type not in the catalog (10)"
 
 # ---- doctor: the cloud parts pass, Slurm is absent here
@@ -77,6 +83,10 @@ grep -q "$SECRET_OK" "$TMP/doc.out" "$TMP/doc.err" && fail "doctor printed the s
 ok "doctor: config, state dir, credentials, both regions ok; Slurm FAIL (exit $rc)"
 
 ctl --json doctor >"$TMP/doc.json"
+rc=$?
+# the report is the document; its first failure is the error, the exit status
+expect_eq "doctor json error" "$(jget "$TMP/doc.json" '[d["schema"], d["error"]["exit"], d["error"]["message"].split(":")[0]]')" \
+	"[\"gpuburstctl/1\", $rc, \"slurm.conf\"]"
 expect_eq "doctor json" "$(jget "$TMP/doc.json" '[d["ok"], sorted({"config", "state-dir", "credentials", "region ap-south-1"} - {c["name"] for c in d["checks"] if c["ok"]})]')" \
 	'[false, []]'
 expect_eq "doctor json failed names" "$(jget "$TMP/doc.json" '[c["name"] for c in d["checks"] if not c["ok"]]')" \

@@ -2,7 +2,8 @@
 # ctl-config.sh - `gpuburstctl config check` over every case of
 # tests/data/conf: valid cases print their expected summary and exit 0;
 # invalid ones print exactly their expected errors to stderr and exit 3
-# (GB_E_CONFIG); --json carries the same errors; usage errors exit 2.
+# (GB_E_CONFIG); --json carries the same errors and the error document
+# (stderr unchanged); usage errors exit 2.
 set -u
 ctl="$GB_TOP_BUILDDIR/src/gpuburstctl/gpuburstctl"
 data="$GB_TOP_SRCDIR/tests/data/conf"
@@ -48,13 +49,18 @@ for d in "$data"/invalid/*/; do
 
 	run_case "$d" --json config check
 	[ "$rc" -eq 3 ] || bad "invalid $name --json: exit $rc"
+	cmp -s "$tmp/want" "$tmp/err" || { bad "invalid $name --json: stderr differs"; diff "$tmp/want" "$tmp/err" | head -5; }
 	"${PYTHON3:-python3}" - "$tmp/out" "$d/expected" <<'PY' || bad "invalid $name: --json output"
 import json, sys
 doc = json.load(open(sys.argv[1]))
 want = open(sys.argv[2]).read().splitlines()
+assert doc["schema"] == "gpuburstctl/1", doc
 assert doc["ok"] is False, doc
 assert doc["path"] == "input.yaml", doc
 assert doc["errors"] == want, (doc["errors"], want)
+e = doc["error"]
+assert e["code"] == "CONFIG" and e["exit"] == 3, e
+assert e["message"] == want[0] + ("" if len(want) == 1 else " (and %d more)" % (len(want) - 1)), e
 PY
 done
 

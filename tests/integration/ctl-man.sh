@@ -9,6 +9,8 @@
 #  - every exit code (`gpuburstctl --list-exit-codes`, the gb_err.h table)
 #    is listed with its name in EXIT STATUS of gpuburstctl(8) and of the
 #    three Slurm programs' pages, and nothing else is;
+#  - the --json schema version the program prints is the one JSON OUTPUT
+#    of gpuburstctl(8) documents;
 #  - the pages format without groff warnings.
 set -u
 : "${GB_TOP_BUILDDIR:?}" "${GB_TOP_SRCDIR:?}"
@@ -86,6 +88,12 @@ for page in gpuburstctl.8 gpuburst-resume.8 gpuburst-suspend.8 gpuburst-resume-f
 	fi
 done
 echo "exit codes: $(wc -l <"$tmp/codes") in 4 pages"
+
+# the schema of --json: what the program prints is what the page says
+schema=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["schema"])' "$tmp/keys.json")
+sed -n '/^\.SH JSON OUTPUT/,/^\.SH /p' "$DOC/gpuburstctl.8" | grep -qF "\(dqschema\(dq: \(dq$schema\(dq" ||
+	{ echo "FAIL: gpuburstctl(8) JSON OUTPUT does not document \"schema\": \"$schema\""; fail=1; }
+echo "json schema: $schema"
 
 # groff warnings
 if command -v groff >/dev/null; then

@@ -76,6 +76,8 @@ expect_eq "json token" "$(jget "$TMP/out.json" 'd["token"]')" "$token"
 expect_eq "json confirmed" "$(jget "$TMP/out.json" 'd["confirmed"]')" False
 expect_eq "json instances" "$(jget "$TMP/out.json" 'len(d["instances"])')" 2
 expect_eq "json missing" "$(jget "$TMP/out.json" 'd["nodes_without_instance"]')" '["g5-3"]'
+expect_eq "json pending" "$(jget "$TMP/out.json" '[d["schema"], d["error"]["code"], d["error"]["exit"], d["error"]["message"]]')" \
+	"[\"gpuburstctl/1\", \"PENDING\", 28, \"nothing terminated yet: confirm with --confirm $token within 5 minutes\"]"
 ok "preview --json"
 
 # a wrong token: refused, exit 10 (INVALID), nothing terminated
@@ -127,6 +129,10 @@ ok "right token: 2 instances terminated, request recorded"
 # nothing left: exit 8 (NOTFOUND)
 ctl terminate --all --yes >"$TMP/out" 2>"$TMP/err"
 expect_eq "nothing left exit" "$?" 8
+ctl --json terminate --all --yes >"$TMP/out.json" 2>"$TMP/err"
+expect_eq "nothing left --json exit" "$?" 8
+expect_eq "nothing left --json" "$(jget "$TMP/out.json" '[sorted(d), d["error"]["code"], d["error"]["exit"]]')" \
+	'[["error", "schema"], "NOTFOUND", 8]'
 ok "nothing to terminate (8)"
 
 # --yes for scripts, --all, --json
@@ -138,6 +144,7 @@ ctl --json terminate --all --yes --force --reason "end of test" >"$TMP/out.json"
 expect_eq "--yes exit" "$?" 0
 expect_eq "--yes terminated" "$(jget "$TMP/out.json" 'd["terminated"]')" 1
 expect_eq "--yes confirmed" "$(jget "$TMP/out.json" 'd["confirmed"]')" True
+expect_eq "--yes no error" "$(jget "$TMP/out.json" '[d["schema"], "error" in d]')" '["gpuburstctl/1", false]'
 grep -q 'terminate_cli req=.* by=root uid=0 instances=1 reason="terminated by root: end of test"' "$TMP/gb.log" ||
 	fail "log line: $(cat "$TMP/gb.log")"
 ok "--all --yes --force --json"

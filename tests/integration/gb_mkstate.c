@@ -13,12 +13,15 @@
  *       of TIMEOUT seconds; prints "ID STATE" per request
  *   gb_mkstate STATE instance REQUEST_ID REGION INSTANCE_ID NODE [AGE]
  *       a running instance record launched AGE seconds ago (default 3600)
+ *   gb_mkstate STATE events REQUEST_ID GAP_MS KIND...
+ *       one event of each KIND for the request, GAP_MS milliseconds apart
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gb_conf.h"
 #include "gb_hostlist.h"
@@ -272,13 +275,32 @@ static int instance(int argc, char **argv)
 	return 0;
 }
 
+static int events(int argc, char **argv)
+{
+	struct timespec gap;
+	gb_error_t e = { 0 };
+	long ms;
+
+	if (argc < 6 || gb_parse_long(argv[4], 0, 10000, &ms))
+		return fprintf(stderr, "gb_mkstate: events REQUEST GAP_MS KIND...\n"), 2;
+	gap.tv_sec = ms / 1000;
+	gap.tv_nsec = ms % 1000 * 1000000L;
+	for (int i = 5; i < argc; i++) {
+		if (i > 5)
+			nanosleep(&gap, NULL);
+		check(gb_state_event_add(st, argv[3], argv[i], "source=test", &e),
+		      "event", &e);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	gb_error_t e = { 0 };
 	int rc = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: gb_mkstate STATE fixture|pending|instance ...\n");
+		fprintf(stderr, "usage: gb_mkstate STATE fixture|pending|instance|events ...\n");
 		return 2;
 	}
 	check(gb_state_open(argv[1], 0, 10000, &st, &e), argv[1], &e);
@@ -288,6 +310,8 @@ int main(int argc, char **argv)
 		rc = pending(argc, argv);
 	else if (strcmp(argv[2], "instance") == 0)
 		rc = instance(argc, argv);
+	else if (strcmp(argv[2], "events") == 0)
+		rc = events(argc, argv);
 	else
 		rc = 2;
 	gb_state_close(st);

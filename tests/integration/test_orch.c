@@ -619,6 +619,83 @@ static void test_extras(void)
 	req_free(&req);
 }
 
+/* Our clock 30 s ahead of the cloud's (as good as EC2's whole seconds). */
+static double ahead_wall(void *ctx)
+{
+	(void)ctx;
+	return gb_time_now() + 30;
+}
+
+struct launch_check {
+	gb_state_t *st;
+	int n, before;
+};
+
+struct attempt_start {
+	int64_t id;
+	double at;
+};
+
+static int attempt_start_row(const struct gb_attempt *a, void *arg)
+{
+	struct attempt_start *x = arg;
+
+	if (a->id == x->id)
+		x->at = a->started_at;
+	return 0;
+}
+
+static int launch_row(const struct gb_instance *in, void *arg)
+{
+	struct launch_check *x = arg;
+	struct attempt_start as = { in->attempt_id, 0 };
+	char id[GB_REQUEST_ID_LEN + 1];
+	gb_error_t err;
+
+	gb_strlcpy(id, in->request_id, sizeof(id));
+	if (gb_state_attempt_list(x->st, id, attempt_start_row, &as, &err))
+		die(err.text);
+	x->n++;
+	x->before += as.at <= 0 || in->launched_at < as.at;
+	return 0;
+}
+
+/* No instance is recorded as launched before the call that launched it. */
+static void test_launch_times(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=4", NULL };
+	struct gb_instance_filter f = GB_INSTANCE_FILTER_ANY;
+	struct req_opts q = REQ("g5", 2, GB_STRATEGY_BEST_EFFORT);
+	struct launch_check x = { 0 };
+	struct gb_orch_opts oo = { 0 };
+	struct gb_request req;
+	struct gb_orch_result res;
+	gb_error_t err;
+	gb_err_t rc;
+
+	fresh_state();
+	gb_orch_destroy(orch);
+	oo.conf = conf;
+	oo.state_path = statepath;
+	oo.max_parallel = 8;
+	oo.sleep = fake_sleep;
+	oo.wall = ahead_wall;
+	if (gb_orch_create(&oo, &orch, &err))
+		die(err.text);
+	landscape(l);
+	rc = run_req(&q, &req, &res, &err);
+	x.st = st;
+	f.request_id = req.id;
+	if (gb_state_instance_list(st, &f, launch_row, &x, &err))
+		die(err.text);
+	check(rc == GB_E_OK && res.launched == 2 && x.n == 2 && x.before == 0,
+	      "cloud clock behind ours: %d of %d instances recorded before their call started",
+	      x.before, x.n);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+	make_orch(NULL);
+}
+
 /*****************************************************************************
  *  Locality, error classes, modes
  *****************************************************************************/
@@ -1878,6 +1955,7 @@ int main(void)
 	test_extras();
 	test_locality();
 	test_errors();
+	test_launch_times();
 	test_addresses();
 	test_modes();
 	test_lower_bounds();

@@ -356,6 +356,32 @@ static void test_time(void **state)
 	assert_true(t == 10000 - 7200);
 	assert_int_equal(gb_time_parse("yesterday", 0, &t), GB_E_INVALID);
 	assert_int_equal(gb_time_parse("2026-11-29T15:13:45Zjunk", 0, &t), GB_E_INVALID);
+	/* milliseconds: down (never later than the time), 0.1 s still .100 */
+	assert_string_equal(gb_time_iso_ms(0, b, sizeof(b)), "1970-01-01T00:00:00.000Z");
+	assert_string_equal(gb_time_iso_ms(1795965225.1, b, sizeof(b)),
+			    "2026-11-29T15:13:45.100Z");
+	assert_string_equal(gb_time_iso_ms(1795965225.9996, b, sizeof(b)),
+			    "2026-11-29T15:13:45.999Z");
+	for (int i = 0; i < 1000; i++) {
+		double x = 1795965225 + i / 1000.0;
+
+		gb_time_iso_ms(x, b, sizeof(b));
+		assert_int_equal(strtol(b + 20, NULL, 10), i);
+		assert_int_equal(gb_time_parse(b, 0, &t), GB_E_OK);
+		assert_true(t <= x + 1e-6 && t > x - 1e-6);
+	}
+	assert_string_equal(gb_time_iso(1795965225.9996, b, sizeof(b)), "2026-11-29T15:13:45Z");
+	assert_int_equal(gb_time_parse("2026-11-29T15:13:45.25Z", 0, &t), GB_E_OK);
+	assert_true(t > 1795965225.2499 && t < 1795965225.2501);
+	assert_int_equal(gb_time_parse("2026-11-29 15:13:45.5", 0, &t), GB_E_OK);
+	assert_true(t > 1795965225.4999 && t < 1795965225.5001);
+	assert_int_equal(gb_time_parse("2026-11-29T15:13:45.123", 0, &t), GB_E_INVALID);
+	assert_int_equal(gb_time_parse("2026-11-29T15:13:45.Z", 0, &t), GB_E_INVALID);
+	assert_int_equal(gb_time_parse("2026-11-29.5", 0, &t), GB_E_INVALID);
+	/* what gpuburstctl prints reads back to the same millisecond */
+	gb_time_iso_ms(1795965225.123, b, sizeof(b));
+	assert_int_equal(gb_time_parse(b, 0, &t), GB_E_OK);
+	assert_true(t > 1795965225.1229 && t < 1795965225.1231);
 	assert_string_equal(gb_time_human(3725, b, sizeof(b)), "1h 02m 05s");
 	assert_string_equal(gb_time_human(42, b, sizeof(b)), "42s");
 	assert_string_equal(gb_time_human(90061, b, sizeof(b)), "1d 01h 01m");

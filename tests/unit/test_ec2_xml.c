@@ -152,6 +152,25 @@ static void test_botocore_run_instances(void **state)
 	free(xml);
 }
 
+/* launchTime keeps its fraction: a record must not precede its approval. */
+static void test_launch_time_fraction(void **state)
+{
+	struct gb_ec2_instance_list *l = NULL;
+	gb_error_t e;
+
+	(void)state;
+	if (gb_ec2_xml_parse_instances(LIT("<RunInstancesResponse><requestId>r</requestId>"
+		"<instancesSet><item><instanceId>i-1</instanceId>"
+		"<launchTime>2026-02-14T08:29:31.250Z</launchTime></item>"
+		"<item><instanceId>i-2</instanceId><launchTime>yesterday</launchTime></item>"
+		"</instancesSet></RunInstancesResponse>"), &l, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(l->n, 2);
+	assert_true(l->v[0].launch_epoch == 1771057771.25);
+	assert_true(l->v[1].launch_epoch == 0);
+	gb_ec2_instance_list_free(l);
+}
+
 static void test_botocore_describe_instances(void **state)
 {
 	size_t len, k = 0;
@@ -967,6 +986,7 @@ int main(void)
 		cmocka_unit_test(test_bad_bodies),
 		cmocka_unit_test(test_truncated_and_mangled),
 		cmocka_unit_test(test_namespaces),
+		cmocka_unit_test(test_launch_time_fraction),
 		cmocka_unit_test(test_classification),
 		cmocka_unit_test(test_form_bodies),
 		cmocka_unit_test(test_form_more),
