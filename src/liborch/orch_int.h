@@ -218,11 +218,7 @@ struct orch_call {
 	int n_new;			/* nodes counted towards the need */
 	char token[GB_ORCH_TOKEN_MAX + 1];
 	int64_t attempt_id;
-	char *user_data;
-	size_t user_data_len;
-	struct gb_ec2_kv kv[4];
-	struct gb_ec2_tag_spec spec;
-	const char *sg[16];
+	struct gb_orch_launch launch;	/* what job.run points to */
 	bool recovered;
 };
 
