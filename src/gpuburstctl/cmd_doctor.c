@@ -417,6 +417,12 @@ static void check_launch(struct region_job *j, gb_ec2_t *ec2,
 	bool failed = false;
 	gb_err_t rc;
 
+	if (!r->ami) {
+		job_line(j, ns->name, GB_E_CONFIG, NULL,
+			 "region %s has no ami, so nodeset %s cannot launch there: set its ami",
+			 r->name, ns->name);
+		return;
+	}
 	for (size_t a = 0; a < r->n_azs && !failed; a++) {
 		for (size_t k = 0; k < r->azs[a].n_subnets && !failed; k++) {
 			const char *sn = r->azs[a].subnets[k];
@@ -559,7 +565,7 @@ static bool jobs_prepare(struct region_job *jobs, const struct gb_conf *conf,
 		j->first_node = calloc(conf->n_nodesets + 1, sizeof(*j->first_node));
 		if (!j->ns || !j->first_node)
 			return false;
-		for (size_t i = 0; i < conf->n_nodesets; i++) {
+		for (size_t i = 0; i < conf->n_nodesets && j->r->n_azs; i++) {
 			if (!names[i].n || !launches_in(conf, &conf->nodesets[i], j->r->name))
 				continue;
 			j->ns[j->n_ns] = &conf->nodesets[i];
