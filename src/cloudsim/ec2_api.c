@@ -48,6 +48,7 @@ struct call {
 	char region[GB_SIGV4_FIELD_MAX];
 	struct gb_sim_error err;
 	bool failed;
+	bool dry_run;			/* DryRun=true: validate, then 412 */
 	long instances;			/* for the log */
 	struct gb_sim_event *events;	/* taken under the lock, run after */
 	size_t nevents;
@@ -181,11 +182,17 @@ static size_t param_list(const struct params *p, const char *prefix,
 	return n;
 }
 
-static bool param_bool(const struct params *p, const char *key)
+/* A boolean parameter: absent is false, else "true" or "false". */
+static bool parse_bool(struct call *c, const char *key, bool *out)
 {
-	const char *v = param(p, key);
+	const char *v = param(&c->p, key);
 
-	return v && strcasecmp(v, "true") == 0;
+	*out = v && strcasecmp(v, "true") == 0;
+	if (!v || *out || strcasecmp(v, "false") == 0)
+		return true;
+	gb_sim_error_set(&c->err, 400, "InvalidParameterValue",
+			 "Invalid value '%s' for %s: expecting a boolean (true or false)", v, key);
+	return c->failed = true, false;
 }
 
 /* Filter.N.Name / Filter.N.Value.M.  OUT NEW arrays (filters_free). */
@@ -488,6 +495,14 @@ static bool failed(struct call *c, gb_err_t rc)
 	return c->failed;
 }
 
+/* DryRun of a call whose checks all passed: EC2's 412 instead of the answer. */
+static void dry_run_answer(struct call *c)
+{
+	gb_sim_error_set(&c->err, 412, "DryRunOperation",
+			 "Request would have succeeded, but DryRun flag is set.");
+	c->failed = true;
+}
+
 static bool parse_count(struct call *c, const char *name, long *out)
 {
 	const char *v = param(&c->p, name);
@@ -611,8 +626,10 @@ static void act_run(struct call *c, struct gb_cs_response *r, double now)
 	l.subnet_id = param(&c->p, "SubnetId");
 	l.az = param(&c->p, "Placement.AvailabilityZone");
 	l.key_name = param(&c->p, "KeyName");
+	l.iam_profile_name = param(&c->p, "IamInstanceProfile.Name");
+	l.iam_profile_arn = param(&c->p, "IamInstanceProfile.Arn");
 	l.client_token = param(&c->p, "ClientToken");
-	l.dry_run = param_bool(&c->p, "DryRun");
+	l.dry_run = c->dry_run;
 	l.ntags = launch_tags(&c->p, tags, TAGS_MAX);
 	l.tags = tags;
 	nsg = param_list(&c->p, "SecurityGroupId.", sgs, 64);
@@ -696,8 +713,12 @@ static void act_describe(struct call *c, struct gb_cs_response *r, double now)
 	q.ids = ids;
 	q.nids = param_list(&c->p, "InstanceId.", ids, c->p.n);
 	q.next_token = param(&c->p, "NextToken");
-	if (!failed(c, gb_sim_describe_instances(c->cs->sim, c->region, &q, now,
-						 &out, &n, next, &c->err)))
+	if (failed(c, gb_sim_describe_instances(c->cs->sim, c->region, &q, now,
+						&out, &n, next, &c->err)))
+		goto out;
+	if (c->dry_run)
+		dry_run_answer(c);
+	else
 		render_describe(c, r, out, n, next);
 out:
 	free(out);
@@ -718,8 +739,7 @@ static void act_terminate(struct call *c, struct gb_cs_response *r, double now)
 	}
 	nids = param_list(&c->p, "InstanceId.", ids, c->p.n);
 	if (!failed(c, gb_sim_terminate_instances(c->cs->sim, c->region, ids, nids,
-						  param_bool(&c->p, "DryRun"), now,
-						  &ch, &n, &c->err))) {
+						  c->dry_run, now, &ch, &n, &c->err))) {
 		xml_begin(&r->body, "TerminateInstances", r->request_id);
 		gb_buf_puts(&r->body, "<instancesSet>");
 		for (size_t k = 0; k < n; k++) {
@@ -751,7 +771,7 @@ static void act_create_tags(struct call *c, struct gb_cs_response *r, double now
 	nids = param_list(&c->p, "ResourceId.", ids, c->p.n);
 	ntags = tags_parse(&c->p, "Tag.", tags, TAGS_MAX);
 	if (!failed(c, gb_sim_create_tags(c->cs->sim, c->region, ids, nids, tags, ntags,
-					  param_bool(&c->p, "DryRun"), now, &c->err))) {
+					  c->dry_run, now, &c->err))) {
 		xml_begin(&r->body, "CreateTags", r->request_id);
 		gb_buf_puts(&r->body, "<return>true</return>");
 		xml_end(&r->body, "CreateTags");
@@ -803,6 +823,10 @@ static void act_offerings(struct call *c, struct gb_cs_response *r, double now)
 	if (failed(c, gb_sim_describe_offerings(c->cs->sim, c->region, loc, &q, &o, &n,
 						next, &c->err)))
 		goto out;
+	if (c->dry_run) {
+		dry_run_answer(c);
+		goto out;
+	}
 	xml_begin(&r->body, "DescribeInstanceTypeOfferings", r->request_id);
 	gb_buf_puts(&r->body, n ? "<instanceTypeOfferingSet>" : "<instanceTypeOfferingSet/>");
 	for (size_t k = 0; k < n; k++) {
@@ -856,6 +880,10 @@ static void act_azs(struct call *c, struct gb_cs_response *r, double now)
 	q.nids += param_list(&c->p, "ZoneId.", names + q.nids, c->p.n - q.nids);
 	if (failed(c, gb_sim_describe_azs(c->cs->sim, c->region, &q, &azs, &n, &c->err)))
 		goto out;
+	if (c->dry_run) {
+		dry_run_answer(c);
+		goto out;
+	}
 	xml_begin(&r->body, "DescribeAvailabilityZones", r->request_id);
 	gb_buf_puts(&r->body, "<availabilityZoneInfo>");
 	for (size_t k = 0; k < n; k++)
@@ -882,6 +910,64 @@ static const action_fn actions[GB_SIM_ACTION_COUNT] = {
 	[GB_SIM_ACTION_CREATE_TAGS] = act_create_tags,
 	[GB_SIM_ACTION_DESCRIBE_AZS] = act_azs,
 };
+
+/*
+ * The request parameters of each action (top-level member names of the
+ * 2016-11-15 API, botocore's service-2.json); "Name.N..." counts as Name.
+ * EC2 refuses any other with UnknownParameter.
+ */
+static const char *const known_params[GB_SIM_ACTION_COUNT][48] = {
+	[GB_SIM_ACTION_RUN_INSTANCES] = {
+		"AdditionalInfo", "BlockDeviceMapping", "CapacityReservationSpecification",
+		"ClientToken", "CpuOptions", "CreditSpecification", "DisableApiStop",
+		"DisableApiTermination", "DryRun", "EbsOptimized", "ElasticGpuSpecification",
+		"ElasticInferenceAccelerator", "EnablePrimaryIpv6", "EnclaveOptions",
+		"HibernationOptions", "IamInstanceProfile", "ImageId",
+		"InstanceInitiatedShutdownBehavior", "InstanceMarketOptions", "InstanceType",
+		"Ipv6Address", "Ipv6AddressCount", "KernelId", "KeyName", "LaunchTemplate",
+		"LicenseSpecification", "MaintenanceOptions", "MaxCount", "MetadataOptions",
+		"MinCount", "Monitoring", "NetworkInterface", "NetworkPerformanceOptions",
+		"Operator", "Placement", "PrivateDnsNameOptions", "PrivateIpAddress",
+		"RamdiskId", "SecondaryInterface", "SecurityGroup", "SecurityGroupId",
+		"SubnetId", "TagSpecification", "UserData", NULL },
+	[GB_SIM_ACTION_DESCRIBE_INSTANCES] = {
+		"DryRun", "Filter", "IncludeManagedResources", "InstanceId", "MaxResults",
+		"NextToken", NULL },
+	[GB_SIM_ACTION_TERMINATE_INSTANCES] = {
+		"DryRun", "Force", "InstanceId", "SkipOsShutdown", NULL },
+	[GB_SIM_ACTION_DESCRIBE_OFFERINGS] = {
+		"DryRun", "Filter", "LocationType", "MaxResults", "NextToken", NULL },
+	[GB_SIM_ACTION_CREATE_TAGS] = { "DryRun", "ResourceId", "Tag", NULL },
+	[GB_SIM_ACTION_DESCRIBE_AZS] = {
+		"AllAvailabilityZones", "DryRun", "Filter", "ZoneId", "ZoneName", NULL },
+};
+
+static bool param_known(enum gb_sim_action a, const char *key)
+{
+	size_t n = strcspn(key, ".");
+
+	if (strcmp(key, "Action") == 0 || strcmp(key, "Version") == 0 ||
+	    gb_str_has_prefix(key, "X-Amz-"))
+		return true;
+	for (const char *const *k = known_params[a]; *k; k++) {
+		if (strlen(*k) == n && strncmp(*k, key, n) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Parameter names first, then the one every action has: DryRun. */
+static bool check_params(struct call *c)
+{
+	for (size_t i = 0; i < c->p.n; i++) {
+		if (!param_known(c->act, c->p.v[i].key)) {
+			gb_sim_error_set(&c->err, 400, "UnknownParameter",
+					 "The parameter %s is not recognized", c->p.v[i].key);
+			return c->failed = true, false;
+		}
+	}
+	return parse_bool(c, "DryRun", &c->dry_run);
+}
 
 static void wait_for(double seconds)
 {
@@ -966,7 +1052,7 @@ static void dispatch(struct call *c, const struct gb_cs_request *req,
 		gb_sim_error_set(&c->err, 400, "InvalidAction",
 				 "The action %s is not valid for this web service.", c->action);
 		c->failed = true;
-	} else {
+	} else if (check_params(c)) {
 		run_action(c, r, f);
 	}
 }

@@ -1011,10 +1011,24 @@ static gb_err_t region_key_pairs(struct pctx *c, yaml_node_t *v, void *obj)
 	return strv_from_seq(c, v, "key_pairs", &((struct gb_sc_region *)obj)->key_pairs);
 }
 
+static gb_err_t region_security_groups(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return strv_from_seq(c, v, "security_groups",
+			     &((struct gb_sc_region *)obj)->security_groups);
+}
+
+static gb_err_t region_instance_profiles(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return strv_from_seq(c, v, "instance_profiles",
+			     &((struct gb_sc_region *)obj)->instance_profiles);
+}
+
 static const struct keydef region_keys[] = {
 	{ "quotas", region_quotas },
 	{ "images", region_images },
 	{ "key_pairs", region_key_pairs },
+	{ "security_groups", region_security_groups },
+	{ "instance_profiles", region_instance_profiles },
 	{ "azs", region_azs },
 	{ NULL, NULL },
 };
@@ -1449,6 +1463,8 @@ static void region_free(struct gb_sc_region *rg)
 	free(rg->azs);
 	gb_strv_free(&rg->images);
 	gb_strv_free(&rg->key_pairs);
+	gb_strv_free(&rg->security_groups);
+	gb_strv_free(&rg->instance_profiles);
 	free(rg->name);
 }
 

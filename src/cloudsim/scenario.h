@@ -118,6 +118,8 @@ struct gb_sc_region {
 	long instance_quota;			/* GB_SC_UNLIMITED if unset */
 	struct gb_strv images;		/* allowed ImageIds; empty = any */
 	struct gb_strv key_pairs;	/* allowed KeyNames; empty = any */
+	struct gb_strv security_groups;	/* existing SecurityGroupIds; empty = any */
+	struct gb_strv instance_profiles; /* IAM instance profile names; empty = any */
 	struct gb_sc_az *azs;
 	size_t nazs;
 };

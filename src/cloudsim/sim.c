@@ -634,6 +634,64 @@ static gb_err_t validate_launch(const struct sim_region *r,
 	return check_tags(l->tags, l->ntags, e);
 }
 
+/* SecurityGroupId.N: well-formed and, when the region lists them, existing. */
+static gb_err_t check_groups(const struct gb_sc_region *rg, const struct gb_strv *sg,
+			     struct gb_sim_error *e)
+{
+	for (size_t k = 0; sg && k < sg->n; k++) {
+		if (!valid_hex_id(sg->v[k], "sg-"))
+			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidGroupId.Malformed",
+				    "Invalid id: \"%s\" (expecting \"sg-...\")", sg->v[k]);
+		if (rg->security_groups.n && gb_strv_find(&rg->security_groups, sg->v[k]) < 0)
+			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidGroup.NotFound",
+				    "The security group '%s' does not exist", sg->v[k]);
+	}
+	return GB_E_OK;
+}
+
+/* The NAME of "arn:aws:iam::ACCOUNT:instance-profile/[PATH/]NAME", or NULL. */
+static const char *profile_arn_name(const char *arn, const char *account)
+{
+	static const char head[] = "arn:aws:iam::", kind[] = ":instance-profile/";
+	size_t na = strlen(account);
+	const char *p = arn, *name;
+
+	if (strncmp(p, head, sizeof(head) - 1) != 0)
+		return NULL;
+	p += sizeof(head) - 1;
+	if (strncmp(p, account, na) != 0 || strncmp(p + na, kind, sizeof(kind) - 1) != 0)
+		return NULL;
+	p += na + sizeof(kind) - 1;
+	name = strrchr(p, '/');
+	name = name ? name + 1 : p;
+	return *name ? name : NULL;
+}
+
+/* IamInstanceProfile.Name or .Arn (not both): a profile of this account. */
+static gb_err_t check_profile(const gb_sim_t *sim, const struct gb_sc_region *rg,
+			      const struct gb_sim_launch *l, struct gb_sim_error *e)
+{
+	const struct gb_strv *known = &rg->instance_profiles;
+	const char *name = l->iam_profile_name;
+
+	if (l->iam_profile_name && l->iam_profile_arn)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterCombination",
+			    "The parameter 'iamInstanceProfile.name' may not be used in combination with 'iamInstanceProfile.arn'");
+	if (l->iam_profile_arn) {
+		name = profile_arn_name(l->iam_profile_arn, sim->sc->account_id);
+		if (!name || (known->n && gb_strv_find(known, name) < 0))
+			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+				    "Value (%s) for parameter iamInstanceProfile.arn is invalid. Invalid IAM Instance Profile ARN",
+				    l->iam_profile_arn);
+		return GB_E_OK;
+	}
+	if (name && (!*name || (known->n && gb_strv_find(known, name) < 0)))
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+			    "Value (%s) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name",
+			    name);
+	return GB_E_OK;
+}
+
 /* The subnet of an AZ with the most free addresses. */
 static struct gb_sim_subnet *roomiest_subnet(gb_sim_t *sim, const struct gb_sc_az *az)
 {
@@ -990,8 +1048,16 @@ gb_err_t gb_sim_run_instances(gb_sim_t *sim, const char *region,
 		return fail(e, GB_E_AUTH, 401, "AuthFailure",
 			    "AWS was not able to validate the provided access credentials");
 	if ((rc = validate_launch(r, l, &t, e)) ||
+	    (rc = check_groups(r->rg, l->sg_ids, e)) ||
+	    (rc = check_profile(sim, r->rg, l, e)) ||
 	    (rc = place(sim, r->rg, l, t, &pl, e)))
 		return rc;
+	if (l->dry_run) {	/* the token is neither looked up nor recorded */
+		if ((rc = check_offered(sim, r->rg, &pl, t, e)))
+			return rc;
+		return fail(e, GB_E_CANCELLED, 412, "DryRunOperation",
+			    "Request would have succeeded, but DryRun flag is set.");
+	}
 	if (l->client_token && !(tkey = token_key(pl.zonal ? pl.az->name : r->rg->name,
 						  l->client_token)))
 		return fail_nomem(e);
@@ -999,11 +1065,6 @@ gb_err_t gb_sim_run_instances(gb_sim_t *sim, const char *region,
 		goto out;
 	if ((rc = check_offered(sim, r->rg, &pl, t, e)))
 		goto out;
-	if (l->dry_run) {
-		rc = fail(e, GB_E_CANCELLED, 412, "DryRunOperation",
-			  "Request would have succeeded, but DryRun flag is set.");
-		goto out;
-	}
 	if ((rc = quota_room(r, t, l->min_count, &qroom, e)) ||
 	    (rc = check_capacity(sim, r->rg, &pl, t, l->min_count, e)) ||
 	    (rc = address_room(&pl, l->min_count, &aroom, e)))

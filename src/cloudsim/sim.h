@@ -108,6 +108,8 @@ struct gb_sim_launch {
 	const char *subnet_id;		/* NULL: any subnet of the AZ */
 	const char *az;			/* Placement.AvailabilityZone or NULL */
 	const char *key_name;
+	const char *iam_profile_name;	/* IamInstanceProfile.Name or NULL */
+	const char *iam_profile_arn;	/* IamInstanceProfile.Arn or NULL */
 	const char *client_token;
 	long min_count, max_count;
 	const char *user_data;		/* decoded bytes, or NULL */
@@ -116,7 +118,7 @@ struct gb_sim_launch {
 	size_t ntags;
 	const struct gb_strv *sg_ids;	/* may be NULL */
 	const char *digest;		/* the request's parameters, canonical */
-	bool dry_run;
+	bool dry_run;			/* validate only: 412 DryRunOperation */
 };
 
 struct gb_sim_filter {
@@ -190,6 +192,13 @@ void gb_sim_advance(gb_sim_t *sim, double now);
  * RunInstances in [region].  On success *out is the reservation (the
  * original one for a repeated ClientToken).  RET GB_E_OK or an error class
  * (GB_E_CAPACITY, GB_E_QUOTA, GB_E_CLOUDCONFIG, GB_E_INVALID) with [e] set.
+ *
+ * l->dry_run: every check a launch makes up to the point where capacity
+ * is taken (parameters, image, key pair, security groups, instance
+ * profile, subnet or AZ, the type offered there), then GB_E_CANCELLED with
+ * 412 DryRunOperation.  Quotas, capacity and free addresses are not
+ * looked at (EC2 answers a dry run without reserving anything), the
+ * ClientToken is neither looked up nor recorded, nothing changes.
  */
 gb_err_t gb_sim_run_instances(gb_sim_t *sim, const char *region,
 			      const struct gb_sim_launch *l, double now,

@@ -5,13 +5,22 @@
  * One line per check, "ok NAME: detail" or "FAIL NAME: detail"; the exit
  * status is the error code of the first failed check (0 when all pass).
  * Secrets are never printed: credentials are reported by their source.
- * Network: only the configured EC2 endpoints (one signed
- * DescribeAvailabilityZones each, short timeouts, no retries) and
+ * Network: only the configured EC2 endpoints (short timeouts, no
+ * retries): per region one signed DescribeAvailabilityZones, then per
+ * nodeset that may launch there and per subnet one RunInstances with
+ * DryRun=true and the launch's own parameters (nothing is launched); and
  * slurmctld through libslurm (SLURM_CONF required, never configless).
+ *
+ * The regions are checked in parallel, one thread each (at most
+ * DOCTOR_REGION_THREADS at a time); each keeps its lines until every
+ * region before it in the configuration is done, so the output is in
+ * configuration order whatever answers first.  On a terminal, stderr shows
+ * how many regions are done while doctor waits.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,6 +34,7 @@
 #include "gb_creds.h"
 #include "gb_ec2.h"
 #include "gb_hostlist.h"
+#include "gb_orch.h"
 #include "gb_plan.h"
 #include "gb_slurm.h"
 #include "gb_slurmconf.h"
@@ -35,6 +45,8 @@
 /* What ResumeTimeout must leave after the approval wait: a GPU instance
  * takes minutes to launch, boot and register its slurmd. */
 #define DOCTOR_BOOT_MIN_S 120
+#define DOCTOR_REGION_THREADS 8	/* regions checked at once */
+#define DOCTOR_REQUEST_ID "doctor"	/* gpuburst:request of the dry runs */
 
 struct doctor {
 	struct ctl *ctl;
@@ -44,6 +56,42 @@ struct doctor {
 	size_t n_fail;
 };
 
+/* One check's result; the cloud checks also say where and EC2's code. */
+struct line {
+	char name[160];
+	gb_err_t code;
+	char *detail;		/* NEW */
+	const char *region;	/* BORROWED from the config, or NULL */
+	const char *nodeset;
+	char ec2_code[128];	/* "" when none */
+};
+
+static void report(struct doctor *d, const struct line *l)
+{
+	json_t *o;
+
+	if (l->code) {
+		d->n_fail++;
+		if (!d->first) {
+			d->first = l->code;
+			ctl_error_note(l->code, "%s: %s", l->name, l->detail);
+		}
+	}
+	if (!d->checks) {
+		printf("%-4s %s: %s\n", l->code ? "FAIL" : "ok", l->name, l->detail);
+		return;
+	}
+	o = json_pack("{s:s,s:b,s:s,s:s?}", "name", l->name, "ok", l->code == GB_E_OK,
+		      "detail", l->detail, "code", l->code ? gb_err_name(l->code) : NULL);
+	if (o && l->region)
+		json_object_set_new(o, "region", json_string(l->region));
+	if (o && l->nodeset)
+		json_object_set_new(o, "nodeset", json_string(l->nodeset));
+	if (o && l->ec2_code[0])
+		json_object_set_new(o, "ec2_code", json_string(l->ec2_code));
+	json_array_append_new(d->checks, o);
+}
+
 static void check(struct doctor *d, const char *name, gb_err_t code,
 		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
@@ -51,6 +99,7 @@ static void check(struct doctor *d, const char *name, gb_err_t code,
 		  const char *fmt, ...)
 {
 	char detail[2048];
+	struct line l = { .code = code, .detail = detail };
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -63,19 +112,8 @@ static void check(struct doctor *d, const char *name, gb_err_t code,
 		fprintf(d->pipe, "%s\t%d\t%s\n", name, (int)code, detail);
 		return;
 	}
-	if (code) {
-		d->n_fail++;
-		if (!d->first) {
-			d->first = code;
-			ctl_error_note(code, "%s: %s", name, detail);
-		}
-	}
-	if (d->checks)
-		json_array_append_new(d->checks, json_pack("{s:s,s:b,s:s,s:s?}",
-			"name", name, "ok", code == GB_E_OK, "detail", detail,
-			"code", code ? gb_err_name(code) : NULL));
-	else
-		printf("%-4s %s: %s\n", code ? "FAIL" : "ok", name, detail);
+	snprintf(l.name, sizeof(l.name), "%s", name);
+	report(d, &l);
 }
 
 /*****************************************************************************
@@ -233,6 +271,68 @@ static gb_creds_t *check_creds(struct doctor *d, const struct gb_conf *conf)
 	return creds;
 }
 
+/*
+ * The per-region checks run in their own threads and never print: each
+ * appends to its region's lines, which the main thread prints in order.
+ */
+struct region_job {
+	const struct gb_conf *conf;
+	const struct gb_conf_region *r;
+	gb_creds_t *creds;
+	const struct gb_conf_nodeset **ns;	/* nodesets that may launch here */
+	const char **first_node;		/* ... and the first node of each */
+	size_t n_ns;
+	struct line *lines;
+	size_t n_lines;
+	bool lost;				/* a line could not be kept */
+	bool done;
+};
+
+struct region_pool {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct region_job *jobs;
+	size_t n, next, n_done;
+	bool tty;			/* stderr is a terminal: show progress */
+	bool shown;			/* a progress line is on it */
+};
+
+static void job_line(struct region_job *j, const char *nodeset, gb_err_t code,
+		     const char *ec2_code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void job_line(struct region_job *j, const char *nodeset, gb_err_t code,
+		     const char *ec2_code, const char *fmt, ...)
+{
+	struct line *v = realloc(j->lines, (j->n_lines + 1) * sizeof(*v));
+	struct line *l;
+	char detail[2048];
+	va_list ap;
+
+	if (!v) {
+		j->lost = true;
+		return;
+	}
+	j->lines = v;
+	l = &v[j->n_lines++];
+	memset(l, 0, sizeof(*l));
+	if (nodeset)
+		snprintf(l->name, sizeof(l->name), "launch %s %s", j->r->name, nodeset);
+	else
+		snprintf(l->name, sizeof(l->name), "region %s", j->r->name);
+	l->code = code;
+	l->region = j->r->name;
+	l->nodeset = nodeset;
+	snprintf(l->ec2_code, sizeof(l->ec2_code), "%s", ec2_code ? ec2_code : "");
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	if (!(l->detail = strdup(detail))) {
+		j->n_lines--;
+		j->lost = true;
+	}
+}
+
 static bool zone_listed(const struct gb_ec2_az_list *l, const char *name)
 {
 	for (size_t i = 0; l && i < l->n; i++)
@@ -241,54 +341,305 @@ static bool zone_listed(const struct gb_ec2_az_list *l, const char *name)
 	return false;
 }
 
-static void check_region(struct doctor *d, const struct gb_conf *conf,
-			 const struct gb_conf_region *r, gb_creds_t *creds)
+/* DescribeAvailabilityZones; RET whether the endpoint answered. */
+static bool check_zones(struct region_job *j, gb_ec2_t *ec2)
 {
-	struct gb_ec2_opts eo = { 0 };
 	struct gb_ec2_az_list *azs = NULL;
 	struct gb_ec2_error ae = { 0 };
-	gb_ec2_t *ec2 = NULL;
+	struct gb_buf missing = GB_BUF_INIT;
 	gb_error_t err = { 0 };
-	const char *endpoint = gb_conf_endpoint(conf, r);
-	char name[96];
-	double t0;
+	double t0 = gb_time_mono();
 	gb_err_t rc;
 
-	snprintf(name, sizeof(name), "region %s", r->name);
-	if (!creds) {
-		check(d, name, GB_E_AUTH, "not checked: no credentials");
+	rc = gb_ec2_describe_availability_zones(ec2, NULL, 0, &azs, &ae, &err);
+	if (rc) {
+		job_line(j, NULL, rc, ae.code, "%s: %s", gb_ec2_endpoint(ec2), err.text);
+		return false;
+	}
+	for (size_t i = 0; i < j->r->n_azs; i++)
+		if (!zone_listed(azs, j->r->azs[i].name))
+			gb_buf_printf(&missing, "%s%s", missing.len ? ", " : "", j->r->azs[i].name);
+	if (missing.len)
+		job_line(j, NULL, GB_E_CONFIG, NULL, "%s answered, but has no zone %s",
+			 gb_ec2_endpoint(ec2), gb_buf_str(&missing));
+	else
+		job_line(j, NULL, GB_E_OK, NULL, "%s answered in %.2f s (%zu zones)",
+			 gb_ec2_endpoint(ec2), gb_time_mono() - t0, azs->n);
+	gb_buf_free(&missing);
+	gb_ec2_az_list_free(azs);
+	return true;
+}
+
+/* What to change when a dry run of [ns] in region [r] fails with [ae]. */
+static void launch_fix(const struct gb_ec2_error *ae, const char *r, const char *ns,
+		       const char *subnet, char *buf, size_t n)
+{
+	const char *c = ae->code;
+
+	if (gb_str_has_prefix(c, "InvalidAMIID."))
+		snprintf(buf, n, "set the ami of region %s to an image that exists in %s (AMIs are per region)",
+			 r, r);
+	else if (gb_str_has_prefix(c, "InvalidSubnetID.") || gb_str_has_prefix(c, "InvalidSubnetId."))
+		snprintf(buf, n, "subnet %s is not in %s: fix the subnets of its AZ in region %s",
+			 subnet, r, r);
+	else if (gb_str_has_prefix(c, "InvalidGroup") || gb_str_has_prefix(c, "InvalidSecurityGroup"))
+		snprintf(buf, n, "set the security_groups of region %s to groups of %s (in the subnets' VPC)",
+			 r, r);
+	else if (gb_str_has_prefix(c, "InvalidKeyPair."))
+		snprintf(buf, n, "import the key pair into %s or fix the key_name of region %s", r, r);
+	else if (strstr(ae->message, "iamInstanceProfile"))
+		snprintf(buf, n, "set the iam_profile of region %s to an instance profile of this account", r);
+	else if (strstr(ae->message, "InstanceType") || !strcmp(c, "InvalidInstanceType"))
+		snprintf(buf, n, "fix the instance_type of nodeset %s", ns);
+	else if (ae->cls == GB_EC2_CLASS_AUTH)
+		snprintf(buf, n, "allow these credentials ec2:RunInstances on the image, subnet, security "
+			 "group, key pair, volume, network interface and tagged instance resources, and "
+			 "iam:PassRole for the instance profile (etc/iam-policy.json)");
+	else if (ae->cls == GB_EC2_CLASS_THROTTLE || ae->cls == GB_EC2_CLASS_TRANSIENT)
+		snprintf(buf, n, "EC2 was busy or unreachable: run doctor again");
+	else
+		snprintf(buf, n, "a launch in %s would fail the same way", r);
+}
+
+/*
+ * RunInstances DryRun of [ns] in every subnet of the region, with the
+ * parameters the orchestrator would send.  An AZ that does not offer the
+ * type is no failure: the planner's preflight skips it.
+ */
+static void check_launch(struct region_job *j, gb_ec2_t *ec2,
+			 const struct gb_conf_nodeset *ns, const char *node)
+{
+	struct gb_buf okay = GB_BUF_INIT, skipped = GB_BUF_INIT;
+	const struct gb_conf_region *r = j->r;
+	struct gb_orch_launch l = { 0 };
+	struct gb_ec2_error ae;
+	gb_error_t err = { 0 };
+	const char *nodes[1] = { node };
+	char fix[512];
+	bool failed = false;
+	gb_err_t rc;
+
+	if (!r->ami) {
+		job_line(j, ns->name, GB_E_CONFIG, NULL,
+			 "region %s has no ami, so nodeset %s cannot launch there: set its ami",
+			 r->name, ns->name);
 		return;
 	}
-	eo.region = r->name;
-	eo.endpoint = endpoint;
-	eo.creds = creds;
+	for (size_t a = 0; a < r->n_azs && !failed; a++) {
+		for (size_t k = 0; k < r->azs[a].n_subnets && !failed; k++) {
+			const char *sn = r->azs[a].subnets[k];
+
+			memset(&ae, 0, sizeof(ae));
+			rc = gb_orch_launch_params(j->conf, ns, ns->instance_type, r->name, sn,
+						   DOCTOR_REQUEST_ID, nodes, 1, 1, NULL, &l, &err);
+			if (rc) {
+				job_line(j, ns->name, rc, NULL, "%s (fix the user_data of region %s)",
+					 err.text, r->name);
+				failed = true;
+				break;
+			}
+			rc = gb_ec2_run_instances_dry_run(ec2, &l.run, &ae, &err);
+			if (rc == GB_E_OK) {
+				gb_buf_printf(&okay, "%s%s", okay.len ? ", " : "", sn);
+			} else if (ae.cls == GB_EC2_CLASS_CAPACITY) {
+				gb_buf_printf(&skipped, "%s%s (%s)", skipped.len ? ", " : "",
+					      r->azs[a].name, ae.code);
+			} else {
+				launch_fix(&ae, r->name, ns->name, sn, fix, sizeof(fix));
+				job_line(j, ns->name, rc, ae.code,
+					 "DryRun of %s from %s in subnet %s: %s; fix: %s",
+					 ns->instance_type, r->ami, sn, err.text, fix);
+				failed = true;
+			}
+		}
+	}
+	if (!failed && okay.len)
+		job_line(j, ns->name, GB_E_OK, "DryRunOperation",
+			 "DryRun of %s from %s accepted in %s%s%s%s", ns->instance_type, r->ami,
+			 gb_buf_str(&okay), skipped.len ? "; not offered in " : "",
+			 gb_buf_str(&skipped), skipped.len ? ", which the planner skips" : "");
+	else if (!failed)
+		job_line(j, ns->name, GB_E_OK, NULL,
+			 "%s is offered in no AZ of %s (%s): the planner never launches it here",
+			 ns->instance_type, r->name, gb_buf_str(&skipped));
+	gb_orch_launch_clear(&l);
+	gb_buf_free(&okay);
+	gb_buf_free(&skipped);
+}
+
+static void check_region(struct region_job *j)
+{
+	struct gb_ec2_opts eo = { 0 };
+	gb_ec2_t *ec2 = NULL;
+	gb_error_t err = { 0 };
+	gb_err_t rc;
+
+	if (!j->creds) {
+		job_line(j, NULL, GB_E_AUTH, NULL, "not checked: no credentials");
+		return;
+	}
+	eo.region = j->r->name;
+	eo.endpoint = gb_conf_endpoint(j->conf, j->r);
+	eo.creds = j->creds;
 	eo.http.connect_timeout_ms = DOCTOR_CONNECT_MS;
 	eo.http.timeout_ms = DOCTOR_TIMEOUT_MS;
-	eo.http.ca_bundle = conf->cloud.ca_bundle;
+	eo.http.ca_bundle = j->conf->cloud.ca_bundle;
 	eo.retry.max_attempts = 1;
-	t0 = gb_time_mono();
 	rc = gb_ec2_create(&eo, &ec2, &err);
-	if (rc == GB_E_OK)
-		rc = gb_ec2_describe_availability_zones(ec2, NULL, 0, &azs, &ae, &err);
-	if (rc) {
-		check(d, name, rc, "%s: %s", ec2 ? gb_ec2_endpoint(ec2) : "endpoint", err.text);
-	} else {
-		struct gb_buf missing = GB_BUF_INIT;
-
-		for (size_t i = 0; i < r->n_azs; i++)
-			if (!zone_listed(azs, r->azs[i].name))
-				gb_buf_printf(&missing, "%s%s", missing.len ? ", " : "",
-					      r->azs[i].name);
-		if (missing.len)
-			check(d, name, GB_E_CONFIG, "%s answered, but has no zone %s",
-			      gb_ec2_endpoint(ec2), gb_buf_str(&missing));
-		else
-			check(d, name, GB_E_OK, "%s answered in %.2f s (%zu zones)",
-			      gb_ec2_endpoint(ec2), gb_time_mono() - t0, azs->n);
-		gb_buf_free(&missing);
-	}
-	gb_ec2_az_list_free(azs);
+	if (rc)
+		job_line(j, NULL, rc, NULL, "endpoint: %s", err.text);
+	else if (check_zones(j, ec2))
+		for (size_t i = 0; i < j->n_ns; i++)
+			check_launch(j, ec2, j->ns[i], j->first_node[i]);
 	gb_ec2_destroy(ec2);
+}
+
+static void *region_worker(void *arg)
+{
+	struct region_pool *p = arg;
+
+	for (;;) {
+		size_t i;
+
+		pthread_mutex_lock(&p->mu);
+		i = p->next < p->n ? p->next++ : p->n;
+		pthread_mutex_unlock(&p->mu);
+		if (i == p->n)
+			return NULL;
+		check_region(&p->jobs[i]);
+		pthread_mutex_lock(&p->mu);
+		p->jobs[i].done = true;
+		p->n_done++;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+/* On a terminal only: "checking 3/5 regions..." on stderr, redrawn; clear: erase it. */
+static void progress(struct region_pool *p, bool clear)
+{
+	if (!p->tty || (clear && !p->shown))
+		return;
+	if (clear)
+		fputs("\r\033[K", stderr);
+	else
+		fprintf(stderr, "\rchecking %zu/%zu regions...\033[K", p->n_done, p->n);
+	p->shown = !clear;
+	fflush(stderr);
+}
+
+/* Does nodeset [ns] launch in [region]?  Its candidate regions say. */
+static bool launches_in(const struct gb_conf *conf, const struct gb_conf_nodeset *ns,
+			const char *region)
+{
+	struct gb_candidates cand = { 0 };
+	bool in = false;
+
+	if (gb_plan_candidates(conf, ns->home_region, ns->mode, &cand, NULL) == GB_E_OK)
+		for (size_t i = 0; i < cand.n && !in; i++)
+			in = strcmp(cand.v[i].region->name, region) == 0;
+	gb_plan_candidates_clear(&cand);
+	return in;
+}
+
+/* The nodesets of each region, with a node name to tag the dry run with. */
+static bool jobs_prepare(struct region_job *jobs, const struct gb_conf *conf,
+			 gb_creds_t *creds, struct gb_strv *names)
+{
+	for (size_t i = 0; i < conf->n_nodesets; i++) {
+		gb_hostlist_t *hl = NULL;
+		struct gb_strv all = { 0 };
+
+		if (gb_hostlist_parse(conf->nodesets[i].nodes, &hl, NULL) == GB_E_OK &&
+		    gb_hostlist_expand(hl, gb_hostlist_count(hl), &all, NULL) == GB_E_OK &&
+		    all.n)
+			gb_strv_add(&names[i], all.v[0]);
+		gb_strv_free(&all);
+		gb_hostlist_destroy(hl);
+	}
+	for (size_t r = 0; r < conf->n_regions; r++) {
+		struct region_job *j = &jobs[r];
+
+		j->conf = conf;
+		j->r = &conf->regions[r];
+		j->creds = creds;
+		j->ns = calloc(conf->n_nodesets + 1, sizeof(*j->ns));
+		j->first_node = calloc(conf->n_nodesets + 1, sizeof(*j->first_node));
+		if (!j->ns || !j->first_node)
+			return false;
+		for (size_t i = 0; i < conf->n_nodesets && j->r->n_azs; i++) {
+			if (!names[i].n || !launches_in(conf, &conf->nodesets[i], j->r->name))
+				continue;
+			j->ns[j->n_ns] = &conf->nodesets[i];
+			j->first_node[j->n_ns++] = names[i].v[0];
+		}
+	}
+	return true;
+}
+
+static void jobs_free(struct region_job *jobs, size_t n)
+{
+	for (size_t r = 0; jobs && r < n; r++) {
+		for (size_t k = 0; k < jobs[r].n_lines; k++)
+			free(jobs[r].lines[k].detail);
+		free(jobs[r].lines);
+		free(jobs[r].ns);
+		free(jobs[r].first_node);
+	}
+	free(jobs);
+}
+
+/* Print region [i]'s lines once it and every region before it are done. */
+static void regions_print(struct doctor *d, struct region_pool *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		pthread_mutex_lock(&p->mu);
+		while (!p->jobs[i].done) {
+			progress(p, false);
+			pthread_cond_wait(&p->cv, &p->mu);
+		}
+		pthread_mutex_unlock(&p->mu);
+		progress(p, true);	/* before stdout: it may be the same terminal */
+		for (size_t k = 0; k < p->jobs[i].n_lines; k++)
+			report(d, &p->jobs[i].lines[k]);
+		if (p->jobs[i].lost)
+			check(d, "region", GB_E_NOMEM, "%s: out of memory, results lost",
+			      p->jobs[i].r->name);
+		fflush(stdout);
+	}
+}
+
+static void check_regions(struct doctor *d, const struct gb_conf *conf, gb_creds_t *creds)
+{
+	size_t n = conf->n_regions, nt = n < DOCTOR_REGION_THREADS ? n : DOCTOR_REGION_THREADS;
+	struct region_pool p = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+				 NULL, n, 0, 0, isatty(STDERR_FILENO), false };
+	struct gb_strv *names = calloc(conf->n_nodesets + 1, sizeof(*names));
+	pthread_t tid[DOCTOR_REGION_THREADS];
+	size_t started = 0;
+
+	p.jobs = calloc(n + 1, sizeof(*p.jobs));
+	if (!names || !p.jobs || !jobs_prepare(p.jobs, conf, creds, names)) {
+		check(d, "regions", GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	/* libcurl: global initialisation before any thread uses it */
+	if (n && gb_http_global_init(NULL) != GB_E_OK)
+		nt = 0;
+	fflush(stdout);
+	for (; started < nt; started++)
+		if (pthread_create(&tid[started], NULL, region_worker, &p) != 0)
+			break;
+	if (started == 0)	/* no thread at all: check them here, in order */
+		region_worker(&p);
+	regions_print(d, &p);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+out:
+	jobs_free(p.jobs, n);
+	for (size_t i = 0; names && i < conf->n_nodesets; i++)
+		gb_strv_free(&names[i]);
+	free(names);
 }
 
 /*****************************************************************************
@@ -718,8 +1069,7 @@ gb_err_t ctl_cmd_doctor(struct ctl *ctl, int argc, char **argv)
 	check_state_file(&d, conf);
 	check_log(&d, conf);
 	creds = check_creds(&d, conf);
-	for (size_t i = 0; i < conf->n_regions; i++)
-		check_region(&d, conf, &conf->regions[i], creds);
+	check_regions(&d, conf, creds);
 	check_slurm(&d, conf, have_sc ? &sc : NULL);
 out:
 	if (ctl->json)

@@ -252,6 +252,8 @@ gb_err_t gb_ec2_form_run_instances(const struct gb_ec2_run_params *p,
 			form_put(out, "InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior",
 				 p->spot_interruption);
 	}
+	if (p->dry_run)
+		form_put(out, "DryRun", "true");
 	return form_done(out, err);
 }
 
@@ -686,6 +688,9 @@ gb_err_t gb_ec2_run_instances(gb_ec2_t *c, const struct gb_ec2_run_params *p,
 		memset(ae, 0, sizeof(*ae));
 	if (!p)
 		return gb_errorf(err, GB_E_INVALID, "RunInstances: no parameters");
+	if (p->dry_run)
+		return gb_errorf(err, GB_E_INVALID,
+				 "RunInstances: a dry run goes through gb_ec2_run_instances_dry_run");
 	if (!tok) {
 		rc = gb_ec2_client_token_new(token, sizeof(token), err);
 		if (rc)
@@ -710,6 +715,66 @@ gb_err_t gb_ec2_run_instances(gb_ec2_t *c, const struct gb_ec2_run_params *p,
 		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
 	}
 out:
+	gb_http_response_free(&resp);
+	gb_buf_free(&body);
+	return rc;
+}
+
+/* A 2xx answer to a dry run: the endpoint launched.  RET GB_E_CLOUD. */
+static gb_err_t dry_run_ignored(gb_ec2_t *c, const struct gb_http_response *r,
+				gb_error_t *err)
+{
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_buf ids = GB_BUF_INIT;
+	gb_err_t rc;
+
+	if (gb_ec2_xml_parse_instances(r->body, r->body_len, &l, NULL) == GB_E_OK)
+		for (size_t i = 0; i < l->n; i++)
+			gb_buf_printf(&ids, " %s", l->v[i].instance_id ? l->v[i].instance_id : "?");
+	rc = gb_errorf(err, GB_E_CLOUD,
+		       "RunInstances %s: the endpoint ignored DryRun=true and launched %zu instance%s:%s",
+		       c->region, l ? l->n : 0, l && l->n == 1 ? "" : "s",
+		       ids.len ? gb_buf_str(&ids) : " (unreadable answer)");
+	gb_buf_free(&ids);
+	gb_ec2_instance_list_free(l);
+	return rc;
+}
+
+gb_err_t gb_ec2_run_instances_dry_run(gb_ec2_t *c,
+				      const struct gb_ec2_run_params *p,
+				      struct gb_ec2_error *ae, gb_error_t *err)
+{
+	struct gb_http_response resp = { 0 };
+	struct gb_buf body = GB_BUF_INIT;
+	struct gb_ec2_run_params dp;
+	struct gb_ec2_error local;
+	char token[40];
+	gb_err_t rc;
+
+	if (!ae)
+		ae = &local;
+	memset(ae, 0, sizeof(*ae));
+	if (!p)
+		return gb_errorf(err, GB_E_INVALID, "RunInstances: no parameters");
+	dp = *p;
+	dp.dry_run = true;
+	if (!dp.client_token) {
+		rc = gb_ec2_client_token_new(token, sizeof(token), err);
+		if (rc)
+			return rc;
+		dp.client_token = token;
+	}
+	rc = gb_ec2_form_run_instances(&dp, dp.client_token, &body, err);
+	if (rc == GB_E_OK)
+		rc = ec2_call(c, "RunInstances", &body, &resp, ae, err);
+	if (rc == GB_E_OK) {
+		rc = dry_run_ignored(c, &resp, err);
+	} else if (strcmp(ae->code, "DryRunOperation") == 0) {
+		/* EC2: "If you have the required permissions, the error response is DryRunOperation" */
+		ae->cls = GB_EC2_CLASS_NONE;
+		gb_error_clear(err);
+		rc = GB_E_OK;
+	}
 	gb_http_response_free(&resp);
 	gb_buf_free(&body);
 	return rc;

@@ -247,6 +247,7 @@ struct gb_ec2_run_params {
 	const char *spot_instance_type;		/* "one-time" / "persistent" / NULL */
 	const char *spot_max_price;		/* NULL: on-demand price cap */
 	const char *spot_interruption;		/* "terminate" / "stop" / "hibernate" / NULL */
+	bool dry_run;				/* DryRun=true: gb_ec2_run_instances_dry_run() */
 };
 
 struct gb_ec2_describe_params {
@@ -301,10 +302,27 @@ const char *gb_ec2_endpoint(const gb_ec2_t *c);
  * RunInstances.  OUT *out NEW (also its client_token), NULL on failure.
  * MinCount..MaxCount: EC2 launches the largest number it can above
  * MinCount, or nothing (then an InsufficientInstanceCapacity error).
+ * p->dry_run must be false (GB_E_INVALID, nothing sent).
  */
 gb_err_t gb_ec2_run_instances(gb_ec2_t *c, const struct gb_ec2_run_params *p,
 			      struct gb_ec2_instance_list **out,
 			      struct gb_ec2_error *ae, gb_error_t *err);
+
+/*
+ * RunInstances of [p] with DryRun=true (p->dry_run is ignored): EC2 checks
+ * the request as it would a launch (parameters, AMI, subnet, security
+ * groups, key pair, instance profile, instance type offered in the AZ, the
+ * caller's permissions) and launches nothing.
+ * RET GB_E_OK when EC2 answers DryRunOperation (HTTP 412): [ae] then has
+ * that code, the status and the RequestID, class NONE, and [err] is
+ * cleared.  Otherwise the classified error of gb_ec2_run_instances, with
+ * EC2's Code and Message in [ae] and [err] (THROTTLE and TRANSIENT retried
+ * first); GB_E_CLOUD when the endpoint ignored DryRun and answered with a
+ * reservation: the message names the instances it launched.
+ */
+gb_err_t gb_ec2_run_instances_dry_run(gb_ec2_t *c,
+				      const struct gb_ec2_run_params *p,
+				      struct gb_ec2_error *ae, gb_error_t *err);
 
 /*
  * DescribeInstances; follows NextToken until the last page (at most
@@ -359,7 +377,7 @@ gb_err_t gb_ec2_describe_availability_zones(gb_ec2_t *c,
  * MinCount, MaxCount, SubnetId, Placement.AvailabilityZone,
  * SecurityGroupId.N, KeyName, ClientToken, IamInstanceProfile.*, UserData
  * (base64, then form-encoded), TagSpecification.N.*,
- * InstanceMarketOptions.*.
+ * InstanceMarketOptions.*, DryRun (only when p->dry_run, "true").
  * RET GB_E_OK or GB_E_INVALID (detail names the parameter); GB_E_NOMEM.
  */
 gb_err_t gb_ec2_form_run_instances(const struct gb_ec2_run_params *p,

@@ -294,6 +294,37 @@ gb_err_t gb_orch_client_token(const char *request_id, const char *region,
 			      size_t n, gb_error_t *err);
 
 /*
+ * The RunInstances parameters of one launch, as the orchestrator sends
+ * them (gpuburstctl doctor dry-runs the same): the region's AMI, security
+ * groups (the first 16), key pair, instance profile and rendered user
+ * data, instance type [type], the spot market when [ns] (may be NULL) asks
+ * for it, MinCount [min], MaxCount [max], [subnet], ClientToken [token]
+ * (NULL: the client makes one), and the tags gpuburst:cluster,
+ * gpuburst:request and, for one node, gpuburst:node and Name.  [nodes]
+ * holds [max] names in launch-index order.  l->run points into [l], the
+ * configuration and the arguments (BORROWED: they must outlive it).
+ * RET GB_E_OK; GB_E_INVALID (region not configured, user data: {node}
+ * with several nodes or over 16 KiB); GB_E_NOMEM.  gb_orch_launch_clear()
+ * after use, also after a failure.
+ */
+struct gb_orch_launch {
+	struct gb_ec2_run_params run;
+	/* private: what run points to */
+	const char *sg_[16];
+	struct gb_ec2_kv kv_[4];
+	struct gb_ec2_tag_spec spec_;
+	char *user_data_;
+};
+
+gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
+			       const struct gb_conf_nodeset *ns, const char *type,
+			       const char *region, const char *subnet,
+			       const char *request_id, const char *const *nodes,
+			       int min, int max, const char *token,
+			       struct gb_orch_launch *l, gb_error_t *err);
+void gb_orch_launch_clear(struct gb_orch_launch *l);
+
+/*
  * Render a region's user_data template for one call: {cluster},
  * {region}, {request}, {nodes} (the call's nodes, space-separated, in
  * launch-index order) and {node} (only when the call has one node).

@@ -27,7 +27,7 @@ void orch_call_free(struct orch_call *c)
 		return;
 	orch_job_clear(&c->job);
 	free(c->nodes);
-	free(c->user_data);
+	gb_orch_launch_clear(&c->launch);
 	free(c);
 }
 
@@ -37,15 +37,72 @@ static bool one_per_call(const struct gb_conf_region *cr)
 	return cr && cr->user_data && strstr(cr->user_data, "{node}");
 }
 
+void gb_orch_launch_clear(struct gb_orch_launch *l)
+{
+	if (!l)
+		return;
+	free(l->user_data_);
+	memset(l, 0, sizeof(*l));
+}
+
+gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
+			       const struct gb_conf_nodeset *ns, const char *type,
+			       const char *region, const char *subnet,
+			       const char *request_id, const char *const *nodes,
+			       int min, int max, const char *token,
+			       struct gb_orch_launch *l, gb_error_t *err)
+{
+	const struct gb_conf_region *cr = gb_conf_region(conf, region);
+	struct gb_ec2_run_params *p = &l->run;
+	size_t nk = 0, ns_sg = 0, len = 0;
+	gb_err_t rc;
+
+	gb_orch_launch_clear(l);
+	if (!cr)
+		return gb_errorf(err, GB_E_INVALID, "launch: region %s not configured", region);
+	p->image_id = cr->ami;
+	p->instance_type = type;
+	p->min_count = min;
+	p->max_count = max;
+	p->subnet_id = subnet;	/* the subnet fixes the AZ (zonal idempotency) */
+	for (; ns_sg < cr->n_security_groups && ns_sg < GB_ARRAY_LEN(l->sg_); ns_sg++)
+		l->sg_[ns_sg] = cr->security_groups[ns_sg];
+	p->security_group_ids = l->sg_;
+	p->n_security_group_ids = ns_sg;
+	p->key_name = cr->key_name;
+	p->iam_instance_profile_name = cr->iam_profile;
+	p->client_token = token;
+	p->spot = ns && ns->market == GB_MARKET_SPOT;
+	l->kv_[nk++] = (struct gb_ec2_kv){ "gpuburst:cluster", conf->cluster_name };
+	l->kv_[nk++] = (struct gb_ec2_kv){ "gpuburst:request", request_id };
+	if (max == 1) {
+		l->kv_[nk++] = (struct gb_ec2_kv){ "gpuburst:node", nodes[0] };
+		l->kv_[nk++] = (struct gb_ec2_kv){ "Name", nodes[0] };
+	}
+	l->spec_.resource_type = "instance";
+	l->spec_.tags = l->kv_;
+	l->spec_.n_tags = nk;
+	p->tag_specs = &l->spec_;
+	p->n_tag_specs = 1;
+	if (!cr->user_data)
+		return GB_E_OK;
+	rc = gb_orch_user_data(cr->user_data, conf->cluster_name, region, request_id,
+			       nodes, (size_t)max, &l->user_data_, &len, err);
+	if (rc)
+		return rc;
+	p->user_data = l->user_data_;
+	p->user_data_len = len;
+	return GB_E_OK;
+}
+
 gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
 			  const char *region, const char *az,
 			  const char *subnet, gb_error_t *err)
 {
 	const struct gb_conf_region *cr = gb_conf_region(r->conf, region);
-	struct gb_ec2_run_params *p = &c->job.run;
-	size_t nk = 0, ns = 0;
 	gb_err_t rc;
 
+	(void)az;	/* the subnet fixes the AZ */
 	if (!cr)
 		return gb_errorf(err, GB_E_INTERNAL, "call: region %s not configured", region);
 	if (one_per_call(cr) && c->max != 1)
@@ -54,45 +111,10 @@ gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
 				 region, c->max);
 	c->job.kind = ORCH_JOB_RUN;
 	c->job.region = cr->name;
-	memset(p, 0, sizeof(*p));
-	p->image_id = cr->ami;
-	p->instance_type = r->type;
-	p->min_count = c->min;
-	p->max_count = c->max;
-	p->subnet_id = subnet;
-	(void)az;	/* the subnet fixes the AZ (zonal idempotency) */
-	for (; ns < cr->n_security_groups && ns < GB_ARRAY_LEN(c->sg); ns++)
-		c->sg[ns] = cr->security_groups[ns];
-	p->security_group_ids = c->sg;
-	p->n_security_group_ids = ns;
-	p->key_name = cr->key_name;
-	p->iam_instance_profile_name = cr->iam_profile;
-	p->client_token = c->token;
-	p->spot = r->ns && r->ns->market == GB_MARKET_SPOT;
-	c->kv[nk++] = (struct gb_ec2_kv){ "gpuburst:cluster", r->conf->cluster_name };
-	c->kv[nk++] = (struct gb_ec2_kv){ "gpuburst:request", r->req->id };
-	if (c->max == 1) {
-		c->kv[nk++] = (struct gb_ec2_kv){ "gpuburst:node", c->nodes[0] };
-		c->kv[nk++] = (struct gb_ec2_kv){ "Name", c->nodes[0] };
-	}
-	c->spec.resource_type = "instance";
-	c->spec.tags = c->kv;
-	c->spec.n_tags = nk;
-	p->tag_specs = &c->spec;
-	p->n_tag_specs = 1;
-	if (cr->user_data) {
-		free(c->user_data);
-		c->user_data = NULL;
-		rc = gb_orch_user_data(cr->user_data, r->conf->cluster_name,
-				       region, r->req->id, c->nodes,
-				       (size_t)c->max, &c->user_data,
-				       &c->user_data_len, err);
-		if (rc)
-			return rc;
-		p->user_data = c->user_data;
-		p->user_data_len = c->user_data_len;
-	}
-	return GB_E_OK;
+	rc = gb_orch_launch_params(r->conf, r->ns, r->type, cr->name, subnet, r->req->id,
+				   c->nodes, c->min, c->max, c->token, &c->launch, err);
+	c->job.run = c->launch.run;
+	return rc;
 }
 
 static void node_list(const struct orch_call *c, struct gb_buf *b)

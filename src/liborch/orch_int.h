@@ -219,11 +219,7 @@ struct orch_call {
 	char token[GB_ORCH_TOKEN_MAX + 1];
 	int64_t attempt_id;
 	double started_at;		/* the attempt's; 0 when recovered */
-	char *user_data;
-	size_t user_data_len;
-	struct gb_ec2_kv kv[4];
-	struct gb_ec2_tag_spec spec;
-	const char *sg[16];
+	struct gb_orch_launch launch;	/* what job.run points to */
 	bool recovered;
 };
 

@@ -2,7 +2,10 @@
 # cloudsim-awscli.sh - the real AWS CLI (Debian awscli) against
 # gpuburst-cloudsim: every case of issue 4 (partial launch, client-token
 # idempotency, describe filters and pagination, offerings, terminate, a
-# wrongly signed request), plus ICE, quotas and the control interface.
+# wrongly signed request), plus ICE, quotas and the control interface, and
+# --dry-run (botocore's DryRun parameter and its reading of the 412
+# DryRunOperation document; a bad AMI, subnet, security group, key pair or
+# instance profile named by its EC2 code even in a dry run).
 
 . "${srcdir:-.}/cloudsim-lib.sh"
 
@@ -17,7 +20,50 @@ run_g5() {	# run_g5 OUTFILE TOKEN [MAXCOUNT]
 		>"$1" 2>"$TMP/err"
 }
 
-# --- MinCount=1 MaxCount=5 where 3 fit returns 3
+# --- --dry-run: everything a gpuburst launch sends, 412 DryRunOperation, nothing launched
+dry_run() {	# dry_run OUTFILE [OPTION...]: run-instances --dry-run, the CLI's stderr in OUTFILE
+	out="$1"
+	shift
+	if awsc --debug ec2 run-instances --dry-run --instance-type g5.xlarge --count 5 \
+		--subnet-id subnet-it-a "$@" >/dev/null 2>"$out"; then
+		fail "run-instances --dry-run $* succeeded"
+	fi
+}
+dry_run "$TMP/dry.err" --image-id "$AMI" --security-group-ids sg-0123456789abcdef0 \
+	--key-name gpuburst --iam-instance-profile Name=gpuburst-node --client-token it-token-1 \
+	--user-data '#!/bin/sh' \
+	--tag-specifications 'ResourceType=instance,Tags=[{Key=gpuburst:cluster,Value=it}]'
+grep -q "'DryRun': 'true'" "$TMP/dry.err" || fail "the CLI did not send DryRun=true"
+grep -q '"POST / HTTP/1.1" 412' "$TMP/dry.err" || fail "DryRunOperation was not HTTP 412"
+grep -q 'An error occurred (DryRunOperation) when calling the RunInstances operation.*: Request would have succeeded, but DryRun flag is set\.$' \
+	"$TMP/dry.err" || fail "want DryRunOperation: $(tail -n 1 "$TMP/dry.err")"
+control GET /_sim/state >"$TMP/state.json" || fail "control state"
+expect_eq "instances after a dry run" "$(jget "$TMP/state.json" 'len(d["instances"])')" 0
+ok "run-instances --dry-run (5 over capacity 3, SG, key, profile, user data, tags): DryRunOperation 412, nothing launched"
+
+for bad in "--image-id ami-0000000000000000a:InvalidAMIID.NotFound" \
+	   "--image-id $AMI --subnet-id subnet-it-zz:InvalidSubnetID.NotFound" \
+	   "--image-id $AMI --security-group-ids sg-0000000000000000b:InvalidGroup.NotFound" \
+	   "--image-id $AMI --key-name nobody:InvalidKeyPair.NotFound" \
+	   "--image-id $AMI --iam-instance-profile Name=nobody:InvalidParameterValue" \
+	   "--image-id $AMI --instance-type g6e.xlarge:Unsupported"; do
+	# shellcheck disable=SC2086
+	dry_run "$TMP/dry.err" ${bad%:*}
+	grep -q "An error occurred (${bad##*:}) when calling the RunInstances operation" "$TMP/dry.err" ||
+		fail "run-instances --dry-run ${bad%:*}: want ${bad##*:}: $(tail -n 1 "$TMP/dry.err")"
+	grep -q '"POST / HTTP/1.1" 400' "$TMP/dry.err" || fail "${bad##*:} was not HTTP 400"
+done
+ok "run-instances --dry-run with a bad AMI, subnet, SG, key, profile or type: its EC2 code (400)"
+
+control POST /_sim/fault '{"code": "UnauthorizedOperation", "action": "RunInstances"}' >/dev/null ||
+	fail "control fault"
+dry_run "$TMP/dry.err" --image-id "$AMI"
+grep -q 'An error occurred (UnauthorizedOperation) when calling the RunInstances operation' \
+	"$TMP/dry.err" || fail "want UnauthorizedOperation: $(tail -n 1 "$TMP/dry.err")"
+grep -q '"POST / HTTP/1.1" 403' "$TMP/dry.err" || fail "UnauthorizedOperation was not HTTP 403"
+ok "run-instances --dry-run without the permission (injected): UnauthorizedOperation 403"
+
+# --- MinCount=1 MaxCount=5 where 3 fit returns 3 (it-token-1 was only dry-run)
 run_g5 "$TMP/run1.json" it-token-1 || fail "run-instances: $(cat "$TMP/err")"
 expect_eq "instances launched" "$(jget "$TMP/run1.json" 'len(d["Instances"])')" 3
 expect_eq "private IPs" "$(jget "$TMP/run1.json" '" ".join(i["PrivateIpAddress"] for i in d["Instances"])')" \
@@ -136,7 +182,14 @@ fi
 grep -q "Unsupported.*ap-south-1b" "$TMP/err" || fail "want Unsupported: $(cat "$TMP/err")"
 ok "an instance type the AZ does not offer is Unsupported"
 
-# --- terminate-instances
+# --- terminate-instances (--dry-run first: nothing terminated)
+# shellcheck disable=SC2086
+if awsc ec2 terminate-instances --dry-run --instance-ids $IDS1 >/dev/null 2>"$TMP/err"; then
+	fail "terminate-instances --dry-run succeeded"
+fi
+grep -q 'An error occurred (DryRunOperation) when calling the TerminateInstances operation' "$TMP/err" ||
+	fail "want DryRunOperation: $(cat "$TMP/err")"
+expect_eq "running after a dry-run terminate" "$(count Name=instance-state-name,Values=running Name=tag:Project,Values=it)" 3
 # shellcheck disable=SC2086
 awsc ec2 terminate-instances --instance-ids $IDS1 >"$TMP/term.json" 2>"$TMP/err" ||
 	fail "terminate: $(cat "$TMP/err")"
@@ -151,7 +204,7 @@ expect_eq "after shutting down" \
 	'["terminated"]'
 run_g5 "$TMP/run5.json" it-token-3 || fail "run-instances after terminate: $(cat "$TMP/err")"
 expect_eq "capacity released" "$(jget "$TMP/run5.json" 'len(d["Instances"])')" 3
-ok "terminate-instances: running -> shutting-down -> terminated, capacity released"
+ok "terminate-instances: --dry-run changes nothing; running -> shutting-down -> terminated, capacity released"
 
 # --- create-tags
 awsc ec2 create-tags --resources "$ONE" --tags Key=Name,Value=tagged >/dev/null 2>"$TMP/err" ||

@@ -4,7 +4,12 @@
 # distance order, the approval verdict by size and by geography, JSON);
 # doctor's checks one per line, JSON, the exit status of the first failed
 # check, a wrong secret and a world-writable state directory caught, no
-# secret printed.
+# secret printed; doctor's RunInstances DryRun per region and nodeset
+# (tests/data/cloudsim/doctor.yaml): a good launch configuration passes, a
+# bad AMI, subnet, security group, key pair or instance profile and a
+# missing permission each fail naming the region, the nodeset, EC2's code
+# and the fix; several unreachable regions each fail, in configuration
+# order; progress on stderr only when it is a terminal.
 . "$srcdir/cloudsim-lib.sh"
 
 CTL="$GB_TOP_BUILDDIR/src/gpuburstctl/gpuburstctl"
@@ -113,4 +118,137 @@ grep -q '^ok   approval-timeout: approvals wait at most 300 s of ResumeTimeout 6
 grep -q '^FAIL slurm ResumeProgram: not set in slurm.conf' "$TMP/doc.out" || fail "ResumeProgram"
 expect_eq "doctor exit (first failure)" "$rc" 22
 ok "doctor: world-writable state dir -> exit 22; slurm.conf read; approval timeout checked"
+
+# ---- doctor: RunInstances DryRun with each nodeset's launch parameters
+stop_sim
+start_sim "$DATA/doctor.yaml" --time-scale 20
+chmod 750 "$TMP/state"
+AMI1=ami-0a1b2c3d4e5f60001
+AMI2=ami-0a1b2c3d4e5f60002
+dr_conf() {	# FILE [AMI2 [SG1 [KEY [PROFILE [SUBNET_A [EXTRA_REGIONS]]]]]]
+	cat >"$1" <<EOF
+cluster_name: t
+state_dir: $TMP/state
+log: {file: $TMP/gb.log}
+cloud:
+  endpoint: $ENDPOINT
+  connect_timeout: 2s
+  request_timeout: 5s
+  credentials: {access_key_id: AKIDEXAMPLE, secret_access_key: $SECRET_OK, imds: false}
+regions:
+  - name: ap-south-1
+    ami: $AMI1
+    security_groups: [${3:-sg-0a1b2c3d4e5f60001}]
+    key_name: ${4:-burst}
+    iam_profile: ${5:-gpuburst-node}
+    azs: [{name: ap-south-1a, subnets: [${6:-subnet-dr-a}]}, {name: ap-south-1b, subnets: [subnet-dr-b]}]
+  - name: ap-northeast-1
+    ami: ${2:-$AMI2}
+    security_groups: [sg-0a1b2c3d4e5f60002]
+    key_name: burst
+    iam_profile: gpuburst-node
+    azs: [{name: ap-northeast-1a, subnets: [subnet-dr-c]}]
+${7:-}
+fallback_groups:
+  sea: {consumer_regions: [ap-southeast-1], fallback_regions: [ap-south-1, ap-northeast-1${7:+, ap-northeast-2, ap-northeast-3, ap-east-1}]}
+nodesets:
+  - {name: g5, nodes: "g5-[1-8]", instance_type: g5.xlarge, home_region: ap-southeast-1}
+EOF
+}
+doctor() {	# CONF OUT: doctor with a slurm.conf, so that the cloud fails first
+	SLURM_CONF="$TMP/slurm.conf" AWS_EC2_METADATA_DISABLED=true "$CTL" -c "$1" doctor >"$2" 2>"$2.err"
+}
+instances() { control GET /_sim/state >"$TMP/state.json" && jget "$TMP/state.json" 'len(d["instances"])'; }
+
+dry_runs() { grep -c 'action=RunInstances .*code=DryRunOperation' "$TMP/sim.log"; }
+
+dr_conf "$TMP/dr.yaml"
+n0="$(dry_runs)"
+doctor "$TMP/dr.yaml" "$TMP/dr.out"
+grep -q "^ok   launch ap-south-1 g5: DryRun of g5.xlarge from $AMI1 accepted in subnet-dr-a, subnet-dr-b\$" "$TMP/dr.out" ||
+	fail "good launch config: $(cat "$TMP/dr.out")"
+grep -q "^ok   launch ap-northeast-1 g5: DryRun of g5.xlarge from $AMI2 accepted in subnet-dr-c\$" "$TMP/dr.out" ||
+	fail "good launch config: $(cat "$TMP/dr.out")"
+grep -q '^FAIL \(region\|launch\)' "$TMP/dr.out" && fail "a cloud check failed: $(cat "$TMP/dr.out")"
+# (libslurm's own complaint about the minimal slurm.conf is there, no progress)
+grep -q 'regions\.\.\.' "$TMP/dr.out.err" && fail "progress through a pipe: $(cat "$TMP/dr.out.err")"
+expect_eq "instances after doctor" "$(instances)" 0
+expect_eq "dry runs (3 subnets)" "$(($(dry_runs) - n0))" 3
+SLURM_CONF="$TMP/slurm.conf" "$CTL" -c "$TMP/dr.yaml" --json doctor >"$TMP/dr.json" 2>/dev/null
+expect_eq "launch checks in json" \
+	"$(jget "$TMP/dr.json" '[(c["name"], c["ok"], c["region"], c["nodeset"], c["ec2_code"]) for c in d["checks"] if c["name"].startswith("launch ")]')" \
+	'[["launch ap-south-1 g5", true, "ap-south-1", "g5", "DryRunOperation"], ["launch ap-northeast-1 g5", true, "ap-northeast-1", "g5", "DryRunOperation"]]'
+ok "doctor: a good launch configuration passes the DryRun in every subnet (a full AZ too), nothing launched, no progress through a pipe"
+
+# a region with a bad AMI fails, naming region, nodeset, code and fix; exit 18 (CLOUDCONFIG)
+dr_conf "$TMP/dr.yaml" ami-0a1b2c3d4e5f6000f
+doctor "$TMP/dr.yaml" "$TMP/dr.out"
+rc=$?
+grep -q "^ok   launch ap-south-1 g5: " "$TMP/dr.out" || fail "ap-south-1: $(cat "$TMP/dr.out")"
+grep -q "^FAIL launch ap-northeast-1 g5: DryRun of g5.xlarge from ami-0a1b2c3d4e5f6000f in subnet subnet-dr-c: RunInstances ap-northeast-1: InvalidAMIID.NotFound: .*; fix: set the ami of region ap-northeast-1 to an image that exists in ap-northeast-1" \
+	"$TMP/dr.out" || fail "bad AMI: $(cat "$TMP/dr.out")"
+expect_eq "doctor exit with a bad AMI" "$rc" 18
+ok "doctor: a bad AMI in ap-northeast-1 fails 'launch ap-northeast-1 g5' with InvalidAMIID.NotFound and the fix (exit 18)"
+
+# subnet, security group, key pair, instance profile (ap-south-1), each by its code
+for bad in "subnet:6:subnet-dr-zz:InvalidSubnetID.NotFound:subnet subnet-dr-zz is not in ap-south-1" \
+	   "sg:3:sg-0a1b2c3d4e5f6000f:InvalidGroup.NotFound:set the security_groups of region ap-south-1" \
+	   "key:4:nobody:InvalidKeyPair.NotFound:import the key pair into ap-south-1" \
+	   "profile:5:other-profile:InvalidParameterValue:set the iam_profile of region ap-south-1"; do
+	what=${bad%%:*}; rest=${bad#*:}; arg=${rest%%:*}; rest=${rest#*:}
+	value=${rest%%:*}; rest=${rest#*:}; code=${rest%%:*}; fix=${rest#*:}
+	case $arg in
+	3) dr_conf "$TMP/dr.yaml" "$AMI2" "$value" ;;
+	4) dr_conf "$TMP/dr.yaml" "$AMI2" sg-0a1b2c3d4e5f60001 "$value" ;;
+	5) dr_conf "$TMP/dr.yaml" "$AMI2" sg-0a1b2c3d4e5f60001 burst "$value" ;;
+	6) dr_conf "$TMP/dr.yaml" "$AMI2" sg-0a1b2c3d4e5f60001 burst gpuburst-node "$value" ;;
+	esac
+	SLURM_CONF="$TMP/slurm.conf" "$CTL" -c "$TMP/dr.yaml" --json doctor >"$TMP/dr.json" 2>/dev/null
+	expect_eq "bad $what" "$(jget "$TMP/dr.json" '[[c["name"], c["code"], c.get("ec2_code")] for c in d["checks"] if c["name"].startswith("launch ") and not c["ok"]]')" \
+		"[[\"launch ap-south-1 g5\", \"CLOUDCONFIG\", \"$code\"]]"
+	jget "$TMP/dr.json" '[c["detail"] for c in d["checks"] if not c["ok"]]' | grep -q "fix: $fix" ||
+		fail "bad $what: no fix '$fix': $(cat "$TMP/dr.json")"
+done
+ok "doctor: a bad subnet, security group, key pair or instance profile fails with its EC2 code and fix"
+
+# a missing permission (the simulator's injected UnauthorizedOperation): AUTH, exit 14
+dr_conf "$TMP/dr.yaml"
+control POST /_sim/fault '{"code": "UnauthorizedOperation", "action": "RunInstances", "region": "ap-northeast-1"}' >/dev/null ||
+	fail "control fault"
+doctor "$TMP/dr.yaml" "$TMP/dr.out"
+rc=$?
+grep -q "^FAIL launch ap-northeast-1 g5: .*UnauthorizedOperation: .*; fix: allow these credentials ec2:RunInstances" \
+	"$TMP/dr.out" || fail "missing permission: $(cat "$TMP/dr.out")"
+grep -q "^ok   launch ap-south-1 g5: " "$TMP/dr.out" || fail "ap-south-1: $(cat "$TMP/dr.out")"
+expect_eq "doctor exit without the permission" "$rc" 14
+ok "doctor: a missing RunInstances permission fails 'launch ap-northeast-1 g5' with UnauthorizedOperation (exit 14)"
+
+# several unreachable regions: each named as failed, in configuration order
+dr_conf "$TMP/dr.yaml" "$AMI2" sg-0a1b2c3d4e5f60001 burst gpuburst-node subnet-dr-a "$(for r in ap-northeast-2 ap-northeast-3 ap-east-1; do
+	printf '  - {name: %s, endpoint: "http://127.0.0.1:1", ami: %s, azs: [{name: %sa, subnets: [subnet-%s]}]}\n' "$r" "$AMI1" "$r" "$r"
+done)"
+doctor "$TMP/dr.yaml" "$TMP/dr.out"
+expect_eq "region lines in order" "$(sed -n 's/^\(ok  \|FAIL\) region \([^:]*\):.*/\1 \2/p' "$TMP/dr.out" | tr -s ' ' | tr '\n' ',')" \
+	"ok ap-south-1,ok ap-northeast-1,FAIL ap-northeast-2,FAIL ap-northeast-3,FAIL ap-east-1,"
+for r in ap-northeast-2 ap-northeast-3 ap-east-1; do
+	grep -q "^FAIL region $r: http://127.0.0.1:1: DescribeAvailabilityZones $r: " "$TMP/dr.out" ||
+		fail "unreachable $r: $(cat "$TMP/dr.out")"
+	grep -q "^.... launch $r " "$TMP/dr.out" && fail "a launch check for unreachable $r"
+done
+grep -q "^ok   launch ap-south-1 g5: " "$TMP/dr.out" || fail "ap-south-1: $(cat "$TMP/dr.out")"
+ok "doctor: three unreachable regions each FAIL, in configuration order, the reachable ones pass"
+
+# on a terminal, stderr shows the progress while a region is slow
+if command -v script >/dev/null 2>&1; then
+	control POST /_sim/fault '{"kind": "latency", "latency": 10, "action": "DescribeAvailabilityZones", "region": "ap-south-1"}' >/dev/null ||
+		fail "control fault"
+	dr_conf "$TMP/dr.yaml"
+	SLURM_CONF="$TMP/slurm.conf" script -qec "$CTL -c $TMP/dr.yaml doctor >$TMP/dr.out" "$TMP/tty.out" >/dev/null 2>&1
+	grep -q 'checking [0-9]/2 regions\.\.\.' "$TMP/tty.out" || fail "no progress on a terminal: $(cat -v "$TMP/tty.out")"
+	grep -q "^ok   launch ap-south-1 g5: " "$TMP/dr.out" || fail "tty run: $(cat "$TMP/dr.out")"
+	ok "doctor: progress ('checking N/2 regions...') on a terminal's stderr"
+else
+	echo "# script(1) absent: the terminal progress is not checked"
+fi
 exit 0
+

@@ -252,6 +252,36 @@ static void test_errors(gb_ec2_t *ec2)
 	      ae.http_status == 400, "the instance quota: QUOTA, InstanceLimitExceeded");
 }
 
+/* gb_ec2_run_instances_dry_run against the simulator: 412 is success. */
+static void test_dry_run(gb_ec2_t *ec2)
+{
+	static const char *const sg[] = { "sg-0123456789abcdef0" };
+	struct gb_ec2_run_params p = { 0 };
+	struct gb_ec2_error ae;
+	gb_error_t err;
+	gb_err_t rc;
+	size_t before = instances_now(ec2);
+
+	p.image_id = "ami-0123456789abcdef0";
+	p.instance_type = "g5.xlarge";
+	p.subnet_id = "subnet-it-a";
+	p.min_count = p.max_count = 50;		/* over capacity and quota */
+	p.security_group_ids = sg;
+	p.n_security_group_ids = 1;
+	p.key_name = "gpuburst";
+	p.iam_instance_profile_name = "gpuburst-node";
+	rc = gb_ec2_run_instances_dry_run(ec2, &p, &ae, &err);
+	check(rc == GB_E_OK && !strcmp(ae.code, "DryRunOperation") && ae.http_status == 412 &&
+	      ae.cls == GB_EC2_CLASS_NONE, "a dry run: DryRunOperation 412 is GB_E_OK (%s)",
+	      rc ? err.text : "ok");
+	check(instances_now(ec2) == before, "and launches nothing");
+	p.image_id = "ami-0000000000000000a";
+	rc = gb_ec2_run_instances_dry_run(ec2, &p, &ae, &err);
+	check(rc == GB_E_CLOUDCONFIG && !strcmp(ae.code, "InvalidAMIID.NotFound") &&
+	      strstr(err.text, "InvalidAMIID.NotFound: The image id") != NULL,
+	      "a dry run with a bad AMI: CLOUDCONFIG, InvalidAMIID.NotFound (%s)", err.text);
+}
+
 /* The client retries throttling itself, within its attempts. */
 static void test_throttle(gb_ec2_t *ec2, const char *endpoint, const char *log)
 {
@@ -386,6 +416,7 @@ int main(void)
 	ec2 = client(endpoint, "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", &creds);
 	test_launches(ec2, ids);
 	test_errors(ec2);
+	test_dry_run(ec2);
 	test_throttle(ec2, endpoint, log);
 	test_lost_response(ec2, endpoint);
 	test_paging_terminate(ec2, endpoint, log, ids);

@@ -37,6 +37,10 @@ static const char scenario[] =
 	"regions:\n"
 	"  ap-south-1:\n"
 	"    quotas: {g_vt_vcpus: 24, instances: 5}\n"
+	"    images: [ami-0123456789abcdef0]\n"
+	"    key_pairs: [k1]\n"
+	"    security_groups: [sg-1, sg-2]\n"
+	"    instance_profiles: [gpuburst-node]\n"
 	"    azs:\n"
 	"      ap-south-1a:\n"
 	"        offerings: [g5.xlarge, g6.xlarge]\n"
@@ -456,6 +460,182 @@ static void test_offerings_azs_tags_xml(void **state)
 }
 
 /*****************************************************************************
+ *  DryRun
+ *****************************************************************************/
+
+static void control(struct gb_cloudsim *cs, const char *method, const char *path,
+		    const char *json, struct gb_cs_response *r);
+
+/* Everything a real launch of gpuburst's sends, over capacity and quota. */
+#define DRY_LAUNCH RUN "&InstanceType=g5.xlarge&MinCount=5&MaxCount=50&SubnetId=subnet-a" \
+	"&SecurityGroupId.1=sg-1&SecurityGroupId.2=sg-2&KeyName=k1&ClientToken=dry-1" \
+	"&IamInstanceProfile.Name=gpuburst-node&UserData=IyEvYmluL3NoCmVjaG8gaGkK" \
+	"&TagSpecification.1.ResourceType=instance" \
+	"&TagSpecification.1.Tag.1.Key=gpuburst%3Acluster&TagSpecification.1.Tag.1.Value=t"
+
+static size_t n_instances(struct gb_cloudsim *cs)
+{
+	size_t n;
+
+	(void)gb_sim_instances(cs->sim, &n);
+	return n;
+}
+
+/* The same checks as a launch, then 412; nothing launched, no token kept. */
+static void test_dry_run_run_instances(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct gb_cs_response cr;
+	struct resp rs;
+
+	call(cs, DRY_LAUNCH "&DryRun=true", &rs);
+	expect_error(&rs, 412, "DryRunOperation");
+	assert_string_equal(xget(&rs, "/Response/Errors/Error/Message"),
+			    "Request would have succeeded, but DryRun flag is set.");
+	resp_free(&rs);
+	call(cs, RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&DryRun=true"
+		 "&IamInstanceProfile.Arn=arn%3Aaws%3Aiam%3A%3A123456789012%3Ainstance-profile%2Fhpc%2Fgpuburst-node",
+		 &rs);
+	expect_error(&rs, 412, "DryRunOperation");
+	resp_free(&rs);
+	assert_int_equal(n_instances(cs), 0);
+	control(cs, "GET", "/_sim/state", NULL, &cr);
+	assert_non_null(strstr(cr.body.data, "\"usage\":{\"g_vt_vcpus\":0,\"instances\":0"));
+	assert_null(strstr(cr.body.data, "\"used\":1"));
+	gb_cs_response_free(&cr);
+	/* the token was not recorded: other parameters with it launch */
+	call(cs, RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&SubnetId=subnet-a"
+		 "&ClientToken=dry-1&DryRun=false", &rs);
+	assert_int_equal(rs.r.status, 200);
+	resp_free(&rs);
+	assert_int_equal(n_instances(cs), 1);
+	/* a dry run with a used token does not return its reservation */
+	call(cs, RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&SubnetId=subnet-a"
+		 "&ClientToken=dry-1&DryRun=true", &rs);
+	expect_error(&rs, 412, "DryRunOperation");
+	resp_free(&rs);
+	assert_int_equal(n_instances(cs), 1);
+}
+
+static void test_dry_run_errors(void **state)
+{
+	static const struct {
+		const char *body;
+		int status;
+		const char *code;
+	} cases[] = {
+		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&DryRun=maybe", 400,
+		  "InvalidParameterValue" },
+		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&DryRun=", 400,
+		  "InvalidParameterValue" },
+		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&DryRun=true&Colour=red", 400,
+		  "UnknownParameter" },
+		{ RUN "&InstanceType=g5.xlarge&MinCount=1&DryRun=true", 400, "MissingParameter" },
+		{ RUN "&InstanceType=g5.xlarge&MinCount=x&MaxCount=1&DryRun=true", 400,
+		  "InvalidParameterValue" },
+		{ "Action=RunInstances&ImageId=ami-0000000000000000a&InstanceType=g5.xlarge"
+		  "&MinCount=1&MaxCount=1&DryRun=true", 400, "InvalidAMIID.NotFound" },
+		{ "Action=RunInstances&ImageId=image-1&InstanceType=g5.xlarge"
+		  "&MinCount=1&MaxCount=1&DryRun=true", 400, "InvalidAMIID.Malformed" },
+		{ RUN "&InstanceType=g9.xlarge&MinCount=1&MaxCount=1&DryRun=true", 400,
+		  "InvalidParameterValue" },
+		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&SubnetId=subnet-zz&DryRun=true",
+		  400, "InvalidSubnetID.NotFound" },
+		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&SecurityGroupId.1=sg-9&DryRun=true",
+		  400, "InvalidGroup.NotFound" },
+		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&SecurityGroupId.1=default"
+		  "&DryRun=true", 400, "InvalidGroupId.Malformed" },
+		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&KeyName=k2&DryRun=true", 400,
+		  "InvalidKeyPair.NotFound" },
+		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&IamInstanceProfile.Name=other"
+		  "&DryRun=true", 400, "InvalidParameterValue" },
+		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&DryRun=true"
+		  "&IamInstanceProfile.Arn=arn%3Aaws%3Aiam%3A%3A999999999999%3Ainstance-profile%2Fgpuburst-node",
+		  400, "InvalidParameterValue" },
+		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&DryRun=true"
+		  "&IamInstanceProfile.Name=gpuburst-node"
+		  "&IamInstanceProfile.Arn=arn%3Aaws%3Aiam%3A%3A123456789012%3Ainstance-profile%2Fgpuburst-node",
+		  400, "InvalidParameterCombination" },
+		{ RUN "&InstanceType=g6e.xlarge&MinCount=1&MaxCount=1&SubnetId=subnet-a&DryRun=true",
+		  400, "Unsupported" },
+		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&DryRun=true"
+		  "&TagSpecification.1.ResourceType=instance&TagSpecification.1.Tag.1.Key=aws%3Ax",
+		  400, "InvalidParameterValue" },
+		{ "Action=DescribeAvailabilityZones&ZoneName.1=ap-south-1q&DryRun=true", 400,
+		  "InvalidParameterValue" },
+		{ "Action=DescribeInstances&MaxResults=5&DryRun=1", 400, "InvalidParameterValue" },
+		{ "Action=DescribeInstances&Colour=red", 400, "UnknownParameter" },
+		{ "Action=TerminateInstances&InstanceId.1=i-0123456789abcdef0&DryRun=true", 400,
+		  "InvalidInstanceID.NotFound" },
+	};
+	struct gb_cloudsim *cs = *state;
+	struct resp rs;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		call(cs, cases[i].body, &rs);
+		expect_error(&rs, cases[i].status, cases[i].code);
+		resp_free(&rs);
+	}
+	assert_int_equal(n_instances(cs), 0);
+}
+
+/* A permission the caller lacks (injected) wins over DryRunOperation. */
+static void test_dry_run_unauthorized(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct gb_cs_response cr;
+	struct resp rs;
+
+	control(cs, "POST", "/_sim/fault", "{\"code\": \"UnauthorizedOperation\", "
+		"\"action\": \"RunInstances\", \"region\": \"ap-south-1\"}", &cr);
+	assert_int_equal(cr.status, 200);
+	gb_cs_response_free(&cr);
+	call(cs, DRY_LAUNCH "&DryRun=true", &rs);
+	expect_error(&rs, 403, "UnauthorizedOperation");
+	resp_free(&rs);
+	call(cs, DRY_LAUNCH "&DryRun=true", &rs);
+	expect_error(&rs, 412, "DryRunOperation");
+	resp_free(&rs);
+}
+
+/* The other actions accept DryRun too: checked, then 412, nothing changed. */
+static void test_dry_run_other_actions(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	char body[256], id[64];
+	struct resp rs;
+
+	call(cs, RUN "&InstanceType=g6.xlarge&MinCount=1&MaxCount=1", &rs);
+	assert_int_equal(rs.r.status, 200);
+	snprintf(id, sizeof(id), "%s", xget(&rs, "//e:item[1]/e:instanceId"));
+	resp_free(&rs);
+	call(cs, "Action=DescribeInstances&DryRun=true", &rs);
+	expect_error(&rs, 412, "DryRunOperation");
+	resp_free(&rs);
+	call(cs, "Action=DescribeAvailabilityZones&DryRun=true", &rs);
+	expect_error(&rs, 412, "DryRunOperation");
+	resp_free(&rs);
+	call(cs, "Action=DescribeInstanceTypeOfferings&DryRun=true", &rs);
+	expect_error(&rs, 412, "DryRunOperation");
+	resp_free(&rs);
+	snprintf(body, sizeof(body), "Action=CreateTags&ResourceId.1=%s&Tag.1.Key=Name"
+		 "&Tag.1.Value=x&DryRun=true", id);
+	call(cs, body, &rs);
+	expect_error(&rs, 412, "DryRunOperation");
+	resp_free(&rs);
+	snprintf(body, sizeof(body), "Action=TerminateInstances&InstanceId.1=%s&DryRun=true", id);
+	call(cs, body, &rs);
+	expect_error(&rs, 412, "DryRunOperation");
+	resp_free(&rs);
+	snprintf(body, sizeof(body), "Action=DescribeInstances&InstanceId.1=%s&DryRun=false", id);
+	call(cs, body, &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_string_equal(xget(&rs, "//e:instanceState/e:name"), "pending");
+	assert_int_equal(xcount(&rs, "//e:instancesSet/e:item/e:tagSet"), 0);
+	resp_free(&rs);
+}
+
+/*****************************************************************************
  *  Faults through the API
  *****************************************************************************/
 
@@ -609,6 +789,10 @@ int main(void)
 		T(test_idempotency_api),
 		T(test_describe_terminate_xml),
 		T(test_offerings_azs_tags_xml),
+		T(test_dry_run_run_instances),
+		T(test_dry_run_errors),
+		T(test_dry_run_unauthorized),
+		T(test_dry_run_other_actions),
 		T(test_injected_faults),
 		T(test_control),
 	};

@@ -202,6 +202,8 @@ enum step {
 	S_SLOW,			/* answer after 3 s (the client times out) */
 	S_HUGE,			/* a 2 MiB body */
 	S_ICE200,		/* an error envelope with status 200 */
+	S_DRYRUN,		/* 412 DryRunOperation */
+	S_NOAMI,		/* 400 InvalidAMIID.NotFound */
 };
 
 struct endpoint {
@@ -312,6 +314,14 @@ static void endpoint_handler(void *ctx, size_t n, const struct testsrv_req *r,
 		break;
 	case S_HTML400:
 		testsrv_reply(resp, 400, "<html><body>Bad Request</body></html>");
+		break;
+	case S_DRYRUN:
+		reply_error(resp, 412, "DryRunOperation",
+			    "Request would have succeeded, but DryRun flag is set.");
+		break;
+	case S_NOAMI:
+		reply_error(resp, 400, "InvalidAMIID.NotFound",
+			    "The image id '[ami-025ece6a3a0e7558f]' does not exist");
 		break;
 	case S_SLOW:
 		reply_ok(ep, n, action ? action : "", r, resp);
@@ -476,6 +486,93 @@ static void test_capacity_returned_at_once(void **state)
 	v = form_get(testsrv_request(f.srv, 0)->body, "SecurityGroupId.2");
 	assert_string_equal(v, "sg-2");
 	free(v);
+	fix_stop(&f);
+}
+
+/* DryRun=true: DryRunOperation is success, anything else the classified error. */
+static void test_dry_run(void **state)
+{
+	static const enum step ok[] = { S_THROTTLE, S_DRYRUN };
+	static const char *const sgs[] = { "sg-1", "sg-2" };
+	struct gb_ec2_run_params p = run4;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e = { GB_E_IO, "stale" };
+	const char *body;
+	char *v;
+
+	(void)state;
+	p.security_group_ids = sgs;
+	p.n_security_group_ids = 2;
+	p.key_name = "ops";
+	p.iam_instance_profile_name = "gpuburst-node";
+	fix_start(&f, ok, 2, NULL);
+	if (gb_ec2_run_instances_dry_run(f.ec2, &p, &ae, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(e.code, GB_E_OK);
+	assert_string_equal(e.text, "");
+	assert_int_equal(ae.cls, GB_EC2_CLASS_NONE);
+	assert_string_equal(ae.code, "DryRunOperation");
+	assert_int_equal(ae.http_status, 412);
+	assert_string_equal(ae.request_id, "req-DryRunOperation");
+	assert_int_equal(ae.attempts, 2);	/* the throttle was retried */
+	assert_int_equal(testsrv_count(f.srv), 2);
+	body = testsrv_request(f.srv, 1)->body;
+	assert_true(strlen(body) > 12 && !strcmp(body + strlen(body) - 12, "&DryRun=true"));
+	assert_string_equal(body, testsrv_request(f.srv, 0)->body);
+	v = form_get(body, "SecurityGroupId.2");
+	assert_string_equal(v, "sg-2");
+	free(v);
+	v = form_get(body, "IamInstanceProfile.Name");
+	assert_string_equal(v, "gpuburst-node");
+	free(v);
+	v = form_get(body, "ClientToken");
+	assert_true(gb_str_has_prefix(v, "gb-"));
+	free(v);
+	fix_stop(&f);
+}
+
+static void test_dry_run_errors(void **state)
+{
+	static const struct {
+		enum step st;
+		gb_err_t rc;
+		const char *code;
+		const char *text;
+	} cases[] = {
+		{ S_NOAMI, GB_E_CLOUDCONFIG, "InvalidAMIID.NotFound",
+		  "RunInstances ap-northeast-1: InvalidAMIID.NotFound: The image id '[ami-025ece6a3a0e7558f]' does not exist (HTTP 400" },
+		{ S_UNAUTH, GB_E_AUTH, "UnauthorizedOperation",
+		  "RunInstances ap-northeast-1: UnauthorizedOperation: not authorized (HTTP 403" },
+		{ S_ICE, GB_E_CAPACITY, "InsufficientInstanceCapacity", "(HTTP 500" },
+		/* an endpoint that ignores DryRun and launches */
+		{ S_OK, GB_E_CLOUD, "",
+		  "RunInstances ap-northeast-1: the endpoint ignored DryRun=true and launched 2 instances: i-0000 i-0001" },
+	};
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_run_params p = run4;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e;
+
+	(void)state;
+	for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++) {
+		fix_start(&f, &cases[i].st, 1, NULL);
+		f.ep.run_instances = 2;
+		assert_int_equal(gb_ec2_run_instances_dry_run(f.ec2, &run4, &ae, &e), cases[i].rc);
+		assert_string_equal(ae.code, cases[i].code);
+		if (!strstr(e.text, cases[i].text))
+			fail_msg("want '%s' in '%s'", cases[i].text, e.text);
+		assert_int_equal(testsrv_count(f.srv), 1);
+		fix_stop(&f);
+	}
+	/* a dry run is its own call; the launch refuses the flag */
+	fix_start(&f, NULL, 0, NULL);
+	p.dry_run = true;
+	assert_int_equal(gb_ec2_run_instances(f.ec2, &p, &l, &ae, &e), GB_E_INVALID);
+	assert_null(l);
+	assert_int_equal(gb_ec2_run_instances_dry_run(f.ec2, NULL, &ae, &e), GB_E_INVALID);
+	assert_int_equal(testsrv_count(f.srv), 0);
 	fix_stop(&f);
 }
 
@@ -994,6 +1091,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_throttle_then_success),
 		cmocka_unit_test(test_capacity_returned_at_once),
+		cmocka_unit_test(test_dry_run),
+		cmocka_unit_test(test_dry_run_errors),
 		cmocka_unit_test(test_final_classes_not_retried),
 		cmocka_unit_test(test_auth_failure_refreshes_once),
 		cmocka_unit_test(test_transient_bounded),
