@@ -46,7 +46,7 @@ ok "--yes --force: $IID terminated, job $JOB requeued within $((T1 - T0)) s, nod
 # Slurm holds a requeued job until its credential expires (BeginTime,
 # CredExpire + 1 s); the node itself is back at once: a job asking for it
 # runs on a fresh instance.
-job_field "$JOB" Reason | grep -q BeginTime || fail "requeued job reason: $(job_field "$JOB" Reason)"
+wait_for 15 "requeued job $JOB held for BeginTime" 'job_field "$JOB" Reason | grep -q BeginTime'
 wait_for 30 "$NODE powered down" 'state_is "$NODE" "^IDLE\+CLOUD\+POWERED_DOWN$"'
 JOB2=$(submit --gres=gpu:a10g:1 -w "$NODE" --wrap 'sleep 300')
 wait_for 60 "job $JOB2 running on $NODE" '[ "$(job_state $JOB2)" = RUNNING ]'
