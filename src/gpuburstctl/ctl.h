@@ -188,6 +188,8 @@ const char *ctl_itoa(long long v, char *buf, size_t n);
 /* Rows as JSON objects (cmd_requests.c). */
 json_t *ctl_request_json(const struct gb_request *r);
 json_t *ctl_instance_json(const struct gb_instance *in, double now);
+/* Counts of gb_state_prune() as JSON (cmd_state.c; reconcile's report too). */
+json_t *ctl_prune_json(const struct gb_state_prune_counts *n);
 /* Seconds [in] ran (terminated) or has run so far (alive); -1: unknown. */
 double ctl_instance_ran(const struct gb_instance *in, double now);
 
@@ -211,5 +213,6 @@ gb_err_t ctl_cmd_slurm_conf(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_doctor(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_reconcile(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_worker(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_state_vacuum(struct ctl *ctl, int argc, char **argv);
 
 #endif /* GB_GPUBURSTCTL_CTL_H */

@@ -69,6 +69,9 @@ static const struct ctl_cmd commands[] = {
 	{ "reconcile", "[--dry-run] [--cheap]",
 	  "fix what the cloud, the state file and Slurm disagree on",
 	  ctl_cmd_reconcile },
+	{ "state vacuum", "[--older-than AGE|off] [--dry-run]",
+	  "prune finished requests past the retention, then compact the state file",
+	  ctl_cmd_state_vacuum },
 	{ "worker", "", "run the request worker in the foreground (the programs start it)",
 	  ctl_cmd_worker },
 };

@@ -15,6 +15,9 @@
  *       a running instance record launched AGE seconds ago (default 3600)
  *   gb_mkstate STATE events REQUEST_ID GAP_MS KIND...
  *       one event of each KIND for the request, GAP_MS milliseconds apart
+ *   gb_mkstate STATE age REQUEST_ID DAYS
+ *       move everything of the request DAYS days back (the library stamps
+ *       rows with the clock; this edits the file behind its back)
  */
 #include "config.h"
 
@@ -28,6 +31,8 @@
 #include "gb_policy.h"
 #include "gb_state.h"
 #include "gb_util.h"
+
+#include <sqlite3.h>
 
 static gb_state_t *st;
 
@@ -294,13 +299,44 @@ static int events(int argc, char **argv)
 	return 0;
 }
 
+static int age(const char *path, int argc, char **argv)
+{
+	char sql[1024], *msg = NULL;
+	sqlite3 *db = NULL;
+	double d;
+	int rc;
+
+	if (argc < 5 || strlen(argv[3]) != GB_REQUEST_ID_LEN ||
+	    strspn(argv[3], "0123456789abcdef") != GB_REQUEST_ID_LEN)
+		return fprintf(stderr, "gb_mkstate: age REQUEST_ID DAYS\n"), 2;
+	d = atof(argv[4]) * 86400;
+	snprintf(sql, sizeof(sql),
+		 "UPDATE requests SET created_at = created_at - %f, updated_at = updated_at - %f WHERE id = '%s';"
+		 "UPDATE events SET at = at - %f WHERE request_id = '%s';"
+		 "UPDATE plans SET created_at = created_at - %f WHERE request_id = '%s';"
+		 "UPDATE attempts SET started_at = started_at - %f, finished_at = finished_at - %f WHERE request_id = '%s';"
+		 "UPDATE instances SET launched_at = launched_at - %f, terminated_at = "
+		 "CASE WHEN terminated_at > 0 THEN terminated_at - %f ELSE 0 END WHERE request_id = '%s';",
+		 d, d, argv[3], d, argv[3], d, argv[3], d, d, argv[3], d, d, argv[3]);
+	rc = sqlite3_open(path, &db);
+	if (rc == SQLITE_OK) {
+		sqlite3_busy_timeout(db, 10000);
+		rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+	}
+	if (rc != SQLITE_OK)
+		fprintf(stderr, "gb_mkstate: age: %s\n", msg ? msg : sqlite3_errstr(rc));
+	sqlite3_free(msg);
+	sqlite3_close(db);
+	return rc == SQLITE_OK ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	gb_error_t e = { 0 };
 	int rc = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: gb_mkstate STATE fixture|pending|instance|events ...\n");
+		fprintf(stderr, "usage: gb_mkstate STATE fixture|pending|instance|events|age ...\n");
 		return 2;
 	}
 	check(gb_state_open(argv[1], 0, 10000, &st, &e), argv[1], &e);
@@ -312,6 +348,8 @@ int main(int argc, char **argv)
 		rc = instance(argc, argv);
 	else if (strcmp(argv[2], "events") == 0)
 		rc = events(argc, argv);
+	else if (strcmp(argv[2], "age") == 0)
+		rc = age(argv[1], argc, argv);
 	else
 		rc = 2;
 	gb_state_close(st);
