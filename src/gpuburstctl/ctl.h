@@ -203,6 +203,7 @@ gb_err_t ctl_cmd_requests(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_requests_show(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_instances(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_capacity(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_capacity_forget(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_approvals(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_approve(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_deny(struct ctl *ctl, int argc, char **argv);

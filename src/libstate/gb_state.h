@@ -440,6 +440,19 @@ gb_err_t gb_state_offering_get(gb_state_t *st, const char *region,
 			       double min_fetched_at, bool *offered,
 			       gb_error_t *err);
 
+struct gb_offering {
+	const char *region;
+	const char *az;			/* NULL: the region-level entry */
+	const char *instance_type;
+	bool offered;
+	double fetched_at;
+};
+
+/* [cb] for every cached offering, by region, AZ, type (stale ones too). */
+gb_err_t gb_state_offering_list(gb_state_t *st,
+				int (*cb)(const struct gb_offering *, void *),
+				void *arg, gb_error_t *err);
+
 /*
  * Capacity memory: per (region, az, instance_type) exponentially decayed
  * counters.  Before adding, stored values are multiplied by

@@ -18,6 +18,9 @@
  *   gb_mkstate STATE age REQUEST_ID DAYS
  *       move everything of the request DAYS days back (the library stamps
  *       rows with the clock; this edits the file behind its back)
+ *   gb_mkstate STATE memory
+ *       capacity memory as the default strategy writes it (levels, lower
+ *       bounds, an ICE), quota memory and cached offerings
  */
 #include "config.h"
 
@@ -330,13 +333,40 @@ static int age(const char *path, int argc, char **argv)
 	return rc == SQLITE_OK ? 0 : 1;
 }
 
+/*
+ * us-east-1a: ran dry at 3 twice, an ICE a minute ago (cooling); us-east-1b:
+ * gave all it was asked, 6, three times (at least 6); a vCPU wall of 16 in
+ * us-east-1 refused 2 minutes ago; eu-west-1a: not offered.
+ */
+static void memory(void)
+{
+	const double now = gb_time_now(), hl = 3600;
+	gb_error_t e = { 0 };
+
+	check(gb_state_capacity_level(st, "us-east-1", "us-east-1a", "g5.xlarge", 3, true,
+				      now - 600, hl, &e), "level", &e);
+	check(gb_state_capacity_level(st, "us-east-1", "us-east-1a", "g5.xlarge", 3, true,
+				      now - 60, hl, &e), "level", &e);
+	check(gb_state_capacity_record(st, "us-east-1", "us-east-1a", "g5.xlarge", 4, 3, true,
+				       false, now - 60, hl, &e), "capacity", &e);
+	for (int i = 0; i < 3; i++)
+		check(gb_state_capacity_level(st, "us-east-1", "us-east-1b", "g5.xlarge", 6,
+					      false, now - 300 + i, hl, &e), "floor", &e);
+	check(gb_state_quota_record(st, "us-east-1", "vcpus:G", "VcpuLimitExceeded", 16, true,
+				    now - 120, hl, &e), "quota", &e);
+	check(gb_state_offering_put(st, "us-east-1", "us-east-1a", "g5.xlarge", true, now, &e),
+	      "offering", &e);
+	check(gb_state_offering_put(st, "eu-west-1", "eu-west-1a", "g5.xlarge", false, now, &e),
+	      "offering", &e);
+}
+
 int main(int argc, char **argv)
 {
 	gb_error_t e = { 0 };
 	int rc = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: gb_mkstate STATE fixture|pending|instance|events|age ...\n");
+		fprintf(stderr, "usage: gb_mkstate STATE fixture|pending|instance|events|age|memory ...\n");
 		return 2;
 	}
 	check(gb_state_open(argv[1], 0, 10000, &st, &e), argv[1], &e);
@@ -350,6 +380,8 @@ int main(int argc, char **argv)
 		rc = events(argc, argv);
 	else if (strcmp(argv[2], "age") == 0)
 		rc = age(argv[1], argc, argv);
+	else if (strcmp(argv[2], "memory") == 0)
+		memory();
 	else
 		rc = 2;
 	gb_state_close(st);
