@@ -97,7 +97,7 @@ static void range_text(const struct gb_conf_key_info *k, char *buf, size_t n)
 		snprintf(buf, n, "%s", k->values);
 	else if (k->has_range && strcmp(k->type, "duration") == 0)
 		snprintf(buf, n, "%.0fs..%.0fs%s", k->min, k->max,
-			 k->auto_ok ? " or auto" : "");
+			 k->auto_ok ? " or auto" : k->off_ok ? " or off (0)" : "");
 	else if (k->has_range && k->max >= 1e9)
 		snprintf(buf, n, ">= %g", k->min);
 	else if (k->has_range)

@@ -58,11 +58,12 @@ static void print_text(const struct gb_reconcile_report *rep, bool dry_run)
 		       a->error ? ": " : "", a->error ? a->error : "");
 	}
 	printf("%zu action%s (stuck %zu, lost %zu, orphan %zu, cooldown %zu, expire %zu, "
-	       "release %zu)%s\n", rep->n,
+	       "release %zu, prune %zu)%s\n", rep->n,
 	       rep->n == 1 ? "" : "s", rep->counts[GB_RECONCILE_STUCK],
 	       rep->counts[GB_RECONCILE_LOST], rep->counts[GB_RECONCILE_ORPHAN],
 	       rep->counts[GB_RECONCILE_COOLDOWN], rep->counts[GB_RECONCILE_EXPIRE],
-	       rep->counts[GB_RECONCILE_RELEASE], dry_run ? ", dry run: nothing changed" : "");
+	       rep->counts[GB_RECONCILE_RELEASE], rep->counts[GB_RECONCILE_PRUNE],
+	       dry_run ? ", dry run: nothing changed" : "");
 }
 
 static void print_json(const struct gb_reconcile_report *rep, bool dry_run, bool cheap)
@@ -86,6 +87,7 @@ static void print_json(const struct gb_reconcile_report *rep, bool dry_run, bool
 				json_string(rep->slurm_error) : json_null());
 	json_object_set_new(o, "failed", json_integer((json_int_t)rep->failed));
 	json_object_set_new(o, "running", json_integer((json_int_t)rep->running));
+	json_object_set_new(o, "pruned", ctl_prune_json(&rep->pruned));
 	json_object_set_new(o, "actions", a);
 	ctl_json_result(o);
 }
@@ -145,6 +147,7 @@ static gb_err_t reconcile(struct ctl *ctl, const struct gb_conf *conf, bool dry_
 		goto out;
 	}
 	ro.st = st;
+	ro.prune = true;
 	if ((rc = gb_reconcile_run(&ro, &rep, &err))) {
 		ctl_fail(rc, "%s", err.text);
 		goto out;

@@ -188,6 +188,8 @@ const char *ctl_itoa(long long v, char *buf, size_t n);
 /* Rows as JSON objects (cmd_requests.c). */
 json_t *ctl_request_json(const struct gb_request *r);
 json_t *ctl_instance_json(const struct gb_instance *in, double now);
+/* Counts of gb_state_prune() as JSON (cmd_state.c; reconcile's report too). */
+json_t *ctl_prune_json(const struct gb_state_prune_counts *n);
 /* Seconds [in] ran (terminated) or has run so far (alive); -1: unknown. */
 double ctl_instance_ran(const struct gb_instance *in, double now);
 
@@ -201,6 +203,7 @@ gb_err_t ctl_cmd_requests(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_requests_show(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_instances(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_capacity(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_capacity_forget(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_approvals(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_approve(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_deny(struct ctl *ctl, int argc, char **argv);
@@ -211,5 +214,6 @@ gb_err_t ctl_cmd_slurm_conf(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_doctor(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_reconcile(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_worker(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_state_vacuum(struct ctl *ctl, int argc, char **argv);
 
 #endif /* GB_GPUBURSTCTL_CTL_H */

@@ -561,6 +561,8 @@ static const struct conf_key policy_keys[] = {
 	K_DUR("request_deadline", request_deadline, "1h", 1, 30 * DAY, 0),
 	K_DUR("offerings_ttl", offerings_ttl, "1h", 0, 30 * DAY, 0),
 	K_DUR("capacity_half_life", capacity_half_life, "1h", 1, 30 * DAY, 0),
+	/* under a day would prune what cool-downs and resume-fail still read */
+	K_DUR("retention", retention, "90d", DAY, 3650 * DAY, CF_OFF),
 	K_STRV("allowed_families", allowed_families, "g4dn g5 g5g g6 g6e",
 	       CF_NONEMPTY, .check = check_families),
 	K_END

@@ -307,6 +307,8 @@ static void type_desc(const struct conf_key *k, struct gb_buf *b)
 		conf_enum_list(k->arg, b);
 	if (k->type == CT_DURATION && (k->flags & CF_AUTO))
 		gb_buf_puts(b, ", or auto");
+	if (k->type == CT_DURATION && (k->flags & CF_OFF))
+		gb_buf_puts(b, ", or off");
 }
 
 /* "'batch_max' must be an integer, got 'four'" */
@@ -436,11 +438,20 @@ static bool conv_duration(struct conf_ctx *c, const struct conf_key *k,
 		*dst = -1;
 		return true;
 	}
+	if ((k->flags & CF_OFF) && !strcmp(sv->s, "off")) {
+		*dst = 0;
+		return true;
+	}
 	if (!parse_duration(sv->s, &v))
 		return wrong_type(c, k, sv->n, sv);
+	if ((k->flags & CF_OFF) && v == 0) {
+		*dst = 0;
+		return true;
+	}
 	if (v < k->min || v > k->max) {
-		conf_error_at(c, sv->n, "'%s' must be between %s and %s, got '%s'",
-			      k->name, conf_duration_str(k->min, lo, sizeof(lo)),
+		conf_error_at(c, sv->n, "'%s' must be %sbetween %s and %s, got '%s'",
+			      k->name, k->flags & CF_OFF ? "off (or 0), or " : "",
+			      conf_duration_str(k->min, lo, sizeof(lo)),
 			      conf_duration_str(k->max, hi, sizeof(hi)),
 			      conf_show(sv->s, tmp, sizeof(tmp)));
 		return false;

@@ -155,6 +155,8 @@ struct gb_conf_policy {
 	double request_deadline;	/* stuck requests fail after, default 3600 s */
 	double offerings_ttl;		/* default 3600 s */
 	double capacity_half_life;	/* default 3600 s */
+	double retention;		/* finished requests kept, default
+					   90 days; 0: forever ("off") */
 	char **allowed_families;	/* default g4dn g5 g5g g6 g6e */
 	size_t n_allowed_families;
 };
@@ -305,6 +307,7 @@ struct gb_conf_key_info {
 	bool required;
 	bool has_range;			/* integer, number, duration */
 	bool auto_ok;			/* duration: also "auto" */
+	bool off_ok;			/* duration: also "off" or 0 (stored 0) */
 	double min, max;		/* when has_range (durations: seconds) */
 };
 

@@ -71,6 +71,7 @@ static void visit(struct walk *w, const struct conf_key *k, const char *path)
 		.has_range = k->type == CT_INT || k->type == CT_NUMBER ||
 			     k->type == CT_DURATION,
 		.auto_ok = (k->flags & CF_AUTO) != 0,
+		.off_ok = (k->flags & CF_OFF) != 0,
 	};
 
 	if (k->type == CT_ENUM) {

@@ -193,7 +193,7 @@ static void print_nodeset(FILE *fp, const struct gb_conf_nodeset *ns)
 
 static void print_policy(FILE *fp, const struct gb_conf_policy *p)
 {
-	char a[32], b[32], c[32], d[32], e[32], f[32];
+	char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
 
 	fprintf(fp, "policy:\n  batch_max %d, max_request_nodes %d\n",
 		p->batch_max, p->max_request_nodes);
@@ -215,10 +215,11 @@ static void print_policy(FILE *fp, const struct gb_conf_policy *p)
 	fputs("  allowed geo regions: ", fp);
 	print_list(fp, p->allowed_geo_regions, p->n_allowed_geo_regions,
 		   "any (no geo check)");
-	fprintf(fp, "\n  ice_cooldown %s, orphan_timeout %s, request_deadline %s, offerings_ttl %s, capacity_half_life %s\n",
+	fprintf(fp, "\n  ice_cooldown %s, orphan_timeout %s, request_deadline %s, offerings_ttl %s, capacity_half_life %s, retention %s\n",
 		dur(p->ice_cooldown, b, sizeof(b)), dur(p->orphan_timeout, c, sizeof(c)),
 		dur(p->request_deadline, d, sizeof(d)), dur(p->offerings_ttl, e, sizeof(e)),
-		dur(p->capacity_half_life, f, sizeof(f)));
+		dur(p->capacity_half_life, f, sizeof(f)),
+		p->retention > 0 ? dur(p->retention, g, sizeof(g)) : "off (kept forever)");
 	fprintf(fp, "  error_cooldown %s, doubling up to %s\n",
 		dur(p->error_cooldown, b, sizeof(b)),
 		dur(p->error_cooldown_max > p->error_cooldown ? p->error_cooldown_max

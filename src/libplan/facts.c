@@ -112,6 +112,21 @@ struct mem_ctx {
 	struct gb_plan_facts *f;
 };
 
+static void mem_fill(struct gb_pool_memory *m, const struct gb_capacity *c)
+{
+	m->known = true;
+	m->asked = c->asked;
+	m->got = c->got;
+	m->ice = c->ice;
+	m->failures = c->failures;
+	m->last_ice_at = c->last_ice_at;
+	m->last_success_at = c->last_success_at;
+	m->level_sum = c->level_sum;
+	m->level_n = c->level_n;
+	m->floor_sum = c->floor_sum;
+	m->floor_n = c->floor_n;
+}
+
 static int mem_row(const struct gb_capacity *c, void *arg)
 {
 	struct gb_plan_facts *f = ((struct mem_ctx *)arg)->f;
@@ -121,19 +136,28 @@ static int mem_row(const struct gb_capacity *c, void *arg)
 
 		if (strcmp(p->region, c->region) || gb_strcmp0(p->az, c->az))
 			continue;
-		p->mem.known = true;
-		p->mem.asked = c->asked;
-		p->mem.got = c->got;
-		p->mem.ice = c->ice;
-		p->mem.failures = c->failures;
-		p->mem.last_ice_at = c->last_ice_at;
-		p->mem.last_success_at = c->last_success_at;
-		p->mem.level_sum = c->level_sum;
-		p->mem.level_n = c->level_n;
-		p->mem.floor_sum = c->floor_sum;
-		p->mem.floor_n = c->floor_n;
+		mem_fill(&p->mem, c);
 	}
 	return 0;
+}
+
+void gb_plan_memory_of(const struct gb_conf *conf, const struct gb_capacity *c,
+		       double now, bool bounds, double quota_room,
+		       struct gb_pool_memory *m)
+{
+	struct gb_plan_facts f = { 0 };
+	struct gb_pool p = { 0 };
+
+	f.conf = conf;
+	f.now = now;
+	f.batch_max = conf ? conf->policy.batch_max : 4;
+	f.bounds = bounds;
+	p.mem.est = -1;
+	p.mem.floor = -1;
+	mem_fill(&p.mem, c);
+	p.mem.quota_room = quota_room;
+	gb_plan_pool_estimate(&f, &p);
+	*m = p.mem;
 }
 
 /* Offerings from the cache, when fresh. */
@@ -292,17 +316,58 @@ struct quota_ctx {
 	gb_error_t *err;
 };
 
+/* Is [q] remembered and a quota of [type]?  OUT *units one instance counts. */
+static bool quota_bounds(const struct gb_quota *q, const char *type, bool spot,
+			 int *units)
+{
+	char key[64];
+
+	*units = gb_plan_quota_key(type, spot, q->code, key, sizeof(key));
+	return q->limit_n >= MEMORY_MIN_VISITS && strcmp(key, q->quota) == 0;
+}
+
+/* Instances of [units] each that the limit leaves beside [held]. */
+static double room_of(const struct gb_quota *q, double held, int units)
+{
+	return floor((q->limit_sum / q->limit_n - held) / units + 1e-9);
+}
+
+gb_err_t gb_plan_quota_view(struct gb_state *st, const struct gb_quota *q,
+			    double now, double half_life,
+			    struct gb_plan_quota_view *v, gb_error_t *err)
+{
+	memset(v, 0, sizeof(*v));
+	v->heeded = q->limit_n >= MEMORY_MIN_VISITS;
+	v->limit = q->limit_n > 0 ? q->limit_sum / q->limit_n : 0;
+	/* limit_n(t) = limit_n(now) * 2^(-(t - now) / half_life) */
+	if (v->heeded)
+		v->forget_at = now + half_life * log2(q->limit_n / MEMORY_MIN_VISITS);
+	return gb_plan_quota_held(st, q->region, q->quota,
+				  strstr(q->quota, ":spot") != NULL, &v->held, err);
+}
+
+double gb_plan_quota_room(const struct gb_quota *q,
+			  const struct gb_plan_quota_view *v, const char *type,
+			  bool spot)
+{
+	double room;
+	int units;
+
+	if (!v->heeded || !quota_bounds(q, type, spot, &units))
+		return HUGE_VAL;
+	room = room_of(q, v->held, units);
+	return room < 0 ? 0 : room;
+}
+
 static int quota_row(const struct gb_quota *q, void *arg)
 {
 	struct quota_ctx *c = arg;
 	struct gb_plan_facts *f = c->f;
 	double room, held = 0;
-	char key[64];
-	int units = gb_plan_quota_key(f->instance_type, c->spot, q->code, key,
-				      sizeof(key));
+	int units;
 	bool any = false;
 
-	if (q->limit_n < MEMORY_MIN_VISITS || strcmp(key, q->quota))
+	if (!quota_bounds(q, f->instance_type, c->spot, &units))
 		return 0;	/* forgotten, or another type's quota */
 	for (size_t i = 0; i < f->n_pools && !any; i++)
 		any = strcmp(f->pools[i].region, q->region) == 0;
@@ -311,7 +376,7 @@ static int quota_row(const struct gb_quota *q, void *arg)
 	if ((c->rc = gb_plan_quota_held(c->st, q->region, q->quota, c->spot,
 					&held, c->err)))
 		return 1;
-	room = floor((q->limit_sum / q->limit_n - held) / units + 1e-9);
+	room = room_of(q, held, units);
 	for (size_t i = 0; i < f->n_pools; i++) {
 		struct gb_pool *p = &f->pools[i];
 

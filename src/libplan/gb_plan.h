@@ -310,6 +310,51 @@ gb_err_t gb_plan_quota_held(struct gb_state *st, const char *region,
 			    gb_error_t *err);
 
 /*
+ * For tools that show what the planners remember (gpuburstctl capacity):
+ * the planners' own reading of one row, so that what is shown means what
+ * they use.
+ *
+ * gb_plan_memory_of: capacity memory row [c] (gb_state_capacity_list(),
+ * decayed to [now]) as a pool's memory after gb_plan_facts_build() and
+ * gb_plan_pool_estimate() with facts.bounds = [bounds] (true: the default
+ * strategy's estimate, from levels and lower bounds; false: the counters',
+ * which best_effort and all_or_nothing plan with) and the quota room
+ * [quota_room] of its region (gb_plan_quota_room(); HUGE_VAL: no wall).
+ */
+struct gb_capacity;
+struct gb_quota;
+void gb_plan_memory_of(const struct gb_conf *conf, const struct gb_capacity *c,
+		       double now, bool bounds, double quota_room,
+		       struct gb_pool_memory *m);
+
+/* One row of quota memory as the default strategy reads it. */
+struct gb_plan_quota_view {
+	bool heeded;		/* remembered: weight at least a quarter of one
+				 * observation (else the planners ignore it) */
+	double limit;		/* limit_sum / limit_n, in the quota's unit */
+	double held;		/* of it, by the live instances of the state
+				 * file in the region */
+	double forget_at;	/* when it stops being heeded; 0: already */
+};
+
+/*
+ * OUT [v] for quota memory row [q] (gb_state_quota_list(), decayed to
+ * [now] with [half_life]); [st] gives the live instances (may be NULL: 0).
+ */
+gb_err_t gb_plan_quota_view(struct gb_state *st, const struct gb_quota *q,
+			    double now, double half_life,
+			    struct gb_plan_quota_view *v, gb_error_t *err);
+
+/*
+ * RET the instances of [type] ([spot] market) that quota [q], viewed as
+ * [v], leaves room for: the room gb_plan_quota_rooms() gives a pool of its
+ * region (>= 0); HUGE_VAL when [q] does not bound [type] or is not heeded.
+ */
+double gb_plan_quota_room(const struct gb_quota *q,
+			  const struct gb_plan_quota_view *v, const char *type,
+			  bool spot);
+
+/*
  * The capacity memory in at most GB_PLAN_SUMMARY_MAX characters (the LLM
  * planner's prompt): the most informative pools first, one compact item
  * each, e.g. "ap-south-1a got 9.2/12.0 dry 3.1 est 3 last-ice 4m;".

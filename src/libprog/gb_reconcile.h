@@ -34,12 +34,20 @@
  *            at once; one DOWN because a program could not use its
  *            configuration or the state file, or found it in no nodeset
  *            (GB_REASON_CONFIG, _STATE, _NO_NODESET) -> the same after
- *            policy.error_cooldown.
+ *            policy.error_cooldown;
+ *  PRUNE     with opts.prune: finished requests past policy.retention,
+ *            with their rows, and global events as old (gb_state_prune):
+ *            at most GB_RECONCILE_PRUNE_MAX requests a pass, the oldest
+ *            first; one action with the counts (rep->pruned), none when
+ *            nothing is due or retention is off.
  *
  * A node in no nodeset of the configuration is never touched.
- * The cheap pass (the worker's, after each drain) does STUCK, EXPIRE,
- * COOLDOWN and RELEASE: no cloud call.  Every action is logged and recorded as an event
- * (kind "reconcile"); a dry run decides the same actions and does none.
+ * The cheap pass does STUCK, EXPIRE, COOLDOWN, RELEASE (and PRUNE when
+ * asked): no cloud call.  The worker's cheap pass, after each drain, does
+ * not prune: a first pass over a long history would hold the write lock
+ * while requests wait; gpuburstctl reconcile (the timer) does.  Every
+ * action is logged and recorded as an event (kind "reconcile"); a dry run
+ * decides the same actions and does none (PRUNE only counts).
  */
 #ifndef GB_LIBPROG_GB_RECONCILE_H
 #define GB_LIBPROG_GB_RECONCILE_H
@@ -59,8 +67,12 @@ enum gb_reconcile_kind {
 	GB_RECONCILE_COOLDOWN,
 	GB_RECONCILE_EXPIRE,
 	GB_RECONCILE_RELEASE,
+	GB_RECONCILE_PRUNE,
 	GB_RECONCILE_KIND_COUNT
 };
+
+/* Requests one pass prunes at most (a timer pass a minute catches up fast). */
+#define GB_RECONCILE_PRUNE_MAX 1000
 
 struct gb_reconcile_action {
 	enum gb_reconcile_kind kind;
@@ -81,6 +93,7 @@ struct gb_reconcile_report {
 	bool cloud_checked;	/* LOST/ORPHAN ran (not cheap, cloud answered) */
 	char *cloud_error;	/* why LOST/ORPHAN were skipped, or NULL */
 	char *slurm_error;	/* why the node checks were skipped, or NULL */
+	struct gb_state_prune_counts pruned;	/* PRUNE's rows (dry run: due) */
 };
 
 struct gb_reconcile_opts {
@@ -88,8 +101,9 @@ struct gb_reconcile_opts {
 	gb_state_t *st;			/* BORROWED read-write handle */
 	gb_orch_t *orch;		/* BORROWED; NULL: cheap pass only */
 	bool dry_run;
-	bool cheap;			/* STUCK + COOLDOWN only */
+	bool cheap;			/* no cloud call */
 	double now;			/* 0: the clock */
+	bool prune;			/* PRUNE too */
 };
 
 /*
@@ -104,7 +118,8 @@ gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 			  struct gb_reconcile_report *rep, gb_error_t *err);
 void gb_reconcile_report_clear(struct gb_reconcile_report *rep);
 
-/* RET static "stuck", "lost", "orphan", "cooldown", "expire", "release". */
+/* RET static "stuck", "lost", "orphan", "cooldown", "expire", "release",
+ * "prune". */
 const char *gb_reconcile_kind_name(enum gb_reconcile_kind k);
 
 #endif /* GB_LIBPROG_GB_RECONCILE_H */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * reconcile.c - stuck requests, lost records, orphans, the way back of DOWN nodes
+ * reconcile.c - stuck requests, lost records, orphans, the way back of DOWN
+ * nodes, retention
  */
 #include "config.h"
 
@@ -42,7 +43,7 @@ struct rctx {
 const char *gb_reconcile_kind_name(enum gb_reconcile_kind k)
 {
 	static const char *const names[] = { "stuck", "lost", "orphan", "cooldown",
-					     "expire", "release" };
+					     "expire", "release", "prune" };
 
 	return k < GB_RECONCILE_KIND_COUNT ? names[k] : "invalid";
 }
@@ -860,6 +861,53 @@ static gb_err_t do_release(struct rctx *c, gb_error_t *err)
 }
 
 /*****************************************************************************
+ *  PRUNE: finished requests past policy.retention (gb_state_prune)
+ *****************************************************************************/
+
+static const char *plural(long n)
+{
+	return n == 1 ? "" : "s";
+}
+
+static long pruned_rows(const struct gb_state_prune_counts *n)
+{
+	return n->request_nodes + n->plans + n->attempts + n->approvals + n->events +
+	       n->instances;
+}
+
+static gb_err_t do_prune(struct rctx *c, gb_error_t *err)
+{
+	const struct gb_state_prune_counts *n = &c->rep->pruned;
+	double keep = c->o->conf->policy.retention;
+	struct gb_reconcile_action *a;
+	char age[64], detail[320];
+	gb_error_t e = { 0 };
+	gb_err_t rc;
+
+	if (keep <= 0)
+		return GB_E_OK;		/* off: everything is kept */
+	rc = gb_state_prune(c->o->st, c->now - keep, GB_RECONCILE_PRUNE_MAX, c->o->dry_run,
+			    &c->rep->pruned, &e);
+	if (rc == GB_E_OK && n->requests == 0 && n->global_events == 0)
+		return GB_E_OK;
+	snprintf(age, sizeof(age), "%g day%s", keep / 86400, keep == 86400 ? "" : "s");
+	if (rc)
+		snprintf(detail, sizeof(detail), "finished requests older than %s (policy.retention)",
+			 age);
+	else
+		snprintf(detail, sizeof(detail), "%ld finished request%s older than %s "
+			 "(policy.retention) and %ld row%s of theirs (%ld event%s, %ld instance "
+			 "record%s); %ld global event%s", n->requests, plural(n->requests), age,
+			 pruned_rows(n), plural(pruned_rows(n)), n->events, plural(n->events),
+			 n->instances, plural(n->instances), n->global_events,
+			 plural(n->global_events));
+	if (!(a = add_action(c, GB_RECONCILE_PRUNE, "state file", NULL, detail)))
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	settle(c, a, NULL, rc, e.text);
+	return GB_E_OK;
+}
+
+/*****************************************************************************
  *  The pass
  *****************************************************************************/
 
@@ -914,6 +962,8 @@ gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 	}
 	if ((rc = do_cooldown(&c, err)) == GB_E_OK)
 		rc = do_release(&c, err);
+	if (rc == GB_E_OK && o->prune)
+		rc = do_prune(&c, err);
 out:
 	ctx_free(&c);
 	return rc;

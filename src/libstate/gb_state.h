@@ -440,6 +440,19 @@ gb_err_t gb_state_offering_get(gb_state_t *st, const char *region,
 			       double min_fetched_at, bool *offered,
 			       gb_error_t *err);
 
+struct gb_offering {
+	const char *region;
+	const char *az;			/* NULL: the region-level entry */
+	const char *instance_type;
+	bool offered;
+	double fetched_at;
+};
+
+/* [cb] for every cached offering, by region, AZ, type (stale ones too). */
+gb_err_t gb_state_offering_list(gb_state_t *st,
+				int (*cb)(const struct gb_offering *, void *),
+				void *arg, gb_error_t *err);
+
 /*
  * Capacity memory: per (region, az, instance_type) exponentially decayed
  * counters.  Before adding, stored values are multiplied by
@@ -522,6 +535,89 @@ gb_err_t gb_state_quota_record(gb_state_t *st, const char *region,
 gb_err_t gb_state_quota_list(gb_state_t *st, double now, double half_life,
 			     int (*cb)(const struct gb_quota *, void *),
 			     void *arg, gb_error_t *err);
+
+/*****************************************************************************
+ *  Retention, forgetting memory, VACUUM (the only deletes)
+ *****************************************************************************/
+
+/* Rows gb_state_prune() deleted (with dry_run: would delete). */
+struct gb_state_prune_counts {
+	long requests;
+	long request_nodes;
+	long plans;
+	long attempts;
+	long approvals;
+	long events;			/* of those requests */
+	long instances;			/* their closed records */
+	long global_events;		/* request_id NULL, older than the cutoff */
+};
+
+/*
+ * Retention: delete, in one transaction, every request whose story ended
+ * before [cutoff]: state done, failed, denied, expired or cancelled with
+ * updated_at < cutoff, no instance record alive (pending, running,
+ * terminating) or closed at or after cutoff, and no event at or after
+ * cutoff; with every row that carries its id (request_nodes, plans,
+ * attempts, approvals, events, instances).  A pending_approval, queued or
+ * running request is never deleted, whatever its age.  Also the global
+ * events (request_id NULL) older than [cutoff].  [limit] > 0: only the
+ * [limit] oldest requests (by creation) this call; 0: all.  [dry_run]:
+ * count, delete nothing, take no write lock.  Instance records of
+ * requests this file never saw (reconcile adopts those) are kept.
+ * OUT *out (may be NULL).
+ */
+gb_err_t gb_state_prune(gb_state_t *st, double cutoff, size_t limit,
+			bool dry_run, struct gb_state_prune_counts *out,
+			gb_error_t *err);
+
+enum gb_state_forget_what {
+	GB_STATE_FORGET_CAPACITY = 1 << 0,	/* capacity_stats, offerings_cache */
+	GB_STATE_FORGET_QUOTA = 1 << 1,		/* quota_stats */
+};
+
+/* Rows gb_state_memory_forget() deleted. */
+struct gb_state_forget_counts {
+	long capacity;			/* capacity_stats */
+	long offerings;			/* offerings_cache */
+	long quotas;			/* quota_stats */
+};
+
+/*
+ * Forget what the planners remember of [region] (required), in one
+ * transaction (the caller's when one is open): [what] is a mask of enum
+ * gb_state_forget_what.  Capacity: the capacity_stats and offerings_cache
+ * rows of the region, narrowed to [az] and [instance_type] when not NULL
+ * (an [az] leaves the region-level offering row).  Quota: the region's
+ * quota_stats rows; [az] and [instance_type] must then be NULL (quotas
+ * are per region; GB_E_INVALID).  Nothing to delete is no error: OUT
+ * *out (may be NULL) all zero.
+ */
+gb_err_t gb_state_memory_forget(gb_state_t *st, const char *region,
+				const char *az, const char *instance_type,
+				unsigned what, struct gb_state_forget_counts *out,
+				gb_error_t *err);
+
+struct gb_state_vacuum_info {
+	int64_t db_before, wal_before;	/* bytes of the file and of its -wal */
+	int64_t db_after, wal_after;
+	bool checkpointed;		/* the WAL went back into the file and
+					 * was emptied; false: a reader held an
+					 * older snapshot (a later checkpoint
+					 * shrinks the file) */
+	double seconds;			/* VACUUM and checkpoint */
+};
+
+/*
+ * VACUUM the file (rebuild it without free pages), then checkpoint the WAL
+ * (TRUNCATE) so that the file shrinks now.  Outside any transaction
+ * (GB_E_INVALID); not on a read-only handle.  VACUUM holds the write lock
+ * for the whole rewrite: every other writer waits, up to its busy timeout,
+ * and fails after it (GB_E_BUSY), so callers keep writers away first;
+ * readers are not blocked (WAL).  It needs free space for about two copies
+ * of the file (a temporary copy, then the WAL).  OUT *out (may be NULL).
+ */
+gb_err_t gb_state_vacuum(gb_state_t *st, struct gb_state_vacuum_info *out,
+			 gb_error_t *err);
 
 /*****************************************************************************
  *  Names

@@ -947,6 +947,44 @@ gb_err_t gb_state_offering_get(gb_state_t *st, const char *region,
 	return rc;
 }
 
+static gb_err_t read_offering(gb_state_t *st, sqlite3_stmt *s,
+			      struct gb_state_rows *rows, gb_error_t *err)
+{
+	struct gb_offering o = {
+		.region = gb_state_col_text(rows, s, 0),
+		.az = az_value(gb_state_col_text(rows, s, 1)),
+		.instance_type = gb_state_col_text(rows, s, 2),
+		.offered = sqlite3_column_int(s, 3) != 0,
+		.fetched_at = sqlite3_column_double(s, 4),
+	};
+
+	(void)st;
+	(void)err;
+	return gb_state_rows_push(rows, &o);
+}
+
+gb_err_t gb_state_offering_list(gb_state_t *st,
+				int (*cb)(const struct gb_offering *, void *),
+				void *arg, gb_error_t *err)
+{
+	struct gb_state_rows rows = GB_STATE_ROWS_INIT(struct gb_offering);
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	rc = GB_STMT(st, GB_STMT_OFF_LIST,
+		     "SELECT region, az, instance_type, offered, fetched_at "
+		     "FROM offerings_cache ORDER BY region, az, instance_type",
+		     &s, err);
+	if (rc)
+		return rc;
+	rc = read_all(st, s, read_offering, &rows, "listing offerings", err);
+	for (size_t i = 0; rc == GB_E_OK && cb && i < rows.n; i++)
+		if (cb(gb_state_rows_at(&rows, i), arg))
+			break;
+	gb_state_rows_free(&rows);
+	return rc;
+}
+
 /*****************************************************************************
  *  Capacity memory
  *****************************************************************************/

@@ -15,6 +15,12 @@
  *       a running instance record launched AGE seconds ago (default 3600)
  *   gb_mkstate STATE events REQUEST_ID GAP_MS KIND...
  *       one event of each KIND for the request, GAP_MS milliseconds apart
+ *   gb_mkstate STATE age REQUEST_ID DAYS
+ *       move everything of the request DAYS days back (the library stamps
+ *       rows with the clock; this edits the file behind its back)
+ *   gb_mkstate STATE memory
+ *       capacity memory as the default strategy writes it (levels, lower
+ *       bounds, an ICE), quota memory and cached offerings
  */
 #include "config.h"
 
@@ -28,6 +34,8 @@
 #include "gb_policy.h"
 #include "gb_state.h"
 #include "gb_util.h"
+
+#include <sqlite3.h>
 
 static gb_state_t *st;
 
@@ -294,13 +302,71 @@ static int events(int argc, char **argv)
 	return 0;
 }
 
+static int age(const char *path, int argc, char **argv)
+{
+	char sql[1024], *msg = NULL;
+	sqlite3 *db = NULL;
+	double d;
+	int rc;
+
+	if (argc < 5 || strlen(argv[3]) != GB_REQUEST_ID_LEN ||
+	    strspn(argv[3], "0123456789abcdef") != GB_REQUEST_ID_LEN)
+		return fprintf(stderr, "gb_mkstate: age REQUEST_ID DAYS\n"), 2;
+	d = atof(argv[4]) * 86400;
+	snprintf(sql, sizeof(sql),
+		 "UPDATE requests SET created_at = created_at - %f, updated_at = updated_at - %f WHERE id = '%s';"
+		 "UPDATE events SET at = at - %f WHERE request_id = '%s';"
+		 "UPDATE plans SET created_at = created_at - %f WHERE request_id = '%s';"
+		 "UPDATE attempts SET started_at = started_at - %f, finished_at = finished_at - %f WHERE request_id = '%s';"
+		 "UPDATE instances SET launched_at = launched_at - %f, terminated_at = "
+		 "CASE WHEN terminated_at > 0 THEN terminated_at - %f ELSE 0 END WHERE request_id = '%s';",
+		 d, d, argv[3], d, argv[3], d, argv[3], d, d, argv[3], d, d, argv[3]);
+	rc = sqlite3_open(path, &db);
+	if (rc == SQLITE_OK) {
+		sqlite3_busy_timeout(db, 10000);
+		rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+	}
+	if (rc != SQLITE_OK)
+		fprintf(stderr, "gb_mkstate: age: %s\n", msg ? msg : sqlite3_errstr(rc));
+	sqlite3_free(msg);
+	sqlite3_close(db);
+	return rc == SQLITE_OK ? 0 : 1;
+}
+
+/*
+ * us-east-1a: ran dry at 3 twice, an ICE a minute ago (cooling); us-east-1b:
+ * gave all it was asked, 6, three times (at least 6); a vCPU wall of 16 in
+ * us-east-1 refused 2 minutes ago; eu-west-1a: not offered.
+ */
+static void memory(void)
+{
+	const double now = gb_time_now(), hl = 3600;
+	gb_error_t e = { 0 };
+
+	check(gb_state_capacity_level(st, "us-east-1", "us-east-1a", "g5.xlarge", 3, true,
+				      now - 600, hl, &e), "level", &e);
+	check(gb_state_capacity_level(st, "us-east-1", "us-east-1a", "g5.xlarge", 3, true,
+				      now - 60, hl, &e), "level", &e);
+	check(gb_state_capacity_record(st, "us-east-1", "us-east-1a", "g5.xlarge", 4, 3, true,
+				       false, now - 60, hl, &e), "capacity", &e);
+	for (int i = 0; i < 3; i++)
+		check(gb_state_capacity_level(st, "us-east-1", "us-east-1b", "g5.xlarge", 6,
+					      false, now - 300 + i, hl, &e), "floor", &e);
+	check(gb_state_quota_record(st, "us-east-1", "vcpus:G", "VcpuLimitExceeded", 16, true,
+				    now - 120, hl, &e), "quota", &e);
+	check(gb_state_offering_put(st, "us-east-1", "us-east-1a", "g5.xlarge", true, now, &e),
+	      "offering", &e);
+	check(gb_state_offering_put(st, "eu-west-1", "eu-west-1a", "g5.xlarge", false, now, &e),
+	      "offering", &e);
+}
+
 int main(int argc, char **argv)
 {
 	gb_error_t e = { 0 };
 	int rc = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: gb_mkstate STATE fixture|pending|instance|events ...\n");
+		fprintf(stderr, "usage: gb_mkstate STATE fixture|pending|instance|events|age|memory ...\n");
 		return 2;
 	}
 	check(gb_state_open(argv[1], 0, 10000, &st, &e), argv[1], &e);
@@ -312,6 +378,10 @@ int main(int argc, char **argv)
 		rc = instance(argc, argv);
 	else if (strcmp(argv[2], "events") == 0)
 		rc = events(argc, argv);
+	else if (strcmp(argv[2], "age") == 0)
+		rc = age(argv[1], argc, argv);
+	else if (strcmp(argv[2], "memory") == 0)
+		memory();
 	else
 		rc = 2;
 	gb_state_close(st);

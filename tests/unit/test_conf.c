@@ -588,6 +588,7 @@ static void test_defaults(void **state)
 	assert_true(p->ice_cooldown == 600 && p->orphan_timeout == 600);
 	assert_true(p->request_deadline == 3600 && p->offerings_ttl == 3600);
 	assert_true(p->capacity_half_life == 3600);
+	assert_true(p->retention == 90 * 86400.0);
 	assert_int_equal(p->n_allowed_families, 5);
 	assert_string_equal(p->allowed_families[0], "g4dn");
 	assert_string_equal(p->allowed_families[4], "g6e");
@@ -624,7 +625,7 @@ static void test_values(void **state)
 		       "  - {name: n, nodes: 'n[01-10]', instance_type: g5.xlarge,\n"
 		       "     home_region: ap-south-1, strategy: best_effort, market: spot}\n"
 		       "policy: {approval_timeout: 2h, approval_notify: [/bin/true, a b],\n"
-		       "         manual_resume_needs_approval: true}\n");
+		       "         manual_resume_needs_approval: true, retention: 0}\n");
 	assert_null(conf->log.file);
 	assert_true(conf->log.syslog);
 	assert_int_equal(conf->log.level, GB_LOG_WARNING);
@@ -649,6 +650,7 @@ static void test_values(void **state)
 	assert_true(conf->policy.manual_resume_needs_approval);
 	assert_string_equal(conf->policy.approval_notify[1], "a b");
 	assert_null(conf->policy.approval_notify[2]);
+	assert_true(conf->policy.retention == 0);	/* 0: like off, under the 1d minimum */
 	gb_conf_destroy(conf);
 }
 
@@ -872,7 +874,7 @@ static void test_path(void **state)
 
 struct key_seen {
 	size_t n;
-	bool timeout, subnets, consumer, level, stopped_at_3;
+	bool timeout, subnets, consumer, level, retention, stopped_at_3;
 };
 
 static int key_cb(const struct gb_conf_key_info *k, void *arg)
@@ -888,7 +890,12 @@ static int key_cb(const struct gb_conf_key_info *k, void *arg)
 		s->timeout = true;
 		assert_string_equal(k->type, "duration");
 		assert_string_equal(k->def, "auto");
-		assert_true(k->auto_ok && k->has_range);
+		assert_true(k->auto_ok && k->has_range && !k->off_ok);
+	}
+	if (strcmp(k->path, "policy.retention") == 0) {
+		s->retention = true;
+		assert_string_equal(k->def, "90d");
+		assert_true(k->off_ok && !k->auto_ok && k->min == 86400);
 	}
 	if (strcmp(k->path, "regions[].azs[].subnets") == 0) {
 		s->subnets = true;
@@ -920,7 +927,7 @@ static void test_keys(void **state)
 
 	(void)state;
 	assert_int_equal(gb_conf_keys(key_cb, &s), 0);
-	assert_true(s.timeout && s.subnets && s.consumer && s.level);
+	assert_true(s.timeout && s.subnets && s.consumer && s.level && s.retention);
 	assert_true(s.n > 60);
 	assert_int_equal(gb_conf_keys(stop_cb, &n), 42);
 	assert_int_equal(n, 3);

@@ -630,6 +630,110 @@ static void test_bounds_and_quota(void **state)
 	drop_state(st);
 }
 
+/*
+ * gb_plan_memory_of(), gb_plan_quota_view() and gb_plan_quota_room() (what
+ * gpuburstctl capacity shows) read each row as the planners do: the same
+ * estimates, bounds, cool-downs and walls as the facts of a request.
+ */
+struct mem_cmp {
+	const struct gb_plan_facts *f;
+	double room;		/* ap-south-1's, from the views */
+	int rows;
+};
+
+static int mem_cmp_row(const struct gb_capacity *row, void *arg)
+{
+	struct mem_cmp *mc = arg;
+	struct gb_pool_memory m;
+	bool seen = false;
+
+	gb_plan_memory_of(conf, row, mc->f->now, true,
+			  strcmp(row->region, "ap-south-1") == 0 ? mc->room : HUGE_VAL, &m);
+	for (size_t i = 0; i < mc->f->n_pools; i++) {
+		const struct gb_pool_memory *w = &mc->f->pools[i].mem;
+
+		if (strcmp(mc->f->pools[i].az, row->az) || seen)
+			continue;
+		seen = true;
+		assert_true(m.est == w->est || fabs(m.est - w->est) < 1e-9);
+		assert_true(fabs(m.floor - w->floor) < 1e-9);
+		assert_int_equal(m.measured, w->measured);
+		assert_int_equal(m.walled, w->walled);
+		assert_int_equal(m.recent_ice, w->recent_ice);
+		assert_true(m.counter_est == w->counter_est ||
+			    fabs(m.counter_est - w->counter_est) < 1e-9);
+	}
+	assert_true(seen);
+	mc->rows++;
+	return 0;
+}
+
+struct view_out {
+	gb_state_t *st;
+	double now, hl, room;
+	struct gb_plan_quota_view v;
+};
+
+static int view_row(const struct gb_quota *q, void *arg)
+{
+	struct view_out *o = arg;
+	gb_error_t err;
+
+	assert_int_equal(gb_plan_quota_view(o->st, q, o->now, o->hl, &o->v, &err), GB_E_OK);
+	o->room = gb_plan_quota_room(q, &o->v, "g5.xlarge", false);
+	assert_true(isinf(gb_plan_quota_room(q, &o->v, "g5.xlarge", true)));	/* on-demand only */
+	return 0;
+}
+
+static void test_memory_of(void **state)
+{
+	gb_state_t *st = temp_state();
+	struct gb_candidates c;
+	struct gb_plan_facts f;
+	struct view_out vo = { 0 };
+	struct mem_cmp mc = { 0 };
+	double now = 1.8e9, hl = conf->policy.capacity_half_life;
+	gb_error_t err;
+
+	(void)state;
+	level(st, "ap-northeast-2", "ap-northeast-2b", 4, false, now - 1800);
+	level(st, "ap-south-1", "ap-south-1b", 3, true, now - 1200);
+	level(st, "ap-south-1", "ap-south-1a", 2, true, now - 120);
+	assert_int_equal(gb_state_capacity_record(st, "ap-south-1", "ap-south-1a", "g5.xlarge",
+						  4, 2, true, false, now - 120, hl, &err), GB_E_OK);
+	assert_int_equal(gb_state_quota_record(st, "ap-south-1", "vcpus:G", "VcpuLimitExceeded",
+					       8, true, now - 600, hl, &err), GB_E_OK);
+	live_instance(st, "ap-south-1", "i-0a");
+	assert_int_equal(gb_plan_candidates(conf, "ap-southeast-1", GB_MODE_MULTI_REGION, &c, &err),
+			 GB_E_OK);
+	bounds_facts(st, &c, &f, now);
+
+	vo.st = st;
+	vo.now = now;
+	vo.hl = hl;
+	assert_int_equal(gb_state_quota_list(st, now, hl, view_row, &vo, &err), GB_E_OK);
+	assert_true(vo.v.heeded && fabs(vo.v.limit - 8) < 1e-9 && fabs(vo.v.held - 4) < 1e-9);
+	/* one refusal is forgotten two half-lives after it */
+	assert_true(fabs(vo.v.forget_at - (now - 600 + 2 * hl)) < 1e-6);
+	assert_true(fabs(vo.room - pool_of(&f, "subnet-aps1b-1")->mem.quota_room) < 1e-9);
+
+	mc.f = &f;
+	mc.room = vo.room;
+	assert_int_equal(gb_state_capacity_list(st, "g5.xlarge", now, hl, mem_cmp_row, &mc, &err),
+			 GB_E_OK);
+	assert_int_equal(mc.rows, 3);
+	assert_true(pool_of(&f, "subnet-aps1a-1")->mem.recent_ice);	/* 2 min ago: cooling */
+	gb_plan_facts_clear(&f);
+
+	/* forgotten: not heeded, no room limit */
+	vo.now = now - 600 + 2 * hl + 1;
+	assert_int_equal(gb_state_quota_list(st, vo.now, hl, view_row, &vo, &err), GB_E_OK);
+	assert_false(vo.v.heeded);
+	assert_true(vo.v.forget_at == 0 && isinf(vo.room));
+	gb_plan_candidates_clear(&c);
+	drop_state(st);
+}
+
 static void test_summary_bounded(void **state)
 {
 	struct gb_plan_facts f = { 0 };
@@ -758,6 +862,7 @@ int main(void)
 		cmocka_unit_test(test_plan_json),
 		cmocka_unit_test(test_memory_and_heuristic),
 		cmocka_unit_test(test_bounds_and_quota),
+		cmocka_unit_test(test_memory_of),
 		cmocka_unit_test(test_summary_bounded),
 		cmocka_unit_test(test_token),
 		cmocka_unit_test(test_user_data),

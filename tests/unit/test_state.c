@@ -1403,8 +1403,29 @@ static void test_events(void **state)
  *  Offerings and capacity memory
  *****************************************************************************/
 
+struct off_sink {
+	int n;
+	char az[4][32];
+	bool offered[4];
+	double at[4];
+};
+
+static int off_cb(const struct gb_offering *o, void *arg)
+{
+	struct off_sink *s = arg;
+
+	if (s->n < 4) {
+		gb_strlcpy(s->az[s->n], o->az ? o->az : "(null)", sizeof(s->az[0]));
+		s->offered[s->n] = o->offered;
+		s->at[s->n] = o->fetched_at;
+	}
+	s->n++;
+	return 0;
+}
+
 static void test_offerings(void **state)
 {
+	struct off_sink ol;
 	struct fx *f = *state;
 	bool offered = false;
 	gb_error_t e = { 0 };
@@ -1443,6 +1464,17 @@ static void test_offerings(void **state)
 					       "g5.xlarge", 1500, &offered, &e),
 			 GB_E_OK);
 	assert_false(offered);
+	/* the listing: every row, stale ones too, a region-level one with az NULL */
+	assert_int_equal(gb_state_offering_put(f->st, "us-east-1", NULL, "g5.xlarge",
+					       true, 100, &e),
+			 GB_E_OK);
+	memset(&ol, 0, sizeof(ol));
+	assert_int_equal(gb_state_offering_list(f->st, off_cb, &ol, &e), GB_E_OK);
+	assert_int_equal(ol.n, 2);
+	assert_string_equal(ol.az[0], "(null)");	/* '' sorts first */
+	assert_true(ol.offered[0] && ol.at[0] == 100);
+	assert_string_equal(ol.az[1], "us-east-1a");
+	assert_false(ol.offered[1]);
 }
 
 struct cap_sink {
