@@ -631,32 +631,26 @@ static const char *cloud_code(const char *reason, const char *code, char *buf, s
 	return code;
 }
 
-struct streak {
-	struct gb_strv states;		/* newest last */
-};
-
-static int take_state(const struct gb_request *r, void *arg)
+/* Oldest first: the failed requests since the last one that was not. */
+static int count_streak(const struct gb_request *r, void *arg)
 {
-	struct streak *k = arg;
+	int *n = arg;
 
-	return gb_strv_add(&k->states, gb_request_state_name(r->state)) ? 1 : 0;
+	*n = r->state == GB_RSTATE_FAILED ? *n + 1 : 0;
+	return 0;
 }
 
 /* The failed resumes of [node] in a row, newest back (at least 1). */
 static int failures_in_a_row(gb_state_t *st, const char *node)
 {
 	struct gb_request_filter f = GB_REQUEST_FILTER_ANY;
-	struct streak k = { { 0 } };
 	int n = 0;
 
 	f.kind = GB_REQ_RESUME;
 	f.node = node;
 	f.limit = 16;
-	if (gb_state_request_list(st, &f, take_state, &k, NULL) == GB_E_OK)
-		for (size_t i = k.states.n; i > 0 &&
-		     strcmp(k.states.v[i - 1], gb_request_state_name(GB_RSTATE_FAILED)) == 0; i--)
-			n++;
-	gb_strv_free(&k.states);
+	if (gb_state_request_list(st, &f, count_streak, &n, NULL) != GB_E_OK)
+		n = 0;
 	return n > 0 ? n : 1;
 }
 
