@@ -13,19 +13,7 @@
 #  - forget: one pool, a type, a region, the quota walls; what it cleared,
 #    the event and the log line; unknown names (10), nothing to forget (8),
 #    usage errors (2), a non-administrator (22).
-set -u
-: "${GB_TOP_BUILDDIR:?}" "${GB_TOP_SRCDIR:?}"
-CTL="$GB_TOP_BUILDDIR/src/gpuburstctl/gpuburstctl"
-MK="$GB_TOP_BUILDDIR/tests/integration/gb_mkstate"
-PY="${PYTHON3:-python3}"
-"$PY" -c 'import json' 2>/dev/null || { echo "SKIP: python3 is needed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-chmod 755 "$tmp"
-fail=0
-n=0
-bad() { echo "FAIL: $*"; fail=1; }
-ok() { n=$((n + 1)); }
+. "$srcdir/ctl-lib.sh"
 
 write_conf() {	# FILE [EXTRA NODESET LINE]
 	cat >"$1" <<EOF

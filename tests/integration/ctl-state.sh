@@ -9,18 +9,7 @@
 # the queued requests fail at once.  No Slurm here: the reconcile pass exits
 # PARTIAL (29) for the skipped node checks, which ctl-cli.sh tests; the
 # pruning does not depend on Slurm.
-set -u
-: "${GB_TOP_BUILDDIR:?}" "${GB_TOP_SRCDIR:?}"
-CTL="$GB_TOP_BUILDDIR/src/gpuburstctl/gpuburstctl"
-MK="$GB_TOP_BUILDDIR/tests/integration/gb_mkstate"
-PY="${PYTHON3:-python3}"
-"$PY" -c 'import json' 2>/dev/null || { echo "SKIP: python3 is needed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-n=0
-bad() { echo "FAIL: $*"; fail=1; }
-ok() { n=$((n + 1)); }
+. "$srcdir/ctl-lib.sh"
 
 write_conf() {	# FILE [EXTRA YAML]
 	cat >"$1" <<EOF
