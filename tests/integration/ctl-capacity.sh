@@ -37,7 +37,7 @@ EOF
 }
 write_conf "$tmp/gb.yaml"
 C="$tmp/gb.yaml"
-ctl() { env -u SLURM_CONF -u GPUBURST_CONF -u GPUBURST_ENV "$CTL" -c "$C" "$@"; }
+ctl() { env -u GPUBURST_CONF -u GPUBURST_ENV SLURM_CONF="$tmp/no-slurm.conf" "$CTL" -c "$C" "$@"; }
 run() {	# WANT_RC ARGS...
 	want=$1; shift
 	ctl "$@" >"$tmp/out" 2>"$tmp/err"
@@ -139,7 +139,7 @@ usage 'unexpected argument "eu-west-1"' capacity forget us-east-1 eu-west-1
 usage '--quota forgets a region' capacity forget us-east-1/us-east-1a --quota
 usage '--quota forgets a region' capacity forget us-east-1 --quota --type g5.xlarge
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
-	setpriv --reuid=nobody --regid=nogroup --clear-groups env -u SLURM_CONF "$CTL" -c "$C" \
+	setpriv --reuid=nobody --regid=nogroup --clear-groups env SLURM_CONF="$tmp/no-slurm.conf" "$CTL" -c "$C" \
 		capacity forget us-east-1 >"$tmp/out" 2>"$tmp/err"
 	[ $? -eq 22 ] || bad "nobody may not forget: $(cat "$tmp/err")"
 	ok

@@ -32,7 +32,7 @@ mkdir -p "$tmp/log"
 chmod 777 "$tmp/log"
 write_conf "$tmp/gb.yaml"
 C="$tmp/gb.yaml"
-ctl() { env -u SLURM_CONF -u GPUBURST_CONF -u GPUBURST_ENV "$CTL" -c "$C" "$@"; }
+ctl() { env -u GPUBURST_CONF -u GPUBURST_ENV SLURM_CONF="$tmp/no-slurm.conf" "$CTL" -c "$C" "$@"; }
 py() { "$PY" - "$@"; }
 "$CTL" --list-exit-codes >"$tmp/codes"
 # --json: stdout is one JSON object with "schema"; after a failure it has
@@ -269,7 +269,7 @@ grep -q '^policy.approval_timeout  *duration  *auto' "$tmp/out" || bad "config k
 run 0 --json config keys
 
 # ---- authorization: a non-administrator changes nothing (22)
-as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups env -u SLURM_CONF "$CTL" -c "$C" "$@"; }
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups env SLURM_CONF="$tmp/no-slurm.conf" "$CTL" -c "$C" "$@"; }
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 	as_nobody approve "$PEND" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
@@ -393,7 +393,7 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 	out=$("$MK" "$tmp/state/state.db" pending "$C" 5004 600 g5 'g5-[1-12]')
 	A1=${out% *}
 	chown -R nobody "$tmp/state"
-	setpriv --reuid=nobody --regid=nogroup --clear-groups env -u SLURM_CONF \
+	setpriv --reuid=nobody --regid=nogroup --clear-groups env SLURM_CONF="$tmp/no-slurm.conf" \
 		"$CTL" -c "$tmp/admin-user.yaml" approve "$A1" --comment ok >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	[ "$rc" -eq 0 ] || bad "admins.users nobody: exit $rc: $(cat "$tmp/err")"
@@ -402,7 +402,7 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 	out=$("$MK" "$tmp/state/state.db" pending "$C" 5005 600 g6 'g6-[1-12]')
 	A2=${out% *}
 	chown -R nobody "$tmp/state"
-	setpriv --reuid=nobody --regid=nogroup --clear-groups env -u SLURM_CONF \
+	setpriv --reuid=nobody --regid=nogroup --clear-groups env SLURM_CONF="$tmp/no-slurm.conf" \
 		"$CTL" -c "$tmp/admin-group.yaml" approve "$A2" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	[ "$rc" -eq 0 ] || bad "admins.group $grp: exit $rc: $(cat "$tmp/err")"

@@ -41,7 +41,7 @@ ${3:-}
 EOF
 }
 write_conf "$TMP/gb.yaml" "$SECRET_OK" "policy: {allowed_geo_regions: [ap-south-1]}"
-ctl() { env -u SLURM_CONF AWS_EC2_METADATA_DISABLED=true "$CTL" -c "$TMP/gb.yaml" "$@"; }
+ctl() { env SLURM_CONF="$TMP/no-slurm.conf" AWS_EC2_METADATA_DISABLED=true "$CTL" -c "$TMP/gb.yaml" "$@"; }
 
 # ---- plan
 ctl plan --type g5.xlarge --count 12 --home ap-southeast-1 >"$TMP/plan.out" 2>"$TMP/plan.err" ||
@@ -99,10 +99,10 @@ expect_eq "doctor json failed names" "$(jget "$TMP/doc.json" '[c["name"] for c i
 
 # a wrong secret: the endpoints refuse the signature (14, AUTH)
 write_conf "$TMP/bad.yaml" "not-the-secret"
-env -u SLURM_CONF "$CTL" -c "$TMP/bad.yaml" doctor >"$TMP/doc.out" 2>&1
+env SLURM_CONF="$TMP/no-slurm.conf" "$CTL" -c "$TMP/bad.yaml" doctor >"$TMP/doc.out" 2>&1
 grep -q '^FAIL region ap-south-1: .*' "$TMP/doc.out" || fail "wrong secret not caught: $(cat "$TMP/doc.out")"
 grep -q 'not-the-secret' "$TMP/doc.out" && fail "doctor printed the wrong secret"
-env -u SLURM_CONF "$CTL" -c "$TMP/bad.yaml" --json doctor >"$TMP/doc.json"
+env SLURM_CONF="$TMP/no-slurm.conf" "$CTL" -c "$TMP/bad.yaml" --json doctor >"$TMP/doc.json"
 expect_eq "wrong secret code" "$(jget "$TMP/doc.json" '[c["code"] for c in d["checks"] if c["name"] == "region ap-south-1"]')" '["AUTH"]'
 ok "doctor: a wrong secret fails each region with AUTH"
 
