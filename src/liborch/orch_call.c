@@ -75,10 +75,14 @@ gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
 	p->spot = ns && ns->market == GB_MARKET_SPOT;
 	l->kv_[nk++] = (struct gb_ec2_kv){ "gpuburst:cluster", conf->cluster_name };
 	l->kv_[nk++] = (struct gb_ec2_kv){ "gpuburst:request", request_id };
-	if (max == 1) {
-		l->kv_[nk++] = (struct gb_ec2_kv){ "gpuburst:node", nodes[0] };
-		l->kv_[nk++] = (struct gb_ec2_kv){ "Name", nodes[0] };
-	}
+	/*
+	 * No gpuburst:node at launch, not even for MaxCount 1: a hedged node
+	 * has two launches, and only the instance its record keeps is the
+	 * node.  CreateTags names it once the record does (orch_tag_nodes);
+	 * the instance learns who it is from that tag in the IMDS
+	 * (InstanceMetadataTags), so an extra never starts the node's slurmd.
+	 */
+	p->metadata_tags = true;
 	l->spec_.resource_type = "instance";
 	l->spec_.tags = l->kv_;
 	l->spec_.n_tags = nk;
@@ -239,7 +243,7 @@ static void slot_fill(struct orch_run *r, struct slot *s,
 	GB_FREE_NULL(s->why);
 	s->group = orch_group_of(r, c->pool);
 	s->filled_at = c->job.t_done;
-	s->tagged = c->max == 1;
+	s->tagged = false;	/* orch_tag_nodes names it */
 	s->attempt_id = c->attempt_id;
 	if (s->state == SLOT_COMMITTED)
 		r->remaining--;
@@ -298,6 +302,17 @@ static gb_err_t take_instances(struct orch_run *r, struct orch_call *c,
 		const char *node = idx < c->max ? c->nodes[idx] : NULL;
 		struct slot *s = slot_of(r, node);
 		bool extra = !s || (s->state != SLOT_EMPTY && s->state != SLOT_DOUBT);
+
+		/*
+		 * A re-sent token gives back what a crashed run may have
+		 * recorded and recovery adopted: the node's own instance.
+		 */
+		if (c->recovered && s && in->instance_id &&
+		    gb_strcmp0(s->instance_id, in->instance_id) == 0) {
+			r->launched_seen++;
+			r->launched_recorded++;
+			continue;
+		}
 
 		r->launched_seen++;
 		if (!in->instance_id || !*in->instance_id) {
@@ -633,7 +648,10 @@ gb_err_t orch_terminate_ids(struct orch_run *r, const char *region,
 	j.region = region;
 	j.ids = ids;
 	j.n_ids = n;
+	orch_mark_terminating(r->st, region, ids, n, reason, false);
 	orch_pool_run(r->pool, &jp, 1);
+	if (j.rc && j.ae.http_status && !gb_str_has_prefix(j.ae.code, "InvalidInstanceID"))
+		orch_mark_terminating(r->st, region, ids, n, NULL, true);	/* refused */
 	r->other_calls += j.ae.attempts > 0 ? j.ae.attempts : 1;
 	for (size_t i = 0; j.changes && i < j.changes->n; i++) {
 		up.request_id = r->req->id;

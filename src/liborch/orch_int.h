@@ -273,6 +273,17 @@ int orch_call_got(const struct orch_call *c);
  */
 gb_err_t orch_tag_nodes(struct orch_run *r, gb_error_t *err);
 
+/*
+ * Before TerminateInstances: the records of [ids] become "terminating"
+ * with [reason], in one transaction, so that a crash between the call and
+ * the records' closing leaves "gpuburst ended it" (reconcile closes them
+ * as terminated when the cloud lists them gone), not "lost".  [undo]:
+ * EC2 refused the call, the instances run on: "running" again.
+ */
+void orch_mark_terminating(gb_state_t *st, const char *region,
+			   const char *const *ids, size_t n, const char *reason,
+			   bool undo);
+
 /* Terminate [ids] of [region] now, closing their records with [reason]. */
 gb_err_t orch_terminate_ids(struct orch_run *r, const char *region,
 			    const char *const *ids, size_t n,

@@ -124,7 +124,8 @@ static int ours_row(const struct gb_instance *in, void *arg)
 	struct recov *x = arg;
 	struct slot *s = slot_named(x->r, in->node);
 
-	if (s && s->state == SLOT_EMPTY) {
+	/* a terminate the crash interrupted is sent again (idempotent) */
+	if (s && s->state == SLOT_EMPTY && in->state != GB_INST_TERMINATING) {
 		slot_reuse(x->r, s, in, true);
 		return 0;
 	}
@@ -139,7 +140,7 @@ static int theirs_row(const struct gb_instance *in, void *arg)
 	struct recov *x = arg;
 	struct slot *s = slot_named(x->r, in->node);
 
-	if (s && s->state == SLOT_EMPTY)
+	if (s && s->state == SLOT_EMPTY && in->state != GB_INST_TERMINATING)
 		slot_reuse(x->r, s, in, false);
 	return 0;
 }
@@ -272,7 +273,20 @@ static gb_err_t resend(struct recov *x, gb_error_t *err)
 	return rc;
 }
 
-/* Leftover live instances of this request that no node holds. */
+static bool held_by_slot(const struct orch_run *r, const char *id)
+{
+	for (int i = 0; i < r->n; i++)
+		if (gb_strcmp0(r->slots[i].instance_id, id) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Leftover live instances of this request that no node holds: a node's
+ * second instance, or one recorded as an extra whose terminate did not
+ * happen.  A re-sent launch may have given one of them its node after
+ * all (its launch index names a node no other instance holds): kept.
+ */
 static gb_err_t end_leftovers(struct recov *x, gb_error_t *err)
 {
 	gb_err_t rc = GB_E_OK;
@@ -281,11 +295,13 @@ static gb_err_t end_leftovers(struct recov *x, gb_error_t *err)
 	for (size_t i = 0; i < x->extras_ids.n && !rc; i++) {
 		const char *id[1] = { x->extras_ids.v[i] };
 
+		if (held_by_slot(x->r, id[0]))
+			continue;
+		x->r->extras++;
 		rc = orch_terminate_ids(x->r, x->extras_regions.v[i], id, 1,
 					"extra: left over by an earlier run", &done, err);
 	}
 	x->r->terminated += done;
-	x->r->extras += (int)x->extras_ids.n;
 	return rc;
 }
 

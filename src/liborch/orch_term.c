@@ -92,6 +92,36 @@ static void close_record(gb_orch_t *o, gb_state_t *st, const struct victim *v,
 			    v->instance_id, e.text);
 }
 
+void orch_mark_terminating(gb_state_t *st, const char *region,
+			   const char *const *ids, size_t n, const char *reason,
+			   bool undo)
+{
+	gb_error_t e;
+	gb_err_t rc;
+
+	if (n == 0)
+		return;
+	rc = gb_state_tx_begin(st, &e);
+	for (size_t i = 0; i < n && !rc; i++) {
+		struct gb_instance up = { 0 };
+
+		up.region = region;
+		up.instance_id = ids[i];
+		up.state = undo ? GB_INST_RUNNING : GB_INST_TERMINATING;
+		up.reason = undo ? NULL : reason;
+		rc = gb_state_instance_update(st, &up, &e);
+		if (rc == GB_E_NOTFOUND)
+			rc = GB_E_OK;	/* an instance the state file never had */
+	}
+	if (!rc)
+		rc = gb_state_tx_commit(st, &e);
+	else
+		gb_state_tx_rollback(st);
+	if (rc)
+		gb_log_warn("terminating_mark_failed region=%s n=%zu error=\"%s\"", region,
+			    n, e.text);
+}
+
 static bool not_found(const struct gb_ec2_error *ae)
 {
 	return gb_str_has_prefix(ae->code, "InvalidInstanceID");
@@ -122,7 +152,10 @@ static gb_err_t region_terminate(gb_orch_t *o, gb_state_t *st,
 		}
 	if ((rc = gb_orch_ec2_new(o, region, &c, err)))
 		goto out;
+	orch_mark_terminating(st, region, ids, k, reason, false);
 	rc = gb_ec2_terminate_instances(c, ids, k, &ch, &ae, err);
+	if (rc && ae.http_status && !not_found(&ae))
+		orch_mark_terminating(st, region, ids, k, NULL, true);	/* refused */
 	if (rc && not_found(&ae) && k > 1) {
 		/* EC2 refuses the whole batch: find the lost ones one by one */
 		rc = GB_E_OK;

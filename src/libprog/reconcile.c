@@ -425,6 +425,34 @@ static bool still_live(const struct rctx *c, const struct rec *r)
 	return gb_state_instance_list(c->o->st, &f, count_one, &n, NULL) == GB_E_OK && n > 0;
 }
 
+/*
+ * A record "terminating" is one gpuburst sent TerminateInstances for and
+ * did not close (the worker died in between): the cloud listing it gone
+ * (or not at all, past the settle time) completes it as terminated, with
+ * the reason the terminate gave.  Never "lost".
+ */
+static void terminate_completed(struct rctx *c, const struct rec *r,
+				const struct cinst *ci)
+{
+	struct gb_instance up = { 0 };
+	gb_error_t e;
+
+	if (!ci && r->launched + c->o->conf->policy.orphan_timeout > c->now)
+		return;
+	gb_log_info("terminate_completed instance=%s#%s req=%s cloud=%s%s", r->region,
+		    r->id, r->request, ci ? ci->state : "not-listed",
+		    c->o->dry_run ? " dry_run=1" : "");
+	if (c->o->dry_run)
+		return;
+	up.request_id = r->request;
+	up.region = r->region;
+	up.instance_id = r->id;
+	up.state = GB_INST_TERMINATED;
+	up.terminated_at = c->now;
+	if (gb_state_instance_update(c->o->st, &up, &e))
+		gb_log_warn("terminate_complete_failed instance=%s error=\"%s\"", r->id, e.text);
+}
+
 static gb_err_t do_lost(struct rctx *c, gb_error_t *err)
 {
 	double settle_s = c->o->conf->policy.orphan_timeout;
@@ -441,6 +469,10 @@ static gb_err_t do_lost(struct rctx *c, gb_error_t *err)
 		ci = cloud_find(c, r->region, r->id);
 		if (ci && !gone_state(ci->state))
 			continue;
+		if (r->state == GB_INST_TERMINATING) {
+			terminate_completed(c, r, ci);
+			continue;
+		}
 		/* The cloud saying terminated counts at any age past a short
 		 * grace (a spot reclaim, a console terminate in the first
 		 * minutes); only an instance missing from the listing waits

@@ -32,6 +32,8 @@ static int first_live(const struct gb_instance *in, void *arg)
 {
 	struct live *l = arg;
 
+	if (in->state == GB_INST_TERMINATING)
+		return 0;	/* a suspend is ending it: not the node's */
 	l->instance_id = gb_strdup0(in->instance_id);
 	l->region = gb_strdup0(in->region);
 	l->private_ip = gb_strdup0(in->private_ip);
@@ -93,6 +95,25 @@ static gb_err_t find_live(gb_state_t *st, const struct gb_strv *nodes,
 			return gb_errorf(err, GB_E_NOMEM, "out of memory");
 	}
 	return GB_E_OK;
+}
+
+static int count_open(const struct gb_attempt *a, void *arg)
+{
+	if (a->state == GB_ATTEMPT_STARTED || a->state == GB_ATTEMPT_UNKNOWN)
+		(*(size_t *)arg)++;
+	return 0;
+}
+
+/*
+ * RunInstances calls of [req] whose outcome the state file does not know
+ * (a worker died while one was in flight, or before it recorded the
+ * answer): the cloud may hold instances of them nobody has recorded.
+ */
+static gb_err_t open_attempts(gb_state_t *st, const struct gb_request *req,
+			      size_t *n, gb_error_t *err)
+{
+	*n = 0;
+	return gb_state_attempt_list(st, req->id, count_open, n, err);
 }
 
 /*
@@ -237,7 +258,7 @@ static gb_err_t sort_result(const struct gb_request *req,
 			if (on->private_ip && *on->private_ip &&
 			    addrs_add(set, on->node, on->private_ip))
 				return GB_E_NOMEM;
-			if (!on->private_ip || !*on->private_ip)
+			if ((!on->private_ip || !*on->private_ip) && !on->reused)
 				gb_log_warn("instance_without_ip req=%s node=%s instance=%s",
 					    req->id, on->node, on->instance_id);
 			continue;
@@ -315,6 +336,16 @@ static gb_err_t geo_gate(struct wthread *t, const struct gb_request *req,
 	return rc;
 }
 
+/*
+ * The orchestrator gets every node of the request, also those that have a
+ * live instance already: a re-run after a crash must know which live
+ * instances are the nodes' (adopted, never terminated) to tell the true
+ * surplus of a crashed launch from them, and must re-send the launches
+ * whose outcome is unknown even when every node looks filled, or their
+ * instances would live unrecorded.  Only when every node has a live
+ * instance and no launch is open (slurmctld re-running ResumeProgram
+ * after a restart) is the cloud not asked at all.
+ */
 gb_err_t worker_resume(struct wthread *t, const struct gb_request *req,
 		       struct gb_strv *nodes, gb_error_t *err)
 {
@@ -323,21 +354,30 @@ gb_err_t worker_resume(struct wthread *t, const struct gb_request *req,
 	struct addrs set = { 0 };
 	struct gb_strv missing = { 0 };
 	struct unfilled *u = NULL;
-	size_t nu = 0, filled = 0, no_ip = 0, reused;
+	size_t nu = 0, filled = 0, no_ip = 0, reused = 0, open = 0;
 	char home[GB_REGION_NAME_MAX], reason[GB_ORCH_REASON_MAX + 64];
 	char text[1024];
 	gb_err_t rc;
 
-	if ((rc = find_live(t->st, nodes, &set, &missing, &no_ip, err)))
+	if ((rc = find_live(t->st, nodes, &set, &missing, &no_ip, err)) ||
+	    (rc = open_attempts(t->st, req, &open, err)))
 		goto out;
-	reused = set.names.n + no_ip;
-	if (reused)
+	if (!missing.n && !open) {
 		gb_log_info("resume_reuse req=%s nodes_with_instance=%zu note=\"address "
-			    "re-applied, nothing launched for them\"", req->id, reused);
+			    "re-applied, nothing launched for them\"", req->id, nodes->n);
+		prog_slurm_update(t->st, req->id, PROG_SET_ADDR, set.names.v, set.ips.v,
+				  set.names.n, NULL);
+		snprintf(reason, sizeof(reason), "all %zu nodes already had a live instance "
+			 "(addresses re-applied)", nodes->n);
+		finish(t, req, nodes->n, nodes->n, reason);
+		goto out;
+	}
+	addrs_free(&set);
+	memset(&set, 0, sizeof(set));
+	ro.home_region = job_intent(t, req, home, sizeof(home), text, sizeof(text));
+	if (text[0])
+		ro.untrusted = text;
 	if (missing.n) {
-		ro.home_region = job_intent(t, req, home, sizeof(home), text, sizeof(text));
-		if (text[0])
-			ro.untrusted = text;
 		ro.nodes = (const char *const *)missing.v;
 		ro.n_nodes = missing.n;
 		rc = geo_gate(t, req, &ro, err);
@@ -348,27 +388,28 @@ gb_err_t worker_resume(struct wthread *t, const struct gb_request *req,
 		}
 		if (rc)
 			goto out;
-		rc = gb_orch_resume(t->w->orch, t->st, req, &ro, &res, err);
-		if (rc)
-			goto out;	/* requeued by the caller; client tokens make
-					 * the re-run return the same instances */
-		if ((rc = sort_result(req, &res, &set, &u, &nu, &filled))) {
-			gb_errorf(err, rc, "out of memory");
-			goto out;
-		}
 	}
+	ro.nodes = (const char *const *)nodes->v;
+	ro.n_nodes = nodes->n;
+	rc = gb_orch_resume(t->w->orch, t->st, req, &ro, &res, err);
+	if (rc)
+		goto out;	/* requeued by the caller; client tokens make
+				 * the re-run return the same instances */
+	if ((rc = sort_result(req, &res, &set, &u, &nu, &filled))) {
+		gb_errorf(err, rc, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < res.n_nodes; i++)
+		reused += res.nodes[i].reused;
 	prog_slurm_update(t->st, req->id, PROG_SET_ADDR, set.names.v, set.ips.v,
 			  set.names.n, NULL);
 	down_unfilled(t, req, u, nu);
-	if (!missing.n)
-		snprintf(reason, sizeof(reason), "all %zu nodes already had a live instance "
-			 "(addresses re-applied)", nodes->n);
-	else if (reused)
+	if (reused)
 		snprintf(reason, sizeof(reason), "%s; %zu nodes already had a live instance",
 			 res.reason, reused);
 	else
 		snprintf(reason, sizeof(reason), "%s", res.reason);
-	finish(t, req, reused + filled, nodes->n, reason);
+	finish(t, req, filled, nodes->n, reason);
 out:
 	for (size_t i = 0; i < nu; i++)
 		gb_strv_free(&u[i].nodes);
