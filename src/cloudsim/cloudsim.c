@@ -83,6 +83,8 @@ void gb_cloudsim_handle(struct gb_cloudsim *cs, const struct gb_cs_request *req,
 {
 	if (req->path && gb_str_has_prefix(req->path, GB_CS_CONTROL_PREFIX))
 		gb_simctl_handle(cs, req, resp);
+	else if (req->path && gb_str_has_prefix(req->path, GB_CS_IMDS_PREFIX))
+		gb_imds_handle(cs, req, resp);
 	else
 		gb_ec2api_handle(cs, req, resp);
 }

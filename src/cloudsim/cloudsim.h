@@ -28,6 +28,8 @@
 
 /* Requests to paths under this prefix go to the control interface. */
 #define GB_CS_CONTROL_PREFIX "/_sim/"
+/* The instance metadata service, for the instances' own addresses. */
+#define GB_CS_IMDS_PREFIX "/latest/"
 
 /* SigV4: a request older or newer than this is RequestExpired (EC2: 15 min). */
 #define GB_CS_MAX_SKEW 900.0
@@ -72,6 +74,10 @@ struct gb_cloudsim {
 	bool no_sleep;			/* tests: do not wait out latencies */
 	double (*wall)(void);		/* wall clock for X-Amz-Date checks */
 	double last_latency;		/* tests: the latency last decided */
+	/* tests (/_sim/state "calls"): EC2 calls per action received (past
+	 * authentication and parameter checks, before any latency) and
+	 * answered (the action done, its response on the way) */
+	long received[GB_SIM_ACTION_COUNT], answered[GB_SIM_ACTION_COUNT];
 };
 
 /*
@@ -110,6 +116,10 @@ bool gb_cs_authenticate(struct gb_cloudsim *cs, const struct gb_cs_request *req,
 /* ec2_api.c: serve an EC2 Query API request. */
 void gb_ec2api_handle(struct gb_cloudsim *cs, const struct gb_cs_request *req,
 		      struct gb_cs_response *resp);
+
+/* imds.c: serve a request under GB_CS_IMDS_PREFIX. */
+void gb_imds_handle(struct gb_cloudsim *cs, const struct gb_cs_request *req,
+		    struct gb_cs_response *resp);
 
 /* control.c: serve a request under GB_CS_CONTROL_PREFIX. */
 void gb_simctl_handle(struct gb_cloudsim *cs, const struct gb_cs_request *req,

@@ -3,7 +3,8 @@
  * control.c - the loopback control interface for tests (JSON, no SigV4)
  *
  *   GET    /_sim/health     {"ok": true}
- *   GET    /_sim/state      regions, pools, subnets, quotas, instances, faults
+ *   GET    /_sim/state      regions, pools, subnets, quotas, instances, faults,
+ *                            calls (per action: received, answered)
  *   POST   /_sim/capacity   {"az", "instance_type", "available" | "total"}
  *   POST   /_sim/fault      {"count", "kind", "code", "status", "message",
  *                            "latency", "action", "region"}
@@ -135,6 +136,19 @@ static json_t *faults_json(const gb_faults_t *f)
 			 "actions", acts);
 }
 
+static json_t *calls_json(const struct gb_cloudsim *cs)
+{
+	json_t *o = json_object();
+
+	for (int a = 0; a < GB_SIM_ACTION_COUNT; a++)
+		if (cs->received[a])
+			json_object_set_new(o, gb_sim_action_name((enum gb_sim_action)a),
+					    json_pack("{s:I,s:I}", "received",
+						      (json_int_t)cs->received[a], "answered",
+						      (json_int_t)cs->answered[a]));
+	return o;
+}
+
 static json_t *state_json(struct gb_cloudsim *cs)
 {
 	json_t *regions = json_array(), *insts = json_array();
@@ -147,10 +161,10 @@ static json_t *state_json(struct gb_cloudsim *cs)
 	in = gb_sim_instances(cs->sim, &n);
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(insts, instance_json(in[i]));
-	return json_pack("{s:f,s:f,s:s,s:o,s:o,s:o}", "time", gb_cloudsim_now(cs),
+	return json_pack("{s:f,s:f,s:s,s:o,s:o,s:o,s:o}", "time", gb_cloudsim_now(cs),
 			 "epoch", gb_sim_epoch(cs->sim), "scenario", cs->sc->path,
 			 "regions", regions, "instances", insts,
-			 "faults", faults_json(cs->faults));
+			 "faults", faults_json(cs->faults), "calls", calls_json(cs));
 }
 
 /*****************************************************************************

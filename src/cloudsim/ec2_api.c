@@ -608,6 +608,20 @@ static void render_reservation(struct call *c, struct gb_cs_response *r,
 	c->instances = (long)res->n;
 }
 
+/* MetadataOptions.InstanceMetadataTags: enabled | disabled (the default). */
+static bool metadata_tags(struct call *c, bool *on)
+{
+	const char *v = param(&c->p, "MetadataOptions.InstanceMetadataTags");
+
+	*on = v && strcmp(v, "enabled") == 0;
+	if (!v || *on || strcmp(v, "disabled") == 0)
+		return true;
+	gb_sim_error_set(&c->err, 400, "InvalidParameterValue",
+			 "Value (%s) for parameter InstanceMetadataTags is invalid. Valid values: enabled, disabled",
+			 v);
+	return c->failed = true, false;
+}
+
 static void act_run(struct call *c, struct gb_cs_response *r, double now)
 {
 	struct gb_sim_launch l = { 0 };
@@ -630,6 +644,8 @@ static void act_run(struct call *c, struct gb_cs_response *r, double now)
 	l.iam_profile_arn = param(&c->p, "IamInstanceProfile.Arn");
 	l.client_token = param(&c->p, "ClientToken");
 	l.dry_run = c->dry_run;
+	if (!metadata_tags(c, &l.metadata_tags))
+		goto out;
 	l.ntags = launch_tags(&c->p, tags, TAGS_MAX);
 	l.tags = tags;
 	nsg = param_list(&c->p, "SecurityGroupId.", sgs, 64);
@@ -1004,6 +1020,7 @@ static void run_action(struct call *c, struct gb_cs_response *r, struct gb_fault
 	pthread_mutex_lock(&cs->mu);
 	gb_faults_decide(cs->faults, c->act, c->region, gb_cloudsim_now(cs), f);
 	cs->last_latency = f->latency;
+	cs->received[c->act]++;
 	pthread_mutex_unlock(&cs->mu);
 	if (!cs->no_sleep)
 		wait_for(f->latency / cs->scale);
@@ -1018,6 +1035,7 @@ static void run_action(struct call *c, struct gb_cs_response *r, struct gb_fault
 	}
 	pthread_mutex_lock(&cs->mu);
 	actions[c->act](c, r, gb_cloudsim_now(cs));
+	cs->answered[c->act]++;
 	if (cs->boot)
 		c->nevents = gb_sim_events_take(cs->sim, &c->events);
 	pthread_mutex_unlock(&cs->mu);

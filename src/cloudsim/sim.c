@@ -910,6 +910,7 @@ static struct gb_sim_instance *instance_new(const struct gb_sim_launch *l)
 		return NULL;
 	i->image_id = strdup(l->image_id);
 	i->key_name = l->key_name ? strdup(l->key_name) : NULL;
+	i->metadata_tags = l->metadata_tags;
 	i->client_token = l->client_token ? strdup(l->client_token) : NULL;
 	ok = i->image_id && (!l->key_name || i->key_name) &&
 	     (!l->client_token || i->client_token);

@@ -83,6 +83,7 @@ struct gb_sim_instance {
 	double state_time;			/* when [state] began */
 	int launch_index;
 	bool user_terminated;			/* TerminateInstances did it */
+	bool metadata_tags;			/* its tags in the IMDS (imds.c) */
 	struct gb_sim_tag *tags;
 	size_t ntags;
 	char *user_data;			/* decoded; NULL when none */
@@ -119,6 +120,7 @@ struct gb_sim_launch {
 	const struct gb_strv *sg_ids;	/* may be NULL */
 	const char *digest;		/* the request's parameters, canonical */
 	bool dry_run;			/* validate only: 412 DryRunOperation */
+	bool metadata_tags;		/* MetadataOptions.InstanceMetadataTags=enabled */
 };
 
 struct gb_sim_filter {

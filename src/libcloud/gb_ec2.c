@@ -228,6 +228,8 @@ gb_err_t gb_ec2_form_run_instances(const struct gb_ec2_run_params *p,
 	rc = form_user_data(out, p, err);
 	if (rc)
 		return rc;
+	if (p->metadata_tags)
+		form_put(out, "MetadataOptions.InstanceMetadataTags", "enabled");
 	for (size_t i = 0; i < p->n_tag_specs; i++) {
 		const struct gb_ec2_tag_spec *ts = &p->tag_specs[i];
 

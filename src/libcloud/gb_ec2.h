@@ -248,6 +248,8 @@ struct gb_ec2_run_params {
 	const char *spot_max_price;		/* NULL: on-demand price cap */
 	const char *spot_interruption;		/* "terminate" / "stop" / "hibernate" / NULL */
 	bool dry_run;				/* DryRun=true: gb_ec2_run_instances_dry_run() */
+	bool metadata_tags;			/* MetadataOptions.InstanceMetadataTags=enabled:
+						 * the instance reads its tags from the IMDS */
 };
 
 struct gb_ec2_describe_params {

@@ -310,17 +310,20 @@ awsc() {
 		AWS_MAX_ATTEMPTS=1 "$aws_bin" --endpoint-url "$ENDPOINT" --output json "$@"
 }
 
-# The UserData every region gets: pick this instance's node from {nodes}
-# by its launch index, then be that node's slurmd, in the foreground (the
+# The UserData every region gets: learn this instance's node from its
+# gpuburst:node tag in the instance metadata (gpuburst tags the instance
+# its record keeps; a hedged launch's extra never gets it, and idles until
+# it is terminated), then be that node's slurmd, in the foreground (the
 # simulator SIGTERMs the boot process group when the instance terminates).
 # A node listed in fail-nodes/ never starts slurmd: it cannot register.
 write_user_data() {
 	cat <<EOF
 #!/bin/sh
-set -- {nodes}
-shift "\${GPUBURST_SIM_AMI_LAUNCH_INDEX:-0}"
-node=\$1
-echo "instance \$GPUBURST_SIM_INSTANCE_ID ip \$GPUBURST_SIM_PRIVATE_IP node \$node req {request}"
+node=\$("$PYTHON3" "$GB_TOP_SRCDIR/contrib/lab/imds-tag" "$ENDPOINT" "\$GPUBURST_SIM_PRIVATE_IP" gpuburst:node 300) || {
+	echo "instance \$GPUBURST_SIM_INSTANCE_ID ip \$GPUBURST_SIM_PRIVATE_IP: no gpuburst:node tag (candidates {nodes}, req {request})"
+	exec sleep 3600
+}
+echo "instance \$GPUBURST_SIM_INSTANCE_ID ip \$GPUBURST_SIM_PRIVATE_IP node \$node req {request} (candidates {nodes})"
 mkdir -p "$LAB/spool/\$node"
 [ -e "$TMP/fail-nodes/\$node" ] && exec sleep 3600
 exec env --default-signal SLURM_CONF="$LAB/etc/slurm.conf" slurmd -D -b -N "\$node" </dev/null
