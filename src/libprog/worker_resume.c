@@ -6,8 +6,9 @@
  * name.  Slurm uses NodeAddr to reach slurmd; NodeHostname only travels in
  * SLURM_NODE_ALIASES and is what `scontrol show node` prints.  The node
  * name needs no DNS (a private DNS name would, on the controller and in
- * jobs), and the instance learns which node it is from its UserData
- * ({nodes} + its launch index), not from its hostname.
+ * jobs), and the instance learns which node it is from its gpuburst:node
+ * tag in the instance metadata, set once its record keeps it for the node
+ * (orch_tag_nodes), not from its hostname nor its launch index.
  */
 #include "config.h"
 
