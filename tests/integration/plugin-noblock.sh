@@ -23,8 +23,8 @@ release() { [ -p "$yaml" ] && timeout 3 sh -c ': > "$1"' sh "$yaml"; return 0; }
 trap 'release; "$tool" stop --dir "$LAB" --purge >/dev/null 2>&1; rm -rf "$T"' EXIT
 plugin_lab_start > "$T/start.out" 2>&1 || {
 	cat "$T/start.out"; tail -20 "$LAB/log/slurmctld.log"; exit 1; }
-routed="Partition=gpuburst Features=g5.xlarge|g5.12xlarge AdminComment="
-home="Partition=tokyo Features=g6e.xlarge AdminComment=gpuburst:home=ap-northeast-1"
+routed=(Partition=gpuburst "Features=g5.xlarge|g5.12xlarge" AdminComment=)
+home=(Partition=tokyo Features=g6e.xlarge AdminComment=gpuburst:home=ap-northeast-1)
 if reconfigure_reexecs; then
 	keeping="error: job_submit/gpuburst: "
 else
@@ -92,8 +92,8 @@ once() {
 	[ "$got" = 1 ] || { bad "$desc: $got log lines '$*', want 1:"; log_lines job_submit/gpuburst; }
 }
 
-submit "good file" $routed
-args="--gres=gpu:l40s:1 --comment=gpuburst:home=ap-northeast-1" submit "good file, with a home" $home
+submit "good file" "${routed[@]}"
+args="--gres=gpu:l40s:1 --comment=gpuburst:home=ap-northeast-1" submit "good file, with a home" "${home[@]}"
 answers "good file"
 
 # --- a FIFO.  Before the reload thread, the first submission after the
@@ -110,9 +110,9 @@ reconfigure "FIFO"
 # the writer below has gone: wake the reload in the next second.
 s=$(date +%s)
 while [ "$(date +%s)" = "$s" ]; do sleep 0.05; done
-submit "FIFO, wakes the reload" $routed
-submit "FIFO" $routed
-args="--gres=gpu:l40s:1 --comment=gpuburst:home=ap-northeast-1" submit "FIFO, with a home" $home
+submit "FIFO, wakes the reload" "${routed[@]}"
+submit "FIFO" "${routed[@]}"
+args="--gres=gpu:l40s:1 --comment=gpuburst:home=ap-northeast-1" submit "FIFO, with a home" "${home[@]}"
 answers "FIFO"
 # Whoever reads the FIFO (the reload thread, stuck in open()) gets a broken
 # file; a reader that refuses FIFOs has said so already.
@@ -121,7 +121,7 @@ writer=$!
 log_wait 20 "$keeping" "$yaml" || bad "FIFO: no line '$keeping...$yaml' in slurmctld.log"
 kill "$writer" 2>/dev/null
 wait "$writer" 2>/dev/null
-submit "FIFO, after the reload" $routed
+submit "FIFO, after the reload" "${routed[@]}"
 once "FIFO" "$keeping" "$yaml"
 
 # --- a directory: read() fails
@@ -129,9 +129,9 @@ rm "$yaml"
 mkdir "$yaml"
 log_mark
 reconfigure "directory"
-submit "directory, wakes the reload" $routed
+submit "directory, wakes the reload" "${routed[@]}"
 log_wait 10 "$keeping" "$yaml" || bad "directory: no line '$keeping...$yaml' in slurmctld.log"
-submit "directory" $routed
+submit "directory" "${routed[@]}"
 answers "directory"
 once "directory" "$keeping" "$yaml"
 rmdir "$yaml"
@@ -185,7 +185,7 @@ if ! reconfigure_reexecs; then
 	log_mark
 	reconfigure "plugin added back"
 	log_wait 10 "job_submit/gpuburst: loaded $yaml: 4 nodesets" || bad "no 'loaded' line when the plugin came back"
-	submit "plugin added back" $routed
+	submit "plugin added back" "${routed[@]}"
 	for _ in $(seq 50); do [ "$(threads)" = 1 ] && break; sleep 0.1; done
 	[ "$(threads)" = 1 ] || bad "$(threads) reload threads in slurmctld after the plugin came back, want 1"
 fi
