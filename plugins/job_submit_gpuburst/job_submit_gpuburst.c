@@ -4,12 +4,11 @@
  *
  * NOTE: enable with JobSubmitPlugins=gpuburst in slurm.conf.  The plugin
  * reads gpuburst.yaml ($GPUBURST_CONF in slurmctld's environment, else
- * gpuburst.yaml next to slurm.conf, else the compiled-in default) and
- * re-reads it after `scontrol reconfigure`: from 23.11 that is a new
- * slurmctld calling init(), before it a reload seen on the next
- * submission (js_refresh()).  doc/job_submit_gpuburst.md
- * describes what it does to jobs; route.c decides, this file only talks to
- * Slurm.
+ * gpuburst.yaml next to slurm.conf, else the compiled-in default) in init()
+ * and again after `scontrol reconfigure`: from 23.11 that is a new
+ * slurmctld calling init(), before it the plugin's reload thread (see "The
+ * reload thread" below).  doc/job_submit_gpuburst.md describes what it
+ * does to jobs; route.c decides, this file only talks to Slurm.
  *
  * Built against <slurm/slurm.h> only: slurmctld's libslurmfull provides
  * the slurm_* functions below when it dlopen()s the plugin, which is why
@@ -18,15 +17,17 @@
  * because slurmctld xfree()s them.
  *
  * slurmctld calls job_submit()/job_modify() with its config, job, node and
- * partition locks held (and, in 22.05, one plugin call at a time); the
- * configuration pointer is still guarded by js_mutex, since init() and
- * fini() may run in other threads.
+ * partition locks held (and, in 22.05, one plugin call at a time): they do
+ * no file-system I/O and never wait for anything but js_mutex, which is
+ * only ever held for work on memory.  The configuration pointer is guarded
+ * by js_mutex, since init(), fini() and the reload thread replace it.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,10 +82,12 @@ struct js_conf {
 	struct gb_conf *conf;
 	gb_route_t *route;
 	char path[PATH_MAX];		/* the file it came from */
-	char seen_path[PATH_MAX];	/* the file last tried (maybe bad) */
-	struct stat seen_st;		/* of seen_path, just before reading */
-	time_t slurm_update;		/* slurm_conf.last_update last seen */
-	time_t checked;			/* when it was last compared */
+};
+
+/* A configuration file as last looked at: path "" when it has none. */
+struct js_seen {
+	char path[PATH_MAX];
+	struct stat st;			/* zero when stat() failed */
 };
 
 static pthread_mutex_t js_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -102,10 +105,24 @@ static void js_free(struct js_conf *c)
 }
 
 /*
- * Load the configuration.  RET NEW, or NULL with the reason, naming
- * file:line:col, in [why] (one line).
+ * Where the configuration is, for slurm.conf at [slurm_conf_path] (NULL:
+ * the default), and its stat() into [seen].  File-system I/O (access(),
+ * stat()): init() or the reload thread only.
  */
-static struct js_conf *js_load(char *why, size_t n)
+static void js_locate(const char *slurm_conf_path, struct js_seen *seen)
+{
+	if (!gb_conf_path_slurm(slurm_conf_path, seen->path, sizeof(seen->path)))
+		seen->path[0] = '\0';
+	if (!seen->path[0] || stat(seen->path, &seen->st) != 0)
+		memset(&seen->st, 0, sizeof(seen->st));
+}
+
+/*
+ * Load the configuration at [at] (js_locate()).  RET NEW, or NULL with the
+ * reason, naming file:line:col, in [why] (one line).  File-system I/O:
+ * init() or the reload thread only.
+ */
+static struct js_conf *js_load(const struct js_seen *at, char *why, size_t n)
 {
 	struct gb_errlist errs = { 0 };
 	struct js_conf *c = calloc(1, sizeof(*c));
@@ -115,14 +132,12 @@ static struct js_conf *js_load(char *why, size_t n)
 		snprintf(why, n, "out of memory");
 		return NULL;
 	}
-	if (!gb_conf_path_slurm(slurm_conf.slurm_conf, c->path, sizeof(c->path))) {
+	if (!at->path[0]) {
 		snprintf(why, n, "the configuration path is longer than %zu bytes",
 			 sizeof(c->path) - 1);
 		goto fail;
 	}
-	gb_strlcpy(c->seen_path, c->path, sizeof(c->seen_path));
-	if (stat(c->path, &c->seen_st) != 0)
-		memset(&c->seen_st, 0, sizeof(c->seen_st));
+	gb_strlcpy(c->path, at->path, sizeof(c->path));
 	if (gb_conf_load(c->path, &c->conf, &errs, &err) != GB_E_OK) {
 		if (errs.n > 1)
 			snprintf(why, n, "%s (and %zu more errors; see gpuburstctl -c %s config check)",
@@ -153,58 +168,224 @@ static void js_announce(const struct js_conf *c, const char *verb)
 		   c->conf->job_submit.route_gpu_jobs ? "routed" : "left alone");
 }
 
-static bool same_file(const struct stat *a, const struct stat *b)
+static bool same_file(const struct js_seen *a, const struct js_seen *b)
 {
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
-	       a->st_size == b->st_size &&
-	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
-	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+	return !strcmp(a->path, b->path) &&
+	       a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino &&
+	       a->st.st_size == b->st.st_size &&
+	       a->st.st_mtim.tv_sec == b->st.st_mtim.tv_sec &&
+	       a->st.st_mtim.tv_nsec == b->st.st_mtim.tv_nsec;
+}
+
+/*****************************************************************************
+ *  The reload thread (before 23.11)
+ *****************************************************************************/
+
+/*
+ * Before 23.11 (GB_SLURM_RECONFIG_REEXEC), slurmctld re-initialises
+ * job_submit plugins on `scontrol reconfigure` only when JobSubmitPlugins
+ * changed (job_submit_plugin_reconfig()), but every reconfigure sets
+ * slurm_conf.last_update.  The submit path only compares that number with
+ * the one it last handed over and, when it moved, wakes the reload thread
+ * (js_handover()): a read from a hung file system, or a FIFO, would hang
+ * that thread, never slurmctld's locks.  The thread stat()s the file and,
+ * when it changed (path, inode, size or mtime), loads it and swaps the
+ * configuration pointer; until then jobs keep the current configuration.
+ * A bad file keeps the previous configuration and is logged once.
+ *
+ * last_update counts whole seconds, so a second reconfigure in the same
+ * second leaves it as it was: a check that began in that second may have
+ * missed the second one's file.  The thread therefore checks again once
+ * the clock has left the second of the last update it was handed, and
+ * only a check begun after it (checked > handed) ends the matter.
+ */
+struct js_reloader {
+	pthread_t tid;
+	bool done;			/* js_mutex: the thread is leaving */
+	bool orphan;			/* js_mutex: fini() stopped waiting:
+					 * the thread frees this */
+	char slurm_conf[PATH_MAX];	/* slurm_conf.slurm_conf, set by init():
+					 * the path is fixed for the life of
+					 * slurmctld, the string is not */
+	struct js_seen seen;		/* the thread's: the file last tried */
+};
+
+/* Between the submit path and the reload thread; guarded by js_mutex. */
+static struct {
+	struct js_reloader *thread;	/* the running one (NULL: none, or
+					 * fini() asks it to leave) */
+	pthread_cond_t wake;		/* to the thread */
+	pthread_cond_t done;		/* from the thread, to fini() */
+	bool want;			/* a check is asked for */
+	time_t handed;			/* slurm_conf.last_update handed over */
+	time_t checked;			/* the second the last check began in */
+} jr = { .wake = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER };
+
+/* How long fini() waits for a thread that may be stuck in a read. */
+#define JS_FINI_WAIT_SEC 2
+
+/*
+ * The submit path's whole part: compare a number, maybe signal.  Caller
+ * holds js_mutex, and slurmctld its config read lock (slurm_conf).
+ */
+static void js_handover(void)
+{
+	if (!jr.thread || slurm_conf.last_update == jr.handed)
+		return;
+	jr.handed = slurm_conf.last_update;
+	jr.want = true;
+	pthread_cond_signal(&jr.wake);
 }
 
 /*
- * Before 23.11 (GB_SLURM_RECONFIG_REEXEC): slurmctld re-initialises
- * job_submit plugins on `scontrol reconfigure` only
- * when JobSubmitPlugins changed (job_submit_plugin_reconfig()), but every
- * reconfigure sets slurm_conf.last_update: reload when it moved and the
- * file did too.  last_update counts whole seconds, so while the clock is
- * still in the second of the last update we saw, a second reconfigure
- * could hide behind the same value: then the file is compared on every
- * call until that second is over.  A bad file keeps the previous
- * configuration.  Caller holds js_mutex.
+ * Wait, holding js_mutex, until a check is due: one was asked for, or no
+ * check has begun after the second of the last update handed over and
+ * that second is past.  RET false when the thread is to leave.
  */
-static void js_refresh(void)
+static bool js_reload_wait(const struct js_reloader *r)
 {
-	time_t now = time(NULL);
-	char path[PATH_MAX], why[GB_ERROR_TEXT_MAX + PATH_MAX];
-	struct js_conf *c;
-	struct stat st;
+	struct timespec at;
 
-	if (slurm_conf.last_update == js->slurm_update &&
-	    js->checked > js->slurm_update)
-		return;
-	js->slurm_update = slurm_conf.last_update;
-	js->checked = now;
-	if (!gb_conf_path_slurm(slurm_conf.slurm_conf, path, sizeof(path)))
-		path[0] = '\0';
-	if (stat(path, &st) != 0)
-		memset(&st, 0, sizeof(st));
-	if (!strcmp(path, js->seen_path) && same_file(&st, &js->seen_st))
-		return;
-	/* whatever comes of it, this file has had its one log line */
-	gb_strlcpy(js->seen_path, path, sizeof(js->seen_path));
-	js->seen_st = st;
-	c = js_load(why, sizeof(why));
-	if (!c) {
-		slurm_error("%s: reconfigure: keeping the previous configuration: %s",
-			    plugin_type, why);
-		return;
+	while (jr.thread == r) {
+		if (jr.want || (jr.checked <= jr.handed && time(NULL) > jr.handed))
+			return true;
+		if (jr.checked > jr.handed) {
+			pthread_cond_wait(&jr.wake, &js_mutex);
+			continue;
+		}
+		/* time() may trail CLOCK_REALTIME by a tick: wake a little later */
+		at.tv_sec = jr.handed + 1;
+		at.tv_nsec = 20 * 1000 * 1000;
+		pthread_cond_timedwait(&jr.wake, &js_mutex, &at);
 	}
-	c->slurm_update = js->slurm_update;
-	c->checked = js->checked;
-	js_free(js);
-	js = c;
-	js_announce(js, "reloaded");
+	return false;
 }
+
+enum js_check { JS_UNCHANGED, JS_RELOADED, JS_KEPT };
+
+/*
+ * One check, with no lock held: the plugin's only file-system I/O after
+ * init().  JS_RELOADED puts the NEW configuration in [*out]; JS_KEPT puts
+ * the reason in [why].
+ */
+static enum js_check js_check(struct js_reloader *r, struct js_conf **out,
+			      char *why, size_t n)
+{
+	struct js_seen now;
+
+	js_locate(r->slurm_conf, &now);
+	if (same_file(&now, &r->seen))
+		return JS_UNCHANGED;
+	/* whatever comes of it, this file has had its one log line */
+	r->seen = now;
+	*out = js_load(&now, why, n);
+	return *out ? JS_RELOADED : JS_KEPT;
+}
+
+static void *js_reload_main(void *arg)
+{
+	char why[GB_ERROR_TEXT_MAX + PATH_MAX];
+	struct js_reloader *r = arg;
+	struct js_conf *c = NULL;
+	enum js_check got;
+	time_t started;
+	bool orphan;
+
+	pthread_mutex_lock(&js_mutex);
+	while (js_reload_wait(r)) {
+		jr.want = false;
+		pthread_mutex_unlock(&js_mutex);
+		started = time(NULL);
+		got = js_check(r, &c, why, sizeof(why));
+		pthread_mutex_lock(&js_mutex);
+		if (jr.thread != r)
+			break;		/* fini() came while we read: drop it */
+		if (started > jr.checked)
+			jr.checked = started;
+		switch (got) {
+		case JS_RELOADED:
+			js_free(js);
+			js = c;
+			c = NULL;
+			js_announce(js, "reloaded");
+			break;
+		case JS_KEPT:
+			slurm_error("%s: reconfigure: keeping the previous configuration: %s",
+				    plugin_type, why);
+			break;
+		case JS_UNCHANGED:
+			slurm_debug("%s: reconfigure: %s unchanged", plugin_type,
+				    r->seen.path[0] ? r->seen.path : "(path too long)");
+			break;
+		}
+	}
+	r->done = true;
+	orphan = r->orphan;
+	pthread_cond_broadcast(&jr.done);
+	pthread_mutex_unlock(&js_mutex);
+	js_free(c);
+	if (orphan)
+		free(r);
+	return NULL;
+}
+
+/*
+ * Start [r] as the reload thread, with every signal blocked (slurmctld
+ * takes its signals in a thread of its own).  Caller holds js_mutex.
+ * RET 0 or an errno.
+ */
+static int js_reload_start(struct js_reloader *r)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&r->tid, NULL, js_reload_main, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		return rc;
+	pthread_setname_np(r->tid, "gb_conf_reload");
+	jr.thread = r;
+	jr.want = false;
+	jr.handed = slurm_conf.last_update;
+	return 0;
+}
+
+/*
+ * Ask the reload thread to leave and join it.  A thread stuck in a read
+ * (a hung NFS server) cannot be interrupted: after JS_FINI_WAIT_SEC it is
+ * left to finish on its own (-z nodelete keeps its code mapped), drops what
+ * it read and frees its state.  Caller holds js_mutex.  RET the thread to
+ * join, or NULL.
+ */
+static struct js_reloader *js_reload_stop(void)
+{
+	struct js_reloader *r = jr.thread;
+	struct timespec at;
+
+	if (!r)
+		return NULL;
+	jr.thread = NULL;
+	pthread_cond_broadcast(&jr.wake);
+	clock_gettime(CLOCK_REALTIME, &at);
+	at.tv_sec += JS_FINI_WAIT_SEC;
+	while (!r->done &&
+	       pthread_cond_timedwait(&jr.done, &js_mutex, &at) != ETIMEDOUT)
+		;
+	if (r->done)
+		return r;
+	r->orphan = true;
+	pthread_detach(r->tid);
+	slurm_error("%s: the configuration reload thread did not stop within %d s "
+		    "(a read of the configuration blocks?): left behind",
+		    plugin_type, JS_FINI_WAIT_SEC);
+	return NULL;
+}
+
+/*****************************************************************************
+ *  init() and fini()
+ *****************************************************************************/
 
 /*
  * slurmctld's loader calls init() twice when it fails (once by name, once
@@ -214,42 +395,115 @@ static void js_refresh(void)
  */
 static char init_error[GB_ERROR_TEXT_MAX + PATH_MAX];	/* js_mutex */
 
+/* Say why init() fails, once per reason.  Caller holds js_mutex. */
+static int init_failed(const char *why)
+{
+	if (strcmp(why, init_error))
+		slurm_error("%s: %s", plugin_type, why);
+	else
+		slurm_debug("%s: %s (again)", plugin_type, why);
+	gb_strlcpy(init_error, why, sizeof(init_error));
+	return SLURM_ERROR;
+}
+
+/*
+ * The reload thread's state, for a configuration loaded from [seen].  RET
+ * NEW (free()), or NULL with the reason in [why].
+ */
+static struct js_reloader *js_reloader_new(const struct js_seen *seen,
+					   char *why, size_t n)
+{
+	const char *sc = slurm_conf.slurm_conf ? slurm_conf.slurm_conf : "";
+	struct js_reloader *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		snprintf(why, n, "out of memory");
+		return NULL;
+	}
+	if (gb_strlcpy(r->slurm_conf, sc, sizeof(r->slurm_conf)) >=
+	    sizeof(r->slurm_conf)) {
+		snprintf(why, n, "the path of slurm.conf is longer than %zu bytes",
+			 sizeof(r->slurm_conf) - 1);
+		free(r);
+		return NULL;
+	}
+	r->seen = *seen;
+	return r;
+}
+
+/*
+ * Loads the file; a file that cannot be read or parsed fails init().
+ * Before 23.11 it also starts the reload thread.  This read happens on
+ * whatever thread slurmctld calls init() from: at start-up, from 23.11 in
+ * the new slurmctld of a reconfigure, and in 22.05 on the submit path
+ * when an earlier init() failed.  It relies on gb_file_read() to refuse a
+ * FIFO rather than wait for a writer; a hung NFS server would still hold
+ * it, as it holds slurmctld's own read of slurm.conf.
+ */
 extern int init(void)
 {
 	char why[sizeof(init_error)];
-	struct js_conf *c = js_load(why, sizeof(why)), *old;
+	time_t started = time(NULL);
+	struct js_reloader *r = NULL;
+	struct js_conf *c, *old;
+	struct js_seen seen;
+	int rc;
 
+	js_locate(slurm_conf.slurm_conf, &seen);
+	c = js_load(&seen, why, sizeof(why));
+	if (c && !gb_slurm_has(SLURM_VERSION_NUMBER, GB_SLURM_RECONFIG_REEXEC) &&
+	    !(r = js_reloader_new(&seen, why, sizeof(why)))) {
+		js_free(c);
+		c = NULL;
+	}
 	pthread_mutex_lock(&js_mutex);
 	if (!c) {
-		if (strcmp(why, init_error))
-			slurm_error("%s: %s", plugin_type, why);
-		else
-			slurm_debug("%s: %s (again)", plugin_type, why);
-		gb_strlcpy(init_error, why, sizeof(init_error));
+		rc = init_failed(why);
 		pthread_mutex_unlock(&js_mutex);
-		return SLURM_ERROR;
+		return rc;
+	}
+	if (r && !jr.thread) {
+		jr.checked = started;
+		if ((rc = js_reload_start(r))) {
+			snprintf(why, sizeof(why),
+				 "cannot start the configuration reload thread: %s",
+				 strerror(rc));
+			rc = init_failed(why);
+			pthread_mutex_unlock(&js_mutex);
+			free(r);
+			js_free(c);
+			return rc;
+		}
+		r = NULL;
 	}
 	init_error[0] = '\0';
-	c->slurm_update = slurm_conf.last_update;
-	c->checked = time(NULL);
 	old = js;
 	js = c;
 	js_announce(c, "loaded");
 	pthread_mutex_unlock(&js_mutex);
+	free(r);	/* init() without fini(): the running thread stays */
 	js_free(old);
 	return SLURM_SUCCESS;
 }
 
 extern int fini(void)
 {
+	struct js_reloader *r;
 	struct js_conf *old;
 
 	pthread_mutex_lock(&js_mutex);
+	r = js_reload_stop();
 	old = js;
 	js = NULL;
 	pthread_mutex_unlock(&js_mutex);
+	if (r) {
+		pthread_join(r->tid, NULL);
+		free(r);
+	}
 	js_free(old);
-	gb_log_secret_clear();	/* gb_conf_load() registered any cloud keys */
+	/* gb_conf_load() registered any cloud keys (a thread left behind may
+	 * register one more, which lives until slurmctld exits) */
+	gb_log_secret_clear();
 	return SLURM_SUCCESS;
 }
 
@@ -342,9 +596,8 @@ static int route(job_desc_msg_t *d, const struct gb_route_job *job,
 	const char *verb = job->update ? "update of job" : "job";
 	const char *id = job->update ? S(d->job_id_str) : S(d->name);
 
-	/* From 23.11 a reconfigure is a new slurmctld, which calls init(). */
-	if (!gb_slurm_has(SLURM_VERSION_NUMBER, GB_SLURM_RECONFIG_REEXEC))
-		js_refresh();
+	/* before 23.11: maybe wake the reload thread (from 23.11 there is none) */
+	js_handover();
 	switch (gb_route_job(js->route, job, res)) {
 	case GB_ROUTE_UNTOUCHED:
 		return SLURM_SUCCESS;

@@ -133,20 +133,23 @@ update 0 "" gres=gpu:a10g:2
 [ "$(job_field "$routed" TresPerNode)" = "$(gres_tres gpu:a10g:2)" ] || bad "an allowed update was not applied"
 
 # --- scontrol reconfigure reloads the file: from 23.11 in the new
-# slurmctld's init() ("loaded"), before it on the next submission
-# ("reloaded")
+# slurmctld's init() ("loaded"), before it in the plugin's reload thread,
+# woken by the next submission ("reloaded")
 if reconfigure_reexecs; then verb=loaded; else verb=reloaded; fi
 sed -i 's/^  route_gpu_jobs: true$/  route_gpu_jobs: false/' "$yaml"
+log_mark
 lab scontrol reconfigure || bad "scontrol reconfigure failed"
+reload_wake
+log_wait 10 "job_submit/gpuburst: $verb $yaml: 4 nodesets, burst partitions gpuburst, tokyo, GPU jobs without a partition left alone" ||
+	bad "no '$verb' line after reconfigure"
 submit --gres=gpu:a10g:1
 accepted "routing off after reconfigure" Partition=cpu "Features=(null)"
-grep -q "job_submit/gpuburst: $verb $yaml: 4 nodesets, burst partitions gpuburst, tokyo, GPU jobs without a partition left alone" "$log" ||
-	bad "no '$verb' line after reconfigure"
 
 # a broken file: the previous configuration stays.  From 23.11 each
 # reconfigure fails (the new slurmctld's init() does, the old one goes on)
 # and says why once; before it the reconfigure succeeds and the plugin
-# says once in all that it keeps the previous configuration.
+# says once in all that it keeps the previous configuration (then, at
+# debug level, that the file is unchanged).
 sed -i 's/^  route_gpu_jobs: false$/  route_gpu_jobs: maybe/' "$yaml"
 ln=$(grep -n 'route_gpu_jobs: maybe' "$yaml" | cut -d: -f1)
 why="$yaml:$ln:19: 'route_gpu_jobs' must be a boolean (true, false, yes or no), got 'maybe'"
@@ -157,25 +160,35 @@ if reconfigure_reexecs; then
 		for _ in $(seq 100); do lab scontrol ping 2>/dev/null | grep -q "is UP" && break; sleep 0.1; done
 	}
 	want="error: job_submit/gpuburst: $why"
+	again=$want
 	want_n=2
 else
-	reconfigure_broken() { lab scontrol reconfigure || bad "scontrol reconfigure failed"; }
+	reconfigure_broken() { lab scontrol reconfigure || bad "scontrol reconfigure failed"; reload_wake; }
 	want="error: job_submit/gpuburst: reconfigure: keeping the previous configuration: $why"
+	again="job_submit/gpuburst: reconfigure: $yaml unchanged"
 	want_n=1
 fi
+log_mark
 reconfigure_broken
+log_wait 10 "$want" || bad "no line '$want' after reconfigure"
 submit -p gpuburst --gres=gpu:a10g:1
 accepted "broken file: the previous one still works" Partition=gpuburst "Features=g5.xlarge|g5.12xlarge"
 submit --gres=gpu:a10g:1
 accepted "broken file: routing still off" Partition=cpu
+log_mark
 reconfigure_broken
+log_wait 10 "$again" || bad "no line '$again' after reconfigure"
 submit --gres=gpu:a10g:1
 accepted "broken file, reconfigured again" Partition=cpu
 got=$(grep -c -F "$want" "$log")
 [ "$got" = "$want_n" ] || { bad "want $want_n line(s) '$want' in slurmctld.log, got $got:"; grep 'job_submit/gpuburst' "$log" | tail -5; }
 
 sed -i 's/^  route_gpu_jobs: maybe$/  route_gpu_jobs: true/' "$yaml"
+log_mark
 lab scontrol reconfigure || bad "scontrol reconfigure failed"
+reload_wake
+log_wait 10 "job_submit/gpuburst: $verb $yaml: 4 nodesets, burst partitions gpuburst, tokyo, GPU jobs without a partition routed" ||
+	bad "no '$verb' line after the fixed file's reconfigure"
 submit --gres=gpu:a10g:1
 accepted "fixed file: routing on again" Partition=gpuburst "Features=g5.xlarge|g5.12xlarge"
 

@@ -12,6 +12,10 @@
 #                             TresPerNode shows it; reconfigure_reexecs: is a
 #                             reconfigure a new slurmctld (the release
 #                             differences, stated here only)
+#   log_mark, log_lines TEXT..., log_wait SECONDS TEXT...
+#                             slurmctld.log lines after a mark
+#   reload_wake               after `scontrol reconfigure`, make the plugin
+#                             look at its file again (before 23.11)
 
 tool="$GB_TOP_SRCDIR/contrib/lab/gpuburst-lab"
 so="$GB_TOP_BUILDDIR/plugins/job_submit_gpuburst/.libs/job_submit_gpuburst.so"
@@ -94,4 +98,39 @@ job_field() {
 			print substr($0, length(k) + 1); exit }
 		{ for (i = 1; i <= NF; i++) if (index($i, k) == 1) {
 			print substr($i, length(k) + 1); exit } }'
+}
+
+# log_mark: remember where slurmctld.log ends.  log_lines TEXT...: the
+# lines after the mark that contain each TEXT, in that order (without the
+# "[time] " prefix).  log_wait SECONDS TEXT...: wait for one; RET 1 if none
+# came.
+log_mark() { log_at=$(wc -l < "$LAB/log/slurmctld.log"); }
+log_lines() {
+	tail -n +$((log_at + 1)) "$LAB/log/slurmctld.log" | sed 's/^\[[^]]*\] //' |
+		awk 'BEGIN { n = ARGC - 1; for (i = 1; i <= n; i++) want[i] = ARGV[i]; ARGC = 1 }
+		{ s = $0
+		  for (i = 1; i <= n; i++) {
+			p = index(s, want[i]); if (!p) next; s = substr(s, p + length(want[i])) }
+		  print }' "$@"
+}
+log_wait() {
+	local t=$1
+	shift
+	for _ in $(seq $((t * 10))); do
+		[ -n "$(log_lines "$@")" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# reload_wake: after `scontrol reconfigure`, before 23.11, submit a job
+# (held, -p cpu: one the plugin leaves alone) to wake the plugin's reload
+# thread.  The submission only hands the reload over: it, and any other
+# until the thread has swapped the configuration, is judged by the
+# previous one (wait for the thread's log line).  From 23.11 the
+# reconfigure itself loaded the file (init() of the new slurmctld).
+reload_wake() {
+	reconfigure_reexecs && return 0
+	lab sbatch --hold -p cpu --wrap true > /dev/null ||
+		bad "the submission that wakes the reload failed"
 }
