@@ -187,6 +187,7 @@ struct show {
 	json_t *request, *approval, *plans, *attempts, *instances, *events;
 	json_t *timeline;	/* [{at, what, detail}] */
 	double created_at;
+	int extras;		/* instances launched for no node (billed) */
 };
 
 static void timeline_add(struct show *s, double at, const char *what,
@@ -329,6 +330,7 @@ static int instance_cb(const struct gb_instance *in, void *arg)
 	char what[160];
 
 	json_array_append_new(s->instances, ctl_instance_json(in, s->ctl->now));
+	s->extras += !in->node;
 	snprintf(what, sizeof(what), "instance %s %s", in->instance_id,
 		 in->node ? in->node : "(extra)");
 	timeline_add(s, in->launched_at, what, "launched");
@@ -565,7 +567,8 @@ static void print_instances_of(struct show *s)
 
 	if (json_array_size(s->instances) == 0)
 		return;
-	printf("\nInstances\n");
+	printf("\nInstances (%zu, %d extra%s: launched for no node, billed until terminated)\n",
+	       json_array_size(s->instances), s->extras, s->extras == 1 ? "" : "s");
 	ctl_table_init(&t, 7, "NODE", "INSTANCE", "REGION", "AZ", "STATE",
 		       "LAUNCHED", "RAN");
 	t.indent = "  ";
@@ -665,6 +668,7 @@ gb_err_t ctl_cmd_requests_show(struct ctl *ctl, int argc, char **argv)
 		json_object_set(doc, "plans", s.plans);
 		json_object_set(doc, "attempts", s.attempts);
 		json_object_set(doc, "instances", s.instances);
+		json_object_set_new(doc, "extras", json_integer(s.extras));
 		json_object_set(doc, "events", s.events);
 		json_object_set(doc, "timeline", s.timeline);
 		ctl_json_result(doc);

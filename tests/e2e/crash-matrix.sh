@@ -168,6 +168,12 @@ for k in $KS; do
 			   WHERE kind = 'resume' AND created_at >= $T0 AND NOT (state = 'done' AND result = 'success' AND launched = 2)")
 		[ -z "$bad" ] || fail "$what: requests not done/success 2/2: $bad"
 		expect_eq "$what: resume requests" "$(sql "SELECT count(*) FROM requests WHERE kind = 'resume' AND created_at >= $T0")" 4
+		# the billed extras, as `requests show` counts them
+		for req in $(sql "SELECT id FROM requests WHERE kind = 'resume' AND created_at >= $T0"); do
+			ctl --json requests show "$req" >"$TMP/show.json" 2>"$TMP/show.err" || fail "requests show: $(cat "$TMP/show.err")"
+			expect_eq "$what: extras of $req" "$(jq_py "$TMP/show.json" "d['extras']")" \
+				"$(sql "SELECT count(*) FROM instances WHERE request_id = '$req' AND node IS NULL")"
+		done
 		wait_for 60 "$what: every node up" all_up
 		lab scontrol -o show node >"$TMP/nodes.txt" || fail "scontrol show node"
 		for n in $NODES; do

@@ -212,6 +212,32 @@ awsc ec2 create-tags --resources "$ONE" --tags Key=Name,Value=tagged >/dev/null 
 expect_eq "tag:Name" "$(count Name=tag:Name,Values=tagged)" 1
 ok "create-tags"
 
+# --- MetadataOptions.InstanceMetadataTags as botocore sends it, and the
+# instance metadata service: the instance (by its address) reads its tags
+if awsc ec2 run-instances --image-id "$AMI" --instance-type g6.xlarge --count 1 \
+	--subnet-id subnet-it-a --metadata-options InstanceMetadataTags=on >/dev/null 2>"$TMP/err"; then
+	fail "InstanceMetadataTags=on was accepted"
+fi
+grep -q 'An error occurred (InvalidParameterValue).*InstanceMetadataTags' "$TMP/err" ||
+	fail "want InvalidParameterValue naming InstanceMetadataTags: $(cat "$TMP/err")"
+awsc ec2 run-instances --image-id "$AMI" --instance-type g6.xlarge --count 1 \
+	--subnet-id subnet-it-a --metadata-options InstanceMetadataTags=enabled >"$TMP/md.json" 2>"$TMP/err" ||
+	fail "run-instances --metadata-options: $(cat "$TMP/err")"
+MD_ID="$(jget "$TMP/md.json" 'd["Instances"][0]["InstanceId"]')"
+MD_IP="$(jget "$TMP/md.json" 'd["Instances"][0]["PrivateIpAddress"]')"
+IMDS_TAG="$GB_TOP_SRCDIR/contrib/lab/imds-tag"
+rc=0; "$PYTHON3" "$IMDS_TAG" "$ENDPOINT" "$MD_IP" gpuburst:node 0.5 >"$TMP/tag.out" 2>&1 || rc=$?
+expect_eq "imds-tag before the tag (exit status)" "$rc" 1
+awsc ec2 create-tags --resources "$MD_ID" --tags Key=gpuburst:node,Value=g6-1 >/dev/null 2>"$TMP/err" ||
+	fail "create-tags: $(cat "$TMP/err")"
+expect_eq "tag from the IMDS" "$("$PYTHON3" "$IMDS_TAG" "$ENDPOINT" "$MD_IP" gpuburst:node 5)" g6-1
+rc=0; "$PYTHON3" "$IMDS_TAG" "$ENDPOINT" 127.0.0.1 gpuburst:node 0.5 >/dev/null 2>&1 || rc=$?
+expect_eq "imds-tag from an address that is no instance (exit status)" "$rc" 1
+expect_eq "IMDS without a token" "$("$PYTHON3" -c 'import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), source_address=(sys.argv[2], 0))
+c.request("GET", "/latest/meta-data/instance-id"); print(c.getresponse().status)' "${ENDPOINT##*:}" "$MD_IP")" 401
+ok "InstanceMetadataTags: only enabled/disabled; the instance reads its CreateTags tag from the IMDS (IMDSv2), others get nothing"
+
 # --- a wrongly signed request is refused
 if SECRET=wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEz awsc --debug ec2 describe-instances \
 	>/dev/null 2>"$TMP/err"; then
