@@ -7,14 +7,12 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -398,41 +396,33 @@ static void ini_want_free(struct ini_want *w)
 /*
  * Read [path] in one allocation (no realloc leaves stray copies of the
  * secrets), parse it, wipe it.  A missing file is not an error:
- * *exists = false.
+ * *exists = false.  gb_file_open() refuses what is not a regular file
+ * (a FIFO would block) and a file over the limit, before reading.
  */
 static gb_err_t ini_read(struct ini_want *w, bool *exists, gb_error_t *err)
 {
-	struct stat st;
 	char *data = NULL;
-	size_t got = 0;
-	gb_err_t rc = GB_E_OK;
+	size_t size = 0, got = 0;
+	gb_err_t rc;
 	int fd;
 
 	*exists = false;
-	fd = open(w->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			return GB_E_OK;
-		return gb_errorf(err, GB_E_CONFIG, "%s: %s", w->path,
-				 strerror(errno));
-	}
+	rc = gb_file_open(w->path, INI_MAX_BYTES, &fd, &size, err);
+	if (rc == GB_E_NOTFOUND)
+		return GB_E_OK;
 	*exists = true;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		rc = gb_errorf(err, GB_E_CONFIG, "%s: not a regular file", w->path);
-		goto out;
+	if (rc) {
+		if (err)
+			err->code = GB_E_CONFIG;
+		return GB_E_CONFIG;
 	}
-	if ((size_t)st.st_size > INI_MAX_BYTES) {
-		rc = gb_errorf(err, GB_E_CONFIG, "%s: larger than %u bytes",
-			       w->path, INI_MAX_BYTES);
-		goto out;
-	}
-	data = malloc((size_t)st.st_size + 1);
+	data = malloc(size + 1);
 	if (!data) {
 		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
 		goto out;
 	}
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, data + got, (size_t)st.st_size - got);
+	while (got < size) {
+		ssize_t r = read(fd, data + got, size - got);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -449,7 +439,7 @@ static gb_err_t ini_read(struct ini_want *w, bool *exists, gb_error_t *err)
 	rc = ini_parse(w, data, got, err);
 out:
 	if (data) {
-		gb_memzero(data, (size_t)st.st_size + 1);
+		gb_memzero(data, size + 1);
 		free(data);
 	}
 	close(fd);

@@ -18,6 +18,8 @@
 #include "gb_log.h"
 #include "gb_util.h"
 
+#define CA_BUNDLE_MAX (16u << 20)	/* bytes: a system bundle is about 200 KiB */
+
 struct gb_http {
 	CURL *curl;
 	char *url;		/* as given */
@@ -128,6 +130,7 @@ gb_err_t gb_http_create(const char *base_url, const struct gb_http_opts *o,
 {
 	struct gb_http_opts def = { 0 };
 	gb_http_t *h = NULL;
+	gb_error_t e;
 	gb_err_t rc;
 
 	*out = NULL;
@@ -140,9 +143,9 @@ gb_err_t gb_http_create(const char *base_url, const struct gb_http_opts *o,
 		return gb_errorf(err, GB_E_INVALID, "no endpoint URL");
 	if (o->connect_timeout_ms < 0 || o->timeout_ms < 0)
 		return gb_errorf(err, GB_E_INVALID, "negative HTTP timeout");
-	if (o->ca_bundle && access(o->ca_bundle, R_OK) != 0)
-		return gb_errorf(err, GB_E_INVALID, "CA bundle %s is not readable",
-				 o->ca_bundle);
+	/* curl reads it on each connection: a FIFO would hang every call */
+	if (o->ca_bundle && gb_file_check(o->ca_bundle, CA_BUNDLE_MAX, &e))
+		return gb_errorf(err, GB_E_INVALID, "CA bundle: %s", e.text);
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,18 +215,99 @@ gb_err_t gb_mkdir_p(const char *path, mode_t mode, gb_error_t *err)
 	return GB_E_OK;
 }
 
+static const char *file_kind(mode_t mode)
+{
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	return "of an unknown kind";
+}
+
+static gb_err_t not_regular(const char *path, mode_t mode, gb_error_t *err)
+{
+	return gb_errorf(err, GB_E_IO, "%s is not a regular file (%s)", path,
+			 file_kind(mode));
+}
+
+gb_err_t gb_file_open(const char *path, size_t max, int *fd, size_t *size,
+		      gb_error_t *err)
+{
+	struct stat st;
+	gb_err_t rc;
+	int f, flags;
+
+	*fd = -1;
+	/* Opening a device can act (a tape rewinds, a watchdog starts):
+	 * refuse what stat(2) already tells; fstat(2) below decides. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return not_regular(path, st.st_mode, err);
+	/* O_NONBLOCK: open(2) of a FIFO waits for a writer, of some devices
+	 * for a carrier; O_NOCTTY: a terminal never becomes ours. */
+	f = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (f < 0)
+		return gb_errorf(err, errno == ENOENT || errno == ENOTDIR ?
+				 GB_E_NOTFOUND : GB_E_IO, "cannot open %s: %s",
+				 path, strerror(errno));
+	if (fstat(f, &st) < 0) {
+		rc = gb_errorf(err, GB_E_IO, "cannot stat %s: %s", path,
+			       strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {	/* replaced since stat(2) */
+		rc = not_regular(path, st.st_mode, err);
+		goto out;
+	}
+	if ((uintmax_t)st.st_size > max) {
+		rc = gb_errorf(err, GB_E_INVALID, "%s is larger than %zu bytes",
+			       path, max);
+		goto out;
+	}
+	/* No effect on a regular file; cleared for whoever reads the fd. */
+	if ((flags = fcntl(f, F_GETFL)) < 0 ||
+	    fcntl(f, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		rc = gb_errorf(err, GB_E_IO, "%s: fcntl: %s", path,
+			       strerror(errno));
+		goto out;
+	}
+	if (size)
+		*size = (size_t)st.st_size;
+	*fd = f;
+	f = -1;
+	rc = GB_E_OK;
+out:
+	if (f >= 0)
+		close(f);
+	return rc;
+}
+
+gb_err_t gb_file_check(const char *path, size_t max, gb_error_t *err)
+{
+	gb_err_t rc;
+	int fd;
+
+	if ((rc = gb_file_open(path, max, &fd, NULL, err)) == GB_E_OK)
+		close(fd);
+	return rc;
+}
+
 gb_err_t gb_file_read(const char *path, size_t max, char **data, size_t *len,
 		      gb_error_t *err)
 {
 	struct gb_buf b = GB_BUF_INIT;
 	char chunk[8192];
-	gb_err_t rc = GB_E_OK;
+	gb_err_t rc;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return gb_errorf(err, errno == ENOENT ? GB_E_NOTFOUND : GB_E_IO,
-				 "cannot open %s: %s", path, strerror(errno));
+	if ((rc = gb_file_open(path, max, &fd, NULL, err)))
+		return rc;
+	/* The size checked above may grow while we read (or be 0, /proc). */
 	for (;;) {
 		ssize_t r = read(fd, chunk, sizeof(chunk));
 

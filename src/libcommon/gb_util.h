@@ -55,8 +55,28 @@ gb_err_t gb_random_hex(char *buf, size_t nhex, gb_error_t *err);
 gb_err_t gb_mkdir_p(const char *path, mode_t mode, gb_error_t *err);
 
 /*
- * Read all of [path] (at most [max] bytes, else GB_E_INVALID).
- * OUT *data NEW, NUL-terminated (free()); *len without the NUL.
+ * Open [path] to read a file given from outside (configuration, input,
+ * secrets) without blocking: the open is non-blocking, as a FIFO with no
+ * writer or a device would wait forever, then anything but a regular file
+ * is refused ("PATH is not a regular file (a FIFO)", naming the kind), and
+ * so is a file over [max] bytes, before a byte is read.
+ * OUT *fd, blocking again (close() it); *size the file's size when [size]
+ * is not NULL.  RET GB_E_OK, GB_E_NOTFOUND (no such file), GB_E_IO (cannot
+ * open it, not a regular file), GB_E_INVALID (larger than [max]).
+ */
+gb_err_t gb_file_open(const char *path, size_t max, int *fd, size_t *size,
+		      gb_error_t *err);
+
+/*
+ * gb_file_open() and close(), for a file another library reads by itself
+ * (libslurm's slurm.conf, curl's CA bundle).  RET as gb_file_open().
+ */
+gb_err_t gb_file_check(const char *path, size_t max, gb_error_t *err);
+
+/*
+ * Read all of [path], opened by gb_file_open() (at most [max] bytes, else
+ * GB_E_INVALID).  OUT *data NEW, NUL-terminated (free()); *len without
+ * the NUL.  RET as gb_file_open(), GB_E_NOMEM.
  */
 gb_err_t gb_file_read(const char *path, size_t max, char **data, size_t *len,
 		      gb_error_t *err);

@@ -32,9 +32,9 @@
  *            approval expired ("gpuburst: resume denied by ...",
  *            "gpuburst: resume approval expired") -> state=power_down_force
  *            at once; one DOWN because a program could not use its
- *            configuration or the state file, or found it in no nodeset
- *            (GB_REASON_CONFIG, _STATE, _NO_NODESET) -> the same after
- *            policy.error_cooldown;
+ *            configuration, its resume file or the state file, or found
+ *            it in no nodeset (GB_REASON_CONFIG, _RESUME_FILE, _STATE,
+ *            _NO_NODESET) -> the same after policy.error_cooldown;
  *  PRUNE     with opts.prune: finished requests past policy.retention,
  *            with their rows, and global events as old (gb_state_prune):
  *            at most GB_RECONCILE_PRUNE_MAX requests a pass, the oldest

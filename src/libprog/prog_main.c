@@ -169,8 +169,8 @@ static void nodes_down(gb_state_t *st, const char *expr, const char *reason)
 	if (rc == GB_E_OK && (rc = gb_slurm_init(&e)) == GB_E_OK)
 		rc = gb_slurm_nodes_update(GB_SLURM_DOWN, nodes.v, nodes.n, reason, &failed, &e);
 	if (rc)
-		gb_log_error("nodes_down_failed nodes=%s error=\"%s\"", expr ? expr : "(none)",
-			     e.text);
+		gb_log_error("nodes_down_failed nodes=%s reason=%s error=\"%s\"",
+			     expr ? expr : "(none)", gb_log_q(qr, sizeof(qr), reason), e.text);
 	else
 		gb_log_warn("nodes_down nodes=%s reason=%s", expr, gb_log_q(qr, sizeof(qr), reason));
 	if (st) {
@@ -180,6 +180,21 @@ static void nodes_down(gb_state_t *st, const char *expr, const char *reason)
 		gb_state_event_add(st, NULL, "slurm_update", detail, NULL);
 	}
 	gb_strv_free(&nodes);
+}
+
+/*
+ * DOWN requeues the jobs now instead of after ResumeTimeout; the reason
+ * ([prefix] and [text]) names the error itself, as syslog may go nowhere.
+ */
+static void nodes_down_error(const char *expr, const char *prefix, const char *text)
+{
+	char reason[GB_REASON_MAX];
+
+	snprintf(reason, sizeof(reason), "%s%s", prefix, text);
+	for (char *c = reason; *c; c++)
+		if ((unsigned char)*c < 0x20)
+			*c = ' ';
+	nodes_down(NULL, expr, reason);
 }
 
 static const char *resume_expr(const struct prog *p)
@@ -230,17 +245,8 @@ static gb_err_t load_config(struct prog *p)
 	for (size_t i = 0; i < errs.n; i++)
 		gb_log_error("config_error %s", errs.msgs[i]);
 	gb_errlist_free(&errs);
-	if (p->kind == GB_PROG_RESUME && !p->worker) {
-		/* DOWN requeues the jobs now instead of after ResumeTimeout; the
-		 * reason names the error itself, as syslog may go nowhere. */
-		char reason[GB_REASON_MAX];
-
-		snprintf(reason, sizeof(reason), GB_REASON_CONFIG "%s", err.text);
-		for (char *c = reason; *c; c++)
-			if ((unsigned char)*c < 0x20)
-				*c = ' ';
-		nodes_down(NULL, resume_expr(p), reason);
-	}
+	if (p->kind == GB_PROG_RESUME && !p->worker)
+		nodes_down_error(resume_expr(p), GB_REASON_CONFIG, err.text);
 	return rc;
 }
 
@@ -257,6 +263,22 @@ static void read_resume_file(struct prog *p)
 		return;
 	}
 	p->rf_rc = gb_resume_file_read(p->rf_path, &p->rf, &p->rf_err);
+}
+
+/*
+ * A resume file that is missing or malformed leaves the host list, as
+ * jobless nodes.  One that is there but cannot be read (not a regular
+ * file, too large, no permission) is not guessed around: the nodes go
+ * DOWN naming the problem, nothing is queued.  RET GB_E_OK or the error.
+ */
+static gb_err_t check_resume_file(const struct prog *p)
+{
+	if (p->rf || p->rf_rc == GB_E_NOTFOUND || p->rf_rc == GB_E_PARSE)
+		return GB_E_OK;
+	gb_log_error("resume_file_unreadable path=%s nodes=%s error=\"%s\" action=down",
+		     p->rf_path, p->hostlist, p->rf_err.text);
+	nodes_down_error(p->hostlist, GB_REASON_RESUME_FILE, p->rf_err.text);
+	return p->rf_rc;
 }
 
 static gb_err_t open_state(const struct prog *p, gb_state_t **st, gb_error_t *err)
@@ -482,6 +504,8 @@ int gb_prog_main(enum gb_prog_kind kind, int argc, char **argv)
 		goto out;
 	}
 	if ((rc = load_config(&p)))
+		goto out;
+	if (kind == GB_PROG_RESUME && !p.worker && (rc = check_resume_file(&p)))
 		goto out;
 	if (p.worker)
 		rc = run_worker(&p);

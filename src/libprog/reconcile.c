@@ -641,7 +641,8 @@ static enum down_why down_why(const char *reason, char *code, size_t code_n, cha
 		return refused_code(code) ? WHY_REFUSED : WHY_CAPACITY;
 	if (gb_str_has_prefix(reason, GB_REASON_CONFIG) ||
 	    gb_str_has_prefix(reason, GB_REASON_NO_NODESET) ||
-	    gb_str_has_prefix(reason, GB_REASON_STATE))
+	    gb_str_has_prefix(reason, GB_REASON_STATE) ||
+	    gb_str_has_prefix(reason, GB_REASON_RESUME_FILE))
 		return WHY_SETUP;
 	return WHY_NONE;
 }

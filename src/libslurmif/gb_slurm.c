@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "gb_log.h"
 #include "gb_slurm.h"
 #include "gb_slurm_release.h"
+#include "gb_util.h"
 #include "slurm_compat.h"
 
 /* Slurm's compiled-in default (Debian and upstream default sysconfdir). */
@@ -114,6 +116,7 @@ gb_err_t gb_slurm_init(gb_error_t *err)
 {
 	const char *conf = getenv("SLURM_CONF");
 	gb_err_t rc = GB_E_OK;
+	gb_error_t e;
 
 	pthread_mutex_lock(&slurm_mu);
 	if (slurm_inited)
@@ -128,6 +131,13 @@ gb_err_t gb_slurm_init(gb_error_t *err)
 			       "SLURM_CONF is not set and %s is not readable: "
 			       "refusing Slurm's configless (DNS) lookup",
 			       SLURM_DEFAULT_CONF);
+		goto out;
+	}
+	/* libslurm takes a FIFO or a device for an empty file and fatal()s:
+	 * the program would exit, the nodes untouched, the reason unsaid.
+	 * Its size is libslurm's business: no bound here. */
+	if (gb_file_check(conf && *conf ? conf : SLURM_DEFAULT_CONF, SIZE_MAX, &e)) {
+		rc = gb_errorf(err, GB_E_SLURM, "%s", e.text);
 		goto out;
 	}
 	slurm_init(NULL);

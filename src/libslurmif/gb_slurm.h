@@ -229,6 +229,7 @@ void gb_slurm_power_free(struct gb_slurm_power *p);
 #define GB_REASON_CONFIG "gpuburst: configuration error: "
 #define GB_REASON_NO_NODESET "gpuburst: node in no nodeset of "
 #define GB_REASON_STATE "gpuburst: cannot queue the resume (state file)"
+#define GB_REASON_RESUME_FILE "gpuburst: cannot read the resume file: "
 #define GB_REASON_MAX 256		/* bytes, NUL included */
 #define GB_INTENT_HOME_KEY "gpuburst:home="
 #define GB_REGION_NAME_MAX 64

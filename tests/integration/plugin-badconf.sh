@@ -3,7 +3,7 @@
 # fails with one error() line naming file:line:col, and slurmctld (22.05)
 # stops with "fatal: failed to initialize job_submit plugin" rather than
 # run without its guard.  $GPUBURST_CONF wins over the file next to
-# slurm.conf; a missing file is named too.
+# slurm.conf; a missing file and a FIFO are named too.
 set -u
 . "$GB_TOP_SRCDIR/tests/integration/plugin-lib.sh"
 plugin_lab_require
@@ -48,6 +48,10 @@ GPUBURST_CONF=$T/bad.yaml start_fails "bad file" \
 	"error: job_submit/gpuburst: $T/bad.yaml:5:20: instance type m7i.xlarge is not allowed: only GPU families g4dn, g5, g5g, g6, g6e (and 2 more errors; see gpuburstctl -c $T/bad.yaml config check)"
 GPUBURST_CONF=$T/missing.yaml start_fails "missing file" \
 	"error: job_submit/gpuburst: cannot open $T/missing.yaml: No such file or directory"
+# a FIFO: refused at once (a blocking open held slurmctld's start-up for ever)
+mkfifo "$T/fifo.yaml"
+GPUBURST_CONF=$T/fifo.yaml start_fails "a FIFO" \
+	"error: job_submit/gpuburst: $T/fifo.yaml is not a regular file (a FIFO)"
 
 # and the good file next to slurm.conf does start
 if GPUBURST_CONF= plugin_lab_start > "$T/start.out" 2>&1; then
@@ -57,5 +61,5 @@ else
 	bad "good file: slurmctld did not start: $(cat "$T/start.out")"
 fi
 
-[ "$fail" = 0 ] && echo "PASS: bad and missing files stop slurmctld with one line each"
+[ "$fail" = 0 ] && echo "PASS: bad, missing and FIFO files stop slurmctld with one line each"
 exit $fail

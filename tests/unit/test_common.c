@@ -4,16 +4,21 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pty.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -411,6 +416,159 @@ static void test_random_and_mkdir(void **state)
 	rmdir(dir);
 }
 
+/*
+ * read(2) is wrapped (common.mk: -Wl,--wrap=read) to count the calls: a
+ * file refused for its size must be refused before any read.
+ */
+ssize_t __real_read(int fd, void *buf, size_t n);
+ssize_t __wrap_read(int fd, void *buf, size_t n);
+static unsigned long n_reads;
+
+ssize_t __wrap_read(int fd, void *buf, size_t n)
+{
+	n_reads++;
+	return __real_read(fd, buf, n);
+}
+
+static void write_bytes(const char *path, char c, size_t n)
+{
+	char buf[4096];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	assert_true(fd >= 0);
+	memset(buf, c, sizeof(buf));
+	while (n > 0) {
+		size_t k = n < sizeof(buf) ? n : sizeof(buf);
+
+		assert_int_equal(write(fd, buf, k), (ssize_t)k);
+		n -= k;
+	}
+	close(fd);
+}
+
+/* gb_file_read() of [path] fails with [code] and exactly [text]. */
+static void expect_refused(const char *path, gb_err_t code, const char *text)
+{
+	char *data = NULL;
+	size_t len = 99;
+	gb_error_t e;
+	int fd = 7;
+
+	assert_int_equal(gb_file_read(path, 1 << 20, &data, &len, &e), code);
+	assert_string_equal(e.text, text);
+	assert_null(data);
+	assert_int_equal(len, 99);
+	assert_int_equal(gb_file_check(path, 1 << 20, &e), code);
+	assert_int_equal(gb_file_open(path, 1 << 20, &fd, NULL, &e), code);
+	assert_int_equal(fd, -1);
+}
+
+static void test_file_read_regular(void **state)
+{
+	char dir[] = "/tmp/gb-test-file-XXXXXX";
+	char path[256], sub[300], want[400];
+	char *data = NULL;
+	size_t len = 0, size = 0;
+	gb_error_t e;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	write_bytes(path, 'a', 10);
+	n_reads = 0;
+	assert_int_equal(gb_file_read(path, 10, &data, &len, &e), GB_E_OK);
+	assert_true(n_reads > 0);	/* the wrap counts */
+	assert_int_equal(len, 10);
+	assert_string_equal(data, "aaaaaaaaaa");
+	free(data);
+	/* the descriptor gb_file_open() hands out blocks again */
+	assert_int_equal(gb_file_open(path, 10, &fd, &size, &e), GB_E_OK);
+	assert_int_equal(size, 10);
+	assert_int_equal(fcntl(fd, F_GETFL) & (O_NONBLOCK | O_ACCMODE), O_RDONLY);
+	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	close(fd);
+	write_bytes(path, 'a', 0);
+	assert_int_equal(gb_file_read(path, 10, &data, &len, &e), GB_E_OK);
+	assert_int_equal(len, 0);
+	assert_string_equal(data, "");
+	free(data);
+
+	/* missing, or under a non-directory: not found */
+	snprintf(sub, sizeof(sub), "%s/missing", dir);
+	snprintf(want, sizeof(want), "cannot open %s: No such file or directory", sub);
+	expect_refused(sub, GB_E_NOTFOUND, want);
+	snprintf(sub, sizeof(sub), "%s/f/x", dir);
+	snprintf(want, sizeof(want), "cannot open %s: Not a directory", sub);
+	expect_refused(sub, GB_E_NOTFOUND, want);
+
+	/* one byte over the limit: refused before a byte is read */
+	write_bytes(path, 'b', (1 << 20) + 1);
+	n_reads = 0;
+	snprintf(want, sizeof(want), "%s is larger than %d bytes", path, 1 << 20);
+	expect_refused(path, GB_E_INVALID, want);
+	assert_int_equal(n_reads, 0);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_file_read_not_regular(void **state)
+{
+	char dir[] = "/tmp/gb-test-file-XXXXXX";
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char path[256], want[400];
+	int sock, wfd;
+
+	(void)state;
+	/* A blocking open of the FIFO would wait for a writer for ever: the
+	 * alarm turns that into a failure of this test. */
+	alarm(20);
+	assert_non_null(mkdtemp(dir));
+
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	snprintf(want, sizeof(want), "%s is not a regular file (a FIFO)", path);
+	expect_refused(path, GB_E_IO, want);
+	/* with a writer and bytes in it too: still not a file to read */
+	wfd = open(path, O_RDWR | O_NONBLOCK);
+	assert_true(wfd >= 0);
+	assert_int_equal(write(wfd, "x\n", 2), 2);
+	expect_refused(path, GB_E_IO, want);
+	close(wfd);
+	unlink(path);
+
+	snprintf(want, sizeof(want), "%s is not a regular file (a directory)", dir);
+	expect_refused(dir, GB_E_IO, want);
+
+	expect_refused("/dev/null", GB_E_IO,
+		       "/dev/null is not a regular file (a character device)");
+
+	snprintf(path, sizeof(path), "%s/sock", dir);
+	gb_strlcpy(sa.sun_path, path, sizeof(sa.sun_path));
+	sock = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(sock >= 0);
+	assert_int_equal(bind(sock, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(sock, 1), 0);
+	snprintf(want, sizeof(want), "%s is not a regular file (a socket)", path);
+	expect_refused(path, GB_E_IO, want);
+	close(sock);
+	unlink(path);
+
+	/* a block device node (loop0's numbers): only root may make one */
+	snprintf(path, sizeof(path), "%s/blk", dir);
+	if (mknod(path, S_IFBLK | 0600, makedev(7, 0)) == 0) {
+		snprintf(want, sizeof(want), "%s is not a regular file (a block device)",
+			 path);
+		expect_refused(path, GB_E_IO, want);
+		unlink(path);
+	} else {
+		print_message("note: no block device node (mknod: %s): that case not run\n",
+			      strerror(errno));
+	}
+	rmdir(dir);
+	alarm(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -430,6 +588,8 @@ int main(void)
 		cmocka_unit_test(test_log_level_parse),
 		cmocka_unit_test(test_time),
 		cmocka_unit_test(test_random_and_mkdir),
+		cmocka_unit_test(test_file_read_regular),
+		cmocka_unit_test(test_file_read_not_regular),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -736,6 +737,23 @@ static void test_user_data_file(void **state)
 	free(yaml);
 	free(path);
 	free(errs);
+
+	/* a FIFO: refused at once, naming it (the alarm fails a wait) */
+	path = temp_file("", 0);
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	yaml = user_data_yaml(path);
+	alarm(20);
+	errs = load_bad(yaml);
+	alarm(0);
+	assert_true(asprintf(&want, "t.yaml:4:21: 'user_data_file': %s is not a regular file (a FIFO)\n",
+			     path) > 0);
+	assert_string_equal(errs, want);
+	unlink(path);
+	free(yaml);
+	free(path);
+	free(errs);
+	free(want);
 }
 
 static void test_file_errors(void **state)
@@ -757,6 +775,20 @@ static void test_file_errors(void **state)
 	/* a directory cannot be read */
 	assert_int_equal(gb_conf_load("/", &conf, NULL, &err), GB_E_IO);
 	assert_null(conf);
+	assert_string_equal(err.text, "/ is not a regular file (a directory)");
+	/* nor a FIFO, which is not waited on (the alarm fails a wait) */
+	path = temp_file("", 0);
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(20);
+	assert_int_equal(gb_conf_load(path, &conf, &errs, &err), GB_E_IO);
+	alarm(0);
+	assert_null(conf);
+	assert_non_null(strstr(err.text, " is not a regular file (a FIFO)"));
+	assert_string_equal(err.text, errs.msgs[0]);
+	gb_errlist_free(&errs);
+	unlink(path);
+	free(path);
 
 	memset(big, '#', (1 << 20) + 1);
 	path = temp_file(big, (1 << 20) + 1);

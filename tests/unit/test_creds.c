@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -331,7 +332,49 @@ static void test_files_malformed(void **state)
 	/* a directory where the file should be */
 	o.credentials_file = tmpdir;
 	assert_int_equal(get(&o, &s, &e), GB_E_CONFIG);
-	assert_non_null(strstr(e.text, "not a regular file"));
+	snprintf(want, sizeof(want), "%s is not a regular file (a directory)", tmpdir);
+	assert_string_equal(e.text, want);
+	/* larger than 1 MiB */
+	{
+		FILE *f = fopen(path_in_tmp("creds"), "w");
+
+		assert_non_null(f);
+		for (int i = 0; i < (1 << 20) / 16 + 1; i++)
+			fputs("# 16 bytes here\n", f);
+		fclose(f);
+		o.credentials_file = path_in_tmp("creds");
+		assert_int_equal(get(&o, &s, &e), GB_E_CONFIG);
+		snprintf(want, sizeof(want), "%s is larger than 1048576 bytes",
+			 path_in_tmp("creds"));
+		assert_string_equal(e.text, want);
+	}
+}
+
+/*
+ * A FIFO as either shared file: refused at once, naming it (a blocking
+ * open waited for a writer for ever; the alarm fails the test instead).
+ */
+static void test_files_fifo(void **state)
+{
+	struct gb_creds_opts o = { .no_imds = true };
+	struct gb_creds_snapshot s = { 0 };
+	char want[512];
+	gb_error_t e;
+
+	(void)state;
+	alarm(20);
+	assert_int_equal(mkfifo(path_in_tmp("fifo"), 0600), 0);
+	snprintf(want, sizeof(want), "%s is not a regular file (a FIFO)",
+		 path_in_tmp("fifo"));
+	o.credentials_file = path_in_tmp("fifo");
+	assert_int_equal(get(&o, &s, &e), GB_E_CONFIG);
+	assert_string_equal(e.text, want);
+	o.credentials_file = path_in_tmp("none");
+	o.config_file = path_in_tmp("fifo");
+	assert_int_equal(get(&o, &s, &e), GB_E_CONFIG);
+	assert_string_equal(e.text, want);
+	unlink(path_in_tmp("fifo"));
+	alarm(0);
 }
 
 /* ---- IMDSv2 ----------------------------------------------------------- */
@@ -604,6 +647,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_env, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_profiles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_malformed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_files_fifo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_imds_flow_and_refresh, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_imds_token_renewal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_imds_failures, setup, teardown),

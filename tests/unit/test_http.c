@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -69,6 +70,7 @@ static void test_endpoint_parsing(void **state)
 		"no url at all", "file:///etc/passwd",
 	};
 	struct gb_http_opts o = { .ca_bundle = "/nonexistent/ca.pem" };
+	char dir[] = "/tmp/gb-test-http-XXXXXX", fifo[64], want[128];
 	gb_http_t *h = NULL;
 	gb_error_t e;
 
@@ -88,6 +90,17 @@ static void test_endpoint_parsing(void **state)
 	}
 	assert_int_equal(gb_http_create("https://h/", &o, &h, &e), GB_E_INVALID);
 	assert_non_null(strstr(e.text, "/nonexistent/ca.pem"));
+	/* a FIFO would hang curl's read of it at the first call */
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/ca.pem", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	o.ca_bundle = fifo;
+	assert_int_equal(gb_http_create("https://h/", &o, &h, &e), GB_E_INVALID);
+	assert_null(h);
+	snprintf(want, sizeof(want), "CA bundle: %s is not a regular file (a FIFO)", fifo);
+	assert_string_equal(e.text, want);
+	unlink(fifo);
+	rmdir(dir);
 	gb_http_destroy(NULL);
 }
 

@@ -954,7 +954,7 @@ static void test_create_errors(void **state)
 	struct fx *f = *state;
 	struct gb_conf_llm lc = { 0 };
 	struct gb_llm_opts lo = { f->conf, &lc, NULL };
-	char path[160];
+	char path[160], want[400];
 	gb_llm_t *l = NULL;
 	gb_error_t e;
 
@@ -971,6 +971,17 @@ static void test_create_errors(void **state)
 	write_file(path, "two words\n", 0600);
 	assert_int_equal(gb_llm_create(&lo, &l, &e), GB_E_CONFIG);
 	assert_non_null(strstr(e.text, "blanks"));
+	/* a FIFO: refused at once, not waited on (the alarm fails the test) */
+	snprintf(path, sizeof(path), "%s/fifo", f->dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(20);
+	assert_int_equal(gb_llm_create(&lo, &l, &e), GB_E_CONFIG);
+	alarm(0);
+	snprintf(want, sizeof(want), "planner.llm.api_key_file %s: %s is not a regular file (a FIFO)",
+		 path, path);
+	assert_string_equal(e.text, want);
+	assert_null(l);
+	unlink(path);
 	lc.api_key_file = NULL;
 	lc.model = NULL;
 	assert_int_equal(gb_llm_create(&lo, &l, &e), GB_E_CONFIG);

@@ -940,6 +940,17 @@ static void test_slurmconf(void **state)
 	assert_int_equal(gb_slurmconf_read(main_path, &sc, &e), GB_E_PARSE);
 	assert_non_null(strstr(e.text, "nested more than"));
 	gb_slurmconf_clear(&sc);
+	/* an included FIFO is refused, not waited on (the alarm fails a wait) */
+	unlink(inc);
+	assert_int_equal(mkfifo(inc, 0600), 0);
+	write_file(main_path, "Include power.conf\n");
+	alarm(20);
+	assert_int_equal(gb_slurmconf_read(main_path, &sc, &e), GB_E_IO);
+	alarm(0);
+	snprintf(text, sizeof(text), "%s is not a regular file (a FIFO)", inc);
+	assert_non_null(strstr(e.text, text));
+	gb_slurmconf_clear(&sc);
+	unlink(inc);
 
 	setenv(GB_SLURMCONF_ENV, "/x/slurm.conf", 1);
 	assert_string_equal(gb_slurmconf_path(true), "/x/slurm.conf");

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -419,7 +420,7 @@ static void test_release(void **state)
 
 static void test_update_unreachable(void **state)
 {
-	char dir[] = "/tmp/test_slurmif.XXXXXX", conf[128];
+	char dir[] = "/tmp/test_slurmif.XXXXXX", conf[128], fifo[128], want[256];
 	struct gb_strv nodes = { 0 };
 	size_t failed = 0;
 	double t0;
@@ -438,6 +439,16 @@ static void test_update_unreachable(void **state)
 		    "NodeName=n-[1-1000] State=CLOUD\n"
 		    "PartitionName=p Nodes=n-[1-1000]\n");
 	fclose(fp);
+	/* a FIFO as SLURM_CONF: refused before libslurm, which reads it as
+	 * an empty file and exits the program (fatal) */
+	snprintf(fifo, sizeof(fifo), "%s/fifo.conf", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	setenv("SLURM_CONF", fifo, 1);
+	assert_int_equal(gb_slurm_init(&e), GB_E_SLURM);
+	snprintf(want, sizeof(want), "%s is not a regular file (a FIFO)", fifo);
+	assert_string_equal(e.text, want);
+	assert_false(gb_slurm_ready());
+	unlink(fifo);
 	setenv("SLURM_CONF", conf, 1);
 	assert_int_equal(gb_slurm_init(&e), GB_E_OK);
 	assert_int_equal(gb_slurm_hostlist_expand("n-[1-1000]", 1000, &nodes, &e), 0);
