@@ -67,9 +67,15 @@ const struct gb_conf *ctl_conf(struct ctl *ctl, gb_err_t *rc);
  * Open <state_dir>/state.db once: read-only unless [write].  A read-only
  * open of a file that does not exist yet RETs NULL with *rc = GB_E_OK and
  * ctl->st_missing set (listings print nothing); other failures print the
- * error and set *rc.
+ * error and set *rc.  A path too open is warned about (ctl_state_notice).
  */
 gb_state_t *ctl_state(struct ctl *ctl, bool write, gb_err_t *rc);
+
+/*
+ * Print to stderr what the open of [st] found too open (a state directory
+ * or file writable by others, tightened or left to the next writer).
+ */
+void ctl_state_notice(const gb_state_t *st);
 
 /*
  * May the real uid decide approvals and terminate (gb_policy_authorize,

@@ -107,6 +107,14 @@ const struct gb_conf *ctl_conf(struct ctl *ctl, gb_err_t *rc)
 	return ctl->conf;
 }
 
+void ctl_state_notice(const gb_state_t *st)
+{
+	const char *note = gb_state_open_notice(st);
+
+	if (note)
+		fprintf(stderr, "gpuburstctl: warning: %s\n", note);
+}
+
 gb_state_t *ctl_state(struct ctl *ctl, bool write, gb_err_t *rc)
 {
 	const struct gb_conf *conf;
@@ -132,6 +140,7 @@ gb_state_t *ctl_state(struct ctl *ctl, bool write, gb_err_t *rc)
 		ctl_fail(*rc, "%s", err.text);
 		return NULL;
 	}
+	ctl_state_notice(ctl->st);
 	ctl->st_rw = write;
 	return ctl->st;
 }
