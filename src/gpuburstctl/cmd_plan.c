@@ -200,15 +200,23 @@ static void print_plan(struct ctl *ctl, const struct gb_plan *plan,
 		       gb_conf_env_name(ctl->conf->environment), size->threshold);
 }
 
-/* The state file: read-write for the offerings cache when we may. */
+/*
+ * The state file, for the capacity memory and the offerings cache.  plan
+ * is a read-only command: it creates nothing, neither the file nor its
+ * directory.  An existing file is opened read-write when we may, so that
+ * the offerings the preflight learns are cached as a resume would cache
+ * them, else read-only; without a file the plan has no memory (NULL).
+ */
 static gb_state_t *plan_state(struct ctl *ctl)
 {
+	gb_error_t why = { 0 };
 	gb_state_t *st;
 	gb_err_t rc;
 
-	if ((st = ctl_state(ctl, true, &rc)))
+	if ((st = ctl_state_existing(ctl, &why)) || ctl->st_missing)
 		return st;
-	fprintf(stderr, "gpuburstctl: warning: planning without a writable state file (no offerings cache)\n");
+	fprintf(stderr, "gpuburstctl: warning: planning without a writable state file (no offerings cache): %s\n",
+		why.text);
 	return ctl_state(ctl, false, &rc);
 }
 

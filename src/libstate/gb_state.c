@@ -749,19 +749,25 @@ gb_err_t gb_state_open(const char *path, unsigned flags, int busy_ms,
 	*out = NULL;
 	if (!path || !*path)
 		return gb_errorf(err, GB_E_INVALID, "state file path is empty");
-	if (flags & ~(unsigned)(GB_STATE_RDONLY | GB_STATE_NO_CHECKPOINT))
+	if (flags & ~(unsigned)(GB_STATE_RDONLY | GB_STATE_NO_CHECKPOINT |
+				GB_STATE_NO_CREATE))
 		return gb_errorf(err, GB_E_INVALID,
 				 "unknown state open flags %#x", flags);
-	if (flags & GB_STATE_RDONLY) {
+	if (flags & (GB_STATE_RDONLY | GB_STATE_NO_CREATE)) {
+		bool rdonly = flags & GB_STATE_RDONLY;
+
 		if (stat(path, &sb) < 0)
 			return gb_errorf(err,
 					 errno == ENOENT ? GB_E_NOTFOUND
 							 : GB_E_IO,
 					 "state file %s: %s", path,
 					 strerror(errno));
+		if (!S_ISREG(sb.st_mode))
+			return gb_errorf(err, GB_E_STATE,
+					 "state file %s is not a regular file", path);
 		if (!dir_of(path, dir, sizeof(dir)) ||
-		    !(rc = check_mode(dir, "state directory", true, &notice, err)))
-			rc = check_modes(path, true, &notice, err);
+		    !(rc = check_mode(dir, "state directory", rdonly, &notice, err)))
+			rc = check_modes(path, rdonly, &notice, err);
 	} else if (!(rc = create_file(path, &notice, err))) {
 		rc = check_modes(path, false, &notice, err);
 	}

@@ -53,11 +53,18 @@ enum gb_state_open_flags {
 	 * flag, do it instead.
 	 */
 	GB_STATE_NO_CHECKPOINT = 1 << 1,
+	/*
+	 * Read-write, but only a file that exists (else GB_E_NOTFOUND):
+	 * neither the file nor its directory is created, for a command that
+	 * only caches what it learns (gpuburstctl plan, the offerings).
+	 */
+	GB_STATE_NO_CREATE = 1 << 2,
 };
 
 /*
- * Open [path] (a file; its directory is created 0750 if missing), create
- * or migrate the schema, set WAL and the busy timeout [busy_ms].
+ * Open [path] (a file; its directory is created 0750 if missing, unless
+ * GB_STATE_RDONLY or GB_STATE_NO_CREATE), create or migrate the schema, set
+ * WAL and the busy timeout [busy_ms].
  * A directory, file, -wal or -shm writable by others is tightened to
  * gb_state_mode_safe() (logged: state_mode_tightened path= old= new=), or,
  * when chmod fails (not ours, not root), refused with GB_E_PERM; with

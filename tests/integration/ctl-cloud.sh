@@ -3,6 +3,7 @@
 # gpuburst-cloudsim: the plan for a type, count and home region (pools in
 # distance order, the approval verdict by size and by geography, JSON), and
 # with the LLM planner a rejected proposal shown with why (text, JSON);
+# plan and the other read-only commands creating no state directory;
 # doctor's checks one per line, JSON, the exit status of the first failed
 # check, a wrong secret and a world-writable state directory caught, no
 # secret printed; doctor's RunInstances DryRun per region and nodeset
@@ -129,6 +130,32 @@ grep -q "^Planner: llm:openai gave no plan: planner.llm.api_key_file $TMP/no-key
 kill "$LLM_PID"
 wait "$LLM_PID" 2>/dev/null
 ok "plan (llm): a proposal outside the group is shown rejected with why (text, --json), a planner without its key file too"
+
+# ---- read-only commands create nothing: with state_dir under a directory
+# that does not exist, plan (which reads the capacity memory and caches
+# offerings), the listings, doctor and the previews leave it absent
+sed "s#^state_dir: .*#state_dir: $TMP/none/lib/state#" "$TMP/gb.yaml" >"$TMP/ro.yaml"
+rctl() { env SLURM_CONF="$TMP/no-slurm.conf" AWS_EC2_METADATA_DISABLED=true "$CTL" -c "$TMP/ro.yaml" "$@"; }
+rctl plan --type g5.xlarge --count 2 >"$TMP/out" 2>"$TMP/err" || fail "plan without a state file: $(cat "$TMP/out" "$TMP/err")"
+grep -q '^Plan for 2 x g5.xlarge, home ap-southeast-1' "$TMP/out" || fail "plan without a state file: $(cat "$TMP/out")"
+[ -e "$TMP/none" ] && fail "plan created $(find "$TMP/none" | tr '\n' ' ')"
+[ -s "$TMP/err" ] && fail "plan without a state file warned: $(cat "$TMP/err")"
+for cmd in "--json plan --type g5.xlarge --count 2" requests instances capacity approvals \
+	   doctor "config check" "state vacuum --dry-run" "terminate --all"; do
+	# shellcheck disable=SC2086
+	rctl $cmd >"$TMP/out" 2>&1
+	[ -e "$TMP/none" ] && fail "gpuburstctl $cmd created $(find "$TMP/none" | tr '\n' ' ')"
+done
+# an existing state file still gets the offerings the preflight learned
+mkdir -p "$TMP/none/lib/state"
+"$GB_TOP_BUILDDIR/tests/integration/gb_mkstate" "$TMP/none/lib/state/state.db" memory >/dev/null ||
+	fail "gb_mkstate memory"
+rctl plan --type g5.xlarge --count 2 >"$TMP/out" 2>"$TMP/err" || fail "plan with a state file: $(cat "$TMP/err")"
+[ -s "$TMP/err" ] && fail "plan with a state file warned: $(cat "$TMP/err")"
+rctl --json capacity >"$TMP/cap.json" || fail "capacity --json"
+expect_eq "offerings cached by plan" "$(jget "$TMP/cap.json" 'sorted(o["az"] or "(region)" for o in d["offerings"] if o["region"] == "ap-south-1")')" \
+	'["(region)", "ap-south-1a", "ap-south-1b"]'
+ok "plan, listings, doctor, previews create no state directory; plan caches offerings in an existing file"
 
 # ---- doctor: the cloud parts pass, Slurm is absent here
 mkdir -p "$TMP/state"

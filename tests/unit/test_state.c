@@ -379,6 +379,32 @@ static void test_open_rdonly(void **state)
 	assert_non_null(strstr(e.text, "read-only"));
 }
 
+/* GB_STATE_NO_CREATE: an existing file read-write, else nothing made. */
+static void test_open_no_create(void **state)
+{
+	struct fx *f = *state;
+	char dir[160];
+	gb_state_t *st = NULL;
+	gb_error_t e = { 0 };
+	struct stat sb;
+
+	assert_int_equal(gb_state_open(f->path, GB_STATE_NO_CREATE, BUSY_MS, &st, &e),
+			 GB_E_NOTFOUND);
+	assert_null(st);
+	assert_non_null(strstr(e.text, "No such file or directory"));
+	snprintf(dir, sizeof(dir), "%s/lib", f->dir);
+	assert_int_equal(stat(dir, &sb), -1);	/* not even the directory */
+
+	f->st = open_ok(f->path);
+	gb_state_close(f->st);
+	f->st = NULL;
+	assert_int_equal(gb_state_open(f->path, GB_STATE_NO_CREATE, BUSY_MS, &st, &e),
+			 GB_E_OK);
+	add_req(st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-1", 0, NULL);
+	assert_int_equal(count(st, -1), 1);
+	gb_state_close(st);
+}
+
 /*
  * Child as uid/gid 65534 (in the file's group, not its owner): open
  * [flags], count.  RET the gb_err_t as exit status.
@@ -2253,6 +2279,7 @@ int main(void)
 		T(test_open_wal_and_reopen),
 		T(test_open_newer_schema),
 		T(test_open_rdonly),
+		T(test_open_no_create),
 		T(test_rdonly_group_reader),
 		T(test_mode_safe),
 		T(test_open_tightens_modes),
