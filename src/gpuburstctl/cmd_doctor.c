@@ -131,6 +131,16 @@ static const char *owner_name(uid_t uid, char *buf, size_t n)
 	return buf;
 }
 
+/* As gb_state_open() judges it: "world-writable", "group-writable" or NULL. */
+static const char *too_open(const struct stat *sb)
+{
+	mode_t mode = sb->st_mode & 07777;
+
+	if (gb_state_mode_safe(mode, sb->st_uid) == mode)
+		return NULL;
+	return mode & S_IWOTH ? "world-writable" : "group-writable";
+}
+
 static void check_state_dir(struct doctor *d, const struct gb_conf *conf,
 			    const struct gb_slurmconf *sc)
 {
@@ -148,9 +158,9 @@ static void check_state_dir(struct doctor *d, const struct gb_conf *conf,
 	owner_name(sb.st_uid, owner, sizeof(owner));
 	if (!S_ISDIR(sb.st_mode))
 		check(d, "state-dir", GB_E_CONFIG, "%s is not a directory", dir);
-	else if (sb.st_mode & S_IWOTH)
-		check(d, "state-dir", GB_E_PERM, "%s is world-writable (mode %04o): chmod 0750",
-		      dir, (unsigned)(sb.st_mode & 07777));
+	else if (too_open(&sb))
+		check(d, "state-dir", GB_E_PERM, "%s is %s (mode %04o): chmod 0750",
+		      dir, too_open(&sb), (unsigned)(sb.st_mode & 07777));
 	else if (su && sb.st_uid != su->pw_uid && sb.st_uid != 0)
 		check(d, "state-dir", GB_E_PERM,
 		      "%s is owned by %s, but the programs run as the SlurmUser %s and write there",
@@ -185,6 +195,11 @@ static void check_state_file(struct doctor *d, const struct gb_conf *conf)
 	if (sb.st_mode & S_IROTH) {
 		check(d, "state-file", GB_E_PERM, "%s is readable by everyone (mode %04o): chmod 0640",
 		      path, (unsigned)(sb.st_mode & 07777));
+		return;
+	}
+	if (too_open(&sb)) {
+		check(d, "state-file", GB_E_PERM, "%s is %s (mode %04o): chmod 0640",
+		      path, too_open(&sb), (unsigned)(sb.st_mode & 07777));
 		return;
 	}
 	rc = gb_state_open(path, GB_STATE_RDONLY, CTL_STATE_BUSY_MS, &st, &err);

@@ -3,9 +3,11 @@
  * cmd_plan.c - gpuburstctl plan: the plan a resume would start with now
  *
  * gb_orch_plan_dry_run: candidates, preflight (may ask the cloud which AZs
- * offer the type, and cache the answer), capacity memory, the heuristic
- * plan.  Nothing is launched.  The approval policy is applied to the
- * hypothetical request too, so an administrator sees whether it would wait.
+ * offer the type, and cache the answer), capacity memory, the LLM
+ * planner's proposal when it is configured (and why it was not used), the
+ * heuristic plan.  Nothing is launched.  The approval policy is applied to
+ * the hypothetical request too, so an administrator sees whether it would
+ * wait.
  */
 #include "config.h"
 
@@ -117,8 +119,34 @@ static const struct gb_conf_nodeset *pick_nodeset(const struct gb_conf *conf,
 	return conf->n_nodesets ? &conf->nodesets[0] : NULL;
 }
 
+/* {"planner", "status", "reason"}, or null when no plug-in planner was asked. */
+static json_t *proposal_json(const struct gb_orch_proposal *pr)
+{
+	if (!pr->planner[0])
+		return json_null();
+	return json_pack("{s:s,s:s,s:o}", "planner", pr->planner, "status", pr->status,
+			 "reason", pr->reason[0] ? json_string(pr->reason) : json_null());
+}
+
+/*
+ * The LLM planner proposes, the validator decides: say when the plan shown
+ * is the heuristic one because the proposal was rejected or never came.
+ */
+static void print_proposal(const struct gb_orch_proposal *pr)
+{
+	if (!pr->planner[0] || strcmp(pr->status, "used") == 0)
+		return;
+	if (strcmp(pr->status, "rejected") == 0)
+		printf("Planner: %s plan rejected: %s; using the heuristic plan\n", pr->planner,
+		       pr->reason);
+	else
+		printf("Planner: %s gave no plan: %s; using the heuristic plan\n", pr->planner,
+		       pr->reason);
+}
+
 static void print_plan(struct ctl *ctl, const struct gb_plan *plan,
 		       const struct gb_request *req, const char *summary,
+		       const struct gb_orch_proposal *pr,
 		       const struct gb_policy_verdict *size,
 		       const struct gb_policy_verdict *geo)
 {
@@ -130,6 +158,7 @@ static void print_plan(struct ctl *ctl, const struct gb_plan *plan,
 
 		gb_plan_to_json(plan, &body, NULL);
 		json_object_set_new(doc, "plan", ctl_jraw(body));
+		json_object_set_new(doc, "proposal", proposal_json(pr));
 		json_object_set_new(doc, "nodeset", json_string(req->nodeset));
 		json_object_set_new(doc, "home_region", json_string(req->home_region));
 		json_object_set_new(doc, "count", json_integer(req->node_count));
@@ -145,6 +174,7 @@ static void print_plan(struct ctl *ctl, const struct gb_plan *plan,
 	printf("Plan for %d x %s, home %s (nodeset %s, planner %s): aims for %d\n",
 	       req->node_count, plan->instance_type, req->home_region, req->nodeset,
 	       plan->planner, plan->total);
+	print_proposal(pr);
 	ctl_table_init(&t, 7, ">#", "REGION", "AZ", "SUBNET", ">BATCH", ">EXPECT", "WHY");
 	t.indent = "  ";
 	for (size_t i = 0; i < plan->n_steps; i++) {
@@ -170,15 +200,23 @@ static void print_plan(struct ctl *ctl, const struct gb_plan *plan,
 		       gb_conf_env_name(ctl->conf->environment), size->threshold);
 }
 
-/* The state file: read-write for the offerings cache when we may. */
+/*
+ * The state file, for the capacity memory and the offerings cache.  plan
+ * is a read-only command: it creates nothing, neither the file nor its
+ * directory.  An existing file is opened read-write when we may, so that
+ * the offerings the preflight learns are cached as a resume would cache
+ * them, else read-only; without a file the plan has no memory (NULL).
+ */
 static gb_state_t *plan_state(struct ctl *ctl)
 {
+	gb_error_t why = { 0 };
 	gb_state_t *st;
 	gb_err_t rc;
 
-	if ((st = ctl_state(ctl, true, &rc)))
+	if ((st = ctl_state_existing(ctl, &why)) || ctl->st_missing)
 		return st;
-	fprintf(stderr, "gpuburstctl: warning: planning without a writable state file (no offerings cache)\n");
+	fprintf(stderr, "gpuburstctl: warning: planning without a writable state file (no offerings cache): %s\n",
+		why.text);
 	return ctl_state(ctl, false, &rc);
 }
 
@@ -188,6 +226,7 @@ gb_err_t ctl_cmd_plan(struct ctl *ctl, int argc, char **argv)
 	struct gb_orch_resume_opts ro = GB_ORCH_RESUME_OPTS_INIT;
 	struct gb_orch_opts oo = { 0 };
 	struct gb_policy_verdict size, geo;
+	struct gb_orch_proposal pr;
 	struct gb_request req = { .id = "" };
 	const struct gb_conf_nodeset *ns;
 	const struct gb_conf *conf;
@@ -226,7 +265,7 @@ gb_err_t ctl_cmd_plan(struct ctl *ctl, int argc, char **argv)
 		ctl_fail(rc, "%s", err.text);
 		goto out;
 	}
-	rc = gb_orch_plan_dry_run(orch, plan_state(ctl), &req, &ro, &plan, &summary, &err);
+	rc = gb_orch_plan_dry_run(orch, plan_state(ctl), &req, &ro, &plan, &summary, &pr, &err);
 	if (rc) {
 		ctl_fail(rc, "%s", err.text);
 		goto out;
@@ -239,7 +278,7 @@ gb_err_t ctl_cmd_plan(struct ctl *ctl, int argc, char **argv)
 	for (size_t i = 0; i < plan->n_steps; i++)
 		regions[i] = plan->steps[i].region;
 	gb_policy_geo(conf, regions, plan->n_steps, &geo);
-	print_plan(ctl, plan, &req, summary, &size, &geo);
+	print_plan(ctl, plan, &req, summary, &pr, &size, &geo);
 out:
 	free(regions);
 	free(summary);

@@ -140,6 +140,7 @@ static gb_err_t reconcile(struct ctl *ctl, const struct gb_conf *conf, bool dry_
 	gb_prog_state_path(conf, path, sizeof(path));
 	if ((rc = gb_state_open(path, 0, 10000, &st, &err)))
 		return ctl_fail(rc, "%s", err.text);
+	ctl_state_notice(st);
 	oo.conf = conf;
 	oo.state_path = path;
 	if (!cheap && (rc = gb_orch_create(&oo, &ro.orch, &err))) {

@@ -464,10 +464,11 @@ gb_err_t ctl_cmd_terminate(struct ctl *ctl, int argc, char **argv)
 		vs.wanted = &wanted;
 	}
 	ctl_log_open(ctl);
-	if (!ctl_state(ctl, true, &rc))
+	/* read-only until something is to be terminated: a preview creates nothing */
+	if (!ctl_state(ctl, false, &rc) && !ctl->st_missing)
 		goto out;
 	f.alive = true;
-	if ((rc = gb_state_instance_list(ctl->st, &f, victim_cb, &vs, &err))) {
+	if (ctl->st && (rc = gb_state_instance_list(ctl->st, &f, victim_cb, &vs, &err))) {
 		ctl_fail(rc, "%s", err.text);
 		goto out;
 	}
@@ -507,6 +508,8 @@ gb_err_t ctl_cmd_terminate(struct ctl *ctl, int argc, char **argv)
 					vs.jobs_error ? vs.jobs_error : "Slurm not read");
 		goto out;
 	}
+	if (!ctl_state(ctl, true, &rc))
+		goto out;
 	rc = execute(ctl, conf, &o, &who, &vs);
 out:
 	victims_free(&vs);

@@ -67,9 +67,24 @@ const struct gb_conf *ctl_conf(struct ctl *ctl, gb_err_t *rc);
  * Open <state_dir>/state.db once: read-only unless [write].  A read-only
  * open of a file that does not exist yet RETs NULL with *rc = GB_E_OK and
  * ctl->st_missing set (listings print nothing); other failures print the
- * error and set *rc.
+ * error and set *rc.  A path too open is warned about (ctl_state_notice).
  */
 gb_state_t *ctl_state(struct ctl *ctl, bool write, gb_err_t *rc);
+
+/*
+ * For a read-only command that keeps a cache (plan: the offerings its
+ * preflight learns): open <state_dir>/state.db read-write only if it
+ * exists, never creating it or its directory.  RET the handle (kept as
+ * ctl->st), or NULL: ctl->st_missing set when there is no file, else
+ * [why] says why it cannot be written (the caller may read it instead).
+ */
+gb_state_t *ctl_state_existing(struct ctl *ctl, gb_error_t *why);
+
+/*
+ * Print to stderr what the open of [st] found too open (a state directory
+ * or file writable by others, tightened or left to the next writer).
+ */
+void ctl_state_notice(const gb_state_t *st);
 
 /*
  * May the real uid decide approvals and terminate (gb_policy_authorize,

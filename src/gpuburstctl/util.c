@@ -107,6 +107,14 @@ const struct gb_conf *ctl_conf(struct ctl *ctl, gb_err_t *rc)
 	return ctl->conf;
 }
 
+void ctl_state_notice(const gb_state_t *st)
+{
+	const char *note = gb_state_open_notice(st);
+
+	if (note)
+		fprintf(stderr, "gpuburstctl: warning: %s\n", note);
+}
+
 gb_state_t *ctl_state(struct ctl *ctl, bool write, gb_err_t *rc)
 {
 	const struct gb_conf *conf;
@@ -132,8 +140,35 @@ gb_state_t *ctl_state(struct ctl *ctl, bool write, gb_err_t *rc)
 		ctl_fail(*rc, "%s", err.text);
 		return NULL;
 	}
+	ctl_state_notice(ctl->st);
 	ctl->st_rw = write;
 	return ctl->st;
+}
+
+gb_state_t *ctl_state_existing(struct ctl *ctl, gb_error_t *why)
+{
+	const struct gb_conf *conf;
+	gb_state_t *st = NULL;
+	char path[4096];
+	gb_err_t rc;
+
+	if (ctl->st && ctl->st_rw)
+		return ctl->st;
+	if (!(conf = ctl_conf(ctl, &rc))) {
+		gb_errorf(why, rc, "no configuration");
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "%s/%s", conf->state_dir, GB_STATE_FILE);
+	rc = gb_state_open(path, GB_STATE_NO_CREATE, CTL_STATE_BUSY_MS, &st, why);
+	if (rc == GB_E_NOTFOUND)
+		ctl->st_missing = true;
+	if (rc)
+		return NULL;
+	ctl_state_notice(st);
+	gb_state_close(ctl->st);
+	ctl->st = st;
+	ctl->st_rw = true;
+	return st;
 }
 
 void ctl_log_open(struct ctl *ctl)

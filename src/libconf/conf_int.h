@@ -168,6 +168,12 @@ yaml_node_t *conf_seen(const struct conf_schema *sc, yaml_node_t *const *seen,
 		       const char *name);
 /* RET [s] quoted for a message: control characters replaced, truncated. */
 const char *conf_show(const char *s, char *buf, size_t n);
+/* The same for the [len] bytes at [s] (a scalar's), a NUL shown as '?'. */
+const char *conf_show_len(const char *s, size_t len, char *buf, size_t n);
+/* RET whether scalar node [n] holds a NUL character ("\0", "\x00"). */
+bool conf_has_nul(const yaml_node_t *n);
+/* "WHAT must not contain a NUL character, got 'a?b'" at scalar [n]. */
+void conf_error_nul(struct conf_ctx *c, const yaml_node_t *n, const char *what);
 #define CONF_SHOW_MAX 80
 
 /*

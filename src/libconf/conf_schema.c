@@ -339,6 +339,11 @@ static void read_user_data_file(struct conf_ctx *c, const struct conf_key *k,
 		return;
 	}
 	path = (const char *)n->data.scalar.value;
+	if (conf_has_nul(n)) {
+		snprintf(tmp, sizeof(tmp), "'%s'", k->name);
+		conf_error_nul(c, n, tmp);
+		return;
+	}
 	if (path[0] != '/') {
 		conf_error_at(c, n, "'%s' must be an absolute path, got '%s'",
 			      k->name, conf_show(path, tmp, sizeof(tmp)));

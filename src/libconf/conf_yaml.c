@@ -145,18 +145,43 @@ const char *conf_mark_where(struct conf_ctx *c, const void *first,
 	return buf;
 }
 
-const char *conf_show(const char *s, char *buf, size_t n)
+const char *conf_show_len(const char *s, size_t len, char *buf, size_t n)
 {
 	size_t i, j = 0;
 
-	for (i = 0; s[i] && j + 4 < n && i < CONF_SHOW_MAX; i++)
+	for (i = 0; i < len && j + 4 < n && i < CONF_SHOW_MAX; i++)
 		buf[j++] = iscntrl((unsigned char)s[i]) ? '?' : s[i];
-	if (s[i] && j + 4 <= n) {
+	if (i < len && j + 4 <= n) {
 		memcpy(buf + j, "...", 3);
 		j += 3;
 	}
 	buf[j] = '\0';
 	return buf;
+}
+
+const char *conf_show(const char *s, char *buf, size_t n)
+{
+	return conf_show_len(s, strlen(s), buf, n);
+}
+
+/*
+ * A double-quoted scalar can hold a NUL ("a\0b"); every reader of the
+ * value takes it as a C string, so "state_dir\0x" would be read as the
+ * key state_dir and "/etc/passwd\0x" as /etc/passwd.
+ */
+bool conf_has_nul(const yaml_node_t *n)
+{
+	return n->type == YAML_SCALAR_NODE &&
+	       strlen((const char *)n->data.scalar.value) != n->data.scalar.length;
+}
+
+void conf_error_nul(struct conf_ctx *c, const yaml_node_t *n, const char *what)
+{
+	char tmp[CONF_SHOW_MAX + 8];
+
+	conf_error_at(c, n, "%s must not contain a NUL character, got '%s'", what,
+		      conf_show_len((const char *)n->data.scalar.value,
+				    n->data.scalar.length, tmp, sizeof(tmp)));
 }
 
 /* "a list", "a mapping", or the scalar itself in quotes. */
@@ -475,8 +500,10 @@ static bool conv_scalar(struct conf_ctx *c, const struct conf_key *k,
 			const struct scalar *sv, void *dst)
 {
 	if (strlen(sv->s) != sv->len) {
-		conf_error_at(c, sv->n, "'%s' must not contain a NUL character",
-			      k->name);
+		char what[CONF_SHOW_MAX + 8];
+
+		snprintf(what, sizeof(what), "'%s'", k->name);
+		conf_error_nul(c, sv->n, what);
 		return false;
 	}
 	switch (k->type) {
@@ -570,8 +597,12 @@ static void strv_item(struct conf_ctx *c, const struct conf_key *k,
 			      k->name, got_text(in, tmp, sizeof(tmp)));
 		return;
 	}
-	if (in->data.scalar.length == 0 ||
-	    strlen((const char *)in->data.scalar.value) != in->data.scalar.length) {
+	if (conf_has_nul(in)) {
+		snprintf(tmp, sizeof(tmp), "items of '%s'", k->name);
+		conf_error_nul(c, in, tmp);
+		return;
+	}
+	if (in->data.scalar.length == 0) {
 		conf_error_at(c, in, "items of '%s' must be non-empty strings",
 			      k->name);
 		return;
@@ -700,10 +731,14 @@ static bool dict_name(struct conf_ctx *c, const struct conf_key *k,
 	char **name = (char **)(elem + sc->name_off);
 	char tmp[CONF_SHOW_MAX + 8];
 
-	if (kn->type != YAML_SCALAR_NODE || is_null(kn) ||
-	    strlen((const char *)kn->data.scalar.value) != kn->data.scalar.length) {
+	if (kn->type != YAML_SCALAR_NODE || is_null(kn)) {
 		conf_error_at(c, kn, "names in '%s' must be non-empty strings, got %s",
 			      k->name, got_text(kn, tmp, sizeof(tmp)));
+		return false;
+	}
+	if (conf_has_nul(kn)) {
+		snprintf(tmp, sizeof(tmp), "names in '%s'", k->name);
+		conf_error_nul(c, kn, tmp);
 		return false;
 	}
 	store_str(c, name, (const char *)kn->data.scalar.value);
@@ -818,6 +853,10 @@ static int pair_row(struct conf_ctx *c, const struct conf_schema *sc,
 	if (kn->type != YAML_SCALAR_NODE) {
 		conf_error_at(c, kn, "keys must be strings, got %s",
 			      conf_kind_name(kn));
+		return -1;
+	}
+	if (conf_has_nul(kn)) {	/* else read as the key before the NUL */
+		conf_error_nul(c, kn, "keys");
 		return -1;
 	}
 	if ((i = key_index(sc, (const char *)kn->data.scalar.value)) < 0) {

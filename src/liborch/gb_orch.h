@@ -215,19 +215,34 @@ gb_err_t gb_orch_resume(gb_orch_t *o, gb_state_t *st,
 			const struct gb_orch_resume_opts *ro,
 			struct gb_orch_result *out, gb_error_t *err);
 
+/* What became of a plug-in planner's (the LLM planner's) proposal. */
+struct gb_orch_proposal {
+	char planner[32];	/* "llm:openai", ...; "" when none was asked
+				 * (heuristic planner, probe_fill strategy) */
+	char status[16];	/* "used"; "rejected" (the validator refused
+				 * the plan); "failed" (no plan: no answer in
+				 * time, HTTP error, malformed or truncated
+				 * answer, max_calls reached) */
+	char reason[GB_ERROR_TEXT_MAX];	/* why, unless used */
+};
+
 /*
  * The plan gb_orch_resume() would start with now, without launching
  * (`gpuburstctl plan`): candidates, preflight (may call
  * DescribeInstanceTypeOfferings and fill the offerings cache), capacity
- * memory, heuristic plan.  Nothing else is written.  [req] needs nodeset
- * and node_count (or nodes); its id may be empty.
+ * memory, the plug-in planner's proposal if one is configured (checked by
+ * the validator), else or instead the heuristic plan.  Nothing else is
+ * written.  [st] may be NULL (no state file: no cache, no memory).  [req]
+ * needs nodeset and node_count (or nodes); its id may be empty.
  * OUT *plan NEW (gb_plan_free); *summary NEW capacity summary (free()),
- * [summary] may be NULL.
+ * [summary] may be NULL; *proposal what became of the proposal,
+ * [proposal] may be NULL.
  */
 gb_err_t gb_orch_plan_dry_run(gb_orch_t *o, gb_state_t *st,
 			      const struct gb_request *req,
 			      const struct gb_orch_resume_opts *ro,
 			      struct gb_plan **plan, char **summary,
+			      struct gb_orch_proposal *proposal,
 			      gb_error_t *err);
 
 /*****************************************************************************

@@ -46,6 +46,7 @@ void gb_orch_destroy(gb_orch_t *o)
 	if (!o)
 		return;
 	gb_llm_destroy(o->llm);
+	free(o->llm_error);
 	if (o->own_creds)
 		gb_creds_destroy(o->creds);
 	free(o->state_path);
@@ -65,6 +66,7 @@ static void llm_planner(gb_orch_t *o)
 
 	if (gb_llm_create(&lo, &o->llm, &e)) {
 		gb_log_error("llm_planner_disabled error=%s", gb_log_q(q, sizeof(q), e.text));
+		o->llm_error = strdup(e.text);	/* for gpuburstctl plan to say */
 		return;
 	}
 	o->propose = gb_llm_propose;

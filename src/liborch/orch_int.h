@@ -28,6 +28,7 @@ struct gb_orch {
 	gb_plan_propose_fn propose;
 	void *propose_ctx;
 	struct gb_llm *llm;	/* planner.kind llm: made and owned here */
+	char *llm_error;	/* why it could not be made, or NULL */
 	double (*wall)(void *ctx);
 	double (*mono)(void *ctx);
 	void (*sleep)(double seconds, void *ctx);
@@ -162,6 +163,8 @@ struct orch_run {
 	enum gb_mode mode;
 	bool grouped;		/* locality applies (job of several nodes) */
 	bool dry;		/* plan dry run: no events */
+	struct gb_orch_proposal *proposal;	/* NULL, or filled by each
+						 * plan made (the dry run's) */
 	const char *untrusted;	/* user text for a proposing planner */
 	int bmax;
 	int hedge;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gb_hostlist.h"
+#include "gb_llm.h"
 #include "gb_log.h"
 #include "orch_int.h"
 
@@ -226,6 +227,27 @@ static bool plan_usable(const struct orch_run *r, const struct gb_plan *p)
 	return false;
 }
 
+/* Record in r->proposal (the dry run's caller) what became of a proposal. */
+static void note_proposal(struct orch_run *r, const struct gb_plan *p,
+			  const char *status, const char *reason)
+{
+	struct gb_orch_proposal *o = r->proposal;
+
+	if (!o)
+		return;
+	if (p && p->planner)
+		snprintf(o->planner, sizeof(o->planner), "%s", p->planner);
+	else if (r->o->llm)
+		snprintf(o->planner, sizeof(o->planner), "%s", gb_llm_planner_name(r->o->llm));
+	else if (r->o->llm_error)
+		snprintf(o->planner, sizeof(o->planner), "llm:%s",
+			 gb_conf_llm_provider_name(r->conf->planner.llm.provider));
+	else
+		snprintf(o->planner, sizeof(o->planner), "plug-in");
+	snprintf(o->status, sizeof(o->status), "%s", status);
+	snprintf(o->reason, sizeof(o->reason), "%s", reason ? reason : "");
+}
+
 /*
  * Ask the plug-in planner (the LLM planner, gb_llm.h); *out NULL when there
  * is none, or it failed or was rejected: then [verdict] says why, and the
@@ -246,8 +268,13 @@ static gb_err_t proposed(struct orch_run *r, struct gb_plan **out,
 
 	*out = NULL;
 	verdict[0] = '\0';
-	if (!r->o->propose || r->strategy == GB_STRATEGY_PROBE_FILL)
+	if (r->strategy == GB_STRATEGY_PROBE_FILL)
 		return GB_E_OK;
+	if (!r->o->propose) {
+		if (r->o->llm_error)	/* planner.kind llm, not set up */
+			note_proposal(r, NULL, "failed", r->o->llm_error);
+		return GB_E_OK;
+	}
 	gb_plan_capacity_summary(&r->facts, summary, sizeof(summary));
 	/* what a re-plan needs to know: the attempts and plans so far */
 	if (!r->dry && gb_plan_history(r->st, r->req->id, 0, &history, &e))
@@ -262,6 +289,7 @@ static gb_err_t proposed(struct orch_run *r, struct gb_plan **out,
 	free(history);
 	if (rc || !p) {
 		snprintf(verdict, vn, "%s", rc ? e.text : "no plan");
+		note_proposal(r, p, "failed", verdict);
 		orch_trace(r, "planner", "proposal failed: %s", verdict);
 		rc = rc && p ? store_plan(r, p, "rejected", verdict, err) : GB_E_OK;
 		gb_plan_free(p);
@@ -271,12 +299,14 @@ static gb_err_t proposed(struct orch_run *r, struct gb_plan **out,
 	if (gb_plan_validate(&s, p, NULL, &e) ||
 	    (!plan_usable(r, p) &&
 	     gb_errorf(&e, GB_E_PLAN, "no step names a pool still usable in this request (all excluded: dry, quota or not offered)"))) {
+		note_proposal(r, p, "rejected", e.text);
 		snprintf(why, sizeof(why), "rejected: %s", e.text);
 		snprintf(verdict, vn, "%s", why);
 		rc = store_plan(r, p, "rejected", why, err);
 		gb_plan_free(p);
 		return rc;
 	}
+	note_proposal(r, p, "used", NULL);
 	*out = p;
 	return GB_E_OK;
 }
@@ -1013,6 +1043,7 @@ gb_err_t gb_orch_plan_dry_run(gb_orch_t *o, gb_state_t *st,
 			      const struct gb_request *req,
 			      const struct gb_orch_resume_opts *ro,
 			      struct gb_plan **plan, char **summary,
+			      struct gb_orch_proposal *proposal,
 			      gb_error_t *err)
 {
 	struct orch_run r;
@@ -1022,6 +1053,8 @@ gb_err_t gb_orch_plan_dry_run(gb_orch_t *o, gb_state_t *st,
 	*plan = NULL;
 	if (summary)
 		*summary = NULL;
+	if (proposal)
+		memset(proposal, 0, sizeof(*proposal));
 	if (!o || !req)
 		return gb_errorf(err, GB_E_INVALID, "plan: missing orchestrator or request");
 	memset(&r, 0, sizeof(r));
@@ -1030,6 +1063,7 @@ gb_err_t gb_orch_plan_dry_run(gb_orch_t *o, gb_state_t *st,
 	r.conf = o->conf;
 	r.req = req;
 	r.dry = true;
+	r.proposal = proposal;
 	r.t0 = gb_orch_mono(o);
 	rc = prepare(&r, ro, err);
 	if (!rc && r.abort_rc)

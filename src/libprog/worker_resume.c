@@ -307,7 +307,7 @@ static gb_err_t geo_gate(struct wthread *t, const struct gb_request *req,
 
 	if (conf->policy.n_allowed_geo_regions == 0)
 		return GB_E_OK;
-	rc = gb_orch_plan_dry_run(t->w->orch, t->st, req, ro, &plan, NULL, err);
+	rc = gb_orch_plan_dry_run(t->w->orch, t->st, req, ro, &plan, NULL, NULL, err);
 	if (rc == GB_E_PLAN) {
 		gb_log_info("geo_check_skipped req=%s note=\"no plan: %s\"", req->id, err->text);
 		return GB_E_OK;	/* gb_orch_resume reports it as the request's failure */

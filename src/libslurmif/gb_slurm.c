@@ -41,10 +41,78 @@ static gb_err_t slurm_fail(gb_error_t *err, const char *what, const char *nodes)
  *  Hostlists
  *****************************************************************************/
 
+/*
+ * libslurm refuses a bracket range of more than MAX_RANGE (64 * 1024)
+ * hosts ("_parse_single_range: Too many hosts in range", hostlist.c), fewer
+ * than the 100000 nodes a request may hold, and Slurm's own ranged strings
+ * can name more ("gpu-[1-100000]" for nodes defined on two lines).
+ */
+#define SLURM_MAX_RANGE 65536ul
+
+/* "lo-hi" of [len] bytes, digits only.  OUT width: strlen(lo), as Slurm's. */
+static bool parse_range(const char *s, size_t len, unsigned long *lo,
+			unsigned long *hi, int *width)
+{
+	const char *dash = memchr(s, '-', len);
+	char num[24];
+
+	if (!dash || dash == s || dash == s + len - 1 || dash - s > 18 ||
+	    s + len - dash - 1 > 18)
+		return false;
+	for (const char *p = s; p < s + len; p++)
+		if (p != dash && (*p < '0' || *p > '9'))
+			return false;
+	memcpy(num, s, dash - s);
+	num[dash - s] = '\0';
+	*lo = strtoul(num, NULL, 10);
+	*width = (int)(dash - s);
+	memcpy(num, dash + 1, s + len - dash - 1);
+	num[s + len - dash - 1] = '\0';
+	*hi = strtoul(num, NULL, 10);
+	return *lo <= *hi;
+}
+
+/*
+ * [expr] with every bracket range over SLURM_MAX_RANGE hosts cut into
+ * consecutive pieces ("[1-100000]" -> "[1-65536,65537-100000]"), each
+ * low end zero-padded to the range's width: the same hosts, in the same
+ * order, with the same names.  Anything else is copied for libslurm to
+ * judge.
+ */
+static void split_ranges(const char *expr, struct gb_buf *b)
+{
+	bool in = false;
+
+	for (const char *p = expr; *p;) {
+		unsigned long lo, hi;
+		size_t len;
+		int w;
+
+		if (!in || *p == ',' || *p == ']') {
+			in = *p == '[' || (in && *p != ']');
+			gb_buf_putc(b, *p++);
+			continue;
+		}
+		len = strcspn(p, ",]");
+		if (!parse_range(p, len, &lo, &hi, &w) || hi - lo < SLURM_MAX_RANGE) {
+			gb_buf_append(b, p, len);
+		} else {
+			for (unsigned long v = lo; v <= hi && v >= lo; v += SLURM_MAX_RANGE) {
+				unsigned long end = hi - v < SLURM_MAX_RANGE ? hi
+								 : v + SLURM_MAX_RANGE - 1;
+
+				gb_buf_printf(b, "%s%0*lu-%0*lu", v == lo ? "" : ",", w, v, w, end);
+			}
+		}
+		p += len;
+	}
+}
+
 gb_err_t gb_slurm_hostlist_expand(const char *expr, size_t max,
 				  struct gb_strv *out, gb_error_t *err)
 {
 	struct hostlist *hl = NULL;	/* slurm_compat.h: hostlist_t */
+	struct gb_buf split = GB_BUF_INIT;
 	char *h = NULL;
 	gb_err_t rc = GB_E_OK;
 	int count;
@@ -63,7 +131,14 @@ gb_err_t gb_slurm_hostlist_expand(const char *expr, size_t max,
 		else if (*p == ']')
 			open = NULL;
 	}
-	if (!(hl = slurm_hostlist_create(expr)))
+	split_ranges(expr, &split);
+	if (gb_buf_failed(&split)) {
+		gb_buf_free(&split);
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	}
+	hl = slurm_hostlist_create(gb_buf_str(&split));
+	gb_buf_free(&split);
+	if (!hl)
 		return gb_errorf(err, GB_E_INVALID, "malformed host list \"%s\"", expr);
 	count = slurm_hostlist_count(hl);
 	if (count <= 0 || (size_t)count > max) {

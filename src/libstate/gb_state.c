@@ -423,12 +423,99 @@ static gb_err_t exec_sql(gb_state_t *st, const char *sql, const char *what,
 	return rc;
 }
 
+/* [path]'s directory into [dir]: RET false when it has none ("state.db"). */
+static bool dir_of(const char *path, char *dir, size_t n)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash || slash == path || (size_t)(slash - path) >= n)
+		return false;
+	memcpy(dir, path, slash - path);
+	dir[slash - path] = '\0';
+	return true;
+}
+
+mode_t gb_state_mode_safe(mode_t mode, uid_t owner)
+{
+	mode_t safe = mode & ~(mode_t)S_IWOTH;
+
+	if (owner != 0)
+		safe &= ~(mode_t)S_IWGRP;
+	return safe;
+}
+
+/*
+ * Who may write into the state directory can replace the file, and who
+ * may write the file (or its -wal, -shm) can queue launches, forge
+ * approvals and make reconcile terminate instances.  Like sshd with its
+ * key files, gpuburst does not use such a path silently: a read-write open
+ * clears the extra write bits (gb_state_mode_safe(); nothing else) and
+ * logs the path with its old and new mode, or refuses (GB_E_PERM) when it
+ * cannot (neither our file nor root).  A read-only open (gpuburstctl's
+ * listings, doctor) changes nothing: it warns, and the next writer fixes
+ * it.  A missing path (-wal, -shm) is no concern here.
+ */
+static gb_err_t check_mode(const char *path, const char *what, bool rdonly,
+			   struct gb_buf *notice, gb_error_t *err)
+{
+	const char *how;
+	struct stat sb;
+	mode_t mode, safe;
+
+	if (stat(path, &sb) < 0)
+		return GB_E_OK;
+	mode = sb.st_mode & 07777;
+	safe = gb_state_mode_safe(mode, sb.st_uid);
+	if (safe == mode)
+		return GB_E_OK;
+	how = mode & S_IWOTH ? "world-writable" : "group-writable";
+	if (notice->len)
+		gb_buf_puts(notice, "; ");
+	if (rdonly) {
+		gb_log_warn("state_mode_unsafe path=%s mode=%04o owner=%ld action=none note=\"read-only open; the next writer tightens it to %04o\"",
+			    path, (unsigned)mode, (long)sb.st_uid, (unsigned)safe);
+		gb_buf_printf(notice, "%s %s is %s (mode %04o): the next program that opens it read-write tightens it to %04o",
+			      what, path, how, (unsigned)mode, (unsigned)safe);
+		return GB_E_OK;
+	}
+	if (chmod(path, safe) < 0)
+		return gb_errorf(err, GB_E_PERM,
+				 "%s %s is %s (mode %04o, owner uid %ld) and uid %ld cannot tighten it (%s): chmod %04o %s",
+				 what, path, how, (unsigned)mode, (long)sb.st_uid,
+				 (long)geteuid(), strerror(errno), (unsigned)safe, path);
+	gb_log_warn("state_mode_tightened path=%s old=%04o new=%04o", path,
+		    (unsigned)mode, (unsigned)safe);
+	gb_buf_printf(notice, "%s %s was %s (mode %04o): tightened to %04o", what,
+		      path, how, (unsigned)mode, (unsigned)safe);
+	return GB_E_OK;
+}
+
+/* The file and its -wal and -shm: see check_mode(). */
+static gb_err_t check_modes(const char *path, bool rdonly,
+			    struct gb_buf *notice, gb_error_t *err)
+{
+	static const char *const sides[] = { "-wal", "-shm" };
+	char side[PATH_MAX + 8];
+	gb_err_t rc;
+
+	if ((rc = check_mode(path, "state file", rdonly, notice, err)))
+		return rc;
+	for (size_t i = 0; i < GB_ARRAY_LEN(sides); i++) {
+		snprintf(side, sizeof(side), "%s%s", path, sides[i]);
+		if ((rc = check_mode(side, "state file", rdonly, notice, err)))
+			return rc;
+	}
+	return GB_E_OK;
+}
+
 /*
  * Create the directory 0750 and the file 0640 ourselves: SQLite would
  * create the file with 0644 minus the umask.  fchmod makes the mode
- * independent of the umask slurmctld happens to run us with.
+ * independent of the umask slurmctld happens to run us with.  An existing
+ * directory too open is tightened before the file goes into it.
  */
-static gb_err_t create_file(const char *path, gb_error_t *err)
+static gb_err_t create_file(const char *path, struct gb_buf *notice,
+			    gb_error_t *err)
 {
 	const char *slash = strrchr(path, '/');
 	char dir[PATH_MAX];
@@ -437,16 +524,16 @@ static gb_err_t create_file(const char *path, gb_error_t *err)
 	int fd;
 
 	if (slash && slash != path) {
-		if ((size_t)(slash - path) >= sizeof(dir))
+		if (!dir_of(path, dir, sizeof(dir)))
 			return gb_errorf(err, GB_E_INVALID,
 					 "state file path too long: %s", path);
-		memcpy(dir, path, slash - path);
-		dir[slash - path] = '\0';
 		rc = gb_mkdir_p(dir, 0750, err);
 		if (rc) {
 			gb_error_prefix(err, "state directory");
 			return rc;
 		}
+		if ((rc = check_mode(dir, "state directory", false, notice, err)))
+			return rc;
 	}
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
 	if (fd >= 0) {
@@ -650,6 +737,8 @@ static gb_err_t migrate_step(gb_state_t *st, int to, gb_error_t *err)
 gb_err_t gb_state_open(const char *path, unsigned flags, int busy_ms,
 		       gb_state_t **out, gb_error_t *err)
 {
+	struct gb_buf notice = GB_BUF_INIT;
+	char dir[PATH_MAX];
 	gb_state_t *st = NULL;
 	struct stat sb;
 	int version = 0;
@@ -660,27 +749,40 @@ gb_err_t gb_state_open(const char *path, unsigned flags, int busy_ms,
 	*out = NULL;
 	if (!path || !*path)
 		return gb_errorf(err, GB_E_INVALID, "state file path is empty");
-	if (flags & ~(unsigned)(GB_STATE_RDONLY | GB_STATE_NO_CHECKPOINT))
+	if (flags & ~(unsigned)(GB_STATE_RDONLY | GB_STATE_NO_CHECKPOINT |
+				GB_STATE_NO_CREATE))
 		return gb_errorf(err, GB_E_INVALID,
 				 "unknown state open flags %#x", flags);
-	if (flags & GB_STATE_RDONLY) {
+	if (flags & (GB_STATE_RDONLY | GB_STATE_NO_CREATE)) {
+		bool rdonly = flags & GB_STATE_RDONLY;
+
 		if (stat(path, &sb) < 0)
 			return gb_errorf(err,
 					 errno == ENOENT ? GB_E_NOTFOUND
 							 : GB_E_IO,
 					 "state file %s: %s", path,
 					 strerror(errno));
-	} else if ((rc = create_file(path, err))) {
-		return rc;
+		if (!S_ISREG(sb.st_mode))
+			return gb_errorf(err, GB_E_STATE,
+					 "state file %s is not a regular file", path);
+		if (!dir_of(path, dir, sizeof(dir)) ||
+		    !(rc = check_mode(dir, "state directory", rdonly, &notice, err)))
+			rc = check_modes(path, rdonly, &notice, err);
+	} else if (!(rc = create_file(path, &notice, err))) {
+		rc = check_modes(path, false, &notice, err);
 	}
+	if (rc)
+		goto out;
 
 	st = calloc(1, sizeof(*st));
-	if (!st || !(st->path = strdup(path))) {
+	if (!st || !(st->path = strdup(path)) || gb_buf_failed(&notice)) {
 		rc = gb_errorf(err, GB_E_NOMEM, "opening %s: out of memory",
 			       path);
 		goto out;
 	}
 	st->flags = flags;
+	if (notice.len)
+		st->notice = gb_buf_steal(&notice);
 	if ((rc = connect_db(st, busy_ms, err)) ||
 	    (rc = check_header(st, &version, err)))
 		goto out;
@@ -706,8 +808,14 @@ gb_err_t gb_state_open(const char *path, unsigned flags, int busy_ms,
 	*out = st;
 	st = NULL;
 out:
+	gb_buf_free(&notice);
 	gb_state_close(st);
 	return rc;
+}
+
+const char *gb_state_open_notice(const gb_state_t *st)
+{
+	return st ? st->notice : NULL;
 }
 
 void gb_state_close(gb_state_t *st)
@@ -727,6 +835,7 @@ void gb_state_close(gb_state_t *st)
 			gb_log_warn("state_close_failed file=%s error=%s",
 				    st->path, sqlite3_errmsg(st->db));
 	}
+	free(st->notice);
 	free(st->path);
 	free(st);
 }

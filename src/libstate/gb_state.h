@@ -4,8 +4,12 @@
  *
  * One database per cluster (default <state_dir>/state.db), WAL journal,
  * busy timeout, schema migrations by PRAGMA user_version.  The directory is
- * created 0750 and the file 0640.  A file with a newer schema than this
- * program knows is refused (GB_E_SCHEMA) and left untouched.
+ * created 0750 and the file 0640.  An existing directory or file (-wal and
+ * -shm too) writable by others (gb_state_mode_safe()) is tightened by a
+ * read-write open, with a warning, or refused when it cannot be; a
+ * read-only open only warns (gb_state_open_notice()).  A file with a newer
+ * schema than this program knows is refused (GB_E_SCHEMA) and left
+ * untouched.
  *
  * Times are epoch seconds (REAL, UTC): `datetime(created_at,'unixepoch')`
  * in the stock sqlite3 shell prints them.
@@ -24,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "gb_err.h"
 
@@ -48,16 +53,43 @@ enum gb_state_open_flags {
 	 * flag, do it instead.
 	 */
 	GB_STATE_NO_CHECKPOINT = 1 << 1,
+	/*
+	 * Read-write, but only a file that exists (else GB_E_NOTFOUND):
+	 * neither the file nor its directory is created, for a command that
+	 * only caches what it learns (gpuburstctl plan, the offerings).
+	 */
+	GB_STATE_NO_CREATE = 1 << 2,
 };
 
 /*
- * Open [path] (a file; its directory is created 0750 if missing), create
- * or migrate the schema, set WAL and the busy timeout [busy_ms].
+ * Open [path] (a file; its directory is created 0750 if missing, unless
+ * GB_STATE_RDONLY or GB_STATE_NO_CREATE), create or migrate the schema, set
+ * WAL and the busy timeout [busy_ms].
+ * A directory, file, -wal or -shm writable by others is tightened to
+ * gb_state_mode_safe() (logged: state_mode_tightened path= old= new=), or,
+ * when chmod fails (not ours, not root), refused with GB_E_PERM; with
+ * GB_STATE_RDONLY it is left as it is (logged: state_mode_unsafe).
  * OUT *out NEW (gb_state_close).
  */
 gb_err_t gb_state_open(const char *path, unsigned flags, int busy_ms,
 		       gb_state_t **out, gb_error_t *err);
 void gb_state_close(gb_state_t *st);
+
+/*
+ * RET BORROWED what the open of [st] found too open and tightened or, read
+ * only, left as it was ("state directory D was world-writable (mode 0777):
+ * tightened to 0755"; several joined by "; "), for a program with a
+ * terminal to print; NULL when nothing was.
+ */
+const char *gb_state_open_notice(const gb_state_t *st);
+
+/*
+ * RET the mode an existing state directory or file of [mode] owned by
+ * [owner] is tightened to: without write for others, nor for the group
+ * unless root owns it (the layout where the group is how the SlurmUser
+ * writes: root:slurm 0770).  RET [mode] itself when it is safe.
+ */
+mode_t gb_state_mode_safe(mode_t mode, uid_t owner);
 
 /* RET PRAGMA user_version of the open file. */
 int gb_state_schema_version(gb_state_t *st);

@@ -86,6 +86,7 @@ enum gb_stmt {
 struct gb_state {
 	sqlite3 *db;
 	char *path;
+	char *notice;			/* gb_state_open_notice(), or NULL */
 	unsigned flags;			/* enum gb_state_open_flags */
 	bool in_tx;			/* a transaction of ours is open */
 	bool user_tx;			/* ... and gb_state_tx_begin() opened it */

@@ -1,7 +1,9 @@
 #!/bin/sh
 # ctl-cloud.sh - `gpuburstctl plan` and `gpuburstctl doctor` against
 # gpuburst-cloudsim: the plan for a type, count and home region (pools in
-# distance order, the approval verdict by size and by geography, JSON);
+# distance order, the approval verdict by size and by geography, JSON), and
+# with the LLM planner a rejected proposal shown with why (text, JSON);
+# plan and the other read-only commands creating no state directory;
 # doctor's checks one per line, JSON, the exit status of the first failed
 # check, a wrong secret and a world-writable state directory caught, no
 # secret printed; doctor's RunInstances DryRun per region and nodeset
@@ -72,6 +74,88 @@ expect_eq "plan --json error" "$(jget "$TMP/out" '[sorted(d), d["error"]["code"]
 	'[["error", "schema"], "INVALID", "instance type m7i.xlarge is not in the GPU catalog"]'
 grep -q 'not in the GPU catalog' "$TMP/err" || fail "plan --json: the message left stderr"
 ok "plan errors: home in no group (23), type not in the catalog (10)"
+
+# ---- plan with the LLM planner (a scripted OpenAI-style endpoint on
+# 127.0.0.1): the model's plan names a region outside the fallback group;
+# plan shows the heuristic plan and says the proposal was rejected and why
+cat >"$TMP/llm.py" <<'PY'
+import http.server, json, sys
+plan = {"instance_type": "g5.xlarge", "total": 2, "rationale": "Ireland has room.",
+        "steps": [{"region": "eu-west-1", "az": "eu-west-1a", "subnet": "subnet-euw1a-1",
+                   "batch": 2, "reason": "Ireland"}]}
+answer = json.dumps({"id": "x", "object": "chat.completion", "choices": [{"index": 0,
+    "finish_reason": "stop", "message": {"role": "assistant", "content": json.dumps(plan)}}]})
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = answer.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+srv = http.server.HTTPServer(("127.0.0.1", 0), H)
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(str(srv.server_address[1]))
+import os
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+srv.serve_forever()
+PY
+"$PYTHON3" "$TMP/llm.py" "$TMP/llm.port" &
+LLM_PID=$!
+trap 'kill "$LLM_PID" 2>/dev/null; wait "$LLM_PID" 2>/dev/null; cleanup' EXIT
+for _ in $(seq 1 100); do [ -s "$TMP/llm.port" ] && break; sleep 0.05; done
+[ -s "$TMP/llm.port" ] || fail "the scripted LLM endpoint did not start"
+write_conf "$TMP/llm.yaml" "$SECRET_OK" "planner: {kind: llm, llm: {provider: openai, endpoint: 'http://127.0.0.1:$(cat "$TMP/llm.port")', model: m, timeout: 5s}}"
+lctl() { env SLURM_CONF="$TMP/no-slurm.conf" AWS_EC2_METADATA_DISABLED=true "$CTL" -c "$TMP/llm.yaml" "$@"; }
+lctl plan --type g5.xlarge --count 2 >"$TMP/plan.out" 2>"$TMP/plan.err" ||
+	fail "plan (llm): $(cat "$TMP/plan.out" "$TMP/plan.err")"
+grep -q '^Plan for 2 x g5.xlarge, home ap-southeast-1 (nodeset g5, planner heuristic)' "$TMP/plan.out" ||
+	fail "plan (llm) header: $(cat "$TMP/plan.out")"
+grep -q '^Planner: llm:openai plan rejected: step 1: region eu-west-1 is outside the allowed set {.*}; using the heuristic plan$' "$TMP/plan.out" ||
+	fail "plan (llm) hides the rejection: $(cat "$TMP/plan.out")"
+lctl --json plan --type g5.xlarge --count 2 >"$TMP/plan.json" || fail "plan (llm) --json"
+expect_eq "plan (llm) --json proposal" "$(jget "$TMP/plan.json" '[d["plan"]["planner"], d["proposal"]["planner"], d["proposal"]["status"], d["proposal"]["reason"].split(" {")[0]]')" \
+	'["heuristic", "llm:openai", "rejected", "step 1: region eu-west-1 is outside the allowed set"]'
+ctl --json plan --type g5.xlarge --count 2 >"$TMP/plan-h.json" || fail "plan --json (heuristic)"
+expect_eq "plan --json proposal without an LLM planner" "$(jget "$TMP/plan-h.json" 'd["proposal"]')" None
+# an LLM planner that cannot be set up (its key file is missing) is said too
+write_conf "$TMP/llm-nokey.yaml" "$SECRET_OK" "planner: {kind: llm, llm: {provider: openai, endpoint: 'http://127.0.0.1:$(cat "$TMP/llm.port")', model: m, api_key_file: $TMP/no-key}}"
+env SLURM_CONF="$TMP/no-slurm.conf" AWS_EC2_METADATA_DISABLED=true "$CTL" -c "$TMP/llm-nokey.yaml" plan --type g5.xlarge --count 2 >"$TMP/plan.out" 2>"$TMP/plan.err" ||
+	fail "plan (llm without its key): $(cat "$TMP/plan.out" "$TMP/plan.err")"
+grep -q "^Planner: llm:openai gave no plan: planner.llm.api_key_file $TMP/no-key: cannot open .*; using the heuristic plan\$" "$TMP/plan.out" ||
+	fail "plan (llm without its key) hides it: $(cat "$TMP/plan.out")"
+kill "$LLM_PID"
+wait "$LLM_PID" 2>/dev/null
+ok "plan (llm): a proposal outside the group is shown rejected with why (text, --json), a planner without its key file too"
+
+# ---- read-only commands create nothing: with state_dir under a directory
+# that does not exist, plan (which reads the capacity memory and caches
+# offerings), the listings, doctor and the previews leave it absent
+sed "s#^state_dir: .*#state_dir: $TMP/none/lib/state#" "$TMP/gb.yaml" >"$TMP/ro.yaml"
+rctl() { env SLURM_CONF="$TMP/no-slurm.conf" AWS_EC2_METADATA_DISABLED=true "$CTL" -c "$TMP/ro.yaml" "$@"; }
+rctl plan --type g5.xlarge --count 2 >"$TMP/out" 2>"$TMP/err" || fail "plan without a state file: $(cat "$TMP/out" "$TMP/err")"
+grep -q '^Plan for 2 x g5.xlarge, home ap-southeast-1' "$TMP/out" || fail "plan without a state file: $(cat "$TMP/out")"
+[ -e "$TMP/none" ] && fail "plan created $(find "$TMP/none" | tr '\n' ' ')"
+[ -s "$TMP/err" ] && fail "plan without a state file warned: $(cat "$TMP/err")"
+for cmd in "--json plan --type g5.xlarge --count 2" requests instances capacity approvals \
+	   doctor "config check" "state vacuum --dry-run" "terminate --all"; do
+	# shellcheck disable=SC2086
+	rctl $cmd >"$TMP/out" 2>&1
+	[ -e "$TMP/none" ] && fail "gpuburstctl $cmd created $(find "$TMP/none" | tr '\n' ' ')"
+done
+# an existing state file still gets the offerings the preflight learned
+mkdir -p "$TMP/none/lib/state"
+"$GB_TOP_BUILDDIR/tests/integration/gb_mkstate" "$TMP/none/lib/state/state.db" memory >/dev/null ||
+	fail "gb_mkstate memory"
+rctl plan --type g5.xlarge --count 2 >"$TMP/out" 2>"$TMP/err" || fail "plan with a state file: $(cat "$TMP/err")"
+[ -s "$TMP/err" ] && fail "plan with a state file warned: $(cat "$TMP/err")"
+rctl --json capacity >"$TMP/cap.json" || fail "capacity --json"
+expect_eq "offerings cached by plan" "$(jget "$TMP/cap.json" 'sorted(o["az"] or "(region)" for o in d["offerings"] if o["region"] == "ap-south-1")')" \
+	'["(region)", "ap-south-1a", "ap-south-1b"]'
+ok "plan, listings, doctor, previews create no state directory; plan caches offerings in an existing file"
 
 # ---- doctor: the cloud parts pass, Slurm is absent here
 mkdir -p "$TMP/state"

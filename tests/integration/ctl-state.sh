@@ -4,7 +4,8 @@
 # vacuum` prunes and compacts the file: what goes (old denied requests with
 # their rows), what stays (an old done request whose instances still run,
 # pending and queued requests, a request that just finished), retention
-# off, the sizes before and after, the worker's lock, usage errors.  The
+# off, the sizes before and after, the worker's lock, usage errors; a state
+# directory and file writable by others (warned, tightened).  The
 # cloud endpoint is a closed port, so that the workers reconcile starts for
 # the queued requests fail at once.  No Slurm here: the reconcile pass exits
 # PARTIAL (29) for the skipped node checks, which ctl-cli.sh tests; the
@@ -174,6 +175,27 @@ grep -q 'the worker is running (it holds .*worker.lock): nothing pruned or vacuu
 run 0 state vacuum --dry-run	# a dry run needs no lock
 kill "$LOCKER" 2>/dev/null
 wait "$LOCKER" 2>/dev/null
+
+# ---- a state directory and file writable by others: a listing warns and
+# changes nothing; a command that writes tightens them (the group's write
+# too, unless root owns them) and says so, on stderr and in the log
+if [ "$(id -u)" = 0 ]; then dmode=775 fmode=664; else dmode=755 fmode=644; fi
+chmod 777 "$tmp/state" && chmod 666 "$tmp/state/state.db" || bad "chmod"
+run 0 requests
+grep -q -F "gpuburstctl: warning: state directory $tmp/state is world-writable (mode 0777): the next program that opens it read-write tightens it to 0$dmode; state file $tmp/state/state.db is world-writable (mode 0666): the next program that opens it read-write tightens it to 0$fmode" "$tmp/err" ||
+	bad "requests on a world-writable state directory: $(cat "$tmp/err")"
+[ "$(stat -c %a "$tmp/state") $(stat -c %a "$tmp/state/state.db")" = "777 666" ] ||
+	bad "a read-only command changed the modes: $(stat -c %a "$tmp/state" "$tmp/state/state.db")"
+run 0 state vacuum
+grep -q -F "gpuburstctl: warning: state directory $tmp/state was world-writable (mode 0777): tightened to 0$dmode; state file $tmp/state/state.db was world-writable (mode 0666): tightened to 0$fmode" "$tmp/err" ||
+	bad "state vacuum on a world-writable state directory: $(cat "$tmp/err")"
+[ "$(stat -c %a "$tmp/state") $(stat -c %a "$tmp/state/state.db")" = "$dmode $fmode" ] ||
+	bad "modes after a write: $(stat -c %a "$tmp/state" "$tmp/state/state.db")"
+grep -q -F "state_mode_tightened path=$tmp/state old=0777 new=0$dmode" "$tmp/gb.log" ||
+	bad "tightening not logged: $(grep state_mode "$tmp/gb.log")"
+run 0 requests
+[ -s "$tmp/err" ] && bad "a warning once tightened: $(cat "$tmp/err")"
+ok
 
 # ---- usage
 usage() {

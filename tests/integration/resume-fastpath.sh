@@ -2,7 +2,8 @@
 # resume-fastpath.sh - gpuburst-resume/-suspend/-resume-fail started the
 # way slurmctld starts them (fds 0-2 closed, TERM/CHLD/... blocked, no
 # PATH, SLURM_RESUME_FILE): requests per (nodeset, job) in the state file,
-# the resume file's formats and its argv fallback, nothing written to
+# the resume file's formats and its argv fallback, 100000 nodes in one range
+# (past libslurm's 65536 per range), nothing written to
 # stdout/stderr, exit statuses; no Slurm needed (no unknown nodes here,
 # and the worker finds the lock taken by this test).
 set -u
@@ -137,6 +138,25 @@ expect_eq "resume-fail exit" "$?" 0
 expect_eq "term requests" "$(sql "SELECT kind, nodeset IS NULL, nodes, state FROM requests WHERE kind != 'resume' ORDER BY created_at" | tr '\n' ' ')" \
 	"suspend|1|g5-[1-2],g6-1|queued resume_fail|1|g5-3|queued "
 ok "gpuburst-suspend and gpuburst-resume-fail queue one request each"
+
+# 100000 nodes, the most a request's node list holds, as one range of
+# Slurm's (two nodesets of one prefix): more than libslurm takes in one
+# bracket range (65536), in argv and in the resume file
+sed -e "s/^nodesets:/policy: {max_request_nodes: 100000}\nnodesets:/" \
+    -e "s/'g5-\[1-16\]'/'gpu-[1-50000]'/" -e "s/'g6-\[1-16\]'/'gpu-[50001-100000]'/" \
+	"$TMP/gpuburst.yaml" >"$TMP/big.yaml"
+N0=$(sql "SELECT count(*) FROM requests")
+as_slurmctld - "$RESUME" -c "$TMP/big.yaml" 'gpu-[1-100000]' >"$TMP/out" 2>&1
+expect_eq "exit status (100000 nodes, argv)" "$?" 0
+printf '%s' '{"all_nodes_resume":"gpu-[1-100000]","jobs":[{"job_id":21,"nodes_alloc":"gpu-[1-100000]","nodes_resume":"gpu-[1-100000]"}]}' >"$TMP/rf4"
+as_slurmctld "$TMP/rf4" "$RESUME" -c "$TMP/big.yaml" 'gpu-[1-100000]' >"$TMP/out" 2>&1
+expect_eq "exit status (100000 nodes, resume file)" "$?" 0
+[ -s "$TMP/out" ] && fail "output: $(cat "$TMP/out")"
+expect_eq "100000-node requests" "$(sql "SELECT job_id || ':' || nodeset || ':' || nodes || ':' || node_count FROM requests ORDER BY created_at, rowid LIMIT 4 OFFSET $N0" | tr '\n' ' ')" \
+	"0:g5:gpu-[1-50000]:50000 0:g6:gpu-[50001-100000]:50000 21:g5:gpu-[1-50000]:50000 21:g6:gpu-[50001-100000]:50000 "
+grep -q 'resume_bad_hostlist' "$TMP/log" && fail "a hostlist was refused: $(grep resume_bad_hostlist "$TMP/log")"
+grep -q 'resume_queued nodes=gpu-\[1-100000\] count=100000 requests=2 .* source=resume_file' "$TMP/log" || fail "no resume_queued line for the resume file"
+ok "100000 nodes in one range (argv and resume file): one request per nodeset"
 
 # the workers they started found the lock taken and left
 grep -q 'debug: worker_lock_busy' "$TMP/log" || fail "no worker saw the lock"

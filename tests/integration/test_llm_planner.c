@@ -12,7 +12,9 @@
  * more instances than requested; malformed JSON; a truncated answer; a
  * hang past the timeout; HTTP 429; HTTP 5xx; a plan obeying a job comment
  * that tries to instruct it; then re-plans after a pool ran dry, and more
- * re-plans than planner.llm.max_calls allows.  Every case checks what the
+ * re-plans than planner.llm.max_calls allows; and the dry run of
+ * `gpuburstctl plan` saying what became of the proposal (rejected with
+ * the validator's reason, failed, used).  Every case checks what the
  * simulator launched (types, regions, counts, from /_sim/state), which
  * plan versions the state file holds (planner, status, reason, rationale),
  * and that every request the scripted server got was well-formed.
@@ -514,6 +516,54 @@ static void case_rejected(const char *pn, const char *label, enum llmsrv_mode mo
 	gb_orch_result_clear(&res);
 }
 
+/*
+ * `gpuburstctl plan`'s dry run says what became of the proposal: a plan
+ * the validator refuses is "rejected" with the validator's reason, an
+ * HTTP error "failed" with it, and a good plan is "used"; nothing is
+ * launched or stored.
+ */
+static void case_dry_run(const char *pn, const char *osaka, const char *good)
+{
+	struct gb_request req = { .id = "" };
+	struct gb_orch_proposal pr;
+	struct gb_plan *plan = NULL;
+	char name[64];
+	gb_error_t e;
+	gb_err_t rc;
+
+	snprintf(name, sizeof(name), "%s dry run", pn);
+	req.kind = GB_REQ_RESUME;
+	req.nodeset = "g5";
+	req.job_id = 1;
+	req.node_count = NODES;
+
+	llmsrv_set(srv, LLMSRV_PLAN, osaka, 0);
+	rc = gb_orch_plan_dry_run(orch, st, &req, NULL, &plan, NULL, &pr, &e);
+	check(rc == GB_E_OK && plan && !strcmp(plan->planner, "heuristic") &&
+	      gb_str_has_prefix(pr.planner, "llm:") && !strcmp(pr.status, "rejected") &&
+	      strstr(pr.reason, "region ap-northeast-3 is outside the allowed set"),
+	      "%s: a plan outside the group is rejected, and says why (%s %s: %s)", name,
+	      pr.planner, pr.status, pr.reason);
+	gb_plan_free(plan);
+	plan = NULL;
+
+	llmsrv_set(srv, LLMSRV_STATUS, NULL, 429);
+	rc = gb_orch_plan_dry_run(orch, st, &req, NULL, &plan, NULL, &pr, &e);
+	check(rc == GB_E_OK && plan && !strcmp(plan->planner, "heuristic") &&
+	      !strcmp(pr.status, "failed") && strstr(pr.reason, "HTTP 429"),
+	      "%s: HTTP 429 is a failed proposal, with the status (%s: %s)", name, pr.status,
+	      pr.reason);
+	gb_plan_free(plan);
+	plan = NULL;
+
+	llmsrv_set(srv, LLMSRV_PLAN, good, 0);
+	rc = gb_orch_plan_dry_run(orch, st, &req, NULL, &plan, NULL, &pr, &e);
+	check(rc == GB_E_OK && plan && gb_str_has_prefix(plan->planner, "llm:") &&
+	      !strcmp(pr.status, "used") && !pr.reason[0] && !strcmp(pr.planner, plan->planner),
+	      "%s: a good plan is used (%s %s)", name, pr.planner, pr.status);
+	gb_plan_free(plan);
+}
+
 /* A pool runs dry; the model is asked again with the attempts so far. */
 static void case_replan(const char *pn)
 {
@@ -656,6 +706,7 @@ static void run_provider(enum gb_llm_provider pv)
 	setup_provider(pv);
 	llmsrv_hang_ms(srv, 8000);
 	case_good(pn);
+	case_dry_run(pn, osaka, good);
 	case_rejected(pn, "m7i.xlarge", LLMSRV_PLAN, m7i, 0,
 		      "instance type m7i.xlarge is not allowed", "m7i is cheaper.", NULL);
 	case_rejected(pn, "region outside the group", LLMSRV_PLAN, osaka, 0,

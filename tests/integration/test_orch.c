@@ -1418,7 +1418,7 @@ static void test_terminate_and_tools(void)
 	dry.kind = GB_REQ_RESUME;
 	dry.nodeset = "g5";
 	dry.node_count = 5;
-	rc = gb_orch_plan_dry_run(orch, st, &dry, NULL, &plan, &summary, &err);
+	rc = gb_orch_plan_dry_run(orch, st, &dry, NULL, &plan, &summary, NULL, &err);
 	check(rc == GB_E_OK && plan && plan->n_steps >= 3 && !strcmp(plan->planner, "heuristic") &&
 	      summary && strlen(summary) <= GB_PLAN_SUMMARY_MAX,
 	      "dry run: a plan of %zu steps and a summary (%s)", plan ? plan->n_steps : 0,

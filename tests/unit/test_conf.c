@@ -853,7 +853,26 @@ static void test_messages_inline(void **state)
 	assert_string_equal(e, "t.yaml:1:15: cluster_name 'a?b' is invalid: use 1 to 32 lower-case letters, digits and '-', not starting with '-' (it goes into cloud tags)\n");
 	free(e);
 	e = load_bad("cluster_name: x\nstate_dir: \"/a\\0b\"\n");
-	assert_string_equal(e, "t.yaml:2:12: 'state_dir' must not contain a NUL character\n");
+	assert_string_equal(e, "t.yaml:2:12: 'state_dir' must not contain a NUL character, got '/a?b'\n");
+	free(e);
+	/* a NUL in a key: not read as the key before it */
+	e = load_bad("cluster_name: x\n\"state_dir\\0/elsewhere\": /tmp\n");
+	assert_string_equal(e, "t.yaml:2:1: keys must not contain a NUL character, got 'state_dir?/elsewhere'\n");
+	free(e);
+	e = load_bad("cluster_name: x\nadmins: {users: [\"root\\x00x\"]}\n");
+	assert_string_equal(e, "t.yaml:2:18: items of 'users' must not contain a NUL character, got 'root?x'\n");
+	free(e);
+	/* any explicit tag is an error, the core schema's too */
+	e = load_bad("cluster_name: !!str x\n");
+	assert_string_equal(e, "t.yaml:1:15: YAML tag '!!str' is not allowed (gpuburst.yaml uses no tags: write the value plainly, or quote a string)\n");
+	free(e);
+	e = load_bad("cluster_name: x\nadmins: !!python/object:os.system {users: [a]}\n");
+	assert_string_equal(e, "t.yaml:2:9: YAML tag '!!python/object:os.system' is not allowed (gpuburst.yaml uses no tags: write the value plainly, or quote a string)\n");
+	free(e);
+	e = load_bad("cluster_name: x\npolicy: {batch_max: !!int 4, ice_cooldown: !!binary MTBt}\n");
+	assert_string_equal(e, "t.yaml:2:21: YAML tag '!!int' is not allowed (gpuburst.yaml uses no tags: write the value plainly, or quote a string)\n"
+			       "t.yaml:2:44: YAML tag '!!binary' is not allowed (gpuburst.yaml uses no tags: write the value plainly, or quote a string)\n"
+			       "t.yaml:2:44: 'ice_cooldown' must be a duration (seconds, or a number with unit s, m, h or d such as 90s or 10m), got 'MTBt'\n");
 	free(e);
 	e = load_bad("cluster_name: x\nlog: {level: [info]}\n");
 	assert_string_equal(e, "t.yaml:2:14: 'level' must be one of error, warning, notice, info, debug, got a list\n");

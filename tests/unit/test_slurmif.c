@@ -278,6 +278,63 @@ static void test_hostlist(void **state)
 	gb_strv_free(&v);
 }
 
+/*
+ * A request holds up to 100000 nodes, and libslurm refuses a bracket range
+ * of more than 65536 hosts: the range is handed over in pieces, with the
+ * same names (zero padding too) in the same order.
+ */
+static void test_hostlist_past_slurm_range(void **state)
+{
+	struct gb_strv v = { 0 };
+	char *s = NULL;
+	gb_error_t e;
+
+	(void)state;
+	assert_int_equal(gb_slurm_hostlist_expand("gpu-[1-100000]", 100000, &v, &e), 0);
+	assert_int_equal(v.n, 100000);
+	assert_string_equal(v.v[0], "gpu-1");
+	assert_string_equal(v.v[65535], "gpu-65536");
+	assert_string_equal(v.v[65536], "gpu-65537");
+	assert_string_equal(v.v[99999], "gpu-100000");
+	/* what compress prints is expanded again */
+	assert_int_equal(gb_slurm_hostlist_compress(v.v, v.n, &s, &e), 0);
+	assert_string_equal(s, "gpu-[1-100000]");
+	gb_strv_free(&v);
+	assert_int_equal(gb_slurm_hostlist_expand(s, 100000, &v, &e), 0);
+	assert_int_equal(v.n, 100000);
+	free(s);
+	gb_strv_free(&v);
+
+	assert_int_equal(gb_slurm_hostlist_expand("g-[000001-100000],x[7-8]", 100002, &v, &e), 0);
+	assert_int_equal(v.n, 100002);
+	assert_string_equal(v.v[0], "g-000001");
+	assert_string_equal(v.v[65536], "g-065537");
+	assert_string_equal(v.v[99999], "g-100000");
+	assert_string_equal(v.v[100001], "x8");
+	gb_strv_free(&v);
+
+	/* two big ranges in one bracket, then a second bracket */
+	assert_int_equal(gb_slurm_hostlist_expand("n[0-69999,200000-229999]", 100000, &v, &e), 0);
+	assert_int_equal(v.n, 100000);
+	assert_string_equal(v.v[0], "n0");
+	assert_string_equal(v.v[69999], "n69999");
+	assert_string_equal(v.v[70000], "n200000");
+	assert_string_equal(v.v[99999], "n229999");
+	gb_strv_free(&v);
+	assert_int_equal(gb_slurm_hostlist_expand("r[1-2]n[00001-70000]", 140000, &v, &e), 0);
+	assert_int_equal(v.n, 140000);
+	assert_string_equal(v.v[0], "r1n00001");
+	assert_string_equal(v.v[69999], "r1n70000");
+	assert_string_equal(v.v[70000], "r2n00001");
+	assert_string_equal(v.v[139999], "r2n70000");
+	gb_strv_free(&v);
+
+	/* past the limit: said so, not "malformed" */
+	assert_int_equal(gb_slurm_hostlist_expand("gpu-[1-100001]", 100000, &v, &e), GB_E_INVALID);
+	assert_non_null(strstr(e.text, "100001 hosts (limit 100000)"));
+	assert_int_equal(v.n, 0);
+}
+
 static void test_reason(void **state)
 {
 	char buf[GB_REASON_MAX], code[64], id[32], big[600];
@@ -473,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_split_without_file),
 		cmocka_unit_test(test_split_large),
 		cmocka_unit_test(test_hostlist),
+		cmocka_unit_test(test_hostlist_past_slurm_range),
 		cmocka_unit_test(test_reason),
 		cmocka_unit_test(test_intent),
 		cmocka_unit_test(test_release),

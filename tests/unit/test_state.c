@@ -379,6 +379,32 @@ static void test_open_rdonly(void **state)
 	assert_non_null(strstr(e.text, "read-only"));
 }
 
+/* GB_STATE_NO_CREATE: an existing file read-write, else nothing made. */
+static void test_open_no_create(void **state)
+{
+	struct fx *f = *state;
+	char dir[160];
+	gb_state_t *st = NULL;
+	gb_error_t e = { 0 };
+	struct stat sb;
+
+	assert_int_equal(gb_state_open(f->path, GB_STATE_NO_CREATE, BUSY_MS, &st, &e),
+			 GB_E_NOTFOUND);
+	assert_null(st);
+	assert_non_null(strstr(e.text, "No such file or directory"));
+	snprintf(dir, sizeof(dir), "%s/lib", f->dir);
+	assert_int_equal(stat(dir, &sb), -1);	/* not even the directory */
+
+	f->st = open_ok(f->path);
+	gb_state_close(f->st);
+	f->st = NULL;
+	assert_int_equal(gb_state_open(f->path, GB_STATE_NO_CREATE, BUSY_MS, &st, &e),
+			 GB_E_OK);
+	add_req(st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-1", 0, NULL);
+	assert_int_equal(count(st, -1), 1);
+	gb_state_close(st);
+}
+
 /*
  * Child as uid/gid 65534 (in the file's group, not its owner): open
  * [flags], count.  RET the gb_err_t as exit status.
@@ -446,6 +472,149 @@ static void test_rdonly_group_reader(void **state)
 		assert_int_equal(unlink(side), 0);
 	}
 	assert_int_equal(run_reader(f->path, GB_STATE_RDONLY), GB_E_PERM);
+}
+
+/* The state directory, the file, -wal and -shm of [f]. */
+static void mode_paths(const struct fx *f, char paths[4][200])
+{
+	snprintf(paths[0], 200, "%s/lib/gpuburst", f->dir);
+	snprintf(paths[1], 200, "%s", f->path);
+	snprintf(paths[2], 200, "%s-wal", f->path);
+	snprintf(paths[3], 200, "%s-shm", f->path);
+}
+
+static mode_t mode_of(const char *path)
+{
+	struct stat sb;
+
+	assert_int_equal(stat(path, &sb), 0);
+	return sb.st_mode & 07777;
+}
+
+static void test_mode_safe(void **state)
+{
+	(void)state;
+	assert_int_equal(gb_state_mode_safe(0750, 1000), 0750);
+	assert_int_equal(gb_state_mode_safe(0640, 1000), 0640);
+	assert_int_equal(gb_state_mode_safe(0777, 1000), 0755);
+	assert_int_equal(gb_state_mode_safe(0666, 1000), 0644);
+	assert_int_equal(gb_state_mode_safe(0770, 1000), 0750);
+	assert_int_equal(gb_state_mode_safe(01777, 1000), 01755);
+	/* root:slurm 0770 is how a root-owned directory lets SlurmUser in */
+	assert_int_equal(gb_state_mode_safe(0770, 0), 0770);
+	assert_int_equal(gb_state_mode_safe(0777, 0), 0775);
+}
+
+/*
+ * A directory 0777 and a file (-wal, -shm) 0666: a read-only open warns
+ * and changes nothing; a read-write open tightens each and says so.  As
+ * root the paths are given to uid 65534 first, so that the group rule
+ * applies (root's own group-writable paths keep their group write).
+ */
+static void test_open_tightens_modes(void **state)
+{
+	struct fx *f = *state;
+	static const mode_t too_open[4] = { 0777, 0666, 0666, 0666 };
+	static const mode_t tight[4] = { 0755, 0644, 0644, 0644 };
+	char paths[4][200];
+	gb_state_t *st = NULL;
+	gb_error_t e = { 0 };
+	const char *note;
+
+	f->st = open_ok(f->path);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-1", 0, NULL);
+	assert_null(gb_state_open_notice(f->st));
+	gb_state_close(f->st);
+	f->st = NULL;
+	mode_paths(f, paths);
+	for (int i = 0; i < 4; i++) {
+		if (geteuid() == 0)
+			assert_int_equal(chown(paths[i], 65534, 65534), 0);
+		assert_int_equal(chmod(paths[i], too_open[i]), 0);
+	}
+
+	assert_int_equal(gb_state_open(f->path, GB_STATE_RDONLY, BUSY_MS, &st, &e),
+			 GB_E_OK);
+	assert_non_null(note = gb_state_open_notice(st));
+	assert_non_null(strstr(note, "state directory "));
+	assert_non_null(strstr(note, "/lib/gpuburst is world-writable (mode 0777): the next program that opens it read-write tightens it to 0755"));
+	assert_non_null(strstr(note, "state.db is world-writable (mode 0666)"));
+	assert_non_null(strstr(note, "state.db-wal is world-writable"));
+	assert_non_null(strstr(note, "state.db-shm is world-writable"));
+	assert_int_equal(count(st, -1), 1);
+	gb_state_close(st);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(mode_of(paths[i]), too_open[i]);
+
+	f->st = open_ok(f->path);
+	assert_non_null(note = gb_state_open_notice(f->st));
+	assert_non_null(strstr(note, "/lib/gpuburst was world-writable (mode 0777): tightened to 0755"));
+	assert_non_null(strstr(note, "state.db was world-writable (mode 0666): tightened to 0644"));
+	assert_int_equal(count(f->st, -1), 1);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(mode_of(paths[i]), tight[i]);
+	gb_state_close(f->st);
+
+	/* group-writable only (not root's): tightened the same way */
+	assert_int_equal(chmod(paths[0], 0770), 0);
+	assert_int_equal(chmod(paths[1], 0660), 0);
+	f->st = open_ok(f->path);
+	assert_non_null(note = gb_state_open_notice(f->st));
+	assert_non_null(strstr(note, "/lib/gpuburst was group-writable (mode 0770): tightened to 0750"));
+	assert_non_null(strstr(note, "state.db was group-writable (mode 0660): tightened to 0640"));
+	assert_int_equal(mode_of(paths[0]), 0750);
+	assert_int_equal(mode_of(paths[1]), 0640);
+	gb_state_close(f->st);
+
+	/* a safe layout says nothing */
+	f->st = open_ok(f->path);
+	assert_null(gb_state_open_notice(f->st));
+}
+
+/* Child as uid/gid 65534: open [path] read-write.  RET gb_err_t. */
+static int child_writer(const char *path)
+{
+	gb_state_t *st = NULL;
+	gb_error_t e = { 0 };
+	gb_err_t rc;
+
+	if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+		return 100;
+	rc = gb_state_open(path, 0, BUSY_MS, &st, &e);
+	gb_state_close(st);
+	if (rc == GB_E_PERM && !strstr(e.text, "is world-writable (mode 0777, owner uid 0) and uid 65534 cannot tighten it"))
+		return 102;
+	return (int)rc;
+}
+
+/* A directory too open that we cannot chmod (root's): refused, untouched. */
+static void test_open_refuses_untightenable(void **state)
+{
+	struct fx *f = *state;
+	char paths[4][200];
+	int status = 0;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "# skipped: needs root to switch to uid 65534\n");
+		skip();
+	}
+	f->st = open_ok(f->path);
+	gb_state_close(f->st);
+	f->st = NULL;
+	mode_paths(f, paths);
+	assert_int_equal(chmod(f->dir, 0711), 0);
+	assert_int_equal(chmod(paths[0], 0777), 0);
+	assert_int_equal(chmod(paths[1], 0666), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(child_writer(f->path));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), GB_E_PERM);
+	assert_int_equal(mode_of(paths[0]), 0777);
+	assert_int_equal(mode_of(paths[1]), 0666);
 }
 
 static void test_open_not_a_database(void **state)
@@ -2110,7 +2279,11 @@ int main(void)
 		T(test_open_wal_and_reopen),
 		T(test_open_newer_schema),
 		T(test_open_rdonly),
+		T(test_open_no_create),
 		T(test_rdonly_group_reader),
+		T(test_mode_safe),
+		T(test_open_tightens_modes),
+		T(test_open_refuses_untightenable),
 		T(test_open_not_a_database),
 		T(test_request_add_get),
 		T(test_request_claim),
