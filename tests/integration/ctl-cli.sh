@@ -153,7 +153,8 @@ run 0 --json requests show "$PEND"
 py "$tmp/out" "$PEND" <<'PY' || bad "requests show json"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert set(d) == {"schema", "request", "approval", "plans", "attempts", "instances", "events", "timeline"}, d.keys()
+assert set(d) == {"schema", "request", "approval", "plans", "attempts", "instances", "extras", "events", "timeline"}, d.keys()
+assert d["extras"] == 0, d["extras"]
 assert d["request"]["id"] == sys.argv[2]
 a = d["approval"]
 assert a["state"] == "pending" and a["decided_by"] is None and a["expires_at"].endswith("Z"), a
@@ -168,6 +169,7 @@ assert d["plans"][0]["rationale"] == "Hong Kong is closest to Singapore"
 assert d["plans"][1]["body"]["steps"][0]["region"] == "ap-south-1"
 assert [(a["asked"], a["got"], a["state"]) for a in d["attempts"]] == [(4, 2, "ok"), (2, 2, "ok")]
 assert len(d["instances"]) == 4 and d["approval"] is None
+assert d["extras"] == sum(1 for i in d["instances"] if i["node"] is None), d["extras"]
 assert d["request"]["input"] == {"job_id": 4711, "nodes": "g5-[1-4]"}
 PY
 
