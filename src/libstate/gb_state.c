@@ -469,6 +469,16 @@ static gb_err_t check_mode(const char *path, const char *what, bool rdonly,
 	if (safe == mode)
 		return GB_E_OK;
 	how = mode & S_IWOTH ? "world-writable" : "group-writable";
+	/*
+	 * A shared directory (world-writable with the sticky bit: /tmp) is
+	 * everyone's: never chmod it.  Anyone could put a -wal or -shm
+	 * there before us, so a writer refuses it.
+	 */
+	if (!rdonly && S_ISDIR(sb.st_mode) && (mode & S_ISVTX) && (mode & S_IWOTH))
+		return gb_errorf(err, GB_E_PERM,
+				 "%s %s is a shared directory (mode %04o: world-writable, sticky): "
+				 "the state file needs a directory of its own (state_dir)",
+				 what, path, (unsigned)mode);
 	if (notice->len)
 		gb_buf_puts(notice, "; ");
 	if (rdonly) {
@@ -523,6 +533,10 @@ static gb_err_t create_file(const char *path, struct gb_buf *notice,
 	gb_err_t rc;
 	int fd;
 
+	/* a directory where the file should be: said before its parent's mode */
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+		return gb_errorf(err, GB_E_STATE,
+				 "state file %s is not a regular file", path);
 	if (slash && slash != path) {
 		if (!dir_of(path, dir, sizeof(dir)))
 			return gb_errorf(err, GB_E_INVALID,

@@ -617,6 +617,33 @@ static void test_open_refuses_untightenable(void **state)
 	assert_int_equal(mode_of(paths[1]), 0666);
 }
 
+/*
+ * A shared directory (1777, as /tmp) is never chmodded: a writer refuses
+ * it, and a directory where the file should be is said before the mode of
+ * the directory it is in (once that tightened /tmp itself).
+ */
+static void test_open_shared_dir(void **state)
+{
+	struct fx *f = *state;
+	char shared[200], path[220], sub[220];
+	gb_state_t *st = NULL;
+	gb_error_t e;
+
+	snprintf(shared, sizeof(shared), "%s/shared", f->dir);
+	snprintf(path, sizeof(path), "%s/state.db", shared);
+	snprintf(sub, sizeof(sub), "%s/sub", shared);
+	assert_int_equal(mkdir(shared, 0700), 0);
+	assert_int_equal(chmod(shared, 01777), 0);
+	assert_int_equal(gb_state_open(path, 0, BUSY_MS, &st, &e), GB_E_PERM);
+	assert_non_null(strstr(e.text, "is a shared directory (mode 1777"));
+	assert_int_equal(mode_of(shared), 01777);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	assert_int_equal(gb_state_open(sub, 0, BUSY_MS, &st, &e), GB_E_STATE);
+	assert_non_null(strstr(e.text, "is not a regular file"));
+	assert_int_equal(mode_of(shared), 01777);
+}
+
 static void test_open_not_a_database(void **state)
 {
 	struct fx *f = *state;
@@ -2284,6 +2311,7 @@ int main(void)
 		T(test_mode_safe),
 		T(test_open_tightens_modes),
 		T(test_open_refuses_untightenable),
+		T(test_open_shared_dir),
 		T(test_open_not_a_database),
 		T(test_request_add_get),
 		T(test_request_claim),
