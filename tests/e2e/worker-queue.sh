@@ -2,15 +2,16 @@
 # worker-queue.sh - a request enqueued while a worker runs is run by that
 # worker, not lost: the worker started for it finds the lock taken and
 # exits, and the running worker finds the new row before it gives the lock
-# up.  Job A's RunInstances is held 15 s by the simulator (long enough for
+# up.  Job A's RunInstances is held 8 s by the simulator (long enough for
 # job B's request to arrive meanwhile also on a loaded machine: 4 s was
-# not, in a sanitizer build beside crash-matrix.sh); job B is submitted
+# not, in a sanitizer build beside crash-matrix.sh; under the 10 s
+# request_timeout of e2e-lib's configuration); job B is submitted
 # meanwhile.  Both requests end done, run by the same worker pid,
 # and no worker is left.
 . "${srcdir:-.}/e2e-lib.sh"
 e2e_start --nodes 2
 
-control POST /_sim/fault '{"count": 1, "kind": "latency", "latency": 15, "action": "RunInstances"}' \
+control POST /_sim/fault '{"count": 1, "kind": "latency", "latency": 8, "action": "RunInstances"}' \
 	>/dev/null || fail "latency fault"
 A=$(submit -w gpu-1 --gres=gpu:a10g:1 --wrap 'hostname')
 wait_for 20 "job $A's request claimed by a worker" \
