@@ -324,6 +324,26 @@ static bool node_off(const struct gb_slurm_node *sn)
  *****************************************************************************/
 
 /*
+ * The record of [r] becomes [state] (with [reason], or the one it has);
+ * an ended state gets terminated_at = now.  OUT *e on failure.
+ */
+static gb_err_t rec_set_state(struct rctx *c, const struct rec *r,
+			      enum gb_instance_state state, const char *reason,
+			      gb_error_t *e)
+{
+	struct gb_instance up = { 0 };
+
+	up.request_id = r->request;
+	up.region = r->region;
+	up.instance_id = r->id;
+	up.state = state;
+	up.reason = reason;
+	if (state == GB_INST_TERMINATED || state == GB_INST_LOST)
+		up.terminated_at = c->now;
+	return gb_state_instance_update(c->o->st, &up, e);
+}
+
+/*
  * Bookkeeping, not an action: the record follows the cloud (no Slurm
  * change).  A failed update is logged and retried by the next pass.
  */
@@ -332,7 +352,6 @@ static void do_running(struct rctx *c)
 	for (size_t i = 0; i < c->n_rec; i++) {
 		const struct rec *r = &c->rec[i];
 		const struct cinst *ci;
-		struct gb_instance up = { 0 };
 		gb_error_t e;
 
 		if (r->state != GB_INST_PENDING || !r->region || !r->id ||
@@ -344,11 +363,7 @@ static void do_running(struct rctx *c)
 		c->rep->running++;
 		if (c->o->dry_run)
 			continue;
-		up.request_id = r->request;
-		up.region = r->region;
-		up.instance_id = r->id;
-		up.state = GB_INST_RUNNING;
-		if (gb_state_instance_update(c->o->st, &up, &e))
+		if (rec_set_state(c, r, GB_INST_RUNNING, NULL, &e))
 			gb_log_warn("reconcile_running_failed instance=%s#%s error=\"%s\"",
 				    r->region, r->id, e.text);
 	}
@@ -434,7 +449,6 @@ static bool still_live(const struct rctx *c, const struct rec *r)
 static void terminate_completed(struct rctx *c, const struct rec *r,
 				const struct cinst *ci)
 {
-	struct gb_instance up = { 0 };
 	gb_error_t e;
 
 	if (!ci && r->launched + c->o->conf->policy.orphan_timeout > c->now)
@@ -444,12 +458,7 @@ static void terminate_completed(struct rctx *c, const struct rec *r,
 		    c->o->dry_run ? " dry_run=1" : "");
 	if (c->o->dry_run)
 		return;
-	up.request_id = r->request;
-	up.region = r->region;
-	up.instance_id = r->id;
-	up.state = GB_INST_TERMINATED;
-	up.terminated_at = c->now;
-	if (gb_state_instance_update(c->o->st, &up, &e))
+	if (rec_set_state(c, r, GB_INST_TERMINATED, NULL, &e))
 		gb_log_warn("terminate_complete_failed instance=%s error=\"%s\"", r->id, e.text);
 }
 
@@ -487,16 +496,9 @@ static gb_err_t do_lost(struct rctx *c, gb_error_t *err)
 		if (!(a = add_action(c, GB_RECONCILE_LOST, target, r->node, why)))
 			return gb_errorf(err, GB_E_NOMEM, "out of memory");
 		if (!c->o->dry_run) {
-			struct gb_instance up = { 0 };
 			gb_error_t e;
 
-			up.request_id = r->request;
-			up.region = r->region;
-			up.instance_id = r->id;
-			up.state = GB_INST_LOST;
-			up.terminated_at = c->now;
-			up.reason = why;
-			if ((rc = gb_state_instance_update(c->o->st, &up, &e)))
+			if ((rc = rec_set_state(c, r, GB_INST_LOST, why, &e)))
 				snprintf(etext, sizeof(etext), "%s", e.text);
 			else if (r->node && c->nodes)
 				lost_node(c, r, "gone from the cloud", &rc, etext, sizeof(etext));

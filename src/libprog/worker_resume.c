@@ -374,7 +374,6 @@ gb_err_t worker_resume(struct wthread *t, const struct gb_request *req,
 		goto out;
 	}
 	addrs_free(&set);
-	memset(&set, 0, sizeof(set));
 	ro.home_region = job_intent(t, req, home, sizeof(home), text, sizeof(text));
 	if (text[0])
 		ro.untrusted = text;
