@@ -29,16 +29,13 @@ submit() {
 
 # accepted DESC [KEY=WANT...]: the last job was accepted silently, with these fields
 accepted() {
-	local desc=$1 kv got
+	local desc=$1
 	shift
 	if [ "$rc" != 0 ] || [ -z "$job" ] || [ -n "$err" ]; then
 		bad "$desc: rc=$rc stdout='$out' stderr='$err'"
 		return
 	fi
-	for kv in "$@"; do
-		got=$(job_field "$job" "${kv%%=*}")
-		[ "$got" = "${kv#*=}" ] || bad "$desc: ${kv%%=*}='$got', want '${kv#*=}'"
-	done
+	job_fields_are "$desc" "$job" "$@"
 }
 
 # rejected DESC LINE1 LINE2: sbatch failed and printed exactly these lines

@@ -100,6 +100,16 @@ job_field() {
 			print substr($i, length(k) + 1); exit } }'
 }
 
+# job_fields_are DESC ID KEY=WANT...: each KEY of job ID is WANT, or bad
+job_fields_are() {
+	local desc=$1 id=$2 kv got
+	shift 2
+	for kv in "$@"; do
+		got=$(job_field "$id" "${kv%%=*}")
+		[ "$got" = "${kv#*=}" ] || bad "$desc: ${kv%%=*}='$got', want '${kv#*=}'"
+	done
+}
+
 # log_mark: remember where slurmctld.log ends.  log_lines TEXT...: the
 # lines after the mark that contain each TEXT, in that order (without the
 # "[time] " prefix).  log_wait SECONDS TEXT...: wait for one; RET 1 if none

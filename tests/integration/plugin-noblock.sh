@@ -48,7 +48,7 @@ timed() {
 # submit DESC [KEY=WANT...]: a held job with ${args:---gres=gpu:a10g:1},
 # accepted with these fields
 submit() {
-	local desc=$1 kv got job
+	local desc=$1 job
 	shift
 	# shellcheck disable=SC2086
 	timed "sbatch, $desc" sbatch --hold ${args:---gres=gpu:a10g:1} --wrap true
@@ -57,10 +57,23 @@ submit() {
 		bad "sbatch, $desc: rc=$rc stdout='$out' stderr='$err'"
 		return
 	fi
-	for kv in "$@"; do
-		got=$(job_field "$job" "${kv%%=*}")
-		[ "$got" = "${kv#*=}" ] || bad "sbatch, $desc: ${kv%%=*}='$got', want '${kv#*=}'"
-	done
+	job_fields_are "sbatch, $desc" "$job" "$@"
+}
+
+# fifo_reconfigure DESC: gpuburst.yaml becomes a FIFO, scontrol
+# reconfigure, and the next second begins.  last_update counts whole
+# seconds, so a check begun in the reconfigure's own second is followed by
+# another (a second reconfigure in that second would leave last_update as
+# it was), which would open the FIFO again once a writer has gone: the
+# reload is woken in the next second.
+fifo_reconfigure() {
+	local s
+	rm "$yaml"
+	mkfifo "$yaml"
+	log_mark
+	reconfigure "$1"
+	s=$(date +%s)
+	while [ "$(date +%s)" = "$s" ]; do sleep 0.05; done
 }
 
 # answers DESC: sinfo and scontrol show partition work
@@ -100,16 +113,7 @@ answers "good file"
 # reconfigure opened it inside job_submit(), with slurmctld's locks held:
 # every client timed out, and the submission the client saw fail was
 # created once the FIFO had a writer.
-rm "$yaml"
-mkfifo "$yaml"
-log_mark
-reconfigure "FIFO"
-# last_update counts whole seconds, so a check begun in the reconfigure's
-# own second is followed by another (a second reconfigure in that second
-# would leave last_update as it was), which would open the FIFO again once
-# the writer below has gone: wake the reload in the next second.
-s=$(date +%s)
-while [ "$(date +%s)" = "$s" ]; do sleep 0.05; done
+fifo_reconfigure "FIFO"
 submit "FIFO, wakes the reload" "${routed[@]}"
 submit "FIFO" "${routed[@]}"
 args="--gres=gpu:l40s:1 --comment=gpuburst:home=ap-northeast-1" submit "FIFO, with a home" "${home[@]}"
@@ -164,12 +168,7 @@ threads() {	# the reload threads in slurmctld
 if ! reconfigure_reexecs; then
 	conf=$LAB/etc/slurm.conf
 	[ "$(threads)" = 1 ] || bad "$(threads) reload threads in slurmctld, want 1"
-	rm "$yaml"
-	mkfifo "$yaml"
-	log_mark
-	reconfigure "FIFO, before the plugin is dropped"
-	s=$(date +%s)
-	while [ "$(date +%s)" = "$s" ]; do sleep 0.05; done
+	fifo_reconfigure "FIFO, before the plugin is dropped"
 	reload_wake
 	sleep 0.5
 	sed -i 's/^JobSubmitPlugins=gpuburst$/#&/' "$conf"
