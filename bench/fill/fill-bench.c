@@ -10,7 +10,7 @@
  *
  *   fill-bench --sim BIN --srcdir DIR [--scenario NAME]... [--time-scale X]
  *              [--seed-runs N] [--noise PERCENT] [--markdown FILE] [--hedge N]
- *              [--no-prior]
+ *              [--no-prior] [--repeat N]
  *
  * Times are simulated seconds: with --time-scale X (default 10) the
  * simulator runs X times faster than real time and so do the
@@ -19,6 +19,13 @@
  * Exit status 1 when any strategy breaks an invariant (more live instances
  * than nodes, a node with two instances, an unrecorded instance, an extra
  * still alive 60 s after the run, or an internal error of the engine).
+ *
+ * The last lines sum up the extras (instances beyond the nodes, from
+ * hedges and spares; rolled-back ones apart) of each strategy per 100
+ * nodes requested, over every scenario run, against EXTRAS_BOUND, the
+ * default strategy's bound that doc/orchestrator.md states.  --repeat N
+ * runs every scenario N times, the simulators' seed moved by one each
+ * time, for a sum over more than one latency draw.
  *
  * Debugging aids: FILL_TRACE=1 prints the default strategy's plans,
  * capacity memory and decision trace to stderr; FILL_SEEDS=1 adds those of
@@ -71,6 +78,10 @@ static const int lane_strategy[L_COUNT] = {
 	GB_STRATEGY_DEFAULT, -1,
 };
 
+/* doc/orchestrator.md, "Extras": the default strategy's extras per 100
+ * nodes requested, summed over the scenarios, stay below this */
+#define EXTRAS_BOUND 3.0
+
 struct opts {
 	const char *sim;
 	const char *srcdir;
@@ -81,9 +92,12 @@ struct opts {
 	struct gb_orch_tuning tuning;
 	const char *only[16];
 	int n_only;
+	int repeat;
 };
 
 static struct opts O;
+static const char *workdir;	/* the run's temporary directory */
+static int seed_shift;		/* added to each scenario's seed (--repeat) */
 
 /*****************************************************************************
  *  Clock seams: simulated seconds
@@ -159,13 +173,42 @@ static struct gb_conf *load_conf(const char *endpoint)
 	return c;
 }
 
+/* the scenario file with its "seed: N" line moved by seed_shift, in the
+ * run's directory */
+static void shifted_scenario(const char *from, const char *scenario, char *to, size_t tolen)
+{
+	char *text = NULL, *line;
+	long seed;
+	size_t len;
+	FILE *f;
+	gb_error_t err;
+
+	if (gb_file_read(from, 1 << 20, &text, &len, &err))
+		die(err.text);
+	line = strstr(text, "\nseed: ");
+	if (!line || sscanf(line, "\nseed: %ld", &seed) != 1)
+		die("a scenario without a \"seed:\" line cannot be repeated");
+	snprintf(to, tolen, "%s/%s-seed%d.yaml", workdir, scenario, seed_shift);
+	if (!(f = fopen(to, "w")))
+		die("cannot write a scenario copy");
+	fprintf(f, "%.*s\nseed: %ld%s", (int)(line - text), text, seed + seed_shift,
+		line + 1 + strcspn(line + 1, "\n"));
+	if (fclose(f))
+		die("cannot write a scenario copy");
+	free(text);
+}
+
 static void start_sim(struct gb_simh *s, const char *scenario, double scale)
 {
-	char path[1024], sc[32];
+	char orig[1024], path[1024], sc[32];
 	const char *args[] = { "--time-scale", sc, NULL };
 	gb_error_t err;
 
-	snprintf(path, sizeof(path), "%s/bench/fill/scenarios/%s.yaml", O.srcdir, scenario);
+	snprintf(orig, sizeof(orig), "%s/bench/fill/scenarios/%s.yaml", O.srcdir, scenario);
+	if (seed_shift)
+		shifted_scenario(orig, scenario, path, sizeof(path));
+	else
+		gb_strlcpy(path, orig, sizeof(path));
 	snprintf(sc, sizeof(sc), "%g", scale);
 	if (gb_simh_start(s, O.sim, path, args, &err))
 		die(err.text);
@@ -332,7 +375,7 @@ struct lane {
 	double t0;		/* the oracle's start */
 	int node0;		/* first node number */
 	/* results */
-	int obtained, obtainable, calls, other, extras;
+	int obtained, obtainable, calls, other, extras, rolled_back;
 	double ttc;
 	bool internal_error;
 	char reason[GB_ORCH_REASON_MAX];
@@ -409,7 +452,8 @@ static void *run_engine_lane(void *arg)
 	ln->obtained = res.launched;
 	ln->calls = res.api_calls;
 	ln->other = res.other_calls;
-	ln->extras = res.extras + res.rolled_back;
+	ln->extras = res.extras;
+	ln->rolled_back = res.rolled_back;
 	ln->ttc = res.time_to_capacity;
 	gb_strlcpy(ln->reason, res.reason, sizeof(ln->reason));
 	if (getenv("FILL_TRACE") && ln->kind == L_DEFAULT && ln->clk.scale == O.scale) {
@@ -707,6 +751,8 @@ static void seed_memory(const struct scenario *sc, const char *path)
 
 static FILE *md;
 static int violations;
+/* over every scenario run: per strategy, extras, rolled back, nodes asked */
+static int sum_extras[L_COUNT], sum_rolled[L_COUNT], sum_nodes[L_COUNT];
 
 static bool lane_ok(const struct lane *ln)
 {
@@ -737,15 +783,18 @@ static void print_table(const struct lane *L, const struct scenario *sc, bool wa
 			bool markdown)
 {
 	if (markdown) {
-		fprintf(out, "\n**%s** (%d nodes%s, %s)\n\n", sc->name, sc->nodes,
+		fprintf(out, "\n**%s** (%d nodes%s, %s", sc->name, sc->nodes,
 			sc->job ? ", one job, locality region" : "", warm ? "warm" : "cold");
-		fprintf(out, "| strategy | obtained / obtainable | RunInstances calls | other calls | time to capacity s | extras (terminated) | alive extras at 60 s | invariants |\n");
-		fprintf(out, "|---|---|---|---|---|---|---|---|\n");
+		if (O.repeat > 1)
+			fprintf(out, ", seed +%d", seed_shift);
+		fprintf(out, ")\n\n");
+		fprintf(out, "| strategy | obtained / obtainable | RunInstances calls | other calls | time to capacity s | extras (terminated) | rolled back | alive extras at 60 s | invariants |\n");
+		fprintf(out, "|---|---|---|---|---|---|---|---|---|\n");
 	} else {
 		fprintf(out, "\n== %s (%d nodes%s) %s ==\n", sc->name, sc->nodes,
 			sc->job ? ", one job, locality region" : "", warm ? "WARM" : "COLD");
-		fprintf(out, "%-15s %11s %6s %6s %9s %7s %8s %5s  %s\n", "strategy", "obtained",
-			"calls", "other", "ttc_s", "extras", "alive60", "inv", "reason");
+		fprintf(out, "%-15s %11s %6s %6s %9s %7s %7s %8s %5s  %s\n", "strategy", "obtained",
+			"calls", "other", "ttc_s", "extras", "rolled", "alive60", "inv", "reason");
 	}
 	for (int k = 0; k < L_COUNT; k++) {
 		const struct lane *ln = &L[k];
@@ -753,12 +802,12 @@ static void print_table(const struct lane *L, const struct scenario *sc, bool wa
 
 		snprintf(ob, sizeof(ob), "%d/%d", ln->obtained, L[L_ORACLE].obtainable);
 		if (markdown)
-			fprintf(out, "| %s | %s | %d | %d | %.1f | %d | %d | %s |\n", lane_names[k], ob,
-				ln->calls, ln->other, ln->ttc, ln->extras,
+			fprintf(out, "| %s | %s | %d | %d | %.1f | %d | %d | %d | %s |\n", lane_names[k],
+				ob, ln->calls, ln->other, ln->ttc, ln->extras, ln->rolled_back,
 				ln->live60.alive - ln->obtained, lane_ok(ln) ? "ok" : "BROKEN");
 		else
-			fprintf(out, "%-15s %11s %6d %6d %9.1f %7d %8d %5s  %s\n", lane_names[k], ob,
-				ln->calls, ln->other, ln->ttc, ln->extras,
+			fprintf(out, "%-15s %11s %6d %6d %9.1f %7d %7d %8d %5s  %s\n", lane_names[k],
+				ob, ln->calls, ln->other, ln->ttc, ln->extras, ln->rolled_back,
 				ln->live60.alive - ln->obtained, lane_ok(ln) ? "ok" : "BROKEN",
 				ln->reason);
 	}
@@ -801,6 +850,9 @@ static void run_scenario(const struct scenario *sc, bool warm, const char *dir)
 	for (int k = 0; k < L_COUNT; k++) {
 		read_live(&L[k].sim, L[k].request_id, &L[k].live60);
 		violations += !lane_ok(&L[k]);
+		sum_extras[k] += L[k].extras;
+		sum_rolled[k] += L[k].rolled_back;
+		sum_nodes[k] += sc->nodes;
 		gb_simh_stop(&L[k].sim);
 		gb_conf_destroy(L[k].conf);
 		rm_state(L[k].state_path);
@@ -812,10 +864,41 @@ static void run_scenario(const struct scenario *sc, bool warm, const char *dir)
 		print_table(L, sc, warm, md, true);
 }
 
+/* the extras of each strategy per 100 nodes requested, over every run */
+static void print_extras(FILE *out)
+{
+	double per100 = 0;
+
+	fprintf(out, "\nextras per 100 nodes requested (%d run(s) of each scenario, cold and warm):",
+		O.repeat);
+	for (int k = 0; k < L_ORACLE; k++) {
+		double v = sum_nodes[k] ? 100.0 * sum_extras[k] / sum_nodes[k] : 0;
+
+		fprintf(out, "%s %s %.2f (%d in %d nodes; %d rolled back)", k ? "," : "",
+			lane_names[k], v, sum_extras[k], sum_nodes[k], sum_rolled[k]);
+		if (k == L_DEFAULT)
+			per100 = v;
+	}
+	fprintf(out, "\ndefault: %.2f extras per 100 nodes, bound %.0f: %s\n", per100, EXTRAS_BOUND,
+		per100 < EXTRAS_BOUND ? "met" : "MISSED");
+}
+
+static void rm_scenario_copies(const char *dir)
+{
+	char p[600];
+
+	for (int r = 1; r < O.repeat; r++)
+		for (size_t s = 0; s < GB_ARRAY_LEN(all_scenarios); s++) {
+			snprintf(p, sizeof(p), "%s/%s-seed%d.yaml", dir, all_scenarios[s].name, r);
+			unlink(p);
+		}
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: fill-bench --sim BIN --srcdir DIR [--scenario NAME]... "
-		"[--time-scale X] [--seed-runs N] [--noise PERCENT] [--markdown FILE] [--hedge N] [--no-prior]\n");
+		"[--time-scale X] [--seed-runs N] [--noise PERCENT] [--markdown FILE] [--hedge N] "
+		"[--no-prior] [--repeat N]\n");
 	exit(2);
 }
 
@@ -831,6 +914,7 @@ static void parse(int argc, char **argv)
 		{ "hedge", required_argument, NULL, 'h' },
 		{ "no-prior", no_argument, NULL, 'p' },
 		{ "noise", required_argument, NULL, 'z' },
+		{ "repeat", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	long v;
@@ -838,6 +922,7 @@ static void parse(int argc, char **argv)
 
 	O.scale = 10;
 	O.seed_runs = 5;
+	O.repeat = 1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 's': O.sim = optarg; break;
@@ -867,6 +952,11 @@ static void parse(int argc, char **argv)
 				usage();
 			O.noise = (int)v;
 			break;
+		case 'r':
+			if (gb_parse_long(optarg, 1, 100, &v))
+				usage();
+			O.repeat = (int)v;
+			break;
 		default: usage();
 		}
 	}
@@ -892,19 +982,28 @@ int main(int argc, char **argv)
 	printf("fill-bench: time scale %g (simulated seconds), %d warm-up runs (noise %d%%), hedge %d, prior %s\n",
 	       O.scale, O.seed_runs, O.noise, O.tuning.hedge > 0 ? O.tuning.hedge :
 	       O.tuning.hedge < 0 ? 0 : 1, O.tuning.prior < 0 ? "off" : "on");
-	for (size_t s = 0; s < GB_ARRAY_LEN(all_scenarios); s++) {
-		bool pick = O.n_only == 0;
+	workdir = dir;
+	for (seed_shift = 0; seed_shift < O.repeat; seed_shift++)
+		for (size_t s = 0; s < GB_ARRAY_LEN(all_scenarios); s++) {
+			bool pick = O.n_only == 0;
 
-		for (int i = 0; i < O.n_only; i++)
-			pick |= !strcmp(O.only[i], all_scenarios[s].name);
-		if (!pick)
-			continue;
-		run_scenario(&all_scenarios[s], false, dir);
-		run_scenario(&all_scenarios[s], true, dir);
-	}
+			for (int i = 0; i < O.n_only; i++)
+				pick |= !strcmp(O.only[i], all_scenarios[s].name);
+			if (!pick)
+				continue;
+			if (O.repeat > 1)
+				printf("\n--- %s, seed +%d ---\n", all_scenarios[s].name, seed_shift);
+			run_scenario(&all_scenarios[s], false, dir);
+			run_scenario(&all_scenarios[s], true, dir);
+		}
+	rm_scenario_copies(dir);
 	rmdir(dir);
-	if (md)
+	print_extras(stdout);
+	if (md) {
+		fprintf(md, "\n");
+		print_extras(md);
 		fclose(md);
+	}
 	printf("\nfill-bench: %.0f s, %d invariant violation(s)\n", gb_time_mono() - t0, violations);
 	return violations ? 1 : 0;
 }
