@@ -265,17 +265,17 @@ static void test_errors_and_statuses(void **state)
 		  "InvalidParameterValue" },
 		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&DryRun=true", 412,
 		  "DryRunOperation" },
-		{ "Action=DescribeInstances&Filter.1.Name=color&Filter.1.Value.1=red", 400,
+		{ "Action=DescribeInstances&Version=2016-11-15&Filter.1.Name=color&Filter.1.Value.1=red", 400,
 		  "InvalidParameterValue" },
-		{ "Action=DescribeInstances&InstanceId.1=i-0123456789abcdef0", 400,
+		{ "Action=DescribeInstances&Version=2016-11-15&InstanceId.1=i-0123456789abcdef0", 400,
 		  "InvalidInstanceID.NotFound" },
-		{ "Action=DescribeInstances&NextToken=nope", 400, "InvalidNextToken" },
-		{ "Action=TerminateInstances&InstanceId.1=i-xyz", 400, "InvalidInstanceID.Malformed" },
-		{ "Action=DescribeInstanceTypeOfferings&LocationType=planet", 400,
+		{ "Action=DescribeInstances&Version=2016-11-15&NextToken=nope", 400, "InvalidNextToken" },
+		{ "Action=TerminateInstances&Version=2016-11-15&InstanceId.1=i-xyz", 400, "InvalidInstanceID.Malformed" },
+		{ "Action=DescribeInstanceTypeOfferings&Version=2016-11-15&LocationType=planet", 400,
 		  "InvalidParameterValue" },
-		{ "Action=DescribeAvailabilityZones&ZoneName.1=ap-south-1q", 400,
+		{ "Action=DescribeAvailabilityZones&Version=2016-11-15&ZoneName.1=ap-south-1q", 400,
 		  "InvalidParameterValue" },
-		{ "Action=RebootInstances&InstanceId.1=i-0123456789abcdef0", 400, "InvalidAction" },
+		{ "Action=RebootInstances&Version=2016-11-15&InstanceId.1=i-0123456789abcdef0", 400, "InvalidAction" },
 		{ "Version=2016-11-15", 400, "MissingAction" },
 	};
 	struct gb_cloudsim *cs = *state;
@@ -287,7 +287,7 @@ static void test_errors_and_statuses(void **state)
 		resp_free(&rs);
 	}
 	/* nothing was launched by any of them */
-	call(cs, "Action=DescribeInstances", &rs);
+	call(cs, "Action=DescribeInstances&Version=2016-11-15", &rs);
 	assert_int_equal(xcount(&rs, "//e:reservationSet/e:item"), 0);
 	resp_free(&rs);
 }
@@ -397,13 +397,13 @@ static void test_describe_terminate_xml(void **state)
 	resp_free(&rs);
 	call(cs, RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&SubnetId=subnet-b", &rs);
 	resp_free(&rs);
-	call(cs, "Action=DescribeInstances&MaxResults=5", &rs);
+	call(cs, "Action=DescribeInstances&Version=2016-11-15&MaxResults=5", &rs);
 	assert_int_equal(rs.r.status, 200);
 	assert_int_equal(xcount(&rs, "//e:reservationSet/e:item"), 2);
 	assert_int_equal(xcount(&rs, "//e:reservationSet/e:item[1]/e:instancesSet/e:item"), 2);
 	assert_int_equal(xcount(&rs, "/e:DescribeInstancesResponse/e:nextToken"), 0);
 	resp_free(&rs);
-	snprintf(body, sizeof(body), "Action=TerminateInstances&InstanceId.1=%s", id);
+	snprintf(body, sizeof(body), "Action=TerminateInstances&Version=2016-11-15&InstanceId.1=%s", id);
 	call(cs, body, &rs);
 	assert_int_equal(rs.r.status, 200);
 	assert_string_equal(xget(&rs, "//e:instancesSet/e:item/e:instanceId"), id);
@@ -412,7 +412,7 @@ static void test_describe_terminate_xml(void **state)
 	assert_string_equal(xget(&rs, "//e:item/e:previousState/e:name"), "pending");
 	resp_free(&rs);
 	cs->offset += 5;	/* the driven clock */
-	snprintf(body, sizeof(body), "Action=DescribeInstances&InstanceId.1=%s", id);
+	snprintf(body, sizeof(body), "Action=DescribeInstances&Version=2016-11-15&InstanceId.1=%s", id);
 	call(cs, body, &rs);
 	assert_string_equal(xget(&rs, "//e:instanceState/e:name"), "terminated");
 	assert_string_equal(xget(&rs, "//e:stateReason/e:code"), "Client.UserInitiatedShutdown");
@@ -424,19 +424,19 @@ static void test_offerings_azs_tags_xml(void **state)
 	struct gb_cloudsim *cs = *state;
 	struct resp rs;
 
-	call(cs, "Action=DescribeInstanceTypeOfferings&LocationType=availability-zone"
+	call(cs, "Action=DescribeInstanceTypeOfferings&Version=2016-11-15&LocationType=availability-zone"
 		 "&Filter.1.Name=instance-type&Filter.1.Value.1=g5.xlarge", &rs);
 	assert_int_equal(rs.r.status, 200);
 	assert_int_equal(xcount(&rs, "//e:instanceTypeOfferingSet/e:item"), 2);
 	assert_string_equal(xget(&rs, "//e:item[2]/e:location"), "ap-south-1b");
 	assert_string_equal(xget(&rs, "//e:item[2]/e:locationType"), "availability-zone");
 	resp_free(&rs);
-	call(cs, "Action=DescribeInstanceTypeOfferings&Filter.1.Name=instance-type"
+	call(cs, "Action=DescribeInstanceTypeOfferings&Version=2016-11-15&Filter.1.Name=instance-type"
 		 "&Filter.1.Value.1=p5.*", &rs);
 	assert_int_equal(xcount(&rs, "//e:instanceTypeOfferingSet/e:item"), 0);
 	assert_int_equal(xcount(&rs, "//e:instanceTypeOfferingSet"), 1);
 	resp_free(&rs);
-	call(cs, "Action=DescribeAvailabilityZones", &rs);
+	call(cs, "Action=DescribeAvailabilityZones&Version=2016-11-15", &rs);
 	assert_int_equal(xcount(&rs, "//e:availabilityZoneInfo/e:item"), 2);
 	assert_string_equal(xget(&rs, "//e:item[1]/e:zoneState"), "available");
 	assert_string_equal(xget(&rs, "//e:item[2]/e:zoneId"), "aps1-az2");
@@ -446,7 +446,7 @@ static void test_offerings_azs_tags_xml(void **state)
 	{
 		char body[256];
 
-		snprintf(body, sizeof(body), "Action=CreateTags&ResourceId.1=%s&Tag.1.Key=Name"
+		snprintf(body, sizeof(body), "Action=CreateTags&Version=2016-11-15&ResourceId.1=%s&Tag.1.Key=Name"
 			 "&Tag.1.Value=x", xget(&rs, "//e:item[1]/e:instanceId"));
 		resp_free(&rs);
 		call(cs, body, &rs);
@@ -533,9 +533,9 @@ static void test_dry_run_errors(void **state)
 		{ RUN "&InstanceType=g5.xlarge&MinCount=1&DryRun=true", 400, "MissingParameter" },
 		{ RUN "&InstanceType=g5.xlarge&MinCount=x&MaxCount=1&DryRun=true", 400,
 		  "InvalidParameterValue" },
-		{ "Action=RunInstances&ImageId=ami-0000000000000000a&InstanceType=g5.xlarge"
+		{ "Action=RunInstances&Version=2016-11-15&ImageId=ami-0000000000000000a&InstanceType=g5.xlarge"
 		  "&MinCount=1&MaxCount=1&DryRun=true", 400, "InvalidAMIID.NotFound" },
-		{ "Action=RunInstances&ImageId=image-1&InstanceType=g5.xlarge"
+		{ "Action=RunInstances&Version=2016-11-15&ImageId=image-1&InstanceType=g5.xlarge"
 		  "&MinCount=1&MaxCount=1&DryRun=true", 400, "InvalidAMIID.Malformed" },
 		{ RUN "&InstanceType=g9.xlarge&MinCount=1&MaxCount=1&DryRun=true", 400,
 		  "InvalidParameterValue" },
@@ -561,11 +561,11 @@ static void test_dry_run_errors(void **state)
 		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&DryRun=true"
 		  "&TagSpecification.1.ResourceType=instance&TagSpecification.1.Tag.1.Key=aws%3Ax",
 		  400, "InvalidParameterValue" },
-		{ "Action=DescribeAvailabilityZones&ZoneName.1=ap-south-1q&DryRun=true", 400,
+		{ "Action=DescribeAvailabilityZones&Version=2016-11-15&ZoneName.1=ap-south-1q&DryRun=true", 400,
 		  "InvalidParameterValue" },
-		{ "Action=DescribeInstances&MaxResults=5&DryRun=1", 400, "InvalidParameterValue" },
-		{ "Action=DescribeInstances&Colour=red", 400, "UnknownParameter" },
-		{ "Action=TerminateInstances&InstanceId.1=i-0123456789abcdef0&DryRun=true", 400,
+		{ "Action=DescribeInstances&Version=2016-11-15&MaxResults=5&DryRun=1", 400, "InvalidParameterValue" },
+		{ "Action=DescribeInstances&Version=2016-11-15&Colour=red", 400, "UnknownParameter" },
+		{ "Action=TerminateInstances&Version=2016-11-15&InstanceId.1=i-0123456789abcdef0&DryRun=true", 400,
 		  "InvalidInstanceID.NotFound" },
 	};
 	struct gb_cloudsim *cs = *state;
@@ -609,25 +609,25 @@ static void test_dry_run_other_actions(void **state)
 	assert_int_equal(rs.r.status, 200);
 	snprintf(id, sizeof(id), "%s", xget(&rs, "//e:item[1]/e:instanceId"));
 	resp_free(&rs);
-	call(cs, "Action=DescribeInstances&DryRun=true", &rs);
+	call(cs, "Action=DescribeInstances&Version=2016-11-15&DryRun=true", &rs);
 	expect_error(&rs, 412, "DryRunOperation");
 	resp_free(&rs);
-	call(cs, "Action=DescribeAvailabilityZones&DryRun=true", &rs);
+	call(cs, "Action=DescribeAvailabilityZones&Version=2016-11-15&DryRun=true", &rs);
 	expect_error(&rs, 412, "DryRunOperation");
 	resp_free(&rs);
-	call(cs, "Action=DescribeInstanceTypeOfferings&DryRun=true", &rs);
+	call(cs, "Action=DescribeInstanceTypeOfferings&Version=2016-11-15&DryRun=true", &rs);
 	expect_error(&rs, 412, "DryRunOperation");
 	resp_free(&rs);
-	snprintf(body, sizeof(body), "Action=CreateTags&ResourceId.1=%s&Tag.1.Key=Name"
+	snprintf(body, sizeof(body), "Action=CreateTags&Version=2016-11-15&ResourceId.1=%s&Tag.1.Key=Name"
 		 "&Tag.1.Value=x&DryRun=true", id);
 	call(cs, body, &rs);
 	expect_error(&rs, 412, "DryRunOperation");
 	resp_free(&rs);
-	snprintf(body, sizeof(body), "Action=TerminateInstances&InstanceId.1=%s&DryRun=true", id);
+	snprintf(body, sizeof(body), "Action=TerminateInstances&Version=2016-11-15&InstanceId.1=%s&DryRun=true", id);
 	call(cs, body, &rs);
 	expect_error(&rs, 412, "DryRunOperation");
 	resp_free(&rs);
-	snprintf(body, sizeof(body), "Action=DescribeInstances&InstanceId.1=%s&DryRun=false", id);
+	snprintf(body, sizeof(body), "Action=DescribeInstances&Version=2016-11-15&InstanceId.1=%s&DryRun=false", id);
 	call(cs, body, &rs);
 	assert_int_equal(rs.r.status, 200);
 	assert_string_equal(xget(&rs, "//e:instanceState/e:name"), "pending");
@@ -666,11 +666,11 @@ static void test_injected_faults(void **state)
 	assert_string_equal(cr.body.data, "{\"pending\":2}\n");
 	gb_cs_response_free(&cr);
 	for (int i = 0; i < 2; i++) {
-		call(cs, "Action=DescribeInstances", &rs);
+		call(cs, "Action=DescribeInstances&Version=2016-11-15", &rs);
 		expect_error(&rs, 503, "RequestLimitExceeded");
 		resp_free(&rs);
 	}
-	call(cs, "Action=DescribeInstances", &rs);
+	call(cs, "Action=DescribeInstances&Version=2016-11-15", &rs);
 	assert_int_equal(rs.r.status, 200);
 	resp_free(&rs);
 
@@ -696,11 +696,11 @@ static void test_injected_faults(void **state)
 	control(cs, "POST", "/_sim/fault",
 		"{\"code\": \"InternalError\", \"status\": 502, \"message\": \"bad gateway\"}", &cr);
 	gb_cs_response_free(&cr);
-	call(cs, "Action=DescribeAvailabilityZones", &rs);
+	call(cs, "Action=DescribeAvailabilityZones&Version=2016-11-15", &rs);
 	assert_int_equal(rs.r.status, 200);
 	assert_true(cs->last_latency == 2.5);
 	resp_free(&rs);
-	call(cs, "Action=DescribeAvailabilityZones", &rs);
+	call(cs, "Action=DescribeAvailabilityZones&Version=2016-11-15", &rs);
 	expect_error(&rs, 502, "InternalError");
 	assert_string_equal(xget(&rs, "/Response/Errors/Error/Message"), "bad gateway");
 	resp_free(&rs);
@@ -710,7 +710,7 @@ static void test_injected_faults(void **state)
 	control(cs, "DELETE", "/_sim/fault", NULL, &cr);
 	assert_int_equal(cr.status, 200);
 	gb_cs_response_free(&cr);
-	call(cs, "Action=DescribeAvailabilityZones", &rs);
+	call(cs, "Action=DescribeAvailabilityZones&Version=2016-11-15", &rs);
 	assert_int_equal(rs.r.status, 200);
 	resp_free(&rs);
 }

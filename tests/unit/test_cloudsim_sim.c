@@ -395,11 +395,11 @@ static void test_capacity_events(void **state)
 	assert_int_equal(pool_used(f->sim, "ap-south-1a", "g6.xlarge", &total), 2);
 	assert_int_equal(total, 0);	/* running instances stay */
 	/* the control interface: make 1 more fit */
-	assert_int_equal(gb_sim_capacity_set(f->sim, "ap-south-1a", "g6.xlarge", 1,
-					     true, NULL), GB_E_OK);
+	assert_int_equal(gb_sim_capacity_set(f->sim, "ap-south-1a", "g6.xlarge", false,
+					     1, true, NULL), GB_E_OK);
 	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 201, NULL), 1);
 	assert_int_not_equal(gb_sim_capacity_set(f->sim, "ap-south-1a", "g6e.xlarge",
-						 1, true, NULL), GB_E_OK);
+						 false, 1, true, NULL), GB_E_OK);
 }
 
 static size_t describe_n(gb_sim_t *sim, struct gb_sim_query *q, double now,
