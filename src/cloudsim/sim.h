@@ -229,9 +229,10 @@ void gb_sim_advance(gb_sim_t *sim, double now);
  * l->dry_run: every check a launch makes up to the point where capacity
  * is taken (parameters, image, key pair, security groups, instance
  * profile, subnet or AZ, the type offered there), then GB_E_CANCELLED with
- * 412 DryRunOperation.  Quotas, capacity and free addresses are not
- * looked at (EC2 answers a dry run without reserving anything), the
- * ClientToken is neither looked up nor recorded, nothing changes.
+ * 412 DryRunOperation.  Quotas, capacity, free addresses and the Spot
+ * price are not looked at (EC2 answers a dry run without reserving
+ * anything), the ClientToken is neither looked up nor recorded, nothing
+ * changes.
  */
 gb_err_t gb_sim_run_instances(gb_sim_t *sim, const char *region,
 			      const struct gb_sim_launch *l, double now,
