@@ -3,9 +3,11 @@
  * control.c - the loopback control interface for tests (JSON, no SigV4)
  *
  *   GET    /_sim/health     {"ok": true}
- *   GET    /_sim/state      regions, pools, subnets, quotas, instances, faults,
- *                            calls (per action: received, answered)
- *   POST   /_sim/capacity   {"az", "instance_type", "available" | "total"}
+ *   GET    /_sim/state      regions, pools (On-Demand, Spot), subnets, quotas,
+ *                            instances, faults, calls (per action: received,
+ *                            answered)
+ *   POST   /_sim/capacity   {"az", "instance_type", "available" | "total",
+ *                            "market": "on-demand" (default) | "spot"}
  *   POST   /_sim/fault      {"count", "kind", "code", "status", "message",
  *                            "latency", "action", "region"}
  *   DELETE /_sim/fault      drop every injected fault
@@ -67,6 +69,26 @@ static json_t *pools_json(const gb_sim_t *sim, const struct gb_sc_az *az)
 	return a;
 }
 
+/* Spot pools apart, so that the On-Demand pool objects keep their shape. */
+static json_t *spot_json(const gb_sim_t *sim, const struct gb_sc_az *az)
+{
+	size_t n;
+	const struct gb_sim_pool *p = gb_sim_pools(sim, &n);
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < n; i++) {
+		long avail = p[i].spot_total > p[i].spot_used ? p[i].spot_total - p[i].spot_used : 0;
+
+		if (p[i].az == az && p[i].spot)
+			json_array_append_new(a, json_pack("{s:s,s:I,s:I,s:I,s:f}",
+				"instance_type", p[i].type->name,
+				"total", (json_int_t)p[i].spot_total,
+				"used", (json_int_t)p[i].spot_used, "available", (json_int_t)avail,
+				"price", p[i].spot_price));
+	}
+	return a;
+}
+
 static json_t *subnets_json(const gb_sim_t *sim, const struct gb_sc_az *az)
 {
 	size_t n;
@@ -89,11 +111,12 @@ static json_t *region_json(const gb_sim_t *sim, const struct gb_sc_region *rg)
 	json_t *azs = json_array();
 
 	for (size_t z = 0; z < rg->nazs; z++)
-		json_array_append_new(azs, json_pack("{s:s,s:s,s:o,s:o}",
+		json_array_append_new(azs, json_pack("{s:s,s:s,s:o,s:o,s:o}",
 			"name", rg->azs[z].name, "zone_id", rg->azs[z].zone_id,
 			"pools", pools_json(sim, &rg->azs[z]),
+			"spot_pools", spot_json(sim, &rg->azs[z]),
 			"subnets", subnets_json(sim, &rg->azs[z])));
-	return json_pack("{s:s,s:{s:o,s:o,s:o},s:{s:I,s:I,s:I},s:o}",
+	return json_pack("{s:s,s:{s:o,s:o,s:o},s:{s:I,s:I,s:I},s:{s:{s:o,s:o},s:{s:I,s:I}},s:o}",
 		"name", rg->name,
 		"quotas", "g_vt_vcpus", quota_json(rg->vcpu_quota[GB_ITYPE_BUCKET_G]),
 		"p_vcpus", quota_json(rg->vcpu_quota[GB_ITYPE_BUCKET_P]),
@@ -101,6 +124,11 @@ static json_t *region_json(const gb_sim_t *sim, const struct gb_sc_region *rg)
 		"usage", "instances", (json_int_t)u->instances,
 		"g_vt_vcpus", (json_int_t)u->vcpus[GB_ITYPE_BUCKET_G],
 		"p_vcpus", (json_int_t)u->vcpus[GB_ITYPE_BUCKET_P],
+		"spot", "quotas",
+		"g_vt_vcpus", quota_json(rg->spot_vcpu_quota[GB_ITYPE_BUCKET_G]),
+		"p_vcpus", quota_json(rg->spot_vcpu_quota[GB_ITYPE_BUCKET_P]),
+		"usage", "g_vt_vcpus", (json_int_t)u->spot_vcpus[GB_ITYPE_BUCKET_G],
+		"p_vcpus", (json_int_t)u->spot_vcpus[GB_ITYPE_BUCKET_P],
 		"azs", azs);
 }
 
@@ -110,12 +138,13 @@ static json_t *instance_json(const struct gb_sim_instance *i)
 
 	for (size_t t = 0; t < i->ntags; t++)
 		json_object_set_new(tags, i->tags[t].key, json_string(i->tags[t].value));
-	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:f,s:f,s:s?,s:o}",
+	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:f,s:f,s:s?,s:s,s:o}",
 		"id", i->id, "reservation", i->res->id, "region", i->region->name,
 		"az", i->az->name, "subnet", i->subnet->id, "instance_type", i->type->name,
 		"state", gb_sim_state_name(i->state), "private_ip", i->ip,
 		"launch_time", i->launch_time, "state_time", i->state_time,
-		"client_token", i->client_token, "tags", tags);
+		"client_token", i->client_token, "market", i->spot ? "spot" : "on-demand",
+		"tags", tags);
 }
 
 static json_t *faults_json(const gb_faults_t *f)
@@ -189,14 +218,15 @@ static json_t *parse_body(const struct gb_cs_request *req, struct gb_cs_response
 
 static void post_capacity(struct gb_cloudsim *cs, json_t *j, struct gb_cs_response *r)
 {
-	const char *az = NULL, *type = NULL;
+	const char *az = NULL, *type = NULL, *market = "on-demand";
 	json_int_t avail = -1, total = -1;
 	json_error_t je;
 	gb_error_t err;
 	gb_err_t rc;
 
-	if (json_unpack_ex(j, &je, JSON_STRICT, "{s:s,s:s,s?I,s?I}", "az", &az,
-			   "instance_type", &type, "available", &avail, "total", &total)) {
+	if (json_unpack_ex(j, &je, JSON_STRICT, "{s:s,s:s,s?I,s?I,s?s}", "az", &az,
+			   "instance_type", &type, "available", &avail, "total", &total,
+			   "market", &market)) {
 		reply_error(r, 400, je.text);
 		return;
 	}
@@ -204,17 +234,22 @@ static void post_capacity(struct gb_cloudsim *cs, json_t *j, struct gb_cs_respon
 		reply_error(r, 400, "give exactly one of available and total (>= 0)");
 		return;
 	}
+	if (strcmp(market, "on-demand") != 0 && strcmp(market, "spot") != 0) {
+		reply_error(r, 400, "market must be on-demand or spot");
+		return;
+	}
 	pthread_mutex_lock(&cs->mu);
 	gb_sim_advance(cs->sim, gb_cloudsim_now(cs));
-	rc = gb_sim_capacity_set(cs->sim, az, type, avail >= 0 ? (long)avail : (long)total,
-				 avail >= 0, &err);
+	rc = gb_sim_capacity_set(cs->sim, az, type, strcmp(market, "spot") == 0,
+				 avail >= 0 ? (long)avail : (long)total, avail >= 0, &err);
 	pthread_mutex_unlock(&cs->mu);
 	if (rc) {
 		reply_error(r, rc == GB_E_NOTFOUND ? 404 : 400, err.text);
 		return;
 	}
-	gb_log_info("control capacity az=%s instance_type=%s %s=%ld", az, type,
-		    avail >= 0 ? "available" : "total", (long)(avail >= 0 ? avail : total));
+	gb_log_info("control capacity az=%s instance_type=%s market=%s %s=%ld", az, type,
+		    market, avail >= 0 ? "available" : "total",
+		    (long)(avail >= 0 ? avail : total));
 	reply_json(r, 200, json_pack("{s:b}", "ok", 1));
 }
 

@@ -5,18 +5,21 @@
  * Wire format: research/seed-and-protocols.md s3 (botocore's EC2 protocol):
  * POST / with an application/x-www-form-urlencoded body, lists flattened as
  * Name.1, Name.2 ..., responses in the 2016-11-15 namespace, errors in
- * <Response><Errors><Error> with a RequestID.  Element names follow the
- * samples in tests/data/ec2 (botocore's response fixtures).
+ * <Response><Errors><Error> with a RequestID.  Every request is checked
+ * against its action's parameter table (schema.c) before its handler runs;
+ * handlers then only read values of the right type.  Element names follow
+ * the samples in tests/data/ec2 (botocore's response fixtures) and the
+ * members of botocore's Instance shape that EC2 always returns.
  */
 #include "config.h"
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,18 +27,14 @@
 #include "gb_log.h"
 #include "gb_sigv4.h"
 #include "gb_util.h"
+#include "schema.h"
 
 #define EC2_XMLNS "http://ec2.amazonaws.com/doc/2016-11-15/"
 #define USER_DATA_MAX 16384	/* EC2: 16 KB before base64 */
 #define BODY_PARAMS_MAX 4096
 
-struct param {
-	char *key;
-	char *value;
-};
-
 struct params {
-	struct param *v;
+	struct gb_cs_param *v;
 	size_t n;
 };
 
@@ -92,7 +91,7 @@ static bool params_add(struct params *p, const char *s, size_t n)
 {
 	const char *eq = memchr(s, '=', n);
 	size_t kl = eq ? (size_t)(eq - s) : n;
-	struct param *v;
+	struct gb_cs_param *v;
 
 	if (n == 0)
 		return true;
@@ -182,17 +181,41 @@ static size_t param_list(const struct params *p, const char *prefix,
 	return n;
 }
 
-/* A boolean parameter: absent is false, else "true" or "false". */
-static bool parse_bool(struct call *c, const char *key, bool *out)
+/* A boolean parameter (checked by the schema): absent is false. */
+static bool param_true(const struct params *p, const char *key)
 {
-	const char *v = param(&c->p, key);
+	const char *v = param(p, key);
 
-	*out = v && strcasecmp(v, "true") == 0;
-	if (!v || *out || strcasecmp(v, "false") == 0)
-		return true;
-	gb_sim_error_set(&c->err, 400, "InvalidParameterValue",
-			 "Invalid value '%s' for %s: expecting a boolean (true or false)", v, key);
-	return c->failed = true, false;
+	return v && strcmp(v, "true") == 0;
+}
+
+/* An integer parameter (checked by the schema), or [dflt] when absent. */
+static long param_long(const struct params *p, const char *key, long dflt)
+{
+	const char *v = param(p, key);
+	long n;
+
+	return v && gb_parse_long(v, LONG_MIN, LONG_MAX, &n) == GB_E_OK ? n : dflt;
+}
+
+/* Is [value] one of the parameter's? (NULL: absent.) */
+static bool param_is(const struct params *p, const char *key, const char *value)
+{
+	const char *v = param(p, key);
+
+	return v && strcmp(v, value) == 0;
+}
+
+/* Any parameter under "[prefix]." ? */
+static const char *param_under(const struct params *p, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	for (size_t i = 0; i < p->n; i++) {
+		if (strncmp(p->v[i].key, prefix, n) == 0 && p->v[i].key[n] == '.')
+			return p->v[i].key;
+	}
+	return NULL;
 }
 
 /* Filter.N.Name / Filter.N.Value.M.  OUT NEW arrays (filters_free). */
@@ -366,18 +389,34 @@ static void state_el(struct gb_buf *b, const char *tag, enum gb_sim_state s)
 	gb_buf_printf(b, "</%s>", tag);
 }
 
-/* A stable, fake VPC id per region when the scenario names none. */
-static void vpc_id(const struct gb_sim_instance *i, char *buf, size_t n)
+/* FNV-1a of [a] and [b]: ids derived from others, without the sim's PRNG. */
+static uint64_t fnv1a(const char *a, const char *b)
 {
 	uint64_t h = 1469598103934665603ULL;
 
+	for (const char *s = a; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	for (const char *s = b; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* "eni-", "vol-", "sg-" ... and 17 hex digits, stable for [from]. */
+static void derived_id(const char *prefix, const char *from, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s%01x%016" PRIx64, prefix,
+		 (unsigned)(fnv1a(from, prefix) & 0xf), fnv1a(prefix, from));
+}
+
+/* A stable, fake VPC id per region when the scenario names none. */
+static void vpc_id(const struct gb_sim_instance *i, char *buf, size_t n)
+{
 	if (i->subnet->vpc_id) {
 		gb_strlcpy(buf, i->subnet->vpc_id, n);
 		return;
 	}
-	for (const char *s = i->region->name; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	snprintf(buf, n, "vpc-%017" PRIx64, (uint64_t)(h & 0xfffffffffffffffULL));
+	snprintf(buf, n, "vpc-%017" PRIx64,
+		 (uint64_t)(fnv1a(i->region->name, "") & 0xfffffffffffffffULL));
 }
 
 static void time_el(struct gb_buf *b, const char *tag, double epoch)
@@ -431,19 +470,174 @@ static void state_reason_el(struct gb_buf *b, const struct gb_sim_instance *i,
 		    "</stateReason>");
 }
 
-static void instance_el(struct gb_buf *b, const struct gb_sim_instance *i, double epoch)
+/* What every instance part names: addresses, ids, the VPC. */
+struct inst_view {
+	const struct gb_sim_instance *i;
+	double epoch;
+	const char *owner;
+	bool alive;			/* not terminated: has its ENI and address */
+	char dns[128], vpc[40], eni[40], sg[40];
+};
+
+/* The security groups; without any EC2 puts the instance in the VPC's default. */
+static void groups_el(struct gb_buf *b, const struct inst_view *v)
 {
-	char dns[128], vpc[40];
+	gb_buf_puts(b, "<groupSet>");
+	for (size_t k = 0; k < v->i->sg_ids.n; k++) {
+		gb_buf_puts(b, "<item>");
+		xml_el(b, "groupId", v->i->sg_ids.v[k]);
+		gb_buf_puts(b, "<groupName>default</groupName></item>");
+	}
+	if (!v->i->sg_ids.n) {
+		gb_buf_puts(b, "<item>");
+		xml_el(b, "groupId", v->sg);
+		gb_buf_puts(b, "<groupName>default</groupName></item>");
+	}
+	gb_buf_puts(b, "</groupSet>");
+}
+
+/* The primary network interface of a VPC instance (gone once terminated). */
+static void eni_el(struct gb_buf *b, const struct inst_view *v)
+{
+	const struct gb_sim_instance *i = v->i;
+	uint64_t mac = fnv1a("mac", i->id);
+	char id[48];
+
+	if (!v->alive) {
+		gb_buf_puts(b, "<networkInterfaceSet/>");
+		return;
+	}
+	gb_buf_puts(b, "<networkInterfaceSet><item>");
+	xml_el(b, "networkInterfaceId", v->eni);
+	xml_el(b, "subnetId", i->subnet->id);
+	xml_el(b, "vpcId", v->vpc);
+	gb_buf_puts(b, "<description/>");
+	xml_el(b, "ownerId", v->owner);
+	gb_buf_printf(b, "<status>in-use</status><macAddress>0a:%02x:%02x:%02x:%02x:%02x</macAddress>",
+		      (unsigned)(mac >> 32) & 255, (unsigned)(mac >> 24) & 255,
+		      (unsigned)(mac >> 16) & 255, (unsigned)(mac >> 8) & 255,
+		      (unsigned)mac & 255);
+	xml_el(b, "privateIpAddress", i->ip);
+	xml_el(b, "privateDnsName", v->dns);
+	gb_buf_puts(b, "<sourceDestCheck>true</sourceDestCheck>");
+	groups_el(b, v);
+	derived_id("eni-attach-", i->id, id, sizeof(id));
+	gb_buf_puts(b, "<attachment>");
+	xml_el(b, "attachmentId", id);
+	gb_buf_printf(b, "<deviceIndex>0</deviceIndex><status>%s</status>",
+		      i->state == GB_SIM_STATE_PENDING ? "attaching" : "attached");
+	time_el(b, "attachTime", v->epoch + i->launch_time);
+	gb_buf_puts(b, "<deleteOnTermination>true</deleteOnTermination>"
+		    "<networkCardIndex>0</networkCardIndex></attachment>"
+		    "<privateIpAddressesSet><item>");
+	xml_el(b, "privateIpAddress", i->ip);
+	xml_el(b, "privateDnsName", v->dns);
+	gb_buf_puts(b, "<primary>true</primary></item></privateIpAddressesSet>"
+		    "<ipv6AddressesSet/><interfaceType>interface</interfaceType>"
+		    "</item></networkInterfaceSet>");
+}
+
+/* The EBS root volume, attached once the instance runs (RunInstances: none yet). */
+static void block_devices_el(struct gb_buf *b, const struct inst_view *v)
+{
+	char vol[40];
+
+	if (!v->alive || v->i->state == GB_SIM_STATE_PENDING) {
+		gb_buf_puts(b, "<blockDeviceMapping/>");
+		return;
+	}
+	derived_id("vol-", v->i->id, vol, sizeof(vol));
+	gb_buf_puts(b, "<blockDeviceMapping><item><deviceName>/dev/sda1</deviceName><ebs>");
+	xml_el(b, "volumeId", vol);
+	gb_buf_puts(b, "<status>attached</status>");
+	time_el(b, "attachTime", v->epoch + v->i->launch_time);
+	gb_buf_puts(b, "<deleteOnTermination>true</deleteOnTermination></ebs></item>"
+		    "</blockDeviceMapping>");
+}
+
+/* IAM unique ids: "AIPA" and 17 of [A-Z2-7] (an instance profile's). */
+static void profile_el(struct gb_buf *b, const char *arn)
+{
+	static const char b32[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+	char id[24] = "AIPA";
+	uint64_t h, g;
+
+	if (!arn)
+		return;
+	h = fnv1a("AIPA", arn);
+	g = fnv1a(arn, "AIPA");
+	for (int k = 0; k < 17; k++)
+		id[4 + k] = b32[(k < 12 ? h >> (5 * k) : g >> (5 * (k - 12))) & 31];
+	id[21] = '\0';
+	gb_buf_puts(b, "<iamInstanceProfile>");
+	xml_el(b, "arn", arn);
+	xml_el(b, "id", id);
+	gb_buf_puts(b, "</iamInstanceProfile>");
+}
+
+static void metadata_el(struct gb_buf *b, const struct gb_sim_instance *i)
+{
+	const struct gb_sim_metadata *m = &i->metadata;
+
+	gb_buf_printf(b, "<metadataOptions><state>%s</state><httpTokens>%s</httpTokens>"
+		      "<httpPutResponseHopLimit>%ld</httpPutResponseHopLimit>"
+		      "<httpEndpoint>%s</httpEndpoint><httpProtocolIpv6>%s</httpProtocolIpv6>"
+		      "<instanceMetadataTags>%s</instanceMetadataTags></metadataOptions>",
+		      i->state == GB_SIM_STATE_PENDING ? "pending" : "applied",
+		      m->tokens_optional ? "optional" : "required", m->hop_limit,
+		      m->endpoint_disabled ? "disabled" : "enabled",
+		      m->ipv6 ? "enabled" : "disabled", m->tags ? "enabled" : "disabled");
+}
+
+/* The members of botocore's Instance shape that EC2 returns for every instance. */
+static void instance_tail_el(struct gb_buf *b, const struct inst_view *v)
+{
+	const struct gb_sim_instance *i = v->i;
+	int threads = strcmp(i->type->arch, "arm64") == 0 ? 1 : 2;
+
+	gb_buf_printf(b, "<ebsOptimized>%s</ebsOptimized><enaSupport>true</enaSupport>"
+		      "<cpuOptions><coreCount>%d</coreCount><threadsPerCore>%d</threadsPerCore>"
+		      "</cpuOptions><capacityReservationSpecification>"
+		      "<capacityReservationPreference>open</capacityReservationPreference>"
+		      "</capacityReservationSpecification>"
+		      "<hibernationOptions><configured>false</configured></hibernationOptions>"
+		      "<enclaveOptions><enabled>false</enabled></enclaveOptions>",
+		      i->ebs_optimized ? "true" : "false", i->type->vcpus / threads, threads);
+	metadata_el(b, i);
+	gb_buf_puts(b, "<maintenanceOptions><autoRecovery>default</autoRecovery>"
+		    "</maintenanceOptions><privateDnsNameOptions><hostnameType>ip-name"
+		    "</hostnameType><enableResourceNameDnsARecord>false"
+		    "</enableResourceNameDnsARecord><enableResourceNameDnsAAAARecord>false"
+		    "</enableResourceNameDnsAAAARecord></privateDnsNameOptions>"
+		    "<platformDetails>Linux/UNIX</platformDetails>"
+		    "<usageOperation>RunInstances</usageOperation>");
+	time_el(b, "usageOperationUpdateTime", v->epoch + i->launch_time);
+}
+
+static const char *monitoring_state(const struct gb_sim_instance *i)
+{
+	if (!i->monitoring)
+		return "disabled";
+	return i->state == GB_SIM_STATE_PENDING ? "pending" : "enabled";
+}
+
+static void instance_el(struct gb_buf *b, const struct gb_sim_instance *i, double epoch,
+			const char *owner)
+{
+	struct inst_view v = { i, epoch, owner, i->state != GB_SIM_STATE_TERMINATED,
+			       { 0 }, { 0 }, { 0 }, { 0 } };
 	unsigned a = i->ip_n;
 
-	snprintf(dns, sizeof(dns), "ip-%u-%u-%u-%u.%s.compute.internal", a >> 24,
+	snprintf(v.dns, sizeof(v.dns), "ip-%u-%u-%u-%u.%s.compute.internal", a >> 24,
 		 (a >> 16) & 255, (a >> 8) & 255, a & 255, i->region->name);
-	vpc_id(i, vpc, sizeof(vpc));
+	vpc_id(i, v.vpc, sizeof(v.vpc));
+	derived_id("eni-", i->id, v.eni, sizeof(v.eni));
+	derived_id("sg-", v.vpc, v.sg, sizeof(v.sg));
 	gb_buf_puts(b, "<item>");
 	xml_el(b, "instanceId", i->id);
 	xml_el(b, "imageId", i->image_id);
 	state_el(b, "instanceState", i->state);
-	xml_el(b, "privateDnsName", i->state == GB_SIM_STATE_TERMINATED ? NULL : dns);
+	xml_el(b, "privateDnsName", v.alive ? v.dns : NULL);
 	xml_el(b, "dnsName", NULL);
 	state_reason_el(b, i, epoch);
 	if (i->key_name)
@@ -454,27 +648,29 @@ static void instance_el(struct gb_buf *b, const struct gb_sim_instance *i, doubl
 	time_el(b, "launchTime", epoch + i->launch_time);
 	gb_buf_puts(b, "<placement>");
 	xml_el(b, "availabilityZone", i->az->name);
-	gb_buf_puts(b, "<groupName/><tenancy>default</tenancy></placement>"
-		    "<monitoring><state>disabled</state></monitoring>");
+	gb_buf_printf(b, "<groupName/><tenancy>default</tenancy></placement>"
+		      "<monitoring><state>%s</state></monitoring>", monitoring_state(i));
 	xml_el(b, "subnetId", i->subnet->id);
-	xml_el(b, "vpcId", vpc);
-	if (i->state != GB_SIM_STATE_TERMINATED)
+	xml_el(b, "vpcId", v.vpc);
+	if (v.alive)
 		xml_el(b, "privateIpAddress", i->ip);
-	gb_buf_puts(b, "<sourceDestCheck>true</sourceDestCheck><groupSet>");
-	for (size_t k = 0; k < i->sg_ids.n; k++) {
-		gb_buf_puts(b, "<item>");
-		xml_el(b, "groupId", i->sg_ids.v[k]);
-		gb_buf_puts(b, "<groupName>default</groupName></item>");
+	gb_buf_puts(b, "<sourceDestCheck>true</sourceDestCheck>");
+	groups_el(b, &v);
+	gb_buf_printf(b, "<architecture>%s</architecture><rootDeviceType>ebs</rootDeviceType>"
+		      "<rootDeviceName>/dev/sda1</rootDeviceName>", i->type->arch);
+	block_devices_el(b, &v);
+	if (i->spot) {
+		gb_buf_puts(b, "<instanceLifecycle>spot</instanceLifecycle>");
+		xml_el(b, "spotInstanceRequestId", i->spot_request_id);
 	}
-	gb_buf_printf(b, "</groupSet><architecture>%s</architecture>"
-		      "<rootDeviceType>ebs</rootDeviceType>"
-		      "<rootDeviceName>/dev/sda1</rootDeviceName><blockDeviceMapping/>"
-		      "<virtualizationType>hvm</virtualizationType>",
-		      i->type->arch);
+	gb_buf_puts(b, "<virtualizationType>hvm</virtualizationType>");
 	xml_el(b, "clientToken", i->client_token);
 	tagset_el(b, i);
-	gb_buf_puts(b, "<hypervisor>xen</hypervisor><networkInterfaceSet/>"
-		    "<ebsOptimized>false</ebsOptimized><enaSupport>true</enaSupport></item>");
+	gb_buf_puts(b, "<hypervisor>xen</hypervisor>");
+	eni_el(b, &v);
+	profile_el(b, i->iam_profile_arn);
+	instance_tail_el(b, &v);
+	gb_buf_puts(b, "</item>");
 }
 
 static void reservation_head(struct gb_buf *b, const struct gb_sim_reservation *r,
@@ -503,28 +699,28 @@ static void dry_run_answer(struct call *c)
 	c->failed = true;
 }
 
-static bool parse_count(struct call *c, const char *name, long *out)
-{
-	const char *v = param(&c->p, name);
+/* Refuse the call with [code] (HTTP 400).  RET false, for "return refuse(...)". */
+static bool refuse(struct call *c, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-	if (!v) {
-		gb_sim_error_set(&c->err, 400, "MissingParameter",
-				 "The request must contain the parameter %s", name);
-		return c->failed = true, false;
-	}
-	if (gb_parse_long(v, 0, 1000000, out) != GB_E_OK) {
-		gb_sim_error_set(&c->err, 400, "InvalidParameterValue",
-				 "Invalid value '%s' for %s", v, name);
-		return c->failed = true, false;
-	}
-	return true;
+static bool refuse(struct call *c, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->err.status = 400;
+	gb_strlcpy(c->err.code, code, sizeof(c->err.code));
+	va_start(ap, fmt);
+	vsnprintf(c->err.message, sizeof(c->err.message), fmt, ap);
+	va_end(ap);
+	c->failed = true;
+	return false;
 }
 
 /* Idempotency compares every parameter but the token and DryRun. */
 static char *digest(const struct params *p)
 {
 	struct gb_buf b = GB_BUF_INIT;
-	const struct param **v = calloc(p->n + 1, sizeof(*v));
+	const struct gb_cs_param **v = calloc(p->n + 1, sizeof(*v));
 	size_t n = 0;
 
 	if (!v)
@@ -538,7 +734,7 @@ static char *digest(const struct params *p)
 	}
 	for (size_t i = 1; i < n; i++) {	/* insertion sort: few keys */
 		for (size_t j = i; j > 0 && strcmp(v[j - 1]->key, v[j]->key) > 0; j--) {
-			const struct param *t = v[j];
+			const struct gb_cs_param *t = v[j];
 
 			v[j] = v[j - 1];
 			v[j - 1] = t;
@@ -559,30 +755,29 @@ static bool user_data(struct call *c, struct gb_sim_launch *l, char **owned)
 	if (!ud || !*ud)
 		return true;
 	*owned = base64_decode(ud, &l->user_data_len);
-	if (!*owned) {
-		gb_sim_error_set(&c->err, 400, "InvalidParameterValue",
-				 "Invalid BASE64 encoding of user data.");
-		return c->failed = true, false;
-	}
-	if (l->user_data_len > USER_DATA_MAX) {
-		gb_sim_error_set(&c->err, 400, "InvalidParameterValue",
-				 "User data is limited to %d bytes", USER_DATA_MAX);
-		return c->failed = true, false;
-	}
+	if (!*owned)
+		return refuse(c, "InvalidParameterValue", "Invalid BASE64 encoding of user data.");
+	if (l->user_data_len > USER_DATA_MAX)
+		return refuse(c, "InvalidParameterValue", "User data is limited to %d bytes",
+			      USER_DATA_MAX);
 	l->user_data = *owned;
 	return true;
 }
 
-/* Tags of every TagSpecification with ResourceType instance. */
+/*
+ * Tags of every TagSpecification with ResourceType instance (the schema
+ * made each name one); those of the other resource types are accepted and
+ * dropped, the simulator has no volumes, interfaces or Spot requests to tag.
+ */
 static size_t launch_tags(const struct params *p, struct gb_sim_kv *tags, size_t max)
 {
 	char key[96], prefix[96];
 	const char *rt;
 	size_t n = 0;
 
-	for (long s = 1; (rt = paramf(p, key, sizeof(key), "TagSpecification.%ld.ResourceType", s)) ||
-			 paramf(p, key, sizeof(key), "TagSpecification.%ld.Tag.1.Key", s); s++) {
-		if (rt && strcmp(rt, "instance") != 0)
+	for (long s = 1; (rt = paramf(p, key, sizeof(key), "TagSpecification.%ld.ResourceType", s));
+	     s++) {
+		if (strcmp(rt, "instance") != 0)
 			continue;
 		snprintf(prefix, sizeof(prefix), "TagSpecification.%ld.Tag.", s);
 		n += tags_parse(p, prefix, tags + n, max - n);
@@ -601,39 +796,102 @@ static void render_reservation(struct call *c, struct gb_cs_response *r,
 	reservation_head(&r->body, res, c->cs->sc->account_id);
 	for (size_t k = 0; k < res->n; k++) {
 		if (res->inst[k])
-			instance_el(&r->body, res->inst[k], epoch);
+			instance_el(&r->body, res->inst[k], epoch, c->cs->sc->account_id);
 	}
 	gb_buf_puts(&r->body, "</instancesSet>");
 	xml_end(&r->body, "RunInstances");
 	c->instances = (long)res->n;
 }
 
-/* MetadataOptions.InstanceMetadataTags: enabled | disabled (the default). */
-static bool metadata_tags(struct call *c, bool *on)
+/* MetadataOptions.* (values checked by the schema); absent: EC2's defaults. */
+static void metadata_options(const struct params *p, struct gb_sim_metadata *m)
 {
-	const char *v = param(&c->p, "MetadataOptions.InstanceMetadataTags");
+	m->tokens_optional = param_is(p, "MetadataOptions.HttpTokens", "optional");
+	m->endpoint_disabled = param_is(p, "MetadataOptions.HttpEndpoint", "disabled");
+	m->ipv6 = param_is(p, "MetadataOptions.HttpProtocolIpv6", "enabled");
+	m->tags = param_is(p, "MetadataOptions.InstanceMetadataTags", "enabled");
+	m->hop_limit = param_long(p, "MetadataOptions.HttpPutResponseHopLimit", 1);
+}
 
-	*on = v && strcmp(v, "enabled") == 0;
-	if (!v || *on || strcmp(v, "disabled") == 0)
-		return true;
-	gb_sim_error_set(&c->err, 400, "InvalidParameterValue",
-			 "Value (%s) for parameter InstanceMetadataTags is invalid. Valid values: enabled, disabled",
-			 v);
-	return c->failed = true, false;
+/* A Spot price as EC2 writes them: digits, optionally a point and digits. */
+static bool parse_price(const char *s, double *out)
+{
+	size_t n = strspn(s, "0123456789");
+
+	if (!n || (s[n] && (s[n] != '.' || !isdigit((unsigned char)s[n + 1]) ||
+			    s[n + 1 + strspn(s + n + 1, "0123456789")])))
+		return false;
+	return gb_parse_double(s, out) == GB_E_OK && *out > 0;
+}
+
+#define SPOT "InstanceMarketOptions.SpotOptions"
+
+/*
+ * InstanceMarketOptions: MarketType spot, a one-time request (what
+ * RunInstances makes by default), interrupted by termination; MaxPrice
+ * defaults to the On-Demand price, which no Spot price exceeds.
+ */
+static bool market_options(struct call *c, struct gb_sim_launch *l)
+{
+	const char *type = param(&c->p, SPOT ".SpotInstanceType");
+	const char *behaviour = param(&c->p, SPOT ".InstanceInterruptionBehavior");
+	const char *price = param(&c->p, SPOT ".MaxPrice");
+	const char *opt = param_under(&c->p, SPOT);
+
+	l->spot = param_is(&c->p, "InstanceMarketOptions.MarketType", "spot");
+	if (opt && !l->spot)
+		return refuse(c, "InvalidParameterCombination",
+			      "The parameter %s requires InstanceMarketOptions.MarketType spot", opt);
+	if (type && strcmp(type, "persistent") == 0)
+		return refuse(c, "Unsupported",
+			      "The simulator launches one-time Spot Instances only: SpotInstanceType persistent is not supported");
+	if (behaviour && strcmp(behaviour, "terminate") != 0)
+		return refuse(c, "InvalidParameterCombination",
+			      "InstanceInterruptionBehavior %s applies to persistent Spot requests only; a one-time request is terminated",
+			      behaviour);
+	if (param(&c->p, SPOT ".ValidUntil"))
+		return refuse(c, "InvalidParameterCombination",
+			      "ValidUntil applies to persistent Spot requests only");
+	if (price && !parse_price(price, &l->spot_max_price))
+		return refuse(c, "InvalidParameterValue",
+			      "Value (%s) for parameter " SPOT ".MaxPrice is invalid. Expecting a price per hour such as 0.45",
+			      price);
+	return true;
+}
+
+/* SecurityGroupId.N: EC2 allows up to 16 per interface with a raised quota. */
+#define GROUPS_MAX 16
+
+static bool security_groups(struct call *c, struct gb_strv *out)
+{
+	const char *sgs[GROUPS_MAX + 1];
+	size_t n = param_list(&c->p, "SecurityGroupId.", sgs, GROUPS_MAX + 1);
+
+	if (n > GROUPS_MAX)
+		return refuse(c, "SecurityGroupsPerInstanceLimitExceeded",
+			      "The maximum number of security groups per interface has been reached (%d).",
+			      GROUPS_MAX);
+	for (size_t k = 0; k < n; k++) {
+		if (gb_strv_add(out, sgs[k]) != GB_E_OK) {
+			gb_sim_error_set(&c->err, 500, "InternalError",
+					 "An internal error has occurred");
+			return c->failed = true, false;
+		}
+	}
+	return true;
 }
 
 static void act_run(struct call *c, struct gb_cs_response *r, double now)
 {
 	struct gb_sim_launch l = { 0 };
 	struct gb_sim_kv tags[TAGS_MAX];
-	const char *sgs[64];
 	struct gb_strv sgv = { 0 };
 	struct gb_sim_reservation *res = NULL;
 	char *ud = NULL, *dg = NULL;
-	size_t nsg;
 
-	if (!parse_count(c, "MinCount", &l.min_count) ||
-	    !parse_count(c, "MaxCount", &l.max_count) || !user_data(c, &l, &ud))
+	l.min_count = param_long(&c->p, "MinCount", 0);
+	l.max_count = param_long(&c->p, "MaxCount", 0);
+	if (!user_data(c, &l, &ud) || !market_options(c, &l) || !security_groups(c, &sgv))
 		goto out;
 	l.image_id = param(&c->p, "ImageId");
 	l.instance_type = param(&c->p, "InstanceType");
@@ -644,19 +902,16 @@ static void act_run(struct call *c, struct gb_cs_response *r, double now)
 	l.iam_profile_arn = param(&c->p, "IamInstanceProfile.Arn");
 	l.client_token = param(&c->p, "ClientToken");
 	l.dry_run = c->dry_run;
-	if (!metadata_tags(c, &l.metadata_tags))
-		goto out;
+	metadata_options(&c->p, &l.metadata);
+	l.monitoring = param_true(&c->p, "Monitoring.Enabled");
+	l.ebs_optimized = param_true(&c->p, "EbsOptimized");
 	l.ntags = launch_tags(&c->p, tags, TAGS_MAX);
 	l.tags = tags;
-	nsg = param_list(&c->p, "SecurityGroupId.", sgs, 64);
-	for (size_t k = 0; k < nsg; k++)
-		gb_strv_add(&sgv, sgs[k]);
 	l.sg_ids = &sgv;
 	l.digest = dg = digest(&c->p);
 	if (l.client_token && strlen(l.client_token) > 64) {
-		gb_sim_error_set(&c->err, 400, "InvalidParameterValue",
-				 "The client token must be at most 64 ASCII characters");
-		c->failed = true;
+		refuse(c, "InvalidParameterValue",
+		       "The client token must be at most 64 ASCII characters");
 		goto out;
 	}
 	if (!failed(c, gb_sim_run_instances(c->cs->sim, c->region, &l, now, &res, &c->err)))
@@ -685,7 +940,7 @@ static void render_describe(struct call *c, struct gb_cs_response *r,
 			gb_buf_puts(b, "<item>");
 			reservation_head(b, cur, c->cs->sc->account_id);
 		}
-		instance_el(b, inst[k], epoch);
+		instance_el(b, inst[k], epoch, c->cs->sc->account_id);
 	}
 	if (cur)
 		gb_buf_puts(b, "</instancesSet></item>");
@@ -694,19 +949,6 @@ static void render_describe(struct call *c, struct gb_cs_response *r,
 		xml_el(b, "nextToken", next);
 	xml_end(b, "DescribeInstances");
 	c->instances = (long)n;
-}
-
-static bool parse_max_results(struct call *c, long *out)
-{
-	const char *v = param(&c->p, "MaxResults");
-
-	*out = 0;
-	if (v && gb_parse_long(v, 1, 100000, out) != GB_E_OK) {
-		gb_sim_error_set(&c->err, 400, "InvalidParameterValue",
-				 "Invalid value '%s' for MaxResults", v);
-		return c->failed = true, false;
-	}
-	return true;
 }
 
 static void act_describe(struct call *c, struct gb_cs_response *r, double now)
@@ -723,8 +965,7 @@ static void act_describe(struct call *c, struct gb_cs_response *r, double now)
 		c->failed = true;
 		goto out;
 	}
-	if (!parse_max_results(c, &q.max_results))
-		goto out;
+	q.max_results = param_long(&c->p, "MaxResults", 0);
 	q.filters = f;
 	q.ids = ids;
 	q.nids = param_list(&c->p, "InstanceId.", ids, c->p.n);
@@ -796,23 +1037,14 @@ static void act_create_tags(struct call *c, struct gb_cs_response *r, double now
 	free(ids);
 }
 
-static bool parse_location(struct call *c, enum gb_sim_location *loc)
+/* LocationType (one of the schema's values), default region. */
+static enum gb_sim_location location_type(const struct params *p)
 {
-	const char *v = param(&c->p, "LocationType");
-
-	*loc = GB_SIM_LOC_REGION;
-	if (!v || strcmp(v, "region") == 0)
-		return true;
-	if (strcmp(v, "availability-zone") == 0)
-		*loc = GB_SIM_LOC_AZ;
-	else if (strcmp(v, "availability-zone-id") == 0)
-		*loc = GB_SIM_LOC_AZ_ID;
-	else {
-		gb_sim_error_set(&c->err, 400, "InvalidParameterValue",
-				 "Value (%s) for parameter locationType is invalid.", v);
-		return c->failed = true, false;
-	}
-	return true;
+	if (param_is(p, "LocationType", "availability-zone"))
+		return GB_SIM_LOC_AZ;
+	if (param_is(p, "LocationType", "availability-zone-id"))
+		return GB_SIM_LOC_AZ_ID;
+	return GB_SIM_LOC_REGION;
 }
 
 static const char *location_type_name(enum gb_sim_location loc)
@@ -826,14 +1058,17 @@ static void act_offerings(struct call *c, struct gb_cs_response *r, double now)
 	struct gb_sim_query q = { 0 };
 	struct gb_sim_filter *f = NULL;
 	struct gb_sim_offering *o = NULL;
-	enum gb_sim_location loc;
+	enum gb_sim_location loc = location_type(&c->p);
 	char next[GB_SIM_TOKEN_MAX];
 	size_t n = 0;
 
 	(void)now;
-	if (!filters_parse(&c->p, &f, &q.nfilters) || !parse_location(c, &loc) ||
-	    !parse_max_results(c, &q.max_results))
+	if (!filters_parse(&c->p, &f, &q.nfilters)) {
+		gb_sim_error_set(&c->err, 500, "InternalError", "An internal error has occurred");
+		c->failed = true;
 		goto out;
+	}
+	q.max_results = param_long(&c->p, "MaxResults", 0);
 	q.filters = f;
 	q.next_token = param(&c->p, "NextToken");
 	if (failed(c, gb_sim_describe_offerings(c->cs->sim, c->region, loc, &q, &o, &n,
@@ -927,62 +1162,13 @@ static const action_fn actions[GB_SIM_ACTION_COUNT] = {
 	[GB_SIM_ACTION_DESCRIBE_AZS] = act_azs,
 };
 
-/*
- * The request parameters of each action (top-level member names of the
- * 2016-11-15 API, botocore's service-2.json); "Name.N..." counts as Name.
- * EC2 refuses any other with UnknownParameter.
- */
-static const char *const known_params[GB_SIM_ACTION_COUNT][48] = {
-	[GB_SIM_ACTION_RUN_INSTANCES] = {
-		"AdditionalInfo", "BlockDeviceMapping", "CapacityReservationSpecification",
-		"ClientToken", "CpuOptions", "CreditSpecification", "DisableApiStop",
-		"DisableApiTermination", "DryRun", "EbsOptimized", "ElasticGpuSpecification",
-		"ElasticInferenceAccelerator", "EnablePrimaryIpv6", "EnclaveOptions",
-		"HibernationOptions", "IamInstanceProfile", "ImageId",
-		"InstanceInitiatedShutdownBehavior", "InstanceMarketOptions", "InstanceType",
-		"Ipv6Address", "Ipv6AddressCount", "KernelId", "KeyName", "LaunchTemplate",
-		"LicenseSpecification", "MaintenanceOptions", "MaxCount", "MetadataOptions",
-		"MinCount", "Monitoring", "NetworkInterface", "NetworkPerformanceOptions",
-		"Operator", "Placement", "PrivateDnsNameOptions", "PrivateIpAddress",
-		"RamdiskId", "SecondaryInterface", "SecurityGroup", "SecurityGroupId",
-		"SubnetId", "TagSpecification", "UserData", NULL },
-	[GB_SIM_ACTION_DESCRIBE_INSTANCES] = {
-		"DryRun", "Filter", "IncludeManagedResources", "InstanceId", "MaxResults",
-		"NextToken", NULL },
-	[GB_SIM_ACTION_TERMINATE_INSTANCES] = {
-		"DryRun", "Force", "InstanceId", "SkipOsShutdown", NULL },
-	[GB_SIM_ACTION_DESCRIBE_OFFERINGS] = {
-		"DryRun", "Filter", "LocationType", "MaxResults", "NextToken", NULL },
-	[GB_SIM_ACTION_CREATE_TAGS] = { "DryRun", "ResourceId", "Tag", NULL },
-	[GB_SIM_ACTION_DESCRIBE_AZS] = {
-		"AllAvailabilityZones", "DryRun", "Filter", "ZoneId", "ZoneName", NULL },
-};
-
-static bool param_known(enum gb_sim_action a, const char *key)
-{
-	size_t n = strcspn(key, ".");
-
-	if (strcmp(key, "Action") == 0 || strcmp(key, "Version") == 0 ||
-	    gb_str_has_prefix(key, "X-Amz-"))
-		return true;
-	for (const char *const *k = known_params[a]; *k; k++) {
-		if (strlen(*k) == n && strncmp(*k, key, n) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* Parameter names first, then the one every action has: DryRun. */
+/* The schema (schema.c) first, then the one parameter every action has: DryRun. */
 static bool check_params(struct call *c)
 {
-	for (size_t i = 0; i < c->p.n; i++) {
-		if (!param_known(c->act, c->p.v[i].key)) {
-			gb_sim_error_set(&c->err, 400, "UnknownParameter",
-					 "The parameter %s is not recognized", c->p.v[i].key);
-			return c->failed = true, false;
-		}
-	}
-	return parse_bool(c, "DryRun", &c->dry_run);
+	if (!gb_schema_check(c->act, c->p.v, c->p.n, &c->err))
+		return c->failed = true, false;
+	c->dry_run = param_true(&c->p, "DryRun");
+	return true;
 }
 
 static void wait_for(double seconds)

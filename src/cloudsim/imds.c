@@ -14,11 +14,14 @@
  *   GET /latest/meta-data/tags/instance    the tag keys, one per line
  *   GET /latest/meta-data/tags/instance/K  the value of tag K
  *
- * GETs need the token (X-aws-ec2-metadata-token: 401 without, as with
- * HttpTokens=required); tags need MetadataOptions.InstanceMetadataTags=
- * enabled at launch (404 otherwise, as EC2).  A peer that is no pending or
- * running instance gets 404.  Tags are read live: CreateTags after the
- * launch shows at once (EC2 takes a moment; readers poll).
+ * The instance's MetadataOptions apply: GETs need the token
+ * (X-aws-ec2-metadata-token: 401 without) unless it was launched with
+ * HttpTokens=optional; HttpEndpoint=disabled is 403 for everything, as EC2
+ * answers when the IMDS is turned off; tags need InstanceMetadataTags=
+ * enabled (404 otherwise, as EC2).  A peer that is no pending or running
+ * instance gets 401 without a token, else 404.  Tags are read live:
+ * CreateTags after the launch shows at once (EC2 takes a moment; readers
+ * poll).
  */
 #include "config.h"
 
@@ -41,13 +44,34 @@ static void reply(struct gb_cs_response *r, int status, const char *text)
 	gb_buf_puts(&r->body, text);
 }
 
-static void token(struct gb_cs_response *r, const struct gb_cs_request *req)
+static struct gb_sim_instance *caller(struct gb_cloudsim *cs, const char *peer);
+
+/* HttpEndpoint=disabled: the instance cannot reach its metadata at all. */
+static bool endpoint_off(struct gb_cloudsim *cs, const char *peer)
+{
+	struct gb_sim_instance *in;
+	bool off;
+
+	pthread_mutex_lock(&cs->mu);
+	gb_sim_advance(cs->sim, gb_cloudsim_now(cs));
+	in = caller(cs, peer);
+	off = in && in->metadata.endpoint_disabled;
+	pthread_mutex_unlock(&cs->mu);
+	return off;
+}
+
+static void token(struct gb_cloudsim *cs, struct gb_cs_response *r,
+		  const struct gb_cs_request *req)
 {
 	const char *ttl = gb_cs_header_get(req, "X-aws-ec2-metadata-token-ttl-seconds");
 	long v;
 	char t[64];
 	unsigned char raw[12];
 
+	if (endpoint_off(cs, req->peer)) {
+		reply(r, 403, "");
+		return;
+	}
 	if (!ttl || gb_parse_long(ttl, 1, 21600, &v)) {
 		reply(r, 400, "");
 		return;
@@ -75,8 +99,9 @@ static struct gb_sim_instance *caller(struct gb_cloudsim *cs, const char *peer)
 	return NULL;
 }
 
+/* [what] under /latest/meta-data/ (NULL: another path); [token]: a valid one came. */
 static void meta(struct gb_cloudsim *cs, struct gb_cs_response *r, const char *what,
-		 const char *peer)
+		 const char *peer, bool token)
 {
 	static const char tags[] = "tags/instance";
 	struct gb_sim_instance *in;
@@ -84,11 +109,15 @@ static void meta(struct gb_cloudsim *cs, struct gb_cs_response *r, const char *w
 	pthread_mutex_lock(&cs->mu);
 	gb_sim_advance(cs->sim, gb_cloudsim_now(cs));
 	in = caller(cs, peer);
-	if (!in) {
+	if (in && in->metadata.endpoint_disabled) {
+		reply(r, 403, "");
+	} else if (!token && (!in || !in->metadata.tokens_optional)) {
+		reply(r, 401, "");
+	} else if (!in || !what) {
 		reply(r, 404, "");
 	} else if (strcmp(what, "instance-id") == 0) {
 		reply(r, 200, in->id);
-	} else if (strncmp(what, tags, sizeof(tags) - 1) != 0 || !in->metadata_tags) {
+	} else if (strncmp(what, tags, sizeof(tags) - 1) != 0 || !in->metadata.tags) {
 		reply(r, 404, "");
 	} else if (what[sizeof(tags) - 1] == '\0' || strcmp(what + sizeof(tags) - 1, "/") == 0) {
 		reply(r, 200, "");
@@ -114,15 +143,13 @@ void gb_imds_handle(struct gb_cloudsim *cs, const struct gb_cs_request *req,
 	const char *tok = gb_cs_header_get(req, "X-aws-ec2-metadata-token");
 
 	if (strcmp(req->path, "/latest/api/token") == 0 && strcmp(req->method, "PUT") == 0)
-		token(resp, req);
+		token(cs, resp, req);
 	else if (strcmp(req->method, "GET") != 0)
 		reply(resp, 405, "");
-	else if (!tok || !gb_str_has_prefix(tok, TOKEN_PREFIX))
-		reply(resp, 401, "");
-	else if (strncmp(req->path, md, sizeof(md) - 1) == 0)
-		meta(cs, resp, req->path + sizeof(md) - 1, req->peer);
 	else
-		reply(resp, 404, "");
+		meta(cs, resp, strncmp(req->path, md, sizeof(md) - 1) == 0 ?
+			       req->path + sizeof(md) - 1 : NULL,
+		     req->peer, tok && gb_str_has_prefix(tok, TOKEN_PREFIX));
 	gb_log_info("imds method=%s path=%s status=%d peer=%s", req->method, req->path,
 		    resp->status, req->peer ? req->peer : "-");
 }

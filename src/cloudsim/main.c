@@ -21,6 +21,7 @@
 #include "cloudsim.h"
 #include "gb_log.h"
 #include "gb_util.h"
+#include "schema.h"
 #include "server.h"
 
 #define PROG "gpuburst-cloudsim"
@@ -39,12 +40,14 @@ struct opts {
 	bool allow_any;
 	bool check;
 	bool manual_clock;
+	bool dump_schema;
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: " PROG " --scenario FILE [OPTION]...\n"
+		"       " PROG " --dump-schema\n"
 		"An EC2-compatible capacity simulator (EC2 Query API, SigV4) on loopback.\n"
 		"\n"
 		"  -s, --scenario FILE      the simulated cloud (YAML; see gpuburst-cloudsim(8))\n"
@@ -61,6 +64,7 @@ static void usage(FILE *f)
 		"      --time-scale X       simulated seconds per real second (default 1)\n"
 		"      --manual-clock       simulated time moves only by POST /_sim/time\n"
 		"      --check              validate the scenario and exit\n"
+		"      --dump-schema        print the EC2 parameters it accepts (JSON), exit\n"
 		"  -h, --help               this text\n"
 		"  -V, --version            the version\n"
 		"\n"
@@ -72,7 +76,7 @@ static void usage(FILE *f)
 static gb_err_t parse_opts(int argc, char **argv, struct opts *o, gb_error_t *err)
 {
 	enum { O_PID = 256, O_PORT, O_LOG, O_LEVEL, O_BOOT, O_SCALE, O_ANY, O_CHECK,
-	       O_MANUAL };
+	       O_MANUAL, O_SCHEMA };
 	static const struct option longs[] = {
 		{ "scenario", required_argument, NULL, 's' },
 		{ "listen", required_argument, NULL, 'l' },
@@ -85,6 +89,7 @@ static gb_err_t parse_opts(int argc, char **argv, struct opts *o, gb_error_t *er
 		{ "allow-non-loopback", no_argument, NULL, O_ANY },
 		{ "check", no_argument, NULL, O_CHECK },
 		{ "manual-clock", no_argument, NULL, O_MANUAL },
+		{ "dump-schema", no_argument, NULL, O_SCHEMA },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -105,6 +110,7 @@ static gb_err_t parse_opts(int argc, char **argv, struct opts *o, gb_error_t *er
 		case O_ANY: o->allow_any = true; break;
 		case O_CHECK: o->check = true; break;
 		case O_MANUAL: o->manual_clock = true; break;
+		case O_SCHEMA: o->dump_schema = true; break;
 		case O_LEVEL:
 			if (gb_log_level_parse(optarg, &o->level))
 				return gb_errorf(err, GB_E_USAGE, "--log-level: unknown level '%s'", optarg);
@@ -127,6 +133,8 @@ static gb_err_t parse_opts(int argc, char **argv, struct opts *o, gb_error_t *er
 	}
 	if (optind < argc)
 		return gb_errorf(err, GB_E_USAGE, "unexpected argument '%s'", argv[optind]);
+	if (o->dump_schema)
+		return GB_E_OK;		/* needs no scenario */
 	if (!o->scenario)
 		return gb_errorf(err, GB_E_USAGE, "--scenario FILE is required");
 	return GB_E_OK;
@@ -149,6 +157,24 @@ static gb_err_t write_atomic(const char *path, const char *text, gb_error_t *err
 		return GB_E_IO;
 	}
 	return GB_E_OK;
+}
+
+/* --dump-schema: the parameter tables every request is checked against. */
+static int dump_schema(void)
+{
+	char *s = gb_schema_dump();
+
+	if (!s) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return (int)GB_E_NOMEM;
+	}
+	if (puts(s) == EOF || fflush(stdout) != 0) {
+		fprintf(stderr, PROG ": cannot write the schema: %s\n", strerror(errno));
+		free(s);
+		return (int)GB_E_IO;
+	}
+	free(s);
+	return 0;
 }
 
 /* Remove the pid file only if it is still ours. */
@@ -300,8 +326,11 @@ int main(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	gb_stdio_sanitize();
-	if ((rc = parse_opts(argc, argv, &o, &err)) ||
-	    (rc = gb_simsrv_parse_addr(o.listen, o.allow_any, &addr, &err)) ||
+	if ((rc = parse_opts(argc, argv, &o, &err)))
+		goto fail;
+	if (o.dump_schema)
+		return dump_schema();
+	if ((rc = gb_simsrv_parse_addr(o.listen, o.allow_any, &addr, &err)) ||
 	    (rc = gb_scenario_load(o.scenario, &sc, &err)))
 		goto fail;
 	if (o.check) {

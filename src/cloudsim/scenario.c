@@ -793,11 +793,12 @@ static gb_err_t subnet_pair(struct pctx *c, yaml_node_t *k, yaml_node_t *v,
 	return subnet_unique(c, k, sn);
 }
 
-/* What an AZ mapping holds; offerings and capacity are applied at the end. */
+/* What an AZ mapping holds; offerings, capacity, spot are applied at the end. */
 struct az_in {
 	struct gb_sc_az *az;
 	yaml_node_t *offerings;
 	yaml_node_t *capacity;
+	yaml_node_t *spot;
 };
 
 static gb_err_t az_subnets(struct pctx *c, yaml_node_t *v, void *obj)
@@ -824,11 +825,19 @@ static gb_err_t az_capacity_node(struct pctx *c, yaml_node_t *v, void *obj)
 	return GB_E_OK;
 }
 
+static gb_err_t az_spot_node(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	(void)c;
+	((struct az_in *)obj)->spot = v;
+	return GB_E_OK;
+}
+
 static const struct keydef az_keys[] = {
 	{ "zone_id", az_zone_id },
 	{ "subnets", az_subnets },
 	{ "offerings", az_offerings_node },
 	{ "capacity", az_capacity_node },
+	{ "spot", az_spot_node },
 	{ NULL, NULL },
 };
 
@@ -895,10 +904,57 @@ static gb_err_t capacity_pair(struct pctx *c, yaml_node_t *k, yaml_node_t *v,
 	return get_long(c, v, "capacity", 0, 1000000000L, &p->capacity);
 }
 
-/* An AZ: offerings (default: the types given a capacity), capacity, subnets. */
+static gb_err_t spot_capacity(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return get_long(c, v, "capacity", 0, 1000000000L,
+			&((struct gb_sc_pool *)obj)->spot_capacity);
+}
+
+static gb_err_t spot_price(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	struct gb_sc_pool *p = obj;
+
+	if (want_scalar(c, v, "price") || gb_parse_double(sval(v), &p->spot_price) ||
+	    p->spot_price <= 0 || p->spot_price > 100000)
+		return perr(c, v, "price must be a number of USD per hour in (0, 100000], not '%s'",
+			    v->type == YAML_SCALAR_NODE ? sval(v) : "");
+	return GB_E_OK;
+}
+
+static const struct keydef spot_keys[] = {
+	{ "capacity", spot_capacity },
+	{ "price", spot_price },
+	{ NULL, NULL },
+};
+
+/* spot: {TYPE: {capacity: N, price: USD}}, for types the AZ offers. */
+static gb_err_t spot_pair(struct pctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+	struct az_in *in = arg;
+	const struct gb_itype *t = want_itype(c, k);
+	struct gb_sc_pool *p;
+	char what[160];
+
+	if (!t)
+		return GB_E_CONFIG;
+	if (!(p = az_pool(in->az, t)))
+		return perr(c, k, "spot for %s, which %s does not offer (add it to offerings or capacity)",
+			    t->name, in->az->name);
+	snprintf(what, sizeof(what), "spot %s", t->name);
+	p->spot_price = 0;
+	p->spot_capacity = -1;
+	if (parse_map(c, v, what, spot_keys, p))
+		return GB_E_CONFIG;
+	if (p->spot_price <= 0 || p->spot_capacity < 0)
+		return perr(c, v, "spot %s needs 'capacity' and 'price'", t->name);
+	p->spot = true;
+	return GB_E_OK;
+}
+
+/* An AZ: offerings (default: the types given a capacity), capacity, spot, subnets. */
 static gb_err_t parse_az_body(struct pctx *c, yaml_node_t *v, struct gb_sc_az *az)
 {
-	struct az_in in = { az, NULL, NULL };
+	struct az_in in = { az, NULL, NULL, NULL };
 	char what[160];
 
 	snprintf(what, sizeof(what), "availability zone %s", az->name);
@@ -907,6 +963,8 @@ static gb_err_t parse_az_body(struct pctx *c, yaml_node_t *v, struct gb_sc_az *a
 	if (in.offerings && az_offerings(c, in.offerings, az))
 		return GB_E_CONFIG;
 	if (in.capacity && each_pair(c, in.capacity, "capacity", capacity_pair, &in))
+		return GB_E_CONFIG;
+	if (in.spot && each_pair(c, in.spot, "spot", spot_pair, &in))
 		return GB_E_CONFIG;
 	if (az->nsubnets == 0)
 		return perr(c, v, "availability zone %s needs at least one subnet", az->name);
@@ -989,10 +1047,25 @@ static gb_err_t quota_instances(struct pctx *c, yaml_node_t *v, void *obj)
 			&((struct gb_sc_region *)obj)->instance_quota);
 }
 
+/* EC2's "All G and VT Spot Instance Requests" and "All P Spot ..." (vCPUs) */
+static gb_err_t quota_spot_g(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return get_long(c, v, "spot_g_vt_vcpus", 0, 100000000L,
+			&((struct gb_sc_region *)obj)->spot_vcpu_quota[GB_ITYPE_BUCKET_G]);
+}
+
+static gb_err_t quota_spot_p(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return get_long(c, v, "spot_p_vcpus", 0, 100000000L,
+			&((struct gb_sc_region *)obj)->spot_vcpu_quota[GB_ITYPE_BUCKET_P]);
+}
+
 static const struct keydef quota_keys[] = {
 	{ "g_vt_vcpus", quota_g },
 	{ "p_vcpus", quota_p },
 	{ "instances", quota_instances },
+	{ "spot_g_vt_vcpus", quota_spot_g },
+	{ "spot_p_vcpus", quota_spot_p },
 	{ NULL, NULL },
 };
 
@@ -1044,7 +1117,7 @@ static gb_err_t region_pair(struct pctx *c, yaml_node_t *k, yaml_node_t *v,
 	if (!rg || get_str(c, k, "region name", &rg->name))
 		return GB_E_CONFIG;
 	for (int b = 0; b < GB_ITYPE_BUCKET_COUNT; b++)
-		rg->vcpu_quota[b] = GB_SC_UNLIMITED;
+		rg->vcpu_quota[b] = rg->spot_vcpu_quota[b] = GB_SC_UNLIMITED;
 	rg->instance_quota = GB_SC_UNLIMITED;
 	snprintf(what, sizeof(what), "region %s", rg->name);
 	if (parse_map(c, v, what, region_keys, rg))
@@ -1246,10 +1319,23 @@ static gb_err_t ev_remove(struct pctx *c, yaml_node_t *v, void *obj)
 	return ev_op(c, v, obj, GB_SC_EVENT_REMOVE);
 }
 
+static gb_err_t ev_market(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	struct event_in *in = obj;
+
+	if (want_scalar(c, v, "market"))
+		return GB_E_CONFIG;
+	if (strcmp(sval(v), "spot") != 0 && strcmp(sval(v), "on-demand") != 0)
+		return perr(c, v, "market must be on-demand or spot, not '%s'", sval(v));
+	in->ev->spot = strcmp(sval(v), "spot") == 0;
+	return GB_E_OK;
+}
+
 static const struct keydef event_keys[] = {
 	{ "at", ev_at },
 	{ "az", ev_az },
 	{ "instance_type", ev_type },
+	{ "market", ev_market },
 	{ "set", ev_set },
 	{ "add", ev_add },
 	{ "remove", ev_remove },
@@ -1321,13 +1407,15 @@ static gb_err_t check_events(struct pctx *c)
 		bool offered = false;
 
 		for (size_t p = 0; az && p < az->npools; p++)
-			offered |= az->pools[p].type == ev->type;
+			offered |= az->pools[p].type == ev->type &&
+				   (!ev->spot || az->pools[p].spot);
 		if (!az)
 			return gb_errorf(c->err, GB_E_CONFIG, "%s:%u: capacity event names unknown availability zone '%s'",
 					 c->name, ev->line, ev->az);
 		if (!offered)
-			return gb_errorf(c->err, GB_E_CONFIG, "%s:%u: capacity event for %s, which %s does not offer",
-					 c->name, ev->line, ev->type->name, ev->az);
+			return gb_errorf(c->err, GB_E_CONFIG, "%s:%u: capacity event for %s%s, which %s does not offer",
+					 c->name, ev->line, ev->spot ? "Spot " : "",
+					 ev->type->name, ev->az);
 	}
 	if (sc->nevents)	/* qsort(NULL, 0) is undefined */
 		qsort(sc->events, sc->nevents, sizeof(*sc->events), event_cmp);

@@ -3,7 +3,8 @@
  * scenario.h - the simulator's scenario file (YAML): load and validate
  *
  * A scenario describes the simulated cloud: regions -> availability zones ->
- * subnets (CIDR) and capacity per instance type, per-region quotas,
+ * subnets (CIDR) and capacity per instance type (On-Demand, and Spot with
+ * its price), per-region quotas (On-Demand and Spot),
  * instance-type offerings per AZ, per-action faults (latency distribution,
  * throttling, 5xx, dropped connections, slow bodies), capacity that appears
  * or disappears at given times, test credentials and the random seed that
@@ -95,10 +96,13 @@ struct gb_sc_subnet {
 	unsigned prefix;		/* 16..28, as in VPC */
 };
 
-/* One instance type offered in one AZ, with its capacity pool. */
+/* One instance type offered in one AZ, with its capacity pools. */
 struct gb_sc_pool {
 	const struct gb_itype *type;	/* BORROWED from the catalog */
-	long capacity;			/* instances that fit at time 0 */
+	long capacity;			/* On-Demand instances that fit at time 0 */
+	bool spot;			/* Spot offered (spot: in the AZ) */
+	long spot_capacity;		/* Spot instances that fit at time 0 */
+	double spot_price;		/* USD per hour */
 };
 
 struct gb_sc_az {
@@ -116,6 +120,7 @@ struct gb_sc_region {
 	char *name;
 	long vcpu_quota[GB_ITYPE_BUCKET_COUNT];	/* GB_SC_UNLIMITED if unset */
 	long instance_quota;			/* GB_SC_UNLIMITED if unset */
+	long spot_vcpu_quota[GB_ITYPE_BUCKET_COUNT]; /* the same for Spot */
 	struct gb_strv images;		/* allowed ImageIds; empty = any */
 	struct gb_strv key_pairs;	/* allowed KeyNames; empty = any */
 	struct gb_strv security_groups;	/* existing SecurityGroupIds; empty = any */
@@ -137,6 +142,7 @@ struct gb_sc_event {
 	const struct gb_itype *type;
 	enum gb_sc_event_op op;
 	long n;
+	bool spot;			/* market: spot (the Spot pool) */
 	unsigned line;			/* for messages */
 };
 

@@ -174,6 +174,14 @@ static long pool_free(const struct gb_sim_pool *p)
 	return p->total > p->used ? p->total - p->used : 0;
 }
 
+/* Free room of the pool a launch takes from: On-Demand or Spot. */
+static long market_free(const struct gb_sim_pool *p, bool spot)
+{
+	if (!spot)
+		return pool_free(p);
+	return p->spot && p->spot_total > p->spot_used ? p->spot_total - p->spot_used : 0;
+}
+
 static struct gb_sim_subnet *find_subnet(gb_sim_t *sim, const char *id)
 {
 	for (size_t i = 0; i < sim->nsubnets; i++) {
@@ -187,6 +195,16 @@ static struct gb_sim_subnet *find_subnet(gb_sim_t *sim, const char *id)
 static uint32_t subnet_free(const struct gb_sim_subnet *s)
 {
 	return s->size - 5 - s->used;
+}
+
+/* FNV-1a: ids derived from another id, without drawing from the PRNG. */
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
 }
 
 static void random_id(gb_sim_t *sim, const char *prefix, char out[GB_SIM_ID_MAX])
@@ -246,6 +264,9 @@ static gb_err_t build_az(gb_sim_t *sim, const struct gb_sc_region *rg,
 		pl->az = az;
 		pl->type = az->pools[p].type;
 		pl->total = az->pools[p].capacity;
+		pl->spot = az->pools[p].spot;
+		pl->spot_total = az->pools[p].spot_capacity;
+		pl->spot_price = az->pools[p].spot_price;
 	}
 	for (size_t s = 0; s < az->nsubnets; s++) {
 		struct gb_sim_subnet *sn = &sim->subnets[sim->nsubnets++];
@@ -316,6 +337,7 @@ static void instance_free(struct gb_sim_instance *i)
 	free(i->image_id);
 	free(i->key_name);
 	free(i->client_token);
+	free(i->iam_profile_arn);
 	gb_strv_free(&i->sg_ids);
 	gb_sim_tags_free(i->tags, i->ntags);
 	free(i->user_data);
@@ -446,18 +468,20 @@ static void apply_event(gb_sim_t *sim, const struct gb_sc_event *ev)
 {
 	const struct gb_sc_az *az = gb_scenario_az(sim->sc, ev->az, NULL);
 	struct gb_sim_pool *p = find_pool(sim, az, ev->type);
+	long *total;
 
 	if (!p)
 		return;		/* the scenario checked this */
+	total = ev->spot ? &p->spot_total : &p->total;
 	switch (ev->op) {
 	case GB_SC_EVENT_SET:
-		p->total = ev->n;
+		*total = ev->n;
 		break;
 	case GB_SC_EVENT_ADD:
-		p->total += ev->n;
+		*total += ev->n;
 		break;
 	case GB_SC_EVENT_REMOVE:
-		p->total = p->total > ev->n ? p->total - ev->n : 0;
+		*total = *total > ev->n ? *total - ev->n : 0;
 		break;
 	}
 }
@@ -474,10 +498,16 @@ static void release(gb_sim_t *sim, struct gb_sim_instance *i)
 	struct sim_region *r = region_of(sim, i->region);
 	struct gb_sim_pool *p = find_pool(sim, i->az, i->type);
 
-	if (p)
-		p->used--;
-	r->usage.instances--;
-	r->usage.vcpus[i->type->bucket] -= i->type->vcpus;
+	if (i->spot) {
+		if (p)
+			p->spot_used--;
+		r->usage.spot_vcpus[i->type->bucket] -= i->type->vcpus;
+	} else {
+		if (p)
+			p->used--;
+		r->usage.instances--;
+		r->usage.vcpus[i->type->bucket] -= i->type->vcpus;
+	}
 	ip_release(subnet_of(sim, i->subnet), i->ip_n);
 }
 
@@ -667,6 +697,16 @@ static const char *profile_arn_name(const char *arn, const char *account)
 	return *name ? name : NULL;
 }
 
+/* IAM: instance profile names are 1..128 of [A-Za-z0-9+=,.@_-]. */
+static bool valid_profile_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n >= 1 && n <= 128 &&
+	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			 "0123456789+=,.@_-") == n;
+}
+
 /* IamInstanceProfile.Name or .Arn (not both): a profile of this account. */
 static gb_err_t check_profile(const gb_sim_t *sim, const struct gb_sc_region *rg,
 			      const struct gb_sim_launch *l, struct gb_sim_error *e)
@@ -679,13 +719,14 @@ static gb_err_t check_profile(const gb_sim_t *sim, const struct gb_sc_region *rg
 			    "The parameter 'iamInstanceProfile.name' may not be used in combination with 'iamInstanceProfile.arn'");
 	if (l->iam_profile_arn) {
 		name = profile_arn_name(l->iam_profile_arn, sim->sc->account_id);
-		if (!name || (known->n && gb_strv_find(known, name) < 0))
+		if (!name || !valid_profile_name(name) ||
+		    (known->n && gb_strv_find(known, name) < 0))
 			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
 				    "Value (%s) for parameter iamInstanceProfile.arn is invalid. Invalid IAM Instance Profile ARN",
 				    l->iam_profile_arn);
 		return GB_E_OK;
 	}
-	if (name && (!*name || (known->n && gb_strv_find(known, name) < 0)))
+	if (name && (!valid_profile_name(name) || (known->n && gb_strv_find(known, name) < 0)))
 		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
 			    "Value (%s) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name",
 			    name);
@@ -707,7 +748,7 @@ static struct gb_sim_subnet *roomiest_subnet(gb_sim_t *sim, const struct gb_sc_a
 
 /* No subnet and no AZ: EC2 picks; we pick the offering AZ with most room. */
 static const struct gb_sc_az *pick_az(gb_sim_t *sim, const struct gb_sc_region *rg,
-				      const struct gb_itype *t)
+				      const struct gb_itype *t, bool spot)
 {
 	const struct gb_sc_az *best = NULL;
 	long best_free = -1;
@@ -715,9 +756,9 @@ static const struct gb_sc_az *pick_az(gb_sim_t *sim, const struct gb_sc_region *
 	for (size_t z = 0; z < rg->nazs; z++) {
 		struct gb_sim_pool *p = find_pool(sim, &rg->azs[z], t);
 
-		if (p && pool_free(p) > best_free) {
+		if (p && market_free(p, spot) > best_free) {
 			best = &rg->azs[z];
-			best_free = pool_free(p);
+			best_free = market_free(p, spot);
 		}
 	}
 	return best ? best : &rg->azs[0];
@@ -757,7 +798,7 @@ static gb_err_t place(gb_sim_t *sim, const struct gb_sc_region *rg,
 		return GB_E_OK;
 	}
 	if (!pl->az)
-		pl->az = pick_az(sim, rg, t);
+		pl->az = pick_az(sim, rg, t, l->spot);
 	pl->subnet = roomiest_subnet(sim, pl->az);
 	return GB_E_OK;
 }
@@ -822,16 +863,51 @@ static gb_err_t quota_room(const struct sim_region *r, const struct gb_itype *t,
 	return GB_E_OK;
 }
 
+/* Spot: the region's Spot vCPU quota of the type's bucket, nothing else. */
+static gb_err_t spot_quota_room(const struct sim_region *r, const struct gb_itype *t,
+				long min_count, long *room, struct gb_sim_error *e)
+{
+	long q = r->rg->spot_vcpu_quota[t->bucket];
+	long left = q == GB_SC_UNLIMITED ? LONG_MAX :
+		    (q - r->usage.spot_vcpus[t->bucket]) / t->vcpus;
+
+	if (left < 0)
+		left = 0;
+	if (left < min_count)
+		return fail(e, GB_E_QUOTA, 400, "MaxSpotInstanceCountExceeded",
+			    "Max spot instance count exceeded");
+	*room = left;
+	return GB_E_OK;
+}
+
+/* SpotOptions.MaxPrice below the pool's current Spot price. */
+static gb_err_t check_spot_price(gb_sim_t *sim, const struct placement *pl,
+				 const struct gb_itype *t, const struct gb_sim_launch *l,
+				 struct gb_sim_error *e)
+{
+	struct gb_sim_pool *p = find_pool(sim, pl->az, t);
+
+	if (!l->spot_max_price || !p->spot || l->spot_max_price >= p->spot_price)
+		return GB_E_OK;
+	return fail(e, GB_E_CAPACITY, 400, "SpotMaxPriceTooLow",
+		    "Your Spot request price of %g is lower than the minimum required Spot request fulfillment price of %g.",
+		    l->spot_max_price, p->spot_price);
+}
+
 /* EC2: fewer than MinCount fit -> InsufficientInstanceCapacity, nothing launched. */
 static gb_err_t check_capacity(gb_sim_t *sim, const struct gb_sc_region *rg,
 			       const struct placement *pl, const struct gb_itype *t,
-			       long min_count, struct gb_sim_error *e)
+			       const struct gb_sim_launch *l, struct gb_sim_error *e)
 {
 	struct gb_sim_pool *p = find_pool(sim, pl->az, t);
+	long min_count = l->min_count;
 	char others[512];
 
-	if (pool_free(p) >= min_count)
+	if (market_free(p, l->spot) >= min_count)
 		return GB_E_OK;
+	if (l->spot)
+		return fail(e, GB_E_CAPACITY, 500, "InsufficientInstanceCapacity",
+			    "There is no Spot capacity available that matches your request.");
 	list_azs(sim, rg, t, min_count, pl->az, others, sizeof(others));
 	if (!others[0])
 		return fail(e, GB_E_CAPACITY, 500, "InsufficientInstanceCapacity",
@@ -900,20 +976,40 @@ static gb_err_t copy_tags(struct gb_sim_instance *i, const struct gb_sim_kv *tag
 	return GB_E_OK;
 }
 
+/* The instance profile's ARN: as given, or this account's for a name. RET NEW. */
+static char *profile_arn(const gb_sim_t *sim, const struct gb_sim_launch *l)
+{
+	struct gb_buf b = GB_BUF_INIT;
+
+	if (l->iam_profile_arn)
+		return strdup(l->iam_profile_arn);
+	gb_buf_printf(&b, "arn:aws:iam::%s:instance-profile/%s", sim->sc->account_id,
+		      l->iam_profile_name);
+	return gb_buf_steal(&b);
+}
+
 /* Allocate one instance with copies of the launch's parameters. */
-static struct gb_sim_instance *instance_new(const struct gb_sim_launch *l)
+static struct gb_sim_instance *instance_new(const gb_sim_t *sim,
+					    const struct gb_sim_launch *l)
 {
 	struct gb_sim_instance *i = calloc(1, sizeof(*i));
+	bool profile = l->iam_profile_name || l->iam_profile_arn;
 	bool ok;
 
 	if (!i)
 		return NULL;
 	i->image_id = strdup(l->image_id);
 	i->key_name = l->key_name ? strdup(l->key_name) : NULL;
-	i->metadata_tags = l->metadata_tags;
+	i->metadata = l->metadata;
+	if (!i->metadata.hop_limit)
+		i->metadata.hop_limit = 1;
+	i->monitoring = l->monitoring;
+	i->ebs_optimized = l->ebs_optimized;
+	i->spot = l->spot;
 	i->client_token = l->client_token ? strdup(l->client_token) : NULL;
+	i->iam_profile_arn = profile ? profile_arn(sim, l) : NULL;
 	ok = i->image_id && (!l->key_name || i->key_name) &&
-	     (!l->client_token || i->client_token);
+	     (!l->client_token || i->client_token) && (!profile || i->iam_profile_arn);
 	for (size_t k = 0; ok && l->sg_ids && k < l->sg_ids->n; k++)
 		ok = gb_strv_add(&i->sg_ids, l->sg_ids->v[k]) == GB_E_OK;
 	ok = ok && copy_tags(i, l->tags, l->ntags) == GB_E_OK;
@@ -968,9 +1064,17 @@ static void commit_instance(gb_sim_t *sim, struct gb_sim_reservation *r,
 	i->launch_time = now;
 	set_state(i, GB_SIM_STATE_PENDING, now);
 	ip_alloc(pl->subnet, i);
-	find_pool(sim, pl->az, t)->used++;
-	reg->usage.instances++;
-	reg->usage.vcpus[t->bucket] += t->vcpus;
+	if (i->spot) {
+		/* one-time: a Spot request per instance, named after it */
+		snprintf(i->spot_request_id, sizeof(i->spot_request_id), "sir-%08" PRIx32,
+			 (uint32_t)(fnv1a(i->id) >> 16));
+		find_pool(sim, pl->az, t)->spot_used++;
+		reg->usage.spot_vcpus[t->bucket] += t->vcpus;
+	} else {
+		find_pool(sim, pl->az, t)->used++;
+		reg->usage.instances++;
+		reg->usage.vcpus[t->bucket] += t->vcpus;
+	}
 	i->in_pending_q = true;
 	queue_push(&sim->q_pending, i);
 	sim->inst[sim->ninst++] = i;
@@ -989,7 +1093,7 @@ static gb_err_t launch(gb_sim_t *sim, const struct gb_sc_region *rg,
 	    !inst_reserve(sim, (size_t)n))
 		goto nomem;
 	for (r->n = 0; r->n < (size_t)n; r->n++) {
-		if (!(r->inst[r->n] = instance_new(l)))
+		if (!(r->inst[r->n] = instance_new(sim, l)))
 			goto nomem;
 		r->inst[r->n]->region = rg;
 		r->inst[r->n]->launch_index = (int)r->n;
@@ -1064,14 +1168,16 @@ gb_err_t gb_sim_run_instances(gb_sim_t *sim, const char *region,
 		return fail_nomem(e);
 	if ((rc = tkey ? idempotent(sim, tkey, l, out, e) : GB_E_OK) || *out)
 		goto out;
-	if ((rc = check_offered(sim, r->rg, &pl, t, e)))
+	if ((rc = check_offered(sim, r->rg, &pl, t, e)) ||
+	    (l->spot && (rc = check_spot_price(sim, &pl, t, l, e))))
 		goto out;
-	if ((rc = quota_room(r, t, l->min_count, &qroom, e)) ||
-	    (rc = check_capacity(sim, r->rg, &pl, t, l->min_count, e)) ||
+	if ((rc = l->spot ? spot_quota_room(r, t, l->min_count, &qroom, e) :
+			    quota_room(r, t, l->min_count, &qroom, e)) ||
+	    (rc = check_capacity(sim, r->rg, &pl, t, l, e)) ||
 	    (rc = address_room(&pl, l->min_count, &aroom, e)))
 		goto out;
 	/* EC2: MaxCount launches the largest possible number above MinCount */
-	n = min3(l->max_count, pool_free(find_pool(sim, pl.az, t)),
+	n = min3(l->max_count, market_free(find_pool(sim, pl.az, t), l->spot),
 		 qroom < aroom ? qroom : aroom);
 	if (launch(sim, r->rg, &pl, t, l, n, tkey, now, out))
 		rc = fail_nomem(e);
@@ -1129,6 +1235,10 @@ static const char *filter_value(const char *name, const struct gb_sim_instance *
 		return i->res->id;
 	if (strcmp(name, "image-id") == 0)
 		return i->image_id;
+	if (strcmp(name, "instance-lifecycle") == 0)
+		return "spot";		/* On-Demand has none: field_absent() */
+	if (strcmp(name, "spot-instance-request-id") == 0)
+		return i->spot_request_id;
 	return NULL;
 }
 
@@ -1138,6 +1248,7 @@ static bool instance_filter_known(const char *name)
 		"instance-id", "instance-state-name", "availability-zone",
 		"instance-type", "subnet-id", "private-ip-address",
 		"reservation-id", "image-id", "tag-key", "tag-value",
+		"instance-lifecycle", "spot-instance-request-id",
 	};
 
 	for (size_t k = 0; k < GB_ARRAY_LEN(names); k++) {
@@ -1147,12 +1258,21 @@ static bool instance_filter_known(const char *name)
 	return gb_str_has_prefix(name, "tag:") && name[4];
 }
 
+/* A field On-Demand instances do not have matches no filter value, not even "*". */
+static bool field_absent(const char *name, const struct gb_sim_instance *i)
+{
+	return !i->spot && (strcmp(name, "instance-lifecycle") == 0 ||
+			    strcmp(name, "spot-instance-request-id") == 0);
+}
+
 static bool instance_matches(const struct gb_sim_query *q,
 			     const struct gb_sim_instance *i)
 {
 	for (size_t f = 0; f < q->nfilters; f++) {
 		const char *v = filter_value(q->filters[f].name, i);
 
+		if (field_absent(q->filters[f].name, i))
+			return false;
 		if (v ? !any_match(&q->filters[f], v) : !tag_match(&q->filters[f], i))
 			return false;
 	}
@@ -1598,7 +1718,7 @@ gb_err_t gb_sim_describe_azs(gb_sim_t *sim, const char *region,
  *****************************************************************************/
 
 gb_err_t gb_sim_capacity_set(gb_sim_t *sim, const char *az, const char *type,
-			     long n, bool available, gb_error_t *err)
+			     bool spot, long n, bool available, gb_error_t *err)
 {
 	const struct gb_sc_az *z = gb_scenario_az(sim->sc, az, NULL);
 	const struct gb_itype *t = gb_itype_find(type);
@@ -1612,9 +1732,14 @@ gb_err_t gb_sim_capacity_set(gb_sim_t *sim, const char *az, const char *type,
 	p = find_pool(sim, z, t);
 	if (!p)
 		return gb_errorf(err, GB_E_NOTFOUND, "%s does not offer %s", az, type);
+	if (spot && !p->spot)
+		return gb_errorf(err, GB_E_NOTFOUND, "%s has no Spot pool of %s", az, type);
 	if (n < 0)
 		return gb_errorf(err, GB_E_INVALID, "capacity must not be negative");
-	p->total = available ? p->used + n : n;
+	if (spot)
+		p->spot_total = available ? p->spot_used + n : n;
+	else
+		p->total = available ? p->used + n : n;
 	return GB_E_OK;
 }
 

@@ -13,6 +13,9 @@
  * per (AZ, instance type); MinCount..MaxCount launches the largest possible
  * number or nothing; ClientToken idempotency is zonal when a subnet or AZ is
  * given, else regional; quotas are per region (vCPUs per bucket, instances).
+ * Spot is a market of its own: a Spot launch takes Spot capacity of the
+ * (AZ, type) only, counts against the region's Spot vCPU quota only, and
+ * needs a MaxPrice (when given) at or above the pool's Spot price.
  * EC2 errors come back in struct gb_sim_error (code, message, HTTP status).
  *
  * Not thread-safe: the caller serializes (the server holds one mutex).
@@ -64,6 +67,15 @@ struct gb_sim_kv {
 
 struct gb_sim_reservation;
 
+/* MetadataOptions of an instance; zeroed is EC2's default. */
+struct gb_sim_metadata {
+	bool tokens_optional;		/* HttpTokens=optional (default required) */
+	bool endpoint_disabled;		/* HttpEndpoint=disabled: no IMDS */
+	bool ipv6;			/* HttpProtocolIpv6=enabled */
+	bool tags;			/* InstanceMetadataTags=enabled (imds.c) */
+	long hop_limit;			/* HttpPutResponseHopLimit; 0: 1 */
+};
+
 struct gb_sim_instance {
 	char id[GB_SIM_ID_MAX];
 	uint64_t seq;				/* creation order */
@@ -83,7 +95,12 @@ struct gb_sim_instance {
 	double state_time;			/* when [state] began */
 	int launch_index;
 	bool user_terminated;			/* TerminateInstances did it */
-	bool metadata_tags;			/* its tags in the IMDS (imds.c) */
+	bool spot;				/* instanceLifecycle spot */
+	char spot_request_id[GB_SIM_ID_MAX];	/* "sir-...", "" when on-demand */
+	char *iam_profile_arn;			/* NULL when none */
+	struct gb_sim_metadata metadata;
+	bool monitoring;			/* Monitoring.Enabled=true */
+	bool ebs_optimized;			/* EbsOptimized=true */
 	struct gb_sim_tag *tags;
 	size_t ntags;
 	char *user_data;			/* decoded; NULL when none */
@@ -120,7 +137,11 @@ struct gb_sim_launch {
 	const struct gb_strv *sg_ids;	/* may be NULL */
 	const char *digest;		/* the request's parameters, canonical */
 	bool dry_run;			/* validate only: 412 DryRunOperation */
-	bool metadata_tags;		/* MetadataOptions.InstanceMetadataTags=enabled */
+	struct gb_sim_metadata metadata;	/* MetadataOptions.* */
+	bool monitoring;		/* Monitoring.Enabled */
+	bool ebs_optimized;		/* EbsOptimized */
+	bool spot;			/* InstanceMarketOptions.MarketType=spot */
+	double spot_max_price;		/* SpotOptions.MaxPrice; 0: none given */
 };
 
 struct gb_sim_filter {
@@ -156,13 +177,16 @@ struct gb_sim_offering {
 	const char *location;
 };
 
-/* Capacity pool of one (AZ, instance type). */
+/* Capacity pools of one (AZ, instance type): On-Demand and Spot. */
 struct gb_sim_pool {
 	const struct gb_sc_region *region;
 	const struct gb_sc_az *az;
 	const struct gb_itype *type;
-	long total;			/* instances the pool can hold now */
+	long total;			/* On-Demand instances the pool can hold now */
 	long used;			/* pending, running or shutting-down */
+	bool spot;			/* the scenario gives Spot for it */
+	long spot_total, spot_used;	/* the same for Spot */
+	double spot_price;		/* USD per hour */
 };
 
 struct gb_sim_subnet {
@@ -174,9 +198,11 @@ struct gb_sim_subnet {
 	uint8_t *bits;
 };
 
+/* What a region's instances count against its quotas. */
 struct gb_sim_usage {
-	long instances;
-	long vcpus[GB_ITYPE_BUCKET_COUNT];
+	long instances;				/* On-Demand */
+	long vcpus[GB_ITYPE_BUCKET_COUNT];	/* On-Demand */
+	long spot_vcpus[GB_ITYPE_BUCKET_COUNT];
 };
 
 /*
@@ -195,12 +221,18 @@ void gb_sim_advance(gb_sim_t *sim, double now);
  * original one for a repeated ClientToken).  RET GB_E_OK or an error class
  * (GB_E_CAPACITY, GB_E_QUOTA, GB_E_CLOUDCONFIG, GB_E_INVALID) with [e] set.
  *
+ * l->spot: the Spot pool instead (InsufficientInstanceCapacity "There is
+ * no Spot capacity available that matches your request." when fewer than
+ * MinCount fit), the Spot vCPU quota instead (MaxSpotInstanceCountExceeded),
+ * and SpotMaxPriceTooLow when l->spot_max_price is below the pool's price.
+ *
  * l->dry_run: every check a launch makes up to the point where capacity
  * is taken (parameters, image, key pair, security groups, instance
  * profile, subnet or AZ, the type offered there), then GB_E_CANCELLED with
- * 412 DryRunOperation.  Quotas, capacity and free addresses are not
- * looked at (EC2 answers a dry run without reserving anything), the
- * ClientToken is neither looked up nor recorded, nothing changes.
+ * 412 DryRunOperation.  Quotas, capacity, free addresses and the Spot
+ * price are not looked at (EC2 answers a dry run without reserving
+ * anything), the ClientToken is neither looked up nor recorded, nothing
+ * changes.
  */
 gb_err_t gb_sim_run_instances(gb_sim_t *sim, const char *region,
 			      const struct gb_sim_launch *l, double now,
@@ -249,10 +281,11 @@ bool gb_sim_has_region(const gb_sim_t *sim, const char *region);
 
 /*
  * Capacity control: set the pool of ([az], [type]) so that [n] instances
- * fit from now on (available) or to a total of [n] (total = used + free).
+ * fit from now on (available) or to a total of [n] (total = used + free);
+ * [spot]: its Spot pool (which the scenario must give).
  */
 gb_err_t gb_sim_capacity_set(gb_sim_t *sim, const char *az, const char *type,
-			     long n, bool available, gb_error_t *err);
+			     bool spot, long n, bool available, gb_error_t *err);
 
 /* Read-only views for the control interface. RET BORROWED. */
 const struct gb_sim_pool *gb_sim_pools(const gb_sim_t *sim, size_t *n);

@@ -5,7 +5,8 @@
 # wrongly signed request), plus ICE, quotas and the control interface, and
 # --dry-run (botocore's DryRun parameter and its reading of the 412
 # DryRunOperation document; a bad AMI, subnet, security group, key pair or
-# instance profile named by its EC2 code even in a dry run).
+# instance profile named by its EC2 code even in a dry run), and Spot
+# (--instance-market-options).
 
 . "${srcdir:-.}/cloudsim-lib.sh"
 
@@ -211,6 +212,39 @@ awsc ec2 create-tags --resources "$ONE" --tags Key=Name,Value=tagged >/dev/null 
 	fail "create-tags: $(cat "$TMP/err")"
 expect_eq "tag:Name" "$(count Name=tag:Name,Values=tagged)" 1
 ok "create-tags"
+
+# --- Spot: --instance-market-options as the CLI sends it; a pool and a quota of its own
+spot() {	# spot OUTFILE MARKET-OPTIONS
+	awsc ec2 run-instances --image-id "$AMI" --instance-type g6e.xlarge --count 1 \
+		--subnet-id subnet-it-b --instance-market-options "$2" >"$1" 2>"$TMP/err"
+}
+if spot "$TMP/spot.json" 'MarketType=spot,SpotOptions={MaxPrice=0.5}'; then
+	fail "a Spot MaxPrice under the price launched"
+fi
+grep -q 'An error occurred (SpotMaxPriceTooLow).*price of 0.5 is lower than .* price of 0.6\.' "$TMP/err" ||
+	fail "want SpotMaxPriceTooLow: $(cat "$TMP/err")"
+if spot "$TMP/spot.json" 'MarketType=spot,SpotOptions={SpotInstanceType=one-time,InstanceInterruptionBehavior=stop}'; then
+	fail "a one-time Spot request with InstanceInterruptionBehavior stop launched"
+fi
+grep -q 'An error occurred (InvalidParameterCombination)' "$TMP/err" ||
+	fail "want InvalidParameterCombination: $(cat "$TMP/err")"
+spot "$TMP/spot.json" 'MarketType=spot,SpotOptions={MaxPrice=0.75,SpotInstanceType=one-time,InstanceInterruptionBehavior=terminate}' ||
+	fail "a Spot launch: $(cat "$TMP/err")"
+expect_eq "Spot lifecycle" "$(jget "$TMP/spot.json" 'd["Instances"][0]["InstanceLifecycle"]')" spot
+expect_eq "Spot request id" \
+	"$(jget "$TMP/spot.json" 'd["Instances"][0]["SpotInstanceRequestId"][:4]')" sir-
+expect_eq "instance-lifecycle=spot" "$(count Name=instance-lifecycle,Values=spot)" 1
+if spot "$TMP/spot.json" 'MarketType=spot'; then fail "a second Spot instance fit a pool of 1"; fi
+grep -q 'An error occurred (InsufficientInstanceCapacity).*There is no Spot capacity available that matches your request\.' \
+	"$TMP/err" || fail "want the Spot ICE: $(cat "$TMP/err")"
+control GET /_sim/state >"$TMP/state.json" || fail "control state"
+expect_eq "Spot pool of ap-south-1b" \
+	"$(jget "$TMP/state.json" '[(p["instance_type"], p["used"], p["total"]) for r in d["regions"] for z in r["azs"] if z["name"] == "ap-south-1b" for p in z["spot_pools"]]')" \
+	'[["g6e.xlarge", 1, 1]]'
+expect_eq "On-Demand g6e.xlarge of ap-south-1b" \
+	"$(jget "$TMP/state.json" '[p["used"] for r in d["regions"] for z in r["azs"] if z["name"] == "ap-south-1b" for p in z["pools"] if p["instance_type"] == "g6e.xlarge"]')" \
+	'[0]'
+ok "Spot: SpotMaxPriceTooLow, InvalidParameterCombination, a launch with instanceLifecycle spot from the Spot pool only, then the Spot ICE"
 
 # --- MetadataOptions.InstanceMetadataTags as botocore sends it, and the
 # instance metadata service: the instance (by its address) reads its tags

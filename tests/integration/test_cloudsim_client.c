@@ -4,7 +4,7 @@
  * real gpuburst-cloudsim on 127.0.0.1: the product's client code speaks to
  * the simulator exactly as to EC2 (partial launches, idempotent retries,
  * error classes, throttling retried inside the client, paging, terminate,
- * offerings, zones).  Starts the simulator with an ephemeral port and a pid
+ * offerings, zones, Spot).  Starts the simulator with an ephemeral port and a pid
  * file and stops it by that pid, also when a check fails.
  */
 #include "config.h"
@@ -379,6 +379,50 @@ static void test_offerings_azs(gb_ec2_t *ec2)
 	gb_ec2_az_list_free(z);
 }
 
+/* Spot through the product's client: InstanceMarketOptions as gb_ec2 sends them. */
+static void test_spot(gb_ec2_t *ec2)
+{
+	struct gb_ec2_run_params p = { 0 };
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_error ae;
+	gb_error_t err;
+	gb_err_t rc;
+
+	p.image_id = "ami-0123456789abcdef0";
+	p.instance_type = "g6e.xlarge";
+	p.subnet_id = "subnet-it-b";
+	p.min_count = p.max_count = 1;
+	p.client_token = "c-spot-1";
+	p.spot = true;
+	p.spot_max_price = "0.5";
+	rc = gb_ec2_run_instances(ec2, &p, &l, &ae, &err);
+	check(rc != GB_E_OK && !strcmp(ae.code, "SpotMaxPriceTooLow") && ae.http_status == 400 &&
+	      !l, "Spot MaxPrice 0.5 under the price 0.6: SpotMaxPriceTooLow (%s)", ae.code);
+	p.client_token = "c-spot-2";
+	p.spot_max_price = "0.75";
+	p.spot_instance_type = "one-time";
+	p.spot_interruption = "terminate";
+	rc = gb_ec2_run_instances(ec2, &p, &l, &ae, &err);
+	check(rc == GB_E_OK && l->n == 1 && l->v[0].lifecycle &&
+	      !strcmp(l->v[0].lifecycle, "spot"), "a Spot launch: instanceLifecycle spot");
+	gb_ec2_instance_list_free(l);
+	l = NULL;
+	p.client_token = "c-spot-3";
+	rc = gb_ec2_run_instances(ec2, &p, &l, &ae, &err);
+	check(rc == GB_E_CAPACITY && !strcmp(ae.code, "InsufficientInstanceCapacity") &&
+	      strstr(ae.message, "no Spot capacity") && !l,
+	      "the Spot pool full: InsufficientInstanceCapacity (%s)", ae.code);
+	/* On-Demand g6e.xlarge in ap-south-1b keeps its 2 */
+	p.spot = false;
+	p.spot_max_price = p.spot_instance_type = p.spot_interruption = NULL;
+	p.client_token = "c-spot-4";
+	p.max_count = 2;
+	rc = gb_ec2_run_instances(ec2, &p, &l, &ae, &err);
+	check(rc == GB_E_OK && l->n == 2 && !l->v[0].lifecycle,
+	      "On-Demand beside it: both of its 2, no lifecycle");
+	gb_ec2_instance_list_free(l);
+}
+
 static void test_bad_secret(const char *endpoint)
 {
 	gb_creds_t *creds = NULL;
@@ -421,6 +465,7 @@ int main(void)
 	test_lost_response(ec2, endpoint);
 	test_paging_terminate(ec2, endpoint, log, ids);
 	test_offerings_azs(ec2);
+	test_spot(ec2);
 	test_bad_secret(endpoint);
 	gb_ec2_destroy(ec2);
 	gb_creds_destroy(creds);

@@ -35,6 +35,16 @@ def frozen_datetime(when):
     return Frozen
 
 
+def frozen_current(frozen):
+    """botocore.compat.get_current_datetime(remove_tzinfo=True), frozen: naive
+    UTC by default, UTC-aware when asked, as the original."""
+    def current(remove_tzinfo=True):
+        t = frozen.utcnow()
+        return t if remove_tzinfo else t.replace(tzinfo=datetime.timezone.utc)
+
+    return current
+
+
 def sign(spec):
     when = datetime.datetime.strptime(spec["time"], "%Y-%m-%dT%H:%M:%S")
     # only botocore.auth sees the frozen clock: older botocore reads
@@ -44,8 +54,7 @@ def sign(spec):
     botocore.auth.datetime = types.SimpleNamespace(
         datetime=frozen, timezone=datetime.timezone)
     if hasattr(botocore.auth, "get_current_datetime"):
-        botocore.auth.get_current_datetime = \
-            lambda remove_tzinfo=True: frozen.utcnow()
+        botocore.auth.get_current_datetime = frozen_current(frozen)
     creds = botocore.credentials.Credentials(
         spec["access_key"], spec["secret_key"], spec.get("token"))
     auth = botocore.auth.SigV4Auth(creds, spec["service"], spec["region"])

@@ -3,7 +3,9 @@
  * test_cloudsim_api.c - the simulator's EC2 Query API and control interface
  * without HTTP: requests signed with libcloud's signer go through
  * gb_cloudsim_handle(); responses are parsed with libxml2 (well-formed, the
- * element names of tests/data/ec2) and checked for EC2's codes and statuses.
+ * element names of tests/data/ec2) and checked for EC2's codes and statuses;
+ * the parameter schema's refusals, Spot launches, and the instance members
+ * EC2 always returns (also through libcloud's own parser).
  */
 #include "config.h"
 
@@ -22,8 +24,10 @@
 
 #include "cloudsim.h"
 #include "gb_crypto.h"
+#include "gb_ec2_xml.h"
 #include "gb_log.h"
 #include "gb_sigv4.h"
+#include "schema.h"
 
 #define WALL 1795000000.0	/* a fixed "now" for X-Amz-Date checks */
 #define KEY "AKIDEXAMPLE"
@@ -36,7 +40,7 @@ static const char scenario[] =
 	"  CreateTags: {latency: 250ms, slow_body: {rate: 1, bytes_per_second: 100}}\n"
 	"regions:\n"
 	"  ap-south-1:\n"
-	"    quotas: {g_vt_vcpus: 24, instances: 5}\n"
+	"    quotas: {g_vt_vcpus: 24, instances: 5, spot_g_vt_vcpus: 12}\n"
 	"    images: [ami-0123456789abcdef0]\n"
 	"    key_pairs: [k1]\n"
 	"    security_groups: [sg-1, sg-2]\n"
@@ -48,6 +52,7 @@ static const char scenario[] =
 	"        subnets: {subnet-a: 127.60.1.0/24}\n"
 	"      ap-south-1b:\n"
 	"        capacity: {g5.xlarge: 5, g6e.xlarge: 1, g5.12xlarge: 1}\n"
+	"        spot: {g5.xlarge: {capacity: 2, price: 0.5}}\n"
 	"        subnets: {subnet-b: 127.60.2.0/24}\n";
 
 static double fixed_wall(void)
@@ -265,17 +270,17 @@ static void test_errors_and_statuses(void **state)
 		  "InvalidParameterValue" },
 		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&DryRun=true", 412,
 		  "DryRunOperation" },
-		{ "Action=DescribeInstances&Filter.1.Name=color&Filter.1.Value.1=red", 400,
+		{ "Action=DescribeInstances&Version=2016-11-15&Filter.1.Name=color&Filter.1.Value.1=red", 400,
 		  "InvalidParameterValue" },
-		{ "Action=DescribeInstances&InstanceId.1=i-0123456789abcdef0", 400,
+		{ "Action=DescribeInstances&Version=2016-11-15&InstanceId.1=i-0123456789abcdef0", 400,
 		  "InvalidInstanceID.NotFound" },
-		{ "Action=DescribeInstances&NextToken=nope", 400, "InvalidNextToken" },
-		{ "Action=TerminateInstances&InstanceId.1=i-xyz", 400, "InvalidInstanceID.Malformed" },
-		{ "Action=DescribeInstanceTypeOfferings&LocationType=planet", 400,
+		{ "Action=DescribeInstances&Version=2016-11-15&NextToken=nope", 400, "InvalidNextToken" },
+		{ "Action=TerminateInstances&Version=2016-11-15&InstanceId.1=i-xyz", 400, "InvalidInstanceID.Malformed" },
+		{ "Action=DescribeInstanceTypeOfferings&Version=2016-11-15&LocationType=planet", 400,
 		  "InvalidParameterValue" },
-		{ "Action=DescribeAvailabilityZones&ZoneName.1=ap-south-1q", 400,
+		{ "Action=DescribeAvailabilityZones&Version=2016-11-15&ZoneName.1=ap-south-1q", 400,
 		  "InvalidParameterValue" },
-		{ "Action=RebootInstances&InstanceId.1=i-0123456789abcdef0", 400, "InvalidAction" },
+		{ "Action=RebootInstances&Version=2016-11-15&InstanceId.1=i-0123456789abcdef0", 400, "InvalidAction" },
 		{ "Version=2016-11-15", 400, "MissingAction" },
 	};
 	struct gb_cloudsim *cs = *state;
@@ -287,7 +292,7 @@ static void test_errors_and_statuses(void **state)
 		resp_free(&rs);
 	}
 	/* nothing was launched by any of them */
-	call(cs, "Action=DescribeInstances", &rs);
+	call(cs, "Action=DescribeInstances&Version=2016-11-15", &rs);
 	assert_int_equal(xcount(&rs, "//e:reservationSet/e:item"), 0);
 	resp_free(&rs);
 }
@@ -397,13 +402,13 @@ static void test_describe_terminate_xml(void **state)
 	resp_free(&rs);
 	call(cs, RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&SubnetId=subnet-b", &rs);
 	resp_free(&rs);
-	call(cs, "Action=DescribeInstances&MaxResults=5", &rs);
+	call(cs, "Action=DescribeInstances&Version=2016-11-15&MaxResults=5", &rs);
 	assert_int_equal(rs.r.status, 200);
 	assert_int_equal(xcount(&rs, "//e:reservationSet/e:item"), 2);
 	assert_int_equal(xcount(&rs, "//e:reservationSet/e:item[1]/e:instancesSet/e:item"), 2);
 	assert_int_equal(xcount(&rs, "/e:DescribeInstancesResponse/e:nextToken"), 0);
 	resp_free(&rs);
-	snprintf(body, sizeof(body), "Action=TerminateInstances&InstanceId.1=%s", id);
+	snprintf(body, sizeof(body), "Action=TerminateInstances&Version=2016-11-15&InstanceId.1=%s", id);
 	call(cs, body, &rs);
 	assert_int_equal(rs.r.status, 200);
 	assert_string_equal(xget(&rs, "//e:instancesSet/e:item/e:instanceId"), id);
@@ -412,7 +417,7 @@ static void test_describe_terminate_xml(void **state)
 	assert_string_equal(xget(&rs, "//e:item/e:previousState/e:name"), "pending");
 	resp_free(&rs);
 	cs->offset += 5;	/* the driven clock */
-	snprintf(body, sizeof(body), "Action=DescribeInstances&InstanceId.1=%s", id);
+	snprintf(body, sizeof(body), "Action=DescribeInstances&Version=2016-11-15&InstanceId.1=%s", id);
 	call(cs, body, &rs);
 	assert_string_equal(xget(&rs, "//e:instanceState/e:name"), "terminated");
 	assert_string_equal(xget(&rs, "//e:stateReason/e:code"), "Client.UserInitiatedShutdown");
@@ -424,19 +429,19 @@ static void test_offerings_azs_tags_xml(void **state)
 	struct gb_cloudsim *cs = *state;
 	struct resp rs;
 
-	call(cs, "Action=DescribeInstanceTypeOfferings&LocationType=availability-zone"
+	call(cs, "Action=DescribeInstanceTypeOfferings&Version=2016-11-15&LocationType=availability-zone"
 		 "&Filter.1.Name=instance-type&Filter.1.Value.1=g5.xlarge", &rs);
 	assert_int_equal(rs.r.status, 200);
 	assert_int_equal(xcount(&rs, "//e:instanceTypeOfferingSet/e:item"), 2);
 	assert_string_equal(xget(&rs, "//e:item[2]/e:location"), "ap-south-1b");
 	assert_string_equal(xget(&rs, "//e:item[2]/e:locationType"), "availability-zone");
 	resp_free(&rs);
-	call(cs, "Action=DescribeInstanceTypeOfferings&Filter.1.Name=instance-type"
+	call(cs, "Action=DescribeInstanceTypeOfferings&Version=2016-11-15&Filter.1.Name=instance-type"
 		 "&Filter.1.Value.1=p5.*", &rs);
 	assert_int_equal(xcount(&rs, "//e:instanceTypeOfferingSet/e:item"), 0);
 	assert_int_equal(xcount(&rs, "//e:instanceTypeOfferingSet"), 1);
 	resp_free(&rs);
-	call(cs, "Action=DescribeAvailabilityZones", &rs);
+	call(cs, "Action=DescribeAvailabilityZones&Version=2016-11-15", &rs);
 	assert_int_equal(xcount(&rs, "//e:availabilityZoneInfo/e:item"), 2);
 	assert_string_equal(xget(&rs, "//e:item[1]/e:zoneState"), "available");
 	assert_string_equal(xget(&rs, "//e:item[2]/e:zoneId"), "aps1-az2");
@@ -446,7 +451,7 @@ static void test_offerings_azs_tags_xml(void **state)
 	{
 		char body[256];
 
-		snprintf(body, sizeof(body), "Action=CreateTags&ResourceId.1=%s&Tag.1.Key=Name"
+		snprintf(body, sizeof(body), "Action=CreateTags&Version=2016-11-15&ResourceId.1=%s&Tag.1.Key=Name"
 			 "&Tag.1.Value=x", xget(&rs, "//e:item[1]/e:instanceId"));
 		resp_free(&rs);
 		call(cs, body, &rs);
@@ -533,9 +538,9 @@ static void test_dry_run_errors(void **state)
 		{ RUN "&InstanceType=g5.xlarge&MinCount=1&DryRun=true", 400, "MissingParameter" },
 		{ RUN "&InstanceType=g5.xlarge&MinCount=x&MaxCount=1&DryRun=true", 400,
 		  "InvalidParameterValue" },
-		{ "Action=RunInstances&ImageId=ami-0000000000000000a&InstanceType=g5.xlarge"
+		{ "Action=RunInstances&Version=2016-11-15&ImageId=ami-0000000000000000a&InstanceType=g5.xlarge"
 		  "&MinCount=1&MaxCount=1&DryRun=true", 400, "InvalidAMIID.NotFound" },
-		{ "Action=RunInstances&ImageId=image-1&InstanceType=g5.xlarge"
+		{ "Action=RunInstances&Version=2016-11-15&ImageId=image-1&InstanceType=g5.xlarge"
 		  "&MinCount=1&MaxCount=1&DryRun=true", 400, "InvalidAMIID.Malformed" },
 		{ RUN "&InstanceType=g9.xlarge&MinCount=1&MaxCount=1&DryRun=true", 400,
 		  "InvalidParameterValue" },
@@ -561,11 +566,11 @@ static void test_dry_run_errors(void **state)
 		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&DryRun=true"
 		  "&TagSpecification.1.ResourceType=instance&TagSpecification.1.Tag.1.Key=aws%3Ax",
 		  400, "InvalidParameterValue" },
-		{ "Action=DescribeAvailabilityZones&ZoneName.1=ap-south-1q&DryRun=true", 400,
+		{ "Action=DescribeAvailabilityZones&Version=2016-11-15&ZoneName.1=ap-south-1q&DryRun=true", 400,
 		  "InvalidParameterValue" },
-		{ "Action=DescribeInstances&MaxResults=5&DryRun=1", 400, "InvalidParameterValue" },
-		{ "Action=DescribeInstances&Colour=red", 400, "UnknownParameter" },
-		{ "Action=TerminateInstances&InstanceId.1=i-0123456789abcdef0&DryRun=true", 400,
+		{ "Action=DescribeInstances&Version=2016-11-15&MaxResults=5&DryRun=1", 400, "InvalidParameterValue" },
+		{ "Action=DescribeInstances&Version=2016-11-15&Colour=red", 400, "UnknownParameter" },
+		{ "Action=TerminateInstances&Version=2016-11-15&InstanceId.1=i-0123456789abcdef0&DryRun=true", 400,
 		  "InvalidInstanceID.NotFound" },
 	};
 	struct gb_cloudsim *cs = *state;
@@ -609,30 +614,454 @@ static void test_dry_run_other_actions(void **state)
 	assert_int_equal(rs.r.status, 200);
 	snprintf(id, sizeof(id), "%s", xget(&rs, "//e:item[1]/e:instanceId"));
 	resp_free(&rs);
-	call(cs, "Action=DescribeInstances&DryRun=true", &rs);
+	call(cs, "Action=DescribeInstances&Version=2016-11-15&DryRun=true", &rs);
 	expect_error(&rs, 412, "DryRunOperation");
 	resp_free(&rs);
-	call(cs, "Action=DescribeAvailabilityZones&DryRun=true", &rs);
+	call(cs, "Action=DescribeAvailabilityZones&Version=2016-11-15&DryRun=true", &rs);
 	expect_error(&rs, 412, "DryRunOperation");
 	resp_free(&rs);
-	call(cs, "Action=DescribeInstanceTypeOfferings&DryRun=true", &rs);
+	call(cs, "Action=DescribeInstanceTypeOfferings&Version=2016-11-15&DryRun=true", &rs);
 	expect_error(&rs, 412, "DryRunOperation");
 	resp_free(&rs);
-	snprintf(body, sizeof(body), "Action=CreateTags&ResourceId.1=%s&Tag.1.Key=Name"
+	snprintf(body, sizeof(body), "Action=CreateTags&Version=2016-11-15&ResourceId.1=%s&Tag.1.Key=Name"
 		 "&Tag.1.Value=x&DryRun=true", id);
 	call(cs, body, &rs);
 	expect_error(&rs, 412, "DryRunOperation");
 	resp_free(&rs);
-	snprintf(body, sizeof(body), "Action=TerminateInstances&InstanceId.1=%s&DryRun=true", id);
+	snprintf(body, sizeof(body), "Action=TerminateInstances&Version=2016-11-15&InstanceId.1=%s&DryRun=true", id);
 	call(cs, body, &rs);
 	expect_error(&rs, 412, "DryRunOperation");
 	resp_free(&rs);
-	snprintf(body, sizeof(body), "Action=DescribeInstances&InstanceId.1=%s&DryRun=false", id);
+	snprintf(body, sizeof(body), "Action=DescribeInstances&Version=2016-11-15&InstanceId.1=%s&DryRun=false", id);
 	call(cs, body, &rs);
 	assert_int_equal(rs.r.status, 200);
 	assert_string_equal(xget(&rs, "//e:instanceState/e:name"), "pending");
 	assert_int_equal(xcount(&rs, "//e:instancesSet/e:item/e:tagSet"), 0);
 	resp_free(&rs);
+}
+
+/*****************************************************************************
+ *  The parameter schema
+ *****************************************************************************/
+
+#define RUN1 RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1"
+#define V "&Version=2016-11-15"
+
+/* Every refusal of the schema: EC2's code, and a message naming the parameter. */
+static void test_schema_refusals(void **state)
+{
+	static const struct {
+		const char *body, *code, *says;
+	} cases[] = {
+		{ "Action=DescribeInstances", "MissingParameter",
+		  "must contain the parameter Version" },
+		{ "Action=DescribeInstances&Version=2014-06-15", "NoSuchVersion",
+		  "The requested version (2014-06-15) of service AmazonEC2 does not exist" },
+		{ RUN1 "&InstanceTyp=g5.xlarge", "UnknownParameter",
+		  "The parameter InstanceTyp is not recognized" },
+		{ RUN1 "&BlockDeviceMapping.1.DeviceName=%2Fdev%2Fsda1", "UnknownParameter",
+		  "BlockDeviceMapping.1.DeviceName" },
+		{ RUN1 "&IamInstanceProfile.Nme=x", "UnknownParameter", "IamInstanceProfile.Nme" },
+		{ RUN1 "&instanceType=g5.xlarge", "UnknownParameter", "instanceType" },
+		{ RUN1 "&MetadataOptions.InstanceMetadataTags.1=enabled", "UnknownParameter",
+		  "MetadataOptions.InstanceMetadataTags.1" },
+		{ RUN "&MinCount=0&MaxCount=1", "InvalidParameterValue",
+		  "Value (0) for parameter MinCount is invalid. Expecting a value of at least 1." },
+		{ RUN "&MinCount=one&MaxCount=1", "InvalidParameterValue",
+		  "Value (one) for parameter MinCount is invalid. Expecting an integer." },
+		{ RUN "&MinCount=1&MaxCount=99999999999", "InvalidParameterValue", "MaxCount" },
+		{ RUN "&MinCount=1&MaxCount=+1", "InvalidParameterValue", "MaxCount" },
+		{ RUN "&MinCount=1", "MissingParameter", "the parameter MaxCount" },
+		{ "Action=RunInstances" V "&MinCount=1&MaxCount=1", "MissingParameter",
+		  "the parameter ImageId" },
+		{ RUN1 "&DryRun=True", "InvalidParameterValue",
+		  "Value (True) for parameter DryRun is invalid. Expecting a boolean" },
+		{ RUN1 "&InstanceMarketOptions.MarketType=Spot", "InvalidParameterValue",
+		  "Value (Spot) for parameter InstanceMarketOptions.MarketType is invalid. Valid values: spot" },
+		{ RUN1 "&InstanceMarketOptions.MarketType=spot"
+		  "&InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior=halt",
+		  "InvalidParameterValue", "Valid values: hibernate, stop, terminate" },
+		{ RUN1 "&InstanceMarketOptions.MarketType=spot"
+		  "&InstanceMarketOptions.SpotOptions.ValidUntil=2031-13-01T00%3A00%3A00Z",
+		  "InvalidParameterValue", "InstanceMarketOptions.SpotOptions.ValidUntil" },
+		{ RUN1 "&MetadataOptions.HttpPutResponseHopLimit=65", "InvalidParameterValue",
+		  "Expecting a value between 1 and 64." },
+		{ RUN1 "&MetadataOptions.HttpTokens=maybe", "InvalidParameterValue",
+		  "Valid values: optional, required" },
+		{ RUN1 "&MetadataOptions.InstanceMetadataTags=on", "InvalidParameterValue",
+		  "Valid values: disabled, enabled" },
+		{ RUN1 "&TagSpecification.1.Tag.1.Key=a", "MissingParameter",
+		  "the parameter TagSpecification.1.ResourceType" },
+		{ RUN1 "&TagSpecification.1.ResourceType=vpc&TagSpecification.1.Tag.1.Key=a",
+		  "InvalidParameterValue", "TagSpecification.1.ResourceType" },
+		{ RUN1 "&TagSpecification.1.ResourceType=instance&TagSpecification.1.Tag.1.Value=a",
+		  "MissingParameter", "the parameter TagSpecification.1.Tag.1.Key" },
+		{ RUN1 "&TagSpecification.1.ResourceType=instance&TagSpecification.1.Tag.2.Key=a",
+		  "InvalidParameterValue", "there is no TagSpecification.1.Tag.1" },
+		{ RUN1 "&SecurityGroupId.0=sg-1", "UnknownParameter", "SecurityGroupId.0" },
+		{ RUN1 "&SecurityGroupId.01=sg-1", "UnknownParameter", "SecurityGroupId.01" },
+		{ RUN1 "&MinCount=1", "InvalidQueryParameter",
+		  "The parameter MinCount is given more than once" },
+		{ "Action=DescribeInstances" V "&InstanceId.2=i-0123456789abcdef0",
+		  "InvalidParameterValue", "there is no InstanceId.1" },
+		{ "Action=DescribeInstances" V "&MaxResults=4", "InvalidParameterValue",
+		  "Value (4) for parameter MaxResults is invalid. Expecting a value between 5 and 1000." },
+		{ "Action=DescribeInstances" V "&MaxResults=1001", "InvalidParameterValue",
+		  "MaxResults" },
+		{ "Action=DescribeInstances" V "&Filter.1.Value.1=x", "MissingParameter",
+		  "the parameter Filter.1.Name" },
+		{ "Action=DescribeInstances" V "&Filter..Name=x", "UnknownParameter", "Filter..Name" },
+		{ "Action=TerminateInstances" V, "MissingParameter", "the parameter InstanceId" },
+		{ "Action=TerminateInstances" V "&InstanceId.1=i-0123456789abcdef0&Force=true",
+		  "UnknownParameter", "Force" },
+		{ "Action=CreateTags" V "&ResourceId.1=i-0123456789abcdef0", "MissingParameter",
+		  "the parameter Tag" },
+		{ "Action=CreateTags" V "&ResourceId.1=i-0123456789abcdef0&Tag.1.Value=x",
+		  "MissingParameter", "the parameter Tag.1.Key" },
+		{ "Action=DescribeInstanceTypeOfferings" V "&LocationType=outpost",
+		  "InvalidParameterValue",
+		  "Valid values: region, availability-zone, availability-zone-id" },
+		{ "Action=DescribeAvailabilityZones" V "&AllAvailabilityZones=1",
+		  "InvalidParameterValue", "AllAvailabilityZones" },
+	};
+	struct gb_cloudsim *cs = *state;
+	struct resp rs;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		call(cs, cases[i].body, &rs);
+		expect_error(&rs, 400, cases[i].code);
+		if (!strstr(xget(&rs, "/Response/Errors/Error/Message"), cases[i].says))
+			fail_msg("%s: message '%s' lacks '%s'", cases[i].body,
+				 xget(&rs, "/Response/Errors/Error/Message"), cases[i].says);
+		resp_free(&rs);
+	}
+	assert_int_equal(n_instances(cs), 0);
+	/* refused before any handler or fault: nothing counted as received */
+	assert_int_equal(cs->received[GB_SIM_ACTION_RUN_INSTANCES], 0);
+}
+
+/* What the schema lets through reaches the handlers as EC2 would take it. */
+static void test_schema_accepts(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct resp rs;
+	double t;
+
+	call(cs, RUN "&MinCount=1&MaxCount=1&InstanceType=g6.xlarge&Monitoring.Enabled=false"
+		 "&EbsOptimized=true&Placement.AvailabilityZone=ap-south-1a"
+		 "&TagSpecification.1.ResourceType=volume&TagSpecification.1.Tag.1.Key=v"
+		 "&TagSpecification.2.ResourceType=instance&TagSpecification.2.Tag.1.Key=i"
+		 "&TagSpecification.2.Tag.1.Value=1&X-Amz-Foo=ignored", &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_string_equal(xget(&rs, "//e:item[1]/e:ebsOptimized"), "true");
+	assert_int_equal(xcount(&rs, "//e:instancesSet/e:item/e:tagSet/e:item"), 1);
+	assert_string_equal(xget(&rs, "//e:instancesSet/e:item/e:tagSet/e:item/e:key"), "i");
+	resp_free(&rs);
+	/* timestamps: botocore's form, fractions and offsets */
+	assert_true(gb_schema_timestamp("2026-01-31T12:00:00Z", &t));
+	assert_true(t == 1769860800.0);
+	assert_true(gb_schema_timestamp("2026-01-31T13:30:00.250+01:30", &t));
+	assert_true(t == 1769860800.25);
+	assert_false(gb_schema_timestamp("2026-01-31 12:00:00Z", &t));
+	assert_false(gb_schema_timestamp("2026-01-31T12:00:00", &t));
+	assert_false(gb_schema_timestamp("2026-01-31T24:00:00Z", &t));
+	assert_false(gb_schema_timestamp("2026-01-31T12:00:00.Z", &t));
+}
+
+/* --dump-schema prints what gb_schema_check enforces: the same tables. */
+static void test_schema_dump(void **state)
+{
+	char *s = gb_schema_dump();
+	size_t n;
+	const struct gb_schema_param *p = gb_schema_params(GB_SIM_ACTION_RUN_INSTANCES, &n);
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(strstr(s, "\"version\": \"2016-11-15\""));
+	assert_true(n > 20);
+	for (size_t i = 0; i < n; i++) {
+		char want[160];
+
+		snprintf(want, sizeof(want), "\"name\": \"%s\"", p[i].name);
+		assert_non_null(strstr(s, want));
+	}
+	assert_non_null(strstr(s, "\"name\": \"MinCount\",\n    \"type\": \"integer\",\n"
+			       "    \"required\": true,\n    \"min\": 1"));
+	free(s);
+}
+
+/*****************************************************************************
+ *  Spot
+ *****************************************************************************/
+
+#define SPOT_RUN RUN "&InstanceType=g5.xlarge&SubnetId=subnet-b" \
+	"&InstanceMarketOptions.MarketType=spot"
+
+static void test_spot_launch(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct gb_cs_response cr;
+	struct resp rs;
+
+	call(cs, SPOT_RUN "&MinCount=1&MaxCount=1"
+		 "&InstanceMarketOptions.SpotOptions.SpotInstanceType=one-time"
+		 "&InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior=terminate"
+		 "&InstanceMarketOptions.SpotOptions.MaxPrice=0.5", &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_string_equal(xget(&rs, "//e:item[1]/e:instanceLifecycle"), "spot");
+	assert_true(gb_str_has_prefix(xget(&rs, "//e:item[1]/e:spotInstanceRequestId"), "sir-"));
+	assert_int_equal(strlen(xget(&rs, "//e:item[1]/e:spotInstanceRequestId")), 12);
+	resp_free(&rs);
+	/* the Spot pool and quota only: On-Demand usage stays 0 */
+	control(cs, "GET", "/_sim/state", NULL, &cr);
+	assert_non_null(strstr(cr.body.data, "\"usage\":{\"g_vt_vcpus\":0,\"instances\":0"));
+	assert_non_null(strstr(cr.body.data, "\"spot\":{\"quotas\":{\"g_vt_vcpus\":12,"
+			       "\"p_vcpus\":null},\"usage\":{\"g_vt_vcpus\":4,\"p_vcpus\":0}}"));
+	assert_non_null(strstr(cr.body.data, "\"spot_pools\":[{\"available\":1,"
+			       "\"instance_type\":\"g5.xlarge\",\"price\":0.5,\"total\":2,\"used\":1}]"));
+	assert_non_null(strstr(cr.body.data, "\"market\":\"spot\""));
+	gb_cs_response_free(&cr);
+	/* instance-lifecycle: only the Spot one; On-Demand has none */
+	call(cs, RUN "&InstanceType=g5.xlarge&SubnetId=subnet-b&MinCount=1&MaxCount=1", &rs);
+	assert_int_equal(xcount(&rs, "//e:item[1]/e:instanceLifecycle"), 0);
+	assert_int_equal(xcount(&rs, "//e:item[1]/e:spotInstanceRequestId"), 0);
+	resp_free(&rs);
+	call(cs, "Action=DescribeInstances" V "&Filter.1.Name=instance-lifecycle"
+		 "&Filter.1.Value.1=*", &rs);
+	assert_int_equal(xcount(&rs, "//e:instancesSet/e:item"), 1);
+	assert_string_equal(xget(&rs, "//e:instancesSet/e:item/e:instanceLifecycle"), "spot");
+	resp_free(&rs);
+	/* one left in the pool: MinCount 2 is ICE with EC2's Spot message */
+	call(cs, SPOT_RUN "&MinCount=2&MaxCount=2", &rs);
+	expect_error(&rs, 500, "InsufficientInstanceCapacity");
+	assert_string_equal(xget(&rs, "/Response/Errors/Error/Message"),
+			    "There is no Spot capacity available that matches your request.");
+	resp_free(&rs);
+	/* MinCount 1 MaxCount 5: the one left */
+	call(cs, SPOT_RUN "&MinCount=1&MaxCount=5", &rs);
+	assert_int_equal(xcount(&rs, "//e:instancesSet/e:item"), 1);
+	resp_free(&rs);
+}
+
+static void test_spot_refusals(void **state)
+{
+	static const struct {
+		const char *body;
+		int status;
+		const char *code, *says;
+	} cases[] = {
+		{ SPOT_RUN "&MinCount=1&MaxCount=1&InstanceMarketOptions.SpotOptions.MaxPrice=0.49",
+		  400, "SpotMaxPriceTooLow",
+		  "Your Spot request price of 0.49 is lower than the minimum required Spot request fulfillment price of 0.5." },
+		{ SPOT_RUN "&MinCount=1&MaxCount=1&InstanceMarketOptions.SpotOptions.MaxPrice=cheap",
+		  400, "InvalidParameterValue", "InstanceMarketOptions.SpotOptions.MaxPrice" },
+		{ SPOT_RUN "&MinCount=1&MaxCount=1&InstanceMarketOptions.SpotOptions.MaxPrice=.5",
+		  400, "InvalidParameterValue", "(.5)" },
+		{ SPOT_RUN "&MinCount=1&MaxCount=1&InstanceMarketOptions.SpotOptions.MaxPrice=0",
+		  400, "InvalidParameterValue", "(0)" },
+		{ RUN1 "&InstanceMarketOptions.SpotOptions.MaxPrice=1", 400,
+		  "InvalidParameterCombination", "requires InstanceMarketOptions.MarketType spot" },
+		{ SPOT_RUN "&MinCount=1&MaxCount=1"
+		  "&InstanceMarketOptions.SpotOptions.SpotInstanceType=persistent", 400,
+		  "Unsupported", "one-time" },
+		{ SPOT_RUN "&MinCount=1&MaxCount=1"
+		  "&InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior=stop", 400,
+		  "InvalidParameterCombination", "persistent Spot requests only" },
+		{ SPOT_RUN "&MinCount=1&MaxCount=1"
+		  "&InstanceMarketOptions.SpotOptions.ValidUntil=2031-01-01T00%3A00%3A00Z", 400,
+		  "InvalidParameterCombination", "ValidUntil" },
+		/* quota: 12 Spot vCPUs are 3 g5.xlarge */
+		{ SPOT_RUN "&MinCount=4&MaxCount=4", 400, "MaxSpotInstanceCountExceeded",
+		  "Max spot instance count exceeded" },
+		/* ap-south-1a has no Spot pool */
+		{ RUN "&InstanceType=g5.xlarge&SubnetId=subnet-a&MinCount=1&MaxCount=1"
+		  "&InstanceMarketOptions.MarketType=spot", 500, "InsufficientInstanceCapacity",
+		  "no Spot capacity" },
+		{ RUN "&InstanceType=g6e.xlarge&SubnetId=subnet-a&MinCount=1&MaxCount=1"
+		  "&InstanceMarketOptions.MarketType=spot", 400, "Unsupported", "g6e.xlarge" },
+	};
+	struct gb_cloudsim *cs = *state;
+	struct resp rs;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		call(cs, cases[i].body, &rs);
+		expect_error(&rs, cases[i].status, cases[i].code);
+		if (!strstr(xget(&rs, "/Response/Errors/Error/Message"), cases[i].says))
+			fail_msg("%s: message '%s' lacks '%s'", cases[i].body,
+				 xget(&rs, "/Response/Errors/Error/Message"), cases[i].says);
+		resp_free(&rs);
+	}
+	assert_int_equal(n_instances(cs), 0);
+	/* without subnet or AZ a Spot launch goes where there is Spot room */
+	call(cs, RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1"
+		 "&InstanceMarketOptions.MarketType=spot", &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_string_equal(xget(&rs, "//e:item[1]/e:placement/e:availabilityZone"), "ap-south-1b");
+	resp_free(&rs);
+}
+
+/* Terminated Spot instances give their Spot room and quota back. */
+static void test_spot_release(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	char body[256], id[64];
+	struct resp rs;
+
+	call(cs, SPOT_RUN "&MinCount=2&MaxCount=2", &rs);
+	assert_int_equal(xcount(&rs, "//e:instancesSet/e:item"), 2);
+	snprintf(id, sizeof(id), "%s", xget(&rs, "//e:item[1]/e:instanceId"));
+	resp_free(&rs);
+	call(cs, SPOT_RUN "&MinCount=1&MaxCount=1", &rs);
+	expect_error(&rs, 500, "InsufficientInstanceCapacity");
+	resp_free(&rs);
+	snprintf(body, sizeof(body), "Action=TerminateInstances" V "&InstanceId.1=%s", id);
+	call(cs, body, &rs);
+	assert_int_equal(rs.r.status, 200);
+	resp_free(&rs);
+	cs->offset += 2;	/* shutting-down -> terminated */
+	call(cs, SPOT_RUN "&MinCount=1&MaxCount=1", &rs);
+	assert_int_equal(rs.r.status, 200);
+	resp_free(&rs);
+}
+
+/*****************************************************************************
+ *  The instance as EC2 describes it
+ *****************************************************************************/
+
+static void test_instance_members(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct gb_ec2_instance_list *l = NULL;
+	char body[256], id[64], ip[32];
+	gb_error_t err;
+	struct resp rs;
+
+	call(cs, RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&SubnetId=subnet-a"
+		 "&IamInstanceProfile.Name=gpuburst-node&Monitoring.Enabled=true"
+		 "&MetadataOptions.HttpPutResponseHopLimit=3&MetadataOptions.HttpTokens=optional", &rs);
+	assert_int_equal(rs.r.status, 200);
+	snprintf(id, sizeof(id), "%s", xget(&rs, "//e:item[1]/e:instanceId"));
+	snprintf(ip, sizeof(ip), "%s", xget(&rs, "//e:item[1]/e:privateIpAddress"));
+	assert_string_equal(xget(&rs, "//e:item[1]/e:iamInstanceProfile/e:arn"),
+			    "arn:aws:iam::123456789012:instance-profile/gpuburst-node");
+	assert_true(gb_str_has_prefix(xget(&rs, "//e:item[1]/e:iamInstanceProfile/e:id"), "AIPA"));
+	assert_int_equal(strlen(xget(&rs, "//e:item[1]/e:iamInstanceProfile/e:id")), 21);
+	assert_string_equal(xget(&rs, "//e:item[1]/e:monitoring/e:state"), "pending");
+	assert_string_equal(xget(&rs, "//e:item[1]/e:metadataOptions/e:state"), "pending");
+	assert_string_equal(xget(&rs, "//e:item[1]/e:metadataOptions/e:httpTokens"), "optional");
+	assert_string_equal(xget(&rs, "//e:item[1]/e:metadataOptions/e:httpPutResponseHopLimit"), "3");
+	assert_string_equal(xget(&rs, "//e:item[1]/e:metadataOptions/e:httpEndpoint"), "enabled");
+	assert_string_equal(xget(&rs, "//e:item[1]/e:metadataOptions/e:instanceMetadataTags"),
+			    "disabled");
+	assert_string_equal(xget(&rs, "//e:item[1]/e:cpuOptions/e:coreCount"), "2");
+	assert_string_equal(xget(&rs, "//e:item[1]/e:cpuOptions/e:threadsPerCore"), "2");
+	assert_string_equal(xget(&rs, "//e:item[1]/e:placement/e:tenancy"), "default");
+	assert_string_equal(xget(&rs, "//e:item[1]/e:rootDeviceType"), "ebs");
+	assert_string_equal(xget(&rs, "//e:item[1]/e:platformDetails"), "Linux/UNIX");
+	/* no SecurityGroupId: the VPC's default group */
+	assert_int_equal(xcount(&rs, "//e:instancesSet/e:item/e:groupSet/e:item"), 1);
+	assert_true(gb_str_has_prefix(xget(&rs, "//e:item[1]/e:groupSet/e:item/e:groupId"), "sg-"));
+	/* the primary interface has the instance's address; no volume yet */
+	assert_true(gb_str_has_prefix(xget(&rs, "//e:networkInterfaceSet/e:item/e:networkInterfaceId"),
+				      "eni-"));
+	assert_string_equal(xget(&rs, "//e:networkInterfaceSet/e:item/e:privateIpAddress"), ip);
+	assert_string_equal(xget(&rs, "//e:networkInterfaceSet/e:item/e:attachment/e:status"),
+			    "attaching");
+	assert_int_equal(xcount(&rs, "//e:blockDeviceMapping/e:item"), 0);
+	/* libcloud's own parser reads it as before */
+	assert_int_equal(gb_ec2_xml_parse_instances(rs.r.body.data, rs.r.body.len, &l, &err),
+			 GB_E_OK);
+	assert_int_equal(l->n, 1);
+	assert_string_equal(l->v[0].instance_id, id);
+	assert_string_equal(l->v[0].private_ip, ip);
+	assert_string_equal(l->v[0].availability_zone, "ap-south-1a");
+	assert_string_equal(l->v[0].subnet_id, "subnet-a");
+	assert_int_equal(l->v[0].state_code, 0);
+	assert_null(l->v[0].lifecycle);
+	gb_ec2_instance_list_free(l);
+	resp_free(&rs);
+	cs->offset += 2;	/* running */
+	snprintf(body, sizeof(body), "Action=DescribeInstances" V "&InstanceId.1=%s", id);
+	call(cs, body, &rs);
+	assert_string_equal(xget(&rs, "//e:item[1]/e:monitoring/e:state"), "enabled");
+	assert_string_equal(xget(&rs, "//e:item[1]/e:metadataOptions/e:state"), "applied");
+	assert_string_equal(xget(&rs, "//e:networkInterfaceSet/e:item/e:attachment/e:status"),
+			    "attached");
+	assert_string_equal(xget(&rs, "//e:blockDeviceMapping/e:item/e:deviceName"), "/dev/sda1");
+	assert_string_equal(xget(&rs, "//e:blockDeviceMapping/e:item/e:ebs/e:status"), "attached");
+	assert_true(gb_str_has_prefix(xget(&rs, "//e:blockDeviceMapping/e:item/e:ebs/e:volumeId"),
+				      "vol-"));
+	resp_free(&rs);
+	/* terminated: no interface, no volume, no address */
+	snprintf(body, sizeof(body), "Action=TerminateInstances" V "&InstanceId.1=%s", id);
+	call(cs, body, &rs);
+	resp_free(&rs);
+	cs->offset += 2;
+	snprintf(body, sizeof(body), "Action=DescribeInstances" V "&InstanceId.1=%s", id);
+	call(cs, body, &rs);
+	assert_string_equal(xget(&rs, "//e:item[1]/e:instanceState/e:name"), "terminated");
+	assert_int_equal(xcount(&rs, "//e:networkInterfaceSet/e:item"), 0);
+	assert_int_equal(xcount(&rs, "//e:blockDeviceMapping/e:item"), 0);
+	assert_int_equal(xcount(&rs, "//e:instancesSet/e:item/e:privateIpAddress"), 0);
+	resp_free(&rs);
+}
+
+/* GET (or PUT the token) on the IMDS from [peer]; RET the status. */
+static int imds(struct gb_cloudsim *cs, const char *method, const char *path,
+		const char *peer, const char *token)
+{
+	struct gb_cs_header h[1] = { { token ? "X-aws-ec2-metadata-token" :
+				       "X-aws-ec2-metadata-token-ttl-seconds",
+				       token ? token : "60" } };
+	struct gb_cs_request req = { 0 };
+	struct gb_cs_response r;
+	int status;
+
+	memset(&r, 0, sizeof(r));
+	req.method = method;
+	req.path = path;
+	req.headers = h;
+	req.nheaders = token || !strcmp(method, "PUT") ? 1 : 0;
+	req.peer = peer;
+	gb_cloudsim_handle(cs, &req, &r);
+	status = r.status;
+	gb_cs_response_free(&r);
+	return status;
+}
+
+/* The IMDS follows each instance's MetadataOptions. */
+static void test_imds_metadata_options(void **state)
+{
+	static const char *const opts[] = {
+		"", "&MetadataOptions.HttpTokens=optional",
+		"&MetadataOptions.HttpEndpoint=disabled",
+	};
+	static const char *const md = "/latest/meta-data/instance-id";
+	struct gb_cloudsim *cs = *state;
+	char body[512], ip[3][32];
+	struct resp rs;
+
+	for (int k = 0; k < 3; k++) {
+		snprintf(body, sizeof(body), RUN "&InstanceType=g6.xlarge&MinCount=1&MaxCount=1%s",
+			 opts[k]);
+		call(cs, body, &rs);
+		assert_int_equal(rs.r.status, 200);
+		snprintf(ip[k], sizeof(ip[k]), "%s", xget(&rs, "//e:item[1]/e:privateIpAddress"));
+		resp_free(&rs);
+	}
+	/* default HttpTokens required: IMDSv1 refused, v2 answered */
+	assert_int_equal(imds(cs, "GET", md, ip[0], NULL), 401);
+	assert_int_equal(imds(cs, "PUT", "/latest/api/token", ip[0], NULL), 200);
+	assert_int_equal(imds(cs, "GET", md, ip[0], "gbsim-imds-00"), 200);
+	/* HttpTokens=optional: IMDSv1 too */
+	assert_int_equal(imds(cs, "GET", md, ip[1], NULL), 200);
+	/* HttpEndpoint=disabled: nothing, not even a token */
+	assert_int_equal(imds(cs, "GET", md, ip[2], NULL), 403);
+	assert_int_equal(imds(cs, "GET", md, ip[2], "gbsim-imds-00"), 403);
+	assert_int_equal(imds(cs, "PUT", "/latest/api/token", ip[2], NULL), 403);
+	/* no instance at that address */
+	assert_int_equal(imds(cs, "GET", md, "127.0.0.1", NULL), 401);
+	assert_int_equal(imds(cs, "GET", md, "127.0.0.1", "gbsim-imds-00"), 404);
 }
 
 /*****************************************************************************
@@ -666,11 +1095,11 @@ static void test_injected_faults(void **state)
 	assert_string_equal(cr.body.data, "{\"pending\":2}\n");
 	gb_cs_response_free(&cr);
 	for (int i = 0; i < 2; i++) {
-		call(cs, "Action=DescribeInstances", &rs);
+		call(cs, "Action=DescribeInstances&Version=2016-11-15", &rs);
 		expect_error(&rs, 503, "RequestLimitExceeded");
 		resp_free(&rs);
 	}
-	call(cs, "Action=DescribeInstances", &rs);
+	call(cs, "Action=DescribeInstances&Version=2016-11-15", &rs);
 	assert_int_equal(rs.r.status, 200);
 	resp_free(&rs);
 
@@ -696,11 +1125,11 @@ static void test_injected_faults(void **state)
 	control(cs, "POST", "/_sim/fault",
 		"{\"code\": \"InternalError\", \"status\": 502, \"message\": \"bad gateway\"}", &cr);
 	gb_cs_response_free(&cr);
-	call(cs, "Action=DescribeAvailabilityZones", &rs);
+	call(cs, "Action=DescribeAvailabilityZones&Version=2016-11-15", &rs);
 	assert_int_equal(rs.r.status, 200);
 	assert_true(cs->last_latency == 2.5);
 	resp_free(&rs);
-	call(cs, "Action=DescribeAvailabilityZones", &rs);
+	call(cs, "Action=DescribeAvailabilityZones&Version=2016-11-15", &rs);
 	expect_error(&rs, 502, "InternalError");
 	assert_string_equal(xget(&rs, "/Response/Errors/Error/Message"), "bad gateway");
 	resp_free(&rs);
@@ -710,7 +1139,7 @@ static void test_injected_faults(void **state)
 	control(cs, "DELETE", "/_sim/fault", NULL, &cr);
 	assert_int_equal(cr.status, 200);
 	gb_cs_response_free(&cr);
-	call(cs, "Action=DescribeAvailabilityZones", &rs);
+	call(cs, "Action=DescribeAvailabilityZones&Version=2016-11-15", &rs);
 	assert_int_equal(rs.r.status, 200);
 	resp_free(&rs);
 }
@@ -793,6 +1222,14 @@ int main(void)
 		T(test_dry_run_errors),
 		T(test_dry_run_unauthorized),
 		T(test_dry_run_other_actions),
+		T(test_schema_refusals),
+		T(test_schema_accepts),
+		T(test_schema_dump),
+		T(test_spot_launch),
+		T(test_spot_refusals),
+		T(test_spot_release),
+		T(test_instance_members),
+		T(test_imds_metadata_options),
 		T(test_injected_faults),
 		T(test_control),
 	};

@@ -87,6 +87,8 @@ static void test_full(void **state)
 	assert_int_equal(rg->vcpu_quota[GB_ITYPE_BUCKET_G], 64);
 	assert_int_equal(rg->vcpu_quota[GB_ITYPE_BUCKET_P], 0);
 	assert_int_equal(rg->instance_quota, 10);
+	assert_int_equal(rg->spot_vcpu_quota[GB_ITYPE_BUCKET_G], 32);
+	assert_int_equal(rg->spot_vcpu_quota[GB_ITYPE_BUCKET_P], 96);
 	assert_int_equal(rg->images.n, 1);
 	assert_int_equal(rg->nazs, 2);
 	az = &rg->azs[0];
@@ -95,6 +97,10 @@ static void test_full(void **state)
 	assert_string_equal(az->pools[0].type->name, "g5.xlarge");
 	assert_int_equal(az->pools[0].capacity, 3);
 	assert_int_equal(az->pools[1].capacity, 0);	/* offered, none free */
+	assert_false(az->pools[0].spot);
+	assert_true(az->pools[1].spot);			/* Spot of its own */
+	assert_int_equal(az->pools[1].spot_capacity, 7);
+	assert_true(fabs(az->pools[1].spot_price - 0.2345) < 1e-9);
 	assert_int_equal(az->nsubnets, 2);
 	assert_int_equal(az->subnets[1].prefix, 28);
 	assert_string_equal(az->subnets[1].vpc_id, "vpc-aps1");
@@ -105,11 +111,14 @@ static void test_full(void **state)
 	assert_string_equal(rg->azs[0].zone_id, "apne1-az1");
 
 	/* events sorted by time */
-	assert_int_equal(sc->nevents, 2);
+	assert_int_equal(sc->nevents, 3);
 	assert_true(fabs(sc->events[0].at - 30) < 1e-9);
 	assert_int_equal(sc->events[0].op, GB_SC_EVENT_SET);
 	assert_int_equal(sc->events[1].op, GB_SC_EVENT_ADD);
 	assert_int_equal(sc->events[1].n, 2);
+	assert_false(sc->events[1].spot);
+	assert_int_equal(sc->events[2].op, GB_SC_EVENT_REMOVE);
+	assert_true(sc->events[2].spot);
 	gb_scenario_destroy(sc);
 }
 
@@ -128,6 +137,8 @@ static void test_defaults(void **state)
 	assert_int_equal(sc->boot, GB_SC_BOOT_NONE);
 	assert_null(sc->boot_dir);
 	assert_int_equal(sc->regions[0].instance_quota, GB_SC_UNLIMITED);
+	assert_int_equal(sc->regions[0].spot_vcpu_quota[GB_ITYPE_BUCKET_G], GB_SC_UNLIMITED);
+	assert_false(sc->regions[0].azs[0].pools[0].spot);
 	for (int a = 0; a < GB_SIM_ACTION_COUNT; a++) {
 		assert_int_equal(sc->faults[a].latency.kind, GB_LATENCY_FIXED);
 		assert_true(sc->faults[a].latency.a == 0);

@@ -2,7 +2,8 @@
 /*
  * test_cloudsim_sim.c - the simulated cloud's EC2 semantics with a driven
  * clock: MinCount/MaxCount, ICE, idempotency, quotas, offerings, CIDR
- * exhaustion, state timing, capacity events, filters and paging
+ * exhaustion, state timing, capacity events, filters and paging, and Spot
+ * as a market of its own (pool, quota, price, events, release)
  */
 #include "config.h"
 
@@ -25,11 +26,12 @@ static const char scenario_text[] =
 	"timing: {pending: 500ms, shutting_down: 1s, terminated_visible: 60s}\n"
 	"regions:\n"
 	"  ap-south-1:\n"
-	"    quotas: {g_vt_vcpus: 40, instances: 9}\n"
+	"    quotas: {g_vt_vcpus: 40, instances: 9, spot_g_vt_vcpus: 16}\n"
 	"    azs:\n"
 	"      ap-south-1a:\n"
 	"        offerings: [g5.xlarge, g6.xlarge]\n"
 	"        capacity: {g5.xlarge: 3, g6.xlarge: 0}\n"
+	"        spot: {g5.xlarge: {capacity: 2, price: 0.3}}\n"
 	"        subnets: {subnet-a: 127.1.0.0/24}\n"
 	"      ap-south-1b:\n"
 	"        capacity: {g5.xlarge: 2, g6e.xlarge: 1, g5.2xlarge: 5}\n"
@@ -44,7 +46,8 @@ static const char scenario_text[] =
 	"        subnets: {subnet-t: 127.2.0.0/24}\n"
 	"capacity_events:\n"
 	"  - {at: 100s, az: ap-south-1a, instance_type: g6.xlarge, set: 2}\n"
-	"  - {at: 200s, az: ap-south-1a, instance_type: g6.xlarge, remove: 2}\n";
+	"  - {at: 200s, az: ap-south-1a, instance_type: g6.xlarge, remove: 2}\n"
+	"  - {at: 300s, az: ap-south-1a, instance_type: g5.xlarge, market: spot, add: 3}\n";
 
 struct fix {
 	struct gb_scenario *sc;
@@ -127,6 +130,19 @@ static long pool_used(gb_sim_t *sim, const char *az, const char *type, long *tot
 	}
 	fail_msg("no pool %s %s", az, type);
 	return -1;
+}
+
+static const struct gb_sim_pool *pool_of(gb_sim_t *sim, const char *az, const char *type)
+{
+	size_t n;
+	const struct gb_sim_pool *p = gb_sim_pools(sim, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(p[i].az->name, az) && !strcmp(p[i].type->name, type))
+			return &p[i];
+	}
+	fail_msg("no pool %s %s", az, type);
+	return NULL;
 }
 
 static size_t ninstances(gb_sim_t *sim)
@@ -395,11 +411,11 @@ static void test_capacity_events(void **state)
 	assert_int_equal(pool_used(f->sim, "ap-south-1a", "g6.xlarge", &total), 2);
 	assert_int_equal(total, 0);	/* running instances stay */
 	/* the control interface: make 1 more fit */
-	assert_int_equal(gb_sim_capacity_set(f->sim, "ap-south-1a", "g6.xlarge", 1,
-					     true, NULL), GB_E_OK);
+	assert_int_equal(gb_sim_capacity_set(f->sim, "ap-south-1a", "g6.xlarge", false,
+					     1, true, NULL), GB_E_OK);
 	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 201, NULL), 1);
 	assert_int_not_equal(gb_sim_capacity_set(f->sim, "ap-south-1a", "g6e.xlarge",
-						 1, true, NULL), GB_E_OK);
+						 false, 1, true, NULL), GB_E_OK);
 }
 
 static size_t describe_n(gb_sim_t *sim, struct gb_sim_query *q, double now,
@@ -694,6 +710,115 @@ static void test_replay(void **state)
 	gb_sim_destroy(other);
 }
 
+static size_t lifecycle_n(gb_sim_t *sim, const char *filter, const char *value, double now)
+{
+	const char *vals[] = { value };
+	struct gb_sim_filter flt = { filter, vals, 1 };
+	struct gb_sim_query q = { 0 };
+	struct gb_sim_instance **out = NULL;
+	struct gb_sim_error e;
+	char next[GB_SIM_TOKEN_MAX];
+	size_t n;
+
+	q.filters = &flt;
+	q.nfilters = 1;
+	if (gb_sim_describe_instances(sim, "ap-south-1", &q, now, &out, &n, next, &e))
+		fail_msg("%s: %s", e.code, e.message);
+	free(out);
+	return n;
+}
+
+/* Spot takes the Spot pool and quota only, never On-Demand's. */
+static void test_spot_market(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_launch spot = launch_of("g5.xlarge", "subnet-a", 1, 5);
+	struct gb_sim_launch od = launch_of("g5.xlarge", "subnet-a", 1, 5);
+	const struct gb_sim_usage *u = gb_sim_usage(f->sim, "ap-south-1");
+	const struct gb_sim_pool *p = pool_of(f->sim, "ap-south-1a", "g5.xlarge");
+	struct gb_sim_reservation *r = NULL;
+	struct gb_sim_state_change *ch = NULL;
+	struct gb_sim_error e;
+	const char *id;
+	size_t n;
+
+	spot.spot = true;
+	spot.digest = "spot";
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &spot, 0, &r), 2);
+	assert_true(r->inst[0]->spot);
+	assert_true(!strncmp(r->inst[0]->spot_request_id, "sir-", 4));
+	assert_int_equal(strlen(r->inst[0]->spot_request_id), 12);
+	assert_string_not_equal(r->inst[0]->spot_request_id, r->inst[1]->spot_request_id);
+	id = r->inst[0]->id;
+	assert_int_equal(p->spot_used, 2);
+	assert_int_equal(p->used, 0);
+	assert_int_equal(u->spot_vcpus[GB_ITYPE_BUCKET_G], 8);
+	assert_int_equal(u->vcpus[GB_ITYPE_BUCKET_G], 0);
+	assert_int_equal(u->instances, 0);
+	/* On-Demand keeps all of its 3 */
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &od, 0, NULL), 3);
+	assert_int_equal(p->spot_used, 2);
+	run_err(f->sim, "ap-south-1", &spot, 0, 500, "InsufficientInstanceCapacity", &e);
+	assert_string_equal(e.message, "There is no Spot capacity available that matches your request.");
+	assert_int_equal(lifecycle_n(f->sim, "instance-lifecycle", "spot", 0), 2);
+	assert_int_equal(lifecycle_n(f->sim, "instance-lifecycle", "*", 0), 2);
+	assert_int_equal(lifecycle_n(f->sim, "spot-instance-request-id",
+				     r->inst[1]->spot_request_id, 0), 1);
+	/* MaxPrice below the pool's 0.3; the price is checked before the room */
+	spot.spot_max_price = 0.29;
+	run_err(f->sim, "ap-south-1", &spot, 0, 400, "SpotMaxPriceTooLow", &e);
+	spot.spot_max_price = 0.3;
+	run_err(f->sim, "ap-south-1", &spot, 0, 500, "InsufficientInstanceCapacity", &e);
+	/* the scenario's Spot event at 300 s: 3 more, the quota allows 2 */
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &spot, 300, NULL), 2);
+	assert_int_equal(p->spot_total, 5);
+	run_err(f->sim, "ap-south-1", &spot, 300, 400, "MaxSpotInstanceCountExceeded", &e);
+	/* terminating one gives its Spot room and quota back, nothing else */
+	assert_int_equal(gb_sim_terminate_instances(f->sim, "ap-south-1", &id, 1, false, 300,
+						    &ch, &n, &e), GB_E_OK);
+	free(ch);
+	gb_sim_advance(f->sim, 302);
+	assert_int_equal(p->spot_used, 3);
+	assert_int_equal(p->used, 3);
+	assert_int_equal(u->spot_vcpus[GB_ITYPE_BUCKET_G], 12);
+	assert_int_equal(u->vcpus[GB_ITYPE_BUCKET_G], 12);
+	spot.max_count = 1;
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &spot, 302, NULL), 1);
+}
+
+/* The control interface's Spot capacity; Spot without subnet or AZ. */
+static void test_spot_capacity_set(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_launch spot = launch_of("g5.xlarge", NULL, 1, 9);
+	const struct gb_sim_pool *p = pool_of(f->sim, "ap-south-1a", "g5.xlarge");
+	struct gb_sim_reservation *r = NULL;
+	gb_error_t err;
+
+	spot.spot = true;
+	assert_int_equal(gb_sim_capacity_set(f->sim, "ap-south-1b", "g5.xlarge", true, 1, true,
+					     &err), GB_E_NOTFOUND);
+	assert_non_null(strstr(err.text, "no Spot pool"));
+	assert_int_equal(gb_sim_capacity_set(f->sim, "ap-south-1a", "g5.xlarge", true, 0, false,
+					     &err), GB_E_OK);
+	assert_int_equal(p->spot_total, 0);
+	assert_int_equal(p->total, 3);
+	assert_int_equal(gb_sim_capacity_set(f->sim, "ap-south-1a", "g5.xlarge", true, 3, true,
+					     &err), GB_E_OK);
+	/* only ap-south-1a has Spot room: chosen though 1c has more On-Demand */
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &spot, 0, &r), 3);
+	assert_string_equal(r->inst[0]->az->name, "ap-south-1a");
+	/* a dry run changes nothing */
+	spot.dry_run = true;
+	spot.max_count = 1;
+	{
+		struct gb_sim_error e;
+
+		run_err(f->sim, "ap-south-1", &spot, 0, 412, "DryRunOperation", &e);
+	}
+	assert_int_equal(p->spot_used, 3);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -716,6 +841,8 @@ int main(void)
 		T(test_describe_azs),
 		T(test_events),
 		T(test_replay),
+		T(test_spot_market),
+		T(test_spot_capacity_set),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,553 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+# cloudsim_schema.py - gpuburst-cloudsim's parameter schema against
+# botocore's EC2 model (used by cloudsim-schema.sh)
+#
+#   cloudsim_schema.py SCHEMA.json ENDPOINT DATA_DIR
+#
+# SCHEMA.json is what `gpuburst-cloudsim --dump-schema` printed: the tables
+# the simulator really enforces.  The EC2 model is botocore's own
+# data/ec2/2016-11-15/service-2.json (or .json.gz), read here, not copied.
+#
+#  1. Every wire name the simulator accepts exists in the model's input of
+#     that operation, named as botocore's EC2Serializer names it, with a
+#     compatible type, enum values among the model's, the model's integer
+#     range where it states one; every member the model requires is
+#     required by the simulator.
+#  2. Requests made by botocore's serializer (create_serializer('ec2')) and
+#     signed by botocore's SigV4Auth, for every action, with realistic
+#     parameters (InstanceMarketOptions, IamInstanceProfile,
+#     TagSpecifications, MetadataOptions...) are accepted by the simulator
+#     at ENDPOINT, and together use every wire name of its schema.
+#  3. Each accepted name misspelled is UnknownParameter, each bad enum,
+#     integer, boolean or timestamp value InvalidParameterValue, each
+#     required parameter left out MissingParameter; no Version, another
+#     Version, no Action, a parameter given twice: EC2's codes.
+#  4. botocore's EC2 response parser reads the RunInstances and
+#     DescribeInstances answers, and every Instance member present in all
+#     of EC2's samples in DATA_DIR (tests/data/ec2) is present in every
+#     instance the simulator returns.
+#
+# Exit 0 when all holds, 1 with a FAIL line per problem, 77 without botocore.
+# Nothing here talks to anything but ENDPOINT (127.0.0.1).
+import base64
+import datetime
+import gzip
+import json
+import os
+import re
+import sys
+import urllib.error
+import urllib.request
+import xml.etree.ElementTree as ET
+
+try:
+    import botocore
+    import botocore.auth
+    import botocore.awsrequest
+    import botocore.credentials
+    import botocore.model
+    import botocore.parsers
+    import botocore.serialize
+except ImportError as e:
+    print("SKIP: python3 cannot import botocore (%s); "
+          "apt-get install python3-botocore" % e)
+    sys.exit(77)
+
+REGION = "ap-south-1"
+AKID = "AKIDEXAMPLE"
+SECRET = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+AMI = "ami-0123456789abcdef0"
+NS = "{http://ec2.amazonaws.com/doc/2016-11-15/}"
+
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL: " + msg)
+
+
+def ok(msg):
+    print("ok - " + msg)
+
+
+# ---- the model ---------------------------------------------------------
+
+def load_model():
+    d = os.path.join(os.path.dirname(botocore.__file__), "data", "ec2",
+                     "2016-11-15")
+    for name, opener in (("service-2.json", open),
+                         ("service-2.json.gz", gzip.open)):
+        path = os.path.join(d, name)
+        if os.path.exists(path):
+            with opener(path, "rt", encoding="utf-8") as f:
+                data = json.load(f)
+            print("# botocore %s, model %s" % (botocore.__version__, path))
+            return botocore.model.ServiceModel(data, "ec2")
+    print("SKIP: botocore %s has no EC2 model in %s"
+          % (botocore.__version__, d))
+    sys.exit(77)
+
+
+def wire_names(shape, naming, prefix="", seen=()):
+    """{wire pattern: shape} of an input shape, as EC2Serializer flattens
+    it: Name.Member for structures, Name.N for list items (its own
+    _serialize_type_list), names from its _get_serialized_name."""
+    out = {}
+    t = shape.type_name
+    if t == "structure":
+        if shape.name in seen:
+            return out
+        for member, ms in shape.members.items():
+            wn = naming._get_serialized_name(ms, member)
+            out.update(wire_names(ms, naming,
+                                  prefix + "." + wn if prefix else wn,
+                                  seen + (shape.name,)))
+    elif t == "list":
+        out.update(wire_names(shape.member, naming, prefix + ".N", seen))
+    elif t == "map":
+        raise ValueError("%s: a map in an EC2 input" % prefix)
+    else:
+        out[prefix] = shape
+    return out
+
+
+def compatible(p, shape):
+    """'' when the simulator's parameter [p] fits the model's [shape]."""
+    t = shape.type_name
+    want = {"string": ("string",), "integer": ("integer", "long"),
+            "boolean": ("boolean",), "timestamp": ("timestamp",),
+            "enum": ("string",)}[p["type"]]
+    if t not in want:
+        return "type %s, the model's is %s" % (p["type"], t)
+    if p["type"] == "enum":
+        model = getattr(shape, "enum", None) or []
+        extra = sorted(set(p["values"]) - set(model))
+        if not model or extra:
+            return "enum values %s not in the model's %s" % (extra, model)
+    if t in ("integer", "long"):
+        for k in ("min", "max"):
+            if k in shape.metadata and p.get(k) != shape.metadata[k]:
+                return "%s %s, the model's is %s" % (k, p.get(k),
+                                                     shape.metadata[k])
+    return ""
+
+
+def check_static(schema, model, naming):
+    for action, params in schema["actions"].items():
+        if action not in model.operation_names:
+            fail("%s: no such operation in the model" % action)
+            continue
+        op = model.operation_model(action)
+        names = wire_names(op.input_shape, naming)
+        bad = 0
+        for p in params:
+            if p["name"] not in names:
+                fail("%s: %s is no parameter of the model" % (action,
+                                                              p["name"]))
+                bad += 1
+                continue
+            why = compatible(p, names[p["name"]])
+            if why:
+                fail("%s: %s: %s" % (action, p["name"], why))
+                bad += 1
+        for member in op.input_shape.required_members:
+            wn = naming._get_serialized_name(
+                op.input_shape.members[member], member)
+            if not any(p.get("required") and
+                       (p["name"] == wn or p["name"].startswith(wn + "."))
+                       for p in params):
+                fail("%s: the model requires %s (%s), the simulator does not"
+                     % (action, member, wn))
+                bad += 1
+        if not bad:
+            ok("%s: %d parameters, all in the model with its types, enums "
+               "and ranges; its required members required"
+               % (action, len(params)))
+
+
+# ---- requests ------------------------------------------------------------
+
+class Sim:
+    def __init__(self, endpoint, model):
+        self.endpoint = endpoint.rstrip("/") + "/"
+        self.model = model
+        self.serializer = botocore.serialize.create_serializer(
+            "ec2", include_validation=True)
+        self.creds = botocore.credentials.Credentials(AKID, SECRET)
+        self.opener = urllib.request.build_opener(
+            urllib.request.ProxyHandler({}))
+
+    def serialize(self, action, params):
+        """botocore's form of [params]: a dict of wire name -> value."""
+        op = self.model.operation_model(action)
+        return dict(self.serializer.serialize_to_request(params, op)["body"])
+
+    def send(self, body):
+        """POST [body] (a dict, or a raw form string) signed with SigV4.
+        RET (status, raw XML bytes)."""
+        req = botocore.awsrequest.AWSRequest(
+            method="POST", url=self.endpoint, data=body,
+            headers={"Content-Type":
+                     "application/x-www-form-urlencoded; charset=utf-8"})
+        botocore.auth.SigV4Auth(self.creds, "ec2", REGION).add_auth(req)
+        prep = req.prepare()
+        data = prep.body if isinstance(prep.body, bytes) else \
+            prep.body.encode()
+        r = urllib.request.Request(prep.url, data=data, method="POST",
+                                   headers=dict(prep.headers))
+        try:
+            with self.opener.open(r, timeout=10) as resp:
+                return resp.status, resp.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+
+    def call(self, action, params):
+        body = self.serialize(action, params)
+        status, xml = self.send(body)
+        return body, status, xml
+
+
+def error_of(xml):
+    """(Code, Message) of an EC2 error document, or (None, None)."""
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError:
+        return None, None
+    e = root.find("Errors/Error")
+    if e is None:
+        return None, None
+    return e.findtext("Code"), e.findtext("Message")
+
+
+def pattern(key):
+    return re.sub(r"\.[1-9][0-9]*(?=\.|$)", ".N", key)
+
+
+def misspelled(key):
+    """[key] with the last letter of its last name dropped: Tag.1.Ke."""
+    parts = key.split(".")
+    i = max(k for k, v in enumerate(parts) if not v.isdigit())
+    parts[i] = parts[i][:-1]
+    return ".".join(parts)
+
+
+def user_data(text):
+    # botocore's handler (not its serializer) base64-encodes UserData
+    return base64.b64encode(text.encode()).decode()
+
+
+# ---- 2: botocore's requests are accepted ---------------------------------
+
+def accepted(sim, accepted_bodies, action, params, want=200, code=None,
+             what=""):
+    """Serialize, send, expect [want] (and [code]); RET the parsed answer."""
+    body, status, xml = sim.call(action, params)
+    got, msg = error_of(xml) if status != 200 else (None, None)
+    if status != want or got != code:
+        fail("%s %s: HTTP %d %s (%s), want %d %s" % (
+            action, what, status, got, msg, want, code))
+        return None
+    accepted_bodies.setdefault(action, []).append(body)
+    if status != 200:
+        return None
+    op = sim.model.operation_model(action)
+    return botocore.parsers.create_parser("ec2").parse(
+        {"body": xml, "headers": {}, "status_code": status}, op.output_shape)
+
+
+def instances_of(parsed, action):
+    if action == "RunInstances":
+        return parsed["Instances"]
+    return [i for r in parsed["Reservations"] for i in r["Instances"]]
+
+
+def run_all(sim):
+    """Every action with realistic parameters. RET ({action: [bodies]},
+    [parsed instances])."""
+    bodies, seen = {}, []
+    profile_arn = "arn:aws:iam::123456789012:instance-profile/gpuburst-node"
+    spot = accepted(sim, bodies, "RunInstances", {
+        "ImageId": AMI, "InstanceType": "g5.xlarge", "MinCount": 1,
+        "MaxCount": 2, "SubnetId": "subnet-schema-a",
+        "SecurityGroupIds": ["sg-0123456789abcdef0"], "KeyName": "gpuburst",
+        "ClientToken": "schema-spot-1",
+        "UserData": user_data("#!/bin/sh\necho hi\n"),
+        "IamInstanceProfile": {"Name": "gpuburst-node"},
+        "TagSpecifications": [
+            {"ResourceType": "instance",
+             "Tags": [{"Key": "gpuburst:cluster", "Value": "schema"},
+                      {"Key": "gpuburst:request", "Value": "req-1"}]},
+            {"ResourceType": "volume", "Tags": [{"Key": "a", "Value": "b"}]}],
+        "InstanceMarketOptions": {
+            "MarketType": "spot",
+            "SpotOptions": {"MaxPrice": "0.9",
+                            "SpotInstanceType": "one-time",
+                            "InstanceInterruptionBehavior": "terminate"}},
+        "MetadataOptions": {"HttpTokens": "required",
+                            "HttpPutResponseHopLimit": 2,
+                            "HttpEndpoint": "enabled",
+                            "HttpProtocolIpv6": "disabled",
+                            "InstanceMetadataTags": "enabled"},
+        "Monitoring": {"Enabled": True}, "EbsOptimized": False,
+        "DryRun": False}, what="(spot, every option)")
+    if spot:
+        seen += instances_of(spot, "RunInstances")
+        i = spot["Instances"][0]
+        if i.get("InstanceLifecycle") != "spot" or \
+           not i.get("SpotInstanceRequestId", "").startswith("sir-"):
+            fail("the Spot launch returned lifecycle %r, request %r" % (
+                i.get("InstanceLifecycle"), i.get("SpotInstanceRequestId")))
+        prof = i.get("IamInstanceProfile", {})
+        if prof.get("Arn") != profile_arn or \
+           not re.fullmatch(r"AIPA[A-Z2-7]{17}", prof.get("Id", "")):
+            fail("iamInstanceProfile %r" % prof)
+        md = i.get("MetadataOptions", {})
+        if md.get("HttpPutResponseHopLimit") != 2 or \
+           md.get("InstanceMetadataTags") != "enabled":
+            fail("metadataOptions %r" % md)
+        ok("RunInstances with Spot options, profile, tags, metadata "
+           "options: %d Spot instance(s), lifecycle spot, %s"
+           % (len(spot["Instances"]), i.get("SpotInstanceRequestId")))
+    od = accepted(sim, bodies, "RunInstances", {
+        "ImageId": AMI, "InstanceType": "g5.xlarge", "MinCount": 6,
+        "MaxCount": 6, "Placement": {"AvailabilityZone": "ap-south-1a"},
+        "IamInstanceProfile": {"Arn": profile_arn},
+        "MetadataOptions": {"HttpTokens": "optional"}},
+        what="(On-Demand, profile ARN, AZ)")
+    if od:
+        seen += instances_of(od, "RunInstances")
+        if any("InstanceLifecycle" in i for i in od["Instances"]):
+            fail("On-Demand instances have an instanceLifecycle")
+    accepted(sim, bodies, "RunInstances", {
+        "ImageId": AMI, "InstanceType": "g5.xlarge", "MinCount": 1,
+        "MaxCount": 1, "DryRun": True}, 412, "DryRunOperation", "(DryRun)")
+    # accepted by the schema, refused by EC2's rule for one-time requests
+    accepted(sim, bodies, "RunInstances", {
+        "ImageId": AMI, "MinCount": 1, "MaxCount": 1,
+        "InstanceMarketOptions": {
+            "MarketType": "spot", "SpotOptions": {
+                "ValidUntil": datetime.datetime(2031, 1, 2, 3, 4, 5)}}},
+        400, "InvalidParameterCombination", "(ValidUntil, one-time)")
+    ids = [i["InstanceId"] for i in seen]
+    page = accepted(sim, bodies, "DescribeInstances", {
+        "Filters": [{"Name": "instance-state-name",
+                     "Values": ["pending", "running"]},
+                    {"Name": "instance-type", "Values": ["g5.*"]}],
+        "MaxResults": 5, "DryRun": False}, what="(filters, MaxResults)")
+    if page and page.get("NextToken"):
+        nxt = accepted(sim, bodies, "DescribeInstances", {
+            "MaxResults": 5, "NextToken": page["NextToken"],
+            "Filters": [{"Name": "instance-state-name",
+                         "Values": ["pending", "running"]},
+                        {"Name": "instance-type", "Values": ["g5.*"]}]},
+            what="(NextToken)")
+        got = len(instances_of(page, "DescribeInstances")) + \
+            (len(instances_of(nxt, "DescribeInstances")) if nxt else 0)
+        if got != len(ids):
+            fail("DescribeInstances pages: %d instances, launched %d"
+                 % (got, len(ids)))
+    else:
+        fail("DescribeInstances MaxResults 5 over %d instances: no NextToken"
+             % len(ids))
+    desc = accepted(sim, bodies, "DescribeInstances",
+                    {"InstanceIds": ids[:2]}, what="(InstanceIds)")
+    if desc:
+        seen += instances_of(desc, "DescribeInstances")
+    accepted(sim, bodies, "CreateTags", {
+        "Resources": ids[:2], "Tags": [{"Key": "Name", "Value": "x"},
+                                       {"Key": "empty", "Value": ""}],
+        "DryRun": False})
+    off = accepted(sim, bodies, "DescribeInstanceTypeOfferings", {
+        "LocationType": "availability-zone", "MaxResults": 5,
+        "Filters": [{"Name": "instance-type", "Values": ["g*"]}],
+        "DryRun": False})
+    if off and off.get("NextToken"):
+        accepted(sim, bodies, "DescribeInstanceTypeOfferings", {
+            "LocationType": "availability-zone", "MaxResults": 5,
+            "NextToken": off["NextToken"],
+            "Filters": [{"Name": "instance-type", "Values": ["g*"]}]},
+            what="(NextToken)")
+    else:
+        fail("DescribeInstanceTypeOfferings MaxResults 5 of 7: no NextToken")
+    accepted(sim, bodies, "DescribeAvailabilityZones", {
+        "ZoneNames": ["ap-south-1a"], "ZoneIds": ["aps1-az2"],
+        "AllAvailabilityZones": True, "DryRun": False,
+        "Filters": [{"Name": "state", "Values": ["available"]}]})
+    accepted(sim, bodies, "TerminateInstances",
+             {"InstanceIds": ids[-1:], "DryRun": True}, 412,
+             "DryRunOperation", "(DryRun)")
+    accepted(sim, bodies, "TerminateInstances", {"InstanceIds": ids[-1:]})
+    return bodies, seen
+
+
+def check_coverage(schema, bodies):
+    for action, params in schema["actions"].items():
+        used = {pattern(k) for b in bodies.get(action, []) for k in b}
+        missing = [p["name"] for p in params if p["name"] not in used]
+        if missing:
+            fail("%s: no request made by botocore used %s" % (action,
+                                                              missing))
+        else:
+            ok("%s: botocore's requests used all %d wire names, accepted"
+               % (action, len(params)))
+
+
+# ---- 3: what is refused, and how ---------------------------------------------
+
+def expect(sim, what, body, code, needle=None):
+    status, xml = sim.send(body)
+    got, msg = error_of(xml)
+    if status != 400 or got != code or (needle and needle not in (msg or "")):
+        fail("%s: HTTP %d %s (%s), want 400 %s%s" % (
+            what, status, got, msg, code,
+            " naming %s" % needle if needle else ""))
+        return False
+    return True
+
+
+BAD = {"enum": "not-a-value", "integer": "x1", "boolean": "yes",
+       "timestamp": "tomorrow"}
+
+
+def check_refusals(sim, schema, bodies):
+    for action, params in schema["actions"].items():
+        sent = bodies.get(action, [])
+        if not sent:
+            continue
+        base = sent[0]
+        n = 0
+        for p in params:
+            key = next((k for b in sent for k in b if pattern(k) == p["name"]),
+                       None)
+            if key is None:
+                continue
+            src = next(b for b in sent if key in b)
+            body = dict(src)
+            value = body.pop(key)
+            typo = misspelled(key)
+            body[typo] = value
+            n += expect(sim, "%s %s misspelled %s" % (action, key, typo),
+                        body, "UnknownParameter", typo)
+            if p["type"] in BAD:
+                body = dict(src)
+                body[key] = BAD[p["type"]]
+                n += expect(sim, "%s %s=%s" % (action, key, BAD[p["type"]]),
+                            body, "InvalidParameterValue", key)
+            for k, delta in (("min", -1), ("max", 1)):
+                if k in p:
+                    body = dict(src)
+                    body[key] = str(p[k] + delta)
+                    n += expect(sim, "%s %s=%s" % (action, key, body[key]),
+                                body, "InvalidParameterValue", key)
+            if p.get("required"):
+                body = {k: v for k, v in base.items()
+                        if pattern(k) != p["name"]}
+                n += expect(sim, "%s without %s" % (action, p["name"]), body,
+                            "MissingParameter")
+            if p.get("required_in_item"):
+                body = dict(src)
+                del body[key]
+                n += expect(sim, "%s without %s" % (action, key), body,
+                            "MissingParameter", key)
+        ok("%s: %d refusals with EC2's codes (misspelled names, bad values, "
+           "missing required parameters)" % (action, n))
+    base = bodies["DescribeAvailabilityZones"][0]
+    body = {k: v for k, v in base.items() if k != "Version"}
+    expect(sim, "no Version", body, "MissingParameter", "Version")
+    body = dict(base, Version="2099-01-01")
+    expect(sim, "Version 2099-01-01", body, "NoSuchVersion", "2099-01-01")
+    body = {k: v for k, v in base.items() if k != "Action"}
+    expect(sim, "no Action", body, "MissingAction")
+    raw = "Action=DescribeAvailabilityZones&Version=2016-11-15" \
+          "&ZoneName.1=ap-south-1a&ZoneName.1=ap-south-1b"
+    expect(sim, "ZoneName.1 twice", raw, "InvalidQueryParameter", "ZoneName.1")
+    raw = "Action=DescribeAvailabilityZones&Version=2016-11-15" \
+          "&ZoneName.2=ap-south-1a"
+    expect(sim, "ZoneName.2 without ZoneName.1", raw, "InvalidParameterValue",
+           "ZoneName.1")
+    ok("no Version, Version 2099-01-01, no Action, a parameter twice, a list "
+       "with a gap: MissingParameter, NoSuchVersion, MissingAction, "
+       "InvalidQueryParameter, InvalidParameterValue")
+
+
+# ---- 4: the answers have what EC2's always have ----------------------------
+
+# In EC2's samples only because those instances are paravirtual.
+SAMPLE_ONLY = {"KernelId"}
+# Members current EC2 returns for every VPC instance that the 2011-2013
+# samples predate.
+CURRENT = {"CpuOptions", "CapacityReservationSpecification",
+           "HibernationOptions", "EnclaveOptions", "MetadataOptions",
+           "MaintenanceOptions", "PrivateDnsNameOptions", "PlatformDetails",
+           "UsageOperation", "UsageOperationUpdateTime", "EnaSupport",
+           "NetworkInterfaces", "SecurityGroups", "SubnetId", "VpcId"}
+
+
+def sample_members(model, data_dir):
+    parser = botocore.parsers.create_parser("ec2")
+    common = None
+    for action, name in (("RunInstances", "botocore-ec2-run-instances.xml"),
+                         ("DescribeInstances",
+                          "botocore-ec2-describe-instances.xml")):
+        with open(os.path.join(data_dir, name), "rb") as f:
+            xml = f.read()
+        parsed = parser.parse({"body": xml, "headers": {}, "status_code": 200},
+                              model.operation_model(action).output_shape)
+        for i in instances_of(parsed, action):
+            common = set(i) if common is None else common & set(i)
+    return common - SAMPLE_ONLY
+
+
+def check_members(model, data_dir, seen):
+    want = sample_members(model, data_dir) | CURRENT
+    bad = 0
+    for i in seen:
+        missing = sorted(want - set(i))
+        if missing:
+            fail("instance %s lacks %s" % (i.get("InstanceId"), missing))
+            bad += 1
+        state = i.get("State", {})
+        if "Code" not in state or "Name" not in state or \
+           "AvailabilityZone" not in i.get("Placement", {}) or \
+           "Tenancy" not in i.get("Placement", {}) or \
+           "State" not in i.get("Monitoring", {}):
+            fail("instance %s: state %r placement %r monitoring %r" % (
+                i.get("InstanceId"), state, i.get("Placement"),
+                i.get("Monitoring")))
+            bad += 1
+    if not seen:
+        fail("no instance to look at")
+    elif not bad:
+        ok("%d instances parsed by botocore have all %d members of EC2's "
+           "samples and current answers: %s"
+           % (len(seen), len(want), ", ".join(sorted(want))))
+
+
+def main():
+    if len(sys.argv) != 4:
+        print("usage: cloudsim_schema.py SCHEMA.json ENDPOINT DATA_DIR",
+              file=sys.stderr)
+        return 2
+    with open(sys.argv[1]) as f:
+        schema = json.load(f)
+    model = load_model()
+    naming = botocore.serialize.EC2Serializer()
+    if schema.get("version") != model.api_version:
+        fail("the simulator speaks %s, the model is %s"
+             % (schema.get("version"), model.api_version))
+    check_static(schema, model, naming)
+    sim = Sim(sys.argv[2], model)
+    bodies, seen = run_all(sim)
+    check_coverage(schema, bodies)
+    check_refusals(sim, schema, bodies)
+    check_members(model, sys.argv[3], seen)
+    if failures:
+        print("%d problem(s)" % len(failures))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
