@@ -108,11 +108,35 @@ static char *openai_error(json_t *root, const struct gb_http_response *r)
 }
 
 /*
+ * The message of error answer [root]: error.message, error, message or
+ * detail (FastAPI); without JSON, the raw [body].
+ */
+static const char *message_of(json_t *root, const char *body)
+{
+	static const char *const paths[][2] = {
+		{ "error", "message" }, { "error", NULL }, { "message", NULL }, { "detail", NULL },
+	};
+
+	if (!root)
+		return body;
+	for (size_t i = 0; i < GB_ARRAY_LEN(paths); i++) {
+		json_t *v = json_object_get(root, paths[i][0]);
+
+		if (paths[i][1])
+			v = json_object_get(v, paths[i][1]);
+		if (json_is_string(v))
+			return json_string_value(v);
+	}
+	return NULL;
+}
+
+/*
  * Does error answer [root] (or the raw [body]) refuse the member [name]?
  * OpenAI says so with error.param and a code "unsupported_parameter" /
  * "unsupported_value"; other servers in the message ("Unrecognized request
  * argument supplied: max_completion_tokens", "unknown field
- * `max_completion_tokens`", "Extra inputs are not permitted").
+ * `max_completion_tokens`", "Extra inputs are not permitted").  A value
+ * out of range ("integer_above_max_value") is not a refusal of the member.
  */
 static bool refuses(json_t *root, const char *body, const char *name)
 {
@@ -123,15 +147,9 @@ static bool refuses(json_t *root, const char *body, const char *name)
 	json_t *e = json_object_get(root, "error");
 	const char *param = json_string_value(json_object_get(e, "param"));
 	const char *code = json_string_value(json_object_get(e, "code"));
-	const char *msg = json_string_value(json_object_get(e, "message"));
+	const char *msg = message_of(root, body);
 	bool refusal = false;
 
-	if (!msg)	/* {"error": "..."}, {"message": ...}, {"detail": ...}, text */
-		msg = json_is_string(e) ? json_string_value(e) :
-		      json_string_value(json_object_get(root, "message")) ?
-		      json_string_value(json_object_get(root, "message")) :
-		      json_string_value(json_object_get(root, "detail")) ?
-		      json_string_value(json_object_get(root, "detail")) : root ? NULL : body;
 	for (size_t i = 0; i < GB_ARRAY_LEN(words) && !refusal; i++)
 		refusal = llm_has(code, words[i]) || llm_has(msg, words[i]);
 	if (param && strcmp(param, name) == 0)

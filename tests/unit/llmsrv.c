@@ -340,6 +340,13 @@ static char *wrap(enum gb_llm_provider p, const char *plan, bool cut)
 			      "metrics", "latencyMs", 5));
 }
 
+/* Bedrock error types a test may script (LLMSRV_STATUS text). */
+static const char *const bedrock_types[] = {
+	"ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException",
+	"ValidationException", "InternalServerException", "ModelErrorException",
+	"ModelTimeoutException", "AccessDeniedException", "ResourceNotFoundException",
+};
+
 /* An error the way the provider sends it (status and body, headers). */
 static void error_answer(struct llmsrv *s, struct testsrv_resp *resp)
 {
@@ -369,9 +376,15 @@ static void error_answer(struct llmsrv *s, struct testsrv_resp *resp)
 				   "message", throttle ? "Number of request tokens has exceeded your rate limit" :
 				   "Overloaded"));
 	} else {
-		/* the status of each Converse error, as the API reference lists them */
+		const char *scripted = NULL;
+
+		/* header values must outlive the call: a static name */
+		for (size_t i = 0; s->text && i < GB_ARRAY_LEN(bedrock_types); i++)
+			if (strcmp(s->text, bedrock_types[i]) == 0)
+				scripted = bedrock_types[i];
+		/* else the type of the status, as the Converse API reference lists them */
 		resp->hname[resp->n_headers] = "x-amzn-ErrorType";
-		resp->hvalue[resp->n_headers++] =
+		resp->hvalue[resp->n_headers++] = scripted ? scripted :
 			throttle ? "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/" :
 			st == 503 ? "ServiceUnavailableException:http://internal.amazon.com/coral/com.amazon.bedrock/" :
 			st == 400 ? "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/" :

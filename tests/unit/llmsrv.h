@@ -26,7 +26,10 @@ enum llmsrv_mode {
 	LLMSRV_PLAN = 0,	/* the plan text, wrapped, normal stop */
 	LLMSRV_TRUNCATED,	/* cut off by max tokens */
 	LLMSRV_RAW,		/* the text as the whole body, status 200 */
-	LLMSRV_STATUS,		/* HTTP [status] with the provider's error body */
+	LLMSRV_STATUS,		/* HTTP [status] with the provider's error body;
+				 * bedrock: [text] the x-amzn-ErrorType, one of
+				 * those of the Converse API (NULL: the one of
+				 * [status]) */
 	LLMSRV_HANG,		/* the plan, after [hang_ms] */
 };
 

@@ -1360,14 +1360,21 @@ static void test_retry_backoff(void **state)
 	assert_int_equal(f->clk.n_waits, 3);
 	assert_true(f->clk.waits[0] == 0.125 && f->clk.waits[1] == 0.25 &&
 		    f->clk.waits[2] == 0.5);
+	/* the exceptions the AWS SDKs retry, whatever their status */
+	clk_reset(&f->clk);
+	llmsrv_set(s, LLMSRV_PLAN, good_plan, 0);
+	llmsrv_queue(s, LLMSRV_STATUS, "ModelNotReadyException", 400);
+	llmsrv_queue(s, LLMSRV_STATUS, "ThrottlingException", 400);
+	propose_after(f, l, s, 3);
+	assert_int_equal(f->clk.n_waits, 2);
 	/* other errors are not asked again */
 	clk_reset(&f->clk);
 	llmsrv_set(s, LLMSRV_STATUS, NULL, 500);
 	expect_failure(f, l, GB_E_PLANNER, "HTTP 500 InternalServerException", "llm:bedrock");
-	assert_int_equal(llmsrv_count(s), 5);
+	assert_int_equal(llmsrv_count(s), 8);
 	llmsrv_set(s, LLMSRV_STATUS, NULL, 400);
 	expect_failure(f, l, GB_E_PLANNER, "HTTP 400 ValidationException", "llm:bedrock");
-	assert_int_equal(llmsrv_count(s), 6);
+	assert_int_equal(llmsrv_count(s), 9);
 	assert_int_equal(f->clk.n_waits, 0);
 	gb_llm_destroy(l);
 	llmsrv_stop(s);
