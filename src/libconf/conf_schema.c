@@ -583,16 +583,25 @@ static const struct conf_schema policy_schema = {
  *  planner: and planner.llm:
  *****************************************************************************/
 
-/* OpenAI and Anthropic have one public endpoint; Bedrock's is per region. */
+/*
+ * OpenAI and Anthropic have one public endpoint; Bedrock's is per region.
+ * Whether temperature was given, and whether the provider takes its value.
+ */
 static void llm_post(struct conf_ctx *c, const struct conf_schema *sc,
 		     yaml_node_t *map, void *obj, yaml_node_t *const *seen)
 {
 	struct gb_conf_llm *llm = obj;
 	char **ep = &llm->endpoint;
 
-	(void)sc;
 	(void)map;
-	(void)seen;
+	/* 0 is a temperature: only the key's presence says it is set */
+	llm->has_temperature = SEEN("temperature") != NULL;
+	/* 0..2 is OpenAI's range; Anthropic's and Bedrock's models take 0..1 */
+	if (llm->has_temperature && llm->temperature > 1 &&
+	    (llm->provider == GB_LLM_ANTHROPIC || llm->provider == GB_LLM_BEDROCK))
+		conf_error_at(c, SEEN("temperature"),
+			      "'temperature' must be between 0 and 1 with provider %s, got %g",
+			      gb_conf_llm_provider_name(llm->provider), llm->temperature);
 	if (*ep)
 		return;
 	if (llm->provider == GB_LLM_OPENAI)
@@ -615,6 +624,7 @@ static const struct conf_key llm_keys[] = {
 	K_DUR("timeout", timeout, "5s", 1, HOUR, 0),
 	K_INT("max_tokens", max_tokens, "1024", 1, 100000),
 	K_INT("max_calls", max_calls, "3", 1, 10),
+	K_NUM("temperature", temperature, 0, 2),
 	K_END
 };
 #undef S

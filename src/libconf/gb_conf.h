@@ -170,6 +170,9 @@ struct gb_conf_llm {
 	double timeout;			/* seconds, default 5 */
 	int max_tokens;			/* default 1024 */
 	int max_calls;			/* per request, default 3 */
+	double temperature;		/* 0..2, when has_temperature */
+	bool has_temperature;		/* set: sent to every provider; unset:
+					 * openai none, the others 0 */
 };
 
 struct gb_conf_planner {

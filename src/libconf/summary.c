@@ -242,8 +242,11 @@ static void print_planner(FILE *fp, const struct gb_conf_planner *p)
 		gb_conf_llm_provider_name(l->provider), OR_DASH(l->model));
 	fprintf(fp, "  endpoint %s, region %s, api key file %s\n",
 		OR_DASH(l->endpoint), OR_DASH(l->region), OR_DASH(l->api_key_file));
-	fprintf(fp, "  timeout %s, max_tokens %d, max_calls %d\n",
+	fprintf(fp, "  timeout %s, max_tokens %d, max_calls %d",
 		dur(l->timeout, t, sizeof(t)), l->max_tokens, l->max_calls);
+	if (l->has_temperature)
+		fprintf(fp, ", temperature %g", l->temperature);
+	fputc('\n', fp);
 }
 
 void gb_conf_print_summary(const struct gb_conf *conf, void *out)

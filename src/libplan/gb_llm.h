@@ -10,14 +10,23 @@
  *
  *  - openai: POST <endpoint>/v1/chat/completions with response_format
  *    {"type":"json_schema","json_schema":{"name","strict","schema"}} (the
- *    nested form OpenAI, llama.cpp, vLLM and Ollama accept); the plan is
- *    the JSON text in choices[0].message.content; bearer key from a file;
+ *    nested form OpenAI, llama.cpp, vLLM and Ollama accept) and the
+ *    answer's budget as max_completion_tokens (o-series and GPT-5 models
+ *    refuse max_tokens); temperature only when planner.llm.temperature is
+ *    set (those models refuse any but the default).  A 400 naming
+ *    max_completion_tokens as unsupported switches to max_tokens, one
+ *    naming temperature drops it, both at once and for the planner's
+ *    lifetime.  The plan is the JSON text in choices[0].message.content;
+ *    bearer key from a file;
  *  - anthropic: POST <endpoint>/v1/messages with one tool "submit_plan"
  *    and tool_choice forcing it; the plan is the tool_use block's input;
  *    x-api-key from a file, anthropic-version 2023-06-01;
  *  - bedrock: POST <endpoint>/model/<model id>/converse (the id
  *    percent-encoded: "a:b" is sent as "a%3Ab" and signed as "a%253Ab"),
- *    toolConfig forcing "submit_plan"; SigV4 with service "bedrock" and
+ *    toolConfig with "submit_plan" and the toolChoice the model family
+ *    supports (gb_llm_bedrock_tool_choice(); a ValidationException naming
+ *    toolChoice falls back to "auto" for the planner's lifetime, the
+ *    answer must still be the tool call); SigV4 with service "bedrock" and
  *    the configured region, or a bearer key (api_key_file, else
  *    $AWS_BEARER_TOKEN_BEDROCK).  Default endpoint
  *    https://bedrock-runtime.<region>.amazonaws.com.
@@ -33,8 +42,15 @@
  * request's rules: the caller (the orchestrator) runs gb_plan_validate()
  * on it like on any other plan and launches nothing it rejects.
  *
- * Deadlines: one HTTP call per proposal, whose total time (connect
- * included) is bounded by planner.llm.timeout; at most planner.llm.max_calls
+ * Deadlines: planner.llm.timeout bounds a whole proposal, every request
+ * (connect included) and every wait between them: the planning deadline.
+ * HTTP 429, 503 and 529 (Anthropic's overloaded_error), and Bedrock's
+ * ThrottlingException, ServiceUnavailableException and
+ * ModelNotReadyException, are asked again at most LLM_RETRIES_MAX times,
+ * after the wait the answer asks for (retry-after-ms, else retry-after in
+ * seconds or as an HTTP-date) or else a jittered exponential back-off;
+ * a wait that would end at or past the deadline is not started: the
+ * proposal fails at once, saying so.  At most planner.llm.max_calls
  * proposals per request (gb_plan_facts.proposals counts them); a request
  * whose call timed out is not asked again (the endpoint is likely to hang
  * again and every re-plan would wait once more).
@@ -82,6 +98,12 @@ struct gb_llm_opts {
 	const struct gb_conf_llm *llm;	/* BORROWED; NULL: &conf->planner.llm */
 	gb_creds_t *creds;		/* BORROWED (bedrock SigV4); NULL:
 					 * built from conf->cloud when needed */
+	/* Seams for tests; NULL: the real thing.  Called from any thread. */
+	void (*sleep)(double seconds, void *ctx);	/* waits before a retry */
+	double (*mono)(void *ctx);	/* monotonic seconds: the deadline */
+	double (*wall)(void *ctx);	/* epoch seconds: retry-after dates */
+	double (*uniform)(void *ctx);	/* [0, 1): back-off jitter */
+	void *seam_ctx;
 };
 
 /*
@@ -110,8 +132,10 @@ const char *gb_llm_planner_name(const gb_llm_t *l);
  * naming the planner (and carrying the model's rationale if it gave one),
  * for the caller to store as the "rejected" version:
  *   GB_E_TIMEOUT  no answer within planner.llm.timeout;
- *   GB_E_PLANNER  HTTP error status (429, 5xx, ...), transport failure,
- *                 refusal, truncated or malformed answer, max_calls;
+ *   GB_E_PLANNER  HTTP error status (429, 5xx, ... once the retries are
+ *                 spent or the next wait would pass the deadline),
+ *                 transport failure, refusal, truncated or malformed
+ *                 answer, max_calls;
  *   GB_E_NOMEM.
  */
 gb_err_t gb_llm_propose(const struct gb_plan_facts *f,
@@ -156,5 +180,15 @@ gb_err_t gb_llm_plan_parse(const char *text, size_t len, const char *planner,
 gb_err_t gb_llm_answer_parse(enum gb_llm_provider p, const char *body,
 			     size_t len, struct gb_plan **out,
 			     gb_error_t *err);
+
+/*
+ * The Bedrock Converse toolChoice sent for [model]: "tool" (forcing
+ * submit_plan), "any" or "auto", by the model family after any
+ * cross-region inference profile prefix ("us.", "eu.", "apac.",
+ * "global.", ...) and ARN path: "tool" for Anthropic Claude 3 and later
+ * and Amazon Nova, "any" for Mistral Large, "auto" for every other or
+ * unknown family.  RET static text.
+ */
+const char *gb_llm_bedrock_tool_choice(const char *model);
 
 #endif /* GB_LIBPLAN_GB_LLM_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * llm.c - the LLM planner: prompt, schema, strict parsing, one bounded call
+ * llm.c - the LLM planner: prompt, schema, strict parsing, calls within a deadline
  *
  * The ancestor let a model call the launch tools and trusted a prompt plus
  * one regex (research s1.6, s1.8).  Here the model only proposes: its
@@ -15,12 +15,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "gb_log.h"
+#include "gb_retry.h"
 #include "gb_util.h"
 #include "llm_int.h"
 
@@ -51,6 +55,33 @@ char *llm_error_message(json_t *o)
 	if (!json_is_string(m) && json_is_string(e))
 		m = e;
 	return json_is_string(m) ? gb_strdup0(json_string_value(m)) : NULL;
+}
+
+bool llm_has(const char *hay, const char *needle)
+{
+	size_t n = needle ? strlen(needle) : 0;
+
+	for (const char *p = hay; p && n && *p; p++)
+		if (strncasecmp(p, needle, n) == 0)
+			return true;
+	return false;
+}
+
+const char *llm_aws_error_type(json_t *root, const struct gb_http_response *r,
+			       char *buf, size_t n)
+{
+	const char *t = gb_http_response_header(r, "x-amzn-ErrorType");
+	const char *hash;
+
+	if (t) {	/* "ThrottlingException:http://internal.amazon.com/..." */
+		snprintf(buf, n, "%.*s", (int)strcspn(t, ":"), t);
+		return buf;
+	}
+	t = json_string_value(json_object_get(root, "__type"));
+	if (t && (hash = strrchr(t, '#')))	/* "com.amazon...#ValidationException" */
+		t = hash + 1;
+	snprintf(buf, n, "%s", t ? t : "");
+	return buf;
 }
 
 void llm_wire_free(struct llm_wire *w)
@@ -121,7 +152,8 @@ static const char *log_cut(const char *s, size_t len, char *buf, size_t n)
  *  Create / destroy
  *****************************************************************************/
 
-static gb_err_t http_get(gb_llm_t *l, gb_http_t **out, gb_error_t *err);
+static gb_err_t http_get(gb_llm_t *l, double budget, gb_http_t **out,
+		       bool *pooled, gb_error_t *err);
 static void http_put(gb_llm_t *l, gb_http_t *h, bool reusable);
 
 static gb_err_t read_key(const char *path, char **out, gb_error_t *err)
@@ -219,6 +251,15 @@ static gb_err_t setup(gb_llm_t *l, const struct gb_llm_opts *o,
 	l->region = gb_strdup0(c->region);
 	if (!l->endpoint || !l->model || (c->region && !l->region))
 		return gb_errorf(err, GB_E_NOMEM, "llm: out of memory");
+	/*
+	 * o-series and GPT-5 models refuse any temperature but their default:
+	 * OpenAI gets one only when configured; Anthropic and Bedrock models
+	 * all take 0, the most repeatable plan.
+	 */
+	l->shape.temperature = c->has_temperature || c->provider != GB_LLM_OPENAI;
+	l->temperature = c->has_temperature ? c->temperature : 0;
+	if (c->provider == GB_LLM_BEDROCK)
+		l->shape.choice = llm_bedrock_choice(l->model);
 	l->no_proxy = loopback(l->endpoint);
 	if (c->api_key_file && (rc = read_key(c->api_key_file, &l->key, err)))
 		return rc;
@@ -261,6 +302,11 @@ gb_err_t gb_llm_create(const struct gb_llm_opts *o, gb_llm_t **out,
 	l->max_tokens = c->max_tokens > 0 ? c->max_tokens : 1024;
 	l->max_calls = c->max_calls > 0 ? c->max_calls : 3;
 	l->batch_max = o->conf->policy.batch_max;
+	l->sleep = o->sleep;
+	l->mono = o->mono;
+	l->wall = o->wall;
+	l->uniform = o->uniform;
+	l->seam_ctx = o->seam_ctx;
 	if ((rc = setup(l, o, c, err)) ||
 	    (rc = gb_http_global_init(err))) {
 		gb_llm_destroy(l);
@@ -271,7 +317,7 @@ gb_err_t gb_llm_create(const struct gb_llm_opts *o, gb_llm_t **out,
 		return gb_errorf(err, GB_E_NOMEM, "llm: out of memory");
 	}
 	/* a first client: checks the endpoint URL now, kept for the first call */
-	if ((rc = http_get(l, &h, err))) {
+	if ((rc = http_get(l, l->timeout, &h, NULL, err))) {
 		if (rc != GB_E_NOMEM) {
 			gb_error_prefix(err, "planner.llm.endpoint %s", l->endpoint);
 			rc = GB_E_CONFIG;
@@ -282,11 +328,13 @@ gb_err_t gb_llm_create(const struct gb_llm_opts *o, gb_llm_t **out,
 		return rc;
 	}
 	http_put(l, h, true);
-	gb_log_info("llm_planner planner=%s model=%s endpoint=%s timeout=%.3g max_calls=%d auth=%s",
+	gb_log_info("llm_planner planner=%s model=%s endpoint=%s timeout=%.3g max_calls=%d auth=%s%s%s",
 		    l->planner, gb_log_q(q1, sizeof(q1), l->model),
 		    gb_log_q(q2, sizeof(q2), l->endpoint), l->timeout, l->max_calls,
 		    l->key ? (l->provider == GB_LLM_ANTHROPIC ? "x-api-key" : "bearer") :
-		    l->creds ? "sigv4" : "none");
+		    l->creds ? "sigv4" : "none",
+		    l->provider == GB_LLM_BEDROCK ? " tool_choice=" : "",
+		    l->provider == GB_LLM_BEDROCK ? gb_llm_bedrock_tool_choice(l->model) : "");
 	*out = l;
 	return GB_E_OK;
 }
@@ -856,19 +904,33 @@ out:
  *  The call
  *****************************************************************************/
 
-static gb_err_t http_get(gb_llm_t *l, gb_http_t **out, gb_error_t *err)
+/*
+ * A client whose requests end within [budget] seconds.  The pool's clients
+ * have the whole planner.llm.timeout: a retry, which has less, gets a
+ * client of its own (*pooled false), not to be put back.
+ */
+static gb_err_t http_get(gb_llm_t *l, double budget, gb_http_t **out,
+			 bool *pooled, gb_error_t *err)
 {
 	struct gb_http_opts ho = { 0 };
-	double connect = l->timeout < 5 ? l->timeout : 5;
+	bool whole = budget >= l->timeout;
+	double connect;
 
+	if (whole)
+		budget = l->timeout;
+	connect = budget < 5 ? budget : 5;
+	if (pooled)
+		*pooled = whole;
+	*out = NULL;
 	pthread_mutex_lock(&l->mu);
-	*out = l->n_idle ? l->idle[--l->n_idle] : NULL;
+	if (whole && l->n_idle)
+		*out = l->idle[--l->n_idle];
 	pthread_mutex_unlock(&l->mu);
 	if (*out)
 		return GB_E_OK;
-	/* the whole exchange, connect included, within the planner's timeout */
+	/* the whole exchange, connect included, within the budget */
 	ho.connect_timeout_ms = (long)ceil(connect * 1000);
-	ho.timeout_ms = (long)ceil(l->timeout * 1000);
+	ho.timeout_ms = (long)ceil(budget * 1000);
 	ho.max_response_bytes = LLM_RESPONSE_MAX;
 	ho.ca_bundle = l->ca_bundle;
 	ho.no_proxy = l->no_proxy;
@@ -911,12 +973,13 @@ static void remember_timeout(gb_llm_t *l, const char *request_id)
 }
 
 /* Body of the request for this prompt.  OUT w->body NEW. */
-static gb_err_t make_body(gb_llm_t *l, const char *system, const char *user,
+static gb_err_t make_body(gb_llm_t *l, const struct llm_shape *sh,
+			  const char *system, const char *user,
 			  struct llm_wire *w, gb_error_t *err)
 {
 	json_t *schema = schema_json(l->batch_max), *body;
 
-	body = schema ? l->fmt->body(l, system, user, schema) : NULL;
+	body = schema ? l->fmt->body(l, sh, system, user, schema) : NULL;
 	json_decref(schema);
 	if (body)
 		w->body = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -950,17 +1013,24 @@ static gb_err_t status_error(gb_llm_t *l, const struct gb_http_response *r,
 	return rc;
 }
 
-/* Send the prompt, OUT [resp] the answer.  RET as gb_llm_propose. */
-static gb_err_t exchange(gb_llm_t *l, const char *system, const char *user,
+/*
+ * Send the prompt shaped by [sh], within [budget] seconds; OUT [resp] the
+ * answer.  RET as gb_llm_propose; GB_E_PLANNER with resp->status set for
+ * an HTTP error status.
+ */
+static gb_err_t exchange(gb_llm_t *l, const struct llm_shape *sh,
+			 const char *system, const char *user, double budget,
 			 struct gb_http_response *resp, gb_error_t *err)
 {
 	struct llm_wire w;
 	struct gb_http_request rq = { 0 };
 	gb_http_t *h = NULL;
+	bool pooled = false;
 	gb_err_t rc;
 
 	memset(&w, 0, sizeof(w));
-	if ((rc = make_body(l, system, user, &w, err)) || (rc = http_get(l, &h, err)))
+	if ((rc = make_body(l, sh, system, user, &w, err)) ||
+	    (rc = http_get(l, budget, &h, &pooled, err)))
 		goto out;
 	if ((rc = l->fmt->prepare(l, h, &w, err)))
 		goto out;
@@ -982,26 +1052,293 @@ static gb_err_t exchange(gb_llm_t *l, const char *system, const char *user,
 		rc = status_error(l, resp, err);
 out:
 	if (h)
-		http_put(l, h, rc == GB_E_OK || (rc == GB_E_PLANNER && resp->status));
+		http_put(l, h, pooled && (rc == GB_E_OK || (rc == GB_E_PLANNER && resp->status)));
 	llm_wire_free(&w);
 	return rc;
 }
 
+/*****************************************************************************
+ *  Asking again within the planning deadline
+ *****************************************************************************/
+
+static double mono_now(const gb_llm_t *l)
+{
+	return l->mono ? l->mono(l->seam_ctx) : gb_time_mono();
+}
+
+static double wall_now(const gb_llm_t *l)
+{
+	return l->wall ? l->wall(l->seam_ctx) : gb_time_now();
+}
+
+static void pause_for(const gb_llm_t *l, double s)
+{
+	struct timespec ts;
+
+	if (l->sleep) {
+		l->sleep(s, l->seam_ctx);
+		return;
+	}
+	if (s <= 0)
+		return;
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static void error_append(gb_error_t *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void error_append(gb_error_t *e, const char *fmt, ...)
+{
+	size_t n = strlen(e->text);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(e->text + n, sizeof(e->text) - n, fmt, ap);
+	va_end(ap);
+}
+
+static void shape_get(gb_llm_t *l, struct llm_shape *sh)
+{
+	pthread_mutex_lock(&l->mu);
+	*sh = l->shape;
+	pthread_mutex_unlock(&l->mu);
+}
+
+/*
+ * Keep [sh] for the planner's lifetime.  Merged, not copied: another
+ * thread may have learnt something else meanwhile, and every change goes
+ * the same way (towards what more endpoints accept).
+ */
+static void shape_keep(gb_llm_t *l, const struct llm_shape *sh)
+{
+	pthread_mutex_lock(&l->mu);
+	l->shape.legacy_max_tokens |= sh->legacy_max_tokens;
+	l->shape.temperature &= sh->temperature;
+	if (sh->choice > l->shape.choice)
+		l->shape.choice = sh->choice;
+	pthread_mutex_unlock(&l->mu);
+}
+
+/*
+ * Worth asking again after a pause: a rate limit (429), an unavailable
+ * service (503), Anthropic's overloaded_error (529), and the Bedrock
+ * exceptions the AWS SDKs retry, whatever status they come with.
+ */
+static bool retryable(json_t *root, const struct gb_http_response *r)
+{
+	static const char *const types[] = {
+		"ThrottlingException", "ServiceUnavailableException",
+		"ModelNotReadyException",
+	};
+	char t[64];
+
+	if (r->status == 429 || r->status == 503 || r->status == 529)
+		return true;
+	llm_aws_error_type(root, r, t, sizeof(t));
+	for (size_t i = 0; i < GB_ARRAY_LEN(types); i++)
+		if (strcmp(t, types[i]) == 0)
+			return true;
+	return false;
+}
+
+/* A non-negative decimal number and nothing else ("30", "1.5"). */
+static bool seconds_value(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtod(s, &end);
+	end += strspn(end, " \t");
+	if (*end || errno || !isfinite(v))
+		return false;
+	*out = v;
+	return true;
+}
+
+/* An IMF-fixdate (RFC 9110 5.6.7): "Sun, 06 Nov 1994 08:49:37 GMT". */
+static bool http_date(const char *s, double *out)
+{
+	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	char wday[4], mon[4], zone[4];
+	struct tm tm;
+	const char *m;
+	int n = 0;
+
+	memset(&tm, 0, sizeof(tm));
+	if (sscanf(s, "%3[A-Za-z], %2d %3[A-Za-z] %4d %2d:%2d:%2d %3[A-Z]%n", wday,
+		   &tm.tm_mday, mon, &tm.tm_year, &tm.tm_hour, &tm.tm_min, &tm.tm_sec,
+		   zone, &n) != 8 || s[n + strspn(s + n, " \t")] != '\0' ||
+	    strcmp(zone, "GMT") != 0 || strlen(mon) != 3 ||
+	    !(m = strstr(months, mon)) || (m - months) % 3 != 0 ||
+	    tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 ||
+	    tm.tm_sec > 60 || tm.tm_year < 1970)
+		return false;
+	tm.tm_mon = (int)(m - months) / 3;
+	tm.tm_year -= 1900;
+	*out = (double)timegm(&tm);
+	return true;
+}
+
+/*
+ * The wait answer [r] asks for, in seconds, or -1 for none: retry-after-ms
+ * (OpenAI's and Azure OpenAI's; their client libraries read it first),
+ * else retry-after as delay-seconds or an HTTP-date (RFC 9110 10.2.3).
+ * An unreadable value counts as none.
+ */
+static double retry_after(const gb_llm_t *l, const struct gb_http_response *r,
+			  const char **from)
+{
+	const char *ms = gb_http_response_header(r, "retry-after-ms");
+	const char *ra = gb_http_response_header(r, "retry-after");
+	double v, now;
+
+	*from = "backoff";
+	if (ms && seconds_value(ms, &v)) {
+		*from = "retry-after-ms";
+		return v / 1000;
+	}
+	if (ra && seconds_value(ra, &v)) {
+		*from = "retry-after";
+		return v;
+	}
+	if (ra && http_date(ra, &v)) {
+		*from = "retry-after";
+		now = wall_now(l);
+		return v > now ? v - now : 0;
+	}
+	return -1;
+}
+
+static double backoff(const gb_llm_t *l, int retry)
+{
+	struct gb_retry_policy p = { LLM_RETRIES_MAX + 1, LLM_BACKOFF_BASE,
+				     LLM_BACKOFF_MAX, 0 };
+
+	return gb_retry_backoff(&p, retry, l->uniform ? l->uniform(l->seam_ctx) :
+					   gb_retry_uniform());
+}
+
+/* Counts of one proposal's requests. */
+struct tries {
+	int sent;
+	int retries;		/* after a pause */
+	int adapted;		/* re-shaped after a 400 */
+};
+
+/*
+ * After the HTTP error answer [r] (already told in [err]) to a request
+ * shaped [sh]: RET whether to ask again, after *wait seconds.  When not
+ * because of a limit (retries spent, the deadline), [err] says which.
+ */
+static bool again(gb_llm_t *l, const struct llm_shape *sh,
+		  const struct gb_http_response *r, struct tries *t,
+		  double deadline, double *wait, gb_error_t *err)
+{
+	struct llm_shape next = *sh;
+	json_t *root = NULL;
+	const char *what = NULL, *from;
+	char q1[256], q2[GB_ERROR_TEXT_MAX + 8];
+	double left;
+	bool yes = false;
+
+	*wait = 0;
+	if (r->body_len)
+		llm_json_load(r->body, r->body_len, "error", &root, NULL);
+	if ((r->status == 400 || r->status == 422) && l->fmt->adapt &&
+	    t->adapted < LLM_ADAPT_MAX)
+		what = l->fmt->adapt(&next, root, r);
+	left = deadline - mono_now(l);
+	if (what) {
+		shape_keep(l, &next);
+		t->adapted++;
+		gb_log_warn("llm_adapt planner=%s model=%s change=%s error=%s", l->planner,
+			    gb_log_q(q1, sizeof(q1), l->model), what,
+			    gb_log_q(q2, sizeof(q2), err->text));
+		if (left > 0)
+			yes = true;
+		else
+			error_append(err, "; model %s: no time left to ask again with %s",
+				     l->model, what);
+		goto out;
+	}
+	if (!retryable(root, r))
+		goto out;
+	if (t->retries >= LLM_RETRIES_MAX) {
+		error_append(err, "; model %s: still so after %d retries", l->model,
+			     t->retries);
+		goto out;
+	}
+	*wait = retry_after(l, r, &from);
+	if (*wait < 0)
+		*wait = backoff(l, t->retries);
+	if (*wait >= left) {
+		error_append(err, "; model %s: %s %.3g s is past the planning deadline (%.3g s left)",
+			     l->model, from, *wait, left > 0 ? left : 0);
+		goto out;
+	}
+	t->retries++;
+	gb_log_warn("llm_retry planner=%s model=%s status=%ld retry=%d wait_ms=%.0f from=%s left_ms=%.0f",
+		    l->planner, gb_log_q(q1, sizeof(q1), l->model), r->status, t->retries,
+		    *wait * 1000, from, left * 1000);
+	yes = true;
+out:
+	json_decref(root);
+	return yes;
+}
+
+/*
+ * The requests of one proposal, all ending by [deadline] (mono seconds):
+ * the first, then as many as the answers call for.  OUT [resp] the last
+ * answer.  RET as exchange().
+ */
+static gb_err_t converse(gb_llm_t *l, const char *system, const char *user,
+			 double deadline, struct gb_http_response *resp,
+			 struct tries *t, gb_error_t *err)
+{
+	double budget = l->timeout, wait;
+	struct llm_shape sh;
+	gb_err_t rc;
+
+	for (;;) {
+		shape_get(l, &sh);
+		t->sent++;
+		rc = exchange(l, &sh, system, user, budget, resp, err);
+		if (rc != GB_E_PLANNER || !resp->status)
+			return rc;
+		if (!again(l, &sh, resp, t, deadline, &wait, err))
+			return rc;
+		if (wait > 0)
+			pause_for(l, wait);
+		if ((budget = deadline - mono_now(l)) <= 0)
+			return gb_errorf(err, GB_E_TIMEOUT, "no answer within %.3g s (planner.llm.timeout)",
+					 l->timeout);
+		gb_http_response_free(resp);
+	}
+}
+
+/* [ms]: the whole proposal's time, every request and wait included. */
 static void log_call(const gb_llm_t *l, const struct gb_plan_facts *f,
 		     const struct gb_http_response *r, const struct gb_plan *p,
-		     gb_err_t rc, const gb_error_t *e)
+		     const struct tries *t, double ms, gb_err_t rc,
+		     const gb_error_t *e)
 {
 	char q[GB_ERROR_TEXT_MAX + 8];
 
 	if (!rc)
-		gb_log_info("llm_call req=%s planner=%s model=%s round=%d status=%ld bytes=%zu ms=%.0f outcome=plan steps=%zu total=%d",
+		gb_log_info("llm_call req=%s planner=%s model=%s round=%d requests=%d status=%ld bytes=%zu ms=%.0f outcome=plan steps=%zu total=%d",
 			    f->request_id ? f->request_id : "-", l->planner, l->model,
-			    f->proposals + 1, r->status, r->body_len, r->elapsed * 1000,
+			    f->proposals + 1, t->sent, r->status, r->body_len, ms,
 			    p->n_steps, p->total);
 	else
-		gb_log_warn("llm_call req=%s planner=%s model=%s round=%d status=%ld bytes=%zu ms=%.0f outcome=%s error=%s",
+		gb_log_warn("llm_call req=%s planner=%s model=%s round=%d requests=%d status=%ld bytes=%zu ms=%.0f outcome=%s error=%s",
 			    f->request_id ? f->request_id : "-", l->planner, l->model,
-			    f->proposals + 1, r->status, r->body_len, r->elapsed * 1000,
+			    f->proposals + 1, t->sent, r->status, r->body_len, ms,
 			    gb_err_name(rc), gb_log_q(q, sizeof(q), e->text));
 }
 
@@ -1014,7 +1351,9 @@ gb_err_t gb_llm_propose(const struct gb_plan_facts *f,
 	char qbuf[2 * GB_LLM_LOG_MAX + 16];
 	struct gb_http_response resp = { 0 };
 	struct gb_plan *p = NULL;
+	struct tries t = { 0, 0, 0 };
 	gb_error_t e = { 0 };
+	double t0;
 	gb_err_t rc;
 
 	*out = NULL;
@@ -1040,7 +1379,8 @@ gb_err_t gb_llm_propose(const struct gb_plan_facts *f,
 		return rc;
 	gb_log_debug("llm_prompt req=%s planner=%s user=%s", f->request_id ? f->request_id : "-",
 		     l->planner, log_cut(user, strlen(user), qbuf, sizeof(qbuf)));
-	rc = exchange(l, system, user, &resp, &e);
+	t0 = mono_now(l);
+	rc = converse(l, system, user, t0 + l->timeout, &resp, &t, &e);
 	if (resp.body_len)
 		gb_log_debug("llm_answer req=%s planner=%s status=%ld body=%s",
 			     f->request_id ? f->request_id : "-", l->planner, resp.status,
@@ -1051,7 +1391,7 @@ gb_err_t gb_llm_propose(const struct gb_plan_facts *f,
 		rc = gb_llm_answer_parse(l->provider, resp.body, resp.body_len, &p, &e);
 	if (rc == GB_E_PARSE)
 		gb_error_prefix(&e, "malformed answer");
-	log_call(l, f, &resp, p, rc, &e);
+	log_call(l, f, &resp, p, &t, (mono_now(l) - t0) * 1000, rc, &e);
 	if (rc == GB_E_NOMEM) {
 		gb_plan_free(p);
 		p = NULL;

@@ -16,17 +16,25 @@
 
 #include "llm_int.h"
 
-static json_t *anthropic_body(const gb_llm_t *l, const char *system,
-			      const char *user, json_t *schema)
+/* temperature: 0 unless configured (Anthropic takes 0..1) */
+static json_t *anthropic_body(const gb_llm_t *l, const struct llm_shape *sh,
+			      const char *system, const char *user, json_t *schema)
 {
-	return json_pack("{s:s,s:i,s:i,s:s,s:[{s:s,s:s}],s:[{s:s,s:s,s:O}],s:{s:s,s:s}}",
-			 "model", l->model, "max_tokens", l->max_tokens,
-			 "temperature", 0, "system", system,
-			 "messages", "role", "user", "content", user,
-			 "tools", "name", GB_LLM_TOOL,
-			 "description", "Submit the launch plan.",
-			 "input_schema", schema,
-			 "tool_choice", "type", "tool", "name", GB_LLM_TOOL);
+	json_t *b = json_pack("{s:s,s:i,s:s,s:[{s:s,s:s}],s:[{s:s,s:s,s:O}],s:{s:s,s:s}}",
+			      "model", l->model, "max_tokens", l->max_tokens,
+			      "system", system,
+			      "messages", "role", "user", "content", user,
+			      "tools", "name", GB_LLM_TOOL,
+			      "description", "Submit the launch plan.",
+			      "input_schema", schema,
+			      "tool_choice", "type", "tool", "name", GB_LLM_TOOL);
+
+	if (b && sh->temperature &&
+	    json_object_set_new(b, "temperature", json_real(l->temperature))) {
+		json_decref(b);
+		b = NULL;
+	}
+	return b;
 }
 
 static gb_err_t anthropic_prepare(gb_llm_t *l, gb_http_t *h, struct llm_wire *w,
@@ -105,5 +113,5 @@ static char *anthropic_error(json_t *root, const struct gb_http_response *r)
 
 const struct llm_format llm_format_anthropic = {
 	"anthropic", anthropic_body, anthropic_prepare, anthropic_answer,
-	anthropic_error,
+	anthropic_error, NULL,
 };

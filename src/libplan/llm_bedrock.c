@@ -8,9 +8,10 @@
  * "us.anthropic.claude-sonnet-4-20250514-v1:0" is sent with "%3A"; our
  * signer then encodes the path once more for the canonical request
  * ("%253A"), exactly as botocore does (research s2; the cross-check in
- * test_sigv4_botocore and test_llm).  The schema goes in as the forced
- * tool "submit_plan"; the plan is that toolUse block's input, and
- * stopReason "max_tokens" means it was cut (research s5a).
+ * test_sigv4_botocore and test_llm).  The schema goes in as the tool
+ * "submit_plan", forced as far as the model family allows (bedrock_choice
+ * below); the plan is that toolUse block's input, and stopReason
+ * "max_tokens" means it was cut (research s5a).
  */
 #include "config.h"
 
@@ -21,21 +22,101 @@
 
 #include "gb_creds.h"
 #include "gb_sigv4.h"
+#include "gb_str.h"
 #include "gb_util.h"
 #include "llm_int.h"
 
-static json_t *bedrock_body(const gb_llm_t *l, const char *system,
-			    const char *user, json_t *schema)
+/*
+ * Converse's toolChoice by model family.  Source: the Amazon Bedrock API
+ * Reference, ToolChoice (docs.aws.amazon.com/bedrock/latest/APIReference/
+ * API_runtime_ToolChoice.html): "tool" is "only supported by Anthropic
+ * Claude 3 and Amazon Nova models"; its earlier text ("ToolChoice is only
+ * supported by Anthropic Claude 3 models and by Mistral AI Mistral Large")
+ * gives "any" to Mistral Large; the other families the user guide's
+ * "Supported models and model features" table lists with Converse tool use
+ * (Meta Llama, Cohere Command R, AI21 Jamba, ...) take "auto" only.  The
+ * table may lag behind AWS: a ValidationException naming toolChoice falls
+ * back to "auto" (bedrock_adapt()), and with "auto" the answer must still
+ * be the tool call.
+ */
+static const struct {
+	const char *prefix;		/* of the base model id */
+	enum llm_choice choice;
+} families[] = {
+	{ "anthropic.claude-3", LLM_CHOICE_TOOL },	/* 3, 3.5, 3.7 */
+	{ "anthropic.claude-opus-", LLM_CHOICE_TOOL },	/* 4 and later */
+	{ "anthropic.claude-sonnet-", LLM_CHOICE_TOOL },
+	{ "anthropic.claude-haiku-", LLM_CHOICE_TOOL },
+	{ "amazon.nova-", LLM_CHOICE_TOOL },
+	{ "mistral.mistral-large-", LLM_CHOICE_ANY },
+};
+
+/* Cross-region inference profiles put a geography before the model id. */
+static const char *const geographies[] = {
+	"us", "us-gov", "eu", "apac", "au", "ca", "jp", "global",
+};
+
+enum llm_choice llm_bedrock_choice(const char *model)
 {
-	return json_pack("{s:[{s:s}],s:[{s:s,s:[{s:s}]}],s:{s:i,s:i},"
-			 "s:{s:[{s:{s:s,s:s,s:{s:O}}}],s:{s:{s:s}}}}",
-			 "system", "text", system,
-			 "messages", "role", "user", "content", "text", user,
-			 "inferenceConfig", "maxTokens", l->max_tokens, "temperature", 0,
-			 "toolConfig", "tools", "toolSpec", "name", GB_LLM_TOOL,
-			 "description", "Submit the launch plan.",
-			 "inputSchema", "json", schema,
-			 "toolChoice", "tool", "name", GB_LLM_TOOL);
+	const char *id = model ? model : "", *slash = strrchr(id, '/'), *dot;
+
+	if (slash)	/* arn:aws:bedrock:...:inference-profile/us.anthropic... */
+		id = slash + 1;
+	dot = strchr(id, '.');
+	for (size_t i = 0; dot && i < GB_ARRAY_LEN(geographies); i++) {
+		size_t n = strlen(geographies[i]);
+
+		if ((size_t)(dot - id) == n && strncmp(id, geographies[i], n) == 0) {
+			id = dot + 1;
+			break;
+		}
+	}
+	for (size_t i = 0; i < GB_ARRAY_LEN(families); i++)
+		if (gb_str_has_prefix(id, families[i].prefix))
+			return families[i].choice;
+	return LLM_CHOICE_AUTO;
+}
+
+const char *gb_llm_bedrock_tool_choice(const char *model)
+{
+	switch (llm_bedrock_choice(model)) {
+	case LLM_CHOICE_TOOL:
+		return "tool";
+	case LLM_CHOICE_ANY:
+		return "any";
+	default:
+		return "auto";
+	}
+}
+
+static json_t *tool_choice(enum llm_choice c)
+{
+	if (c == LLM_CHOICE_TOOL)
+		return json_pack("{s:{s:s}}", "tool", "name", GB_LLM_TOOL);
+	return json_pack("{s:{}}", c == LLM_CHOICE_ANY ? "any" : "auto");
+}
+
+static json_t *bedrock_body(const gb_llm_t *l, const struct llm_shape *sh,
+			    const char *system, const char *user, json_t *schema)
+{
+	json_t *b = json_pack("{s:[{s:s}],s:[{s:s,s:[{s:s}]}],s:{s:i},"
+			      "s:{s:[{s:{s:s,s:s,s:{s:O}}}],s:o}}",
+			      "system", "text", system,
+			      "messages", "role", "user", "content", "text", user,
+			      "inferenceConfig", "maxTokens", l->max_tokens,
+			      "toolConfig", "tools", "toolSpec", "name", GB_LLM_TOOL,
+			      "description", "Submit the launch plan.",
+			      "inputSchema", "json", schema,
+			      "toolChoice", tool_choice(sh->choice));
+
+	/* temperature: 0 unless configured (the families here take 0..1) */
+	if (b && sh->temperature &&
+	    json_object_set_new(json_object_get(b, "inferenceConfig"), "temperature",
+				json_real(l->temperature))) {
+		json_decref(b);
+		b = NULL;
+	}
+	return b;
 }
 
 /* SigV4 with service "bedrock": Host, Content-Type and X-Amz-Date signed. */
@@ -155,6 +236,28 @@ static char *bedrock_error(json_t *root, const struct gb_http_response *r)
 	return msg;
 }
 
+/*
+ * "ValidationException: This model doesn't support the toolConfig.toolChoice.tool
+ * field. Remove toolConfig.toolChoice.tool and try again.": ask again with
+ * "auto".
+ */
+static const char *bedrock_adapt(struct llm_shape *sh, json_t *root,
+				 const struct gb_http_response *r)
+{
+	char type[64];
+	const char *msg = json_string_value(json_object_get(root, "message"));
+
+	if (!msg)
+		msg = json_string_value(json_object_get(root, "Message"));
+	if (sh->choice == LLM_CHOICE_AUTO ||
+	    strcmp(llm_aws_error_type(root, r, type, sizeof(type)), "ValidationException") != 0 ||
+	    !llm_has(msg, "toolChoice"))
+		return NULL;
+	sh->choice = LLM_CHOICE_AUTO;
+	return "tool_choice_auto";
+}
+
 const struct llm_format llm_format_bedrock = {
 	"bedrock", bedrock_body, bedrock_prepare, bedrock_answer, bedrock_error,
+	bedrock_adapt,
 };

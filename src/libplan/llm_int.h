@@ -24,8 +24,32 @@
 #define LLM_KEY_MAX 4096	/* bytes of an api_key_file */
 #define LLM_RESPONSE_MAX (1u << 20)	/* answer body cap */
 #define LLM_ERROR_TEXT_MAX 200	/* provider error message kept */
+#define LLM_RETRIES_MAX 3	/* waits after 429/503/529 per proposal */
+#define LLM_ADAPT_MAX 3		/* requests re-shaped after a 400 per proposal */
+#define LLM_BACKOFF_BASE 0.25	/* seconds: first back-off ceiling */
+#define LLM_BACKOFF_MAX 2.0	/* seconds: largest back-off ceiling */
 
 struct llm_format;
+
+/* Bedrock Converse toolChoice: how hard the tool call is forced. */
+enum llm_choice {
+	LLM_CHOICE_TOOL = 0,	/* {"tool": {"name": "submit_plan"}} */
+	LLM_CHOICE_ANY,		/* {"any": {}}: some tool; ours is the only one */
+	LLM_CHOICE_AUTO,	/* {"auto": {}}: the validation alone decides */
+};
+
+/*
+ * What a request carries beyond the prompt.  It starts from the
+ * configuration and the model id, and an endpoint's refusal (HTTP 400
+ * naming a member, see llm_format.adapt) changes it for the planner's
+ * lifetime, only ever towards the more compatible form.
+ */
+struct llm_shape {
+	bool legacy_max_tokens;		/* openai: "max_tokens", not
+					 * "max_completion_tokens" */
+	bool temperature;		/* send gb_llm.temperature */
+	enum llm_choice choice;		/* bedrock */
+};
 
 struct gb_llm {
 	enum gb_llm_provider provider;
@@ -41,10 +65,17 @@ struct gb_llm {
 	int max_tokens;
 	int max_calls;
 	int batch_max;
+	double temperature;		/* sent when shape.temperature */
 	gb_creds_t *creds;		/* bedrock SigV4 without a key */
 	bool own_creds;
+	void (*sleep)(double seconds, void *ctx);	/* seams, or NULL */
+	double (*mono)(void *ctx);
+	double (*wall)(void *ctx);
+	double (*uniform)(void *ctx);
+	void *seam_ctx;
 
 	pthread_mutex_t mu;		/* guards what follows */
+	struct llm_shape shape;
 	gb_http_t *idle[LLM_IDLE_MAX];
 	size_t n_idle;
 	char timed_out[LLM_TIMED_OUT_MAX][GB_REQUEST_ID_LEN + 1];
@@ -75,9 +106,12 @@ void llm_wire_path(struct llm_wire *w, gb_http_t *h, const char *suffix);
 
 struct llm_format {
 	const char *name;
-	/* The request body for [system] and [user] with the output [schema]. */
-	json_t *(*body)(const gb_llm_t *l, const char *system,
-			const char *user, json_t *schema);
+	/*
+	 * The request body for [system] and [user] with the output [schema],
+	 * shaped by [sh].
+	 */
+	json_t *(*body)(const gb_llm_t *l, const struct llm_shape *sh,
+			const char *system, const char *user, json_t *schema);
 	/* Path and headers (authentication) for [w]->body on client [h]. */
 	gb_err_t (*prepare)(gb_llm_t *l, gb_http_t *h, struct llm_wire *w,
 			    gb_error_t *err);
@@ -89,6 +123,15 @@ struct llm_format {
 	gb_err_t (*answer)(json_t *root, json_t **plan, gb_error_t *err);
 	/* The error text of a non-2xx answer (NEW), or NULL. */
 	char *(*error_text)(json_t *root, const struct gb_http_response *r);
+	/*
+	 * An HTTP 400 or 422 answer [r] ([root]: its body as JSON, or NULL) that
+	 * refuses a member of the request shaped by [sh]: change *sh so that
+	 * the request leaves it out.  RET static text saying what changed
+	 * (for the log), or NULL: not such a refusal, nothing changed.  NULL
+	 * hook: the format never adapts.
+	 */
+	const char *(*adapt)(struct llm_shape *sh, json_t *root,
+			     const struct gb_http_response *r);
 };
 
 extern const struct llm_format llm_format_openai;
@@ -101,5 +144,18 @@ gb_err_t llm_json_load(const char *text, size_t len, const char *what,
 
 /* The member "message" of [o] (or of o.error), as NEW text, or NULL. */
 char *llm_error_message(json_t *o);
+
+/* Does [hay] contain [needle], ignoring ASCII case?  NULL: no. */
+bool llm_has(const char *hay, const char *needle);
+
+/*
+ * The AWS error type of an answer: x-amzn-ErrorType up to its ':', else
+ * the body's "__type" after its last '#', into [buf]; "" when none.
+ */
+const char *llm_aws_error_type(json_t *root, const struct gb_http_response *r,
+			       char *buf, size_t n);
+
+/* The Bedrock toolChoice for [model] (see gb_llm_bedrock_tool_choice()). */
+enum llm_choice llm_bedrock_choice(const char *model);
 
 #endif /* GB_LIBPLAN_LLM_INT_H */

@@ -5,7 +5,9 @@
  * The answers follow the providers' documented shapes (research s5a-c);
  * the checks are what each endpoint would refuse: wrong path, missing
  * headers, a flat response_format schema (unconstrained output in
- * llama.cpp), no forced tool, a bad SigV4 signature.
+ * llama.cpp), no tool, a bad SigV4 signature.  The refusals of
+ * llmsrv_refuse() are the HTTP 400 answers of current models, word for
+ * word as far as their documentation and error reports show.
  */
 #include "config.h"
 
@@ -40,6 +42,9 @@ struct llmsrv {
 	long hang_ms;
 	struct seen *seen;
 	size_t n_seen, cap_seen;
+	unsigned refuse;	/* LLMSRV_REFUSE_* */
+	char *retry_after;	/* headers of LLMSRV_STATUS answers, or NULL */
+	char *retry_after_ms;
 	struct answer {
 		enum llmsrv_mode mode;
 		char *text;
@@ -121,8 +126,11 @@ static char *check_openai(struct llmsrv *s, const struct testsrv_req *r, json_t 
 	}
 	if (!str_at(b, "model") || strcmp(str_at(b, "model"), s->model) != 0)
 		return problem("model %s", nz(str_at(b, "model")));
-	if (!json_is_integer(at(b, "max_tokens")))
-		return problem("max_tokens missing");
+	/* one budget, under either name: o-series models refuse max_tokens */
+	if (!json_is_integer(at(b, "max_completion_tokens")) == !json_is_integer(at(b, "max_tokens")))
+		return problem("exactly one of max_completion_tokens and max_tokens expected");
+	if (at(b, "temperature") && !json_is_number(at(b, "temperature")))
+		return problem("temperature is not a number");
 	if (!str_at(b, "messages.0.role") || strcmp(str_at(b, "messages.0.role"), "system") ||
 	    !str_at(b, "messages.1.role") || strcmp(str_at(b, "messages.1.role"), "user") ||
 	    json_array_size(at(b, "messages")) != 2)
@@ -233,10 +241,15 @@ static char *check_bedrock(struct llmsrv *s, const struct testsrv_req *r, json_t
 		return problem("inferenceConfig.maxTokens missing");
 	if (!str_at(b, "toolConfig.tools.0.toolSpec.name") ||
 	    strcmp(str_at(b, "toolConfig.tools.0.toolSpec.name"), "submit_plan") ||
-	    !json_is_object(at(b, "toolConfig.tools.0.toolSpec.inputSchema.json")) ||
-	    !str_at(b, "toolConfig.toolChoice.tool.name") ||
-	    strcmp(str_at(b, "toolConfig.toolChoice.tool.name"), "submit_plan"))
-		return problem("toolConfig does not force submit_plan");
+	    !json_is_object(at(b, "toolConfig.tools.0.toolSpec.inputSchema.json")))
+		return problem("toolConfig has no tool submit_plan with inputSchema.json");
+	/* a union: exactly one of tool {name}, any {}, auto {} */
+	if (json_object_size(at(b, "toolConfig.toolChoice")) != 1 ||
+	    (!(str_at(b, "toolConfig.toolChoice.tool.name") &&
+	       !strcmp(str_at(b, "toolConfig.toolChoice.tool.name"), "submit_plan")) &&
+	     !json_is_object(at(b, "toolConfig.toolChoice.any")) &&
+	     !json_is_object(at(b, "toolConfig.toolChoice.auto"))))
+		return problem("toolConfig.toolChoice is not one of tool submit_plan, any, auto");
 	sn->system = gb_strdup0(str_at(b, "system.0.text"));
 	sn->user = gb_strdup0(str_at(b, "messages.0.content.0.text"));
 	return NULL;
@@ -327,6 +340,13 @@ static char *wrap(enum gb_llm_provider p, const char *plan, bool cut)
 			      "metrics", "latencyMs", 5));
 }
 
+/* Bedrock error types a test may script (LLMSRV_STATUS text). */
+static const char *const bedrock_types[] = {
+	"ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException",
+	"ValidationException", "InternalServerException", "ModelErrorException",
+	"ModelTimeoutException", "AccessDeniedException", "ResourceNotFoundException",
+};
+
 /* An error the way the provider sends it (status and body, headers). */
 static void error_answer(struct llmsrv *s, struct testsrv_resp *resp)
 {
@@ -335,6 +355,14 @@ static void error_answer(struct llmsrv *s, struct testsrv_resp *resp)
 	char *t;
 
 	resp->status = st;
+	if (s->retry_after) {
+		resp->hname[resp->n_headers] = "retry-after";
+		resp->hvalue[resp->n_headers++] = s->retry_after;
+	}
+	if (s->retry_after_ms) {
+		resp->hname[resp->n_headers] = "retry-after-ms";
+		resp->hvalue[resp->n_headers++] = s->retry_after_ms;
+	}
 	if (s->provider == GB_LLM_OPENAI) {
 		t = dump(json_pack("{s:{s:s,s:s,s:s}}", "error",
 				   "message", throttle ? "Rate limit reached for requests" :
@@ -348,15 +376,77 @@ static void error_answer(struct llmsrv *s, struct testsrv_resp *resp)
 				   "message", throttle ? "Number of request tokens has exceeded your rate limit" :
 				   "Overloaded"));
 	} else {
+		const char *scripted = NULL;
+
+		/* header values must outlive the call: a static name */
+		for (size_t i = 0; s->text && i < GB_ARRAY_LEN(bedrock_types); i++)
+			if (strcmp(s->text, bedrock_types[i]) == 0)
+				scripted = bedrock_types[i];
+		/* else the type of the status, as the Converse API reference lists them */
 		resp->hname[resp->n_headers] = "x-amzn-ErrorType";
-		resp->hvalue[resp->n_headers++] = throttle ? "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/" :
-						  "ServiceUnavailableException:http://internal.amazon.com/coral/com.amazon.bedrock/";
+		resp->hvalue[resp->n_headers++] = scripted ? scripted :
+			throttle ? "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/" :
+			st == 503 ? "ServiceUnavailableException:http://internal.amazon.com/coral/com.amazon.bedrock/" :
+			st == 400 ? "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/" :
+			"InternalServerException:http://internal.amazon.com/coral/com.amazon.bedrock/";
 		t = dump(json_pack("{s:s}", "message", throttle ?
 				   "Too many requests, please wait before trying again." :
-				   "Bedrock is unable to process your request."));
+				   st == 400 ? "The provided request is not valid." :
+				   st == 503 ? "Bedrock is unable to process your request." :
+				   "The server encountered an internal error."));
 	}
 	gb_buf_puts(&resp->body, t ? t : "{}");
 	free(t);
+}
+
+/*
+ * A refusal of the request's shape, as the model scripted with
+ * llmsrv_refuse() answers it (HTTP 400 with the provider's error body).
+ * RET whether [r] was refused.
+ */
+static bool refuse(struct llmsrv *s, const struct testsrv_req *r,
+		   struct testsrv_resp *resp)
+{
+	json_t *b = json_loadb(r->body, r->body_len, 0, NULL), *t;
+	char *body = NULL;
+
+	if (!b || !s->refuse)
+		goto out;
+	t = at(b, "temperature");
+	if ((s->refuse & LLMSRV_REFUSE_MAX_TOKENS) && at(b, "max_tokens"))
+		body = dump(json_pack("{s:{s:s,s:s,s:s,s:s}}", "error", "message",
+			"Unsupported parameter: 'max_tokens' is not supported with this model. "
+			"Use 'max_completion_tokens' instead.",
+			"type", "invalid_request_error", "param", "max_tokens",
+			"code", "unsupported_parameter"));
+	else if ((s->refuse & LLMSRV_REFUSE_TEMPERATURE) && t && json_number_value(t) != 1)
+		body = dump(json_pack("{s:{s:s,s:s,s:s,s:s}}", "error", "message",
+			"Unsupported value: 'temperature' does not support 0 with this model. "
+			"Only the default (1) value is supported.",
+			"type", "invalid_request_error", "param", "temperature",
+			"code", "unsupported_value"));
+	else if ((s->refuse & LLMSRV_REFUSE_MAX_COMPLETION_TOKENS) && at(b, "max_completion_tokens"))
+		body = dump(json_pack("{s:{s:s,s:s,s:n,s:n}}", "error", "message",
+			"Unrecognized request argument supplied: max_completion_tokens",
+			"type", "invalid_request_error", "param", "code"));
+	else if ((s->refuse & LLMSRV_REFUSE_TOOL_CHOICE) && !at(b, "toolConfig.toolChoice.auto")) {
+		const char *f = at(b, "toolConfig.toolChoice.tool") ? "tool" : "any";
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "This model doesn't support the toolConfig.toolChoice.%s "
+			 "field. Remove toolConfig.toolChoice.%s and try again.", f, f);
+		body = dump(json_pack("{s:s}", "message", msg));
+		resp->hname[resp->n_headers] = "x-amzn-ErrorType";
+		resp->hvalue[resp->n_headers++] = "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/";
+	}
+	if (body) {
+		resp->status = 400;
+		gb_buf_puts(&resp->body, body);
+	}
+out:
+	json_decref(b);
+	free(body);
+	return body != NULL;
 }
 
 static void answer(struct llmsrv *s, struct testsrv_resp *resp);
@@ -399,7 +489,9 @@ static void handle(void *ctx, size_t n, const struct testsrv_req *req,
 	}
 	resp->hname[resp->n_headers] = "Content-Type";
 	resp->hvalue[resp->n_headers++] = "application/json";
-	if (s->n_queue) {	/* a queued answer, then the standing one */
+	if (!sn.problem && refuse(s, req, resp)) {
+		/* what the model refuses, whatever answer is scripted */
+	} else if (s->n_queue) {	/* a queued answer, then the standing one */
 		struct answer q = s->queue[0];
 		enum llmsrv_mode m0 = s->mode;
 		char *t0 = s->text;
@@ -486,6 +578,8 @@ void llmsrv_stop(struct llmsrv *s)
 	free(s->key);
 	free(s->model);
 	free(s->text);
+	free(s->retry_after);
+	free(s->retry_after_ms);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 }
@@ -517,6 +611,24 @@ void llmsrv_set(struct llmsrv *s, enum llmsrv_mode mode, const char *text,
 	free(s->text);
 	s->text = gb_strdup0(text);
 	s->status = status;
+	pthread_mutex_unlock(&s->mu);
+}
+
+void llmsrv_refuse(struct llmsrv *s, unsigned what)
+{
+	pthread_mutex_lock(&s->mu);
+	s->refuse = what;
+	pthread_mutex_unlock(&s->mu);
+}
+
+void llmsrv_retry_after(struct llmsrv *s, const char *retry_after,
+			const char *retry_after_ms)
+{
+	pthread_mutex_lock(&s->mu);
+	free(s->retry_after);
+	free(s->retry_after_ms);
+	s->retry_after = gb_strdup0(retry_after);
+	s->retry_after_ms = gb_strdup0(retry_after_ms);
 	pthread_mutex_unlock(&s->mu);
 }
 

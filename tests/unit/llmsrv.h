@@ -6,7 +6,8 @@
  * Messages, Bedrock Converse) over testsrv.  The test scripts what the
  * "model" answers next: a plan (wrapped the way the provider wraps it), a
  * truncated answer, a raw body, an HTTP error with the provider's error
- * body, or a hang.  Every request is checked against the wire format
+ * body (and retry-after headers), or a hang; and what the model refuses
+ * (a request member current models answer with HTTP 400).  Every request is checked against the wire format
  * (path, headers, body shape; Bedrock's SigV4 signature is verified with
  * the test credentials, or its bearer key compared) and the verdict is
  * kept per request, with the system prompt and user message it carried.
@@ -25,7 +26,10 @@ enum llmsrv_mode {
 	LLMSRV_PLAN = 0,	/* the plan text, wrapped, normal stop */
 	LLMSRV_TRUNCATED,	/* cut off by max tokens */
 	LLMSRV_RAW,		/* the text as the whole body, status 200 */
-	LLMSRV_STATUS,		/* HTTP [status] with the provider's error body */
+	LLMSRV_STATUS,		/* HTTP [status] with the provider's error body;
+				 * bedrock: [text] the x-amzn-ErrorType, one of
+				 * those of the Converse API (NULL: the one of
+				 * [status]) */
 	LLMSRV_HANG,		/* the plan, after [hang_ms] */
 };
 
@@ -58,6 +62,23 @@ void llmsrv_set(struct llmsrv *s, enum llmsrv_mode mode, const char *text,
  */
 void llmsrv_queue(struct llmsrv *s, enum llmsrv_mode mode, const char *text,
 		  unsigned status);
+/*
+ * What the model refuses with HTTP 400 (until set again; 0: nothing),
+ * before any scripted answer and without using one up:
+ */
+#define LLMSRV_REFUSE_MAX_TOKENS 1u		/* openai: o-series, GPT-5:
+						 * "max_tokens" present */
+#define LLMSRV_REFUSE_TEMPERATURE 2u		/* openai: temperature != 1 */
+#define LLMSRV_REFUSE_MAX_COMPLETION_TOKENS 4u	/* openai: older servers */
+#define LLMSRV_REFUSE_TOOL_CHOICE 8u		/* bedrock: toolChoice other
+						 * than auto (ValidationException) */
+void llmsrv_refuse(struct llmsrv *s, unsigned what);
+/*
+ * The retry-after and retry-after-ms headers of LLMSRV_STATUS answers
+ * (copied; NULL: not sent).
+ */
+void llmsrv_retry_after(struct llmsrv *s, const char *retry_after,
+			const char *retry_after_ms);
 /* Wait [ms] before every answer (latency of a real model); 0: none. */
 void llmsrv_latency(struct llmsrv *s, long ms);
 /* How long LLMSRV_HANG waits (default 10 s; ends early at stop). */
