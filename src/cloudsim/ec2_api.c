@@ -431,7 +431,13 @@ static void state_reason_el(struct gb_buf *b, const struct gb_sim_instance *i,
 		    "</stateReason>");
 }
 
-static void instance_el(struct gb_buf *b, const struct gb_sim_instance *i, double epoch)
+/*
+ * One instancesSet item; [ip]: with privateIpAddress and privateDnsName
+ * (DescribeInstances leaves them out while the simulator's consistency
+ * setting says the address is not described yet).
+ */
+static void instance_el(struct gb_buf *b, const struct gb_sim_instance *i, double epoch,
+			bool ip)
 {
 	char dns[128], vpc[40];
 	unsigned a = i->ip_n;
@@ -443,7 +449,7 @@ static void instance_el(struct gb_buf *b, const struct gb_sim_instance *i, doubl
 	xml_el(b, "instanceId", i->id);
 	xml_el(b, "imageId", i->image_id);
 	state_el(b, "instanceState", i->state);
-	xml_el(b, "privateDnsName", i->state == GB_SIM_STATE_TERMINATED ? NULL : dns);
+	xml_el(b, "privateDnsName", i->state == GB_SIM_STATE_TERMINATED || !ip ? NULL : dns);
 	xml_el(b, "dnsName", NULL);
 	state_reason_el(b, i, epoch);
 	if (i->key_name)
@@ -458,7 +464,7 @@ static void instance_el(struct gb_buf *b, const struct gb_sim_instance *i, doubl
 		    "<monitoring><state>disabled</state></monitoring>");
 	xml_el(b, "subnetId", i->subnet->id);
 	xml_el(b, "vpcId", vpc);
-	if (i->state != GB_SIM_STATE_TERMINATED)
+	if (i->state != GB_SIM_STATE_TERMINATED && ip)
 		xml_el(b, "privateIpAddress", i->ip);
 	gb_buf_puts(b, "<sourceDestCheck>true</sourceDestCheck><groupSet>");
 	for (size_t k = 0; k < i->sg_ids.n; k++) {
@@ -601,7 +607,7 @@ static void render_reservation(struct call *c, struct gb_cs_response *r,
 	reservation_head(&r->body, res, c->cs->sc->account_id);
 	for (size_t k = 0; k < res->n; k++) {
 		if (res->inst[k])
-			instance_el(&r->body, res->inst[k], epoch);
+			instance_el(&r->body, res->inst[k], epoch, true);
 	}
 	gb_buf_puts(&r->body, "</instancesSet>");
 	xml_end(&r->body, "RunInstances");
@@ -669,7 +675,8 @@ out:
 
 /* Consecutive instances of one reservation share a reservationSet item. */
 static void render_describe(struct call *c, struct gb_cs_response *r,
-			    struct gb_sim_instance **inst, size_t n, const char *next)
+			    struct gb_sim_instance **inst, size_t n, const char *next,
+			    double now)
 {
 	const struct gb_sim_reservation *cur = NULL;
 	double epoch = gb_sim_epoch(c->cs->sim);
@@ -685,7 +692,7 @@ static void render_describe(struct call *c, struct gb_cs_response *r,
 			gb_buf_puts(b, "<item>");
 			reservation_head(b, cur, c->cs->sc->account_id);
 		}
-		instance_el(b, inst[k], epoch);
+		instance_el(b, inst[k], epoch, gb_sim_instance_shows_ip(c->cs->sim, inst[k], now));
 	}
 	if (cur)
 		gb_buf_puts(b, "</instancesSet></item>");
@@ -735,7 +742,7 @@ static void act_describe(struct call *c, struct gb_cs_response *r, double now)
 	if (c->dry_run)
 		dry_run_answer(c);
 	else
-		render_describe(c, r, out, n, next);
+		render_describe(c, r, out, n, next, now);
 out:
 	free(out);
 	filters_free(f, q.nfilters);

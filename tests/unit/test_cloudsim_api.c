@@ -776,6 +776,74 @@ static void test_control(void **state)
 	gb_cs_response_free(&cr);
 }
 
+/*
+ * POST /_sim/consistency over the wire: a fresh id is InvalidInstanceID.
+ * NotFound to DescribeInstances, CreateTags and TerminateInstances until
+ * "invisible" has passed; DescribeInstances then lists it without
+ * privateIpAddress and privateDnsName until "no_private_ip" has.
+ */
+static void test_consistency_api(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct gb_cs_response cr;
+	char body[256], id[64], ip[32], want[128];
+	struct resp rs;
+
+	control(cs, "GET", "/_sim/consistency", NULL, &cr);
+	assert_string_equal(cr.body.data, "{\"invisible\":0.0,\"no_private_ip\":0.0}\n");
+	gb_cs_response_free(&cr);
+	control(cs, "POST", "/_sim/consistency", "{\"invisible\": 2, \"no_private_ip\": 3.5}", &cr);
+	assert_int_equal(cr.status, 200);
+	assert_string_equal(cr.body.data, "{\"invisible\":2.0,\"no_private_ip\":3.5}\n");
+	gb_cs_response_free(&cr);
+	call(cs, RUN "&InstanceType=g6.xlarge&MinCount=1&MaxCount=1&SubnetId=subnet-a", &rs);
+	assert_int_equal(rs.r.status, 200);
+	snprintf(id, sizeof(id), "%s", xget(&rs, "//e:item[1]/e:instanceId"));
+	snprintf(ip, sizeof(ip), "%s", xget(&rs, "//e:item[1]/e:privateIpAddress"));
+	assert_true(ip[0] != '\0');	/* RunInstances answers with the address */
+	resp_free(&rs);
+	snprintf(want, sizeof(want), "The instance ID '%s' does not exist", id);
+	snprintf(body, sizeof(body), "Action=DescribeInstances&InstanceId.1=%s", id);
+	call(cs, body, &rs);
+	expect_error(&rs, 400, "InvalidInstanceID.NotFound");
+	assert_string_equal(xget(&rs, "/Response/Errors/Error/Message"), want);
+	resp_free(&rs);
+	snprintf(body, sizeof(body), "Action=CreateTags&ResourceId.1=%s&Tag.1.Key=Name&Tag.1.Value=n", id);
+	call(cs, body, &rs);
+	expect_error(&rs, 400, "InvalidInstanceID.NotFound");
+	resp_free(&rs);
+	call(cs, "Action=DescribeInstances", &rs);
+	assert_int_equal(xcount(&rs, "//e:reservationSet/e:item"), 0);
+	resp_free(&rs);
+	cs->offset += 2;	/* the driven clock: visible, no address yet */
+	snprintf(body, sizeof(body), "Action=DescribeInstances&InstanceId.1=%s", id);
+	call(cs, body, &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_string_equal(xget(&rs, "//e:instancesSet/e:item/e:instanceId"), id);
+	assert_int_equal(xcount(&rs, "//e:instancesSet/e:item/e:privateIpAddress"), 0);
+	assert_string_equal(xget(&rs, "//e:instancesSet/e:item/e:privateDnsName"), "");
+	resp_free(&rs);
+	cs->offset += 1.5;
+	call(cs, body, &rs);
+	assert_string_equal(xget(&rs, "//e:instancesSet/e:item/e:privateIpAddress"), ip);
+	resp_free(&rs);
+	snprintf(body, sizeof(body), "Action=TerminateInstances&InstanceId.1=%s", id);
+	call(cs, body, &rs);
+	assert_int_equal(rs.r.status, 200);
+	resp_free(&rs);
+	/* bad settings: named, nothing changed */
+	control(cs, "POST", "/_sim/consistency", "{\"invisible\": -1}", &cr);
+	assert_int_equal(cr.status, 400);
+	assert_non_null(strstr(cr.body.data, "invisible and no_private_ip are seconds"));
+	gb_cs_response_free(&cr);
+	control(cs, "POST", "/_sim/consistency", "{\"hidden\": 1}", &cr);
+	assert_int_equal(cr.status, 400);
+	gb_cs_response_free(&cr);
+	control(cs, "GET", "/_sim/state", NULL, &cr);
+	assert_non_null(strstr(cr.body.data, "\"consistency\":{\"invisible\":2.0,\"no_private_ip\":3.5}"));
+	gb_cs_response_free(&cr);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -795,6 +863,7 @@ int main(void)
 		T(test_dry_run_other_actions),
 		T(test_injected_faults),
 		T(test_control),
+		T(test_consistency_api),
 	};
 	int rc;
 
