@@ -654,8 +654,8 @@ static gb_err_t ec2_call(gb_ec2_t *c, const char *action,
 		}
 		gb_http_response_free(resp);
 		again = false;
-		if (ae->cls == GB_EC2_CLASS_AUTH && credential_code(ae->code) &&
-		    !refreshed) {
+		if ((ae->cls == GB_EC2_CLASS_AUTH || ae->cls == GB_EC2_CLASS_REGION) &&
+		    credential_code(ae->code) && !refreshed) {
 			refreshed = again = true;
 			gb_creds_invalidate(c->creds);
 		} else if (gb_ec2_class_retryable(ae->cls)) {

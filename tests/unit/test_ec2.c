@@ -586,7 +586,7 @@ static void test_final_classes_not_retried(void **state)
 	} cases[] = {
 		{ S_VCPU, GB_E_QUOTA, GB_EC2_CLASS_QUOTA, 400 },
 		{ S_BADPARAM, GB_E_CLOUDCONFIG, GB_EC2_CLASS_CONFIG, 400 },
-		{ S_UNAUTH, GB_E_AUTH, GB_EC2_CLASS_AUTH, 403 },
+		{ S_UNAUTH, GB_E_AUTH, GB_EC2_CLASS_REGION, 403 },
 		{ S_HTML400, GB_E_CLOUDCONFIG, GB_EC2_CLASS_CONFIG, 400 },
 		{ S_ICE200, GB_E_CAPACITY, GB_EC2_CLASS_CAPACITY, 200 },
 	};
@@ -633,6 +633,7 @@ static void test_auth_failure_refreshes_once(void **state)
 	assert_int_equal(gb_ec2_run_instances(f.ec2, &run4, &l, &ae, &e), GB_E_AUTH);
 	assert_int_equal(ae.attempts, 2);
 	assert_string_equal(ae.code, "AuthFailure");
+	assert_int_equal(ae.cls, GB_EC2_CLASS_REGION);
 	assert_int_equal(testsrv_count(f.srv), 2);
 	fix_stop(&f);
 }
