@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gb_partition.h"
 #include "rng.h"
 #include "sim.h"
 #include "strmap.h"
@@ -652,16 +653,23 @@ static gb_err_t check_groups(const struct gb_sc_region *rg, const struct gb_strv
 	return GB_E_OK;
 }
 
-/* The NAME of "arn:aws:iam::ACCOUNT:instance-profile/[PATH/]NAME", or NULL. */
-static const char *profile_arn_name(const char *arn, const char *account)
+/*
+ * The NAME of "arn:PARTITION:iam::ACCOUNT:instance-profile/[PATH/]NAME",
+ * or NULL.  PARTITION is [region]'s ("aws-cn" for cn-north-1; "aws" for a
+ * name in no known partition): an ARN of another partition is invalid.
+ */
+static const char *profile_arn_name(const char *arn, const char *region,
+				    const char *account)
 {
-	static const char head[] = "arn:aws:iam::", kind[] = ":instance-profile/";
-	size_t na = strlen(account);
-	const char *p = arn, *name;
+	static const char kind[] = ":instance-profile/";
+	const struct gb_partition *pt = gb_partition_of(region);
+	const char *part = pt ? pt->name : "aws", *p = arn, *name;
+	size_t na = strlen(account), np = strlen(part);
 
-	if (strncmp(p, head, sizeof(head) - 1) != 0)
+	if (strncmp(p, "arn:", 4) != 0 || strncmp(p + 4, part, np) != 0 ||
+	    strncmp(p + 4 + np, ":iam::", 6) != 0)
 		return NULL;
-	p += sizeof(head) - 1;
+	p += 4 + np + 6;
 	if (strncmp(p, account, na) != 0 || strncmp(p + na, kind, sizeof(kind) - 1) != 0)
 		return NULL;
 	p += na + sizeof(kind) - 1;
@@ -681,7 +689,7 @@ static gb_err_t check_profile(const gb_sim_t *sim, const struct gb_sc_region *rg
 		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterCombination",
 			    "The parameter 'iamInstanceProfile.name' may not be used in combination with 'iamInstanceProfile.arn'");
 	if (l->iam_profile_arn) {
-		name = profile_arn_name(l->iam_profile_arn, sim->sc->account_id);
+		name = profile_arn_name(l->iam_profile_arn, rg->name, sim->sc->account_id);
 		if (!name || (known->n && gb_strv_find(known, name) < 0))
 			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
 				    "Value (%s) for parameter iamInstanceProfile.arn is invalid. Invalid IAM Instance Profile ARN",

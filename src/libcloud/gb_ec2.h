@@ -281,7 +281,9 @@ typedef struct gb_ec2 gb_ec2_t;
 
 struct gb_ec2_opts {
 	const char *region;		/* required, e.g. "us-east-1" */
-	const char *endpoint;		/* NULL: https://ec2.<region>.amazonaws.com */
+	const char *endpoint;		/* NULL: https://ec2.<region>.<the suffix of
+					 * its partition> (gb_partition.h):
+					 * amazonaws.com, amazonaws.com.cn, ... */
 	gb_creds_t *creds;		/* BORROWED, required, outlives the client */
 	struct gb_http_opts http;	/* timeouts, CA bundle, cap (0: defaults) */
 	struct gb_retry_policy retry;	/* 0 fields: defaults */
@@ -297,7 +299,8 @@ struct gb_ec2_opts {
 /*
  * Create a client; strings in [o] are copied.  No request is sent.
  * OUT *out NEW, gb_ec2_destroy().
- * RET GB_E_OK; GB_E_INVALID (no region or credentials, bad endpoint);
+ * RET GB_E_OK; GB_E_INVALID (no region or credentials, bad endpoint, no
+ * endpoint for a region in no known partition);
  * GB_E_NOMEM.
  */
 gb_err_t gb_ec2_create(const struct gb_ec2_opts *o, gb_ec2_t **out,

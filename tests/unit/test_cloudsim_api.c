@@ -552,6 +552,10 @@ static void test_dry_run_errors(void **state)
 		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&DryRun=true"
 		  "&IamInstanceProfile.Arn=arn%3Aaws%3Aiam%3A%3A999999999999%3Ainstance-profile%2Fgpuburst-node",
 		  400, "InvalidParameterValue" },
+		/* an ARN of another partition than the region's (aws) */
+		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&DryRun=true"
+		  "&IamInstanceProfile.Arn=arn%3Aaws-cn%3Aiam%3A%3A123456789012%3Ainstance-profile%2Fgpuburst-node",
+		  400, "InvalidParameterValue" },
 		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&DryRun=true"
 		  "&IamInstanceProfile.Name=gpuburst-node"
 		  "&IamInstanceProfile.Arn=arn%3Aaws%3Aiam%3A%3A123456789012%3Ainstance-profile%2Fgpuburst-node",

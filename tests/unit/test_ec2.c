@@ -1077,6 +1077,29 @@ static void test_create_options(void **state)
 	assert_string_equal(gb_ec2_endpoint(ec2), "https://ec2.us-east-1.amazonaws.com");
 	assert_string_equal(gb_ec2_region(ec2), "us-east-1");
 	gb_ec2_destroy(ec2);
+	/* the default endpoint is the partition's */
+	o.region = "cn-north-1";
+	assert_int_equal(gb_ec2_create(&o, &ec2, &e), GB_E_OK);
+	assert_string_equal(gb_ec2_endpoint(ec2), "https://ec2.cn-north-1.amazonaws.com.cn");
+	gb_ec2_destroy(ec2);
+	o.region = "us-gov-west-1";
+	assert_int_equal(gb_ec2_create(&o, &ec2, &e), GB_E_OK);
+	assert_string_equal(gb_ec2_endpoint(ec2), "https://ec2.us-gov-west-1.amazonaws.com");
+	gb_ec2_destroy(ec2);
+	o.region = "us-isob-east-1";
+	assert_int_equal(gb_ec2_create(&o, &ec2, &e), GB_E_OK);
+	assert_string_equal(gb_ec2_endpoint(ec2), "https://ec2.us-isob-east-1.sc2s.sgov.gov");
+	gb_ec2_destroy(ec2);
+	/* no partition known, no endpoint: refused, naming the region */
+	o.region = "mars-north-1";
+	ec2 = NULL;
+	assert_int_equal(gb_ec2_create(&o, &ec2, &e), GB_E_INVALID);
+	assert_null(ec2);
+	assert_non_null(strstr(e.text, "EC2 client: region 'mars-north-1' is in no AWS partition"));
+	o.endpoint = "http://127.0.0.1:1";
+	assert_int_equal(gb_ec2_create(&o, &ec2, &e), GB_E_OK);
+	gb_ec2_destroy(ec2);
+	o.endpoint = NULL;
 	o.region = "us east";
 	assert_int_equal(gb_ec2_create(&o, &ec2, &e), GB_E_INVALID);
 	o.region = "us-east-1";
