@@ -13,6 +13,8 @@
  *   DELETE /_sim/fault      drop every injected fault
  *   GET    /_sim/time       {"time": simulated seconds}
  *   POST   /_sim/time       {"advance": seconds}
+ *   GET    /_sim/consistency {"invisible", "no_private_ip"} (seconds)
+ *   POST   /_sim/consistency {"invisible", "no_private_ip"}: set either
  *
  * Documented in gpuburst-cloudsim(8).
  */
@@ -178,6 +180,15 @@ static json_t *calls_json(const struct gb_cloudsim *cs)
 	return o;
 }
 
+static json_t *consistency_json(const gb_sim_t *sim)
+{
+	struct gb_sim_consistency c;
+
+	gb_sim_consistency_get(sim, &c);
+	return json_pack("{s:f,s:f}", "invisible", c.invisible, "no_private_ip",
+			 c.no_private_ip);
+}
+
 static json_t *state_json(struct gb_cloudsim *cs)
 {
 	json_t *regions = json_array(), *insts = json_array();
@@ -190,10 +201,11 @@ static json_t *state_json(struct gb_cloudsim *cs)
 	in = gb_sim_instances(cs->sim, &n);
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(insts, instance_json(in[i]));
-	return json_pack("{s:f,s:f,s:s,s:o,s:o,s:o,s:o}", "time", gb_cloudsim_now(cs),
+	return json_pack("{s:f,s:f,s:s,s:o,s:o,s:o,s:o,s:o}", "time", gb_cloudsim_now(cs),
 			 "epoch", gb_sim_epoch(cs->sim), "scenario", cs->sc->path,
 			 "regions", regions, "instances", insts,
-			 "faults", faults_json(cs->faults), "calls", calls_json(cs));
+			 "faults", faults_json(cs->faults), "calls", calls_json(cs),
+			 "consistency", consistency_json(cs->sim));
 }
 
 /*****************************************************************************
@@ -332,6 +344,37 @@ static void post_time(struct gb_cloudsim *cs, json_t *j, struct gb_cs_response *
 	reply_json(r, 200, json_pack("{s:f}", "time", now));
 }
 
+/* Either setting may be given; the other keeps its value. */
+static void post_consistency(struct gb_cloudsim *cs, json_t *j, struct gb_cs_response *r)
+{
+	struct gb_sim_consistency c;
+	double inv = -1, noip = -1;
+	json_error_t je;
+
+	if (json_unpack_ex(j, &je, JSON_STRICT, "{s?F,s?F}", "invisible", &inv,
+			   "no_private_ip", &noip)) {
+		reply_error(r, 400, je.text);
+		return;
+	}
+	if ((json_object_get(j, "invisible") && !(inv >= 0 && inv < 86400)) ||
+	    (json_object_get(j, "no_private_ip") && !(noip >= 0 && noip < 86400))) {
+		reply_error(r, 400, "invisible and no_private_ip are seconds in [0, 86400)");
+		return;
+	}
+	pthread_mutex_lock(&cs->mu);
+	gb_sim_consistency_get(cs->sim, &c);
+	if (inv >= 0)
+		c.invisible = inv;
+	if (noip >= 0)
+		c.no_private_ip = noip;
+	gb_sim_consistency_set(cs->sim, &c);
+	pthread_mutex_unlock(&cs->mu);
+	gb_log_info("control consistency invisible=%.3f no_private_ip=%.3f", c.invisible,
+		    c.no_private_ip);
+	reply_json(r, 200, json_pack("{s:f,s:f}", "invisible", c.invisible, "no_private_ip",
+				     c.no_private_ip));
+}
+
 /*****************************************************************************
  *  Routing
  *****************************************************************************/
@@ -378,9 +421,15 @@ static void route(struct gb_cloudsim *cs, const struct gb_cs_request *req,
 		reply_json(r, 200, json_pack("{s:f}", "time", now));
 	} else if (strcmp(what, "time") == 0 && post) {
 		with_body(cs, req, r, post_time);
+	} else if (strcmp(what, "consistency") == 0 && get) {
+		pthread_mutex_lock(&cs->mu);
+		reply_json(r, 200, consistency_json(cs->sim));
+		pthread_mutex_unlock(&cs->mu);
+	} else if (strcmp(what, "consistency") == 0 && post) {
+		with_body(cs, req, r, post_consistency);
 	} else if (!strcmp(what, "health") || !strcmp(what, "state") ||
 		   !strcmp(what, "capacity") || !strcmp(what, "fault") ||
-		   !strcmp(what, "time")) {
+		   !strcmp(what, "time") || !strcmp(what, "consistency")) {
 		reply_error(r, 405, "method not allowed");
 	} else {
 		reply_error(r, 404, "no such control endpoint");

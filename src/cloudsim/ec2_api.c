@@ -476,6 +476,7 @@ struct inst_view {
 	double epoch;
 	const char *owner;
 	bool alive;			/* not terminated: has its ENI and address */
+	bool ip;			/* the address is described (consistency setting) */
 	char dns[128], vpc[40], eni[40], sg[40];
 };
 
@@ -517,8 +518,10 @@ static void eni_el(struct gb_buf *b, const struct inst_view *v)
 		      (unsigned)(mac >> 32) & 255, (unsigned)(mac >> 24) & 255,
 		      (unsigned)(mac >> 16) & 255, (unsigned)(mac >> 8) & 255,
 		      (unsigned)mac & 255);
-	xml_el(b, "privateIpAddress", i->ip);
-	xml_el(b, "privateDnsName", v->dns);
+	if (v->ip) {
+		xml_el(b, "privateIpAddress", i->ip);
+		xml_el(b, "privateDnsName", v->dns);
+	}
 	gb_buf_puts(b, "<sourceDestCheck>true</sourceDestCheck>");
 	groups_el(b, v);
 	derived_id("eni-attach-", i->id, id, sizeof(id));
@@ -529,10 +532,14 @@ static void eni_el(struct gb_buf *b, const struct inst_view *v)
 	time_el(b, "attachTime", v->epoch + i->launch_time);
 	gb_buf_puts(b, "<deleteOnTermination>true</deleteOnTermination>"
 		    "<networkCardIndex>0</networkCardIndex></attachment>"
-		    "<privateIpAddressesSet><item>");
-	xml_el(b, "privateIpAddress", i->ip);
-	xml_el(b, "privateDnsName", v->dns);
-	gb_buf_puts(b, "<primary>true</primary></item></privateIpAddressesSet>"
+		    "<privateIpAddressesSet>");
+	if (v->ip) {
+		gb_buf_puts(b, "<item>");
+		xml_el(b, "privateIpAddress", i->ip);
+		xml_el(b, "privateDnsName", v->dns);
+		gb_buf_puts(b, "<primary>true</primary></item>");
+	}
+	gb_buf_puts(b, "</privateIpAddressesSet>"
 		    "<ipv6AddressesSet/><interfaceType>interface</interfaceType>"
 		    "</item></networkInterfaceSet>");
 }
@@ -621,10 +628,15 @@ static const char *monitoring_state(const struct gb_sim_instance *i)
 	return i->state == GB_SIM_STATE_PENDING ? "pending" : "enabled";
 }
 
+/*
+ * One instancesSet item; [ip]: with the private address and DNS name
+ * (DescribeInstances leaves them out while the simulator's consistency
+ * setting says the address is not described yet).
+ */
 static void instance_el(struct gb_buf *b, const struct gb_sim_instance *i, double epoch,
-			const char *owner)
+			const char *owner, bool ip)
 {
-	struct inst_view v = { i, epoch, owner, i->state != GB_SIM_STATE_TERMINATED,
+	struct inst_view v = { i, epoch, owner, i->state != GB_SIM_STATE_TERMINATED, ip,
 			       { 0 }, { 0 }, { 0 }, { 0 } };
 	unsigned a = i->ip_n;
 
@@ -637,7 +649,7 @@ static void instance_el(struct gb_buf *b, const struct gb_sim_instance *i, doubl
 	xml_el(b, "instanceId", i->id);
 	xml_el(b, "imageId", i->image_id);
 	state_el(b, "instanceState", i->state);
-	xml_el(b, "privateDnsName", v.alive ? v.dns : NULL);
+	xml_el(b, "privateDnsName", v.alive && v.ip ? v.dns : NULL);
 	xml_el(b, "dnsName", NULL);
 	state_reason_el(b, i, epoch);
 	if (i->key_name)
@@ -652,7 +664,7 @@ static void instance_el(struct gb_buf *b, const struct gb_sim_instance *i, doubl
 		      "<monitoring><state>%s</state></monitoring>", monitoring_state(i));
 	xml_el(b, "subnetId", i->subnet->id);
 	xml_el(b, "vpcId", v.vpc);
-	if (v.alive)
+	if (v.alive && v.ip)
 		xml_el(b, "privateIpAddress", i->ip);
 	gb_buf_puts(b, "<sourceDestCheck>true</sourceDestCheck>");
 	groups_el(b, &v);
@@ -796,7 +808,7 @@ static void render_reservation(struct call *c, struct gb_cs_response *r,
 	reservation_head(&r->body, res, c->cs->sc->account_id);
 	for (size_t k = 0; k < res->n; k++) {
 		if (res->inst[k])
-			instance_el(&r->body, res->inst[k], epoch, c->cs->sc->account_id);
+			instance_el(&r->body, res->inst[k], epoch, c->cs->sc->account_id, true);
 	}
 	gb_buf_puts(&r->body, "</instancesSet>");
 	xml_end(&r->body, "RunInstances");
@@ -924,7 +936,8 @@ out:
 
 /* Consecutive instances of one reservation share a reservationSet item. */
 static void render_describe(struct call *c, struct gb_cs_response *r,
-			    struct gb_sim_instance **inst, size_t n, const char *next)
+			    struct gb_sim_instance **inst, size_t n, const char *next,
+			    double now)
 {
 	const struct gb_sim_reservation *cur = NULL;
 	double epoch = gb_sim_epoch(c->cs->sim);
@@ -940,7 +953,8 @@ static void render_describe(struct call *c, struct gb_cs_response *r,
 			gb_buf_puts(b, "<item>");
 			reservation_head(b, cur, c->cs->sc->account_id);
 		}
-		instance_el(b, inst[k], epoch, c->cs->sc->account_id);
+		instance_el(b, inst[k], epoch, c->cs->sc->account_id,
+			    gb_sim_instance_shows_ip(c->cs->sim, inst[k], now));
 	}
 	if (cur)
 		gb_buf_puts(b, "</instancesSet></item>");
@@ -976,7 +990,7 @@ static void act_describe(struct call *c, struct gb_cs_response *r, double now)
 	if (c->dry_run)
 		dry_run_answer(c);
 	else
-		render_describe(c, r, out, n, next);
+		render_describe(c, r, out, n, next, now);
 out:
 	free(out);
 	filters_free(f, q.nfilters);

@@ -1212,6 +1212,29 @@ static gb_err_t parse_timing(struct pctx *c, yaml_node_t *v, void *obj)
 	return parse_map(c, v, "timing", timing_keys, obj);
 }
 
+static gb_err_t consistency_invisible(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return get_duration(c, v, "invisible", &((struct gb_scenario *)obj)->invisible_s);
+}
+
+static gb_err_t consistency_no_ip(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return get_duration(c, v, "no_private_ip",
+			    &((struct gb_scenario *)obj)->no_private_ip_s);
+}
+
+static const struct keydef consistency_keys[] = {
+	{ "invisible", consistency_invisible },
+	{ "no_private_ip", consistency_no_ip },
+	{ NULL, NULL },
+};
+
+/* Eventual consistency of fresh instances (sim.h, gb_sim_consistency). */
+static gb_err_t parse_consistency(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return parse_map(c, v, "consistency", consistency_keys, obj);
+}
+
 static gb_err_t parse_seed(struct pctx *c, yaml_node_t *v, void *obj)
 {
 	char *end = NULL;
@@ -1379,6 +1402,7 @@ static const struct keydef top_keys[] = {
 	{ "account_id", parse_account },
 	{ "credentials", parse_credentials },
 	{ "timing", parse_timing },
+	{ "consistency", parse_consistency },
 	{ "boot", parse_boot },
 	{ "boot_dir", parse_boot_dir },
 	{ "faults", parse_faults },

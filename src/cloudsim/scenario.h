@@ -160,6 +160,8 @@ struct gb_scenario {
 	double pending_s;		/* pending -> running */
 	double shutting_down_s;		/* shutting-down -> terminated */
 	double terminated_visible_s;	/* terminated instances stay visible */
+	double invisible_s;		/* consistency: fresh ids unknown */
+	double no_private_ip_s;		/* consistency: no address described */
 	enum gb_sc_boot boot;
 	char *boot_dir;			/* NULL: decided by the program */
 	struct gb_fault_profile faults[GB_SIM_ACTION_COUNT];

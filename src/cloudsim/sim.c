@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gb_partition.h"
 #include "rng.h"
 #include "sim.h"
 #include "strmap.h"
@@ -58,6 +59,7 @@ struct gb_sim {
 	bool events_on;
 	struct gb_sim_event *events;
 	size_t nevents, capevents;
+	struct gb_sim_consistency consistency;
 };
 
 /*****************************************************************************
@@ -318,6 +320,8 @@ gb_err_t gb_sim_create(const struct gb_scenario *sc, gb_sim_t **out,
 	if (!sim)
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
 	sim->sc = sc;
+	sim->consistency.invisible = sc->invisible_s;
+	sim->consistency.no_private_ip = sc->no_private_ip_s;
 	gb_rng_seed(&sim->rng_id, sc->seed, 1);
 	gb_rng_seed(&sim->rng_req, sc->seed, 2);
 	sim->token_key = gb_rng_next(&sim->rng_req);
@@ -679,16 +683,23 @@ static gb_err_t check_groups(const struct gb_sc_region *rg, const struct gb_strv
 	return GB_E_OK;
 }
 
-/* The NAME of "arn:aws:iam::ACCOUNT:instance-profile/[PATH/]NAME", or NULL. */
-static const char *profile_arn_name(const char *arn, const char *account)
+/*
+ * The NAME of "arn:PARTITION:iam::ACCOUNT:instance-profile/[PATH/]NAME",
+ * or NULL.  PARTITION is [region]'s ("aws-cn" for cn-north-1; "aws" for a
+ * name in no known partition): an ARN of another partition is invalid.
+ */
+static const char *profile_arn_name(const char *arn, const char *region,
+				    const char *account)
 {
-	static const char head[] = "arn:aws:iam::", kind[] = ":instance-profile/";
-	size_t na = strlen(account);
-	const char *p = arn, *name;
+	static const char kind[] = ":instance-profile/";
+	const struct gb_partition *pt = gb_partition_of(region);
+	const char *part = pt ? pt->name : "aws", *p = arn, *name;
+	size_t na = strlen(account), np = strlen(part);
 
-	if (strncmp(p, head, sizeof(head) - 1) != 0)
+	if (strncmp(p, "arn:", 4) != 0 || strncmp(p + 4, part, np) != 0 ||
+	    strncmp(p + 4 + np, ":iam::", 6) != 0)
 		return NULL;
-	p += sizeof(head) - 1;
+	p += 4 + np + 6;
 	if (strncmp(p, account, na) != 0 || strncmp(p + na, kind, sizeof(kind) - 1) != 0)
 		return NULL;
 	p += na + sizeof(kind) - 1;
@@ -718,7 +729,7 @@ static gb_err_t check_profile(const gb_sim_t *sim, const struct gb_sc_region *rg
 		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterCombination",
 			    "The parameter 'iamInstanceProfile.name' may not be used in combination with 'iamInstanceProfile.arn'");
 	if (l->iam_profile_arn) {
-		name = profile_arn_name(l->iam_profile_arn, sim->sc->account_id);
+		name = profile_arn_name(l->iam_profile_arn, rg->name, sim->sc->account_id);
 		if (!name || !valid_profile_name(name) ||
 		    (known->n && gb_strv_find(known, name) < 0))
 			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
@@ -1338,22 +1349,67 @@ static bool valid_instance_id(const char *s)
 	return valid_hex_id(s, "i-") && (n == 10 || n == 19);
 }
 
-/* InstanceId.N: every id must exist in [r]; RET the first one that does not. */
+/*****************************************************************************
+ *  Eventual consistency
+ *****************************************************************************/
+
+void gb_sim_consistency_set(gb_sim_t *sim, const struct gb_sim_consistency *c)
+{
+	sim->consistency = *c;
+}
+
+void gb_sim_consistency_get(const gb_sim_t *sim, struct gb_sim_consistency *c)
+{
+	*c = sim->consistency;
+}
+
+bool gb_sim_instance_visible(const gb_sim_t *sim, const struct gb_sim_instance *i,
+			     double now)
+{
+	return now - i->launch_time >= sim->consistency.invisible;
+}
+
+bool gb_sim_instance_shows_ip(const gb_sim_t *sim, const struct gb_sim_instance *i,
+			      double now)
+{
+	return i->state != GB_SIM_STATE_TERMINATED &&
+	       now - i->launch_time >= sim->consistency.no_private_ip;
+}
+
+/*
+ * InstanceId.N: every id must be well-formed, then exist in [r] and be
+ * visible already; EC2 names every one that is not: "The instance ID 'X'
+ * does not exist", "The instance IDs 'X, Y' do not exist".
+ */
 static gb_err_t check_ids(gb_sim_t *sim, const struct sim_region *r,
 			  const char *const *ids, size_t nids,
 			  struct gb_sim_error *e)
 {
-	for (size_t k = 0; k < nids; k++) {
-		struct gb_sim_instance *i = gb_strmap_get(&sim->by_id, ids[k]);
+	struct gb_buf missing = GB_BUF_INIT;
+	size_t n = 0;
+	gb_err_t rc;
 
+	for (size_t k = 0; k < nids; k++)
 		if (!valid_instance_id(ids[k]))
 			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidInstanceID.Malformed",
 				    "Invalid id: \"%s\"", ids[k]);
-		if (!i || i->region != r->rg)
-			return fail(e, GB_E_NOTFOUND, 400, "InvalidInstanceID.NotFound",
-				    "The instance ID '%s' does not exist", ids[k]);
+	for (size_t k = 0; k < nids; k++) {
+		struct gb_sim_instance *i = gb_strmap_get(&sim->by_id, ids[k]);
+
+		if (i && i->region == r->rg && gb_sim_instance_visible(sim, i, sim->now))
+			continue;
+		gb_buf_printf(&missing, "%s%s", n++ ? ", " : "", ids[k]);
 	}
-	return GB_E_OK;
+	if (n == 0)
+		return GB_E_OK;
+	if (gb_buf_failed(&missing))
+		rc = fail_nomem(e);
+	else
+		rc = fail(e, GB_E_NOTFOUND, 400, "InvalidInstanceID.NotFound",
+			  n == 1 ? "The instance ID '%s' does not exist" :
+			  "The instance IDs '%s' do not exist", gb_buf_str(&missing));
+	gb_buf_free(&missing);
+	return rc;
 }
 
 static int seq_cmp(const void *a, const void *b)
@@ -1420,7 +1476,8 @@ gb_err_t gb_sim_describe_instances(gb_sim_t *sim, const char *region,
 	for (size_t k = 0; k < sim->ninst; k++) {
 		struct gb_sim_instance *i = sim->inst[k];
 
-		if (i->seq < from || i->region != r->rg || !instance_matches(q, i))
+		if (i->seq < from || i->region != r->rg || !instance_matches(q, i) ||
+		    !gb_sim_instance_visible(sim, i, sim->now))
 			continue;
 		if (q->max_results && *n == (size_t)q->max_results) {
 			token_encode(sim, i->seq, next);

@@ -249,7 +249,10 @@ gb_err_t gb_sim_describe_instances(gb_sim_t *sim, const char *region,
 				   char next[GB_SIM_TOKEN_MAX],
 				   struct gb_sim_error *e);
 
-/* TerminateInstances: all ids exist in [region] or nothing happens. OUT *out NEW. */
+/*
+ * TerminateInstances: all ids exist in [region] (and are visible) or
+ * nothing happens. OUT *out NEW.
+ */
 gb_err_t gb_sim_terminate_instances(gb_sim_t *sim, const char *region,
 				    const char *const *ids, size_t nids,
 				    bool dry_run, double now,
@@ -275,6 +278,32 @@ gb_err_t gb_sim_describe_azs(gb_sim_t *sim, const char *region,
 			     const struct gb_sim_query *q,
 			     const struct gb_sc_az ***out, size_t *n,
 			     struct gb_sim_error *e);
+
+/*
+ * Eventual consistency (EC2's "Eventual consistency in the Amazon EC2
+ * API"), off when both are 0.  For [invisible] seconds after its launch
+ * an instance is unknown to every call but the RunInstances that made it
+ * (and its idempotent repeats): DescribeInstances does not list it, and
+ * naming it in InstanceId.N / ResourceId.N (DescribeInstances,
+ * TerminateInstances, CreateTags) fails the whole call with
+ * InvalidInstanceID.NotFound.  For [no_private_ip] seconds DescribeInstances
+ * shows it without privateIpAddress and privateDnsName (RunInstances
+ * answers with them).  Simulated seconds; from scenario "consistency",
+ * changed through the control interface.
+ */
+struct gb_sim_consistency {
+	double invisible;
+	double no_private_ip;
+};
+
+void gb_sim_consistency_set(gb_sim_t *sim, const struct gb_sim_consistency *c);
+void gb_sim_consistency_get(const gb_sim_t *sim, struct gb_sim_consistency *c);
+/* RET whether calls other than RunInstances know [i] at [now]. */
+bool gb_sim_instance_visible(const gb_sim_t *sim, const struct gb_sim_instance *i,
+			     double now);
+/* RET whether DescribeInstances shows [i]'s private address at [now]. */
+bool gb_sim_instance_shows_ip(const gb_sim_t *sim, const struct gb_sim_instance *i,
+			      double now);
 
 /* RET whether [region] exists in the scenario. */
 bool gb_sim_has_region(const gb_sim_t *sim, const char *region);

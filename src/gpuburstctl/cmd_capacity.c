@@ -99,6 +99,7 @@ static int quota_cb(const struct gb_quota *q, void *arg)
 static void quota_out(struct cap *c, const struct qrow *r)
 {
 	double left = r->v.limit - r->v.held;
+	bool account = strcmp(r->q.quota, GB_PLAN_QUOTA_ACCOUNT) == 0;
 	char lim[64], held[32], lf[32], since[32], until[64], in[32];
 
 	if (left < 0)
@@ -110,8 +111,8 @@ static void quota_out(struct cap *c, const struct qrow *r)
 		json_object_set_new(j, "region", json_string(r->q.region));
 		json_object_set_new(j, "quota", json_string(r->q.quota));
 		json_object_set_new(j, "code", json_string(r->q.code));
-		json_object_set_new(j, "unit", json_string(unit_vcpus(r->q.quota) ? "vcpus"
-							       : "instances"));
+		json_object_set_new(j, "unit", json_string(unit_vcpus(r->q.quota) ? "vcpus" :
+							   account ? "region" : "instances"));
 		json_object_set_new(j, "limit", json_real(r->v.limit));
 		json_object_set_new(j, "held", json_real(r->v.held));
 		json_object_set_new(j, "left", json_real(left));
@@ -123,8 +124,11 @@ static void quota_out(struct cap *c, const struct qrow *r)
 		json_array_append_new(c->quotas, j);
 		return;
 	}
-	snprintf(lim, sizeof(lim), "%.0f %s", r->v.limit,
-		 unit_vcpus(r->q.quota) ? "vCPUs" : "instances");
+	if (account)	/* the account may not use the region at all */
+		snprintf(lim, sizeof(lim), "region refused");
+	else
+		snprintf(lim, sizeof(lim), "%.0f %s", r->v.limit,
+			 unit_vcpus(r->q.quota) ? "vCPUs" : "instances");
 	snprintf(held, sizeof(held), "%.0f", r->v.held);
 	snprintf(lf, sizeof(lf), "%.0f", left);
 	if (r->v.heeded)

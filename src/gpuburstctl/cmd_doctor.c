@@ -406,10 +406,16 @@ static void launch_fix(const struct gb_ec2_error *ae, const char *r, const char 
 		snprintf(buf, n, "set the iam_profile of region %s to an instance profile of this account", r);
 	else if (strstr(ae->message, "InstanceType") || !strcmp(c, "InvalidInstanceType"))
 		snprintf(buf, n, "fix the instance_type of nodeset %s", ns);
-	else if (ae->cls == GB_EC2_CLASS_AUTH)
+	else if (!strcmp(c, "OptInRequired"))
+		snprintf(buf, n, "enable region %s for the account (an opt-in region), or remove it", r);
+	else if (!strcmp(c, "PendingVerification"))
+		snprintf(buf, n, "the account is still being verified for %s: wait for AWS, or remove "
+			 "the region meanwhile", r);
+	else if (ae->cls == GB_EC2_CLASS_AUTH || ae->cls == GB_EC2_CLASS_REGION)
 		snprintf(buf, n, "allow these credentials ec2:RunInstances on the image, subnet, security "
 			 "group, key pair, volume, network interface and tagged instance resources, and "
-			 "iam:PassRole for the instance profile (etc/iam-policy.json)");
+			 "iam:PassRole for the instance profile (etc/iam-policy.json); check that no "
+			 "SCP denies region %s", r);
 	else if (ae->cls == GB_EC2_CLASS_THROTTLE || ae->cls == GB_EC2_CLASS_TRANSIENT)
 		snprintf(buf, n, "EC2 was busy or unreachable: run doctor again");
 	else

@@ -15,6 +15,7 @@
 #include "gb_ec2.h"
 #include "gb_ec2_xml.h"
 #include "gb_log.h"
+#include "gb_partition.h"
 #include "gb_sigv4.h"
 #include "gb_util.h"
 
@@ -437,13 +438,23 @@ gb_err_t gb_ec2_create(const struct gb_ec2_opts *o, gb_ec2_t **out,
 		return gb_errorf(err, GB_E_INVALID, "EC2 client: no credentials provider");
 	if (o->max_pages < 0)
 		return gb_errorf(err, GB_E_INVALID, "EC2 client: negative page cap");
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return gb_errorf(err, GB_E_NOMEM, "out of memory");
-	if (o->endpoint && *o->endpoint)
+	if (o->endpoint && *o->endpoint) {
 		gb_buf_puts(&ep, o->endpoint);
-	else
-		gb_buf_printf(&ep, "https://ec2.%s.amazonaws.com", o->region);
+	} else {
+		/* the region's partition: amazonaws.com, amazonaws.com.cn, ... */
+		char def[256];
+
+		if ((rc = gb_partition_endpoint(GB_EC2_SERVICE, o->region, def, sizeof(def), err))) {
+			gb_error_prefix(err, "EC2 client");
+			return rc;
+		}
+		gb_buf_puts(&ep, def);
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		gb_buf_free(&ep);
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	}
 	c->endpoint = gb_buf_steal(&ep);
 	c->region = strdup(o->region);
 	if (!c->endpoint || !c->region) {
@@ -654,8 +665,8 @@ static gb_err_t ec2_call(gb_ec2_t *c, const char *action,
 		}
 		gb_http_response_free(resp);
 		again = false;
-		if (ae->cls == GB_EC2_CLASS_AUTH && credential_code(ae->code) &&
-		    !refreshed) {
+		if ((ae->cls == GB_EC2_CLASS_AUTH || ae->cls == GB_EC2_CLASS_REGION) &&
+		    credential_code(ae->code) && !refreshed) {
 			refreshed = again = true;
 			gb_creds_invalidate(c->creds);
 		} else if (gb_ec2_class_retryable(ae->cls)) {

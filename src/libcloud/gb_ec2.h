@@ -13,7 +13,8 @@
  *  - an AWS error, read from the <Response><Errors><Error> envelope
  *    whatever the HTTP status (InsufficientInstanceCapacity arrives as 500),
  *    and classified (gb_ec2_classify): GB_E_CAPACITY, GB_E_QUOTA,
- *    GB_E_THROTTLE, GB_E_CLOUDCONFIG, GB_E_AUTH or GB_E_TRANSIENT;
+ *    GB_E_THROTTLE, GB_E_CLOUDCONFIG, GB_E_AUTH (classes AUTH and REGION)
+ *    or GB_E_TRANSIENT;
  *  - GB_E_TIMEOUT or GB_E_HTTP when no HTTP answer came back (after the
  *    retries; ae->cls is TRANSIENT for connect/timeout/IO failures, which
  *    were retried, and CONFIG for TLS, oversized answers or a bad URL,
@@ -31,9 +32,9 @@
  * transport failures that may heal (connect, timeout, connection lost) are
  * retried with exponential back-off and full jitter within the
  * gb_retry_policy (attempts and total time), each retry logged as
- * "ec2_retry".  CAPACITY, QUOTA, CONFIG and AUTH are returned at once (the
- * orchestrator decides), except that an AuthFailure/ExpiredToken-like code
- * invalidates the credentials and retries once.  Every action here is
+ * "ec2_retry".  CAPACITY, QUOTA, CONFIG, AUTH and REGION are returned at
+ * once (the orchestrator decides), except that an AuthFailure/
+ * ExpiredToken-like code invalidates the credentials and retries once.  Every action here is
  * idempotent: RunInstances always carries a ClientToken (generated when
  * the caller gives none) and every retry resends the very same body, so a
  * retried launch cannot launch twice.
@@ -70,8 +71,11 @@ enum gb_ec2_class {
 	GB_EC2_CLASS_QUOTA,	/* account limit in this region: skip it */
 	GB_EC2_CLASS_THROTTLE,	/* request rate: back off (retried inside) */
 	GB_EC2_CLASS_CONFIG,	/* the request is wrong: abort it */
-	GB_EC2_CLASS_AUTH,	/* credentials or permissions: abort */
+	GB_EC2_CLASS_AUTH,	/* credentials, the same everywhere: abort */
 	GB_EC2_CLASS_TRANSIENT,	/* server-side hiccup (retried inside) */
+	GB_EC2_CLASS_REGION,	/* the account may not use this region:
+				 * skip it (OptInRequired, PendingVerification,
+				 * AuthFailure, UnauthorizedOperation) */
 };
 
 struct gb_ec2_error {
@@ -92,7 +96,8 @@ struct gb_ec2_error {
  * true.  Unknown codes get a default, logged as "ec2_unknown_code":
  * by name first (Insufficient* -> CAPACITY, *Throttl* -> THROTTLE,
  * *LimitExceeded -> QUOTA, Invalid*, Missing*, *.NotFound, *.Malformed ->
- * CONFIG, Unauthorized*, *Expired* -> AUTH), else by status (429 ->
+ * CONFIG, Unauthorized*, *Expired* -> AUTH: an unknown code is never
+ * taken for one region's), else by status (429 ->
  * THROTTLE, 401/403 -> AUTH, 5xx -> TRANSIENT, anything else -> CONFIG:
  * an unknown client error is not worth repeating).  [known] may be NULL.
  */
@@ -105,10 +110,13 @@ enum gb_ec2_class gb_ec2_classify(const char *code, long http_status,
  */
 bool gb_ec2_code_class(const char *code, enum gb_ec2_class *cls);
 
-/* RET the gb_err_t of [cls] (GB_E_CAPACITY ...; GB_E_OK for NONE). */
+/*
+ * RET the gb_err_t of [cls] (GB_E_CAPACITY ...; GB_E_AUTH for AUTH and
+ * REGION; GB_E_OK for NONE).
+ */
 gb_err_t gb_ec2_class_err(enum gb_ec2_class cls);
 
-/* RET static "CAPACITY", "QUOTA", ... ("NONE"). */
+/* RET static "CAPACITY", "QUOTA", ..., "REGION" ("NONE"). */
 const char *gb_ec2_class_name(enum gb_ec2_class cls);
 
 /* RET whether the client retries errors of [cls] (THROTTLE, TRANSIENT). */
@@ -273,7 +281,9 @@ typedef struct gb_ec2 gb_ec2_t;
 
 struct gb_ec2_opts {
 	const char *region;		/* required, e.g. "us-east-1" */
-	const char *endpoint;		/* NULL: https://ec2.<region>.amazonaws.com */
+	const char *endpoint;		/* NULL: https://ec2.<region>.<the suffix of
+					 * its partition> (gb_partition.h):
+					 * amazonaws.com, amazonaws.com.cn, ... */
 	gb_creds_t *creds;		/* BORROWED, required, outlives the client */
 	struct gb_http_opts http;	/* timeouts, CA bundle, cap (0: defaults) */
 	struct gb_retry_policy retry;	/* 0 fields: defaults */
@@ -289,7 +299,8 @@ struct gb_ec2_opts {
 /*
  * Create a client; strings in [o] are copied.  No request is sent.
  * OUT *out NEW, gb_ec2_destroy().
- * RET GB_E_OK; GB_E_INVALID (no region or credentials, bad endpoint);
+ * RET GB_E_OK; GB_E_INVALID (no region or credentials, bad endpoint, no
+ * endpoint for a region in no known partition);
  * GB_E_NOMEM.
  */
 gb_err_t gb_ec2_create(const struct gb_ec2_opts *o, gb_ec2_t **out,

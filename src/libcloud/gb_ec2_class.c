@@ -24,6 +24,7 @@ static const struct {
 	{ "InsufficientInstanceCapacity", GB_EC2_CLASS_CAPACITY },
 	{ "InsufficientHostCapacity", GB_EC2_CLASS_CAPACITY },
 	{ "InsufficientReservedInstanceCapacity", GB_EC2_CLASS_CAPACITY },
+	{ "InsufficientReservedInstancesCapacity", GB_EC2_CLASS_CAPACITY },
 	{ "InsufficientCapacityOnHost", GB_EC2_CLASS_CAPACITY },
 	{ "InsufficientFreeAddressesInSubnet", GB_EC2_CLASS_CAPACITY },
 	{ "Unsupported", GB_EC2_CLASS_CAPACITY },	/* type not offered in the AZ */
@@ -35,7 +36,6 @@ static const struct {
 	{ "VcpuLimitExceeded", GB_EC2_CLASS_QUOTA },
 	{ "MaxSpotInstanceCountExceeded", GB_EC2_CLASS_QUOTA },
 	{ "ResourceLimitExceeded", GB_EC2_CLASS_QUOTA },
-	{ "ResourceCountExceeded", GB_EC2_CLASS_QUOTA },
 	/* request rate */
 	{ "RequestLimitExceeded", GB_EC2_CLASS_THROTTLE },
 	{ "Throttling", GB_EC2_CLASS_THROTTLE },
@@ -71,9 +71,26 @@ static const struct {
 	{ "InvalidNextToken", GB_EC2_CLASS_CONFIG },
 	{ "InvalidPaginationToken", GB_EC2_CLASS_CONFIG },
 	{ "DryRunOperation", GB_EC2_CLASS_CONFIG },
-	/* who we are or what we may do */
-	{ "UnauthorizedOperation", GB_EC2_CLASS_AUTH },
-	{ "AuthFailure", GB_EC2_CLASS_AUTH },
+	/*
+	 * Limits of one request, not of the region: more resources, tags or
+	 * security groups than EC2 takes in one call or on one instance.
+	 * Asking another region the same would fail the same way.
+	 */
+	{ "ResourceCountExceeded", GB_EC2_CLASS_CONFIG },
+	{ "TagLimitExceeded", GB_EC2_CLASS_CONFIG },
+	{ "SecurityGroupsPerInstanceLimitExceeded", GB_EC2_CLASS_CONFIG },
+	/*
+	 * The account may not use this region (now): an opt-in region not
+	 * enabled, an account still being verified, an SCP or IAM condition
+	 * that denies the region.  EC2 also answers AuthFailure for bad
+	 * credentials, in every region alike: the orchestrator tells the two
+	 * apart by whether another region accepted the same credentials.
+	 */
+	{ "OptInRequired", GB_EC2_CLASS_REGION },
+	{ "PendingVerification", GB_EC2_CLASS_REGION },
+	{ "UnauthorizedOperation", GB_EC2_CLASS_REGION },
+	{ "AuthFailure", GB_EC2_CLASS_REGION },
+	/* who we are: the same in every region */
 	{ "RequestExpired", GB_EC2_CLASS_AUTH },
 	{ "InvalidSecurity.RequestHasExpired", GB_EC2_CLASS_AUTH },
 	{ "SignatureDoesNotMatch", GB_EC2_CLASS_AUTH },
@@ -91,6 +108,8 @@ static const struct {
 	{ "RequestTimeout", GB_EC2_CLASS_TRANSIENT },
 	{ "RequestTimeoutException", GB_EC2_CLASS_TRANSIENT },
 	{ "PriorRequestNotComplete", GB_EC2_CLASS_TRANSIENT },
+	/* CreateTags: another call is changing the resource's tags */
+	{ "ConcurrentTagAccess", GB_EC2_CLASS_TRANSIENT },
 };
 
 static bool has_suffix(const char *s, const char *suffix)
@@ -187,6 +206,7 @@ gb_err_t gb_ec2_class_err(enum gb_ec2_class cls)
 	case GB_EC2_CLASS_CONFIG:
 		return GB_E_CLOUDCONFIG;
 	case GB_EC2_CLASS_AUTH:
+	case GB_EC2_CLASS_REGION:
 		return GB_E_AUTH;
 	case GB_EC2_CLASS_TRANSIENT:
 		return GB_E_TRANSIENT;
@@ -211,6 +231,8 @@ const char *gb_ec2_class_name(enum gb_ec2_class cls)
 		return "AUTH";
 	case GB_EC2_CLASS_TRANSIENT:
 		return "TRANSIENT";
+	case GB_EC2_CLASS_REGION:
+		return "REGION";
 	}
 	return "UNKNOWN";
 }

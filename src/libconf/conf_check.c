@@ -14,6 +14,7 @@
 
 #include "conf_int.h"
 #include "gb_hostlist.h"
+#include "gb_partition.h"
 
 /*
  * Work budget of the overlap check, in host names expanded plus matched
@@ -86,6 +87,37 @@ static void check_regions(struct conf_ctx *c)
 	conf_namev_free(&regions);
 	conf_namev_free(&azs);
 	conf_namev_free(&subnets);
+}
+
+/*
+ * The regions that use their default endpoint must all be in one AWS
+ * partition (gb_partition.h): the one set of credentials of
+ * cloud.credentials is valid in one partition only.  Regions with an
+ * endpoint (their own or cloud.endpoint) are not judged: the endpoint
+ * decides where they are; nor are names in no known partition (custom
+ * regions with lat/lon), which the EC2 client refuses without an endpoint.
+ */
+static void check_partitions(struct conf_ctx *c)
+{
+	const struct gb_conf *conf = c->conf;
+	const struct gb_conf_region *first = NULL;
+	const struct gb_partition *fp = NULL;
+
+	for (size_t i = 0; i < conf->n_regions; i++) {
+		const struct gb_conf_region *r = &conf->regions[i];
+		const struct gb_partition *p;
+
+		if (!r->name || gb_conf_endpoint(conf, r) || !(p = gb_partition_of(r->name)))
+			continue;
+		if (!fp) {
+			first = r;
+			fp = p;
+		} else if (strcmp(p->name, fp->name) != 0) {
+			conf_error(c, conf_mark_of(c, &r->name),
+				   "region '%s' is in AWS partition %s, region '%s' in %s: one set of credentials cannot sign for both (one gpuburst.yaml per partition)",
+				   r->name, p->name, first->name, fp->name);
+		}
+	}
 }
 
 /* A consumer region in two groups would make the fallback list ambiguous. */
@@ -397,6 +429,7 @@ void conf_check_all(struct conf_ctx *c)
 {
 	check_env(c);
 	check_regions(c);
+	check_partitions(c);
 	check_groups(c);
 	check_nodesets(c);
 	check_policy(c);

@@ -4,7 +4,9 @@
  *
  * The coordinates are the ancestor's table (approximate city of each
  * region), so that distance orderings match it; see
- * shared/research/seed-and-protocols.md section 1.9.
+ * shared/research/seed-and-protocols.md section 1.9.  The China and
+ * GovCloud regions were added after it.  Which partition (and so which
+ * endpoint and credentials) a region belongs to is gb_partition.h's.
  */
 #include "config.h"
 
@@ -49,6 +51,12 @@
 	XX("sa-east-1", -23.55, -46.63) /* Sao Paulo */ \
 	XX("ca-west-1", 51.04, -114.07) /* Calgary */ \
 	XX("mx-central-1", 19.43, -99.13) /* Mexico City */ \
+	/* partition aws-cn (ec2.REGION.amazonaws.com.cn, gb_partition.h) */ \
+	XX("cn-north-1", 39.90, 116.40) /* Beijing */ \
+	XX("cn-northwest-1", 37.50, 105.19) /* Ningxia (Zhongwei) */ \
+	/* partition aws-us-gov: AWS names only the part of the country */ \
+	XX("us-gov-west-1", 45.52, -122.68) /* north-west: Portland */ \
+	XX("us-gov-east-1", 39.96, -83.00) /* east: Columbus */ \
 	/* End of GB_REGION_MAP */
 
 struct region_coord {

@@ -207,6 +207,8 @@ enum call_outcome orch_call_outcome(const struct orch_call *c)
 	case GB_EC2_CLASS_THROTTLE:
 	case GB_EC2_CLASS_TRANSIENT:
 		return CALL_THROTTLE;
+	case GB_EC2_CLASS_REGION:
+		return CALL_REGION;
 	default:
 		return CALL_ABORT;
 	}
@@ -532,6 +534,9 @@ static void note_outcome(struct orch_run *r, struct orch_call *c)
 	case CALL_THROTTLE:
 		r->saw_throttle = true;
 		break;
+	case CALL_REGION:
+		orch_region_refused(r, r->facts.pools[c->pool].region, j);
+		break;
 	case CALL_ABORT:
 		if (c->recovered && (strcmp(j->ae.code, "IdempotentInstanceTerminated") == 0 ||
 				     strcmp(j->ae.code, "IdempotentParameterMismatch") == 0))
@@ -560,6 +565,11 @@ static gb_err_t process(struct orch_run *r, struct orch_call *c,
 
 	r->api_calls += http;
 	note_region(r, pl->region);
+	/* EC2 answered, and not "this account may not": the credentials work */
+	if (oc != CALL_REGION && oc != CALL_UNKNOWN &&
+	    (c->job.rc == GB_E_OK || c->job.ae.http_status) &&
+	    c->job.ae.cls != GB_EC2_CLASS_AUTH)
+		orch_region_accepted(r, pl->region);
 	if (oc == CALL_OK && (rc = take_instances(r, c, x, err)))
 		return rc;
 	if (oc != CALL_OK)
@@ -620,6 +630,7 @@ struct tagjob {
 	struct gb_ec2_kv kv[2];
 	const char *id[1];
 	struct slot *slot;
+	bool failed;		/* for good: not sent again */
 };
 
 static size_t untagged(const struct orch_run *r)
@@ -632,48 +643,132 @@ static size_t untagged(const struct orch_run *r)
 	return n;
 }
 
+/* Close the records of what one TerminateInstances ended. */
+static gb_err_t terminated(struct orch_run *r, const char *region,
+			   const struct orch_job *j, const char *reason,
+			   int *done, gb_error_t *err)
+{
+	struct gb_instance up = { 0 };
+	double now = gb_orch_wall(r->o);
+	gb_err_t rc;
+
+	for (size_t i = 0; j->changes && i < j->changes->n; i++) {
+		up.request_id = r->req->id;
+		up.region = region;
+		up.instance_id = j->changes->v[i].instance_id;
+		up.state = GB_INST_TERMINATED;
+		up.terminated_at = now;
+		up.reason = reason;
+		if ((rc = gb_state_instance_update(r->st, &up, err)) && rc != GB_E_NOTFOUND)
+			return rc;
+		if (done)
+			(*done)++;
+	}
+	return GB_E_OK;
+}
+
+/*
+ * One round of TerminateInstances for the ids in [left]: one call for all
+ * of them, or ([split]) one call each, in parallel, so that the ids EC2
+ * already knows end at once.  Ids not yet visible stay in [left]; the
+ * others leave it, ended or refused (logged, traced).
+ */
+static gb_err_t terminate_round(struct orch_run *r, const char *region,
+				struct gb_strv *left, bool split,
+				const char *reason, int *done, gb_error_t *err)
+{
+	size_t n = split ? left->n : 1;
+	struct orch_job *jobs = calloc(n, sizeof(*jobs));
+	struct orch_job **jp = calloc(n, sizeof(*jp));
+	struct gb_strv keep = { 0 };
+	gb_err_t rc = GB_E_OK;
+
+	if (!jobs || !jp) {
+		free(jobs);
+		free(jp);
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		jobs[i].kind = ORCH_JOB_TERMINATE;
+		jobs[i].region = region;
+		jobs[i].ids = (const char *const *)left->v + (split ? i : 0);
+		jobs[i].n_ids = split ? 1 : left->n;
+		jp[i] = &jobs[i];
+	}
+	orch_pool_run(r->pool, jp, n);
+	for (size_t i = 0; i < n; i++) {
+		struct orch_job *j = &jobs[i];
+
+		r->other_calls += j->ae.attempts > 0 ? j->ae.attempts : 1;
+		if (!rc)
+			rc = terminated(r, region, j, reason, done, err);
+		if (orch_not_visible(j)) {
+			for (size_t k = 0; k < j->n_ids && !rc; k++)
+				if (gb_strv_add(&keep, j->ids[k]))
+					rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		} else if (j->rc) {
+			if (j->ae.http_status && !gb_str_has_prefix(j->ae.code, "InvalidInstanceID"))
+				orch_mark_terminating(r->st, region, j->ids, j->n_ids, NULL,
+						      true);	/* refused */
+			gb_log_error("terminate_failed req=%s region=%s n=%zu error=%s",
+				     r->req->id, region, j->n_ids, j->err.text);
+			orch_trace(r, "terminate", "region=%s n=%zu failed: %s", region,
+				   j->n_ids, j->err.text);
+		}
+		orch_job_clear(j);
+	}
+	free(jobs);
+	free(jp);
+	gb_strv_free(left);
+	*left = keep;
+	return rc;
+}
+
 gb_err_t orch_terminate_ids(struct orch_run *r, const char *region,
 			    const char *const *ids, size_t n,
 			    const char *reason, int *done, gb_error_t *err)
 {
-	struct orch_job j = { 0 };
-	struct orch_job *jp = &j;
-	struct gb_instance up = { 0 };
-	double now = gb_orch_wall(r->o);
+	struct gb_strv left = { 0 };
+	double wait = ORCH_VISIBLE_FIRST, waited = 0, w;
+	bool split = false;
 	gb_err_t rc = GB_E_OK;
 
 	if (n == 0)
 		return GB_E_OK;
-	j.kind = ORCH_JOB_TERMINATE;
-	j.region = region;
-	j.ids = ids;
-	j.n_ids = n;
+	for (size_t i = 0; i < n; i++)
+		if (gb_strv_add(&left, ids[i])) {
+			gb_strv_free(&left);
+			return gb_errorf(err, GB_E_NOMEM, "out of memory");
+		}
 	orch_mark_terminating(r->st, region, ids, n, reason, false);
-	orch_pool_run(r->pool, &jp, 1);
-	if (j.rc && j.ae.http_status && !gb_str_has_prefix(j.ae.code, "InvalidInstanceID"))
-		orch_mark_terminating(r->st, region, ids, n, NULL, true);	/* refused */
-	r->other_calls += j.ae.attempts > 0 ? j.ae.attempts : 1;
-	for (size_t i = 0; j.changes && i < j.changes->n; i++) {
-		up.request_id = r->req->id;
-		up.region = region;
-		up.instance_id = j.changes->v[i].instance_id;
-		up.state = GB_INST_TERMINATED;
-		up.terminated_at = now;
-		up.reason = reason;
-		if ((rc = gb_state_instance_update(r->st, &up, err)) &&
-		    rc != GB_E_NOTFOUND)
+	for (;;) {
+		size_t before = left.n;
+
+		if ((rc = terminate_round(r, region, &left, split, reason, done, err)) ||
+		    left.n == 0)
 			break;
-		rc = GB_E_OK;
-		if (done)
-			(*done)++;
+		/* EC2 refuses a whole batch for one unknown id: one by one now */
+		if (!split && before > 1) {
+			split = true;
+			continue;
+		}
+		split = true;
+		if (!(w = orch_visible_wait(&wait, waited))) {
+			gb_log_error("terminate_failed req=%s region=%s n=%zu error=\"InvalidInstanceID.NotFound after %.1f s\"",
+				     r->req->id, region, left.n, waited);
+			orch_trace(r, "terminate", "region=%s n=%zu failed: InvalidInstanceID.NotFound for %.1f s (not visible yet); the records stay terminating, reconcile ends them",
+				   region, left.n, waited);
+			break;
+		}
+		gb_log_info("terminate_retry req=%s region=%s n=%zu code=InvalidInstanceID.NotFound wait=%.2f",
+			    r->req->id, region, left.n, w);
+		gb_orch_sleep(r->o, w);
+		waited += w;
 	}
-	if (j.rc) {
-		gb_log_error("terminate_failed req=%s region=%s n=%zu error=%s",
-			     r->req->id, region, n, j.err.text);
-		orch_trace(r, "terminate", "region=%s n=%zu failed: %s", region,
-			   n, j.err.text);
-	}
-	orch_job_clear(&j);
+	if (!rc && left.n == 0 && waited > 0)
+		orch_trace(r, "terminate", "region=%s n=%zu visible after %.2f s of InvalidInstanceID.NotFound",
+			   region, n, waited);
+	gb_strv_free(&left);
 	return rc;
 }
 
@@ -709,13 +804,48 @@ static gb_err_t kill_extras(struct orch_run *r, struct extras *x,
 	return rc;
 }
 
+/*
+ * Send the tag jobs of [t] neither done nor failed ([jp] has room for
+ * all); RET how many wait for their instance to become visible ([last]:
+ * none, they failed).
+ */
+static size_t tag_round(struct orch_run *r, struct tagjob *t, size_t k,
+			struct orch_job **jp, bool last)
+{
+	size_t m = 0, later = 0;
+
+	for (size_t i = 0; i < k; i++) {
+		if (t[i].slot->tagged || t[i].failed)
+			continue;
+		jp[m++] = &t[i].job;
+	}
+	orch_pool_run(r->pool, jp, m);
+	for (size_t i = 0; i < m; i++) {
+		struct tagjob *tj = (struct tagjob *)(void *)jp[i];
+
+		r->other_calls += tj->job.ae.attempts > 0 ? tj->job.ae.attempts : 1;
+		if (tj->job.rc == GB_E_OK) {
+			tj->slot->tagged = true;
+			continue;
+		}
+		if (orch_not_visible(&tj->job) && !last) {
+			later++;	/* again after the wait */
+			continue;
+		}
+		tj->failed = true;
+		orch_trace(r, "tag", "node=%s instance=%s failed: %s", tj->slot->name,
+			   tj->slot->instance_id, tj->job.err.text);
+	}
+	return later;
+}
+
 gb_err_t orch_tag_nodes(struct orch_run *r, gb_error_t *err)
 {
-	size_t n = untagged(r), k = 0;
+	size_t n = untagged(r), k = 0, later;
+	double wait = ORCH_VISIBLE_FIRST, waited = 0, w = 0;
 	struct tagjob *t;
 	struct orch_job **jp;
 
-	(void)err;
 	if (n == 0)
 		return GB_E_OK;
 	t = calloc(n, sizeof(*t));
@@ -740,19 +870,22 @@ gb_err_t orch_tag_nodes(struct orch_run *r, gb_error_t *err)
 		t[k].job.n_ids = 1;
 		t[k].job.tags = t[k].kv;
 		t[k].job.n_tags = 2;
-		jp[k] = &t[k].job;
 		k++;
 	}
-	orch_pool_run(r->pool, jp, k);
-	for (size_t i = 0; i < k; i++) {
-		r->other_calls += t[i].job.ae.attempts > 0 ? t[i].job.ae.attempts : 1;
-		if (t[i].job.rc == GB_E_OK)
-			t[i].slot->tagged = true;
-		else
-			orch_trace(r, "tag", "node=%s instance=%s failed: %s",
-				   t[i].slot->name, t[i].slot->instance_id,
-				   t[i].job.err.text);
+	/* fresh ids may not be visible yet: those are tagged again, later */
+	while ((later = tag_round(r, t, k, jp, false)) > 0) {
+		if (!(w = orch_visible_wait(&wait, waited)))
+			break;
+		gb_log_info("tag_retry req=%s n=%zu code=InvalidInstanceID.NotFound wait=%.2f",
+			    r->req->id, later, w);
+		gb_orch_sleep(r->o, w);
+		waited += w;
 	}
+	if (later)
+		tag_round(r, t, k, jp, true);
+	if (waited > 0)
+		orch_trace(r, "tag", "retried %.2f s for InvalidInstanceID.NotFound; %zu of %zu instances still untagged",
+			   waited, untagged(r), k);
 	free(t);
 	free(jp);
 	return GB_E_OK;

@@ -150,6 +150,15 @@ struct pool_run {
 
 struct orch_call;
 
+/* A region the account may not use, skipped in this run (orch_region.c). */
+struct region_skip {
+	char region[64];
+	char code[64];		/* OptInRequired, AuthFailure, ... */
+	char message[256];	/* EC2's */
+	bool remembered;	/* skipped for quota memory's "account" wall,
+				 * not asked in this run */
+};
+
 struct orch_run {
 	gb_orch_t *o;
 	gb_state_t *st;
@@ -201,6 +210,11 @@ struct orch_run {
 	bool saw_capacity, saw_quota, saw_offer_no, saw_throttle, saw_locality;
 	bool deadline_hit;
 	struct gb_strv tried_regions;
+	struct region_skip *skips;	/* regions skipped for the account */
+	size_t n_skips;
+	struct gb_strv accepted;	/* regions that took a RunInstances
+					 * (answered anything but REGION/AUTH) */
+	bool skips_everywhere;	/* no region accepted: aborted, not remembered */
 	struct gb_strv trace;
 	double run_prior;	/* mean dry level seen in this run, or -1 */
 	double prior_sum;
@@ -263,6 +277,8 @@ enum call_outcome {
 	CALL_QUOTA,
 	CALL_THROTTLE,		/* THROTTLE/TRANSIENT after the client's retries */
 	CALL_ABORT,		/* CONFIG/AUTH: the request stops */
+	CALL_REGION,		/* REGION: the account may not use the
+				 * region: skip it (orch_region.c) */
 	CALL_UNKNOWN,		/* outcome unknown (transport) */
 };
 enum call_outcome orch_call_outcome(const struct orch_call *c);
@@ -287,7 +303,51 @@ void orch_mark_terminating(gb_state_t *st, const char *region,
 			   const char *const *ids, size_t n, const char *reason,
 			   bool undo);
 
-/* Terminate [ids] of [region] now, closing their records with [reason]. */
+/*
+ * Eventual consistency: CreateTags and TerminateInstances of instances
+ * launched in this run retry InvalidInstanceID.NotFound after
+ * ORCH_VISIBLE_FIRST seconds, doubling, until ORCH_VISIBLE_BOUND seconds
+ * of waits (the sleep seam) are spent.
+ */
+#define ORCH_VISIBLE_FIRST 0.25
+#define ORCH_VISIBLE_BOUND 30.0
+
+/* [j] failed with InvalidInstanceID.NotFound: an id EC2 does not know yet. */
+bool orch_not_visible(const struct orch_job *j);
+/*
+ * The next wait (seconds) after [waited] seconds of waits, from *wait
+ * (ORCH_VISIBLE_FIRST at first; doubled here), capped so that the waits
+ * add up to ORCH_VISIBLE_BOUND; 0 when the bound is spent.
+ */
+double orch_visible_wait(double *wait, double waited);
+
+/*
+ * DescribeInstances of each of [ids] (one call per id, in parallel on
+ * [pool]) until it shows a privateIpAddress: OUT ips[i] NEW (free()),
+ * left NULL when none showed within the bound (ORCH_VISIBLE_*) or the
+ * call failed for good; running[i] whether it was running then.  Not yet
+ * listed (InvalidInstanceID.NotFound) and listed without an address are
+ * "not yet": retried after the back-off (gb_orch_sleep).  Adds the HTTP
+ * requests to *calls, OUT *waited the seconds waited.  RET GB_E_OK or
+ * GB_E_NOMEM.
+ */
+gb_err_t orch_describe_ips(gb_orch_t *o, struct orch_pool *pool,
+			   const char *region, const char *const *ids, size_t n,
+			   char **ips, bool *running, int *calls,
+			   double *waited, gb_error_t *err);
+/*
+ * Filled nodes whose launch answer had no private address (EC2 gives one
+ * in RunInstances; this is the defence for when it did not): their
+ * address from DescribeInstances, into the slot and its record.
+ */
+gb_err_t orch_addresses(struct orch_run *r, gb_error_t *err);
+
+/*
+ * Terminate [ids] of [region] now, closing their records with [reason].
+ * A batch EC2 refuses for an id it does not know yet is split, one call
+ * per id, and the unknown ones are retried (ORCH_VISIBLE_*); those still
+ * unknown then stay "terminating" for reconcile.
+ */
 gb_err_t orch_terminate_ids(struct orch_run *r, const char *region,
 			    const char *const *ids, size_t n,
 			    const char *reason, int *done, gb_error_t *err);
@@ -304,6 +364,28 @@ void orch_exclude_subnet(struct orch_run *r, size_t pool, const char *why);
 void orch_exclude_az(struct orch_run *r, size_t pool, const char *why);
 void orch_exclude_region(struct orch_run *r, const char *region,
 			 const char *why);
+
+/*
+ * Regions the account may not use (orch_region.c).  refused: [j] (a
+ * RunInstances or the offerings preflight of [region]) answered a REGION
+ * error: the region is skipped for the run (a trace line "skip").
+ * accepted: a RunInstances in [region] got an answer that was not a
+ * REGION or AUTH error.  remembered: at the start, skip the candidate
+ * regions with an "account" wall in quota memory.  verdict: after the
+ * strategy, when regions were refused and none accepted, abort with the
+ * first refusal (GB_E_AUTH).  learn: remember the regions refused in this
+ * run (not after such an abort).  code: the first skip's code, or NULL.
+ * reason: append the skips to a result reason; [alone]: nothing else
+ * stopped the request, they lead it.
+ */
+void orch_region_refused(struct orch_run *r, const char *region,
+			 const struct orch_job *j);
+void orch_region_accepted(struct orch_run *r, const char *region);
+gb_err_t orch_region_remembered(struct orch_run *r, gb_error_t *err);
+void orch_region_verdict(struct orch_run *r);
+void orch_region_learn(struct orch_run *r);
+const char *orch_region_code(const struct orch_run *r);
+void orch_region_reason(const struct orch_run *r, bool alone, struct gb_buf *b);
 
 /* Record this run's visit of each AZ in capacity memory. */
 void orch_learn(struct orch_run *r);

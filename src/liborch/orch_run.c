@@ -611,6 +611,8 @@ static gb_err_t preflight(struct orch_run *r, gb_error_t *err)
 		r->other_calls += j->ae.attempts > 0 ? j->ae.attempts : 1;
 		if (j->rc == GB_E_OK) {
 			gb_plan_offerings_apply(&r->facts, j->region, j->offerings, r->st);
+		} else if (j->ae.cls == GB_EC2_CLASS_REGION) {
+			orch_region_refused(r, j->region, j);
 		} else if (j->ae.cls == GB_EC2_CLASS_AUTH && !r->abort_rc) {
 			r->abort_rc = GB_E_AUTH;
 			snprintf(r->abort_text, sizeof(r->abort_text), "(Code:%s) %s",
@@ -677,9 +679,18 @@ static const char *denial_code(const struct orch_run *r)
 		return "Deadline";
 	if (r->saw_throttle)
 		return "RequestLimitExceeded";
+	if (r->n_skips)
+		return orch_region_code(r);
 	if (r->saw_offer_no)
 		return "NotOffered";
 	return "InsufficientInstanceCapacity";
+}
+
+/* Only skipped regions explain why the request stopped short. */
+static bool skips_alone(const struct orch_run *r)
+{
+	return r->n_skips && !r->abort_rc && !r->saw_capacity && !r->saw_quota &&
+	       !r->saw_locality && !r->deadline_hit && !r->saw_throttle;
 }
 
 static gb_err_t cause_of(const struct orch_run *r)
@@ -694,6 +705,8 @@ static gb_err_t cause_of(const struct orch_run *r)
 		return GB_E_QUOTA;
 	if (r->saw_throttle)
 		return GB_E_THROTTLE;
+	if (r->n_skips)
+		return GB_E_AUTH;	/* the account may not use the regions left */
 	if (r->saw_offer_no || !r->plan)
 		return GB_E_PLAN;
 	return GB_E_CAPACITY;
@@ -718,6 +731,8 @@ static void reason_text(struct orch_run *r, struct gb_orch_result *out)
 				      out->requested);
 		if (!code)
 			gb_buf_puts(&b, r->abort_text);
+		else if (skips_alone(r))
+			orch_region_reason(r, true, &b);
 		else if (strcmp(code, "NotOffered") == 0)
 			gb_buf_printf(&b, "(Code:NotOffered) %s is not offered in %s",
 				      r->type, gb_buf_str(&where));
@@ -735,6 +750,8 @@ static void reason_text(struct orch_run *r, struct gb_orch_result *out)
 			gb_buf_printf(&b, "(Code:%s) no %s capacity in %s", code,
 				      r->type, gb_buf_str(&where));
 	}
+	if (out->result == GB_RESULT_SUCCESS || !skips_alone(r))
+		orch_region_reason(r, false, &b);
 	gb_strlcpy(out->reason, gb_buf_str(&b), sizeof(out->reason));
 	gb_buf_free(&b);
 	gb_buf_free(&where);
@@ -892,6 +909,8 @@ static void run_free(struct orch_run *r)
 	gb_plan_free(r->plan);
 	orch_pool_destroy(r->pool);
 	gb_strv_free(&r->tried_regions);
+	gb_strv_free(&r->accepted);
+	free(r->skips);
 	gb_strv_free(&r->trace);
 }
 
@@ -942,7 +961,7 @@ static gb_err_t execute(struct orch_run *r, gb_error_t *err)
 	if (r->abort_rc)
 		return GB_E_OK;
 	trace_candidates(r);
-	if ((rc = orch_recover(r, err)))
+	if ((rc = orch_region_remembered(r, err)) || (rc = orch_recover(r, err)))
 		return rc;
 	if (orch_unfilled(r) == 0) {
 		/*
@@ -987,10 +1006,18 @@ static gb_err_t execute(struct orch_run *r, gb_error_t *err)
 	return rc;
 }
 
-/* Tags last, also after an abort: a filled node's instance needs its name. */
+/*
+ * Tags last, also after an abort: a filled node's instance needs its name;
+ * then the addresses a launch answer lacked.
+ */
 static gb_err_t finish_tags(struct orch_run *r, gb_error_t *err)
 {
-	return r->pool && r->slots ? orch_tag_nodes(r, err) : GB_E_OK;
+	gb_err_t rc;
+
+	if (!r->pool || !r->slots)
+		return GB_E_OK;
+	rc = orch_tag_nodes(r, err);
+	return rc ? rc : orch_addresses(r, err);
 }
 
 gb_err_t gb_orch_resume(gb_orch_t *o, gb_state_t *st,
@@ -1014,8 +1041,12 @@ gb_err_t gb_orch_resume(gb_orch_t *o, gb_state_t *st,
 	rc = prepare(&r, ro, err);
 	if (!rc)
 		rc = execute(&r, err);
-	if (r.pr)
+	if (!rc && r.slots)
+		orch_region_verdict(&r);
+	if (r.pr) {
 		orch_learn(&r);
+		orch_region_learn(&r);
+	}
 	if (!rc)
 		rc = finish_tags(&r, err);
 	if (!rc || rc == GB_E_INTERNAL) {
@@ -1069,14 +1100,24 @@ gb_err_t gb_orch_plan_dry_run(gb_orch_t *o, gb_state_t *st,
 	if (!rc && r.abort_rc)
 		rc = gb_errorf(err, r.abort_rc, "%s", r.abort_text);
 	if (!rc)
+		rc = orch_region_remembered(&r, err);
+	if (!rc)
 		rc = preflight(&r, err);
 	if (!rc && r.abort_rc)
 		rc = gb_errorf(err, r.abort_rc, "%s", r.abort_text);
 	if (!rc)
 		rc = make_plan(&r, "dry run", err);
-	if (!rc && !r.plan)
+	if (!rc && !r.plan && r.n_skips) {
+		struct gb_buf b = GB_BUF_INIT;
+
+		orch_region_reason(&r, true, &b);
+		rc = gb_errorf(err, GB_E_AUTH, "no usable pool for home region %s: %s", r.home,
+			       gb_buf_str(&b));
+		gb_buf_free(&b);
+	} else if (!rc && !r.plan) {
 		rc = gb_errorf(err, GB_E_PLAN, "no usable pool offers %s for home region %s",
 			       r.type, r.home);
+	}
 	if (!rc && summary) {
 		gb_plan_capacity_summary(&r.facts, text, sizeof(text));
 		if (!(*summary = strdup(text)))

@@ -224,6 +224,7 @@ static void judge_pool(struct orch_run *r, struct orch_call *c, bool aon)
 	case CALL_UNKNOWN:
 		orch_exclude_subnet(r, c->pool, "unknown outcome");
 		break;
+	case CALL_REGION:	/* the region is skipped (orch_region_refused) */
 	case CALL_ABORT:
 		break;
 	}
@@ -312,6 +313,8 @@ static bool probe_subnet(struct orch_run *r, size_t pool, char *code,
 		case CALL_QUOTA:
 			orch_exclude_region(r, r->facts.pools[pool].region, "quota");
 			return false;
+		case CALL_REGION:
+			return false;	/* skipped (orch_region_refused) */
 		default:
 			return false;	/* abort, unknown */
 		}

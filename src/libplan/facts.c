@@ -242,6 +242,7 @@ int gb_plan_quota_key(const char *type, bool spot, const char *code,
 {
 	const struct gb_instance_type *it = type ? gb_catalog_find(type) : NULL;
 	char bucket = type && *type ? type[0] : '?';
+	enum gb_ec2_class cls;
 
 	if (code && strcmp(code, "VcpuLimitExceeded") == 0) {
 		/* EC2's vCPU quotas count per family bucket: G and VT share one */
@@ -254,6 +255,8 @@ int gb_plan_quota_key(const char *type, bool spot, const char *code,
 	}
 	if (code && strcmp(code, "InstanceLimitExceeded") == 0)
 		snprintf(buf, n, "instances");
+	else if (code && gb_ec2_code_class(code, &cls) && cls == GB_EC2_CLASS_REGION)
+		snprintf(buf, n, "%s", GB_PLAN_QUOTA_ACCOUNT);
 	else
 		snprintf(buf, n, "%s:%s", code ? code : "quota", type ? type : "?");
 	return 1;
@@ -275,8 +278,8 @@ static int held_row(const struct gb_instance *in, void *arg)
 	char key[64];
 	int u;
 
-	if (!in->instance_type)
-		return 0;
+	if (!in->instance_type || strcmp(h->quota, GB_PLAN_QUOTA_ACCOUNT) == 0)
+		return 0;	/* an account wall: no instance holds any of it */
 	if (!code) {
 		/* "<code>:<type>": instances of that type */
 		const char *colon = strrchr(h->quota, ':');

@@ -284,10 +284,14 @@ void gb_plan_pool_estimate(const struct gb_plan_facts *f, struct gb_pool *p);
  * into [buf] of [n] bytes: "vcpus:<bucket>" for VcpuLimitExceeded (the
  * vCPU quota of the type's family bucket, "G" for the G and VT families;
  * "vcpus:G:spot" for spot), "instances" for InstanceLimitExceeded (the
- * region's instance count), else "<code>:<type>".  RET what one instance
- * of [type] counts against it: its vCPUs for a vCPU quota (4 when the
- * catalog does not know the type), else 1.
+ * region's instance count), GB_PLAN_QUOTA_ACCOUNT for a code of class
+ * GB_EC2_CLASS_REGION (OptInRequired, AuthFailure, ...: the account may
+ * not use the region at all, whatever the type; remembered with a limit
+ * of 0, which nothing holds), else "<code>:<type>".  RET what one
+ * instance of [type] counts against it: its vCPUs for a vCPU quota (4
+ * when the catalog does not know the type), else 1.
  */
+#define GB_PLAN_QUOTA_ACCOUNT "account"
 int gb_plan_quota_key(const char *type, bool spot, const char *code,
 		      char *buf, size_t n);
 

@@ -618,8 +618,9 @@ enum down_why {
 };
 
 /*
- * A launch the cloud refused: EC2's authorization and configuration codes
- * (UnauthorizedOperation, InvalidAMIID.NotFound, ...), or the worker's
+ * A launch the cloud refused: EC2's authorization, region-account and
+ * configuration codes (UnauthorizedOperation, OptInRequired,
+ * InvalidAMIID.NotFound, ...), or the worker's
  * "AUTH"/"CLOUDCONFIG" when a whole request failed so.
  */
 static bool refused_code(const char *code)
@@ -630,7 +631,8 @@ static bool refused_code(const char *code)
 	    strcmp(code, gb_err_name(GB_E_CLOUDCONFIG)) == 0)
 		return true;
 	return gb_ec2_code_class(code, &cls) &&
-	       (cls == GB_EC2_CLASS_AUTH || cls == GB_EC2_CLASS_CONFIG);
+	       (cls == GB_EC2_CLASS_AUTH || cls == GB_EC2_CLASS_CONFIG ||
+		cls == GB_EC2_CLASS_REGION);
 }
 
 static enum down_why down_why(const char *reason, char *code, size_t code_n, char *id,

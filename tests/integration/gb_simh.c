@@ -229,6 +229,9 @@ static void count_one(json_t *inst, void *arg)
 		c->alive++;
 	else
 		c->dying++;
+	if (alive_state(inst) &&
+	    json_object_get(json_object_get(inst, "tags"), "gpuburst:node"))
+		c->tagged++;
 }
 
 gb_err_t gb_simh_count(const struct gb_simh *s, const char *request_id,

@@ -48,6 +48,7 @@ struct gb_simh_count {
 	int total;
 	int alive;		/* pending or running */
 	int dying;		/* shutting-down or terminated */
+	int tagged;		/* alive, with a gpuburst:node tag */
 };
 gb_err_t gb_simh_count(const struct gb_simh *s, const char *request_id,
 		       struct gb_simh_count *out, gb_error_t *err);

@@ -79,11 +79,25 @@ static void die(const char *what)
 	exit(1);
 }
 
-/* No real waits: back-off is counted, not slept. */
+static bool sleep_moves_sim;	/* fake_sleep moves the simulator's clock too */
+
+/*
+ * No real waits: back-off is counted, not slept.  With sleep_moves_sim
+ * the simulated cloud lives through the wait (POST /_sim/time), so that
+ * what it hides for a while (eventual consistency) shows after it.
+ */
 static void fake_sleep(double s, void *ctx)
 {
+	char json[64];
+	gb_error_t err;
+
 	(void)ctx;
 	slept += s;
+	if (!sleep_moves_sim)
+		return;
+	snprintf(json, sizeof(json), "{\"advance\": %.3f}", s);
+	if (gb_simh_call(&sim, "POST", "/_sim/time", json, NULL, &err))
+		die(err.text);
 }
 
 static char *read_all(const char *path)
@@ -903,13 +917,15 @@ static void test_errors(void)
 	req_free(&req);
 
 	landscape(l);
-	fault("{\"count\":5,\"kind\":\"error\",\"code\":\"AuthFailure\",\"status\":401,"
+	fault("{\"count\":1000,\"kind\":\"error\",\"code\":\"AuthFailure\",\"status\":401,"
 	      "\"action\":\"RunInstances\"}");
 	rc = run_req(&q, &req, &res, &err);
 	no_faults();
 	check(rc == GB_E_OK && res.result == GB_RESULT_FAILED && res.cause == GB_E_AUTH &&
-	      strstr(res.reason, "(Code:AuthFailure)") && res.api_calls <= 2,
-	      "AUTH: the request is aborted with the reason (%s)", res.reason);
+	      gb_str_has_prefix(res.reason, "(Code:AuthFailure)") &&
+	      strstr(res.reason, "every region tried refused") && res.api_calls <= 2 * 3,
+	      "AuthFailure in every region: the request is aborted with the reason after one call per region (%d HTTP, %s)",
+	      res.api_calls, res.reason);
 	gb_orch_result_clear(&res);
 	req_free(&req);
 
@@ -1180,6 +1196,345 @@ static void test_quota_memory(void)
 	      count_region(&res, "ap-south-1") == 2,
 	      "the remembered room: 2 asked in ap-south-1, 2 from ap-northeast-2 (%s)",
 	      res.reason);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+}
+
+/*****************************************************************************
+ *  Regions the account may not use (issue 17)
+ *****************************************************************************/
+
+/* The first event of [kind] of request [id] whose detail has [needle]. */
+struct ev_has {
+	const char *kind, *needle;
+	bool found;
+};
+
+static int ev_has_row(const struct gb_event *ev, void *arg)
+{
+	struct ev_has *h = arg;
+
+	h->found |= !strcmp(ev->kind, h->kind) && ev->detail && strstr(ev->detail, h->needle);
+	return 0;
+}
+
+static bool event_has(const char *id, const char *kind, const char *needle)
+{
+	struct ev_has h = { kind, needle, false };
+	gb_error_t err;
+
+	if (gb_state_event_list(st, id, ev_has_row, &h, &err))
+		die(err.text);
+	return h.found;
+}
+
+/* Attempts in [region], all with [code]. */
+static int refused_in(const struct atts *x, const char *region, const char *code)
+{
+	int n = 0;
+
+	for (int i = 0; i < x->n; i++) {
+		if (strcmp(x->v[i].region, region))
+			continue;
+		if (strcmp(x->v[i].code, code))
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+static const char *const region_codes[] = {
+	"PendingVerification", "OptInRequired", "AuthFailure", "UnauthorizedOperation",
+};
+
+/*
+ * The per-region error matrix: each region-account code injected in the
+ * one region that would otherwise fill the request (ap-south-1, first in
+ * the fallback order) skips it: the others fill, the skip is in the
+ * trace, the events and the reason, and quota memory remembers it so the
+ * next request does not ask it at all.
+ */
+static void test_region_matrix(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=4", "ap-south-1b=g5.xlarge=4",
+					 "ap-northeast-2a=g5.xlarge=4", NULL };
+	struct req_opts q = REQ("g5", 3, GB_STRATEGY_DEFAULT);
+	struct gb_request req;
+	struct gb_orch_result res;
+	struct quota_probe qp;
+	char json[256], skip[96], in_reason[96];
+	struct atts x;
+	gb_error_t err;
+	gb_err_t rc;
+
+	for (size_t k = 0; k < GB_ARRAY_LEN(region_codes); k++) {
+		const char *code = region_codes[k];
+
+		fresh_state();
+		make_orch(NULL);
+		landscape(l);
+		snprintf(json, sizeof(json), "{\"count\":1000,\"kind\":\"error\",\"code\":\"%s\","
+			 "\"status\":%d,\"action\":\"RunInstances\",\"region\":\"ap-south-1\"}",
+			 code, strcmp(code, "UnauthorizedOperation") ? 401 : 403);
+		fault(json);
+		rc = run_req(&q, &req, &res, &err);
+		no_faults();
+		attempts(req.id, &x);
+		qp = quota_of("ap-south-1", "account");
+		snprintf(skip, sizeof(skip), "region=ap-south-1 code=%s", code);
+		snprintf(in_reason, sizeof(in_reason), "skipped ap-south-1 (Code:%s)", code);
+		check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS &&
+		      count_region(&res, "ap-northeast-2") == 3 &&
+		      refused_in(&x, "ap-south-1", code) >= 1 && trace_has(&res, skip) &&
+		      event_has(req.id, "skip", skip) && strstr(res.reason, in_reason),
+		      "%s in ap-south-1 only: the region is skipped, ap-northeast-2 fills (%s)",
+		      code, res.reason);
+		check(qp.limit_n > 0.99 && qp.limit_sum < 0.01 && !strcmp(qp.code, code),
+		      "%s: quota memory remembers an account wall of ap-south-1 (n %.2f, code %s)",
+		      code, qp.limit_n, qp.code);
+		gb_orch_result_clear(&res);
+		req_free(&req);
+
+		/* no fault now: the cool-down alone keeps the next request out */
+		landscape(l);
+		rc = run_req(&q, &req, &res, &err);
+		attempts(req.id, &x);
+		snprintf(skip, sizeof(skip), "skip region=ap-south-1 code=%s remembered", code);
+		check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.launched == 3 &&
+		      asked_in(&x, "ap-south-1") == 0 && trace_has(&res, skip),
+		      "%s: the next request does not ask ap-south-1 within the cool-down (%s)",
+		      code, res.reason);
+		gb_orch_result_clear(&res);
+		req_free(&req);
+	}
+}
+
+/* Every strategy skips the region, and heeds the remembered cool-down. */
+static void test_region_strategies(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=4", "ap-northeast-1a=g5.xlarge=4",
+					 NULL };
+	static const int strategies[] = { GB_STRATEGY_PROBE_FILL, GB_STRATEGY_BEST_EFFORT,
+					  GB_STRATEGY_ALL_OR_NOTHING };
+	struct gb_request req;
+	struct gb_orch_result res;
+	struct atts x;
+	gb_error_t err;
+	gb_err_t rc;
+
+	for (size_t k = 0; k < GB_ARRAY_LEN(strategies); k++) {
+		struct req_opts q = REQ("g5", 2, strategies[k]);
+		const char *name = gb_conf_strategy_name((enum gb_strategy)strategies[k]);
+
+		fresh_state();
+		make_orch(NULL);
+		landscape(l);
+		fault("{\"count\":1000,\"kind\":\"error\",\"code\":\"OptInRequired\",\"status\":401,"
+		      "\"action\":\"RunInstances\",\"region\":\"ap-south-1\"}");
+		rc = run_req(&q, &req, &res, &err);
+		no_faults();
+		attempts(req.id, &x);
+		check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS &&
+		      count_region(&res, "ap-northeast-1") == 2 &&
+		      refused_in(&x, "ap-south-1", "OptInRequired") == 1,
+		      "%s: OptInRequired in ap-south-1 skips it after one call, ap-northeast-1 fills (%s)",
+		      name, res.reason);
+		gb_orch_result_clear(&res);
+		req_free(&req);
+		landscape(l);
+		rc = run_req(&q, &req, &res, &err);
+		attempts(req.id, &x);
+		check(rc == GB_E_OK && res.launched == 2 && asked_in(&x, "ap-south-1") == 0,
+		      "%s: the remembered cool-down keeps the next request out of ap-south-1", name);
+		gb_orch_result_clear(&res);
+		req_free(&req);
+	}
+}
+
+/*
+ * Where a region-account error is the same everywhere, or a credential
+ * error comes from any region, the request aborts with the code as the
+ * reason and remembers nothing.
+ */
+static void test_region_everywhere(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=4", "ap-northeast-1a=g5.xlarge=4",
+					 "ap-northeast-2a=g5.xlarge=4", NULL };
+	static const char *const global[] = {
+		"InvalidClientTokenId", "SignatureDoesNotMatch", "IncompleteSignature",
+		"MissingAuthenticationToken", "ExpiredToken",
+	};
+	struct gb_request req;
+	struct gb_orch_result res;
+	char json[256], lead[96];
+	struct atts x;
+	gb_error_t err;
+	gb_err_t rc;
+
+	for (size_t k = 0; k < GB_ARRAY_LEN(region_codes); k++) {
+		struct req_opts q = REQ("g5", 3, GB_STRATEGY_DEFAULT);
+		const char *code = region_codes[k];
+		bool remembered = false;
+
+		fresh_state();
+		make_orch(NULL);
+		landscape(l);
+		snprintf(json, sizeof(json), "{\"count\":1000,\"kind\":\"error\",\"code\":\"%s\","
+			 "\"status\":401,\"action\":\"RunInstances\"}", code);
+		fault(json);
+		rc = run_req(&q, &req, &res, &err);
+		no_faults();
+		remembered = quota_of("ap-south-1", "account").limit_n > 0 ||
+			     quota_of("ap-northeast-1", "account").limit_n > 0 ||
+			     quota_of("ap-northeast-2", "account").limit_n > 0;
+		snprintf(lead, sizeof(lead), "(Code:%s) ", code);
+		check(rc == GB_E_OK && res.result == GB_RESULT_FAILED && res.cause == GB_E_AUTH &&
+		      gb_str_has_prefix(res.reason, lead) &&
+		      strstr(res.reason, "every region tried refused") && !remembered,
+		      "%s in every region: aborted with the code, nothing remembered (%s)",
+		      code, res.reason);
+		gb_orch_result_clear(&res);
+		req_free(&req);
+	}
+	for (size_t k = 0; k < GB_ARRAY_LEN(global); k++) {
+		struct req_opts q = REQ("g5", 3, GB_STRATEGY_BEST_EFFORT);
+		const char *code = global[k];
+
+		fresh_state();
+		make_orch(NULL);
+		landscape(l);
+		snprintf(json, sizeof(json), "{\"count\":1000,\"kind\":\"error\",\"code\":\"%s\","
+			 "\"status\":403,\"action\":\"RunInstances\",\"region\":\"ap-south-1\"}", code);
+		fault(json);
+		rc = run_req(&q, &req, &res, &err);
+		no_faults();
+		attempts(req.id, &x);
+		snprintf(lead, sizeof(lead), "(Code:%s) ", code);
+		check(rc == GB_E_OK && res.result == GB_RESULT_FAILED && res.cause == GB_E_AUTH &&
+		      gb_str_has_prefix(res.reason, lead) && x.n == 1 &&
+		      asked_in(&x, "ap-northeast-1") + asked_in(&x, "ap-northeast-2") == 0 &&
+		      quota_of("ap-south-1", "account").limit_n == 0,
+		      "%s from ap-south-1 alone: the credentials, aborted at once (%s)", code,
+		      res.reason);
+		gb_orch_result_clear(&res);
+		req_free(&req);
+	}
+}
+
+/*
+ * The offerings preflight meets the refusal first: the region is skipped
+ * before any launch; and the request whose regions are all skipped fails
+ * with the skip as its reason.
+ */
+static void test_region_preflight(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=4", "ap-northeast-2a=g5.xlarge=4",
+					 NULL };
+	struct req_opts q = REQ("g5", 2, GB_STRATEGY_DEFAULT);
+	struct gb_request req;
+	struct gb_orch_result res;
+	struct atts x;
+	gb_error_t err;
+	gb_err_t rc;
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	fault("{\"count\":1000,\"kind\":\"error\",\"code\":\"OptInRequired\",\"status\":401,"
+	      "\"action\":\"DescribeInstanceTypeOfferings\",\"region\":\"ap-south-1\"}");
+	rc = run_req(&q, &req, &res, &err);
+	no_faults();
+	attempts(req.id, &x);
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && asked_in(&x, "ap-south-1") == 0 &&
+	      count_region(&res, "ap-northeast-2") == 2 &&
+	      trace_has(&res, "skip region=ap-south-1 code=OptInRequired action=DescribeInstanceTypeOfferings") &&
+	      quota_of("ap-south-1", "account").limit_n > 0.99,
+	      "OptInRequired at the offerings preflight: ap-south-1 skipped before any launch (%s)",
+	      res.reason);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	/* every candidate region remembered: nothing asked, the skip is the reason */
+	if (gb_state_quota_record(st, "ap-northeast-1", "account", "PendingVerification", 0, true,
+				  gb_time_now(), 3600, &err) ||
+	    gb_state_quota_record(st, "ap-northeast-2", "account", "UnauthorizedOperation", 0, true,
+				  gb_time_now(), 3600, &err))
+		die(err.text);
+	landscape(l);
+	rc = run_req(&q, &req, &res, &err);
+	attempts(req.id, &x);
+	check(rc == GB_E_OK && res.result == GB_RESULT_FAILED && res.cause == GB_E_AUTH && x.n == 0 &&
+	      gb_str_has_prefix(res.reason, "(Code:OptInRequired) region ap-south-1 skipped") &&
+	      strstr(res.reason, "ap-northeast-2 (Code:UnauthorizedOperation)") &&
+	      res.nodes[0].code && !strcmp(res.nodes[0].code, "OptInRequired"),
+	      "every region cooling down: FAILED without a call, the reason names the skips (%s)",
+	      res.reason);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+}
+
+/* The request-scoped limits abort; a reserved-capacity shortage moves on. */
+static void test_new_classes(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=4", "ap-south-1b=g5.xlarge=4",
+					 "ap-northeast-2a=g5.xlarge=4", NULL };
+	static const char *const request_limits[] = {
+		"ResourceCountExceeded", "TagLimitExceeded", "SecurityGroupsPerInstanceLimitExceeded",
+	};
+	struct req_opts q = REQ("g5", 3, GB_STRATEGY_BEST_EFFORT);
+	struct gb_request req;
+	struct gb_orch_result res;
+	char json[256];
+	struct atts x;
+	gb_error_t err;
+	gb_err_t rc;
+
+	for (size_t k = 0; k < GB_ARRAY_LEN(request_limits); k++) {
+		fresh_state();
+		make_orch(NULL);
+		landscape(l);
+		snprintf(json, sizeof(json), "{\"count\":1000,\"kind\":\"error\",\"code\":\"%s\","
+			 "\"status\":400,\"action\":\"RunInstances\"}", request_limits[k]);
+		fault(json);
+		rc = run_req(&q, &req, &res, &err);
+		no_faults();
+		check(rc == GB_E_OK && res.result == GB_RESULT_FAILED &&
+		      res.cause == GB_E_CLOUDCONFIG && res.api_calls == 1 &&
+		      quota_of("ap-south-1", "instances").limit_n == 0 &&
+		      strstr(res.reason, request_limits[k]),
+		      "%s: the request is wrong, not the region's quota: aborted after one call (%s)",
+		      request_limits[k], res.reason);
+		gb_orch_result_clear(&res);
+		req_free(&req);
+	}
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	fault("{\"count\":1,\"kind\":\"error\",\"code\":\"InsufficientReservedInstancesCapacity\","
+	      "\"status\":500,\"action\":\"RunInstances\",\"region\":\"ap-south-1\"}");
+	rc = run_req(&q, &req, &res, &err);
+	no_faults();
+	attempts(req.id, &x);
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && x.n == 2 &&
+	      !strcmp(x.v[0].code, "InsufficientReservedInstancesCapacity") &&
+	      strcmp(x.v[1].az, x.v[0].az) != 0,
+	      "InsufficientReservedInstancesCapacity: capacity, the next AZ fills (%s then %s)",
+	      x.v[0].az, x.n > 1 ? x.v[1].az : "-");
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	/* ConcurrentTagAccess: retried inside the client, the node is named */
+	landscape(l);
+	fault("{\"count\":1,\"kind\":\"error\",\"code\":\"ConcurrentTagAccess\",\"status\":400,"
+	      "\"action\":\"CreateTags\"}");
+	q.n = 1;
+	rc = run_req(&q, &req, &res, &err);
+	no_faults();
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.other_calls >= 2 &&
+	      !trace_has(&res, "tag node=") && sim_count(req.id).tagged == 1,
+	      "ConcurrentTagAccess on CreateTags: retried, the instance is named (%d other calls)",
+	      res.other_calls);
 	gb_orch_result_clear(&res);
 	req_free(&req);
 }
@@ -1918,6 +2273,188 @@ static void test_random(void)
 	}
 }
 
+/*****************************************************************************
+ *  Eventual consistency (issue 17): fresh ids and addresses not shown yet
+ *****************************************************************************/
+
+static void consistency(double invisible, double no_private_ip)
+{
+	char json[128];
+	gb_error_t err;
+
+	snprintf(json, sizeof(json), "{\"invisible\": %g, \"no_private_ip\": %g}", invisible,
+		 no_private_ip);
+	if (gb_simh_call(&sim, "POST", "/_sim/consistency", json, NULL, &err))
+		die(err.text);
+}
+
+/* The simulator's private address of instance [id] into [buf], "" if none. */
+static void sim_ip(const char *id, char *buf, size_t n)
+{
+	char *body = NULL;
+	json_t *d, *it;
+	size_t i;
+	gb_error_t err;
+
+	buf[0] = '\0';
+	if (gb_simh_call(&sim, "GET", "/_sim/state", NULL, &body, &err))
+		die(err.text);
+	if (!(d = json_loads(body, 0, NULL)))
+		die("/_sim/state: not JSON");
+	json_array_foreach(json_object_get(d, "instances"), i, it) {
+		const char *v = json_string_value(json_object_get(it, "id"));
+
+		if (v && id && !strcmp(v, id))
+			gb_strlcpy(buf, json_string_value(json_object_get(it, "private_ip")), n);
+	}
+	json_decref(d);
+	free(body);
+}
+
+/*
+ * The default strategy with the simulator's consistency settings on:
+ * CreateTags and the extra's TerminateInstances meet InvalidInstanceID.
+ * NotFound right after the launch and retry until the ids show; the
+ * request fills, no extra stays alive, every node is named, and each
+ * node's address is its instance's.
+ */
+static void test_consistency_fill(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=5",
+					 "ap-northeast-2a=g5.xlarge=5", NULL };
+	struct req_opts q = REQ("g5", 2, GB_STRATEGY_DEFAULT);
+	struct gb_request req;
+	struct gb_orch_result res;
+	struct gb_simh_count c;
+	struct recs r;
+	char ip[32];
+	bool same = true;
+	gb_error_t err;
+	gb_err_t rc;
+	double now = gb_time_now() - 7200;
+
+	fresh_state();
+	make_orch(NULL);
+	/* memory of two AZs with 1 each: the wave hedges, one instance is an extra */
+	if (gb_state_capacity_record(st, "ap-south-1", "ap-south-1a", "g5.xlarge", 4, 1,
+				     true, false, now, 3600, &err) ||
+	    gb_state_capacity_record(st, "ap-northeast-2", "ap-northeast-2a", "g5.xlarge", 4, 1,
+				     true, false, now, 3600, &err))
+		die(err.text);
+	landscape(l);
+	consistency(1.5, 2.5);
+	sleep_moves_sim = true;
+	slept = 0;
+	rc = run_req(&q, &req, &res, &err);
+	sleep_moves_sim = false;
+	consistency(0, 0);
+	c = sim_count(req.id);
+	records(req.id, &r);
+	for (size_t i = 0; i < res.n_nodes; i++) {
+		sim_ip(res.nodes[i].instance_id, ip, sizeof(ip));
+		same &= res.nodes[i].private_ip && *ip && !strcmp(ip, res.nodes[i].private_ip);
+	}
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.launched == 2 &&
+	      res.extras == 1 && res.terminated == 1 && c.alive == 2 && c.dying == 1 &&
+	      r.alive == 2,
+	      "consistency on: the default fills, its extra is terminated once visible (extras %d, sim alive %d dying %d, %.2f s waited)",
+	      res.extras, c.alive, c.dying, slept);
+	check(trace_has(&res, "terminate region=") && trace_has(&res, "visible after") &&
+	      c.tagged == 2 && slept >= 1.5 && slept <= 30,
+	      "consistency on: TerminateInstances of the extra retried InvalidInstanceID.NotFound, both nodes named");
+	check(same, "consistency on: every node's address is its instance's private address");
+	records_free(&r);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	/* no extra to wait for: CreateTags itself meets the fresh id */
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	q.n = 1;
+	consistency(1.5, 2.5);
+	sleep_moves_sim = true;
+	slept = 0;
+	rc = run_req(&q, &req, &res, &err);
+	sleep_moves_sim = false;
+	consistency(0, 0);
+	c = sim_count(req.id);
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && trace_has(&res, "tag retried") &&
+	      !trace_has(&res, "tag node=") && c.tagged == 1 && slept >= 1.5 && slept <= 30,
+	      "consistency on: CreateTags retried InvalidInstanceID.NotFound until the node could be named (%.2f s)",
+	      slept);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+}
+
+/*
+ * orch_describe_ips: an address DescribeInstances does not show yet is
+ * "not yet" (NotFound first, then no privateIpAddress), waited for with
+ * back-off; the wait is bounded by ORCH_VISIBLE_BOUND.
+ */
+static void test_consistency_addresses(void)
+{
+	struct gb_ec2_run_params p = { 0 };
+	struct gb_ec2_instance_list *l1 = NULL, *l2 = NULL;
+	struct orch_pool *pool = NULL;
+	struct gb_ec2_error ae;
+	const char *ids[1], *all[2];
+	char *ips[1] = { NULL };
+	bool running[1] = { false };
+	gb_ec2_t *c = NULL;
+	double waited = 0;
+	int calls = 0, n = 0;
+	gb_error_t err;
+
+	fresh_state();
+	make_orch(NULL);
+	set_cap("ap-south-1a", "g5.xlarge", 2);
+	p.image_id = "ami-0123456789abcdef0";
+	p.instance_type = "g5.xlarge";
+	p.subnet_id = "subnet-aps1a-1";
+	p.min_count = p.max_count = 1;
+	if (gb_orch_ec2_new(orch, "ap-south-1", &c, &err) ||
+	    orch_pool_create(orch, 2, &pool, &err))
+		die(err.text);
+	sleep_moves_sim = true;
+	consistency(1, 3);
+	if (gb_ec2_run_instances(c, &p, &l1, &ae, &err))
+		die(err.text);
+	ids[0] = l1->v[0].instance_id;
+	slept = 0;
+	if (orch_describe_ips(orch, pool, "ap-south-1", ids, 1, ips, running, &calls, &waited,
+			      &err))
+		die(err.text);
+	check(ips[0] && l1->v[0].private_ip && !strcmp(ips[0], l1->v[0].private_ip) &&
+	      running[0] && waited >= 3 - 1e-6 && waited < 30 && calls >= 3,
+	      "address not shown yet: described again until it shows (%s after %.2f s, %d calls)",
+	      ips[0] ? ips[0] : "-", waited, calls);
+	free(ips[0]);
+	ips[0] = NULL;
+
+	consistency(100, 100);
+	p.client_token = NULL;
+	if (gb_ec2_run_instances(c, &p, &l2, &ae, &err))
+		die(err.text);
+	ids[0] = l2->v[0].instance_id;
+	if (orch_describe_ips(orch, pool, "ap-south-1", ids, 1, ips, running, &calls, &waited,
+			      &err))
+		die(err.text);
+	check(!ips[0] && fabs(waited - ORCH_VISIBLE_BOUND) < 1e-6,
+	      "address never shown: given up after %.2f s of back-off (bound %.0f s)", waited,
+	      ORCH_VISIBLE_BOUND);
+	sleep_moves_sim = false;
+	consistency(0, 0);
+	all[0] = l1->v[0].instance_id;
+	all[1] = l2->v[0].instance_id;
+	if (gb_orch_terminate_instances(orch, st, "ap-south-1", all, 2, "test", &n, &err))
+		die(err.text);
+	orch_pool_destroy(pool);
+	gb_ec2_destroy(c);
+	gb_ec2_instance_list_free(l1);
+	gb_ec2_instance_list_free(l2);
+}
+
 int main(void)
 {
 	const char *top = getenv("GB_TOP_BUILDDIR"), *src = getenv("GB_TOP_SRCDIR");
@@ -1960,11 +2497,19 @@ int main(void)
 	test_modes();
 	test_lower_bounds();
 	test_quota_memory();
+	test_region_matrix();
+	test_region_strategies();
+	test_region_everywhere();
+	test_region_preflight();
+	test_new_classes();
 	test_work_queue();
 	test_terminate_and_tools();
 	test_proposer();
 	test_crash_rerun();
 	test_random();
+	/* last: these move the simulator's clock */
+	test_consistency_fill();
+	test_consistency_addresses();
 	printf("1..%d\n", checks);
 	cleanup();
 	{

@@ -557,6 +557,10 @@ static void test_dry_run_errors(void **state)
 		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&DryRun=true"
 		  "&IamInstanceProfile.Arn=arn%3Aaws%3Aiam%3A%3A999999999999%3Ainstance-profile%2Fgpuburst-node",
 		  400, "InvalidParameterValue" },
+		/* an ARN of another partition than the region's (aws) */
+		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&DryRun=true"
+		  "&IamInstanceProfile.Arn=arn%3Aaws-cn%3Aiam%3A%3A123456789012%3Ainstance-profile%2Fgpuburst-node",
+		  400, "InvalidParameterValue" },
 		{ RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&DryRun=true"
 		  "&IamInstanceProfile.Name=gpuburst-node"
 		  "&IamInstanceProfile.Arn=arn%3Aaws%3Aiam%3A%3A123456789012%3Ainstance-profile%2Fgpuburst-node",
@@ -1205,6 +1209,74 @@ static void test_control(void **state)
 	gb_cs_response_free(&cr);
 }
 
+/*
+ * POST /_sim/consistency over the wire: a fresh id is InvalidInstanceID.
+ * NotFound to DescribeInstances, CreateTags and TerminateInstances until
+ * "invisible" has passed; DescribeInstances then lists it without
+ * privateIpAddress and privateDnsName until "no_private_ip" has.
+ */
+static void test_consistency_api(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct gb_cs_response cr;
+	char body[256], id[64], ip[32], want[128];
+	struct resp rs;
+
+	control(cs, "GET", "/_sim/consistency", NULL, &cr);
+	assert_string_equal(cr.body.data, "{\"invisible\":0.0,\"no_private_ip\":0.0}\n");
+	gb_cs_response_free(&cr);
+	control(cs, "POST", "/_sim/consistency", "{\"invisible\": 2, \"no_private_ip\": 3.5}", &cr);
+	assert_int_equal(cr.status, 200);
+	assert_string_equal(cr.body.data, "{\"invisible\":2.0,\"no_private_ip\":3.5}\n");
+	gb_cs_response_free(&cr);
+	call(cs, RUN "&InstanceType=g6.xlarge&MinCount=1&MaxCount=1&SubnetId=subnet-a", &rs);
+	assert_int_equal(rs.r.status, 200);
+	snprintf(id, sizeof(id), "%s", xget(&rs, "//e:item[1]/e:instanceId"));
+	snprintf(ip, sizeof(ip), "%s", xget(&rs, "//e:item[1]/e:privateIpAddress"));
+	assert_true(ip[0] != '\0');	/* RunInstances answers with the address */
+	resp_free(&rs);
+	snprintf(want, sizeof(want), "The instance ID '%s' does not exist", id);
+	snprintf(body, sizeof(body), "Action=DescribeInstances&Version=2016-11-15&InstanceId.1=%s", id);
+	call(cs, body, &rs);
+	expect_error(&rs, 400, "InvalidInstanceID.NotFound");
+	assert_string_equal(xget(&rs, "/Response/Errors/Error/Message"), want);
+	resp_free(&rs);
+	snprintf(body, sizeof(body), "Action=CreateTags&Version=2016-11-15&ResourceId.1=%s&Tag.1.Key=Name&Tag.1.Value=n", id);
+	call(cs, body, &rs);
+	expect_error(&rs, 400, "InvalidInstanceID.NotFound");
+	resp_free(&rs);
+	call(cs, "Action=DescribeInstances&Version=2016-11-15", &rs);
+	assert_int_equal(xcount(&rs, "//e:reservationSet/e:item"), 0);
+	resp_free(&rs);
+	cs->offset += 2;	/* the driven clock: visible, no address yet */
+	snprintf(body, sizeof(body), "Action=DescribeInstances&Version=2016-11-15&InstanceId.1=%s", id);
+	call(cs, body, &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_string_equal(xget(&rs, "//e:instancesSet/e:item/e:instanceId"), id);
+	assert_int_equal(xcount(&rs, "//e:instancesSet/e:item/e:privateIpAddress"), 0);
+	assert_string_equal(xget(&rs, "//e:instancesSet/e:item/e:privateDnsName"), "");
+	resp_free(&rs);
+	cs->offset += 1.5;
+	call(cs, body, &rs);
+	assert_string_equal(xget(&rs, "//e:instancesSet/e:item/e:privateIpAddress"), ip);
+	resp_free(&rs);
+	snprintf(body, sizeof(body), "Action=TerminateInstances&Version=2016-11-15&InstanceId.1=%s", id);
+	call(cs, body, &rs);
+	assert_int_equal(rs.r.status, 200);
+	resp_free(&rs);
+	/* bad settings: named, nothing changed */
+	control(cs, "POST", "/_sim/consistency", "{\"invisible\": -1}", &cr);
+	assert_int_equal(cr.status, 400);
+	assert_non_null(strstr(cr.body.data, "invisible and no_private_ip are seconds"));
+	gb_cs_response_free(&cr);
+	control(cs, "POST", "/_sim/consistency", "{\"hidden\": 1}", &cr);
+	assert_int_equal(cr.status, 400);
+	gb_cs_response_free(&cr);
+	control(cs, "GET", "/_sim/state", NULL, &cr);
+	assert_non_null(strstr(cr.body.data, "\"consistency\":{\"invisible\":2.0,\"no_private_ip\":3.5}"));
+	gb_cs_response_free(&cr);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1232,6 +1304,7 @@ int main(void)
 		T(test_imds_metadata_options),
 		T(test_injected_faults),
 		T(test_control),
+		T(test_consistency_api),
 	};
 	int rc;
 

@@ -586,6 +586,110 @@ static void test_create_tags(void **state)
 					    0, &e), GB_E_CLOUDCONFIG);
 }
 
+/*
+ * Eventual consistency: a fresh id is unknown to the other calls for
+ * "invisible" seconds (every missing id named), and described without
+ * its address for "no_private_ip" seconds.
+ */
+static void test_consistency(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_launch l = launch_of("g5.xlarge", "subnet-c", 2, 2);
+	struct gb_sim_consistency c = { 2, 3 }, got;
+	struct gb_sim_kv tag[] = { { "Name", "n1" } };
+	struct gb_sim_query q = { 0 };
+	struct gb_sim_state_change *ch = NULL;
+	struct gb_sim_reservation *r;
+	struct gb_sim_error e;
+	char next[GB_SIM_TOKEN_MAX], want[128];
+	const char *ids[2];
+	size_t n;
+
+	gb_sim_consistency_get(f->sim, &got);
+	assert_true(got.invisible == 0 && got.no_private_ip == 0);	/* off by default */
+	gb_sim_consistency_set(f->sim, &c);
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 10, &r), 2);
+	ids[0] = r->inst[0]->id;
+	ids[1] = r->inst[1]->id;
+	assert_true(r->inst[0]->ip[0] != '\0');	/* RunInstances has the address */
+	/* 1.9 s later: not listed, and naming it fails the whole call */
+	assert_int_equal(describe_n(f->sim, &q, 11.9, next), 0);
+	q.ids = ids;
+	q.nids = 1;
+	{
+		struct gb_sim_instance **out = NULL;
+
+		assert_int_equal(gb_sim_describe_instances(f->sim, "ap-south-1", &q, 11.9, &out,
+							   &n, next, &e), GB_E_NOTFOUND);
+		free(out);
+	}
+	assert_int_equal(e.status, 400);
+	assert_string_equal(e.code, "InvalidInstanceID.NotFound");
+	snprintf(want, sizeof(want), "The instance ID '%s' does not exist", ids[0]);
+	assert_string_equal(e.message, want);
+	assert_int_equal(gb_sim_create_tags(f->sim, "ap-south-1", ids, 1, tag, 1, false,
+					    11.9, &e), GB_E_NOTFOUND);
+	assert_int_equal(gb_sim_terminate_instances(f->sim, "ap-south-1", ids, 2, false,
+						    11.9, &ch, &n, &e), GB_E_NOTFOUND);
+	snprintf(want, sizeof(want), "The instance IDs '%s, %s' do not exist", ids[0], ids[1]);
+	assert_string_equal(e.message, want);
+	assert_string_equal(r->inst[0]->tags ? "tagged" : "untagged", "untagged");
+	assert_int_equal(r->inst[0]->state, GB_SIM_STATE_RUNNING);	/* nothing happened */
+	/* at 2 s visible: listed and taggable, but no address until 3 s */
+	q.ids = NULL;
+	q.nids = 0;
+	assert_int_equal(describe_n(f->sim, &q, 12, next), 2);
+	assert_false(gb_sim_instance_shows_ip(f->sim, r->inst[0], 12.9));
+	assert_true(gb_sim_instance_shows_ip(f->sim, r->inst[0], 13));
+	assert_int_equal(gb_sim_create_tags(f->sim, "ap-south-1", ids, 1, tag, 1, false,
+					    12, &e), GB_E_OK);
+	assert_int_equal(gb_sim_terminate_instances(f->sim, "ap-south-1", ids, 2, false,
+						    12, &ch, &n, &e), GB_E_OK);
+	assert_int_equal(n, 2);
+	free(ch);
+	/* an unknown id and a fresh one: both named, the malformed check first */
+	ids[0] = "i-0123456789abcdef0";
+	assert_int_equal(gb_sim_terminate_instances(f->sim, "ap-south-1", ids, 1, false,
+						    12, &ch, &n, &e), GB_E_NOTFOUND);
+	assert_string_equal(e.message, "The instance ID 'i-0123456789abcdef0' does not exist");
+	ids[1] = "i-bad";
+	assert_int_equal(gb_sim_terminate_instances(f->sim, "ap-south-1", ids, 2, false,
+						    12, &ch, &n, &e), GB_E_CLOUDCONFIG);
+	assert_string_equal(e.code, "InvalidInstanceID.Malformed");
+	/* off again: a fresh id is known at once */
+	c.invisible = c.no_private_ip = 0;
+	gb_sim_consistency_set(f->sim, &c);
+	l = launch_of("g5.xlarge", "subnet-c", 1, 1);
+	run_ok(f->sim, "ap-south-1", &l, 20, &r);
+	assert_true(gb_sim_instance_visible(f->sim, r->inst[0], 20));
+	assert_true(gb_sim_instance_shows_ip(f->sim, r->inst[0], 20));
+}
+
+/* The scenario's "consistency" map: durations; unknown keys refused. */
+static void test_consistency_scenario(void **state)
+{
+	static const char ok[] =
+		"consistency: {invisible: 1500ms, no_private_ip: 3s}\n"
+		"regions: {r-1: {azs: {r-1a: {capacity: {g5.xlarge: 1}, subnets: {subnet-1: 127.9.0.0/24}}}}}\n";
+	static const char bad[] =
+		"consistency: {invisible: 1s, hidden: 2s}\n"
+		"regions: {r-1: {azs: {r-1a: {capacity: {g5.xlarge: 1}, subnets: {subnet-1: 127.9.0.0/24}}}}}\n";
+	struct gb_scenario *sc = NULL;
+	struct gb_sim_consistency c;
+	gb_sim_t *sim = NULL;
+	gb_error_t e;
+
+	(void)state;
+	assert_int_equal(gb_scenario_parse("c.yaml", ok, sizeof(ok) - 1, &sc, &e), GB_E_OK);
+	assert_int_equal(gb_sim_create(sc, &sim, &e), GB_E_OK);
+	gb_sim_consistency_get(sim, &c);
+	assert_true(c.invisible == 1.5 && c.no_private_ip == 3);
+	gb_sim_destroy(sim);
+	gb_scenario_destroy(sc);
+	assert_int_equal(gb_scenario_parse("c.yaml", bad, sizeof(bad) - 1, &sc, &e), GB_E_CONFIG);
+	assert_non_null(strstr(e.text, "hidden"));
+}
+
 static void test_offerings_list(void **state)
 {
 	struct fix *f = *state;
@@ -837,6 +941,8 @@ int main(void)
 		T(test_describe_paging),
 		T(test_terminate_all_or_nothing),
 		T(test_create_tags),
+		T(test_consistency),
+		T(test_consistency_scenario),
 		T(test_offerings_list),
 		T(test_describe_azs),
 		T(test_events),

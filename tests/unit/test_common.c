@@ -26,6 +26,7 @@
 #include "gb_err.h"
 #include "gb_hostlist.h"
 #include "gb_log.h"
+#include "gb_partition.h"
 #include "gb_str.h"
 #include "gb_util.h"
 
@@ -348,6 +349,55 @@ static void test_log_level_parse(void **state)
 	assert_string_equal(gb_log_level_name(GB_LOG_WARNING), "warning");
 }
 
+/* botocore's partitions: regionRegex and dnsSuffix. */
+static void test_partitions(void **state)
+{
+	static const struct {
+		const char *region, *partition, *endpoint;
+	} cases[] = {
+		{ "us-east-1", "aws", "https://ec2.us-east-1.amazonaws.com" },
+		{ "ap-southeast-7", "aws", "https://ec2.ap-southeast-7.amazonaws.com" },
+		{ "il-central-1", "aws", "https://ec2.il-central-1.amazonaws.com" },
+		{ "cn-north-1", "aws-cn", "https://ec2.cn-north-1.amazonaws.com.cn" },
+		{ "cn-northwest-1", "aws-cn", "https://ec2.cn-northwest-1.amazonaws.com.cn" },
+		{ "us-gov-west-1", "aws-us-gov", "https://ec2.us-gov-west-1.amazonaws.com" },
+		{ "us-gov-east-1", "aws-us-gov", "https://ec2.us-gov-east-1.amazonaws.com" },
+		{ "us-iso-east-1", "aws-iso", "https://ec2.us-iso-east-1.c2s.ic.gov" },
+		{ "us-isob-east-1", "aws-iso-b", "https://ec2.us-isob-east-1.sc2s.sgov.gov" },
+		/* in no partition known here: an endpoint must be given */
+		{ "us-isof-south-1", NULL, NULL },
+		{ "eu-isoe-west-1", NULL, NULL },
+		{ "mars-north-1", NULL, NULL },
+		{ "us-east", NULL, NULL },
+		{ "us-east-1a", NULL, NULL },
+		{ "cn--1", NULL, NULL },
+		{ "", NULL, NULL },
+	};
+	char buf[128];
+	gb_error_t e;
+
+	(void)state;
+	for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++) {
+		const struct gb_partition *p = gb_partition_of(cases[i].region);
+		gb_err_t rc = gb_partition_endpoint("ec2", cases[i].region, buf, sizeof(buf), &e);
+
+		if (!cases[i].partition) {
+			if (p || rc != GB_E_INVALID || !strstr(e.text, "give its endpoint"))
+				fail_msg("%s: want no partition, got %s", cases[i].region,
+					 p ? p->name : e.text);
+			continue;
+		}
+		if (!p || strcmp(p->name, cases[i].partition) || rc ||
+		    strcmp(buf, cases[i].endpoint))
+			fail_msg("%s: want %s %s, got %s %s", cases[i].region, cases[i].partition,
+				 cases[i].endpoint, p ? p->name : "-", rc ? e.text : buf);
+	}
+	assert_null(gb_partition_of(NULL));
+	assert_string_equal(gb_partition_named("aws-cn")->dns_suffix, "amazonaws.com.cn");
+	assert_null(gb_partition_named("aws-moon"));
+	assert_int_equal(gb_partition_endpoint("ec2", "us-east-1", buf, 10, &e), GB_E_INVALID);
+}
+
 static void test_time(void **state)
 {
 	char b[64];
@@ -586,6 +636,7 @@ int main(void)
 		cmocka_unit_test(test_log_stderr_only_tty),
 		cmocka_unit_test(test_log_q),
 		cmocka_unit_test(test_log_level_parse),
+		cmocka_unit_test(test_partitions),
 		cmocka_unit_test(test_time),
 		cmocka_unit_test(test_random_and_mkdir),
 		cmocka_unit_test(test_file_read_regular),

@@ -384,8 +384,12 @@ static void test_regions(void **state)
 		for (size_t j = 0; j < n; j++)
 			assert_string_not_equal(names[j], names[n]);
 	}
-	/* every row of seed-and-protocols.md section 1.9 */
-	assert_int_equal(n, 34);
+	/* every row of seed-and-protocols.md section 1.9, China and GovCloud */
+	assert_int_equal(n, 38);
+	assert_true(gb_region_coords("cn-north-1", NULL, NULL));
+	assert_true(gb_region_coords("cn-northwest-1", NULL, NULL));
+	assert_true(gb_region_coords("us-gov-west-1", NULL, NULL));
+	assert_true(gb_region_coords("us-gov-east-1", NULL, NULL));
 	assert_true(gb_region_coords("ap-southeast-1", &lat, &lon));
 	assert_true(lat == 1.35 && lon == 103.82);
 	assert_true(gb_region_coords("sa-east-1", &lat, &lon));
@@ -547,6 +551,31 @@ static void test_endpoint(void **state)
 
 	conf = load_ok("cluster_name: ep\nregions: [{name: us-east-1}]\n");
 	assert_null(gb_conf_endpoint(conf, gb_conf_region(conf, "us-east-1")));
+	gb_conf_destroy(conf);
+}
+
+/* One set of credentials: the default endpoints must be in one partition. */
+static void test_partitions(void **state)
+{
+	struct gb_conf *conf;
+	char *errs;
+
+	(void)state;
+	conf = load_ok("cluster_name: cn\nregions: [{name: cn-north-1}, {name: cn-northwest-1}]\n");
+	gb_conf_destroy(conf);
+	errs = load_bad("cluster_name: mix\n"
+			"regions:\n"
+			"  - {name: us-east-1}\n"
+			"  - {name: cn-north-1}\n"
+			"  - {name: us-gov-west-1}\n");
+	check_text("errors",
+		   "t.yaml:4:12: region 'cn-north-1' is in AWS partition aws-cn, region 'us-east-1' in aws: one set of credentials cannot sign for both (one gpuburst.yaml per partition)\n"
+		   "t.yaml:5:12: region 'us-gov-west-1' is in AWS partition aws-us-gov, region 'us-east-1' in aws: one set of credentials cannot sign for both (one gpuburst.yaml per partition)\n",
+		   errs);
+	free(errs);
+	/* an endpoint decides for the region: a simulator can mix them */
+	conf = load_ok("cluster_name: sim\ncloud: {endpoint: 'http://127.0.0.1:8773'}\n"
+		       "regions: [{name: us-east-1}, {name: cn-north-1}]\n");
 	gb_conf_destroy(conf);
 }
 
@@ -1049,6 +1078,7 @@ int main(void)
 		cmocka_unit_test(test_example),
 		cmocka_unit_test(test_threshold_env),
 		cmocka_unit_test(test_endpoint),
+		cmocka_unit_test(test_partitions),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_llm_defaults),

@@ -586,7 +586,7 @@ static void test_final_classes_not_retried(void **state)
 	} cases[] = {
 		{ S_VCPU, GB_E_QUOTA, GB_EC2_CLASS_QUOTA, 400 },
 		{ S_BADPARAM, GB_E_CLOUDCONFIG, GB_EC2_CLASS_CONFIG, 400 },
-		{ S_UNAUTH, GB_E_AUTH, GB_EC2_CLASS_AUTH, 403 },
+		{ S_UNAUTH, GB_E_AUTH, GB_EC2_CLASS_REGION, 403 },
 		{ S_HTML400, GB_E_CLOUDCONFIG, GB_EC2_CLASS_CONFIG, 400 },
 		{ S_ICE200, GB_E_CAPACITY, GB_EC2_CLASS_CAPACITY, 200 },
 	};
@@ -633,6 +633,7 @@ static void test_auth_failure_refreshes_once(void **state)
 	assert_int_equal(gb_ec2_run_instances(f.ec2, &run4, &l, &ae, &e), GB_E_AUTH);
 	assert_int_equal(ae.attempts, 2);
 	assert_string_equal(ae.code, "AuthFailure");
+	assert_int_equal(ae.cls, GB_EC2_CLASS_REGION);
 	assert_int_equal(testsrv_count(f.srv), 2);
 	fix_stop(&f);
 }
@@ -1076,6 +1077,29 @@ static void test_create_options(void **state)
 	assert_string_equal(gb_ec2_endpoint(ec2), "https://ec2.us-east-1.amazonaws.com");
 	assert_string_equal(gb_ec2_region(ec2), "us-east-1");
 	gb_ec2_destroy(ec2);
+	/* the default endpoint is the partition's */
+	o.region = "cn-north-1";
+	assert_int_equal(gb_ec2_create(&o, &ec2, &e), GB_E_OK);
+	assert_string_equal(gb_ec2_endpoint(ec2), "https://ec2.cn-north-1.amazonaws.com.cn");
+	gb_ec2_destroy(ec2);
+	o.region = "us-gov-west-1";
+	assert_int_equal(gb_ec2_create(&o, &ec2, &e), GB_E_OK);
+	assert_string_equal(gb_ec2_endpoint(ec2), "https://ec2.us-gov-west-1.amazonaws.com");
+	gb_ec2_destroy(ec2);
+	o.region = "us-isob-east-1";
+	assert_int_equal(gb_ec2_create(&o, &ec2, &e), GB_E_OK);
+	assert_string_equal(gb_ec2_endpoint(ec2), "https://ec2.us-isob-east-1.sc2s.sgov.gov");
+	gb_ec2_destroy(ec2);
+	/* no partition known, no endpoint: refused, naming the region */
+	o.region = "mars-north-1";
+	ec2 = NULL;
+	assert_int_equal(gb_ec2_create(&o, &ec2, &e), GB_E_INVALID);
+	assert_null(ec2);
+	assert_non_null(strstr(e.text, "EC2 client: region 'mars-north-1' is in no AWS partition"));
+	o.endpoint = "http://127.0.0.1:1";
+	assert_int_equal(gb_ec2_create(&o, &ec2, &e), GB_E_OK);
+	gb_ec2_destroy(ec2);
+	o.endpoint = NULL;
 	o.region = "us east";
 	assert_int_equal(gb_ec2_create(&o, &ec2, &e), GB_E_INVALID);
 	o.region = "us-east-1";

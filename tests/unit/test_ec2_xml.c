@@ -349,7 +349,7 @@ static void test_constructed_samples(void **state)
 static enum gb_ec2_class class_from_name(const char *s)
 {
 	static const char *const names[] = { "NONE", "CAPACITY", "QUOTA", "THROTTLE",
-					     "CONFIG", "AUTH", "TRANSIENT" };
+					     "CONFIG", "AUTH", "TRANSIENT", "REGION" };
 
 	for (size_t i = 0; i < GB_ARRAY_LEN(names); i++) {
 		if (!strcmp(s, names[i]))
@@ -706,6 +706,23 @@ static void test_classification(void **state)
 		{ "SignatureDoesNotMatch", 403, GB_EC2_CLASS_AUTH, true },
 		{ "ServiceUnavailable", 503, GB_EC2_CLASS_TRANSIENT, true },
 		{ "InternalFailure", 500, GB_EC2_CLASS_TRANSIENT, true },
+		/* issue 17: limits of one request, not of the region */
+		{ "ResourceCountExceeded", 400, GB_EC2_CLASS_CONFIG, true },
+		{ "TagLimitExceeded", 400, GB_EC2_CLASS_CONFIG, true },
+		{ "SecurityGroupsPerInstanceLimitExceeded", 400, GB_EC2_CLASS_CONFIG, true },
+		{ "ConcurrentTagAccess", 400, GB_EC2_CLASS_TRANSIENT, true },
+		{ "InsufficientReservedInstancesCapacity", 500, GB_EC2_CLASS_CAPACITY, true },
+		/* the account may not use this region */
+		{ "OptInRequired", 401, GB_EC2_CLASS_REGION, true },
+		{ "PendingVerification", 401, GB_EC2_CLASS_REGION, true },
+		{ "AuthFailure", 401, GB_EC2_CLASS_REGION, true },
+		{ "UnauthorizedOperation", 403, GB_EC2_CLASS_REGION, true },
+		{ "Client.UnauthorizedOperation", 403, GB_EC2_CLASS_REGION, true },
+		/* the same everywhere: the credentials */
+		{ "InvalidClientTokenId", 403, GB_EC2_CLASS_AUTH, true },
+		{ "IncompleteSignature", 400, GB_EC2_CLASS_AUTH, true },
+		{ "MissingAuthenticationToken", 403, GB_EC2_CLASS_AUTH, true },
+		{ "ExpiredToken", 400, GB_EC2_CLASS_AUTH, true },
 		/* unknown codes: by name, then by status */
 		{ "InsufficientGpuCapacity", 500, GB_EC2_CLASS_CAPACITY, false },
 		{ "SomethingThrottled", 400, GB_EC2_CLASS_THROTTLE, false },
@@ -758,6 +775,7 @@ static void test_classification(void **state)
 	assert_int_equal(gb_ec2_class_err(GB_EC2_CLASS_THROTTLE), GB_E_THROTTLE);
 	assert_int_equal(gb_ec2_class_err(GB_EC2_CLASS_CONFIG), GB_E_CLOUDCONFIG);
 	assert_int_equal(gb_ec2_class_err(GB_EC2_CLASS_AUTH), GB_E_AUTH);
+	assert_int_equal(gb_ec2_class_err(GB_EC2_CLASS_REGION), GB_E_AUTH);
 	assert_int_equal(gb_ec2_class_err(GB_EC2_CLASS_TRANSIENT), GB_E_TRANSIENT);
 	assert_int_equal(gb_ec2_class_err(GB_EC2_CLASS_NONE), GB_E_OK);
 	assert_true(gb_ec2_class_retryable(GB_EC2_CLASS_THROTTLE));
@@ -765,7 +783,9 @@ static void test_classification(void **state)
 	assert_false(gb_ec2_class_retryable(GB_EC2_CLASS_CAPACITY));
 	assert_false(gb_ec2_class_retryable(GB_EC2_CLASS_QUOTA));
 	assert_false(gb_ec2_class_retryable(GB_EC2_CLASS_AUTH));
+	assert_false(gb_ec2_class_retryable(GB_EC2_CLASS_REGION));
 	assert_string_equal(gb_ec2_class_name(GB_EC2_CLASS_QUOTA), "QUOTA");
+	assert_string_equal(gb_ec2_class_name(GB_EC2_CLASS_REGION), "REGION");
 }
 
 /* ---- request bodies ---------------------------------------------------- */

@@ -626,6 +626,20 @@ static void test_bounds_and_quota(void **state)
 	assert_int_equal(gb_plan_quota_key("g5.xlarge", true, "MaxSpotInstanceCountExceeded", key,
 					   sizeof(key)), 1);
 	assert_string_equal(key, "MaxSpotInstanceCountExceeded:g5.xlarge");
+	/* a region the account may not use: one wall for every type */
+	assert_int_equal(gb_plan_quota_key("g6e.xlarge", true, "OptInRequired", key,
+					   sizeof(key)), 1);
+	assert_string_equal(key, GB_PLAN_QUOTA_ACCOUNT);
+	assert_int_equal(gb_plan_quota_key("g5.xlarge", false, "AuthFailure", key,
+					   sizeof(key)), 1);
+	assert_string_equal(key, "account");
+	assert_int_equal(gb_state_quota_record(st, "ap-south-1", "account", "PendingVerification",
+					       0, true, now, hl, &err), GB_E_OK);
+	bounds_facts(st, &c, &f, now + 1);
+	assert_true(pool_of(&f, "subnet-aps1b-1")->mem.quota_room == 0);
+	assert_true(pool_of(&f, "subnet-aps1b-1")->mem.walled);
+	assert_string_equal(pool_of(&f, "subnet-aps1b-1")->mem.quota_code, "PendingVerification");
+	gb_plan_facts_clear(&f);
 	gb_plan_candidates_clear(&c);
 	drop_state(st);
 }
