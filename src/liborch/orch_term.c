@@ -301,6 +301,11 @@ static gb_err_t region_instances(gb_orch_t *o, const char *region,
 		dp.filters = &f;
 		dp.n_filters = 1;
 	}
+	/*
+	 * In pages: one answer for every instance of a large region could pass
+	 * the HTTP client's body limit (an instance item is 3-4 KB).
+	 */
+	dp.max_results = 1000;
 	if ((rc = gb_orch_ec2_new(o, region, &c, err)))
 		return rc;
 	rc = gb_ec2_describe_instances(c, &dp, &l, NULL, err);
