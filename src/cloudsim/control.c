@@ -54,39 +54,29 @@ static json_t *quota_json(long v)
 	return v == GB_SC_UNLIMITED ? json_null() : json_integer(v);
 }
 
-static json_t *pools_json(const gb_sim_t *sim, const struct gb_sc_az *az)
+/*
+ * The pools of one AZ in one market; the Spot pools (with their price) apart,
+ * so that the On-Demand pool objects keep their shape.
+ */
+static json_t *pools_json(const gb_sim_t *sim, const struct gb_sc_az *az, bool spot)
 {
 	size_t n;
 	const struct gb_sim_pool *p = gb_sim_pools(sim, &n);
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < n; i++) {
-		long avail = p[i].total > p[i].used ? p[i].total - p[i].used : 0;
+		long total = spot ? p[i].spot_total : p[i].total;
+		long used = spot ? p[i].spot_used : p[i].used;
+		json_t *o;
 
-		if (p[i].az == az)
-			json_array_append_new(a, json_pack("{s:s,s:I,s:I,s:I}",
-				"instance_type", p[i].type->name, "total", (json_int_t)p[i].total,
-				"used", (json_int_t)p[i].used, "available", (json_int_t)avail));
-	}
-	return a;
-}
-
-/* Spot pools apart, so that the On-Demand pool objects keep their shape. */
-static json_t *spot_json(const gb_sim_t *sim, const struct gb_sc_az *az)
-{
-	size_t n;
-	const struct gb_sim_pool *p = gb_sim_pools(sim, &n);
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < n; i++) {
-		long avail = p[i].spot_total > p[i].spot_used ? p[i].spot_total - p[i].spot_used : 0;
-
-		if (p[i].az == az && p[i].spot)
-			json_array_append_new(a, json_pack("{s:s,s:I,s:I,s:I,s:f}",
-				"instance_type", p[i].type->name,
-				"total", (json_int_t)p[i].spot_total,
-				"used", (json_int_t)p[i].spot_used, "available", (json_int_t)avail,
-				"price", p[i].spot_price));
+		if (p[i].az != az || (spot && !p[i].spot))
+			continue;
+		o = json_pack("{s:s,s:I,s:I,s:I}", "instance_type", p[i].type->name,
+			      "total", (json_int_t)total, "used", (json_int_t)used,
+			      "available", (json_int_t)(total > used ? total - used : 0));
+		if (spot)
+			json_object_set_new(o, "price", json_real(p[i].spot_price));
+		json_array_append_new(a, o);
 	}
 	return a;
 }
@@ -115,8 +105,8 @@ static json_t *region_json(const gb_sim_t *sim, const struct gb_sc_region *rg)
 	for (size_t z = 0; z < rg->nazs; z++)
 		json_array_append_new(azs, json_pack("{s:s,s:s,s:o,s:o,s:o}",
 			"name", rg->azs[z].name, "zone_id", rg->azs[z].zone_id,
-			"pools", pools_json(sim, &rg->azs[z]),
-			"spot_pools", spot_json(sim, &rg->azs[z]),
+			"pools", pools_json(sim, &rg->azs[z], false),
+			"spot_pools", pools_json(sim, &rg->azs[z], true),
 			"subnets", subnets_json(sim, &rg->azs[z])));
 	return json_pack("{s:s,s:{s:o,s:o,s:o},s:{s:I,s:I,s:I},s:{s:{s:o,s:o},s:{s:I,s:I}},s:o}",
 		"name", rg->name,
