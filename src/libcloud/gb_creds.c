@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gb_creds.c - AWS credential chain: explicit, environment, shared
- * credentials/config files (INI with profiles), EC2 IMDSv2
+ * gb_creds.c - AWS credential chain: gpuburst's own settings, environment,
+ * shared credentials/config files (INI with profiles), role credentials
+ * (credential_process, STS AssumeRole, AssumeRoleWithWebIdentity), EC2
+ * IMDSv2
  */
 #include "config.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -20,18 +23,34 @@
 #include "gb_creds.h"
 #include "gb_http.h"
 #include "gb_log.h"
+#include "gb_partition.h"
+#include "gb_run.h"
 #include "gb_str.h"
+#include "gb_sts.h"
 #include "gb_util.h"
 
 #define INI_MAX_BYTES (1u << 20)	/* shared files larger than 1 MiB: refuse */
 #define IMDS_MAX_BYTES (64u << 10)
 #define RETRY_AFTER_FAILURE 60.0	/* seconds between failed refreshes */
+#define MAX_CHAIN 8			/* source_profile hops */
+#define PROCESS_OUT_MAX (64u << 10)
+#define PROCESS_ERR_MAX (4u << 10)
+#define TOKEN_FILE_MAX 20000		/* STS's WebIdentityToken limit */
 
 struct gb_creds {
 	pthread_mutex_t lock;
 	/* options (owned copies) */
 	char *access_key_id, *secret_access_key, *session_token;
 	char *profile, *credentials_file, *config_file, *imds_endpoint;
+	char *role_arn, *source_profile, *credential_source, *external_id;
+	char *role_session_name, *web_identity_token_file;
+	long duration_seconds;
+	struct gb_strv process;		/* credential_process argv */
+	double process_timeout;
+	char *sts_endpoint, *sts_region;
+	bool sts_needs_endpoint;
+	struct gb_http_opts http;	/* STS; strings owned: */
+	char *http_ca_bundle;
 	bool no_env, no_files, no_imds;
 	long imds_timeout_ms;
 	double refresh_window;
@@ -41,6 +60,7 @@ struct gb_creds {
 	struct gb_creds_snapshot cur;	/* cached; access_key_id NULL: none */
 	double next_refresh;		/* when to walk the chain again */
 	char *region;			/* from the config file */
+	char desc[384];			/* what the last resolution used */
 	gb_http_t *imds;		/* created on first use */
 	char *imds_token;
 	double imds_token_expiry;
@@ -102,6 +122,12 @@ const char *gb_creds_source_name(enum gb_creds_source s)
 		return "config-file";
 	case GB_CREDS_SRC_IMDS:
 		return "imds";
+	case GB_CREDS_SRC_PROCESS:
+		return "credential-process";
+	case GB_CREDS_SRC_ASSUME_ROLE:
+		return "assume-role";
+	case GB_CREDS_SRC_WEB_IDENTITY:
+		return "web-identity";
 	case GB_CREDS_SRC_NONE:
 		break;
 	}
@@ -146,8 +172,26 @@ gb_err_t gb_creds_create(const struct gb_creds_opts *o, gb_creds_t **out,
 	if (o->session_token && !o->access_key_id)
 		return gb_errorf(err, GB_E_CONFIG,
 				 "an explicit session token needs explicit keys");
-	if (o->imds_timeout_ms < 0 || o->refresh_window < 0)
-		return gb_errorf(err, GB_E_CONFIG, "negative IMDS timeout or refresh window");
+	if (o->imds_timeout_ms < 0 || o->refresh_window < 0 || o->process_timeout < 0)
+		return gb_errorf(err, GB_E_CONFIG,
+				 "negative IMDS timeout, refresh window or process timeout");
+	if ((o->role_arn != NULL) + (o->credential_process != NULL) +
+	    (o->access_key_id != NULL) > 1)
+		return gb_errorf(err, GB_E_CONFIG,
+				 "give one of explicit keys, role_arn and credential_process");
+	if (o->role_arn && (!!o->source_profile + !!o->credential_source +
+			    !!o->web_identity_token_file) != 1)
+		return gb_errorf(err, GB_E_CONFIG,
+				 "role_arn needs exactly one of source_profile, credential_source and web_identity_token_file");
+	if (!o->role_arn && (o->source_profile || o->credential_source ||
+			     o->web_identity_token_file || o->external_id ||
+			     o->role_session_name || o->duration_seconds))
+		return gb_errorf(err, GB_E_CONFIG,
+				 "source_profile, credential_source, web_identity_token_file, external_id, role_session_name and duration_seconds need role_arn");
+	if (o->credential_process && (!o->credential_process[0] ||
+				      o->credential_process[0][0] != '/'))
+		return gb_errorf(err, GB_E_CONFIG,
+				 "credential_process: the program must be an absolute path (it runs without a shell or PATH search)");
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
@@ -158,7 +202,16 @@ gb_err_t gb_creds_create(const struct gb_creds_opts *o, gb_creds_t **out,
 	    !dup_opt(&c->profile, o->profile) ||
 	    !dup_opt(&c->credentials_file, o->credentials_file) ||
 	    !dup_opt(&c->config_file, o->config_file) ||
-	    !dup_opt(&c->imds_endpoint, o->imds_endpoint)) {
+	    !dup_opt(&c->imds_endpoint, o->imds_endpoint) ||
+	    !dup_opt(&c->role_arn, o->role_arn) ||
+	    !dup_opt(&c->source_profile, o->source_profile) ||
+	    !dup_opt(&c->credential_source, o->credential_source) ||
+	    !dup_opt(&c->external_id, o->external_id) ||
+	    !dup_opt(&c->role_session_name, o->role_session_name) ||
+	    !dup_opt(&c->web_identity_token_file, o->web_identity_token_file) ||
+	    !dup_opt(&c->sts_endpoint, o->sts_endpoint) ||
+	    !dup_opt(&c->sts_region, o->sts_region) ||
+	    !dup_opt(&c->http_ca_bundle, o->http.ca_bundle)) {
 		gb_creds_destroy(c);
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
 	}
@@ -166,6 +219,18 @@ gb_err_t gb_creds_create(const struct gb_creds_opts *o, gb_creds_t **out,
 		gb_log_secret_add(o->secret_access_key);
 	if (o->session_token)
 		gb_log_secret_add(o->session_token);
+	for (size_t i = 0; o->credential_process && o->credential_process[i]; i++) {
+		if (gb_strv_add(&c->process, o->credential_process[i])) {
+			gb_creds_destroy(c);
+			return gb_errorf(err, GB_E_NOMEM, "out of memory");
+		}
+	}
+	c->duration_seconds = o->duration_seconds;
+	c->process_timeout = o->process_timeout ? o->process_timeout
+						: GB_CREDS_PROCESS_TIMEOUT;
+	c->sts_needs_endpoint = o->sts_needs_endpoint;
+	c->http = o->http;
+	c->http.ca_bundle = c->http_ca_bundle;
 	c->no_env = o->no_env;
 	c->no_files = o->no_files;
 	c->no_imds = o->no_imds;
@@ -198,6 +263,16 @@ void gb_creds_destroy(gb_creds_t *c)
 	free(c->credentials_file);
 	free(c->config_file);
 	free(c->imds_endpoint);
+	free(c->role_arn);
+	free(c->source_profile);
+	free(c->credential_source);
+	free_secret(&c->external_id);
+	free(c->role_session_name);
+	free(c->web_identity_token_file);
+	gb_strv_free(&c->process);
+	free(c->sts_endpoint);
+	free(c->sts_region);
+	free(c->http_ca_bundle);
 	gb_creds_snapshot_clear(&c->cur);
 	free(c->region);
 	free_secret(&c->imds_token);
@@ -208,30 +283,60 @@ void gb_creds_destroy(gb_creds_t *c)
 
 /* ---- shared files: a strict little INI reader ---------------------------- */
 
-/* What we want from one file: the keys of one section. */
-struct ini_want {
-	const char *path;
-	const char *section;	/* "default", "profile x" or "x" */
-	bool found;		/* the section exists */
-	char *keys[6];		/* NEW values of the keys below, or NULL */
-	/* duplicate detection */
-	struct gb_strv sections;
-	struct gb_strv seen_keys;	/* keys of the current section */
+/* The settings of a profile gpuburst reads; anything else is ignored. */
+enum pkey {
+	P_AK, P_SK, P_TOKEN, P_TOKEN_OLD, P_REGION, P_ROLE_ARN,
+	P_SOURCE_PROFILE, P_CREDENTIAL_SOURCE, P_EXTERNAL_ID, P_SESSION_NAME,
+	P_DURATION, P_WEB_TOKEN_FILE, P_PROCESS, P_MFA_SERIAL,
+	P_SSO,			/* the first sso_* key: not supported */
+	P_COUNT
 };
 
-enum { K_AK, K_SK, K_TOKEN, K_TOKEN_OLD, K_REGION, K_UNSUPPORTED };
-
-static const char *const ini_keys[] = {
+static const char *const pkey_names[P_COUNT] = {
 	"aws_access_key_id", "aws_secret_access_key", "aws_session_token",
-	"aws_security_token", "region",
+	"aws_security_token", "region", "role_arn", "source_profile",
+	"credential_source", "external_id", "role_session_name",
+	"duration_seconds", "web_identity_token_file", "credential_process",
+	"mfa_serial", NULL,
 };
 
-/* Settings that name another credential source we do not implement. */
-static bool unsupported_key(const char *k)
+struct ini_section {
+	char *name;		/* "default", "profile x" or "x" */
+	char *v[P_COUNT];	/* NEW values, or NULL */
+};
+
+/* One parsed file: every section, with the settings above. */
+struct ini_file {
+	char *path;		/* NEW; NULL: no home directory */
+	bool exists;
+	struct ini_section *sec;
+	size_t n, cap;
+	/* parser state */
+	struct gb_strv seen_keys;	/* keys of the current section */
+	bool may_continue;
+};
+
+static void ini_file_free(struct ini_file *f)
 {
-	return !strcmp(k, "role_arn") || !strcmp(k, "credential_process") ||
-	       !strcmp(k, "web_identity_token_file") ||
-	       !strcmp(k, "credential_source") || gb_str_has_prefix(k, "sso_");
+	for (size_t i = 0; i < f->n; i++) {
+		free(f->sec[i].name);
+		for (size_t k = 0; k < P_COUNT; k++)
+			free_secret(&f->sec[i].v[k]);
+	}
+	free(f->sec);
+	free(f->path);
+	gb_strv_free(&f->seen_keys);
+	memset(f, 0, sizeof(*f));
+}
+
+static const struct ini_section *ini_find(const struct ini_file *f,
+					  const char *name)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		if (strcmp(f->sec[i].name, name) == 0)
+			return &f->sec[i];
+	}
+	return NULL;
 }
 
 static char *trim(char *s)
@@ -269,100 +374,108 @@ static char *section_name(char *line, bool *bad_tail)
 	return name;
 }
 
-static gb_err_t ini_line(struct ini_want *w, char *line, size_t lineno,
-			 bool *in_wanted, bool *have_section, bool *may_continue,
+static gb_err_t ini_section_start(struct ini_file *f, char *line, size_t lineno,
+				  gb_error_t *err)
+{
+	bool bad_tail;
+	char *name = section_name(line, &bad_tail);
+
+	if (!name)
+		return gb_errorf(err, GB_E_CONFIG, "%s:%zu: section header without ']'",
+				 f->path, lineno);
+	if (bad_tail || !*name)
+		return gb_errorf(err, GB_E_CONFIG, "%s:%zu: malformed section header",
+				 f->path, lineno);
+	if (ini_find(f, name))
+		return gb_errorf(err, GB_E_CONFIG, "%s:%zu: duplicate section [%s]",
+				 f->path, lineno, name);
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 8;
+		struct ini_section *s = realloc(f->sec, cap * sizeof(*s));
+
+		if (!s)
+			return gb_errorf(err, GB_E_NOMEM, "out of memory");
+		f->sec = s;
+		f->cap = cap;
+	}
+	memset(&f->sec[f->n], 0, sizeof(f->sec[f->n]));
+	if (!(f->sec[f->n].name = strdup(name)))
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	f->n++;
+	gb_strv_free(&f->seen_keys);
+	return GB_E_OK;
+}
+
+static gb_err_t ini_setting(struct ini_file *f, char *line, size_t lineno,
+			    gb_error_t *err)
+{
+	char *eq = strchr(line, '='), *key, *value;
+	struct ini_section *s;
+	int k = -1;
+
+	if (!eq)
+		return gb_errorf(err, GB_E_CONFIG,
+				 "%s:%zu: expected \"key = value\", \"[section]\" or a comment",
+				 f->path, lineno);
+	if (!f->n)
+		return gb_errorf(err, GB_E_CONFIG, "%s:%zu: setting outside any [section]",
+				 f->path, lineno);
+	*eq = '\0';
+	key = trim(line);
+	value = trim(eq + 1);
+	if (!*key)
+		return gb_errorf(err, GB_E_CONFIG, "%s:%zu: empty key", f->path, lineno);
+	if (gb_strv_find(&f->seen_keys, key) >= 0)
+		return gb_errorf(err, GB_E_CONFIG, "%s:%zu: duplicate key \"%s\"",
+				 f->path, lineno, key);
+	if (gb_strv_add(&f->seen_keys, key))
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	f->may_continue = true;
+	s = &f->sec[f->n - 1];
+	for (int i = 0; i < P_SSO; i++) {
+		if (strcmp(key, pkey_names[i]) == 0)
+			k = i;
+	}
+	if (k < 0 && gb_str_has_prefix(key, "sso_") && !s->v[P_SSO]) {
+		k = P_SSO;
+		value = key;
+	}
+	if (k >= 0 && !(s->v[k] = strdup(value)))
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	return GB_E_OK;
+}
+
+static gb_err_t ini_line(struct ini_file *f, char *line, size_t lineno,
 			 gb_error_t *err)
 {
-	char *eq, *key, *value;
-
 	if (*line == ' ' || *line == '\t') {
 		char *t = trim(line);
 
 		if (*t == '\0' || *t == '#' || *t == ';')
 			return GB_E_OK;
-		if (!*may_continue)
+		if (!f->may_continue)
 			return gb_errorf(err, GB_E_CONFIG,
 					 "%s:%zu: indented line does not continue a setting",
-					 w->path, lineno);
+					 f->path, lineno);
 		return GB_E_OK;	/* nested value (e.g. "s3 =" block): ignored */
 	}
 	line = trim(line);
-	*may_continue = false;
+	f->may_continue = false;
 	if (*line == '\0' || *line == '#' || *line == ';')
 		return GB_E_OK;
-	if (*line == '[') {
-		bool bad_tail;
-		char *name = section_name(line, &bad_tail);
-
-		if (!name)
-			return gb_errorf(err, GB_E_CONFIG,
-					 "%s:%zu: section header without ']'",
-					 w->path, lineno);
-		if (bad_tail || !*name)
-			return gb_errorf(err, GB_E_CONFIG,
-					 "%s:%zu: malformed section header",
-					 w->path, lineno);
-		if (gb_strv_find(&w->sections, name) >= 0)
-			return gb_errorf(err, GB_E_CONFIG,
-					 "%s:%zu: duplicate section [%s]",
-					 w->path, lineno, name);
-		if (gb_strv_add(&w->sections, name))
-			return gb_errorf(err, GB_E_NOMEM, "out of memory");
-		gb_strv_free(&w->seen_keys);
-		*have_section = true;
-		*in_wanted = strcmp(name, w->section) == 0;
-		if (*in_wanted)
-			w->found = true;
-		return GB_E_OK;
-	}
-	eq = strchr(line, '=');
-	if (!eq)
-		return gb_errorf(err, GB_E_CONFIG,
-				 "%s:%zu: expected \"key = value\", \"[section]\" or a comment",
-				 w->path, lineno);
-	if (!*have_section)
-		return gb_errorf(err, GB_E_CONFIG,
-				 "%s:%zu: setting outside any [section]", w->path,
-				 lineno);
-	*eq = '\0';
-	key = trim(line);
-	value = trim(eq + 1);
-	if (!*key)
-		return gb_errorf(err, GB_E_CONFIG, "%s:%zu: empty key", w->path,
-				 lineno);
-	if (gb_strv_find(&w->seen_keys, key) >= 0)
-		return gb_errorf(err, GB_E_CONFIG, "%s:%zu: duplicate key \"%s\"",
-				 w->path, lineno, key);
-	if (gb_strv_add(&w->seen_keys, key))
-		return gb_errorf(err, GB_E_NOMEM, "out of memory");
-	*may_continue = true;
-	if (!*in_wanted)
-		return GB_E_OK;
-	for (size_t i = 0; i < GB_ARRAY_LEN(ini_keys); i++) {
-		if (strcmp(key, ini_keys[i]) == 0) {
-			w->keys[i] = strdup(value);
-			if (!w->keys[i])
-				return gb_errorf(err, GB_E_NOMEM, "out of memory");
-		}
-	}
-	if (unsupported_key(key) && !w->keys[K_UNSUPPORTED]) {
-		w->keys[K_UNSUPPORTED] = strdup(key);
-		if (!w->keys[K_UNSUPPORTED])
-			return gb_errorf(err, GB_E_NOMEM, "out of memory");
-	}
-	return GB_E_OK;
+	if (*line == '[')
+		return ini_section_start(f, line, lineno, err);
+	return ini_setting(f, line, lineno, err);
 }
 
-static gb_err_t ini_parse(struct ini_want *w, char *data, size_t len,
+static gb_err_t ini_parse(struct ini_file *f, char *data, size_t len,
 			  gb_error_t *err)
 {
-	bool in_wanted = false, have_section = false, may_continue = false;
 	size_t lineno = 0;
 	char *p = data;
 
 	if (memchr(data, '\0', len))
-		return gb_errorf(err, GB_E_CONFIG, "%s: contains NUL bytes",
-				 w->path);
+		return gb_errorf(err, GB_E_CONFIG, "%s: contains NUL bytes", f->path);
 	while (p < data + len) {
 		char *nl = strchr(p, '\n');
 		char *end = nl ? nl : data + len;
@@ -374,8 +487,7 @@ static gb_err_t ini_parse(struct ini_want *w, char *data, size_t len,
 			end[-1] = '\0';
 		if (lineno == 1 && !strncmp(p, "\xef\xbb\xbf", 3))
 			p += 3;	/* UTF-8 byte order mark */
-		rc = ini_line(w, p, lineno, &in_wanted, &have_section,
-			      &may_continue, err);
+		rc = ini_line(f, p, lineno, err);
 		if (rc)
 			return rc;
 		if (!nl)
@@ -385,41 +497,29 @@ static gb_err_t ini_parse(struct ini_want *w, char *data, size_t len,
 	return GB_E_OK;
 }
 
-static void ini_want_free(struct ini_want *w)
-{
-	for (size_t i = 0; i < GB_ARRAY_LEN(w->keys); i++)
-		free_secret(&w->keys[i]);
-	gb_strv_free(&w->sections);
-	gb_strv_free(&w->seen_keys);
-}
-
 /*
- * Read [path] in one allocation (no realloc leaves stray copies of the
- * secrets), parse it, wipe it.  A missing file is not an error:
- * *exists = false.  gb_file_open() refuses what is not a regular file
- * (a FIFO would block) and a file over the limit, before reading.
+ * Read a small file that may hold secrets in one allocation (no realloc
+ * leaves stray copies), NUL-terminated; the caller wipes and frees it.
+ * gb_file_open() refuses what is not a regular file (a FIFO would block)
+ * and a file over [max], before reading.  RET GB_E_NOTFOUND when missing.
  */
-static gb_err_t ini_read(struct ini_want *w, bool *exists, gb_error_t *err)
+static gb_err_t read_secret_file(const char *path, size_t max, char **out,
+				 size_t *len, gb_error_t *err)
 {
-	char *data = NULL;
 	size_t size = 0, got = 0;
+	char *data;
 	gb_err_t rc;
 	int fd;
 
-	*exists = false;
-	rc = gb_file_open(w->path, INI_MAX_BYTES, &fd, &size, err);
-	if (rc == GB_E_NOTFOUND)
-		return GB_E_OK;
-	*exists = true;
-	if (rc) {
-		if (err)
-			err->code = GB_E_CONFIG;
-		return GB_E_CONFIG;
-	}
+	*out = NULL;
+	*len = 0;
+	rc = gb_file_open(path, max, &fd, &size, err);
+	if (rc)
+		return rc;
 	data = malloc(size + 1);
 	if (!data) {
-		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
-		goto out;
+		close(fd);
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
 	}
 	while (got < size) {
 		ssize_t r = read(fd, data + got, size - got);
@@ -427,22 +527,45 @@ static gb_err_t ini_read(struct ini_want *w, bool *exists, gb_error_t *err)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			rc = gb_errorf(err, GB_E_CONFIG, "%s: %s", w->path,
-				       strerror(errno));
-			goto out;
+			rc = gb_errorf(err, GB_E_CONFIG, "%s: %s", path, strerror(errno));
+			gb_memzero(data, size + 1);
+			free(data);
+			close(fd);
+			return rc;
 		}
 		if (r == 0)
 			break;
 		got += (size_t)r;
 	}
-	data[got] = '\0';
-	rc = ini_parse(w, data, got, err);
-out:
-	if (data) {
-		gb_memzero(data, size + 1);
-		free(data);
-	}
 	close(fd);
+	data[got] = '\0';
+	*out = data;
+	*len = got;
+	return GB_E_OK;
+}
+
+/* Parse the file at f->path; a missing one leaves f->exists false. */
+static gb_err_t ini_read(struct ini_file *f, gb_error_t *err)
+{
+	char *data = NULL;
+	size_t len = 0;
+	gb_err_t rc;
+
+	f->exists = false;
+	if (!f->path)
+		return GB_E_OK;
+	rc = read_secret_file(f->path, INI_MAX_BYTES, &data, &len, err);
+	if (rc == GB_E_NOTFOUND)
+		return GB_E_OK;
+	f->exists = true;
+	if (rc) {
+		if (err && rc != GB_E_NOMEM)
+			err->code = GB_E_CONFIG;
+		return rc == GB_E_NOMEM ? rc : GB_E_CONFIG;
+	}
+	rc = ini_parse(f, data, len, err);
+	gb_memzero(data, len + 1);
+	free(data);
 	return rc;
 }
 
@@ -467,22 +590,676 @@ static char *file_path(const char *opt, const char *env, const char *name)
 	return gb_buf_steal(&b);
 }
 
+/* ---- one resolution: the files, read once, and the profiles in them ------- */
+
+struct resolution {
+	gb_creds_t *c;
+	struct ini_file cred, conf;	/* the credentials and config files */
+	bool loaded;
+	struct gb_strv chain;		/* profiles being resolved (loops) */
+	struct gb_buf *tried;
+	struct gb_buf desc;		/* "assume-role ARN <- credentials-file [x]" */
+};
+
+/*
+ * A profile's settings: its section in the credentials file and in the
+ * config file (either may be NULL), or gpuburst.yaml's cloud.credentials
+ * (then [own] holds them and [argv] the credential_process).
+ */
+struct prof {
+	const char *name;		/* NULL: cloud.credentials */
+	const struct ini_section *cred, *conf;
+	struct ini_section own;		/* cloud.credentials (borrowed strings) */
+	char *const *argv;
+	char duration[24];
+};
+
+/* The credentials file's value, else the config file's (botocore's merge). */
+static const char *pget(const struct prof *p, enum pkey k)
+{
+	if (!p->name)
+		return p->own.v[k];
+	if (p->cred && p->cred->v[k])
+		return p->cred->v[k];
+	return p->conf ? p->conf->v[k] : NULL;
+}
+
+/* For messages: where [p]'s settings are. */
+static void pwhere(const struct resolution *r, const struct prof *p,
+		   struct gb_buf *b)
+{
+	if (!p->name) {
+		gb_buf_puts(b, "cloud.credentials");
+		return;
+	}
+	gb_buf_printf(b, "AWS profile \"%s\" (", p->name);
+	if (p->cred)
+		gb_buf_printf(b, "%s [%s]%s", r->cred.path, p->cred->name,
+			      p->conf ? ", " : "");
+	if (p->conf)
+		gb_buf_printf(b, "%s [%s]", r->conf.path, p->conf->name);
+	gb_buf_putc(b, ')');
+}
+
+static gb_err_t perror_at(const struct resolution *r, const struct prof *p,
+			  gb_err_t code, gb_error_t *err, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static gb_err_t perror_at(const struct resolution *r, const struct prof *p,
+			  gb_err_t code, gb_error_t *err, const char *fmt, ...)
+{
+	struct gb_buf b = GB_BUF_INIT;
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	pwhere(r, p, &b);
+	gb_errorf(err, code, "%s: %s", gb_buf_str(&b), msg);
+	gb_buf_free(&b);
+	return code;
+}
+
+static gb_err_t files_load(struct resolution *r, gb_error_t *err)
+{
+	gb_creds_t *c = r->c;
+	gb_err_t rc;
+
+	if (r->loaded)
+		return GB_E_OK;
+	r->loaded = true;
+	r->cred.path = file_path(c->credentials_file, "AWS_SHARED_CREDENTIALS_FILE",
+				 "credentials");
+	r->conf.path = file_path(c->config_file, "AWS_CONFIG_FILE", "config");
+	if ((rc = ini_read(&r->cred, err)) || (rc = ini_read(&r->conf, err)))
+		return rc;
+	return GB_E_OK;
+}
+
+/* Look [name] up in both files.  RET whether either has it. */
+static bool prof_named(struct resolution *r, const char *name, struct prof *p)
+{
+	char sect[256];
+
+	memset(p, 0, sizeof(*p));
+	p->name = name;
+	if (strcmp(name, "default") == 0)
+		snprintf(sect, sizeof(sect), "default");
+	else
+		snprintf(sect, sizeof(sect), "profile %s", name);
+	p->cred = ini_find(&r->cred, name);
+	p->conf = ini_find(&r->conf, sect);
+	return p->cred || p->conf;
+}
+
+/* cloud.credentials as a profile of its own. */
+static void prof_own(const gb_creds_t *c, struct prof *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->own.v[P_AK] = c->access_key_id;
+	p->own.v[P_SK] = c->secret_access_key;
+	p->own.v[P_TOKEN] = c->session_token;
+	p->own.v[P_ROLE_ARN] = c->role_arn;
+	p->own.v[P_SOURCE_PROFILE] = c->source_profile;
+	p->own.v[P_CREDENTIAL_SOURCE] = c->credential_source;
+	p->own.v[P_EXTERNAL_ID] = c->external_id;
+	p->own.v[P_SESSION_NAME] = c->role_session_name;
+	p->own.v[P_WEB_TOKEN_FILE] = c->web_identity_token_file;
+	if (c->duration_seconds) {
+		snprintf(p->duration, sizeof(p->duration), "%ld", c->duration_seconds);
+		p->own.v[P_DURATION] = p->duration;
+	}
+	p->argv = c->process.n ? c->process.v : NULL;
+}
+
+static bool prof_own_used(const gb_creds_t *c)
+{
+	return c->access_key_id || c->role_arn || c->process.n;
+}
+
+static gb_err_t resolve_prof(struct resolution *r, struct prof *p, int depth,
+			     struct gb_creds_snapshot *s, bool *got,
+			     gb_error_t *err);
+
+/* ---- static keys ---------------------------------------------------------- */
+
+/* Keys of [sec] (one file's section) if it has them. */
+static gb_err_t from_keys(const struct resolution *r, const struct prof *p,
+			  const struct ini_section *sec, enum gb_creds_source src,
+			  struct gb_creds_snapshot *s, bool *got, gb_error_t *err)
+{
+	const char *ak = sec ? sec->v[P_AK] : NULL, *sk = sec ? sec->v[P_SK] : NULL;
+	const char *tok;
+
+	if (!sec)
+		return GB_E_OK;
+	tok = sec->v[P_TOKEN] ? sec->v[P_TOKEN] : sec->v[P_TOKEN_OLD];
+	if ((ak && *ak) != (sk && *sk))
+		return perror_at(r, p, GB_E_CONFIG, err, "[%s] has %s but no %s", sec->name ? sec->name : "cloud.credentials",
+				 ak && *ak ? "aws_access_key_id" : "aws_secret_access_key",
+				 ak && *ak ? "aws_secret_access_key" : "aws_access_key_id");
+	if (!(ak && *ak))
+		return GB_E_OK;
+	*got = true;
+	return snapshot_set(s, ak, sk, tok, 0, src, err);
+}
+
+/* ---- credential_process ------------------------------------------------------ */
+
+/*
+ * Split [s] into words as a POSIX shell would without expanding anything
+ * (botocore uses shlex): blanks separate; '...' is literal; "..." keeps
+ * blanks, with \\ \" \$ \` escaped; a backslash outside quotes escapes the
+ * next character.
+ */
+static gb_err_t split_words(const char *s, struct gb_strv *out, gb_error_t *err)
+{
+	struct gb_buf w = GB_BUF_INIT;
+	bool in_word = false;
+	gb_err_t rc = GB_E_OK;
+
+	for (const char *q = s;; q++) {
+		if (*q == '\0' || *q == ' ' || *q == '\t' || *q == '\n') {
+			if (in_word && gb_strv_add(out, gb_buf_str(&w)))
+				rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+			gb_buf_reset(&w);
+			in_word = false;
+			if (*q == '\0' || rc)
+				break;
+			continue;
+		}
+		in_word = true;
+		if (*q == '\'') {
+			const char *e = strchr(q + 1, '\'');
+
+			if (!e) {
+				rc = gb_errorf(err, GB_E_CONFIG, "unterminated ' quote");
+				break;
+			}
+			gb_buf_append(&w, q + 1, (size_t)(e - q - 1));
+			q = e;
+		} else if (*q == '"') {
+			for (q++; *q && *q != '"'; q++) {
+				if (*q == '\\' && q[1] && strchr("\\\"$`", q[1]))
+					q++;
+				gb_buf_putc(&w, *q);
+			}
+			if (*q != '"') {
+				rc = gb_errorf(err, GB_E_CONFIG, "unterminated \" quote");
+				break;
+			}
+		} else if (*q == '\\') {
+			if (!q[1]) {
+				rc = gb_errorf(err, GB_E_CONFIG, "a trailing backslash");
+				break;
+			}
+			gb_buf_putc(&w, *++q);
+		} else {
+			gb_buf_putc(&w, *q);
+		}
+	}
+	if (!rc && gb_buf_failed(&w))
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+	gb_buf_free(&w);
+	return rc;
+}
+
+/* Log what the helper wrote on stderr, one line per log line. */
+static void log_stderr(const char *prog, const struct gb_buf *b, bool failed)
+{
+	char *copy = b->len ? strdup(b->data) : NULL, *save = NULL;
+	char q[256];
+
+	for (char *l = copy ? strtok_r(copy, "\r\n", &save) : NULL; l;
+	     l = strtok_r(NULL, "\r\n", &save)) {
+		if (failed)
+			gb_log_warn("credential_process_stderr program=%s line=%s", prog,
+				    gb_log_q(q, sizeof(q), l));
+		else
+			gb_log_info("credential_process_stderr program=%s line=%s", prog,
+				    gb_log_q(q, sizeof(q), l));
+	}
+	free(copy);
+}
+
+/* Wipe a string inside a jansson value before it is freed. */
+static void json_wipe(json_t *v)
+{
+	if (json_is_string(v))
+		gb_memzero((char *)json_string_value(v), json_string_length(v));
+}
+
+/* The helper's JSON (botocore's contract: Version 1, Expiration optional). */
+static gb_err_t process_parse(const struct resolution *r, const struct prof *p,
+			      const char *prog, const char *out,
+			      struct gb_creds_snapshot *s, gb_error_t *err)
+{
+	json_error_t je;
+	json_t *doc = json_loads(out, JSON_REJECT_DUPLICATES, &je);
+	json_t *ver = json_object_get(doc, "Version");
+	const char *ak, *sk, *tok, *exp_s;
+	double exp = 0;
+	gb_err_t rc;
+
+	if (!json_is_object(doc)) {
+		rc = perror_at(r, p, GB_E_AUTH, err,
+			       "credential_process %s printed no JSON object (%s)", prog,
+			       doc ? "not an object" : je.text);
+		goto out;
+	}
+	if (!json_is_integer(ver) || json_integer_value(ver) != 1) {
+		rc = perror_at(r, p, GB_E_AUTH, err,
+			       "credential_process %s: \"Version\" must be the number 1",
+			       prog);
+		goto out;
+	}
+	ak = json_string_value(json_object_get(doc, "AccessKeyId"));
+	sk = json_string_value(json_object_get(doc, "SecretAccessKey"));
+	tok = json_string_value(json_object_get(doc, "SessionToken"));
+	exp_s = json_string_value(json_object_get(doc, "Expiration"));
+	if (!ak || !*ak || !sk || !*sk) {
+		rc = perror_at(r, p, GB_E_AUTH, err,
+			       "credential_process %s: no AccessKeyId or SecretAccessKey string",
+			       prog);
+		goto out;
+	}
+	if ((json_object_get(doc, "SessionToken") && !tok) ||
+	    (json_object_get(doc, "Expiration") && !exp_s &&
+	     !json_is_null(json_object_get(doc, "Expiration")))) {
+		rc = perror_at(r, p, GB_E_AUTH, err,
+			       "credential_process %s: SessionToken and Expiration must be strings",
+			       prog);
+		goto out;
+	}
+	if (exp_s && (gb_time_parse(exp_s, now(r->c), &exp) != GB_E_OK ||
+		      !strchr(exp_s, 'T'))) {
+		rc = perror_at(r, p, GB_E_AUTH, err,
+			       "credential_process %s: Expiration \"%.40s\" is not an ISO-8601 time",
+			       prog, exp_s);
+		goto out;
+	}
+	if (exp_s && exp <= now(r->c)) {
+		rc = perror_at(r, p, GB_E_AUTH, err,
+			       "credential_process %s returned credentials that expired at %s",
+			       prog, exp_s);
+		goto out;
+	}
+	rc = snapshot_set(s, ak, sk, tok, exp, GB_CREDS_SRC_PROCESS, err);
+out:
+	if (doc) {
+		json_wipe(json_object_get(doc, "SecretAccessKey"));
+		json_wipe(json_object_get(doc, "SessionToken"));
+		json_decref(doc);
+	}
+	return rc;
+}
+
+static gb_err_t from_process(struct resolution *r, const struct prof *p,
+			     struct gb_creds_snapshot *s, bool *got,
+			     gb_error_t *err)
+{
+	const char *line = pget(p, P_PROCESS);
+	struct gb_strv words = { 0 };
+	struct gb_buf out = GB_BUF_INIT, eo = GB_BUF_INIT;
+	struct gb_run run = { 0 };
+	char *env[3] = { (char *)GB_RUN_PATH, NULL, NULL };
+	char *const *argv = p->argv;
+	struct gb_buf home = GB_BUF_INIT;
+	double t0;
+	gb_error_t e;
+	gb_err_t rc;
+
+	if (!argv && !(line && *line))
+		return GB_E_OK;
+	*got = true;
+	if (!argv) {
+		rc = split_words(line, &words, &e);
+		if (rc)
+			return perror_at(r, p, rc, err, "credential_process: %s", e.text);
+		if (!words.n || words.v[0][0] != '/') {
+			rc = perror_at(r, p, GB_E_CONFIG, err,
+				       "credential_process: \"%s\" must be an absolute path (it runs without a shell or PATH search)",
+				       words.n ? words.v[0] : "");
+			goto out;
+		}
+		argv = words.v;
+	}
+	if (env_nonempty("HOME")) {
+		gb_buf_printf(&home, "HOME=%s", getenv("HOME"));
+		env[1] = home.data;
+	}
+	if (!gb_buf_reserve(&out, PROCESS_OUT_MAX) || gb_buf_failed(&home)) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	run.argv = argv;
+	run.envp = env;
+	run.timeout = r->c->process_timeout;
+	run.out = &out;
+	run.out_max = PROCESS_OUT_MAX;
+	run.err_out = &eo;
+	run.err_max = PROCESS_ERR_MAX;
+	t0 = gb_time_mono();
+	rc = gb_run(&run, &e);
+	log_stderr(argv[0], &eo, rc || run.status != 0);
+	if (rc) {
+		rc = perror_at(r, p, rc == GB_E_TIMEOUT ? GB_E_TIMEOUT : GB_E_AUTH, err,
+			       "credential_process: %s", e.text);
+		goto out;
+	}
+	if (run.status != 0) {
+		rc = perror_at(r, p, GB_E_AUTH, err,
+			       "credential_process %s exited with status %d (its stderr is in the log)",
+			       argv[0], run.status);
+		goto out;
+	}
+	if (run.out_truncated) {
+		rc = perror_at(r, p, GB_E_AUTH, err,
+			       "credential_process %s printed more than %u bytes", argv[0],
+			       PROCESS_OUT_MAX);
+		goto out;
+	}
+	rc = process_parse(r, p, argv[0], gb_buf_str(&out), s, err);
+	if (!rc)
+		gb_log_info("credential_process program=%s elapsed=%.3f expires_in=%.0f",
+			    argv[0], gb_time_mono() - t0,
+			    s->expiration ? s->expiration - now(r->c) : -1);
+out:
+	if (out.data)
+		gb_memzero(out.data, out.cap);
+	gb_buf_free(&out);
+	gb_buf_free(&eo);
+	gb_buf_free(&home);
+	gb_strv_free(&words);
+	return rc;
+}
+
+/* ---- roles ------------------------------------------------------------------- */
+
+/* STS endpoint and signing region for [p]. */
+static gb_err_t sts_opts(const struct resolution *r, const struct prof *p,
+			 struct gb_sts_opts *so, char *ep, size_t n,
+			 gb_error_t *err)
+{
+	const gb_creds_t *c = r->c;
+	const char *region = c->sts_region ? c->sts_region : pget(p, P_REGION);
+	gb_error_t e;
+
+	memset(so, 0, sizeof(*so));
+	so->region = region ? region : "us-east-1";
+	so->http = c->http;
+	if (c->sts_endpoint) {
+		so->endpoint = c->sts_endpoint;
+		return GB_E_OK;
+	}
+	if (c->sts_needs_endpoint)
+		return perror_at(r, p, GB_E_CONFIG, err,
+				 "role_arn needs STS, and with cloud.endpoint set gpuburst does not guess where STS is: set cloud.credentials.sts_endpoint");
+	if (gb_partition_endpoint(GB_STS_SERVICE, so->region, ep, n, &e))
+		return perror_at(r, p, GB_E_CONFIG, err, "STS: %s", e.text);
+	so->endpoint = ep;
+	return GB_E_OK;
+}
+
+/* The role parameters of [p]; [name] receives a default session name. */
+static gb_err_t role_of(const struct resolution *r, const struct prof *p,
+			struct gb_sts_role *role, char *name, size_t n,
+			gb_error_t *err)
+{
+	const char *dur = pget(p, P_DURATION);
+
+	memset(role, 0, sizeof(*role));
+	role->role_arn = pget(p, P_ROLE_ARN);
+	role->external_id = pget(p, P_EXTERNAL_ID);
+	role->session_name = pget(p, P_SESSION_NAME);
+	if (!role->session_name) {
+		snprintf(name, n, "gpuburst-%.0f", now(r->c));
+		role->session_name = name;
+	}
+	if (!gb_str_has_prefix(role->role_arn, "arn:") || strlen(role->role_arn) < 20)
+		return perror_at(r, p, GB_E_CONFIG, err,
+				 "role_arn \"%.80s\" is not a role ARN (arn:aws:iam::ACCOUNT:role/NAME)",
+				 role->role_arn);
+	if (!gb_sts_session_name_ok(role->session_name))
+		return perror_at(r, p, GB_E_CONFIG, err,
+				 "role_session_name \"%.64s\" is not 2-64 of letters, digits and _+=,.@-",
+				 role->session_name);
+	if (role->external_id && (strlen(role->external_id) < 2 ||
+				  strlen(role->external_id) > 1224))
+		return perror_at(r, p, GB_E_CONFIG, err,
+				 "external_id must have 2-1224 characters");
+	if (dur && gb_parse_long(dur, GB_STS_MIN_DURATION, GB_STS_MAX_DURATION,
+				 &role->duration_seconds) != GB_E_OK)
+		return perror_at(r, p, GB_E_CONFIG, err,
+				 "duration_seconds \"%.20s\" is not a number of seconds in %ld-%ld",
+				 dur, GB_STS_MIN_DURATION, GB_STS_MAX_DURATION);
+	if (pget(p, P_MFA_SERIAL))
+		return perror_at(r, p, GB_E_CONFIG, err,
+				 "mfa_serial needs a person to type a code; gpuburst runs unattended: use a role without MFA");
+	return GB_E_OK;
+}
+
+static gb_err_t step_env(gb_creds_t *c, struct gb_creds_snapshot *s, bool *got,
+			 struct gb_buf *tried, gb_error_t *err);
+static gb_err_t step_imds(gb_creds_t *c, struct gb_creds_snapshot *s,
+			  bool *got, struct gb_buf *tried, gb_error_t *err);
+
+/* The source credentials named by credential_source. */
+static gb_err_t from_credential_source(struct resolution *r, const struct prof *p,
+				       const char *src, struct gb_creds_snapshot *s,
+				       gb_error_t *err)
+{
+	struct gb_buf tried = GB_BUF_INIT;
+	bool got = false;
+	gb_error_t e;
+	gb_err_t rc;
+
+	if (strcmp(src, "Environment") == 0) {
+		bool saved = r->c->no_env;
+		char *saved_profile = r->c->profile;
+
+		/* named on purpose: the environment counts even with a profile */
+		r->c->no_env = false;
+		r->c->profile = NULL;
+		rc = step_env(r->c, s, &got, &tried, &e);
+		r->c->no_env = saved;
+		r->c->profile = saved_profile;
+	} else if (strcmp(src, "Ec2InstanceMetadata") == 0) {
+		if (r->c->no_imds) {
+			gb_buf_free(&tried);
+			return perror_at(r, p, GB_E_CONFIG, err,
+					 "credential_source Ec2InstanceMetadata, but instance metadata is off (cloud.credentials.imds: false)");
+		}
+		rc = step_imds(r->c, s, &got, &tried, &e);
+	} else {
+		gb_buf_free(&tried);
+		return perror_at(r, p, GB_E_CONFIG, err,
+				 "credential_source \"%.40s\" is not supported (Environment or Ec2InstanceMetadata)",
+				 src);
+	}
+	gb_buf_free(&tried);
+	if (!rc && !got)
+		rc = gb_errorf(&e, GB_E_AUTH, "no credentials there");
+	if (rc)
+		return perror_at(r, p, rc == GB_E_NOMEM ? rc : GB_E_AUTH, err,
+				 "credential_source %s: %s", src, e.text);
+	gb_buf_printf(&r->desc, " <- %s", gb_creds_source_name(s->source));
+	return GB_E_OK;
+}
+
+/* The source credentials named by source_profile. */
+static gb_err_t from_source_profile(struct resolution *r, const struct prof *p,
+				    const char *name, int depth,
+				    struct gb_creds_snapshot *s, gb_error_t *err)
+{
+	struct prof src;
+	bool got = false;
+	gb_err_t rc;
+
+	if ((rc = files_load(r, err)))
+		return rc;
+	/* a profile that names itself: its own keys are the source (botocore) */
+	if (p->name && strcmp(name, p->name) == 0) {
+		rc = from_keys(r, p, p->cred, GB_CREDS_SRC_CREDENTIALS_FILE, s, &got, err);
+		if (!rc && !got)
+			rc = from_keys(r, p, p->conf, GB_CREDS_SRC_CONFIG_FILE, s, &got, err);
+		if (!rc && !got)
+			rc = perror_at(r, p, GB_E_CONFIG, err,
+				       "source_profile names the profile itself, which has no keys");
+		if (!rc)
+			gb_buf_printf(&r->desc, " <- its own keys");
+		return rc;
+	}
+	if (gb_strv_find(&r->chain, name) >= 0)
+		return perror_at(r, p, GB_E_CONFIG, err,
+				 "source_profile \"%s\" leads back to a profile already in the chain",
+				 name);
+	if (depth >= MAX_CHAIN)
+		return perror_at(r, p, GB_E_CONFIG, err,
+				 "more than %d source_profile hops", MAX_CHAIN);
+	if (!prof_named(r, name, &src))
+		return perror_at(r, p, GB_E_CONFIG, err,
+				 "source_profile \"%s\" is in neither %s nor %s", name,
+				 r->cred.path ? r->cred.path : "(no home)",
+				 r->conf.path ? r->conf.path : "(no home)");
+	gb_buf_printf(&r->desc, " <- profile %s", name);
+	rc = resolve_prof(r, &src, depth + 1, s, &got, err);
+	if (!rc && !got)
+		rc = perror_at(r, &src, GB_E_CONFIG, err,
+			       "no credentials (keys, role_arn or credential_process) for source_profile");
+	return rc;
+}
+
+static gb_err_t web_identity(struct resolution *r, const struct prof *p,
+			     struct gb_creds_snapshot *s, gb_error_t *err)
+{
+	const char *path = pget(p, P_WEB_TOKEN_FILE);
+	struct gb_sts_opts so;
+	struct gb_sts_role role;
+	char ep[256], name[64], *tok = NULL, *t;
+	size_t len = 0, n;
+	gb_error_t e;
+	gb_err_t rc;
+
+	if ((rc = role_of(r, p, &role, name, sizeof(name), err)) ||
+	    (rc = sts_opts(r, p, &so, ep, sizeof(ep), err)))
+		return rc;
+	/* read at every refresh: the issuer rotates the token in place */
+	rc = read_secret_file(path, TOKEN_FILE_MAX + 64, &tok, &len, &e);
+	if (rc)
+		return perror_at(r, p, rc == GB_E_NOMEM ? rc : GB_E_CONFIG, err,
+				 "web_identity_token_file: %s", e.text);
+	t = tok + strspn(tok, " \t\r\n");
+	n = strlen(t);
+	while (n && strchr(" \t\r\n", t[n - 1]))
+		t[--n] = '\0';
+	rc = gb_sts_assume_role_web_identity(&so, &role, t, s, &e);
+	gb_memzero(tok, len + 1);
+	free(tok);
+	if (rc)
+		return perror_at(r, p, rc, err, "%s", e.text);
+	s->source = GB_CREDS_SRC_WEB_IDENTITY;
+	gb_buf_printf(&r->desc, "web-identity %s (token %s)", role.role_arn, path);
+	return GB_E_OK;
+}
+
+static gb_err_t assume_role(struct resolution *r, const struct prof *p, int depth,
+			    struct gb_creds_snapshot *s, gb_error_t *err)
+{
+	const char *src_prof = pget(p, P_SOURCE_PROFILE);
+	const char *src = pget(p, P_CREDENTIAL_SOURCE);
+	struct gb_creds_snapshot base = { 0 };
+	struct gb_sts_opts so;
+	struct gb_sts_role role;
+	char ep[256], name[64];
+	gb_error_t e;
+	gb_err_t rc;
+
+	if ((rc = role_of(r, p, &role, name, sizeof(name), err)) ||
+	    (rc = sts_opts(r, p, &so, ep, sizeof(ep), err)))
+		return rc;
+	if (src_prof && src)
+		return perror_at(r, p, GB_E_CONFIG, err,
+				 "give source_profile or credential_source, not both");
+	gb_buf_printf(&r->desc, "assume-role %s", role.role_arn);
+	if (src_prof)
+		rc = from_source_profile(r, p, src_prof, depth, &base, err);
+	else
+		rc = from_credential_source(r, p, src, &base, err);
+	if (rc)
+		goto out;
+	rc = gb_sts_assume_role(&so, &base, &role, s, &e);
+	if (rc) {
+		rc = perror_at(r, p, rc, err, "%s", e.text);
+		goto out;
+	}
+	s->source = GB_CREDS_SRC_ASSUME_ROLE;
+out:
+	gb_creds_snapshot_clear(&base);
+	return rc;
+}
+
+/*
+ * One profile, in botocore's order: a role (source_profile or
+ * credential_source), a role by web identity, the credentials file's keys,
+ * credential_process, the config file's keys.
+ */
+static gb_err_t resolve_prof(struct resolution *r, struct prof *p, int depth,
+			     struct gb_creds_snapshot *s, bool *got,
+			     gb_error_t *err)
+{
+	const char *role = pget(p, P_ROLE_ARN);
+	gb_err_t rc;
+
+	if (p->name && gb_strv_add(&r->chain, p->name))
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	if (role && *role) {
+		*got = true;
+		if (pget(p, P_SOURCE_PROFILE) || pget(p, P_CREDENTIAL_SOURCE))
+			return assume_role(r, p, depth, s, err);
+		if (pget(p, P_WEB_TOKEN_FILE))
+			return web_identity(r, p, s, err);
+		return perror_at(r, p, GB_E_CONFIG, err,
+				 "role_arn needs source_profile, credential_source or web_identity_token_file");
+	}
+	if (pget(p, P_WEB_TOKEN_FILE))
+		return perror_at(r, p, GB_E_CONFIG, err,
+				 "web_identity_token_file needs role_arn");
+	if (!p->name) {
+		rc = from_keys(r, p, &p->own, GB_CREDS_SRC_EXPLICIT, s, got, err);
+	} else {
+		rc = from_keys(r, p, p->cred, GB_CREDS_SRC_CREDENTIALS_FILE, s, got, err);
+	}
+	if (!rc && !*got)
+		rc = from_process(r, p, s, got, err);
+	if (!rc && !*got && p->name)
+		rc = from_keys(r, p, p->conf, GB_CREDS_SRC_CONFIG_FILE, s, got, err);
+	if (!rc && !*got && pget(p, P_SSO))
+		rc = perror_at(r, p, GB_E_CONFIG, err,
+			       "uses %s (IAM Identity Center), which needs a person to sign in; use credential_process or a role",
+			       pget(p, P_SSO));
+	if (!rc && *got) {
+		if (r->desc.len && r->desc.data[r->desc.len - 1] != ' ')
+			gb_buf_putc(&r->desc, ' ');
+		gb_buf_puts(&r->desc, gb_creds_source_name(s->source));
+	}
+	return rc;
+}
+
+static void resolution_free(struct resolution *r)
+{
+	ini_file_free(&r->cred);
+	ini_file_free(&r->conf);
+	gb_strv_free(&r->chain);
+	gb_buf_free(&r->desc);
+}
+
 /* ---- resolution steps ------------------------------------------------- */
 
 /* RET GB_E_OK with *got set when the step produced credentials. */
 typedef gb_err_t (*step_fn)(gb_creds_t *c, struct gb_creds_snapshot *s,
 			    bool *got, struct gb_buf *tried, gb_error_t *err);
-
-static gb_err_t step_explicit(gb_creds_t *c, struct gb_creds_snapshot *s,
-			      bool *got, struct gb_buf *tried, gb_error_t *err)
-{
-	(void)tried;
-	if (!c->access_key_id)
-		return GB_E_OK;
-	*got = true;
-	return snapshot_set(s, c->access_key_id, c->secret_access_key,
-			    c->session_token, 0, GB_CREDS_SRC_EXPLICIT, err);
-}
 
 static gb_err_t step_env(gb_creds_t *c, struct gb_creds_snapshot *s, bool *got,
 			 struct gb_buf *tried, gb_error_t *err)
@@ -512,43 +1289,26 @@ static gb_err_t step_env(gb_creds_t *c, struct gb_creds_snapshot *s, bool *got,
 	return snapshot_set(s, ak, sk, tok, exp, GB_CREDS_SRC_ENV, err);
 }
 
-/* Take credentials from [w] if its section has them. */
-static gb_err_t from_section(gb_creds_t *c, struct ini_want *w,
-			     enum gb_creds_source src,
-			     struct gb_creds_snapshot *s, bool *got,
-			     gb_error_t *err)
+/* cloud.credentials' own source: keys, a role, or credential_process. */
+static gb_err_t step_own(struct resolution *r, struct gb_creds_snapshot *s,
+			 bool *got, gb_error_t *err)
 {
-	const char *ak = w->keys[K_AK], *sk = w->keys[K_SK];
-	const char *tok = w->keys[K_TOKEN] ? w->keys[K_TOKEN] : w->keys[K_TOKEN_OLD];
+	struct prof p;
 
-	(void)c;
-	if (!w->found)
+	if (!prof_own_used(r->c))
 		return GB_E_OK;
-	if ((ak && *ak) != (sk && *sk))
-		return gb_errorf(err, GB_E_CONFIG,
-				 "%s: [%s] has %s but no %s", w->path, w->section,
-				 ak && *ak ? "aws_access_key_id" : "aws_secret_access_key",
-				 ak && *ak ? "aws_secret_access_key" : "aws_access_key_id");
-	if (!(ak && *ak)) {
-		if (w->keys[K_UNSUPPORTED])
-			return gb_errorf(err, GB_E_CONFIG,
-					 "%s: [%s] uses %s, which gpuburst does not support; use static keys or an instance role",
-					 w->path, w->section, w->keys[K_UNSUPPORTED]);
-		return GB_E_OK;
-	}
-	*got = true;
-	return snapshot_set(s, ak, sk, tok, 0, src, err);
+	prof_own(r->c, &p);
+	return resolve_prof(r, &p, 0, s, got, err);
 }
 
-static gb_err_t step_files(gb_creds_t *c, struct gb_creds_snapshot *s,
-			   bool *got, struct gb_buf *tried, gb_error_t *err)
+static gb_err_t step_files(struct resolution *r, struct gb_creds_snapshot *s,
+			   bool *got, gb_error_t *err)
 {
+	gb_creds_t *c = r->c;
 	const char *profile = c->profile;
-	struct ini_want cw = { 0 }, fw = { 0 };
-	struct gb_buf sect = GB_BUF_INIT;
-	char *cpath = NULL, *fpath = NULL;
-	bool c_exists = false, f_exists = false, named;
-	gb_err_t rc = GB_E_OK;
+	struct prof p;
+	bool named, found;
+	gb_err_t rc;
 
 	if (c->no_files)
 		return GB_E_OK;
@@ -559,44 +1319,24 @@ static gb_err_t step_files(gb_creds_t *c, struct gb_creds_snapshot *s,
 	named = profile && strcmp(profile, "default") != 0;
 	if (!profile)
 		profile = "default";
-	cpath = file_path(c->credentials_file, "AWS_SHARED_CREDENTIALS_FILE",
-			  "credentials");
-	fpath = file_path(c->config_file, "AWS_CONFIG_FILE", "config");
-	if (strcmp(profile, "default") == 0)
-		gb_buf_puts(&sect, "default");
-	else
-		gb_buf_printf(&sect, "profile %s", profile);
-	if (gb_buf_failed(&sect)) {
-		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
-		goto out;
-	}
-	gb_buf_printf(tried, ", profile %s in %s and %s", profile,
-		      cpath ? cpath : "(no home)", fpath ? fpath : "(no home)");
-	cw.path = cpath;
-	cw.section = profile;
-	fw.path = fpath;
-	fw.section = sect.data;
-	if (cpath && (rc = ini_read(&cw, &c_exists, err)) != GB_E_OK)
-		goto out;
-	if (fpath && (rc = ini_read(&fw, &f_exists, err)) != GB_E_OK)
-		goto out;
+	if ((rc = files_load(r, err)))
+		return rc;
+	gb_buf_printf(r->tried, ", profile %s in %s and %s", profile,
+		      r->cred.path ? r->cred.path : "(no home)",
+		      r->conf.path ? r->conf.path : "(no home)");
+	found = prof_named(r, profile, &p);
 	free(c->region);
-	c->region = gb_strdup0(fw.keys[K_REGION]);
-	if (named && !cw.found && !fw.found) {
-		rc = gb_errorf(err, GB_E_CONFIG,
-			       "AWS profile \"%s\" not found in %s or %s", profile,
-			       cpath ? cpath : "(no home)", fpath ? fpath : "(no home)");
-		goto out;
-	}
-	rc = from_section(c, &cw, GB_CREDS_SRC_CREDENTIALS_FILE, s, got, err);
-	if (!rc && !*got)
-		rc = from_section(c, &fw, GB_CREDS_SRC_CONFIG_FILE, s, got, err);
-out:
-	ini_want_free(&cw);
-	ini_want_free(&fw);
-	gb_buf_free(&sect);
-	free(cpath);
-	free(fpath);
+	c->region = gb_strdup0(p.conf ? p.conf->v[P_REGION] : NULL);
+	if (named && !found)
+		return gb_errorf(err, GB_E_CONFIG, "AWS profile \"%s\" not found in %s or %s",
+				 profile, r->cred.path ? r->cred.path : "(no home)",
+				 r->conf.path ? r->conf.path : "(no home)");
+	if (!found)
+		return GB_E_OK;
+	gb_buf_printf(&r->desc, "profile %s: ", profile);
+	rc = resolve_prof(r, &p, 0, s, got, err);
+	if (!*got)
+		gb_buf_reset(&r->desc);
 	return rc;
 }
 
@@ -735,13 +1475,6 @@ static bool role_name_ok(const char *s)
 	return true;
 }
 
-/* Wipe a string inside a jansson value before it is freed. */
-static void json_wipe(json_t *v)
-{
-	if (json_is_string(v))
-		gb_memzero((char *)json_string_value(v), json_string_length(v));
-}
-
 static gb_err_t imds_parse(gb_creds_t *c, const char *body,
 			   struct gb_creds_snapshot *s, gb_error_t *err)
 {
@@ -846,43 +1579,53 @@ out:
 	return rc;
 }
 
+
 /* ---- the chain -------------------------------------------------------- */
 
+/*
+ * cloud.credentials' own source, the environment, the shared files'
+ * profile, IMDS.  A source that is configured and fails is an error (no
+ * silent fall-through to another identity); IMDS that cannot be reached or
+ * has no role means nothing was found.
+ */
 static gb_err_t resolve(gb_creds_t *c, struct gb_creds_snapshot *s,
 			gb_error_t *err)
 {
-	static const step_fn steps[] = { step_explicit, step_env, step_files,
-					 step_imds };
 	struct gb_buf tried = GB_BUF_INIT;
-	gb_err_t rc = GB_E_OK;
+	struct resolution r = { .c = c, .tried = &tried };
+	gb_err_t rc;
+	gb_error_t e;
 	bool got = false;
 
-	gb_buf_puts(&tried, "explicit configuration");
-	for (size_t i = 0; i < GB_ARRAY_LEN(steps) && !got; i++) {
-		gb_error_t e;
-
-		rc = steps[i](c, s, &got, &tried, &e);
+	gb_buf_puts(&tried, "cloud.credentials");
+	rc = step_own(&r, s, &got, err);
+	if (!rc && !got)
+		rc = step_env(c, s, &got, &tried, err);
+	if (!rc && !got)
+		rc = step_files(&r, s, &got, err);
+	if (!rc && !got) {
+		rc = step_imds(c, s, &got, &tried, &e);
 		if (rc == GB_E_HTTP || rc == GB_E_TIMEOUT || rc == GB_E_AUTH) {
 			/* an unreachable or unwilling IMDS: nothing found */
 			rc = gb_errorf(err, GB_E_AUTH,
 				       "no AWS credentials found (tried %s: %s)",
 				       gb_buf_str(&tried), e.text);
-			goto out;
-		}
-		if (rc) {
-			if (err)
-				*err = e;
-			goto out;
+		} else if (rc && err) {
+			*err = e;
 		}
 	}
-	if (!got)
+	if (!rc && !got)
 		rc = gb_errorf(err, GB_E_AUTH, "no AWS credentials found (tried %s)",
 			       gb_buf_str(&tried));
-out:
+	if (!rc) {
+		if (!r.desc.len)
+			gb_buf_puts(&r.desc, gb_creds_source_name(s->source));
+		gb_strlcpy(c->desc, gb_buf_str(&r.desc), sizeof(c->desc));
+	}
+	resolution_free(&r);
 	gb_buf_free(&tried);
 	return rc;
 }
-
 /* Cached credentials that need no refresh yet. */
 static bool cache_fresh(const gb_creds_t *c, double t)
 {
@@ -911,6 +1654,7 @@ gb_err_t gb_creds_get(gb_creds_t *c, struct gb_creds_snapshot *out,
 	struct gb_creds_snapshot fresh = { 0 };
 	gb_error_t e2;
 	gb_err_t rc = GB_E_OK;
+	char q[sizeof(c->desc) + 8];
 	double t;
 
 	memset(out, 0, sizeof(*out));
@@ -923,8 +1667,9 @@ gb_err_t gb_creds_get(gb_creds_t *c, struct gb_creds_snapshot *out,
 			c->cur = fresh;
 			memset(&fresh, 0, sizeof(fresh));
 			c->next_refresh = plan_refresh(c, t);
-			gb_log_info("aws_credentials source=%s expires_in=%.0f",
+			gb_log_info("aws_credentials source=%s via=%s expires_in=%.0f",
 				    gb_creds_source_name(c->cur.source),
+				    gb_log_q(q, sizeof(q), c->desc),
 				    c->cur.expiration ? c->cur.expiration - t : -1);
 		} else if (c->cur.access_key_id && t < c->cur.expiration) {
 			gb_log_warn("aws_credentials_refresh_failed source=%s expires_in=%.0f error=%s",
@@ -963,4 +1708,14 @@ char *gb_creds_region(gb_creds_t *c)
 	r = gb_strdup0(c->region);
 	pthread_mutex_unlock(&c->lock);
 	return r;
+}
+
+char *gb_creds_describe(gb_creds_t *c)
+{
+	char *d;
+
+	pthread_mutex_lock(&c->lock);
+	d = strdup(c->desc);
+	pthread_mutex_unlock(&c->lock);
+	return d;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gb_ec2_xml.c - EC2 Query API responses to plain structs, with libxml2
+ * gb_ec2_xml.c - EC2 (and STS) Query API responses to plain structs, with
+ * libxml2
  */
 #include "config.h"
 
@@ -14,6 +15,7 @@
 #include <libxml/tree.h>
 
 #include "gb_ec2_xml.h"
+#include "gb_sts.h"
 #include "gb_str.h"
 #include "gb_util.h"
 
@@ -757,6 +759,109 @@ gb_err_t gb_ec2_xml_parse_ack(const char *body, size_t len, const char *root,
 		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
 out:
 	free(ret);
+	px_close(&x);
+	return rc;
+}
+
+/* ---- STS credentials ------------------------------------------------------ */
+
+static void free_secret_str(char **p)
+{
+	if (*p) {
+		gb_memzero(*p, strlen(*p));
+		free(*p);
+		*p = NULL;
+	}
+}
+
+/* RET NEW text of child [name], wiping libxml2's temporary copy. */
+static char *csecret(struct px *x, xmlNodePtr p, const char *name)
+{
+	xmlNodePtr n = child(p, name);
+	xmlChar *c;
+	char *s;
+
+	if (!n)
+		return NULL;
+	c = xmlNodeGetContent(n);
+	s = strdup(c ? (const char *)c : "");
+	if (c) {
+		gb_memzero(c, strlen((const char *)c));
+		xmlFree(c);
+	}
+	if (!s)
+		x->oom = true;
+	return s;
+}
+
+gb_err_t gb_sts_parse_credentials(const char *body, size_t len,
+				  const char *result,
+				  struct gb_creds_snapshot *out,
+				  char **assumed_arn, gb_error_t *err)
+{
+	char root[96];
+	char *ak = NULL, *sk = NULL, *tok = NULL, *exp = NULL;
+	xmlNodePtr res, cr;
+	struct px x;
+	double t = 0;
+	gb_err_t rc;
+
+	gb_creds_snapshot_clear(out);
+	if (assumed_arn)
+		*assumed_arn = NULL;
+	snprintf(root, sizeof(root), "%.*sResponse",
+		 (int)(strlen(result) - strlen("Result")), result);
+	rc = px_open(&x, body, len, err);
+	if (rc)
+		return rc;
+	if (!is_el(x.root, root)) {
+		rc = wrong_root(&x, root, err);
+		goto out;
+	}
+	res = child(x.root, result);
+	cr = child(res, "Credentials");
+	if (!cr) {
+		rc = gb_errorf(err, GB_E_PARSE, "%s without <%s><Credentials>", root,
+			       result);
+		goto out;
+	}
+	ak = csecret(&x, cr, "AccessKeyId");
+	sk = csecret(&x, cr, "SecretAccessKey");
+	tok = csecret(&x, cr, "SessionToken");
+	exp = csecret(&x, cr, "Expiration");
+	if (x.oom) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	if (!ak || !*ak || !sk || !*sk || !tok || !*tok || !exp) {
+		rc = gb_errorf(err, GB_E_PARSE,
+			       "%s: <Credentials> lacks AccessKeyId, SecretAccessKey, SessionToken or Expiration",
+			       root);
+		goto out;
+	}
+	t = parse_iso(exp);
+	if (t <= 0) {
+		rc = gb_errorf(err, GB_E_PARSE, "%s: Expiration \"%.40s\" is not an ISO-8601 time",
+			       root, exp);
+		goto out;
+	}
+	out->access_key_id = ak;
+	out->secret_access_key = sk;
+	out->session_token = tok;
+	out->expiration = t;
+	ak = sk = tok = NULL;
+	if (assumed_arn) {
+		*assumed_arn = ctext(&x, child(res, "AssumedRoleUser"), "Arn");
+		if (x.oom) {
+			gb_creds_snapshot_clear(out);
+			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		}
+	}
+out:
+	free_secret_str(&ak);
+	free_secret_str(&sk);
+	free_secret_str(&tok);
+	free(exp);
 	px_close(&x);
 	return rc;
 }

@@ -93,7 +93,7 @@ gb_err_t gb_parse_double(const char *s, double *out)
  *  struct gb_buf
  *****************************************************************************/
 
-static bool buf_reserve(struct gb_buf *b, size_t extra)
+bool gb_buf_reserve(struct gb_buf *b, size_t extra)
 {
 	size_t need;
 	char *d;
@@ -122,7 +122,7 @@ static bool buf_reserve(struct gb_buf *b, size_t extra)
 
 void gb_buf_append(struct gb_buf *b, const void *p, size_t n)
 {
-	if (!buf_reserve(b, n))
+	if (!gb_buf_reserve(b, n))
 		return;
 	memcpy(b->data + b->len, p, n);
 	b->len += n;
@@ -147,7 +147,7 @@ void gb_buf_printf(struct gb_buf *b, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	if (n < 0 || !buf_reserve(b, (size_t)n))
+	if (n < 0 || !gb_buf_reserve(b, (size_t)n))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);

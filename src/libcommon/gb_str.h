@@ -59,6 +59,11 @@ struct gb_buf {
 };
 #define GB_BUF_INIT { NULL, 0, 0, false }
 
+/*
+ * Make room for [extra] more bytes (and the NUL) without changing the
+ * contents.  RET false (and gb_buf_failed()) when out of memory.
+ */
+bool gb_buf_reserve(struct gb_buf *b, size_t extra);
 void gb_buf_append(struct gb_buf *b, const void *p, size_t n);
 void gb_buf_puts(struct gb_buf *b, const char *s);
 void gb_buf_putc(struct gb_buf *b, char c);

@@ -75,7 +75,8 @@ static int setup(void **state)
 static void rm_tree(const char *dir)
 {
 	static const char *const names[] = { ".aws/credentials", ".aws/config",
-					     "creds", "config", "log", ".aws" };
+					     "creds", "config", "log", "helper",
+					     "token", "args", ".aws" };
 
 	for (size_t i = 0; i < GB_ARRAY_LEN(names); i++) {
 		char p[256];
@@ -261,12 +262,21 @@ static void test_files_profiles(void **state)
 	o.profile = "nosuch";
 	assert_int_equal(get(&o, &s, &e), GB_E_CONFIG);
 	assert_non_null(strstr(e.text, "AWS profile \"nosuch\" not found"));
+	/* a role: STS is asked (here a closed loopback port), never guessed */
 	o.profile = "role";
+	o.sts_endpoint = "http://127.0.0.1:1";
+	assert_int_equal(get(&o, &s, &e), GB_E_HTTP);
+	assert_non_null(strstr(e.text, "AWS profile \"role\""));
+	assert_non_null(strstr(e.text, "STS AssumeRole arn:aws:iam::1:role/x"));
+	o.sts_endpoint = NULL;
+	o.sts_needs_endpoint = true;
 	assert_int_equal(get(&o, &s, &e), GB_E_CONFIG);
-	assert_non_null(strstr(e.text, "role_arn"));
+	assert_non_null(strstr(e.text, "set cloud.credentials.sts_endpoint"));
+	o.sts_needs_endpoint = false;
 	o.profile = "half";
 	assert_int_equal(get(&o, &s, &e), GB_E_CONFIG);
 	assert_non_null(strstr(e.text, "[profile half] has aws_access_key_id but no aws_secret_access_key"));
+	assert_non_null(strstr(e.text, "AWS profile \"half\""));
 
 	/* explicit file paths and the environment variables for them */
 	o.profile = NULL;
@@ -640,6 +650,233 @@ static void test_secrets_not_logged(void **state)
 	gb_log_secret_clear();
 }
 
+
+/* A helper script in the test directory; RET its path. */
+static const char *helper(const char *body)
+{
+	char text[4096];
+	const char *p = path_in_tmp("helper");
+
+	snprintf(text, sizeof(text), "#!/bin/sh\n%s", body);
+	write_file("helper", text);
+	assert_int_equal(chmod(p, 0700), 0);
+	return p;
+}
+
+/* The role settings are checked when the provider is created. */
+static void test_own_source_rules(void **state)
+{
+	char *argv_rel[] = { (char *)"aws_signing_helper", NULL };
+	static const struct {
+		struct gb_creds_opts o;
+		const char *msg;
+	} cases[] = {
+		{ { .role_arn = "arn:aws:iam::1:role/r" }, "exactly one of" },
+		{ { .role_arn = "arn:aws:iam::1:role/r", .source_profile = "a",
+		    .credential_source = "Environment" }, "exactly one of" },
+		{ { .source_profile = "a" }, "need role_arn" },
+		{ { .external_id = "xx" }, "need role_arn" },
+		{ { .duration_seconds = 900 }, "need role_arn" },
+		{ { .role_arn = "arn:aws:iam::1:role/r", .source_profile = "a",
+		    .access_key_id = "AK", .secret_access_key = "s" }, "give one of" },
+	};
+	struct gb_creds_opts o = { 0 };
+	gb_creds_t *c = NULL;
+	gb_error_t e;
+
+	(void)state;
+	for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++) {
+		assert_int_equal(gb_creds_create(&cases[i].o, &c, &e), GB_E_CONFIG);
+		assert_null(c);
+		if (!strstr(e.text, cases[i].msg))
+			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, e.text, cases[i].msg);
+	}
+	o.credential_process = argv_rel;
+	assert_int_equal(gb_creds_create(&o, &c, &e), GB_E_CONFIG);
+	assert_non_null(strstr(e.text, "absolute path"));
+}
+
+/* Role settings that only show when the chain is walked. */
+static void test_role_errors(void **state)
+{
+	static const struct {
+		const char *config;
+		const char *msg;
+		const char *who;	/* NULL: "r" */
+	} cases[] = {
+		{ "[profile r]\nrole_arn = arn:aws:iam::1:role/r\n",
+		  "role_arn needs source_profile, credential_source or web_identity_token_file" },
+		{ "[profile r]\nweb_identity_token_file = /x\n",
+		  "web_identity_token_file needs role_arn" },
+		{ "[profile r]\nrole_arn = arn:aws:iam::1:role/r\nsource_profile = nosuch\n",
+		  "source_profile \"nosuch\" is in neither" },
+		{ "[profile r]\nrole_arn = arn:aws:iam::1:role/r\nsource_profile = b\n"
+		  "[profile b]\nrole_arn = arn:aws:iam::1:role/b\nsource_profile = r\n",
+		  "leads back to a profile already in the chain", "b" },
+		{ "[profile r]\nrole_arn = arn:aws:iam::1:role/r\nsource_profile = r\n",
+		  "names the profile itself, which has no keys" },
+		{ "[profile r]\nrole_arn = arn:aws:iam::1:role/r\ncredential_source = EcsContainer\n",
+		  "credential_source \"EcsContainer\" is not supported" },
+		{ "[profile r]\nrole_arn = arn:aws:iam::1:role/r\ncredential_source = Ec2InstanceMetadata\n",
+		  "instance metadata is off" },
+		{ "[profile r]\nrole_arn = arn:aws:iam::1:role/r\ncredential_source = Environment\n",
+		  "credential_source Environment: no credentials there" },
+		{ "[profile r]\nrole_arn = arn:aws:iam::1:role/r\ncredential_source = Environment\nmfa_serial = arn:aws:iam::1:mfa/u\n",
+		  "mfa_serial needs a person" },
+		{ "[profile r]\nrole_arn = arn:aws:iam::1:role/r\nsource_profile = r\naws_access_key_id = A\naws_secret_access_key = s\nduration_seconds = 60\n",
+		  "duration_seconds \"60\" is not a number of seconds in 900-43200" },
+		{ "[profile r]\nrole_arn = arn:aws:iam::1:role/r\nsource_profile = r\naws_access_key_id = A\naws_secret_access_key = s\nrole_session_name = a b\n",
+		  "role_session_name \"a b\" is not 2-64" },
+		{ "[profile r]\nrole_arn = nope\nsource_profile = r\naws_access_key_id = A\naws_secret_access_key = s\n",
+		  "is not a role ARN" },
+		{ "[profile r]\nsso_start_url = https://x\n",
+		  "uses sso_start_url (IAM Identity Center)" },
+		{ "[profile r]\ncredential_process = aws_signing_helper credential-process\n",
+		  "\"aws_signing_helper\" must be an absolute path" },
+		{ "[profile r]\ncredential_process = /bin/echo 'unterminated\n",
+		  "unterminated ' quote" },
+	};
+	struct gb_creds_opts o = { .no_imds = true, .profile = "r",
+				   .sts_endpoint = "http://127.0.0.1:1" };
+	struct gb_creds_snapshot s = { 0 };
+	char who[64], *cfg_path, *cred_path;
+	gb_error_t e;
+
+	(void)state;
+	/* (path_in_tmp() reuses its buffers) */
+	o.config_file = cfg_path = strdup(path_in_tmp("config"));
+	o.credentials_file = cred_path = strdup(path_in_tmp("creds"));
+	write_file("creds", "");
+	for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++) {
+		gb_err_t rc;
+
+		write_file("config", cases[i].config);
+		rc = get(&o, &s, &e);
+		assert_int_not_equal(rc, GB_E_OK);
+		if (!strstr(e.text, cases[i].msg))
+			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, e.text, cases[i].msg);
+		snprintf(who, sizeof(who), "AWS profile \"%s\"", cases[i].who ? cases[i].who : "r");
+		if (!strstr(e.text, who))
+			fail_msg("case %zu: \"%s\" does not name the profile", i, e.text);
+	}
+	/* a role by web identity reads its token file at every refresh */
+	write_file("config", "[profile r]\nrole_arn = arn:aws:iam::1:role/r\n"
+			     "web_identity_token_file = /nonexistent/token\n");
+	assert_int_equal(get(&o, &s, &e), GB_E_CONFIG);
+	if (!strstr(e.text, "web_identity_token_file: cannot open /nonexistent/token"))
+		fail_msg("%s", e.text);
+	free(cfg_path);
+	free(cred_path);
+}
+
+/* credential_process: a real helper, its JSON checked, its stderr logged. */
+static void test_process(void **state)
+{
+	static const struct {
+		const char *script;
+		gb_err_t rc;
+		const char *msg;
+	} bad[] = {
+		{ "echo '{\"Version\": 2, \"AccessKeyId\": \"A\", \"SecretAccessKey\": \"s\"}'\n",
+		  GB_E_AUTH, "\"Version\" must be the number 1" },
+		{ "echo '{\"Version\": \"1\", \"AccessKeyId\": \"A\", \"SecretAccessKey\": \"s\"}'\n",
+		  GB_E_AUTH, "\"Version\" must be the number 1" },
+		{ "echo '{\"Version\": 1, \"AccessKeyId\": \"A\"}'\n",
+		  GB_E_AUTH, "no AccessKeyId or SecretAccessKey" },
+		{ "echo '{\"Version\": 1, \"AccessKeyId\": \"A\", \"SecretAccessKey\": \"s\", \"Expiration\": \"soon\"}'\n",
+		  GB_E_AUTH, "Expiration \"soon\" is not an ISO-8601 time" },
+		{ "echo '{\"Version\": 1, \"AccessKeyId\": \"A\", \"SecretAccessKey\": \"s\", \"Expiration\": \"2020-01-01T00:00:00Z\"}'\n",
+		  GB_E_AUTH, "expired at 2020-01-01T00:00:00Z" },
+		{ "echo '{\"Version\": 1, \"AccessKeyId\": \"A\", \"SecretAccessKey\": \"s\", \"SessionToken\": 5}'\n",
+		  GB_E_AUTH, "must be strings" },
+		{ "echo 'not json'\n", GB_E_AUTH, "printed no JSON object" },
+		{ "echo 'helper says no' >&2\nexit 3\n", GB_E_AUTH, "exited with status 3" },
+		{ "exec sleep 10\n", GB_E_TIMEOUT, "did not finish within 0.3 s" },
+		{ "head -c 70000 /dev/zero | tr '\\0' x\n", GB_E_AUTH, "printed more than 65536 bytes" },
+	};
+	struct gb_log_opts lo = { .level = GB_LOG_INFO, .no_stderr = true };
+	struct gb_creds_opts o = { .no_imds = true, .process_timeout = 0.3 };
+	struct gb_creds_snapshot s = { 0 };
+	char *argv[4] = { NULL, (char *)"--role", (char *)"it's one arg", NULL };
+	char *log = NULL, cfg[512], *cfg_path;
+	gb_creds_t *c = NULL;
+	gb_error_t e;
+
+	(void)state;
+	lo.file = path_in_tmp("log");
+	assert_int_equal(gb_log_open("test_creds", &lo, &e), GB_E_OK);
+	/* as an argv from gpuburst.yaml: no shell, PATH (and HOME) only */
+	argv[0] = (char *)helper(
+		"printf '%s\\n' \"$@\" > \"$HOME/args\"\n"
+		"env | sort >> \"$HOME/args\"\n"
+		"echo 'fetching credentials' >&2\n"
+		"echo '{\"Version\": 1, \"AccessKeyId\": \"ASIAPROC\", "
+		"\"SecretAccessKey\": \"proc-secret-0123\", "
+		"\"SessionToken\": \"proc-token-4567\", "
+		"\"Expiration\": \"2099-01-01T00:00:00Z\"}'\n");
+	o.credential_process = argv;
+	assert_int_equal(gb_creds_create(&o, &c, &e), GB_E_OK);
+	assert_int_equal(gb_creds_get(c, &s, &e), GB_E_OK);
+	assert_string_equal(s.access_key_id, "ASIAPROC");
+	assert_string_equal(s.session_token, "proc-token-4567");
+	assert_int_equal(s.source, GB_CREDS_SRC_PROCESS);
+	assert_true(s.expiration > 4000000000.0);
+	gb_creds_snapshot_clear(&s);
+	{
+		char *d = gb_creds_describe(c);
+
+		assert_string_equal(d, "credential-process");
+		free(d);
+	}
+	gb_creds_destroy(c);
+	assert_int_equal(gb_file_read(path_in_tmp("args"), 1 << 16, &log, NULL, &e), GB_E_OK);
+	snprintf(cfg, sizeof(cfg), "--role\nit's one arg\nHOME=%s\n", tmpdir);
+	if (strncmp(log, cfg, strlen(cfg)) != 0)
+		fail_msg("helper saw \"%s\"", log);
+	assert_non_null(strstr(log, "PATH=/usr/sbin:/usr/bin:/sbin:/bin"));
+	free(log);
+	log = NULL;
+	/* the same from a profile, the line split like a shell would */
+	o.credential_process = NULL;
+	o.profile = "proc";
+	o.config_file = cfg_path = strdup(path_in_tmp("config"));
+	snprintf(cfg, sizeof(cfg),
+		 "[profile proc]\ncredential_process = %s --role \"it's one arg\"\n",
+		 argv[0]);
+	write_file("config", cfg);
+	assert_int_equal(get(&o, &s, &e), GB_E_OK);
+	assert_string_equal(s.access_key_id, "ASIAPROC");
+	gb_creds_snapshot_clear(&s);
+	/* expiry: no Expiration, no expiry */
+	helper("echo '{\"Version\": 1, \"AccessKeyId\": \"AKLONG\", \"SecretAccessKey\": \"s\"}'\n");
+	assert_int_equal(get(&o, &s, &e), GB_E_OK);
+	assert_true(s.expiration == 0);
+	assert_null(s.session_token);
+	gb_creds_snapshot_clear(&s);
+	for (size_t i = 0; i < GB_ARRAY_LEN(bad); i++) {
+		gb_err_t rc;
+
+		helper(bad[i].script);
+		rc = get(&o, &s, &e);
+		if (rc != bad[i].rc)
+			fail_msg("case %zu: %s (%s)", i, gb_err_name(rc), e.text);
+		if (!strstr(e.text, bad[i].msg))
+			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, e.text, bad[i].msg);
+		if (!strstr(e.text, "AWS profile \"proc\""))
+			fail_msg("case %zu: \"%s\" does not name the profile", i, e.text);
+	}
+	gb_log_close();
+	assert_int_equal(gb_file_read(path_in_tmp("log"), 1 << 20, &log, NULL, &e), GB_E_OK);
+	assert_non_null(strstr(log, "credential_process_stderr"));
+	assert_non_null(strstr(log, "line=\"fetching credentials\""));
+	assert_non_null(strstr(log, "line=\"helper says no\""));
+	assert_null(strstr(log, "proc-secret"));
+	assert_null(strstr(log, "proc-token"));
+	free(log);
+	free(cfg_path);
+	gb_log_secret_clear();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -652,6 +889,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_imds_token_renewal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_imds_failures, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_secrets_not_logged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_own_source_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_role_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_process, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("creds", tests, NULL, NULL);

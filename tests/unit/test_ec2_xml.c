@@ -25,6 +25,7 @@
 #include "gb_log.h"
 #include "gb_retry.h"
 #include "gb_str.h"
+#include "gb_sts.h"
 #include "gb_util.h"
 
 #define DATA GB_TOP_SRCDIR "/tests/data/ec2"
@@ -992,9 +993,88 @@ static void test_backoff(void **state)
 	}
 }
 
+/* STS answers: the credentials, or what is missing. */
+static void test_sts_credentials(void **state)
+{
+	static const char ok[] =
+		"<AssumeRoleResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">\n"
+		"  <AssumeRoleResult>\n"
+		"    <AssumedRoleUser>\n"
+		"      <Arn>arn:aws:sts::123456789012:assumed-role/gpuburst/s1</Arn>\n"
+		"      <AssumedRoleId>AROA3XFRBF535PLBIFPI4:s1</AssumedRoleId>\n"
+		"    </AssumedRoleUser>\n"
+		"    <Credentials>\n"
+		"      <AccessKeyId>ASIAJEXAMPLEXEG2JICEA</AccessKeyId>\n"
+		"      <SecretAccessKey>9drTJvcXLB89EXAMPLELB8923FB892xMFI</SecretAccessKey>\n"
+		"      <SessionToken>AQoXdzELDDY//////////wEaoAK1wvxJY12r2IrDFT2IvAzTCn3zHoZ7YNtpiQLF0MqZye/qwjzP2iEXAMPLE</SessionToken>\n"
+		"      <Expiration>2026-12-02T20:00:00Z</Expiration>\n"
+		"    </Credentials>\n"
+		"  </AssumeRoleResult>\n"
+		"  <ResponseMetadata><RequestId>c6104cbe-af31-11e0-8154-cbc7ccf896c7</RequestId></ResponseMetadata>\n"
+		"</AssumeRoleResponse>\n";
+	static const char web[] =
+		"<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult>"
+		"<Credentials><AccessKeyId>ASIAWEB</AccessKeyId><SecretAccessKey>w</SecretAccessKey>"
+		"<SessionToken>t</SessionToken><Expiration>2026-12-02T20:00:00.500Z</Expiration>"
+		"</Credentials></AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>";
+	static const char no_token[] =
+		"<AssumeRoleResponse><AssumeRoleResult><Credentials><AccessKeyId>A</AccessKeyId>"
+		"<SecretAccessKey>s</SecretAccessKey><Expiration>2026-12-02T20:00:00Z</Expiration>"
+		"</Credentials></AssumeRoleResult></AssumeRoleResponse>";
+	static const char bad_time[] =
+		"<AssumeRoleResponse><AssumeRoleResult><Credentials><AccessKeyId>A</AccessKeyId>"
+		"<SecretAccessKey>s</SecretAccessKey><SessionToken>t</SessionToken>"
+		"<Expiration>tomorrow</Expiration></Credentials></AssumeRoleResult></AssumeRoleResponse>";
+	static const char err_env[] =
+		"<ErrorResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\"><Error><Type>Sender</Type>"
+		"<Code>AccessDenied</Code><Message>no</Message></Error><RequestId>r</RequestId></ErrorResponse>";
+	struct gb_creds_snapshot s = { 0 };
+	gb_error_t e;
+	char *arn = NULL;
+
+	(void)state;
+	assert_int_equal(gb_sts_parse_credentials(ok, sizeof(ok) - 1, "AssumeRoleResult",
+						  &s, &arn, &e), GB_E_OK);
+	assert_string_equal(s.access_key_id, "ASIAJEXAMPLEXEG2JICEA");
+	assert_string_equal(s.secret_access_key, "9drTJvcXLB89EXAMPLELB8923FB892xMFI");
+	assert_non_null(strstr(s.session_token, "AQoXdzELDDY//"));
+	assert_true(s.expiration == 1764705600.0 + 365 * 86400.0);
+	assert_string_equal(arn, "arn:aws:sts::123456789012:assumed-role/gpuburst/s1");
+	free(arn);
+	gb_creds_snapshot_clear(&s);
+	assert_int_equal(gb_sts_parse_credentials(web, sizeof(web) - 1,
+						  "AssumeRoleWithWebIdentityResult",
+						  &s, NULL, &e), GB_E_OK);
+	assert_string_equal(s.access_key_id, "ASIAWEB");
+	assert_true(s.expiration == 1764705600.5 + 365 * 86400.0);
+	gb_creds_snapshot_clear(&s);
+	/* the wrong action's answer, missing pieces, errors */
+	assert_int_equal(gb_sts_parse_credentials(web, sizeof(web) - 1, "AssumeRoleResult",
+						  &s, NULL, &e), GB_E_PARSE);
+	assert_non_null(strstr(e.text, "expected AssumeRoleResponse"));
+	assert_int_equal(gb_sts_parse_credentials(no_token, sizeof(no_token) - 1,
+						  "AssumeRoleResult", &s, NULL, &e), GB_E_PARSE);
+	assert_non_null(strstr(e.text, "lacks AccessKeyId, SecretAccessKey, SessionToken or Expiration"));
+	assert_int_equal(gb_sts_parse_credentials(bad_time, sizeof(bad_time) - 1,
+						  "AssumeRoleResult", &s, NULL, &e), GB_E_PARSE);
+	assert_non_null(strstr(e.text, "Expiration \"tomorrow\""));
+	assert_int_equal(gb_sts_parse_credentials(err_env, sizeof(err_env) - 1,
+						  "AssumeRoleResult", &s, NULL, &e), GB_E_PARSE);
+	assert_non_null(strstr(e.text, "error envelope"));
+	assert_null(s.access_key_id);
+	assert_int_equal(gb_sts_parse_credentials("<a", 2, "AssumeRoleResult", &s, NULL, &e),
+			 GB_E_PARSE);
+	assert_true(gb_sts_session_name_ok("gpuburst-1764705600"));
+	assert_true(gb_sts_session_name_ok("a_b+c=d,e.f@g-h"));
+	assert_false(gb_sts_session_name_ok("x"));
+	assert_false(gb_sts_session_name_ok("has space"));
+	assert_false(gb_sts_session_name_ok("a/b"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sts_credentials),
 		cmocka_unit_test(test_botocore_run_instances),
 		cmocka_unit_test(test_botocore_describe_instances),
 		cmocka_unit_test(test_botocore_stop_instances),
