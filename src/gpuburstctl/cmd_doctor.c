@@ -253,6 +253,12 @@ static const char *source_name(enum gb_creds_source s)
 		return "the shared config file";
 	case GB_CREDS_SRC_IMDS:
 		return "instance metadata (IMDSv2)";
+	case GB_CREDS_SRC_PROCESS:
+		return "credential_process";
+	case GB_CREDS_SRC_ASSUME_ROLE:
+		return "STS AssumeRole";
+	case GB_CREDS_SRC_WEB_IDENTITY:
+		return "STS AssumeRoleWithWebIdentity";
 	default:
 		return "nowhere";
 	}
@@ -274,13 +280,15 @@ static gb_creds_t *check_creds(struct doctor *d, const struct gb_conf *conf)
 		gb_creds_destroy(creds);
 		creds = NULL;
 	} else {
-		char when[32], exp[48] = "";
+		char when[32], exp[48] = "", *how = gb_creds_describe(creds);
 
 		if (snap.expiration > 0)
 			snprintf(exp, sizeof(exp), ", expire %s",
 				 ctl_time(snap.expiration, when, sizeof(when)));
-		check(d, "credentials", GB_E_OK, "found in %s%s%s%s", source_name(snap.source),
-		      c->profile ? ", profile " : "", c->profile ? c->profile : "", exp);
+		check(d, "credentials", GB_E_OK, "found in %s%s%s%s (%s)", source_name(snap.source),
+		      c->profile ? ", profile " : "", c->profile ? c->profile : "", exp,
+		      how ? how : "?");
+		free(how);
 	}
 	gb_creds_snapshot_clear(&snap);
 	return creds;

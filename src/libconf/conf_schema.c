@@ -251,11 +251,49 @@ static const struct conf_schema log_schema = {
  *  cloud: and cloud.credentials:
  *****************************************************************************/
 
+static bool check_credential_source(struct conf_ctx *c, const struct conf_key *k,
+				    yaml_node_t *n, void *dst)
+{
+	const char *s = *(char **)dst;
+	char tmp[CONF_SHOW_MAX + 8];
+
+	if (strcmp(s, "Environment") == 0 || strcmp(s, "Ec2InstanceMetadata") == 0)
+		return true;
+	conf_error_at(c, n, "'%s' must be one of Environment, Ec2InstanceMetadata, got '%s'",
+		      k->name, conf_show(s, tmp, sizeof(tmp)));
+	return false;
+}
+
+static bool check_session_name(struct conf_ctx *c, const struct conf_key *k,
+			       yaml_node_t *n, void *dst)
+{
+	const char *s = *(char **)dst;
+	size_t len = strlen(s);
+	char tmp[CONF_SHOW_MAX + 8];
+
+	if (len >= 2 && len <= 64 && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					 "abcdefghijklmnopqrstuvwxyz0123456789_+=,.@-") == len)
+		return true;
+	conf_error_at(c, n, "'%s' must be 2-64 letters, digits or _+=,.@-, got '%s'",
+		      k->name, conf_show(s, tmp, sizeof(tmp)));
+	return false;
+}
+
+/*
+ * cloud.credentials names at most one source of its own: explicit keys, a
+ * role, or credential_process; a role has exactly one source.
+ */
 static void creds_post(struct conf_ctx *c, const struct conf_schema *sc,
 		       yaml_node_t *map, void *obj, yaml_node_t *const *seen)
 {
+	static const char *const role_only[] = {
+		"source_profile", "credential_source", "web_identity_token_file",
+		"external_id", "role_session_name", "duration_seconds",
+	};
 	yaml_node_t *akid = SEEN("access_key_id"), *secret = SEEN("secret_access_key");
-	yaml_node_t *token = SEEN("session_token");
+	yaml_node_t *token = SEEN("session_token"), *role = SEEN("role_arn");
+	yaml_node_t *proc = SEEN("credential_process"), *profile = SEEN("profile");
+	int sources = 0;
 
 	(void)map;
 	(void)obj;
@@ -267,6 +305,28 @@ static void creds_post(struct conf_ctx *c, const struct conf_schema *sc,
 	if (token && !(akid && secret))
 		conf_error_at(c, token,
 			      "'session_token' needs 'access_key_id' and 'secret_access_key'");
+	sources = !!(akid || secret) + !!role + !!proc;
+	if (sources > 1)
+		conf_error_at(c, role ? role : proc,
+			      "give one of access_key_id, role_arn and credential_process");
+	if (profile && (role || proc))
+		conf_error_at(c, profile,
+			      "'profile' names a profile of the shared files; '%s' is a source of its own: use one",
+			      role ? "role_arn" : "credential_process");
+	if (role) {
+		int n = !!SEEN("source_profile") + !!SEEN("credential_source") +
+			!!SEEN("web_identity_token_file");
+
+		if (n != 1)
+			conf_error_at(c, role,
+				      "'role_arn' needs exactly one of 'source_profile', 'credential_source' and 'web_identity_token_file'");
+		return;
+	}
+	for (size_t i = 0; i < GB_ARRAY_LEN(role_only); i++) {
+		if (SEEN(role_only[i]))
+			conf_error_at(c, SEEN(role_only[i]), "'%s' needs 'role_arn'",
+				      role_only[i]);
+	}
 }
 
 #define S struct gb_conf_cloud
@@ -277,6 +337,21 @@ static const struct conf_key creds_keys[] = {
 	K_STR("access_key_id", access_key_id, NULL, 0),
 	K_STR("secret_access_key", secret_access_key, NULL, 0),
 	K_STR("session_token", session_token, NULL, 0),
+	K_STR("role_arn", role_arn, NULL, 0),
+	K_STR("source_profile", source_profile, NULL, 0),
+	K_STR("credential_source", credential_source, NULL, 0,
+	      .check = check_credential_source),
+	K_PATH("web_identity_token_file", web_identity_token_file, NULL, 0),
+	K_STR("external_id", external_id, NULL, 0),
+	K_STR("role_session_name", role_session_name, NULL, 0,
+	      .check = check_session_name),
+	K_DUR("duration_seconds", duration, NULL, 900, 43200, 0),
+	{ .name = "credential_process", .type = CT_STRV,
+	  .off = offsetof(S, credential_process), .off_n = CONF_NO_OFF,
+	  .flags = CF_NONEMPTY, .check = check_notify },
+	K_DUR("credential_process_timeout", process_timeout, "30s", 1, 10 * 60, 0),
+	K_URL("sts_endpoint", sts_endpoint),
+	K_STR("sts_region", sts_region, NULL, 0),
 	K_BOOL("imds", imds, "true"),
 	K_END
 };
@@ -301,9 +376,22 @@ static const struct conf_key cloud_keys[] = {
 };
 #undef S
 
+/* A role's STS is never guessed when EC2 is somewhere of the site's choosing. */
+static void cloud_post(struct conf_ctx *c, const struct conf_schema *sc,
+		       yaml_node_t *map, void *obj, yaml_node_t *const *seen)
+{
+	const struct gb_conf_cloud *cl = obj;
+	yaml_node_t *creds = SEEN("credentials");
+
+	(void)map;
+	if (cl->endpoint && cl->role_arn && !cl->sts_endpoint)
+		conf_error_at(c, creds ? creds : SEEN("endpoint"),
+			      "'role_arn' with 'cloud.endpoint' set needs 'sts_endpoint' (where STS is)");
+}
+
 static const struct conf_schema cloud_schema = {
 	"cloud", cloud_keys, sizeof(struct gb_conf_cloud), CONF_NO_OFF,
-	CONF_NO_OFF, NULL, NULL
+	CONF_NO_OFF, cloud_post, NULL
 };
 
 /*****************************************************************************

@@ -132,6 +132,17 @@ struct gb_conf_cloud {
 	char *access_key_id;		/* explicit credentials (discouraged) */
 	char *secret_access_key;
 	char *session_token;
+	char *role_arn;			/* a role (with one of the next three) */
+	char *source_profile;		/* ... whose source is a shared-file profile, */
+	char *credential_source;	/* "Environment" / "Ec2InstanceMetadata", */
+	char *web_identity_token_file;	/* or a web identity token */
+	char *external_id;
+	char *role_session_name;	/* NULL: "gpuburst-<epoch>" */
+	double duration;		/* role session seconds; 0: STS's 1 h */
+	char **credential_process;	/* argv, NULL-terminated, or NULL */
+	double process_timeout;		/* seconds, default 30 */
+	char *sts_endpoint;		/* NULL: regional (never with endpoint) */
+	char *sts_region;		/* NULL: the first region of regions: */
 	bool imds;			/* may use IMDSv2 (default true) */
 	double connect_timeout;		/* seconds, default 5 */
 	double request_timeout;		/* seconds, default 30 */

@@ -60,6 +60,27 @@ static void print_credentials(FILE *fp, const struct gb_conf_cloud *cl)
 			cl->session_token ? ", session token (not shown)" : "");
 		return;
 	}
+	if (cl->role_arn) {
+		fprintf(fp, "role %s", cl->role_arn);
+		if (cl->source_profile)
+			fprintf(fp, " assumed with profile %s of the shared files",
+				cl->source_profile);
+		else if (cl->credential_source)
+			fprintf(fp, " assumed with credentials from %s",
+				strcmp(cl->credential_source, "Environment") == 0 ?
+				"the environment" : "instance metadata (IMDSv2)");
+		else
+			fprintf(fp, " by web identity (token %s)",
+				cl->web_identity_token_file);
+		fprintf(fp, "%s, STS %s\n", cl->external_id ? ", external id (not shown)" : "",
+			cl->sts_endpoint ? cl->sts_endpoint : "regional");
+		return;
+	}
+	if (cl->credential_process) {
+		fprintf(fp, "credential_process %s (timeout %.0f s)\n",
+			cl->credential_process[0], cl->process_timeout);
+		return;
+	}
 	fprintf(fp, "profile %s from the shared files (credentials %s, config %s)",
 		cl->profile ? cl->profile : "default",
 		cl->credentials_file ? cl->credentials_file : "default",
