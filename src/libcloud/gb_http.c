@@ -5,6 +5,9 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <strings.h>
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -576,4 +579,28 @@ const char *gb_http_fail_name(enum gb_http_fail f)
 		break;
 	}
 	return "other";
+}
+
+bool gb_http_url_is_loopback(const char *url)
+{
+	const char *h = url ? strstr(url, "://") : NULL;
+	char host[256];
+	struct in_addr a;
+	size_t n;
+
+	if (!h)
+		return false;
+	h += 3;
+	if (*h == '[')
+		return strncmp(h, "[::1]", 5) == 0 && strchr(":/", h[5] ? h[5] : '/');
+	n = strcspn(h, ":/?#");
+	if (n == 0 || n >= sizeof(host))
+		return false;
+	memcpy(host, h, n);
+	host[n] = '\0';
+	if (strcasecmp(host, "localhost") == 0 || strcasecmp(host, "localhost.") == 0)
+		return true;
+	/* inet_pton takes dotted quads only: "127.1" and names are refused */
+	return inet_pton(AF_INET, host, &a) == 1 &&
+	       (ntohl(a.s_addr) >> 24) == 127;
 }

@@ -145,6 +145,14 @@ const char *gb_http_response_header(const struct gb_http_response *r,
  */
 bool gb_http_fail_retryable(enum gb_http_fail f);
 
+/*
+ * RET whether [url]'s host is this machine by exact match: "localhost"
+ * (or "localhost."), an IPv4 literal in 127.0.0.0/8, or [::1].  A prefix
+ * is not enough: "localhost.example.com" and "127.example.com" are not
+ * loopback.  Loopback endpoints (the simulator) never use a proxy.
+ */
+bool gb_http_url_is_loopback(const char *url);
+
 /* RET static name of [f] ("timeout"), for logs. */
 const char *gb_http_fail_name(enum gb_http_fail f);
 

@@ -134,18 +134,6 @@ gb_err_t gb_orch_create(const struct gb_orch_opts *opts, gb_orch_t **out,
 	return GB_E_OK;
 }
 
-/* Loopback endpoints (the simulator) never go through a proxy. */
-static bool loopback(const char *url)
-{
-	const char *h = url ? strstr(url, "://") : NULL;
-
-	if (!h)
-		return false;
-	h += 3;
-	return gb_str_has_prefix(h, "127.") || gb_str_has_prefix(h, "localhost") ||
-	       gb_str_has_prefix(h, "[::1]");
-}
-
 static void ec2_sleep(double seconds, void *ctx)
 {
 	gb_orch_sleep(ctx, seconds);
@@ -169,7 +157,7 @@ gb_err_t gb_orch_ec2_new(const gb_orch_t *o, const char *region,
 	eo.http.connect_timeout_ms = (long)(cc->connect_timeout * 1000);
 	eo.http.timeout_ms = (long)(cc->request_timeout * 1000);
 	eo.http.ca_bundle = cc->ca_bundle;
-	eo.http.no_proxy = loopback(eo.endpoint);
+	eo.http.no_proxy = gb_http_url_is_loopback(eo.endpoint);
 	eo.retry.max_attempts = cc->max_retries + 1;
 	eo.retry.max_total = cc->retry_budget;
 	/*

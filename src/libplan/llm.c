@@ -201,17 +201,6 @@ static gb_err_t read_key(const char *path, char **out, gb_error_t *err)
 	return GB_E_OK;
 }
 
-static bool loopback(const char *url)
-{
-	const char *h = url ? strstr(url, "://") : NULL;
-
-	if (!h)
-		return false;
-	h += 3;
-	return gb_str_has_prefix(h, "127.") || gb_str_has_prefix(h, "localhost") ||
-	       gb_str_has_prefix(h, "[::1]");
-}
-
 /* Provider, endpoint and authentication. */
 static gb_err_t setup(gb_llm_t *l, const struct gb_llm_opts *o,
 		      const struct gb_conf_llm *c, gb_error_t *err)
@@ -260,7 +249,7 @@ static gb_err_t setup(gb_llm_t *l, const struct gb_llm_opts *o,
 	l->temperature = c->has_temperature ? c->temperature : 0;
 	if (c->provider == GB_LLM_BEDROCK)
 		l->shape.choice = llm_bedrock_choice(l->model);
-	l->no_proxy = loopback(l->endpoint);
+	l->no_proxy = gb_http_url_is_loopback(l->endpoint);
 	if (c->api_key_file && (rc = read_key(c->api_key_file, &l->key, err)))
 		return rc;
 	if (!l->key && c->provider == GB_LLM_BEDROCK &&

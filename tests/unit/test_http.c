@@ -465,9 +465,34 @@ static void test_tls_verification(void **state)
 	free(cert);
 }
 
+/* Loopback is an exact host match, never a prefix. */
+static void test_loopback(void **state)
+{
+	static const char *const yes[] = {
+		"http://127.0.0.1:8080", "http://127.1.2.3/", "https://localhost",
+		"http://LOCALHOST.:80/x", "http://[::1]:9000", "http://[::1]",
+		"http://127.255.255.255?x",
+	};
+	static const char *const no[] = {
+		"http://localhost.example.com:8080", "http://127.example.com",
+		"http://1270.0.0.1", "http://128.0.0.1", "http://127.1",
+		"http://[::1].evil", "http://[::10]:80", "https://sts.us-east-1.amazonaws.com",
+		"localhost", "", "http://", NULL,
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!gb_http_url_is_loopback(yes[i]))
+			fail_msg("%s is loopback", yes[i]);
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (gb_http_url_is_loopback(no[i]))
+			fail_msg("%s is not loopback", no[i] ? no[i] : "NULL");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_loopback),
 		cmocka_unit_test(test_endpoint_parsing),
 		cmocka_unit_test(test_post_get_put),
 		cmocka_unit_test(test_bad_requests),
