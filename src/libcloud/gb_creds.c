@@ -915,8 +915,10 @@ static gb_err_t from_process(struct resolution *r, const struct prof *p,
 	*got = true;
 	if (!argv) {
 		rc = split_words(line, &words, &e);
-		if (rc)
-			return perror_at(r, p, rc, err, "credential_process: %s", e.text);
+		if (rc) {
+			rc = perror_at(r, p, rc, err, "credential_process: %s", e.text);
+			goto out;
+		}
 		if (!words.n || words.v[0][0] != '/') {
 			rc = perror_at(r, p, GB_E_CONFIG, err,
 				       "credential_process: \"%s\" must be an absolute path (it runs without a shell or PATH search)",
