@@ -68,22 +68,13 @@ struct gb_creds {
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static void free_secret(char **p)
-{
-	if (*p) {
-		gb_memzero(*p, strlen(*p));
-		free(*p);
-		*p = NULL;
-	}
-}
-
 void gb_creds_snapshot_clear(struct gb_creds_snapshot *s)
 {
 	if (!s)
 		return;
-	free_secret(&s->access_key_id);
-	free_secret(&s->secret_access_key);
-	free_secret(&s->session_token);
+	gb_free_secret(&s->access_key_id);
+	gb_free_secret(&s->secret_access_key);
+	gb_free_secret(&s->session_token);
 	s->expiration = 0;
 	s->source = GB_CREDS_SRC_NONE;
 }
@@ -256,9 +247,9 @@ void gb_creds_destroy(gb_creds_t *c)
 {
 	if (!c)
 		return;
-	free_secret(&c->access_key_id);
-	free_secret(&c->secret_access_key);
-	free_secret(&c->session_token);
+	gb_free_secret(&c->access_key_id);
+	gb_free_secret(&c->secret_access_key);
+	gb_free_secret(&c->session_token);
 	free(c->profile);
 	free(c->credentials_file);
 	free(c->config_file);
@@ -266,7 +257,7 @@ void gb_creds_destroy(gb_creds_t *c)
 	free(c->role_arn);
 	free(c->source_profile);
 	free(c->credential_source);
-	free_secret(&c->external_id);
+	gb_free_secret(&c->external_id);
 	free(c->role_session_name);
 	free(c->web_identity_token_file);
 	gb_strv_free(&c->process);
@@ -275,7 +266,7 @@ void gb_creds_destroy(gb_creds_t *c)
 	free(c->http_ca_bundle);
 	gb_creds_snapshot_clear(&c->cur);
 	free(c->region);
-	free_secret(&c->imds_token);
+	gb_free_secret(&c->imds_token);
 	gb_http_destroy(c->imds);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
@@ -321,7 +312,7 @@ static void ini_file_free(struct ini_file *f)
 	for (size_t i = 0; i < f->n; i++) {
 		free(f->sec[i].name);
 		for (size_t k = 0; k < P_COUNT; k++)
-			free_secret(&f->sec[i].v[k]);
+			gb_free_secret(&f->sec[i].v[k]);
 	}
 	free(f->sec);
 	free(f->path);
@@ -1419,7 +1410,7 @@ static gb_err_t imds_token(gb_creds_t *c, gb_error_t *err)
 
 	if (c->imds_token && now(c) < c->imds_token_expiry)
 		return GB_E_OK;
-	free_secret(&c->imds_token);
+	gb_free_secret(&c->imds_token);
 	rc = imds_do(c, "PUT", "/latest/api/token", false, &r, err);
 	if (rc)
 		goto out;
@@ -1461,7 +1452,7 @@ static gb_err_t imds_get(gb_creds_t *c, const char *rest,
 		if (rc || r->status != 401)
 			return rc;
 		gb_http_response_free(r);
-		free_secret(&c->imds_token);
+		gb_free_secret(&c->imds_token);
 	}
 	return gb_errorf(err, GB_E_AUTH, "IMDS: token rejected twice (HTTP 401)");
 }

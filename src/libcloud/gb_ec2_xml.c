@@ -765,15 +765,6 @@ out:
 
 /* ---- STS credentials ------------------------------------------------------ */
 
-static void free_secret_str(char **p)
-{
-	if (*p) {
-		gb_memzero(*p, strlen(*p));
-		free(*p);
-		*p = NULL;
-	}
-}
-
 /* RET NEW text of child [name], wiping libxml2's temporary copy. */
 static char *csecret(struct px *x, xmlNodePtr p, const char *name)
 {
@@ -804,9 +795,9 @@ gb_err_t gb_sts_parse_credentials(const char *body, size_t len,
 	xmlNodePtr res, cr;
 	struct px x;
 	double t = 0;
+	char *arn = NULL;
 	gb_err_t rc;
 
-	gb_creds_snapshot_clear(out);
 	if (assumed_arn)
 		*assumed_arn = NULL;
 	snprintf(root, sizeof(root), "%.*sResponse",
@@ -845,22 +836,23 @@ gb_err_t gb_sts_parse_credentials(const char *body, size_t len,
 			       root, exp);
 		goto out;
 	}
+	if (assumed_arn) {
+		arn = ctext(&x, child(res, "AssumedRoleUser"), "Arn");
+		if (x.oom) {
+			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+			goto out;
+		}
+		*assumed_arn = arn;
+	}
 	out->access_key_id = ak;
 	out->secret_access_key = sk;
 	out->session_token = tok;
 	out->expiration = t;
 	ak = sk = tok = NULL;
-	if (assumed_arn) {
-		*assumed_arn = ctext(&x, child(res, "AssumedRoleUser"), "Arn");
-		if (x.oom) {
-			gb_creds_snapshot_clear(out);
-			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
-		}
-	}
 out:
-	free_secret_str(&ak);
-	free_secret_str(&sk);
-	free_secret_str(&tok);
+	gb_free_secret(&ak);
+	gb_free_secret(&sk);
+	gb_free_secret(&tok);
 	free(exp);
 	px_close(&x);
 	return rc;

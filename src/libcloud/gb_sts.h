@@ -79,8 +79,9 @@ bool gb_sts_session_name_ok(const char *s);
  * Read the <Credentials> of an AssumeRole / AssumeRoleWithWebIdentity
  * answer ([result]: "AssumeRoleResult" or "AssumeRoleWithWebIdentityResult").
  * Used by gb_sts.c, exposed for the parser tests.
- * OUT [out] NEW strings and expiration; *assumed_arn NEW or NULL (may be
- * NULL itself).
+ * IN [out] empty (zeroed or cleared).
+ * OUT [out] NEW strings and expiration, set only on GB_E_OK; *assumed_arn
+ * NEW or NULL ([assumed_arn] may be NULL itself).
  * RET GB_E_OK; GB_E_PARSE naming what is missing or malformed; GB_E_NOMEM.
  */
 gb_err_t gb_sts_parse_credentials(const char *body, size_t len,

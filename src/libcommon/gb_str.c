@@ -42,6 +42,15 @@ void gb_memzero(void *p, size_t n)
 #endif
 }
 
+void gb_free_secret(char **p)
+{
+	if (*p) {
+		gb_memzero(*p, strlen(*p));
+		free(*p);
+		*p = NULL;
+	}
+}
+
 int gb_strcmp0(const char *a, const char *b)
 {
 	if (!a || !b)

@@ -26,6 +26,9 @@ size_t gb_strlcpy(char *dst, const char *src, size_t size);
 /* Zero [n] bytes at [p] in a way the compiler cannot elide (secrets). */
 void gb_memzero(void *p, size_t n);
 
+/* Zero the string *[p] (a secret), free it and set *[p] to NULL. */
+void gb_free_secret(char **p);
+
 /* strcmp that treats NULL as equal to NULL and less than any string. */
 int gb_strcmp0(const char *a, const char *b);
 

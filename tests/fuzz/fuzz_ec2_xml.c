@@ -16,6 +16,8 @@
 #include "gb_ec2.h"
 #include "gb_ec2_xml.h"
 #include "gb_log.h"
+#include "gb_str.h"
+#include "gb_sts.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -39,7 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gb_ec2_offering_list *of = NULL;
 	struct gb_ec2_az_list *az = NULL;
 	struct gb_ec2_error ae;
-	char *rid = NULL;
+	struct gb_creds_snapshot cr = { 0 };
+	char *rid = NULL, *arn = NULL;
 	gb_error_t e;
 
 	memset(&ae, 0, sizeof(ae));
@@ -65,5 +68,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	gb_ec2_az_list_free(az);
 	gb_ec2_xml_parse_ack(body, size, "CreateTagsResponse", &rid, &e);
 	free(rid);
+	if (gb_sts_parse_credentials(body, size, "AssumeRoleResult", &cr, &arn,
+				     &e) == GB_E_OK) {
+		if (!cr.access_key_id || !cr.secret_access_key || !cr.session_token)
+			abort();	/* the parser promises all three */
+		gb_free_secret(&cr.access_key_id);
+		gb_free_secret(&cr.secret_access_key);
+		gb_free_secret(&cr.session_token);
+		free(arn);
+	} else if (cr.access_key_id || arn) {
+		abort();	/* nothing is handed out on failure */
+	}
 	return 0;
 }
