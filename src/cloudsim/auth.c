@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * auth.c - SigV4 verification of EC2 requests against the scenario's keys
+ * auth.c - SigV4 verification of EC2 and STS requests against the
+ * scenario's keys and the sessions STS issued
  *
  * The signature is recomputed by libcloud's verifier (the same code the
- * client signs with; the AWS CLI cross-checks both).  Errors are EC2's:
- * no Authorization -> MissingAuthenticationToken, unparsable ->
- * IncompleteSignature, unknown key or region -> AuthFailure, X-Amz-Date
- * more than 15 minutes off -> RequestExpired, wrong signature ->
- * SignatureDoesNotMatch.
+ * client signs with; the AWS CLI cross-checks both).  Errors are the
+ * service's: no Authorization -> MissingAuthenticationToken, unparsable ->
+ * IncompleteSignature, another service's scope -> SignatureDoesNotMatch,
+ * unknown key or region, or a session token missing or not the key's ->
+ * AuthFailure (EC2) / InvalidClientTokenId (STS), X-Amz-Date more than 15
+ * minutes off -> RequestExpired, an expired session -> RequestExpired
+ * (EC2) / ExpiredToken (STS), wrong signature -> SignatureDoesNotMatch.
  */
 #include "config.h"
 
@@ -19,17 +22,42 @@
 #include "cloudsim.h"
 #include "gb_log.h"
 #include "gb_sigv4.h"
+#include "gb_str.h"
 
 #define AUTH_FAILURE "AWS was not able to validate the provided access credentials"
+#define STS_INVALID_TOKEN "The security token included in the request is invalid."
+#define STS_EXPIRED_TOKEN "The security token included in the request is expired"
 
-static const struct gb_sc_cred *find_cred(const struct gb_scenario *sc,
-					  const char *akid)
+static bool is_sts(const char *service)
 {
-	for (size_t i = 0; i < sc->ncreds; i++) {
-		if (strcmp(sc->creds[i].access_key_id, akid) == 0)
-			return &sc->creds[i];
+	return strcmp(service, "sts") == 0;
+}
+
+/* An unknown key, or a session token that is missing or not the key's. */
+static bool unknown_key(const char *service, struct gb_sim_error *e)
+{
+	if (is_sts(service))
+		gb_sim_error_set(e, 403, "InvalidClientTokenId", STS_INVALID_TOKEN);
+	else
+		gb_sim_error_set(e, 401, "AuthFailure", AUTH_FAILURE);
+	return false;
+}
+
+/*
+ * The key [akid]: one of the scenario's long-term keys, or a session STS
+ * issued (copied under the lock).  RET false when it is neither.
+ */
+static bool find_key(struct gb_cloudsim *cs, const char *akid,
+		     struct gb_cs_principal *who)
+{
+	for (size_t i = 0; i < cs->sc->ncreds; i++) {
+		if (strcmp(cs->sc->creds[i].access_key_id, akid) == 0) {
+			gb_strlcpy(who->secret, cs->sc->creds[i].secret_access_key,
+				   sizeof(who->secret));
+			return true;
+		}
 	}
-	return NULL;
+	return gb_cs_sts_session(cs, akid, who);
 }
 
 /* "20150830T123600Z" -> epoch seconds. */
@@ -64,20 +92,25 @@ static struct gb_sigv4_header *signed_headers(const struct gb_cs_request *req,
 }
 
 static bool check_scope(struct gb_cloudsim *cs, const struct gb_cs_request *req,
-			const struct gb_sigv4_auth *a, struct gb_sim_error *e)
+			const struct gb_sigv4_auth *a, const char *service,
+			struct gb_cs_principal *who, struct gb_sim_error *e)
 {
 	const char *date = gb_cs_header_get(req, "X-Amz-Date");
+	const char *token = gb_cs_header_get(req, "X-Amz-Security-Token");
 	double t = date ? amz_time(date) : -1, now = cs->wall();
+	bool region_ok = gb_sim_has_region(cs->sim, a->region) ||
+			 (is_sts(service) && strcmp(a->region, GB_CS_STS_GLOBAL_REGION) == 0);
 
-	if (strcmp(a->service, "ec2") != 0) {
+	if (strcmp(a->service, service) != 0) {
 		gb_sim_error_set(e, 403, "SignatureDoesNotMatch",
-				 "Credential should be scoped to correct service: 'ec2'.");
+				 "Credential should be scoped to correct service: '%s'.", service);
 		return false;
 	}
-	if (!gb_sim_has_region(cs->sim, a->region) || !find_cred(cs->sc, a->access_key_id)) {
-		gb_sim_error_set(e, 401, "AuthFailure", AUTH_FAILURE);
-		return false;
-	}
+	if (!region_ok || !find_key(cs, a->access_key_id, who))
+		return unknown_key(service, e);
+	/* a session's token must come with it; a long-term key has none */
+	if (who->session ? !token || strcmp(token, who->token) != 0 : token != NULL)
+		return unknown_key(service, e);
 	if (t < 0) {
 		gb_sim_error_set(e, 400, "IncompleteSignature",
 				 "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header.");
@@ -87,14 +120,21 @@ static bool check_scope(struct gb_cloudsim *cs, const struct gb_cs_request *req,
 		gb_sim_error_set(e, 400, "RequestExpired", "Request has expired.");
 		return false;
 	}
+	if (who->session && gb_cs_sts_now(cs) >= who->expiration) {
+		if (is_sts(service))
+			gb_sim_error_set(e, 400, "ExpiredToken", STS_EXPIRED_TOKEN);
+		else
+			gb_sim_error_set(e, 400, "RequestExpired", "Request has expired.");
+		return false;
+	}
 	return true;
 }
 
-static bool verify(struct gb_cloudsim *cs, const struct gb_cs_request *req,
-		   const struct gb_sigv4_auth *a, struct gb_sim_error *e)
+static bool verify(const struct gb_cs_request *req, const struct gb_sigv4_auth *a,
+		   const struct gb_cs_principal *who, struct gb_sim_error *e)
 {
-	const struct gb_sc_cred *cr = find_cred(cs->sc, a->access_key_id);
-	struct gb_sigv4_creds creds = { cr->access_key_id, cr->secret_access_key, NULL };
+	struct gb_sigv4_creds creds = { a->access_key_id, who->secret,
+					who->session ? who->token : NULL };
 	struct gb_sigv4_request r = { 0 };
 	struct gb_sigv4_result res;
 	gb_error_t err;
@@ -133,7 +173,8 @@ static bool verify(struct gb_cloudsim *cs, const struct gb_cs_request *req,
 }
 
 bool gb_cs_authenticate(struct gb_cloudsim *cs, const struct gb_cs_request *req,
-			char *region, struct gb_sim_error *e)
+			const char *service, char *region, struct gb_cs_principal *who,
+			struct gb_sim_error *e)
 {
 	const char *value = gb_cs_header_get(req, "Authorization");
 	struct gb_sigv4_auth a;
@@ -141,6 +182,7 @@ bool gb_cs_authenticate(struct gb_cloudsim *cs, const struct gb_cs_request *req,
 	bool ok = false;
 
 	memset(&a, 0, sizeof(a));
+	memset(who, 0, sizeof(*who));
 	region[0] = '\0';
 	if (!value) {
 		gb_sim_error_set(e, 403, "MissingAuthenticationToken",
@@ -152,8 +194,12 @@ bool gb_cs_authenticate(struct gb_cloudsim *cs, const struct gb_cs_request *req,
 		goto out;
 	}
 	gb_strlcpy(region, a.region, GB_SIGV4_FIELD_MAX);
-	ok = check_scope(cs, req, &a, e) && verify(cs, req, &a, e);
+	gb_strlcpy(who->access_key_id, a.access_key_id, sizeof(who->access_key_id));
+	ok = check_scope(cs, req, &a, service, who, e) && verify(req, &a, who, e);
+	if (ok && who->session)
+		gb_cs_sts_session_used(cs, who->access_key_id);
 out:
 	gb_sigv4_auth_free(&a);
+	gb_memzero(who->secret, sizeof(who->secret));
 	return ok;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * cloudsim.c - the simulator's context: clock, routing, the timer's tick
+ * cloudsim.c - the simulator's context: clock, routing (control, IMDS, STS,
+ * EC2), the timer's tick
  */
 #include "config.h"
 
@@ -30,7 +31,8 @@ gb_err_t gb_cloudsim_create(struct gb_scenario *sc, const char *boot_dir,
 	cs->wall = gb_time_now;
 	pthread_mutex_init(&cs->mu, NULL);
 	if ((rc = gb_sim_create(sc, &cs->sim, err)) ||
-	    (rc = gb_faults_create(sc, &cs->faults, err)))
+	    (rc = gb_faults_create(sc, &cs->faults, err)) ||
+	    (rc = gb_cs_sts_create(cs, err)))
 		goto fail;
 	gb_sim_set_epoch(cs->sim, gb_time_now());
 	if (sc->boot == GB_SC_BOOT_EXEC) {
@@ -50,6 +52,7 @@ void gb_cloudsim_destroy(struct gb_cloudsim *cs)
 	if (!cs)
 		return;
 	gb_boot_destroy(cs->boot);
+	gb_cs_sts_destroy(cs);
 	gb_faults_destroy(cs->faults);
 	gb_sim_destroy(cs->sim);
 	gb_scenario_destroy(cs->sc);
@@ -85,6 +88,8 @@ void gb_cloudsim_handle(struct gb_cloudsim *cs, const struct gb_cs_request *req,
 		gb_simctl_handle(cs, req, resp);
 	else if (req->path && gb_str_has_prefix(req->path, GB_CS_IMDS_PREFIX))
 		gb_imds_handle(cs, req, resp);
+	else if (gb_cs_is_sts(req))
+		gb_sts_handle(cs, req, resp);
 	else
 		gb_ec2api_handle(cs, req, resp);
 }

@@ -34,6 +34,24 @@
 /* SigV4: a request older or newer than this is RequestExpired (EC2: 15 min). */
 #define GB_CS_MAX_SKEW 900.0
 
+/* STS takes requests scoped to the scenario's regions and to this one. */
+#define GB_CS_STS_GLOBAL_REGION "us-east-1"
+#define GB_CS_ROLE_ARN_MAX 2048
+#define GB_CS_SESSION_TOKEN_MAX 1024
+
+/* Who signed a request: filled by gb_cs_authenticate(). */
+struct gb_cs_principal {
+	char access_key_id[32];
+	char secret[128];		/* wiped before gb_cs_authenticate returns */
+	bool session;			/* temporary credentials STS issued */
+	char token[GB_CS_SESSION_TOKEN_MAX];
+	double expiration;		/* a session's, on the STS clock */
+	char role_arn[GB_CS_ROLE_ARN_MAX + 1];	/* a session's role */
+	char session_name[65];
+};
+
+struct gb_cs_sts;
+
 struct gb_cs_header {
 	const char *name;
 	const char *value;
@@ -78,6 +96,7 @@ struct gb_cloudsim {
 	 * authentication and parameter checks, before any latency) and
 	 * answered (the action done, its response on the way) */
 	long received[GB_SIM_ACTION_COUNT], answered[GB_SIM_ACTION_COUNT];
+	struct gb_cs_sts *sts;		/* owned: the sessions STS issued */
 };
 
 /*
@@ -106,12 +125,45 @@ void gb_cs_response_free(struct gb_cs_response *resp);
 const char *gb_cs_header_get(const struct gb_cs_request *req, const char *name);
 
 /*
- * auth.c: verify the request's SigV4 signature with the scenario's keys.
- * OUT [region] the credential scope's region (128 bytes).
- * RET true, or false with the EC2 error in [e].
+ * auth.c: verify the request's SigV4 signature for [service] ("ec2",
+ * "sts") with the scenario's keys or a session STS issued.
+ * OUT [region] the credential scope's region (128 bytes); [who] the signer.
+ * RET true, or false with the service's error in [e].
  */
 bool gb_cs_authenticate(struct gb_cloudsim *cs, const struct gb_cs_request *req,
-			char *region, struct gb_sim_error *e);
+			const char *service, char *region, struct gb_cs_principal *who,
+			struct gb_sim_error *e);
+
+/*
+ * sts.c: STS's AssumeRole, AssumeRoleWithWebIdentity and GetCallerIdentity
+ * for the scenario's roles.  Its clock is the wall clock plus what
+ * /_sim/time added, so a test can let a session expire.
+ */
+gb_err_t gb_cs_sts_create(struct gb_cloudsim *cs, gb_error_t *err);
+void gb_cs_sts_destroy(struct gb_cloudsim *cs);
+
+/* Is [req] for STS: signed for "sts", or an unsigned web-identity call? */
+bool gb_cs_is_sts(const struct gb_cs_request *req);
+
+/* Serve an STS Query API request. */
+void gb_sts_handle(struct gb_cloudsim *cs, const struct gb_cs_request *req,
+		   struct gb_cs_response *resp);
+
+/* RET the STS clock (takes [mu]). */
+double gb_cs_sts_now(struct gb_cloudsim *cs);
+
+/*
+ * Copy the session [akid] into [who] (secret, token, expiration, role)
+ * under [mu].  RET false when STS issued no such key.
+ */
+bool gb_cs_sts_session(struct gb_cloudsim *cs, const char *akid,
+		       struct gb_cs_principal *who);
+
+/* Count one authenticated request signed by session [akid] (takes [mu]). */
+void gb_cs_sts_session_used(struct gb_cloudsim *cs, const char *akid);
+
+/* RET NEW {"calls", "roles", "sessions"} for GET /_sim/sts; [mu] held. */
+struct json_t *gb_cs_sts_json(struct gb_cloudsim *cs);
 
 /* ec2_api.c: serve an EC2 Query API request. */
 void gb_ec2api_handle(struct gb_cloudsim *cs, const struct gb_cs_request *req,

@@ -15,6 +15,10 @@
  *   POST   /_sim/time       {"advance": seconds}
  *   GET    /_sim/consistency {"invisible", "no_private_ip"} (seconds)
  *   POST   /_sim/consistency {"invisible", "no_private_ip"}: set either
+ *   GET    /_sim/sts        STS: calls per action, times each role was
+ *                            assumed, the sessions issued (key, role,
+ *                            session name, signer, expiration, calls,
+ *                            expired), the STS clock
  *
  * Documented in gpuburst-cloudsim(8).
  */
@@ -417,9 +421,14 @@ static void route(struct gb_cloudsim *cs, const struct gb_cs_request *req,
 		pthread_mutex_unlock(&cs->mu);
 	} else if (strcmp(what, "consistency") == 0 && post) {
 		with_body(cs, req, r, post_consistency);
+	} else if (strcmp(what, "sts") == 0 && get) {
+		pthread_mutex_lock(&cs->mu);
+		reply_json(r, 200, gb_cs_sts_json(cs));
+		pthread_mutex_unlock(&cs->mu);
 	} else if (!strcmp(what, "health") || !strcmp(what, "state") ||
 		   !strcmp(what, "capacity") || !strcmp(what, "fault") ||
-		   !strcmp(what, "time") || !strcmp(what, "consistency")) {
+		   !strcmp(what, "time") || !strcmp(what, "consistency") ||
+		   !strcmp(what, "sts")) {
 		reply_error(r, 405, "method not allowed");
 	} else {
 		reply_error(r, 404, "no such control endpoint");

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cloudsim.h"
+#include "query.h"
 #include "gb_log.h"
 #include "gb_sigv4.h"
 #include "gb_util.h"
@@ -31,17 +32,11 @@
 
 #define EC2_XMLNS "http://ec2.amazonaws.com/doc/2016-11-15/"
 #define USER_DATA_MAX 16384	/* EC2: 16 KB before base64 */
-#define BODY_PARAMS_MAX 4096
-
-struct params {
-	struct gb_cs_param *v;
-	size_t n;
-};
 
 /* Everything one call decoded and decided, for the handler and the log. */
 struct call {
 	struct gb_cloudsim *cs;
-	struct params p;
+	struct gb_cs_form p;
 	const char *action;
 	enum gb_sim_action act;
 	char region[GB_SIGV4_FIELD_MAX];
@@ -54,106 +49,18 @@ struct call {
 };
 
 /*****************************************************************************
- *  Form decoding
+ *  Parameters
  *****************************************************************************/
 
-static int hexval(int c)
+static const char *param(const struct gb_cs_form *p, const char *key)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+	return gb_cs_form_get(p, key);
 }
 
-/* x-www-form-urlencoded: %XX and '+' for a blank. RET NEW string. */
-static char *form_decode(const char *s, size_t n)
-{
-	char *out = malloc(n + 1), *o = out;
-
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '+') {
-			*o++ = ' ';
-		} else if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
-			   hexval(s[i + 2]) >= 0) {
-			*o++ = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
-			i += 2;
-		} else {
-			*o++ = s[i];
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
-static bool params_add(struct params *p, const char *s, size_t n)
-{
-	const char *eq = memchr(s, '=', n);
-	size_t kl = eq ? (size_t)(eq - s) : n;
-	struct gb_cs_param *v;
-
-	if (n == 0)
-		return true;
-	if (p->n >= BODY_PARAMS_MAX)
-		return false;
-	v = realloc(p->v, (p->n + 1) * sizeof(*v));
-	if (!v)
-		return false;
-	p->v = v;
-	v[p->n].key = form_decode(s, kl);
-	v[p->n].value = eq ? form_decode(eq + 1, n - kl - 1) : strdup("");
-	if (!v[p->n].key || !v[p->n].value) {
-		free(v[p->n].key);
-		free(v[p->n].value);
-		return false;
-	}
-	p->n++;
-	return true;
-}
-
-static bool params_parse(struct params *p, const char *s, size_t n)
-{
-	while (s && n) {
-		const char *amp = memchr(s, '&', n);
-		size_t len = amp ? (size_t)(amp - s) : n;
-
-		if (!params_add(p, s, len))
-			return false;
-		s += len;
-		n -= len;
-		if (amp) {
-			s++;
-			n--;
-		}
-	}
-	return true;
-}
-
-static void params_free(struct params *p)
-{
-	for (size_t i = 0; i < p->n; i++) {
-		free(p->v[i].key);
-		free(p->v[i].value);
-	}
-	free(p->v);
-	p->v = NULL;
-	p->n = 0;
-}
-
-static const char *param(const struct params *p, const char *key)
-{
-	for (size_t i = 0; i < p->n; i++) {
-		if (strcmp(p->v[i].key, key) == 0)
-			return p->v[i].value;
-	}
-	return NULL;
-}
-
-static const char *paramf(const struct params *p, char *buf, size_t n,
+static const char *paramf(const struct gb_cs_form *p, char *buf, size_t n,
 			  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-static const char *paramf(const struct params *p, char *buf, size_t n,
+static const char *paramf(const struct gb_cs_form *p, char *buf, size_t n,
 			  const char *fmt, ...)
 {
 	va_list ap;
@@ -165,7 +72,7 @@ static const char *paramf(const struct params *p, char *buf, size_t n,
 }
 
 /* Keys "<prefix>N" (N >= 1) in order of N; values BORROWED. */
-static size_t param_list(const struct params *p, const char *prefix,
+static size_t param_list(const struct gb_cs_form *p, const char *prefix,
 			 const char **out, size_t max)
 {
 	size_t n = 0;
@@ -182,7 +89,7 @@ static size_t param_list(const struct params *p, const char *prefix,
 }
 
 /* A boolean parameter (checked by the schema): absent is false. */
-static bool param_true(const struct params *p, const char *key)
+static bool param_true(const struct gb_cs_form *p, const char *key)
 {
 	const char *v = param(p, key);
 
@@ -190,7 +97,7 @@ static bool param_true(const struct params *p, const char *key)
 }
 
 /* An integer parameter (checked by the schema), or [dflt] when absent. */
-static long param_long(const struct params *p, const char *key, long dflt)
+static long param_long(const struct gb_cs_form *p, const char *key, long dflt)
 {
 	const char *v = param(p, key);
 	long n;
@@ -199,7 +106,7 @@ static long param_long(const struct params *p, const char *key, long dflt)
 }
 
 /* Is [value] one of the parameter's? (NULL: absent.) */
-static bool param_is(const struct params *p, const char *key, const char *value)
+static bool param_is(const struct gb_cs_form *p, const char *key, const char *value)
 {
 	const char *v = param(p, key);
 
@@ -207,7 +114,7 @@ static bool param_is(const struct params *p, const char *key, const char *value)
 }
 
 /* Any parameter under "[prefix]." ? */
-static const char *param_under(const struct params *p, const char *prefix)
+static const char *param_under(const struct gb_cs_form *p, const char *prefix)
 {
 	size_t n = strlen(prefix);
 
@@ -219,7 +126,7 @@ static const char *param_under(const struct params *p, const char *prefix)
 }
 
 /* Filter.N.Name / Filter.N.Value.M.  OUT NEW arrays (filters_free). */
-static bool filters_parse(const struct params *p, struct gb_sim_filter **out,
+static bool filters_parse(const struct gb_cs_form *p, struct gb_sim_filter **out,
 			  size_t *n)
 {
 	char key[96];
@@ -254,7 +161,7 @@ static void filters_free(struct gb_sim_filter *f, size_t n)
 }
 
 /* Prefix.N.Key / Prefix.N.Value, e.g. "TagSpecification.1.Tag." or "Tag.". */
-static size_t tags_parse(const struct params *p, const char *prefix,
+static size_t tags_parse(const struct gb_cs_form *p, const char *prefix,
 			 struct gb_sim_kv *out, size_t max)
 {
 	char key[160];
@@ -313,43 +220,6 @@ bad:
  *  XML
  *****************************************************************************/
 
-static void xml_escape(struct gb_buf *b, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<':
-			gb_buf_puts(b, "&lt;");
-			break;
-		case '>':
-			gb_buf_puts(b, "&gt;");
-			break;
-		case '&':
-			gb_buf_puts(b, "&amp;");
-			break;
-		case '"':
-			gb_buf_puts(b, "&quot;");
-			break;
-		case '\'':
-			gb_buf_puts(b, "&apos;");
-			break;
-		default:
-			gb_buf_putc(b, *s);
-		}
-	}
-}
-
-/* <tag>value</tag>, or <tag/> when [value] is NULL or empty. */
-static void xml_el(struct gb_buf *b, const char *tag, const char *value)
-{
-	if (!value || !*value) {
-		gb_buf_printf(b, "<%s/>", tag);
-		return;
-	}
-	gb_buf_printf(b, "<%s>", tag);
-	xml_escape(b, value);
-	gb_buf_printf(b, "</%s>", tag);
-}
-
 static void xml_long(struct gb_buf *b, const char *tag, long v)
 {
 	gb_buf_printf(b, "<%s>%ld</%s>", tag, v, tag);
@@ -359,7 +229,7 @@ static void xml_begin(struct gb_buf *b, const char *action, const char *reqid)
 {
 	gb_buf_printf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		      "<%sResponse xmlns=\"" EC2_XMLNS "\">", action);
-	xml_el(b, "requestId", reqid);
+	gb_cs_xml_el(b, "requestId", reqid);
 }
 
 static void xml_end(struct gb_buf *b, const char *action)
@@ -373,10 +243,10 @@ static void error_body(struct gb_cs_response *r, const struct gb_sim_error *e)
 	gb_buf_reset(&r->body);
 	gb_buf_puts(&r->body, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		    "<Response><Errors><Error>");
-	xml_el(&r->body, "Code", e->code);
-	xml_el(&r->body, "Message", e->message);
+	gb_cs_xml_el(&r->body, "Code", e->code);
+	gb_cs_xml_el(&r->body, "Message", e->message);
 	gb_buf_puts(&r->body, "</Error></Errors>");
-	xml_el(&r->body, "RequestID", r->request_id);
+	gb_cs_xml_el(&r->body, "RequestID", r->request_id);
 	gb_buf_puts(&r->body, "</Response>\n");
 	r->status = e->status;
 }
@@ -385,7 +255,7 @@ static void state_el(struct gb_buf *b, const char *tag, enum gb_sim_state s)
 {
 	gb_buf_printf(b, "<%s>", tag);
 	xml_long(b, "code", (long)s);
-	xml_el(b, "name", gb_sim_state_name(s));
+	gb_cs_xml_el(b, "name", gb_sim_state_name(s));
 	gb_buf_printf(b, "</%s>", tag);
 }
 
@@ -438,8 +308,8 @@ static void tagset_el(struct gb_buf *b, const struct gb_sim_instance *i)
 	gb_buf_puts(b, "<tagSet>");
 	for (size_t t = 0; t < i->ntags; t++) {
 		gb_buf_puts(b, "<item>");
-		xml_el(b, "key", i->tags[t].key);
-		xml_el(b, "value", i->tags[t].value);
+		gb_cs_xml_el(b, "key", i->tags[t].key);
+		gb_cs_xml_el(b, "value", i->tags[t].value);
 		gb_buf_puts(b, "</item>");
 	}
 	gb_buf_puts(b, "</tagSet>");
@@ -464,7 +334,7 @@ static void state_reason_el(struct gb_buf *b, const struct gb_sim_instance *i,
 	gmtime_r(&t, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S GMT", &tm);
 	snprintf(reason, sizeof(reason), "User initiated (%s)", when);
-	xml_el(b, "reason", reason);
+	gb_cs_xml_el(b, "reason", reason);
 	gb_buf_puts(b, "<stateReason><code>Client.UserInitiatedShutdown</code>"
 		    "<message>Client.UserInitiatedShutdown: User initiated shutdown</message>"
 		    "</stateReason>");
@@ -486,12 +356,12 @@ static void groups_el(struct gb_buf *b, const struct inst_view *v)
 	gb_buf_puts(b, "<groupSet>");
 	for (size_t k = 0; k < v->i->sg_ids.n; k++) {
 		gb_buf_puts(b, "<item>");
-		xml_el(b, "groupId", v->i->sg_ids.v[k]);
+		gb_cs_xml_el(b, "groupId", v->i->sg_ids.v[k]);
 		gb_buf_puts(b, "<groupName>default</groupName></item>");
 	}
 	if (!v->i->sg_ids.n) {
 		gb_buf_puts(b, "<item>");
-		xml_el(b, "groupId", v->sg);
+		gb_cs_xml_el(b, "groupId", v->sg);
 		gb_buf_puts(b, "<groupName>default</groupName></item>");
 	}
 	gb_buf_puts(b, "</groupSet>");
@@ -509,24 +379,24 @@ static void eni_el(struct gb_buf *b, const struct inst_view *v)
 		return;
 	}
 	gb_buf_puts(b, "<networkInterfaceSet><item>");
-	xml_el(b, "networkInterfaceId", v->eni);
-	xml_el(b, "subnetId", i->subnet->id);
-	xml_el(b, "vpcId", v->vpc);
+	gb_cs_xml_el(b, "networkInterfaceId", v->eni);
+	gb_cs_xml_el(b, "subnetId", i->subnet->id);
+	gb_cs_xml_el(b, "vpcId", v->vpc);
 	gb_buf_puts(b, "<description/>");
-	xml_el(b, "ownerId", v->owner);
+	gb_cs_xml_el(b, "ownerId", v->owner);
 	gb_buf_printf(b, "<status>in-use</status><macAddress>0a:%02x:%02x:%02x:%02x:%02x</macAddress>",
 		      (unsigned)(mac >> 32) & 255, (unsigned)(mac >> 24) & 255,
 		      (unsigned)(mac >> 16) & 255, (unsigned)(mac >> 8) & 255,
 		      (unsigned)mac & 255);
 	if (v->ip) {
-		xml_el(b, "privateIpAddress", i->ip);
-		xml_el(b, "privateDnsName", v->dns);
+		gb_cs_xml_el(b, "privateIpAddress", i->ip);
+		gb_cs_xml_el(b, "privateDnsName", v->dns);
 	}
 	gb_buf_puts(b, "<sourceDestCheck>true</sourceDestCheck>");
 	groups_el(b, v);
 	derived_id("eni-attach-", i->id, id, sizeof(id));
 	gb_buf_puts(b, "<attachment>");
-	xml_el(b, "attachmentId", id);
+	gb_cs_xml_el(b, "attachmentId", id);
 	gb_buf_printf(b, "<deviceIndex>0</deviceIndex><status>%s</status>",
 		      i->state == GB_SIM_STATE_PENDING ? "attaching" : "attached");
 	time_el(b, "attachTime", v->epoch + i->launch_time);
@@ -535,8 +405,8 @@ static void eni_el(struct gb_buf *b, const struct inst_view *v)
 		    "<privateIpAddressesSet>");
 	if (v->ip) {
 		gb_buf_puts(b, "<item>");
-		xml_el(b, "privateIpAddress", i->ip);
-		xml_el(b, "privateDnsName", v->dns);
+		gb_cs_xml_el(b, "privateIpAddress", i->ip);
+		gb_cs_xml_el(b, "privateDnsName", v->dns);
 		gb_buf_puts(b, "<primary>true</primary></item>");
 	}
 	gb_buf_puts(b, "</privateIpAddressesSet>"
@@ -555,7 +425,7 @@ static void block_devices_el(struct gb_buf *b, const struct inst_view *v)
 	}
 	derived_id("vol-", v->i->id, vol, sizeof(vol));
 	gb_buf_puts(b, "<blockDeviceMapping><item><deviceName>/dev/sda1</deviceName><ebs>");
-	xml_el(b, "volumeId", vol);
+	gb_cs_xml_el(b, "volumeId", vol);
 	gb_buf_puts(b, "<status>attached</status>");
 	time_el(b, "attachTime", v->epoch + v->i->launch_time);
 	gb_buf_puts(b, "<deleteOnTermination>true</deleteOnTermination></ebs></item>"
@@ -577,8 +447,8 @@ static void profile_el(struct gb_buf *b, const char *arn)
 		id[4 + k] = b32[(k < 12 ? h >> (5 * k) : g >> (5 * (k - 12))) & 31];
 	id[21] = '\0';
 	gb_buf_puts(b, "<iamInstanceProfile>");
-	xml_el(b, "arn", arn);
-	xml_el(b, "id", id);
+	gb_cs_xml_el(b, "arn", arn);
+	gb_cs_xml_el(b, "id", id);
 	gb_buf_puts(b, "</iamInstanceProfile>");
 }
 
@@ -646,26 +516,26 @@ static void instance_el(struct gb_buf *b, const struct gb_sim_instance *i, doubl
 	derived_id("eni-", i->id, v.eni, sizeof(v.eni));
 	derived_id("sg-", v.vpc, v.sg, sizeof(v.sg));
 	gb_buf_puts(b, "<item>");
-	xml_el(b, "instanceId", i->id);
-	xml_el(b, "imageId", i->image_id);
+	gb_cs_xml_el(b, "instanceId", i->id);
+	gb_cs_xml_el(b, "imageId", i->image_id);
 	state_el(b, "instanceState", i->state);
-	xml_el(b, "privateDnsName", v.alive && v.ip ? v.dns : NULL);
-	xml_el(b, "dnsName", NULL);
+	gb_cs_xml_el(b, "privateDnsName", v.alive && v.ip ? v.dns : NULL);
+	gb_cs_xml_el(b, "dnsName", NULL);
 	state_reason_el(b, i, epoch);
 	if (i->key_name)
-		xml_el(b, "keyName", i->key_name);
+		gb_cs_xml_el(b, "keyName", i->key_name);
 	xml_long(b, "amiLaunchIndex", i->launch_index);
 	gb_buf_puts(b, "<productCodes/>");
-	xml_el(b, "instanceType", i->type->name);
+	gb_cs_xml_el(b, "instanceType", i->type->name);
 	time_el(b, "launchTime", epoch + i->launch_time);
 	gb_buf_puts(b, "<placement>");
-	xml_el(b, "availabilityZone", i->az->name);
+	gb_cs_xml_el(b, "availabilityZone", i->az->name);
 	gb_buf_printf(b, "<groupName/><tenancy>default</tenancy></placement>"
 		      "<monitoring><state>%s</state></monitoring>", monitoring_state(i));
-	xml_el(b, "subnetId", i->subnet->id);
-	xml_el(b, "vpcId", v.vpc);
+	gb_cs_xml_el(b, "subnetId", i->subnet->id);
+	gb_cs_xml_el(b, "vpcId", v.vpc);
 	if (v.alive && v.ip)
-		xml_el(b, "privateIpAddress", i->ip);
+		gb_cs_xml_el(b, "privateIpAddress", i->ip);
 	gb_buf_puts(b, "<sourceDestCheck>true</sourceDestCheck>");
 	groups_el(b, &v);
 	gb_buf_printf(b, "<architecture>%s</architecture><rootDeviceType>ebs</rootDeviceType>"
@@ -673,10 +543,10 @@ static void instance_el(struct gb_buf *b, const struct gb_sim_instance *i, doubl
 	block_devices_el(b, &v);
 	if (i->spot) {
 		gb_buf_puts(b, "<instanceLifecycle>spot</instanceLifecycle>");
-		xml_el(b, "spotInstanceRequestId", i->spot_request_id);
+		gb_cs_xml_el(b, "spotInstanceRequestId", i->spot_request_id);
 	}
 	gb_buf_puts(b, "<virtualizationType>hvm</virtualizationType>");
-	xml_el(b, "clientToken", i->client_token);
+	gb_cs_xml_el(b, "clientToken", i->client_token);
 	tagset_el(b, i);
 	gb_buf_puts(b, "<hypervisor>xen</hypervisor>");
 	eni_el(b, &v);
@@ -688,8 +558,8 @@ static void instance_el(struct gb_buf *b, const struct gb_sim_instance *i, doubl
 static void reservation_head(struct gb_buf *b, const struct gb_sim_reservation *r,
 			     const char *owner)
 {
-	xml_el(b, "reservationId", r->id);
-	xml_el(b, "ownerId", owner);
+	gb_cs_xml_el(b, "reservationId", r->id);
+	gb_cs_xml_el(b, "ownerId", owner);
 	gb_buf_puts(b, "<groupSet/><instancesSet>");
 }
 
@@ -729,7 +599,7 @@ static bool refuse(struct call *c, const char *code, const char *fmt, ...)
 }
 
 /* Idempotency compares every parameter but the token and DryRun. */
-static char *digest(const struct params *p)
+static char *digest(const struct gb_cs_form *p)
 {
 	struct gb_buf b = GB_BUF_INIT;
 	const struct gb_cs_param **v = calloc(p->n + 1, sizeof(*v));
@@ -781,7 +651,7 @@ static bool user_data(struct call *c, struct gb_sim_launch *l, char **owned)
  * made each name one); those of the other resource types are accepted and
  * dropped, the simulator has no volumes, interfaces or Spot requests to tag.
  */
-static size_t launch_tags(const struct params *p, struct gb_sim_kv *tags, size_t max)
+static size_t launch_tags(const struct gb_cs_form *p, struct gb_sim_kv *tags, size_t max)
 {
 	char key[96], prefix[96];
 	const char *rt;
@@ -816,7 +686,7 @@ static void render_reservation(struct call *c, struct gb_cs_response *r,
 }
 
 /* MetadataOptions.* (values checked by the schema); absent: EC2's defaults. */
-static void metadata_options(const struct params *p, struct gb_sim_metadata *m)
+static void metadata_options(const struct gb_cs_form *p, struct gb_sim_metadata *m)
 {
 	m->tokens_optional = param_is(p, "MetadataOptions.HttpTokens", "optional");
 	m->endpoint_disabled = param_is(p, "MetadataOptions.HttpEndpoint", "disabled");
@@ -960,7 +830,7 @@ static void render_describe(struct call *c, struct gb_cs_response *r,
 		gb_buf_puts(b, "</instancesSet></item>");
 	gb_buf_puts(b, "</reservationSet>");
 	if (next && *next)
-		xml_el(b, "nextToken", next);
+		gb_cs_xml_el(b, "nextToken", next);
 	xml_end(b, "DescribeInstances");
 	c->instances = (long)n;
 }
@@ -1015,7 +885,7 @@ static void act_terminate(struct call *c, struct gb_cs_response *r, double now)
 		gb_buf_puts(&r->body, "<instancesSet>");
 		for (size_t k = 0; k < n; k++) {
 			gb_buf_puts(&r->body, "<item>");
-			xml_el(&r->body, "instanceId", ch[k].inst->id);
+			gb_cs_xml_el(&r->body, "instanceId", ch[k].inst->id);
 			state_el(&r->body, "currentState", ch[k].cur);
 			state_el(&r->body, "previousState", ch[k].prev);
 			gb_buf_puts(&r->body, "</item>");
@@ -1052,7 +922,7 @@ static void act_create_tags(struct call *c, struct gb_cs_response *r, double now
 }
 
 /* LocationType (one of the schema's values), default region. */
-static enum gb_sim_location location_type(const struct params *p)
+static enum gb_sim_location location_type(const struct gb_cs_form *p)
 {
 	if (param_is(p, "LocationType", "availability-zone"))
 		return GB_SIM_LOC_AZ;
@@ -1096,15 +966,15 @@ static void act_offerings(struct call *c, struct gb_cs_response *r, double now)
 	gb_buf_puts(&r->body, n ? "<instanceTypeOfferingSet>" : "<instanceTypeOfferingSet/>");
 	for (size_t k = 0; k < n; k++) {
 		gb_buf_puts(&r->body, "<item>");
-		xml_el(&r->body, "instanceType", o[k].instance_type);
-		xml_el(&r->body, "locationType", location_type_name(loc));
-		xml_el(&r->body, "location", o[k].location);
+		gb_cs_xml_el(&r->body, "instanceType", o[k].instance_type);
+		gb_cs_xml_el(&r->body, "locationType", location_type_name(loc));
+		gb_cs_xml_el(&r->body, "location", o[k].location);
 		gb_buf_puts(&r->body, "</item>");
 	}
 	if (n)
 		gb_buf_puts(&r->body, "</instanceTypeOfferingSet>");
 	if (next[0])
-		xml_el(&r->body, "nextToken", next);
+		gb_cs_xml_el(&r->body, "nextToken", next);
 	xml_end(&r->body, "DescribeInstanceTypeOfferings");
 out:
 	free(o);
@@ -1114,13 +984,13 @@ out:
 static void az_el(struct gb_buf *b, const char *region, const struct gb_sc_az *az)
 {
 	gb_buf_puts(b, "<item>");
-	xml_el(b, "zoneName", az->name);
+	gb_cs_xml_el(b, "zoneName", az->name);
 	gb_buf_puts(b, "<zoneState>available</zoneState>");
-	xml_el(b, "regionName", region);
+	gb_cs_xml_el(b, "regionName", region);
 	gb_buf_puts(b, "<messageSet/>");
-	xml_el(b, "zoneId", az->zone_id);
-	xml_el(b, "groupName", region);
-	xml_el(b, "networkBorderGroup", region);
+	gb_cs_xml_el(b, "zoneId", az->zone_id);
+	gb_cs_xml_el(b, "groupName", region);
+	gb_cs_xml_el(b, "networkBorderGroup", region);
 	gb_buf_puts(b, "<optInStatus>opt-in-not-required</optInStatus>"
 		    "<zoneType>availability-zone</zoneType></item>");
 }
@@ -1245,8 +1115,8 @@ static void run_action(struct call *c, struct gb_cs_response *r, struct gb_fault
 
 static bool decode(struct call *c, const struct gb_cs_request *req)
 {
-	if (!params_parse(&c->p, req->query, req->query ? strlen(req->query) : 0) ||
-	    !params_parse(&c->p, req->body, req->body_len)) {
+	if (!gb_cs_form_parse(&c->p, req->query, req->query ? strlen(req->query) : 0) ||
+	    !gb_cs_form_parse(&c->p, req->body, req->body_len)) {
 		gb_sim_error_set(&c->err, 400, "InvalidParameterValue",
 				 "The request has too many parameters");
 		return c->failed = true, false;
@@ -1257,10 +1127,12 @@ static bool decode(struct call *c, const struct gb_cs_request *req)
 static void dispatch(struct call *c, const struct gb_cs_request *req,
 		     struct gb_cs_response *r, struct gb_fault *f)
 {
+	struct gb_cs_principal who;
+
 	if (!decode(c, req))
 		return;
 	c->action = param(&c->p, "Action");
-	if (!gb_cs_authenticate(c->cs, req, c->region, &c->err)) {
+	if (!gb_cs_authenticate(c->cs, req, "ec2", c->region, &who, &c->err)) {
 		c->failed = true;
 	} else if (!c->action) {
 		gb_sim_error_set(&c->err, 400, "MissingAction",
@@ -1310,5 +1182,5 @@ void gb_ec2api_handle(struct gb_cloudsim *cs, const struct gb_cs_request *req,
 	if (c.nevents)
 		gb_cloudsim_run_events(cs, c.events, c.nevents);
 	gb_sim_events_free(c.events, c.nevents);
-	params_free(&c.p);
+	gb_cs_form_free(&c.p);
 }

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -1183,6 +1184,113 @@ static gb_err_t parse_credentials(struct pctx *c, yaml_node_t *v, void *obj)
 	return GB_E_OK;
 }
 
+/* arn:aws:iam::<12 digits>:role/<path/>NAME, NAME of [\w+=,.@-]{1,64}. */
+static bool role_arn_ok(const char *arn)
+{
+	const char *p = arn, *name;
+
+	if (!gb_str_has_prefix(p, "arn:aws:iam::"))
+		return false;
+	p += strlen("arn:aws:iam::");
+	for (int i = 0; i < 12; i++, p++) {
+		if (!isdigit((unsigned char)*p))
+			return false;
+	}
+	if (!gb_str_has_prefix(p, ":role/"))
+		return false;
+	p += strlen(":role/");
+	name = strrchr(p, '/') ? strrchr(p, '/') + 1 : p;
+	if (!*name || strlen(name) > 64)
+		return false;
+	for (; *p; p++) {
+		if (!isalnum((unsigned char)*p) && !strchr("_+=,.@-/", *p))
+			return false;
+	}
+	return true;
+}
+
+static gb_err_t role_arn(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	struct gb_sc_role *r = obj;
+
+	if (get_str(c, v, "arn", &r->arn))
+		return GB_E_CONFIG;
+	if (!role_arn_ok(r->arn))
+		return perr(c, v, "arn must be arn:aws:iam::ACCOUNT:role/NAME (12 digits, a name of 1 to 64 of [A-Za-z0-9_+=,.@-]), not '%s'",
+			    r->arn);
+	return GB_E_OK;
+}
+
+static gb_err_t role_max(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return get_long(c, v, "max_session_duration", 3600, 43200,
+			&((struct gb_sc_role *)obj)->max_session_s);
+}
+
+static gb_err_t role_external_id(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	struct gb_sc_role *r = obj;
+	size_t n;
+
+	if (get_str(c, v, "external_id", &r->external_id))
+		return GB_E_CONFIG;
+	n = strlen(r->external_id);
+	if (n < 2 || n > 1224 || strspn(r->external_id,
+			"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+=,.@:/-") != n)
+		return perr(c, v, "external_id must be 2 to 1224 of [A-Za-z0-9_+=,.@:/-], not '%s'",
+			    r->external_id);
+	return GB_E_OK;
+}
+
+static gb_err_t role_tokens(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	struct gb_sc_role *r = obj;
+
+	if (strv_from_seq(c, v, "web_identity_tokens", &r->web_tokens))
+		return GB_E_CONFIG;
+	for (size_t i = 0; i < r->web_tokens.n; i++) {
+		size_t n = strlen(r->web_tokens.v[i]);
+
+		if (n < 4 || n > 20000)
+			return perr(c, v, "web_identity_tokens: each token has 4 to 20000 characters ('%.40s' has %zu)",
+				    r->web_tokens.v[i], n);
+	}
+	return GB_E_OK;
+}
+
+static const struct keydef role_keys[] = {
+	{ "arn", role_arn },
+	{ "max_session_duration", role_max },
+	{ "external_id", role_external_id },
+	{ "web_identity_tokens", role_tokens },
+	{ NULL, NULL },
+};
+
+static gb_err_t parse_roles(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	struct gb_scenario *sc = obj;
+
+	if (v->type != YAML_SEQUENCE_NODE)
+		return perr(c, v, "roles must be a list");
+	for (yaml_node_item_t *i = v->data.sequence.items.start;
+	     i < v->data.sequence.items.top; i++) {
+		struct gb_sc_role *r = grow(c, (void **)&sc->roles, &sc->nroles, sizeof(*r));
+
+		if (!r)
+			return GB_E_NOMEM;
+		r->max_session_s = 3600;
+		if (parse_map(c, node(c, *i), "a role", role_keys, r))
+			return GB_E_CONFIG;
+		if (!r->arn)
+			return perr(c, node(c, *i), "a role needs its arn");
+		for (size_t j = 0; j + 1 < sc->nroles; j++) {
+			if (strcmp(sc->roles[j].arn, r->arn) == 0)
+				return perr(c, node(c, *i), "duplicate role '%s'", r->arn);
+		}
+	}
+	return GB_E_OK;
+}
+
 static gb_err_t timing_pending(struct pctx *c, yaml_node_t *v, void *obj)
 {
 	return get_duration(c, v, "pending", &((struct gb_scenario *)obj)->pending_s);
@@ -1401,6 +1509,7 @@ static const struct keydef top_keys[] = {
 	{ "seed", parse_seed },
 	{ "account_id", parse_account },
 	{ "credentials", parse_credentials },
+	{ "roles", parse_roles },
 	{ "timing", parse_timing },
 	{ "consistency", parse_consistency },
 	{ "boot", parse_boot },
@@ -1596,6 +1705,12 @@ void gb_scenario_destroy(struct gb_scenario *sc)
 		}
 	}
 	free(sc->creds);
+	for (size_t i = 0; i < sc->nroles; i++) {
+		free(sc->roles[i].arn);
+		free(sc->roles[i].external_id);
+		gb_strv_free(&sc->roles[i].web_tokens);
+	}
+	free(sc->roles);
 	for (size_t i = 0; i < sc->nevents; i++)
 		free(sc->events[i].az);
 	free(sc->events);
@@ -1605,6 +1720,15 @@ void gb_scenario_destroy(struct gb_scenario *sc)
 	free(sc->boot_dir);
 	free(sc->path);
 	free(sc);
+}
+
+const struct gb_sc_role *gb_scenario_role(const struct gb_scenario *sc, const char *arn)
+{
+	for (size_t i = 0; arn && i < sc->nroles; i++) {
+		if (strcmp(sc->roles[i].arn, arn) == 0)
+			return &sc->roles[i];
+	}
+	return NULL;
 }
 
 const struct gb_sc_region *gb_scenario_region(const struct gb_scenario *sc,

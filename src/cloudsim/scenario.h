@@ -88,6 +88,14 @@ struct gb_sc_cred {
 	char *secret_access_key;
 };
 
+/* An IAM role STS lets a caller assume (`roles:`). */
+struct gb_sc_role {
+	char *arn;			/* arn:aws:iam::ACCOUNT:role/NAME */
+	long max_session_s;		/* MaxSessionDuration, 3600..43200 */
+	char *external_id;		/* AssumeRole must send it; NULL: none */
+	struct gb_strv web_tokens;	/* AssumeRoleWithWebIdentity accepts these */
+};
+
 struct gb_sc_subnet {
 	char *id;			/* "subnet-aps1a-1" */
 	char *cidr;			/* as written */
@@ -157,6 +165,8 @@ struct gb_scenario {
 	char *account_id;		/* ownerId, 12 digits */
 	struct gb_sc_cred *creds;
 	size_t ncreds;
+	struct gb_sc_role *roles;
+	size_t nroles;
 	double pending_s;		/* pending -> running */
 	double shutting_down_s;		/* shutting-down -> terminated */
 	double terminated_visible_s;	/* terminated instances stay visible */
@@ -185,6 +195,9 @@ gb_err_t gb_scenario_parse(const char *name, const char *text, size_t len,
 			   struct gb_scenario **out, gb_error_t *err);
 
 void gb_scenario_destroy(struct gb_scenario *sc);
+
+/* RET BORROWED the role [arn], or NULL. */
+const struct gb_sc_role *gb_scenario_role(const struct gb_scenario *sc, const char *arn);
 
 /* RET BORROWED region / AZ / subnet by name, or NULL. */
 const struct gb_sc_region *gb_scenario_region(const struct gb_scenario *sc,

@@ -49,6 +49,8 @@ static const char *const v_on_off[] = { "disabled", "enabled", NULL };
 #define INT_MIN_F(n, lo, f)	{ n, GB_SCHEMA_INTEGER, NULL, (f) | GB_SCHEMA_MIN, lo, 0 }
 #define INT_RANGE(n, lo, hi)	{ n, GB_SCHEMA_INTEGER, NULL, \
 				  GB_SCHEMA_MIN | GB_SCHEMA_MAX, lo, hi }
+#define STR_LEN_F(n, lo, hi, c, f) { n, GB_SCHEMA_STRING, NULL, \
+				  (f) | GB_SCHEMA_MIN | GB_SCHEMA_MAX, lo, hi, c }
 
 #define FILTERS \
 	STR_F("Filter.N.Name", GB_SCHEMA_IN_ITEM), \
@@ -121,25 +123,76 @@ static const struct gb_schema_param describe_azs[] = {
 	FILTERS,
 };
 
-static const struct {
-	const struct gb_schema_param *p;
-	size_t n;
-} tables[GB_SIM_ACTION_COUNT] = {
-	[GB_SIM_ACTION_RUN_INSTANCES] = { run_instances, GB_ARRAY_LEN(run_instances) },
-	[GB_SIM_ACTION_DESCRIBE_INSTANCES] = { describe_instances,
-					       GB_ARRAY_LEN(describe_instances) },
-	[GB_SIM_ACTION_TERMINATE_INSTANCES] = { terminate_instances,
-						GB_ARRAY_LEN(terminate_instances) },
-	[GB_SIM_ACTION_DESCRIBE_OFFERINGS] = { describe_offerings,
-					       GB_ARRAY_LEN(describe_offerings) },
-	[GB_SIM_ACTION_CREATE_TAGS] = { create_tags, GB_ARRAY_LEN(create_tags) },
-	[GB_SIM_ACTION_DESCRIBE_AZS] = { describe_azs, GB_ARRAY_LEN(describe_azs) },
+#define ACTION(name, t) { name, t, GB_ARRAY_LEN(t) }
+
+/* In enum gb_sim_action order. */
+static const struct gb_schema_action ec2_actions[GB_SIM_ACTION_COUNT] = {
+	[GB_SIM_ACTION_RUN_INSTANCES] = ACTION("RunInstances", run_instances),
+	[GB_SIM_ACTION_DESCRIBE_INSTANCES] = ACTION("DescribeInstances",
+						    describe_instances),
+	[GB_SIM_ACTION_TERMINATE_INSTANCES] = ACTION("TerminateInstances",
+						     terminate_instances),
+	[GB_SIM_ACTION_DESCRIBE_OFFERINGS] = ACTION("DescribeInstanceTypeOfferings",
+						    describe_offerings),
+	[GB_SIM_ACTION_CREATE_TAGS] = ACTION("CreateTags", create_tags),
+	[GB_SIM_ACTION_DESCRIBE_AZS] = ACTION("DescribeAvailabilityZones", describe_azs),
+};
+
+const struct gb_schema_service gb_schema_ec2 = {
+	"AmazonEC2", GB_SCHEMA_API_VERSION, false, ec2_actions, GB_SIM_ACTION_COUNT,
+};
+
+/*
+ * STS (2011-06-15): only what gpuburst calls.  The string constraints are
+ * the model's (min/max length, the characters of its pattern); STS answers
+ * a value outside them with ValidationError.
+ */
+#define ROLE_ARN	STR_LEN_F("RoleArn", 20, 2048, NULL, GB_SCHEMA_REQUIRED)
+#define SESSION_NAME	STR_LEN_F("RoleSessionName", 2, 64, "+=,.@-", GB_SCHEMA_REQUIRED)
+
+static const struct gb_schema_param assume_role[] = {
+	ROLE_ARN,
+	SESSION_NAME,
+	INT_RANGE("DurationSeconds", 900, 43200),
+	STR_LEN_F("ExternalId", 2, 1224, "+=,.@:/-", 0),
+};
+
+static const struct gb_schema_param assume_role_web[] = {
+	ROLE_ARN,
+	SESSION_NAME,
+	STR_LEN_F("WebIdentityToken", 4, 20000, NULL, GB_SCHEMA_REQUIRED),
+	INT_RANGE("DurationSeconds", 900, 43200),
+};
+
+static const struct gb_schema_param get_caller_identity[] = {
+	{ NULL, GB_SCHEMA_STRING, NULL, 0, 0, 0, NULL },	/* no parameter */
+};
+
+static const struct gb_schema_action sts_actions[] = {
+	ACTION("AssumeRole", assume_role),
+	ACTION("AssumeRoleWithWebIdentity", assume_role_web),
+	{ "GetCallerIdentity", get_caller_identity, 0 },
+};
+
+const struct gb_schema_service gb_schema_sts = {
+	"AWSSecurityTokenService", GB_SCHEMA_STS_VERSION, true, sts_actions,
+	GB_ARRAY_LEN(sts_actions),
 };
 
 const struct gb_schema_param *gb_schema_params(enum gb_sim_action a, size_t *n)
 {
-	*n = (unsigned)a < GB_SIM_ACTION_COUNT ? tables[a].n : 0;
-	return *n ? tables[a].p : NULL;
+	*n = (unsigned)a < GB_SIM_ACTION_COUNT ? ec2_actions[a].n : 0;
+	return *n ? ec2_actions[a].p : NULL;
+}
+
+const struct gb_schema_action *gb_schema_action_find(const struct gb_schema_service *sv,
+						     const char *name)
+{
+	for (size_t i = 0; name && i < sv->n; i++) {
+		if (strcmp(sv->actions[i].name, name) == 0)
+			return &sv->actions[i];
+	}
+	return NULL;
 }
 
 /*****************************************************************************
@@ -196,15 +249,15 @@ static bool parts_match(const struct parts *key, const struct parts *pattern, si
 	return true;
 }
 
-static const struct gb_schema_param *find_param(enum gb_sim_action a, const char *key)
+static const struct gb_schema_param *find_param(const struct gb_schema_action *a,
+						const char *key)
 {
+	const struct gb_schema_param *t = a->p;
 	struct parts k, pt;
-	size_t n;
-	const struct gb_schema_param *t = gb_schema_params(a, &n);
 
 	if (!split(key, &k))
 		return NULL;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < a->n; i++) {
 		if (split(t[i].name, &pt) && pt.n == k.n && parts_match(&k, &pt, k.n))
 			return &t[i];
 	}
@@ -320,23 +373,49 @@ static void enum_list(const char *const *v, char *buf, size_t len)
 		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", v[i]);
 }
 
-static bool bad_value(struct gb_sim_error *e, const char *key, const char *value,
-		      const char *expect)
+/* "DurationSeconds" -> "durationSeconds": how STS names a member in its messages. */
+static void member_name(const char *key, char *buf, size_t len)
 {
-	gb_sim_error_set(e, 400, "InvalidParameterValue",
-			 "Value (%s) for parameter %s is invalid. %s", value, key, expect);
+	snprintf(buf, len, "%s", key);
+	buf[0] = (char)tolower((unsigned char)buf[0]);
+}
+
+/*
+ * A value the schema refuses: EC2's InvalidParameterValue, or, for a
+ * service that validates members (STS), ValidationError in its words
+ * ("1 validation error detected: Value 'x' at 'roleSessionName' failed to
+ * satisfy constraint: Member must ...").  [expect] is EC2's sentence,
+ * [constraint] the member rule ("have length less than or equal to 64").
+ */
+static bool bad_value(const struct gb_schema_service *sv, struct gb_sim_error *e,
+		      const char *key, const char *value, const char *expect,
+		      const char *constraint)
+{
+	char member[128];
+
+	if (!sv->validation_errors) {
+		gb_sim_error_set(e, 400, "InvalidParameterValue",
+				 "Value (%s) for parameter %s is invalid. %s", value, key,
+				 expect);
+		return false;
+	}
+	member_name(key, member, sizeof(member));
+	gb_sim_error_set(e, 400, "ValidationError",
+			 "1 validation error detected: Value '%.200s' at '%s' failed to satisfy constraint: Member must %s",
+			 value, member, constraint);
 	return false;
 }
 
-static bool check_integer(const struct gb_schema_param *s, const char *key,
+static bool check_integer(const struct gb_schema_service *sv,
+			  const struct gb_schema_param *s, const char *key,
 			  const char *value, struct gb_sim_error *e)
 {
 	bool lo = s->flags & GB_SCHEMA_MIN, hi = s->flags & GB_SCHEMA_MAX;
-	char expect[96];
+	char expect[96], rule[96];
 	long v;
 
 	if (gb_parse_long(value, INT32_MIN, INT32_MAX, &v) != GB_E_OK)
-		return bad_value(e, key, value, "Expecting an integer.");
+		return bad_value(sv, e, key, value, "Expecting an integer.", "be an integer");
 	if ((!lo || v >= s->min) && (!hi || v <= s->max))
 		return true;
 	if (lo && hi)
@@ -346,10 +425,43 @@ static bool check_integer(const struct gb_schema_param *s, const char *key,
 		snprintf(expect, sizeof(expect), "Expecting a value of at least %ld.", s->min);
 	else
 		snprintf(expect, sizeof(expect), "Expecting a value of at most %ld.", s->max);
-	return bad_value(e, key, value, expect);
+	snprintf(rule, sizeof(rule), "have value %s than or equal to %ld",
+		 lo && v < s->min ? "greater" : "less", lo && v < s->min ? s->min : s->max);
+	return bad_value(sv, e, key, value, expect, rule);
 }
 
-static bool check_value(const struct gb_schema_param *s, const char *key,
+/* A string's length range and, with [chars], the characters of [\w<chars>]*. */
+static bool check_string(const struct gb_schema_service *sv,
+			 const struct gb_schema_param *s, const char *key,
+			 const char *value, struct gb_sim_error *e)
+{
+	long len = (long)strlen(value);
+	char expect[160], rule[128];
+
+	if ((s->flags & GB_SCHEMA_MIN && len < s->min) ||
+	    (s->flags & GB_SCHEMA_MAX && len > s->max)) {
+		bool shorter = s->flags & GB_SCHEMA_MIN && len < s->min;
+
+		snprintf(expect, sizeof(expect), "Expecting %ld to %ld characters.",
+			 s->min, s->max);
+		snprintf(rule, sizeof(rule), "have length %s than or equal to %ld",
+			 shorter ? "greater" : "less", shorter ? s->min : s->max);
+		return bad_value(sv, e, key, value, expect, rule);
+	}
+	for (const char *c = value; s->chars && *c; c++) {
+		if (!isalnum((unsigned char)*c) && *c != '_' && !strchr(s->chars, *c)) {
+			snprintf(expect, sizeof(expect),
+				 "Expecting letters, digits and any of _%s.", s->chars);
+			snprintf(rule, sizeof(rule),
+				 "satisfy regular expression pattern: [\\w%s]*", s->chars);
+			return bad_value(sv, e, key, value, expect, rule);
+		}
+	}
+	return true;
+}
+
+static bool check_value(const struct gb_schema_service *sv,
+			const struct gb_schema_param *s, const char *key,
 			const char *value, struct gb_sim_error *e)
 {
 	char expect[512];
@@ -357,13 +469,14 @@ static bool check_value(const struct gb_schema_param *s, const char *key,
 
 	switch (s->type) {
 	case GB_SCHEMA_STRING:
-		return true;
+		return check_string(sv, s, key, value, e);
 	case GB_SCHEMA_INTEGER:
-		return check_integer(s, key, value, e);
+		return check_integer(sv, s, key, value, e);
 	case GB_SCHEMA_BOOLEAN:
 		if (strcmp(value, "true") == 0 || strcmp(value, "false") == 0)
 			return true;
-		return bad_value(e, key, value, "Expecting a boolean: true or false.");
+		return bad_value(sv, e, key, value, "Expecting a boolean: true or false.",
+				 "be a boolean");
 	case GB_SCHEMA_ENUM:
 		for (size_t i = 0; s->values[i]; i++) {
 			if (strcmp(value, s->values[i]) == 0)
@@ -371,12 +484,13 @@ static bool check_value(const struct gb_schema_param *s, const char *key,
 		}
 		memcpy(expect, "Valid values: ", 15);
 		enum_list(s->values, expect + 14, sizeof(expect) - 14);
-		return bad_value(e, key, value, expect);
+		return bad_value(sv, e, key, value, expect, "satisfy enum value set");
 	case GB_SCHEMA_TIMESTAMP:
 		if (gb_schema_timestamp(value, &t))
 			return true;
-		return bad_value(e, key, value,
-				 "Expecting an ISO 8601 timestamp such as 2026-01-31T12:00:00Z.");
+		return bad_value(sv, e, key, value,
+				 "Expecting an ISO 8601 timestamp such as 2026-01-31T12:00:00Z.",
+				 "be an ISO 8601 timestamp");
 	}
 	return true;
 }
@@ -385,7 +499,8 @@ static bool check_value(const struct gb_schema_param *s, const char *key,
  *  The check
  *****************************************************************************/
 
-static bool check_version(const struct gb_cs_param *p, size_t n, struct gb_sim_error *e)
+static bool check_version(const struct gb_schema_service *sv, const struct gb_cs_param *p,
+			  size_t n, struct gb_sim_error *e)
 {
 	const char *v = NULL;
 
@@ -398,10 +513,10 @@ static bool check_version(const struct gb_cs_param *p, size_t n, struct gb_sim_e
 				 "The request must contain the parameter Version");
 		return false;
 	}
-	if (strcmp(v, GB_SCHEMA_API_VERSION) != 0) {
+	if (strcmp(v, sv->version) != 0) {
 		gb_sim_error_set(e, 400, "NoSuchVersion",
-				 "The requested version (%s) of service AmazonEC2 does not exist",
-				 v);
+				 "The requested version (%s) of service %s does not exist",
+				 v, sv->name);
 		return false;
 	}
 	return true;
@@ -471,36 +586,44 @@ static bool check_in_item(const struct gb_schema_param *s, const struct gb_cs_pa
 	return true;
 }
 
-static bool check_required(enum gb_sim_action a, const struct gb_cs_param *p, size_t n,
-			   struct gb_sim_error *e)
+static bool check_required(const struct gb_schema_service *sv,
+			   const struct gb_schema_action *a, const struct gb_cs_param *p,
+			   size_t n, struct gb_sim_error *e)
 {
-	size_t nt;
-	const struct gb_schema_param *t = gb_schema_params(a, &nt);
-	char name[128];
+	char name[128], member[128];
 
-	for (size_t i = 0; i < nt; i++) {
+	for (size_t i = 0; i < a->n; i++) {
+		const struct gb_schema_param *t = &a->p[i];
 		bool found = false;
 
-		if (t[i].flags & GB_SCHEMA_IN_ITEM && !check_in_item(&t[i], p, n, e))
+		if (t->flags & GB_SCHEMA_IN_ITEM && !check_in_item(t, p, n, e))
 			return false;
-		if (!(t[i].flags & GB_SCHEMA_REQUIRED))
+		if (!(t->flags & GB_SCHEMA_REQUIRED))
 			continue;
 		for (size_t k = 0; k < n && !found; k++)
-			found = find_param(a, p[k].key) == &t[i];
-		if (!found) {
-			base_name(t[i].name, name, sizeof(name));
+			found = find_param(a, p[k].key) == t;
+		if (found)
+			continue;
+		base_name(t->name, name, sizeof(name));
+		if (sv->validation_errors) {
+			member_name(name, member, sizeof(member));
+			gb_sim_error_set(e, 400, "ValidationError",
+					 "1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null",
+					 member);
+		} else {
 			gb_sim_error_set(e, 400, "MissingParameter",
 					 "The request must contain the parameter %s", name);
-			return false;
 		}
+		return false;
 	}
 	return true;
 }
 
-bool gb_schema_check(enum gb_sim_action a, const struct gb_cs_param *p, size_t n,
-		     struct gb_sim_error *e)
+bool gb_schema_check_action(const struct gb_schema_service *sv,
+			    const struct gb_schema_action *a, const struct gb_cs_param *p,
+			    size_t n, struct gb_sim_error *e)
 {
-	if (!check_version(p, n, e))
+	if (!check_version(sv, p, n, e))
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		const struct gb_schema_param *s;
@@ -517,14 +640,24 @@ bool gb_schema_check(enum gb_sim_action a, const struct gb_cs_param *p, size_t n
 					 "The parameter %s is given more than once", p[i].key);
 			return false;
 		}
-		if (!check_value(s, p[i].key, p[i].value, e))
+		if (!check_value(sv, s, p[i].key, p[i].value, e))
 			return false;
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (!common_key(p[i].key) && !check_numbering(p, n, p[i].key, e))
 			return false;
 	}
-	return check_required(a, p, n, e);
+	return check_required(sv, a, p, n, e);
+}
+
+bool gb_schema_check(enum gb_sim_action a, const struct gb_cs_param *p, size_t n,
+		     struct gb_sim_error *e)
+{
+	if ((unsigned)a >= GB_SIM_ACTION_COUNT) {
+		gb_sim_error_set(e, 400, "InvalidAction", "no such action");
+		return false;
+	}
+	return gb_schema_check_action(&gb_schema_ec2, &ec2_actions[a], p, n, e);
 }
 
 /*****************************************************************************
@@ -569,23 +702,34 @@ static json_t *param_json(const struct gb_schema_param *s)
 		json_object_set_new(o, "min", json_integer(s->min));
 	if (s->flags & GB_SCHEMA_MAX)
 		json_object_set_new(o, "max", json_integer(s->max));
+	if (s->chars)
+		json_object_set_new(o, "chars", json_string(s->chars));
 	return o;
+}
+
+static json_t *actions_json(const struct gb_schema_service *sv)
+{
+	json_t *acts = json_object();
+
+	for (size_t a = 0; acts && a < sv->n; a++) {
+		json_t *l = json_array();
+
+		for (size_t i = 0; l && i < sv->actions[a].n; i++)
+			json_array_append_new(l, param_json(&sv->actions[a].p[i]));
+		json_object_set_new(acts, sv->actions[a].name, l);
+	}
+	return acts;
 }
 
 char *gb_schema_dump(void)
 {
-	json_t *acts = json_object(), *doc;
+	json_t *doc;
 	char *out;
 
-	for (int a = 0; acts && a < GB_SIM_ACTION_COUNT; a++) {
-		json_t *l = json_array();
-
-		for (size_t i = 0; l && i < tables[a].n; i++)
-			json_array_append_new(l, param_json(&tables[a].p[i]));
-		json_object_set_new(acts, gb_sim_action_name((enum gb_sim_action)a), l);
-	}
-	doc = json_pack("{s:s,s:[s,s],s:o*}", "version", GB_SCHEMA_API_VERSION,
-			"common", "Action", "Version", "actions", acts);
+	doc = json_pack("{s:s,s:[s,s],s:o*,s:{s:s,s:o*}}", "version", gb_schema_ec2.version,
+			"common", "Action", "Version", "actions", actions_json(&gb_schema_ec2),
+			"sts", "version", gb_schema_sts.version, "actions",
+			actions_json(&gb_schema_sts));
 	if (!doc)
 		return NULL;
 	out = json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
