@@ -639,6 +639,10 @@ static gb_err_t transport_error(gb_http_t *h, const struct gb_http_request *req,
 	if (resp->fail == GB_HTTP_FAIL_PROXY_AUTH)
 		snprintf(why, sizeof(why),
 			 "the proxy wants other credentials (CONNECT answered 407): check the user and password in the proxy URL");
+	else if (connect_code >= 500)
+		snprintf(why, sizeof(why),
+			 "the proxy could not reach the endpoint (CONNECT answered %ld)",
+			 connect_code);
 	else if (connect_code)
 		snprintf(why, sizeof(why), "the proxy refused the tunnel (CONNECT answered %ld)",
 			 connect_code);

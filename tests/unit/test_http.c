@@ -592,7 +592,7 @@ static void test_proxy_failures(void **state)
 	} cases[] = {
 		{ 403, GB_HTTP_FAIL_PROXY, "the proxy refused the tunnel (CONNECT answered 403) (proxy)" },
 		{ 407, GB_HTTP_FAIL_PROXY_AUTH, "CONNECT answered 407" },
-		{ 502, GB_HTTP_FAIL_CONNECT, "the proxy refused the tunnel (CONNECT answered 502) (connect)" },
+		{ 502, GB_HTTP_FAIL_CONNECT, "the proxy could not reach the endpoint (CONNECT answered 502) (connect)" },
 	};
 	struct gb_http_response resp;
 	struct testproxy *p;
