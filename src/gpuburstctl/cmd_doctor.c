@@ -4,12 +4,15 @@
  *
  * One line per check, "ok NAME: detail" or "FAIL NAME: detail"; the exit
  * status is the error code of the first failed check (0 when all pass).
- * Secrets are never printed: credentials are reported by their source.
+ * Secrets are never printed: credentials are reported by their source,
+ * the proxy with its password as "***".
  * Network: only the configured EC2 endpoints (short timeouts, no
- * retries): per region one signed DescribeAvailabilityZones, then per
- * nodeset that may launch there and per subnet one RunInstances with
- * DryRun=true and the launch's own parameters (nothing is launched); and
- * slurmctld through libslurm (SLURM_CONF required, never configless).
+ * retries), through cloud.proxy as the programs reach them (never the
+ * proxy environment variables): per region one signed
+ * DescribeAvailabilityZones, then per nodeset that may launch there and
+ * per subnet one RunInstances with DryRun=true and the launch's own
+ * parameters (nothing is launched); and slurmctld through libslurm
+ * (SLURM_CONF required, never configless).
  *
  * The regions are checked in parallel, one thread each (at most
  * DOCTOR_REGION_THREADS at a time); each keeps its lines until every
@@ -264,6 +267,40 @@ static const char *source_name(enum gb_creds_source s)
 	}
 }
 
+/*
+ * The proxy the programs use, as libcurl takes it (a URL libconf let
+ * through but curl refuses fails here, once, not per region).
+ */
+static void check_proxy(struct doctor *d, const struct gb_conf *conf)
+{
+	const struct gb_conf_cloud *c = &conf->cloud;
+	struct gb_http_opts ho = { 0 };
+	struct gb_buf except = GB_BUF_INIT;
+	char shown[512];
+	gb_error_t err = { 0 };
+	gb_http_t *h = NULL;
+	gb_err_t rc;
+
+	if (!c->proxy) {
+		check(d, "proxy", GB_E_OK,
+		      "none: every endpoint is reached directly (the proxy environment variables are ignored)");
+		return;
+	}
+	gb_plan_http_opts(conf, &ho);
+	/* a name that is never resolved: creating a client is no request */
+	rc = gb_http_create("https://proxy-check.invalid", &ho, &h, &err);
+	for (size_t i = 0; i < c->n_no_proxy; i++)
+		gb_buf_printf(&except, "%s%s", i ? ", " : "; not for ", c->no_proxy[i]);
+	if (rc)
+		check(d, "proxy", rc == GB_E_INVALID ? GB_E_CONFIG : rc, "cloud.proxy: %s", err.text);
+	else
+		check(d, "proxy", GB_E_OK,
+		      "%s for every endpoint but loopback ones and instance metadata%s",
+		      gb_url_redact(c->proxy, shown, sizeof(shown)), gb_buf_str(&except));
+	gb_http_destroy(h);
+	gb_buf_free(&except);
+}
+
 static gb_creds_t *check_creds(struct doctor *d, const struct gb_conf *conf)
 {
 	const struct gb_conf_cloud *c = &conf->cloud;
@@ -386,8 +423,10 @@ static bool check_zones(struct region_job *j, gb_ec2_t *ec2)
 		job_line(j, NULL, GB_E_CONFIG, NULL, "%s answered, but has no zone %s",
 			 gb_ec2_endpoint(ec2), gb_buf_str(&missing));
 	else
-		job_line(j, NULL, GB_E_OK, NULL, "%s answered in %.2f s (%zu zones)",
-			 gb_ec2_endpoint(ec2), gb_time_mono() - t0, azs->n);
+		job_line(j, NULL, GB_E_OK, NULL, "%s answered in %.2f s (%zu zones)%s%s",
+			 gb_ec2_endpoint(ec2), gb_time_mono() - t0, azs->n,
+			 gb_ec2_proxy(ec2) ? " via proxy " : "",
+			 gb_ec2_proxy(ec2) ? gb_ec2_proxy(ec2) : "");
 	gb_buf_free(&missing);
 	gb_ec2_az_list_free(azs);
 	return true;
@@ -512,7 +551,7 @@ static void check_region(struct region_job *j)
 	eo.creds = j->creds;
 	eo.http.connect_timeout_ms = DOCTOR_CONNECT_MS;
 	eo.http.timeout_ms = DOCTOR_TIMEOUT_MS;
-	eo.http.ca_bundle = j->conf->cloud.ca_bundle;
+	gb_plan_http_opts(j->conf, &eo.http);
 	eo.retry.max_attempts = 1;
 	rc = gb_ec2_create(&eo, &ec2, &err);
 	if (rc)
@@ -1097,6 +1136,7 @@ gb_err_t ctl_cmd_doctor(struct ctl *ctl, int argc, char **argv)
 	check_state_dir(&d, conf, have_sc ? &sc : NULL);
 	check_state_file(&d, conf);
 	check_log(&d, conf);
+	check_proxy(&d, conf);
 	creds = check_creds(&d, conf);
 	check_regions(&d, conf, creds);
 	check_slurm(&d, conf, have_sc ? &sc : NULL);

@@ -51,6 +51,8 @@ struct gb_creds {
 	bool sts_needs_endpoint;
 	struct gb_http_opts http;	/* STS; strings owned: */
 	char *http_ca_bundle;
+	char *http_proxy;		/* a secret (its password) */
+	char *http_no_proxy_hosts;
 	bool no_env, no_files, no_imds;
 	long imds_timeout_ms;
 	double refresh_window;
@@ -202,7 +204,9 @@ gb_err_t gb_creds_create(const struct gb_creds_opts *o, gb_creds_t **out,
 	    !dup_opt(&c->web_identity_token_file, o->web_identity_token_file) ||
 	    !dup_opt(&c->sts_endpoint, o->sts_endpoint) ||
 	    !dup_opt(&c->sts_region, o->sts_region) ||
-	    !dup_opt(&c->http_ca_bundle, o->http.ca_bundle)) {
+	    !dup_opt(&c->http_ca_bundle, o->http.ca_bundle) ||
+	    !dup_opt(&c->http_proxy, o->http.proxy) ||
+	    !dup_opt(&c->http_no_proxy_hosts, o->http.no_proxy_hosts)) {
 		gb_creds_destroy(c);
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
 	}
@@ -222,6 +226,8 @@ gb_err_t gb_creds_create(const struct gb_creds_opts *o, gb_creds_t **out,
 	c->sts_needs_endpoint = o->sts_needs_endpoint;
 	c->http = o->http;
 	c->http.ca_bundle = c->http_ca_bundle;
+	c->http.proxy = c->http_proxy;
+	c->http.no_proxy_hosts = c->http_no_proxy_hosts;
 	c->no_env = o->no_env;
 	c->no_files = o->no_files;
 	c->no_imds = o->no_imds;
@@ -264,6 +270,8 @@ void gb_creds_destroy(gb_creds_t *c)
 	free(c->sts_endpoint);
 	free(c->sts_region);
 	free(c->http_ca_bundle);
+	gb_free_secret(&c->http_proxy);
+	free(c->http_no_proxy_hosts);
 	gb_creds_snapshot_clear(&c->cur);
 	free(c->region);
 	gb_free_secret(&c->imds_token);

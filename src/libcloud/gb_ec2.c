@@ -502,6 +502,11 @@ const char *gb_ec2_endpoint(const gb_ec2_t *c)
 	return c->endpoint;
 }
 
+const char *gb_ec2_proxy(const gb_ec2_t *c)
+{
+	return gb_http_proxy(c->http);
+}
+
 /* ---- one signed request ------------------------------------------------------ */
 
 /* Sign [body] with the current credentials and POST it. */

@@ -311,6 +311,9 @@ void gb_ec2_destroy(gb_ec2_t *c);
 const char *gb_ec2_region(const gb_ec2_t *c);
 const char *gb_ec2_endpoint(const gb_ec2_t *c);
 
+/* RET BORROWED the proxy [c] goes through, password "***" (gb_http_proxy()), or NULL. */
+const char *gb_ec2_proxy(const gb_ec2_t *c);
+
 /*
  * RunInstances.  OUT *out NEW (also its client_token), NULL on failure.
  * MinCount..MaxCount: EC2 launches the largest number it can above

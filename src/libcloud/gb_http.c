@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gb_http.c - the libcurl seam: one easy handle per endpoint, timeouts,
- * TLS verification, response cap, CURLcode translation
+ * TLS verification, response cap, the proxy, CURLcode translation
  */
 #include "config.h"
 
 #include <arpa/inet.h>
-#include <strings.h>
-
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,19 +20,22 @@
 #include "gb_util.h"
 
 #define CA_BUNDLE_MAX (16u << 20)	/* bytes: a system bundle is about 200 KiB */
+#define PROXY_SHOWN_MAX 512		/* the redacted proxy URL in messages */
 
 struct gb_http {
 	CURL *curl;
 	char *url;		/* as given */
 	char *origin;		/* scheme://host[:port], no path */
 	char *host;		/* Host header value */
+	char *name;		/* the host alone, as libcurl parsed it */
 	char *base_path;	/* "/" or the endpoint's path */
 	char *ca_bundle;
 	char *user_agent;
+	char *proxy;		/* NULL: direct; a secret (its password) */
+	char *proxy_shown;	/* [proxy] with the password as "***" */
 	long connect_timeout_ms;
 	long timeout_ms;
 	size_t max_response;
-	bool no_proxy;
 };
 
 /* State of one transfer, seen by the callbacks. */
@@ -112,8 +113,9 @@ static gb_err_t parse_endpoint(gb_http_t *h, const char *url, gb_error_t *err)
 	h->host = gb_buf_steal(&b);
 	gb_buf_printf(&b, "%s://%s", scheme, h->host ? h->host : "");
 	h->origin = gb_buf_steal(&b);
+	h->name = strdup(host);
 	h->base_path = strdup(path && *path ? path : "/");
-	if (!h->host || !h->origin || !h->base_path)
+	if (!h->host || !h->origin || !h->name || !h->base_path)
 		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
 out:
 	curl_free(scheme);
@@ -126,6 +128,136 @@ out:
 	curl_url_cleanup(u);
 	gb_buf_free(&b);
 	return rc;
+}
+
+/* ---- proxy ------------------------------------------------------------ */
+
+/* Check [proxy] with libcurl's parser: http(s)://[user[:pass]@]host[:port][/]. */
+static gb_err_t check_proxy(const char *proxy, gb_error_t *err)
+{
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *path = NULL, *query = NULL, *frag = NULL;
+	char shown[PROXY_SHOWN_MAX];
+	gb_err_t rc = GB_E_OK;
+	CURLUcode uc;
+
+	if (!u)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	gb_url_redact(proxy, shown, sizeof(shown));
+	uc = curl_url_set(u, CURLUPART_URL, proxy, 0);
+	if (uc != CURLUE_OK) {
+		rc = gb_errorf(err, GB_E_INVALID, "proxy \"%s\": %s", shown,
+			       curl_url_strerror(uc));
+		goto out;
+	}
+	curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+	curl_url_get(u, CURLUPART_HOST, &host, 0);
+	curl_url_get(u, CURLUPART_PATH, &path, 0);
+	curl_url_get(u, CURLUPART_QUERY, &query, 0);
+	curl_url_get(u, CURLUPART_FRAGMENT, &frag, 0);
+	if (!scheme || !host || !*host ||
+	    (strcmp(scheme, "http") && strcmp(scheme, "https")))
+		rc = gb_errorf(err, GB_E_INVALID,
+			       "proxy \"%s\": need an http:// or https:// URL with a host",
+			       shown);
+	else if ((path && *path && strcmp(path, "/")) || query || frag)
+		rc = gb_errorf(err, GB_E_INVALID,
+			       "proxy \"%s\": no path, query or fragment allowed", shown);
+out:
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(path);
+	curl_free(query);
+	curl_free(frag);
+	curl_url_cleanup(u);
+	return rc;
+}
+
+/* [s] of [n] bytes, with the brackets of an IPv6 literal and a final dot dropped. */
+static void host_trim(const char **s, size_t *n)
+{
+	if (*n >= 2 && (*s)[0] == '[' && (*s)[*n - 1] == ']') {
+		(*s)++;
+		*n -= 2;
+	}
+	if (*n && (*s)[*n - 1] == '.')
+		(*n)--;
+}
+
+/*
+ * Does comma list [list] name host [name]?  CURLOPT_NOPROXY's rules, here
+ * so that the client knows whether it uses the proxy (its messages and
+ * gb_http_proxy() say so): "*" is every host, an IP address matches only
+ * itself, a name itself and every name under it, a leading dot changing
+ * nothing.
+ */
+static bool host_listed(const char *name, const char *list)
+{
+	unsigned char addr[sizeof(struct in6_addr)];
+	char bare[INET6_ADDRSTRLEN + 1];
+	size_t hn = strlen(name);
+	bool ip = false;
+
+	host_trim(&name, &hn);
+	if (hn < sizeof(bare)) {
+		memcpy(bare, name, hn);
+		bare[hn] = '\0';
+		ip = inet_pton(AF_INET, bare, addr) == 1 ||
+		     inet_pton(AF_INET6, bare, addr) == 1;
+	}
+	for (const char *p = list; p && *p;) {
+		const char *item;
+		size_t n;
+
+		p += strspn(p, ", \t");
+		item = p;
+		n = strcspn(p, ", \t");
+		p += n;
+		if (n == 1 && *item == '*')
+			return true;
+		if (n && *item == '.' && !ip) {
+			item++;
+			n--;
+		}
+		host_trim(&item, &n);
+		if (!n || n > hn || strncasecmp(name + hn - n, item, n) != 0)
+			continue;
+		if (n == hn || (!ip && name[hn - n - 1] == '.'))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Take the proxy of [o] for this client unless the endpoint is reached
+ * directly: the IMDS (no_proxy), loopback, or a host of no_proxy_hosts.
+ */
+static gb_err_t proxy_setup(gb_http_t *h, const struct gb_http_opts *o,
+			    gb_error_t *err)
+{
+	char shown[PROXY_SHOWN_MAX];
+	const char *pw;
+	size_t pwlen;
+	gb_err_t rc;
+
+	if (!o->proxy || !*o->proxy)
+		return GB_E_OK;
+	rc = check_proxy(o->proxy, err);
+	if (rc || o->no_proxy || gb_http_url_is_loopback(h->url) ||
+	    host_listed(h->name, o->no_proxy_hosts))
+		return rc;
+	h->proxy = strdup(o->proxy);
+	h->proxy_shown = strdup(gb_url_redact(o->proxy, shown, sizeof(shown)));
+	if (!h->proxy || !h->proxy_shown)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	/* the password never reaches a log line */
+	if ((pw = gb_url_password(h->proxy, &pwlen)) && pwlen) {
+		char *copy = strndup(pw, pwlen);
+
+		gb_log_secret_add(copy);
+		gb_free_secret(&copy);
+	}
+	return GB_E_OK;
 }
 
 gb_err_t gb_http_create(const char *base_url, const struct gb_http_opts *o,
@@ -157,7 +289,6 @@ gb_err_t gb_http_create(const char *base_url, const struct gb_http_opts *o,
 	h->timeout_ms = o->timeout_ms ? o->timeout_ms : GB_HTTP_DEFAULT_TIMEOUT_MS;
 	h->max_response = o->max_response_bytes ? o->max_response_bytes
 						: GB_HTTP_DEFAULT_MAX_RESPONSE;
-	h->no_proxy = o->no_proxy;
 	h->url = strdup(base_url);
 	h->ca_bundle = gb_strdup0(o->ca_bundle);
 	h->user_agent = strdup(o->user_agent ? o->user_agent
@@ -169,6 +300,8 @@ gb_err_t gb_http_create(const char *base_url, const struct gb_http_opts *o,
 		goto fail;
 	}
 	rc = parse_endpoint(h, base_url, err);
+	if (!rc)
+		rc = proxy_setup(h, o, err);
 	if (rc)
 		goto fail;
 	*out = h;
@@ -187,9 +320,12 @@ void gb_http_destroy(gb_http_t *h)
 	free(h->url);
 	free(h->origin);
 	free(h->host);
+	free(h->name);
 	free(h->base_path);
 	free(h->ca_bundle);
 	free(h->user_agent);
+	gb_free_secret(&h->proxy);
+	free(h->proxy_shown);
 	free(h);
 }
 
@@ -206,6 +342,11 @@ const char *gb_http_base_path(const gb_http_t *h)
 const char *gb_http_url(const gb_http_t *h)
 {
 	return h->url;
+}
+
+const char *gb_http_proxy(const gb_http_t *h)
+{
+	return h->proxy_shown;
 }
 
 /* ---- callbacks -------------------------------------------------------- */
@@ -380,8 +521,17 @@ static void set_options(gb_http_t *h, const char *url, struct curl_slist *hdrs,
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
 	if (h->ca_bundle)
 		curl_easy_setopt(c, CURLOPT_CAINFO, h->ca_bundle);
-	if (h->no_proxy)
-		curl_easy_setopt(c, CURLOPT_PROXY, "");
+	/*
+	 * "" is "no proxy, whatever the environment says"; a NOPROXY of ""
+	 * keeps curl from reading no_proxy/NO_PROXY: proxy_setup() decided.
+	 */
+	curl_easy_setopt(c, CURLOPT_PROXY, h->proxy ? h->proxy : "");
+	if (h->proxy) {
+		curl_easy_setopt(c, CURLOPT_NOPROXY, "");
+		curl_easy_setopt(c, CURLOPT_HTTPPROXYTUNNEL, 1L);
+		if (h->ca_bundle)
+			curl_easy_setopt(c, CURLOPT_PROXY_CAINFO, h->ca_bundle);
+	}
 #if LIBCURL_VERSION_NUM >= 0x075500
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 #else
@@ -442,22 +592,71 @@ static enum gb_http_fail classify(CURLcode cc, const struct xfer *x)
 	}
 }
 
+/*
+ * The proxy's answer to CONNECT when it was not 2xx (RFC 9110 9.3.6): 407
+ * wants other credentials, 5xx says it could not reach the endpoint (a
+ * connect failure, worth retrying), anything else is a refusal.
+ * RET GB_HTTP_FAIL_NONE when there was no such answer.
+ */
+static enum gb_http_fail proxy_refusal(gb_http_t *h, long *code)
+{
+	*code = 0;
+	if (!h->proxy ||
+	    curl_easy_getinfo(h->curl, CURLINFO_HTTP_CONNECTCODE, code) != CURLE_OK ||
+	    *code == 0 || (*code >= 200 && *code <= 299))
+		return GB_HTTP_FAIL_NONE;
+	if (*code == 407)
+		return GB_HTTP_FAIL_PROXY_AUTH;
+	return *code >= 500 ? GB_HTTP_FAIL_CONNECT : GB_HTTP_FAIL_PROXY;
+}
+
+/* Mask every copy of the proxy's password in [s] (curl's own words). */
+static void proxy_scrub(const gb_http_t *h, char *s)
+{
+	const char *pw = NULL;
+	size_t n = 0;
+	char *p = s;
+
+	if (h->proxy)
+		pw = gb_url_password(h->proxy, &n);
+	if (!pw || n < 4)	/* as gb_log_secret_add(): shorter would mask words */
+		return;
+	while ((p = memmem(p, strlen(p), pw, n))) {
+		memset(p, '*', n);
+		p += n;
+	}
+}
+
 static gb_err_t transport_error(gb_http_t *h, const struct gb_http_request *req,
-				CURLcode cc, const char *errbuf,
+				CURLcode cc, const char *errbuf, long connect_code,
 				struct gb_http_response *resp, gb_error_t *err)
 {
-	const char *why = errbuf[0] ? errbuf : curl_easy_strerror(cc);
+	const char *path = req->path ? req->path : h->base_path;
+	char why[CURL_ERROR_SIZE + 128], via[PROXY_SHOWN_MAX + 16] = "";
 
+	if (h->proxy)
+		snprintf(via, sizeof(via), " via proxy %s", h->proxy_shown);
+	if (resp->fail == GB_HTTP_FAIL_PROXY_AUTH)
+		snprintf(why, sizeof(why),
+			 "the proxy wants other credentials (CONNECT answered 407): check the user and password in the proxy URL");
+	else if (connect_code >= 500)
+		snprintf(why, sizeof(why),
+			 "the proxy could not reach the endpoint (CONNECT answered %ld)",
+			 connect_code);
+	else if (connect_code)
+		snprintf(why, sizeof(why), "the proxy refused the tunnel (CONNECT answered %ld)",
+			 connect_code);
+	else if (resp->fail == GB_HTTP_FAIL_TOO_LARGE)
+		snprintf(why, sizeof(why), "response larger than %zu bytes", h->max_response);
+	else
+		snprintf(why, sizeof(why), "%s", errbuf[0] ? errbuf : curl_easy_strerror(cc));
+	proxy_scrub(h, why);
 	if (resp->fail == GB_HTTP_FAIL_TOO_LARGE)
-		return gb_errorf(err, GB_E_HTTP,
-				 "%s %s%s: response larger than %zu bytes",
-				 req->method, h->origin,
-				 req->path ? req->path : h->base_path,
-				 h->max_response);
+		return gb_errorf(err, GB_E_HTTP, "%s %s%s%s: %s", req->method, h->origin,
+				 path, via, why);
 	return gb_errorf(err, resp->fail == GB_HTTP_FAIL_TIMEOUT ? GB_E_TIMEOUT
 								 : GB_E_HTTP,
-			 "%s %s%s: %s (%s)", req->method, h->origin,
-			 req->path ? req->path : h->base_path, why,
+			 "%s %s%s%s: %s (%s)", req->method, h->origin, path, via, why,
 			 gb_http_fail_name(resp->fail));
 }
 
@@ -468,7 +667,9 @@ gb_err_t gb_http_do(gb_http_t *h, const struct gb_http_request *req,
 	struct curl_slist *hdrs = NULL;
 	struct gb_buf url = GB_BUF_INIT;
 	char errbuf[CURL_ERROR_SIZE] = "";
+	enum gb_http_fail refusal;
 	const char *path;
+	long connect_code;
 	double t0 = gb_time_mono();
 	gb_err_t rc;
 	CURLcode cc;
@@ -494,14 +695,19 @@ gb_err_t gb_http_do(gb_http_t *h, const struct gb_http_request *req,
 	cc = curl_easy_perform(h->curl);
 	resp->elapsed = gb_time_mono() - t0;
 	resp->fail = x.oom ? GB_HTTP_FAIL_OTHER : classify(cc, &x);
+	refusal = cc != CURLE_OK ? proxy_refusal(h, &connect_code) : GB_HTTP_FAIL_NONE;
+	if (refusal != GB_HTTP_FAIL_NONE && !x.oom)
+		resp->fail = refusal;
+	else
+		connect_code = 0;
 	if (cc != CURLE_OK) {
 		if (x.oom)
 			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
 		else
-			rc = transport_error(h, req, cc, errbuf, resp, err);
-		gb_log_debug("http_fail method=%s host=%s fail=%s ms=%.0f",
-			     req->method, h->host, gb_http_fail_name(resp->fail),
-			     resp->elapsed * 1000);
+			rc = transport_error(h, req, cc, errbuf, connect_code, resp, err);
+		gb_log_debug("http_fail method=%s host=%s proxy=%s fail=%s ms=%.0f",
+			     req->method, h->host, h->proxy ? h->proxy_shown : "-",
+			     gb_http_fail_name(resp->fail), resp->elapsed * 1000);
 		goto out;
 	}
 	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &resp->status);
@@ -511,9 +717,9 @@ gb_err_t gb_http_do(gb_http_t *h, const struct gb_http_request *req,
 		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
 		goto out;
 	}
-	gb_log_debug("http_request method=%s host=%s status=%ld bytes=%zu ms=%.0f",
-		     req->method, h->host, resp->status, resp->body_len,
-		     resp->elapsed * 1000);
+	gb_log_debug("http_request method=%s host=%s proxy=%s status=%ld bytes=%zu ms=%.0f",
+		     req->method, h->host, h->proxy ? h->proxy_shown : "-",
+		     resp->status, resp->body_len, resp->elapsed * 1000);
 out:
 	/* the handle keeps a pointer to the list: unhook it before freeing */
 	curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, NULL);
@@ -575,6 +781,10 @@ const char *gb_http_fail_name(enum gb_http_fail f)
 		return "tls";
 	case GB_HTTP_FAIL_TOO_LARGE:
 		return "too_large";
+	case GB_HTTP_FAIL_PROXY:
+		return "proxy";
+	case GB_HTTP_FAIL_PROXY_AUTH:
+		return "proxy_auth";
 	case GB_HTTP_FAIL_OTHER:
 		break;
 	}

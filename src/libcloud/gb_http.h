@@ -8,9 +8,19 @@
  * connect timeout and a total timeout, TLS peer and host verification are
  * always on (the CA bundle is configurable), CURLOPT_NOSIGNAL is set (no
  * SIGALRM: safe with threads), redirects are not followed, only http and
- * https are allowed, and the response body is capped.  Proxies come from
- * libcurl's usual environment variables (http_proxy, https_proxy,
- * HTTPS_PROXY, all_proxy, no_proxy); gb_http_opts.no_proxy ignores them.
+ * https are allowed, and the response body is capped.
+ *
+ * Proxy: only gb_http_opts.proxy is ever used; libcurl's environment
+ * variables (http_proxy, HTTPS_PROXY, all_proxy, no_proxy ...) are always
+ * ignored, so a program behaves the same whatever environment it inherits.
+ * Whether a client uses the proxy is decided once, by gb_http_create(): not
+ * when gb_http_opts.no_proxy is set, not for a loopback endpoint
+ * (gb_http_url_is_loopback()) and not for a host matched by
+ * gb_http_opts.no_proxy_hosts; gb_http_proxy() tells.  Through a proxy every
+ * request, to an http:// endpoint too, goes through a CONNECT tunnel: the
+ * endpoint gets the request byte for byte as signed, and a refusal is the
+ * proxy's answer to CONNECT, never mistaken for the endpoint's.  Messages
+ * name the proxy with its password replaced by "***".
  *
  * A gb_http_t is not thread-safe: use one per thread.  No curl type or
  * header is visible here.  Transport failures are translated in this module
@@ -37,8 +47,22 @@ struct gb_http_opts {
 	long connect_timeout_ms;	/* 0: GB_HTTP_DEFAULT_CONNECT_TIMEOUT_MS */
 	long timeout_ms;		/* whole request; 0: default */
 	size_t max_response_bytes;	/* body cap; 0: default */
-	const char *ca_bundle;		/* PEM file; NULL: system store */
-	bool no_proxy;			/* ignore the proxy variables */
+	const char *ca_bundle;		/* PEM file; NULL: system store (it
+					 * also verifies an https:// proxy) */
+	/*
+	 * "http://[user[:password]@]host[:port]" or https://; NULL or "":
+	 * connect directly.  Without a port, libcurl's default (1080 for
+	 * http://, 443 for https://).
+	 */
+	const char *proxy;
+	/*
+	 * Hosts reached without the proxy, comma-separated as for curl's
+	 * CURLOPT_NOPROXY: a name matches itself and every name under it
+	 * ("example.com" and ".example.com" both match "ec2.example.com"),
+	 * an IP address only itself, "*" everything.  NULL: none.
+	 */
+	const char *no_proxy_hosts;
+	bool no_proxy;			/* never use the proxy (IMDS) */
 	const char *user_agent;		/* NULL: "gpuburst/<version>" */
 };
 
@@ -70,6 +94,8 @@ enum gb_http_fail {
 	GB_HTTP_FAIL_IO,	/* connection lost while sending/receiving */
 	GB_HTTP_FAIL_TLS,	/* handshake or certificate verification */
 	GB_HTTP_FAIL_TOO_LARGE,	/* body over max_response_bytes */
+	GB_HTTP_FAIL_PROXY,	/* the proxy refused the tunnel (CONNECT 403 ...) */
+	GB_HTTP_FAIL_PROXY_AUTH,	/* the proxy wants credentials (407) */
 	GB_HTTP_FAIL_OTHER,	/* bad URL, out of memory, ... */
 };
 
@@ -95,10 +121,12 @@ gb_err_t gb_http_global_init(gb_error_t *err);
 
 /*
  * Create a client for [base_url] (http:// or https://, no query or
- * fragment, no user:password).  [o] may be NULL for the defaults; strings
- * in it are copied.
+ * fragment, no user:password).  [o] may be NULL for the defaults; what
+ * the client keeps of it is copied (the caller's strings may go away).
+ * A proxy URL is checked even when this endpoint does not use it.
  * OUT *out NEW, gb_http_destroy().
- * RET GB_E_OK; GB_E_INVALID for an unusable URL or option; GB_E_NOMEM.
+ * RET GB_E_OK; GB_E_INVALID for an unusable URL, proxy URL or option (the
+ * message shows the proxy's password as "***"); GB_E_NOMEM.
  */
 gb_err_t gb_http_create(const char *base_url, const struct gb_http_opts *o,
 			gb_http_t **out, gb_error_t *err);
@@ -118,6 +146,12 @@ const char *gb_http_base_path(const gb_http_t *h);
 
 /* RET BORROWED the endpoint URL as given to gb_http_create(). */
 const char *gb_http_url(const gb_http_t *h);
+
+/*
+ * RET BORROWED the proxy [h]'s requests go through, its password shown as
+ * "***" ("http://user:***@proxy:3128"), or NULL when they go direct.
+ */
+const char *gb_http_proxy(const gb_http_t *h);
 
 /*
  * Perform [req].  [resp] is reset first and must be freed by the caller
@@ -140,8 +174,10 @@ const char *gb_http_response_header(const struct gb_http_response *r,
 
 /*
  * RET whether a failure of kind [f] may succeed if the request is sent
- * again (connect, timeout, I/O) as opposed to needing a fix (TLS, size,
- * URL).  Only idempotent requests should be resent.
+ * again (connect, timeout, I/O; a proxy that cannot be reached, or that
+ * answers CONNECT with 5xx, is a connect failure) as opposed to needing a
+ * fix (TLS, size, URL, a proxy that refuses the tunnel or wants other
+ * credentials).  Only idempotent requests should be resent.
  */
 bool gb_http_fail_retryable(enum gb_http_fail f);
 
@@ -153,7 +189,7 @@ bool gb_http_fail_retryable(enum gb_http_fail f);
  */
 bool gb_http_url_is_loopback(const char *url);
 
-/* RET static name of [f] ("timeout"), for logs. */
+/* RET static name of [f] ("timeout", "proxy_auth"), for logs. */
 const char *gb_http_fail_name(enum gb_http_fail f);
 
 #endif /* GB_LIBCLOUD_GB_HTTP_H */

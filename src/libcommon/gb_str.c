@@ -51,6 +51,38 @@ void gb_free_secret(char **p)
 	}
 }
 
+const char *gb_url_password(const char *url, size_t *len)
+{
+	const char *start, *at, *colon;
+
+	*len = 0;
+	if (!url)
+		return NULL;
+	start = strstr(url, "://");
+	start = start ? start + 3 : url;
+	if (!(at = strrchr(start, '@')))
+		return NULL;
+	if (!(colon = memchr(start, ':', (size_t)(at - start))))
+		return NULL;
+	*len = (size_t)(at - colon - 1);
+	return colon + 1;
+}
+
+const char *gb_url_redact(const char *url, char *buf, size_t n)
+{
+	const char *pw;
+	size_t len;
+
+	if (!n)
+		return buf;
+	if (!(pw = gb_url_password(url, &len))) {
+		gb_strlcpy(buf, url ? url : "", n);
+		return buf;
+	}
+	snprintf(buf, n, "%.*s***%s", (int)(pw - url), url, pw + len);
+	return buf;
+}
+
 int gb_strcmp0(const char *a, const char *b)
 {
 	if (!a || !b)

@@ -39,6 +39,24 @@ bool gb_str_has_prefix(const char *s, const char *prefix);
 char *gb_strdup0(const char *s);
 
 /*
+ * The password of [url]'s user information ("http://user:PASSWORD@host"):
+ * what lies between the first ':' after the scheme's "://" (or the start,
+ * without a scheme) and the last '@' of the string, so that a password
+ * holding an unencoded '/', ':' or '@' is taken whole.
+ * OUT *len its length (may be 0).
+ * RET BORROWED pointer into [url], or NULL when there is no "user:" part.
+ */
+const char *gb_url_password(const char *url, size_t *len);
+
+/*
+ * Copy [url] into [buf] of [n] bytes with its password (gb_url_password())
+ * replaced by "***": "http://user:***@proxy:3128"; the user name stays.  A
+ * URL without one is copied as is; NULL gives "".  Truncated to fit.
+ * RET [buf].
+ */
+const char *gb_url_redact(const char *url, char *buf, size_t n);
+
+/*
  * Parse all of [s] as a base-10 integer in [min, max] into [out].
  * Rejects empty input, trailing junk, blanks and overflow.
  * RET GB_E_OK or GB_E_INVALID (nothing written).

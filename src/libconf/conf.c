@@ -330,6 +330,19 @@ out:
 	yaml_parser_delete(&parser);
 }
 
+/* The password of cloud.proxy, if any, never reaches a log line. */
+static void proxy_secret(const char *proxy)
+{
+	size_t n;
+	const char *pw = gb_url_password(proxy, &n);
+	char *copy;
+
+	if (!pw || !(copy = strndup(pw, n)))
+		return;
+	gb_log_secret_add(copy);
+	gb_free_secret(&copy);
+}
+
 gb_err_t gb_conf_load_string(const char *name, const char *text, size_t len,
 			     struct gb_conf **out, struct gb_errlist *errs,
 			     gb_error_t *err)
@@ -360,6 +373,7 @@ gb_err_t gb_conf_load_string(const char *name, const char *text, size_t len,
 		gb_log_secret_add(c.conf->cloud.secret_access_key);
 	if (c.conf->cloud.session_token)
 		gb_log_secret_add(c.conf->cloud.session_token);
+	proxy_secret(c.conf->cloud.proxy);
 	*out = c.conf;
 	return GB_E_OK;
 }
@@ -401,6 +415,8 @@ void gb_conf_destroy(struct gb_conf *conf)
 		return;
 	wipe(conf->cloud.secret_access_key);
 	wipe(conf->cloud.session_token);
+	wipe(conf->cloud.proxy);
+	free(conf->cloud.no_proxy_hosts);
 	conf_free_obj(&conf_schema_top, conf);
 	free(conf->path);
 	free(conf);

@@ -56,6 +56,7 @@ enum conf_type {
 #define CF_NONEMPTY	0x04u	/* a list must have at least one item */
 #define CF_AUTO		0x08u	/* CT_DURATION: "auto" stores -1 */
 #define CF_OFF		0x10u	/* CT_DURATION: "off" and 0 store 0, under min */
+#define CF_SECRET	0x20u	/* CT_STR: messages never show the value */
 
 struct conf_ctx;
 struct conf_key;

@@ -279,6 +279,120 @@ static bool check_session_name(struct conf_ctx *c, const struct conf_key *k,
 	return false;
 }
 
+/* [s] of [n] bytes is a host name or an IPv4 address: letters, digits, . - _ */
+static bool host_chars_ok(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!isalnum((unsigned char)s[i]) && !strchr(".-_", s[i]))
+			return false;
+	}
+	return n > 0;
+}
+
+/* What is wrong with "[user[:password]@]host[:port]" [a] of [n] bytes, or NULL. */
+static const char *authority_problem(const char *a, size_t n)
+{
+	const char *at = NULL, *host, *end = a + n, *port = NULL;
+	long v;
+
+	for (const char *p = a; p < end; p++)
+		if (*p == '@')
+			at = p;
+	if (at && (at == a || *a == ':'))
+		return "has an empty user name";
+	host = at ? at + 1 : a;
+	if (*host == '[') {
+		const char *close = memchr(host, ']', (size_t)(end - host));
+
+		if (!close || close == host + 1 ||
+		    strspn(host + 1, "0123456789abcdefABCDEF:.") != (size_t)(close - host - 1))
+			return "has no host, or a bad IPv6 address";
+		if (close + 1 < end && close[1] != ':')
+			return "has junk after its IPv6 address";
+		port = close + 1 < end ? close + 2 : NULL;
+	} else {
+		const char *colon = memchr(host, ':', (size_t)(end - host));
+
+		if (!host_chars_ok(host, (size_t)((colon ? colon : end) - host)))
+			return "has no host, or a host that is neither a name nor an IP address";
+		port = colon ? colon + 1 : NULL;
+	}
+	if (port) {
+		char digits[8];
+		size_t len = (size_t)(end - port);
+
+		if (len == 0 || len >= sizeof(digits))
+			return "has a port that is not 1 to 65535";
+		memcpy(digits, port, len);
+		digits[len] = '\0';
+		if (gb_parse_long(digits, 1, 65535, &v))
+			return "has a port that is not 1 to 65535";
+	}
+	return NULL;
+}
+
+/*
+ * http(s)://[user[:password]@]host[:port][/]: what libcurl takes as a
+ * proxy, checked here so that a typo fails the load, not every request.
+ * The password never appears in a message (CF_SECRET, gb_url_redact()).
+ */
+static bool check_proxy(struct conf_ctx *c, const struct conf_key *k,
+			yaml_node_t *n, void *dst)
+{
+	const char *s = *(char **)dst, *rest, *why = NULL;
+	char shown[CONF_SHOW_MAX + 8], tmp[CONF_SHOW_MAX + 8];
+	size_t alen;
+
+	if (!s)		/* "": no proxy */
+		return true;
+	if (gb_str_has_prefix(s, "http://"))
+		rest = s + 7;
+	else if (gb_str_has_prefix(s, "https://"))
+		rest = s + 8;
+	else
+		rest = NULL;
+	alen = rest ? strcspn(rest, "/?#") : 0;
+	for (const char *p = s; *p && !why; p++)
+		if (isspace((unsigned char)*p) || iscntrl((unsigned char)*p))
+			why = "contains a blank or a control character";
+	if (!why && !rest)
+		why = "has another scheme";
+	if (!why && rest[alen] && strcmp(rest + alen, "/") != 0)
+		why = "has a path, query or fragment (give scheme, host and port only)";
+	if (!why)
+		why = authority_problem(rest, alen);
+	if (!why)
+		return true;
+	gb_url_redact(s, tmp, sizeof(tmp));
+	conf_error_at(c, n, "'%s' must be an http:// or https:// URL (http://[user:password@]host[:port]), got '%s': it %s",
+		      k->name, conf_show(tmp, shown, sizeof(shown)), why);
+	return false;
+}
+
+/* Host names, domain suffixes (".internal"), IP addresses, or "*". */
+static bool check_no_proxy(struct conf_ctx *c, const struct conf_key *k,
+			   yaml_node_t *n, void *dst)
+{
+	char **v = *(char ***)dst, tmp[CONF_SHOW_MAX + 8];
+	bool ok = true;
+
+	(void)n;
+	for (size_t i = 0; v[i]; i++) {
+		const char *s = v[i];
+		size_t len = strlen(s);
+
+		if (strcmp(s, "*") == 0 ||
+		    (strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			       "0123456789.-_:[]") == len && strspn(s, ".") < len))
+			continue;
+		conf_error(c, conf_mark_of(c, &v[i]),
+			   "items of '%s' must be a host name, a domain (.example.com), an IP address or *, one per item, got '%s'",
+			   k->name, conf_show(s, tmp, sizeof(tmp)));
+		ok = false;
+	}
+	return ok;
+}
+
 /*
  * cloud.credentials names at most one source of its own: explicit keys, a
  * role, or credential_process; a role has exactly one source.
@@ -365,6 +479,8 @@ static const struct conf_key cloud_keys[] = {
 	K_STR("provider", provider, "ec2", 0, .check = check_provider),
 	K_URL("endpoint", endpoint),
 	K_PATH("ca_bundle", ca_bundle, NULL, 0),
+	K_STR("proxy", proxy, NULL, CF_EMPTY_NULL | CF_SECRET, .check = check_proxy),
+	K_STRV("no_proxy", no_proxy, NULL, 0, .check = check_no_proxy),
 	K_DUR("connect_timeout", connect_timeout, "5s", 1, HOUR, 0),
 	K_DUR("request_timeout", request_timeout, "30s", 1, HOUR, 0),
 	K_INT("max_retries", max_retries, "4", 0, 20),
@@ -376,17 +492,34 @@ static const struct conf_key cloud_keys[] = {
 };
 #undef S
 
-/* A role's STS is never guessed when EC2 is somewhere of the site's choosing. */
+/*
+ * A role's STS is never guessed when EC2 is somewhere of the site's
+ * choosing.  no_proxy says what bypasses the proxy: nothing to say without
+ * one.  Its list is joined once here, in curl's form, for every client.
+ */
 static void cloud_post(struct conf_ctx *c, const struct conf_schema *sc,
 		       yaml_node_t *map, void *obj, yaml_node_t *const *seen)
 {
-	const struct gb_conf_cloud *cl = obj;
+	struct gb_conf_cloud *cl = obj;
 	yaml_node_t *creds = SEEN("credentials");
+	struct gb_buf b = GB_BUF_INIT;
 
 	(void)map;
 	if (cl->endpoint && cl->role_arn && !cl->sts_endpoint)
 		conf_error_at(c, creds ? creds : SEEN("endpoint"),
 			      "'role_arn' with 'cloud.endpoint' set needs 'sts_endpoint' (where STS is)");
+	if (SEEN("no_proxy") && !cl->proxy)
+		conf_error_at(c, SEEN("no_proxy"),
+			      "'no_proxy' needs 'proxy': without one every host is reached directly");
+	if (!cl->proxy || !cl->n_no_proxy)
+		return;
+	for (size_t i = 0; i < cl->n_no_proxy; i++)
+		gb_buf_printf(&b, "%s%s", i ? "," : "", cl->no_proxy[i]);
+	free(cl->no_proxy_hosts);
+	cl->no_proxy_hosts = gb_buf_steal(&b);
+	if (!cl->no_proxy_hosts)
+		conf_nomem(c);
+	gb_buf_free(&b);
 }
 
 static const struct conf_schema cloud_schema = {

@@ -503,7 +503,10 @@ static bool conv_scalar(struct conf_ctx *c, const struct conf_key *k,
 		char what[CONF_SHOW_MAX + 8];
 
 		snprintf(what, sizeof(what), "'%s'", k->name);
-		conf_error_nul(c, sv->n, what);
+		if (k->flags & CF_SECRET)
+			conf_error_at(c, sv->n, "%s must not contain a NUL character", what);
+		else
+			conf_error_nul(c, sv->n, what);
 		return false;
 	}
 	switch (k->type) {

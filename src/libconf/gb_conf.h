@@ -126,6 +126,14 @@ struct gb_conf_cloud {
 	char *provider;			/* "ec2" */
 	char *endpoint;			/* default endpoint for every region */
 	char *ca_bundle;		/* NULL: the system's */
+	char *proxy;			/* "http(s)://[user:pass@]host[:port]";
+					 * NULL: direct.  Holds a secret */
+	char **no_proxy;		/* NULL-terminated: hosts, domains,
+					 * IPs reached directly; or NULL */
+	size_t n_no_proxy;
+	char *no_proxy_hosts;		/* derived: no_proxy joined by ','
+					 * (gb_http_opts.no_proxy_hosts);
+					 * NULL when empty */
 	char *profile;			/* shared-file profile, NULL: default */
 	char *credentials_file;		/* NULL: AWS_SHARED_CREDENTIALS_FILE/~ */
 	char *config_file;		/* NULL: AWS_CONFIG_FILE/~ */

@@ -89,6 +89,22 @@ static void print_credentials(FILE *fp, const struct gb_conf_cloud *cl)
 		", no instance metadata");
 }
 
+/* The proxy, its password as "***"; what bypasses it. */
+static void print_proxy(FILE *fp, const struct gb_conf_cloud *cl)
+{
+	char shown[512];
+
+	if (!cl->proxy) {
+		fputs("  proxy: none\n", fp);
+		return;
+	}
+	fprintf(fp, "  proxy: %s (not for loopback endpoints and instance metadata)\n",
+		gb_url_redact(cl->proxy, shown, sizeof(shown)));
+	fputs("  no_proxy: ", fp);
+	print_list(fp, cl->no_proxy, cl->n_no_proxy, "-");
+	fputc('\n', fp);
+}
+
 static void print_cloud(FILE *fp, const struct gb_conf_cloud *cl)
 {
 	char a[32], b[32], d[32];
@@ -98,6 +114,7 @@ static void print_cloud(FILE *fp, const struct gb_conf_cloud *cl)
 		"the public one of each region");
 	fprintf(fp, "  ca_bundle: %s\n", cl->ca_bundle ? cl->ca_bundle :
 		"the system's");
+	print_proxy(fp, cl);
 	fprintf(fp, "  timeouts: connect %s, request %s; retries %d within %s\n",
 		dur(cl->connect_timeout, a, sizeof(a)),
 		dur(cl->request_timeout, b, sizeof(b)), cl->max_retries,

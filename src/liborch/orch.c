@@ -156,8 +156,8 @@ gb_err_t gb_orch_ec2_new(const gb_orch_t *o, const char *region,
 	eo.creds = o->creds;
 	eo.http.connect_timeout_ms = (long)(cc->connect_timeout * 1000);
 	eo.http.timeout_ms = (long)(cc->request_timeout * 1000);
-	eo.http.ca_bundle = cc->ca_bundle;
-	eo.http.no_proxy = gb_http_url_is_loopback(eo.endpoint);
+	/* CA bundle and proxy; a loopback endpoint never uses the proxy */
+	gb_plan_http_opts(o->conf, &eo.http);
 	eo.retry.max_attempts = cc->max_retries + 1;
 	eo.retry.max_total = cc->retry_budget;
 	/*

@@ -1,14 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * creds.c - the AWS credential chain of gpuburst.yaml's cloud: section
+ * creds.c - the AWS credential chain and the HTTP options of gpuburst.yaml's
+ * cloud: section
  *
- * One place maps the configuration onto libcloud's chain, for the
- * orchestrator's EC2 clients, Bedrock's SigV4 and gpuburstctl doctor.
+ * One place maps the configuration onto libcloud's chain and onto the HTTP
+ * options (CA bundle, proxy), for the orchestrator's EC2 clients, STS,
+ * Bedrock's SigV4, the LLM planner and gpuburstctl doctor.
  */
 #include "config.h"
 
 #include "gb_creds.h"
+#include "gb_http.h"
 #include "gb_plan.h"
+
+void gb_plan_http_opts(const struct gb_conf *conf, struct gb_http_opts *ho)
+{
+	const struct gb_conf_cloud *c = &conf->cloud;
+
+	ho->ca_bundle = c->ca_bundle;
+	ho->proxy = c->proxy;
+	ho->no_proxy_hosts = c->no_proxy_hosts;
+}
 
 gb_err_t gb_plan_creds_create(const struct gb_conf *conf, struct gb_creds **out,
 			      gb_error_t *err)
@@ -37,7 +49,7 @@ gb_err_t gb_plan_creds_create(const struct gb_conf *conf, struct gb_creds **out,
 		co.sts_needs_endpoint |= conf->regions[i].endpoint != NULL;
 	co.http.connect_timeout_ms = (long)(c->connect_timeout * 1000);
 	co.http.timeout_ms = (long)(c->request_timeout * 1000);
-	co.http.ca_bundle = c->ca_bundle;
+	gb_plan_http_opts(conf, &co.http);
 	co.profile = c->profile;
 	co.credentials_file = c->credentials_file;
 	co.config_file = c->config_file;

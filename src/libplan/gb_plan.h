@@ -32,13 +32,24 @@
 struct gb_state;
 struct gb_ec2;
 struct gb_creds;
+struct gb_http_opts;
 
 /*
  * The credential chain configured in gpuburst.yaml (cloud: explicit keys,
- * profile and files, IMDS).  OUT *out NEW (gb_creds_destroy).
+ * profile and files, IMDS), its STS client with the HTTP options of
+ * gb_plan_http_opts().  OUT *out NEW (gb_creds_destroy).
  */
 gb_err_t gb_plan_creds_create(const struct gb_conf *conf, struct gb_creds **out,
 			      gb_error_t *err);
+
+/*
+ * Fill what every HTTP client of gpuburst takes from [conf] (EC2, STS,
+ * the LLM planner, doctor): cloud.ca_bundle, cloud.proxy and cloud.no_proxy
+ * (joined, conf->cloud.no_proxy_hosts).  The other fields of [ho] stay as
+ * they are.  OUT the strings BORROWED from [conf]: copy them to outlive it
+ * (gb_http_create() and gb_creds_create() do).
+ */
+void gb_plan_http_opts(const struct gb_conf *conf, struct gb_http_opts *ho);
 
 #define GB_PLAN_SUMMARY_MAX 1000	/* capacity summary for the LLM, chars */
 #define GB_PLAN_REASON_MAX 200		/* one-line reasons */

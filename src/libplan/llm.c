@@ -249,7 +249,6 @@ static gb_err_t setup(gb_llm_t *l, const struct gb_llm_opts *o,
 	l->temperature = c->has_temperature ? c->temperature : 0;
 	if (c->provider == GB_LLM_BEDROCK)
 		l->shape.choice = llm_bedrock_choice(l->model);
-	l->no_proxy = gb_http_url_is_loopback(l->endpoint);
 	if (c->api_key_file && (rc = read_key(c->api_key_file, &l->key, err)))
 		return rc;
 	if (!l->key && c->provider == GB_LLM_BEDROCK &&
@@ -270,13 +269,32 @@ static gb_err_t setup(gb_llm_t *l, const struct gb_llm_opts *o,
 	return GB_E_OK;
 }
 
+/*
+ * CA bundle and proxy, copied: the planner outlives a reloaded config.
+ * A loopback endpoint (a scripted test server) never uses the proxy.
+ */
+static gb_err_t http_opts_copy(gb_llm_t *l, const struct gb_conf *conf,
+			       gb_error_t *err)
+{
+	struct gb_http_opts ho = { 0 };
+
+	gb_plan_http_opts(conf, &ho);
+	l->ca_bundle = gb_strdup0(ho.ca_bundle);
+	l->proxy = gb_strdup0(ho.proxy);
+	l->no_proxy_hosts = gb_strdup0(ho.no_proxy_hosts);
+	if ((ho.ca_bundle && !l->ca_bundle) || (ho.proxy && !l->proxy) ||
+	    (ho.no_proxy_hosts && !l->no_proxy_hosts))
+		return gb_errorf(err, GB_E_NOMEM, "llm: out of memory");
+	return GB_E_OK;
+}
+
 gb_err_t gb_llm_create(const struct gb_llm_opts *o, gb_llm_t **out,
 		       gb_error_t *err)
 {
 	const struct gb_conf_llm *c;
 	gb_llm_t *l;
 	gb_http_t *h = NULL;
-	char q1[256], q2[512];
+	char q1[256], q2[512], q3[512], via[512];
 	gb_err_t rc;
 
 	*out = NULL;
@@ -301,9 +319,9 @@ gb_err_t gb_llm_create(const struct gb_llm_opts *o, gb_llm_t **out,
 		gb_llm_destroy(l);
 		return rc;
 	}
-	if (o->conf->cloud.ca_bundle && !(l->ca_bundle = strdup(o->conf->cloud.ca_bundle))) {
+	if ((rc = http_opts_copy(l, o->conf, err))) {
 		gb_llm_destroy(l);
-		return gb_errorf(err, GB_E_NOMEM, "llm: out of memory");
+		return rc;
 	}
 	/* a first client: checks the endpoint URL now, kept for the first call */
 	if ((rc = http_get(l, l->timeout, &h, NULL, err))) {
@@ -316,10 +334,12 @@ gb_err_t gb_llm_create(const struct gb_llm_opts *o, gb_llm_t **out,
 		gb_llm_destroy(l);
 		return rc;
 	}
+	gb_strlcpy(via, gb_http_proxy(h) ? gb_http_proxy(h) : "-", sizeof(via));
 	http_put(l, h, true);
-	gb_log_info("llm_planner planner=%s model=%s endpoint=%s timeout=%.3g max_calls=%d auth=%s%s%s",
+	gb_log_info("llm_planner planner=%s model=%s endpoint=%s proxy=%s timeout=%.3g max_calls=%d auth=%s%s%s",
 		    l->planner, gb_log_q(q1, sizeof(q1), l->model),
-		    gb_log_q(q2, sizeof(q2), l->endpoint), l->timeout, l->max_calls,
+		    gb_log_q(q2, sizeof(q2), l->endpoint), gb_log_q(q3, sizeof(q3), via),
+		    l->timeout, l->max_calls,
 		    l->key ? (l->provider == GB_LLM_ANTHROPIC ? "x-api-key" : "bearer") :
 		    l->creds ? "sigv4" : "none",
 		    l->provider == GB_LLM_BEDROCK ? " tool_choice=" : "",
@@ -344,6 +364,8 @@ void gb_llm_destroy(gb_llm_t *l)
 	free(l->model);
 	free(l->region);
 	free(l->ca_bundle);
+	gb_free_secret(&l->proxy);
+	free(l->no_proxy_hosts);
 	pthread_mutex_destroy(&l->mu);
 	free(l);
 }
@@ -922,7 +944,8 @@ static gb_err_t http_get(gb_llm_t *l, double budget, gb_http_t **out,
 	ho.timeout_ms = (long)ceil(budget * 1000);
 	ho.max_response_bytes = LLM_RESPONSE_MAX;
 	ho.ca_bundle = l->ca_bundle;
-	ho.no_proxy = l->no_proxy;
+	ho.proxy = l->proxy;
+	ho.no_proxy_hosts = l->no_proxy_hosts;
 	return gb_http_create(l->endpoint, &ho, out, err);
 }
 

@@ -60,7 +60,8 @@ struct gb_llm {
 	char *region;			/* NEW (bedrock) or NULL */
 	char *key;			/* NEW secret or NULL */
 	char *ca_bundle;		/* NEW or NULL */
-	bool no_proxy;			/* loopback endpoint */
+	char *proxy;			/* NEW or NULL; a secret (its password) */
+	char *no_proxy_hosts;		/* NEW or NULL */
 	double timeout;			/* seconds per call */
 	int max_tokens;
 	int max_calls;

@@ -9,12 +9,12 @@ test_sigv4_CPPFLAGS = $(GB_CLOUD_TEST_CPPFLAGS)
 test_sigv4_LDADD = $(GB_CLOUD_TEST_LIBS)
 
 GB_UNIT_TESTS += test_http
-test_http_SOURCES = test_http.c testsrv.c testsrv.h
+test_http_SOURCES = test_http.c testproxy.c testproxy.h testsrv.c testsrv.h
 test_http_CPPFLAGS = $(GB_CLOUD_TEST_CPPFLAGS)
 test_http_LDADD = $(GB_CLOUD_TEST_LIBS) $(MICROHTTPD_LIBS) $(LIBCRYPTO_LIBS)
 
 GB_UNIT_TESTS += test_creds
-test_creds_SOURCES = test_creds.c testsrv.c testsrv.h
+test_creds_SOURCES = test_creds.c testproxy.c testproxy.h testsrv.c testsrv.h
 test_creds_CPPFLAGS = $(GB_CLOUD_TEST_CPPFLAGS)
 test_creds_LDADD = $(GB_CLOUD_TEST_LIBS) $(MICROHTTPD_LIBS)
 

@@ -126,6 +126,46 @@ static void test_strlcpy(void **state)
 	assert_true(gb_strcmp0("a", NULL) > 0);
 }
 
+/* A proxy URL's password never survives gb_url_redact(); the rest does. */
+static void test_url_redact(void **state)
+{
+	static const struct {
+		const char *url, *want, *password;
+	} cases[] = {
+		{ "http://user:secret@proxy.example:3128", "http://user:***@proxy.example:3128", "secret" },
+		{ "https://u:p@10.0.0.1:443/", "https://u:***@10.0.0.1:443/", "p" },
+		{ "http://proxy.example:3128", "http://proxy.example:3128", NULL },
+		{ "http://user@proxy.example:3128", "http://user@proxy.example:3128", NULL },
+		{ "http://u:@h:1", "http://u:***@h:1", "" },
+		/* unencoded '@', ':' and '/' in the password: hidden whole */
+		{ "http://u:s@c:r/t@h:1", "http://u:***@h:1", "s@c:r/t" },
+		/* no scheme (a bad config value shown in a message) */
+		{ "user:secret@proxy:3128", "user:***@proxy:3128", "secret" },
+		{ "socks5://u:pw@h", "socks5://u:***@h", "pw" },
+		{ "", "", NULL },
+	};
+	char buf[128], tiny[12];
+	const char *pw;
+	size_t len;
+
+	(void)state;
+	for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++) {
+		assert_string_equal(gb_url_redact(cases[i].url, buf, sizeof(buf)), cases[i].want);
+		pw = gb_url_password(cases[i].url, &len);
+		if (!cases[i].password) {
+			assert_null(pw);
+			continue;
+		}
+		assert_non_null(pw);
+		assert_int_equal(len, strlen(cases[i].password));
+		assert_memory_equal(pw, cases[i].password, len);
+	}
+	assert_string_equal(gb_url_redact(NULL, buf, sizeof(buf)), "");
+	assert_null(gb_url_password(NULL, &len));
+	/* truncated, never overflowing, still without the password */
+	assert_string_equal(gb_url_redact("http://u:secret@h:1", tiny, sizeof(tiny)), "http://u:**");
+}
+
 static void expect_expand(const char *expr, const char *joined)
 {
 	gb_hostlist_t *hl = NULL;
@@ -628,6 +668,7 @@ int main(void)
 		cmocka_unit_test(test_parse_long),
 		cmocka_unit_test(test_buf),
 		cmocka_unit_test(test_strlcpy),
+		cmocka_unit_test(test_url_redact),
 		cmocka_unit_test(test_hostlist_expand),
 		cmocka_unit_test(test_hostlist_match),
 		cmocka_unit_test(test_hostlist_errors),

@@ -187,6 +187,7 @@ static void run_valid(const char *expected)
 	/* secrets of the cases never reach the summary */
 	assert_null(strstr(got, "EXAMPLEKEY"));
 	assert_null(strstr(got, "EXAMPLETOKEN"));
+	assert_null(strstr(got, "s3cr3t"));	/* the proxy's password */
 	free(got);
 	free(want);
 	gb_conf_destroy(conf);
@@ -209,6 +210,7 @@ static void run_invalid(const char *expected)
 		gb_buf_printf(&got, "%s\n", errs.msgs[i]);
 	check_text("errors", expected, gb_buf_str(&got));
 	assert_null(strstr(gb_buf_str(&got), "not-printed"));
+	assert_null(strstr(gb_buf_str(&got), "hunter22"));	/* proxy passwords */
 	gb_buf_free(&got);
 	gb_errlist_free(&errs);
 }
@@ -684,6 +686,77 @@ static void test_values(void **state)
 	gb_conf_destroy(conf);
 }
 
+/*
+ * cloud.proxy and cloud.no_proxy: the values, the list joined for curl,
+ * the password kept out of messages and logs, what a proxy URL may be.
+ */
+static void test_proxy(void **state)
+{
+	static const char *const good[] = {
+		"http://proxy.example:3128", "https://proxy.example", "http://10.1.2.3:8080/",
+		"http://[fd00::1]:3128", "http://u:p%40ss@proxy_1.example:1", "http://u@h:65535",
+	};
+	static const char *const bad[] = {
+		"proxy.example:3128", "ftp://proxy.example", "http://", "http://:3128",
+		"http://proxy.example:0", "http://proxy.example:", "http://proxy.example:31a8",
+		"http://u:hunter22@", "http://:hunter22@proxy.example:1", "http://pro xy.example:1",
+		"http://proxy.example:3128/x", "http://proxy.example?x", "http://[fd00::1:3128",
+		"http://[fd00::1]x", "http://[]:1", "http://u:hunter22@proxy!example:1",
+	};
+	char dir[] = "/tmp/gb-test-conf-log-XXXXXX", path[128], yaml[256], *text = NULL, *msg;
+	struct gb_log_opts lo = { .level = GB_LOG_INFO, .no_stderr = true };
+	struct gb_conf *conf;
+
+	(void)state;
+	conf = load_ok("cluster_name: p\n"
+		       "cloud:\n"
+		       "  proxy: http://gpuburst:hunter22@proxy.example:3128\n"
+		       "  no_proxy: [.internal, vpce.example.com, 10.0.0.5, '[fd00::5]', '*']\n");
+	assert_string_equal(conf->cloud.proxy, "http://gpuburst:hunter22@proxy.example:3128");
+	assert_int_equal(conf->cloud.n_no_proxy, 5);
+	assert_string_equal(conf->cloud.no_proxy[3], "[fd00::5]");
+	assert_string_equal(conf->cloud.no_proxy_hosts,
+			    ".internal,vpce.example.com,10.0.0.5,[fd00::5],*");
+	/* loading registered the password: no log line shows it */
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/gb.log", dir);
+	lo.file = path;
+	assert_int_equal(gb_log_open("test-conf", &lo, NULL), GB_E_OK);
+	gb_log_info("proxy_url url=%s", conf->cloud.proxy);
+	gb_log_close();
+	assert_int_equal(gb_file_read(path, 1 << 16, &text, NULL, NULL), GB_E_OK);
+	assert_null(strstr(text, "hunter22"));
+	assert_non_null(strstr(text, "url=http://gpuburst:[REDACTED]@proxy.example:3128"));
+	free(text);
+	unlink(path);
+	rmdir(dir);
+	gb_log_secret_clear();
+	gb_conf_destroy(conf);
+	/* a proxy without exceptions; "" is no proxy */
+	conf = load_ok("cluster_name: p\ncloud: {proxy: 'https://proxy.example'}\n");
+	assert_null(conf->cloud.no_proxy);
+	assert_null(conf->cloud.no_proxy_hosts);
+	gb_conf_destroy(conf);
+	conf = load_ok("cluster_name: p\ncloud: {proxy: ''}\n");
+	assert_null(conf->cloud.proxy);
+	gb_conf_destroy(conf);
+	for (size_t i = 0; i < GB_ARRAY_LEN(good); i++) {
+		snprintf(yaml, sizeof(yaml), "cluster_name: p\ncloud: {proxy: '%s'}\n", good[i]);
+		conf = load_ok(yaml);
+		assert_string_equal(conf->cloud.proxy, good[i]);
+		gb_conf_destroy(conf);
+	}
+	for (size_t i = 0; i < GB_ARRAY_LEN(bad); i++) {
+		snprintf(yaml, sizeof(yaml), "cluster_name: p\ncloud: {proxy: '%s'}\n", bad[i]);
+		msg = load_bad(yaml);
+		if (!strstr(msg, "t.yaml:2:16: 'proxy' must be an http:// or https:// URL"))
+			fail_msg("%s: %s", bad[i], msg);
+		if (strstr(msg, "hunter22"))
+			fail_msg("password shown: %s", msg);
+		free(msg);
+	}
+}
+
 static void test_llm_defaults(void **state)
 {
 	struct gb_conf *conf;
@@ -1081,6 +1154,7 @@ int main(void)
 		cmocka_unit_test(test_partitions),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_proxy),
 		cmocka_unit_test(test_llm_defaults),
 		cmocka_unit_test(test_user_data_file),
 		cmocka_unit_test(test_file_errors),

@@ -2,7 +2,8 @@
 /*
  * test_creds.c - credential chain: explicit > environment > shared files >
  * IMDSv2 (against a loopback server), profiles, malformed files, expiry
- * and refresh with a fake clock, secrets kept out of the log
+ * and refresh with a fake clock, secrets kept out of the log, STS through
+ * the configured proxy
  */
 #include "config.h"
 
@@ -22,6 +23,7 @@
 #include "gb_log.h"
 #include "gb_str.h"
 #include "gb_util.h"
+#include "testproxy.h"
 #include "testsrv.h"
 
 #define T0 1767225600.0		/* 2026-01-01T00:00:00Z */
@@ -769,6 +771,75 @@ static void test_role_errors(void **state)
 	free(cred_path);
 }
 
+/* A scripted STS: every request gets AssumeRole's answer. */
+static void sts_answer(void *ctx, size_t n, const struct testsrv_req *req,
+		       struct testsrv_resp *resp)
+{
+	(void)ctx;
+	(void)n;
+	(void)req;
+	testsrv_reply(resp, 200,
+		      "<AssumeRoleResponse><AssumeRoleResult><Credentials>"
+		      "<AccessKeyId>ASIAVIAPROXY</AccessKeyId>"
+		      "<SecretAccessKey>via-proxy-secret</SecretAccessKey>"
+		      "<SessionToken>via-proxy-token</SessionToken>"
+		      "<Expiration>2026-01-01T01:00:00Z</Expiration>"
+		      "</Credentials></AssumeRoleResult></AssumeRoleResponse>");
+}
+
+/*
+ * The STS client of a role uses the proxy of opts.http (copied: the
+ * caller's strings are gone by the time STS is asked).
+ */
+static void test_role_via_proxy(void **state)
+{
+	struct testsrv *sts = testsrv_start(sts_answer, NULL);
+	struct testproxy *proxy = testproxy_start(0);
+	struct gb_creds_opts o = { .no_imds = true, .profile = "r", .sts_region = "us-east-1",
+				   .now = fake_now };
+	struct gb_creds_snapshot s = { 0 };
+	char endpoint[64], line[300], want[300];
+	char *purl, *nph, *cfg_path, *cred_path;
+	double clock = T0;
+	gb_creds_t *c = NULL;
+	gb_error_t e;
+
+	(void)state;
+	assert_non_null(sts);
+	assert_non_null(proxy);
+	o.now_ctx = &clock;
+	snprintf(endpoint, sizeof(endpoint), "http://sts.gpuburst.test:%u", testsrv_port(sts));
+	o.sts_endpoint = endpoint;
+	o.config_file = cfg_path = strdup(path_in_tmp("config"));
+	o.credentials_file = cred_path = strdup(path_in_tmp("creds"));
+	write_file("config", "[profile r]\nrole_arn = arn:aws:iam::123456789012:role/gpuburst\n"
+			     "source_profile = b\n");
+	write_file("creds", "[b]\naws_access_key_id = AKIDEXAMPLE\n"
+			    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY\n");
+	o.http.proxy = purl = strdup(testproxy_url(proxy));
+	o.http.no_proxy_hosts = nph = strdup("ec2.gpuburst.test");
+	assert_int_equal(gb_creds_create(&o, &c, &e), GB_E_OK);
+	gb_free_secret(&purl);
+	free(nph);
+	if (gb_creds_get(c, &s, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(s.source, GB_CREDS_SRC_ASSUME_ROLE);
+	assert_string_equal(s.access_key_id, "ASIAVIAPROXY");
+	assert_int_equal(testproxy_count(proxy), 1);
+	assert_true(testproxy_request(proxy, 0, line, sizeof(line), NULL, 0));
+	snprintf(want, sizeof(want), "CONNECT sts.gpuburst.test:%u", testsrv_port(sts));
+	assert_string_equal(line, want);
+	assert_int_equal(testsrv_count(sts), 1);
+	assert_non_null(strstr(testsrv_request(sts, 0)->body, "Action=AssumeRole"));
+	gb_creds_snapshot_clear(&s);
+	gb_creds_destroy(c);
+	testproxy_stop(proxy);
+	testsrv_stop(sts);
+	free(cfg_path);
+	free(cred_path);
+	gb_log_secret_clear();
+}
+
 /* credential_process: a real helper, its JSON checked, its stderr logged. */
 static void test_process(void **state)
 {
@@ -891,6 +962,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_secrets_not_logged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_own_source_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_role_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_role_via_proxy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process, setup, teardown),
 	};
 

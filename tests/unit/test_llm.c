@@ -34,6 +34,7 @@
 #include "gb_str.h"
 #include "gb_util.h"
 #include "llmsrv.h"
+#include "testproxy.h"
 
 #define DATA GB_TOP_SRCDIR "/tests/data/llm"
 #define PYTHON "/usr/bin/python3"
@@ -980,6 +981,54 @@ static void test_propose_timeout(void **state)
 	llmsrv_stop(s);
 }
 
+/*
+ * cloud.proxy carries the planner's calls to a non-loopback endpoint; the
+ * planner keeps its own copy of the proxy (the config may be reloaded and
+ * freed under it), and a loopback endpoint never goes through it.
+ */
+static void test_propose_via_proxy(void **state)
+{
+	struct fx *f = *state;
+	struct llmsrv *s = llmsrv_start(GB_LLM_OPENAI, KEY, "test-model");
+	struct testproxy *proxy = testproxy_start(0);
+	char url[128], purl[128], line[300], want[300];
+	gb_llm_t *l, *direct;
+
+	assert_non_null(s);
+	assert_non_null(proxy);
+	snprintf(url, sizeof(url), "http://llm.gpuburst.test:%s", strrchr(llmsrv_url(s), ':') + 1);
+	snprintf(purl, sizeof(purl), "http://gpuburst:pw-llm-1@127.0.0.1:%u",
+		 testproxy_port(proxy));
+	f->conf->cloud.proxy = strdup(purl);
+	f->conf->cloud.no_proxy_hosts = strdup("other.example");
+	l = planner(f, GB_LLM_OPENAI, url, true, 1, NULL);
+	direct = planner(f, GB_LLM_OPENAI, llmsrv_url(s), true, 5, NULL);
+	/* the configuration goes away: the planners kept what they need */
+	gb_free_secret(&f->conf->cloud.proxy);
+	GB_FREE_NULL(f->conf->cloud.no_proxy_hosts);
+	propose_ok(f, l, s, "llm:openai");
+	propose_ok(f, l, s, "llm:openai");
+	assert_int_equal(testproxy_count(proxy), 1);	/* one tunnel, kept */
+	assert_true(testproxy_request(proxy, 0, line, sizeof(line), NULL, 0));
+	snprintf(want, sizeof(want), "CONNECT %s", url + strlen("http://"));
+	assert_string_equal(line, want);
+	/* a timeout drops that client: the next one is made from the copy */
+	llmsrv_hang_ms(s, 3000);
+	llmsrv_set(s, LLMSRV_HANG, good_plan, 0);
+	expect_failure(f, l, GB_E_TIMEOUT, "no answer within 1 s", "llm:openai");
+	f->facts.request_id = "fedcba9876543210";
+	propose_ok(f, l, s, "llm:openai");
+	f->facts.request_id = "0123456789abcdef";
+	assert_int_equal(testproxy_count(proxy), 2);
+	/* a loopback endpoint: direct, proxy or not */
+	propose_ok(f, direct, s, "llm:openai");
+	assert_int_equal(testproxy_count(proxy), 2);
+	gb_llm_destroy(l);
+	gb_llm_destroy(direct);
+	testproxy_stop(proxy);
+	llmsrv_stop(s);
+}
+
 static void test_max_calls(void **state)
 {
 	struct fx *f = *state;
@@ -1554,6 +1603,7 @@ int main(void)
 		cmocka_unit_test(test_answer_bedrock),
 		cmocka_unit_test(test_answer_keeps_rationale),
 		cmocka_unit_test_setup_teardown(test_propose_openai, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_propose_via_proxy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_propose_anthropic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_propose_bedrock_sigv4, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_propose_bedrock_bearer, setup, teardown),
