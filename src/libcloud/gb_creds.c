@@ -53,6 +53,7 @@ struct gb_creds {
 	char *http_ca_bundle;
 	char *http_proxy;		/* a secret (its password) */
 	char *http_no_proxy_hosts;
+	char *http_user_agent;
 	bool no_env, no_files, no_imds;
 	long imds_timeout_ms;
 	double refresh_window;
@@ -206,7 +207,8 @@ gb_err_t gb_creds_create(const struct gb_creds_opts *o, gb_creds_t **out,
 	    !dup_opt(&c->sts_region, o->sts_region) ||
 	    !dup_opt(&c->http_ca_bundle, o->http.ca_bundle) ||
 	    !dup_opt(&c->http_proxy, o->http.proxy) ||
-	    !dup_opt(&c->http_no_proxy_hosts, o->http.no_proxy_hosts)) {
+	    !dup_opt(&c->http_no_proxy_hosts, o->http.no_proxy_hosts) ||
+	    !dup_opt(&c->http_user_agent, o->http.user_agent)) {
 		gb_creds_destroy(c);
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
 	}
@@ -228,6 +230,7 @@ gb_err_t gb_creds_create(const struct gb_creds_opts *o, gb_creds_t **out,
 	c->http.ca_bundle = c->http_ca_bundle;
 	c->http.proxy = c->http_proxy;
 	c->http.no_proxy_hosts = c->http_no_proxy_hosts;
+	c->http.user_agent = c->http_user_agent;
 	c->no_env = o->no_env;
 	c->no_files = o->no_files;
 	c->no_imds = o->no_imds;
@@ -272,6 +275,7 @@ void gb_creds_destroy(gb_creds_t *c)
 	free(c->http_ca_bundle);
 	gb_free_secret(&c->http_proxy);
 	free(c->http_no_proxy_hosts);
+	free(c->http_user_agent);
 	gb_creds_snapshot_clear(&c->cur);
 	free(c->region);
 	gb_free_secret(&c->imds_token);
