@@ -1165,7 +1165,8 @@ static gb_err_t web_identity(struct resolution *r, const struct prof *p,
 	if (rc)
 		return perror_at(r, p, rc, err, "%s", e.text);
 	s->source = GB_CREDS_SRC_WEB_IDENTITY;
-	gb_buf_printf(&r->desc, "web-identity %s (token %s)", role.role_arn, path);
+	gb_buf_printf(&r->desc, "%sweb-identity %s (token %s)", r->desc.len ? " " : "",
+		      role.role_arn, path);
 	return GB_E_OK;
 }
 
@@ -1187,7 +1188,8 @@ static gb_err_t assume_role(struct resolution *r, const struct prof *p, int dept
 	if (src_prof && src)
 		return perror_at(r, p, GB_E_CONFIG, err,
 				 "give source_profile or credential_source, not both");
-	gb_buf_printf(&r->desc, "assume-role %s", role.role_arn);
+	/* in a chain it follows "<- profile NAME" */
+	gb_buf_printf(&r->desc, "%sassume-role %s", r->desc.len ? " " : "", role.role_arn);
 	if (src_prof)
 		rc = from_source_profile(r, p, src_prof, depth, &base, err);
 	else

@@ -4,17 +4,23 @@
  * real gpuburst-cloudsim on 127.0.0.1: the product's client code speaks to
  * the simulator exactly as to EC2 (partial launches, idempotent retries,
  * error classes, throttling retried inside the client, paging, terminate,
- * offerings, zones, Spot).  Starts the simulator with an ephemeral port and a pid
+ * offerings, zones, Spot), and its role credentials against the
+ * simulator's STS (AssumeRole from a profile, renewal by expiry and on
+ * EC2's refusal, a chain with an external id, web identity, a
+ * credential_process script alone and as a role's source).  Starts the simulator with an ephemeral port and a pid
  * file and stops it by that pid, also when a check fails.
  */
 #include "config.h"
 
+#include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gb_creds.h"
@@ -38,7 +44,8 @@ static void stop_sim(void)
 		sim_pid = 0;
 	}
 	if (tmpdir[0]) {
-		const char *names[] = { "pid", "port", "sim.log", "sim.out" };
+		const char *names[] = { "pid", "port", "sim.log", "sim.out", "credentials",
+					"config", "token", "signing-helper" };
 
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 			snprintf(path, sizeof(path), "%s/%s", tmpdir, names[i]);
@@ -438,6 +445,359 @@ static void test_bad_secret(const char *endpoint)
 	gb_creds_destroy(creds);
 }
 
+/*****************************************************************************
+ *  Role credentials: libcloud's gb_creds against the simulator's STS
+ *****************************************************************************/
+
+#define ROLE "arn:aws:iam::123456789012:role/gpuburst"
+#define PARTNER "arn:aws:iam::123456789012:role/gpuburst-partner"
+#define WEB_ROLE "arn:aws:iam::123456789012:role/gpuburst-web"
+#define WEB_TOKEN "eyJhbGciOiJSUzI1NiJ9.gpuburst-test-token.c2lnbmF0dXJl"
+#define SECRET "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+
+/* The client's clock, ahead of the wall clock by [skew] seconds. */
+static double client_skew;
+
+static double client_now(void *ctx)
+{
+	(void)ctx;
+	return gb_time_now() + client_skew;
+}
+
+/* GET /_sim/sts.  RET NEW JSON. */
+static json_t *sts_state(const char *endpoint)
+{
+	struct gb_http_opts ho = { 0 };
+	struct gb_http_request rq = { 0 };
+	struct gb_http_response rs = { 0 };
+	gb_http_t *http = NULL;
+	gb_error_t err;
+	json_t *j;
+
+	ho.no_proxy = true;
+	if (gb_http_create(endpoint, &ho, &http, &err))
+		die(err.text);
+	rq.method = "GET";
+	rq.path = "/_sim/sts";
+	if (gb_http_do(http, &rq, &rs, &err) || rs.status != 200)
+		die("GET /_sim/sts failed");
+	j = json_loadb(rs.body, rs.body_len, 0, NULL);
+	gb_http_response_free(&rs);
+	gb_http_destroy(http);
+	if (!j)
+		die("GET /_sim/sts: no JSON");
+	return j;
+}
+
+static long role_count(json_t *st, const char *arn)
+{
+	return (long)json_integer_value(json_object_get(json_object_get(st, "roles"), arn));
+}
+
+/* The last session STS issued: its "source", "role_arn", "calls"... */
+static json_t *last_session(json_t *st)
+{
+	json_t *s = json_object_get(st, "sessions");
+
+	return json_array_get(s, json_array_size(s) - 1);
+}
+
+static const char *sfield(json_t *o, const char *k)
+{
+	const char *v = json_string_value(json_object_get(o, k));
+
+	return v ? v : "";
+}
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0 || chmod(path, mode) != 0)
+		die(path);
+}
+
+/* Options for a role client: the shared files of [tmpdir], STS at [endpoint]. */
+static void role_opts(struct gb_creds_opts *co, const char *endpoint, char *cred_file,
+		      char *config_file)
+{
+	memset(co, 0, sizeof(*co));
+	snprintf(cred_file, 512, "%s/credentials", tmpdir);
+	snprintf(config_file, 512, "%s/config", tmpdir);
+	co->credentials_file = cred_file;
+	co->config_file = config_file;
+	co->sts_endpoint = endpoint;
+	co->sts_region = "ap-south-1";
+	co->http.no_proxy = true;
+	co->no_env = co->no_imds = true;
+	co->now = client_now;
+}
+
+static gb_ec2_t *ec2_with(const char *endpoint, gb_creds_t *creds)
+{
+	struct gb_ec2_opts eo = { 0 };
+	gb_ec2_t *ec2 = NULL;
+	gb_error_t err;
+
+	eo.region = "ap-south-1";
+	eo.endpoint = endpoint;
+	eo.creds = creds;
+	eo.http.no_proxy = true;
+	eo.retry.max_attempts = 3;
+	eo.retry.base_delay = 0.01;
+	eo.retry.max_delay = 0.05;
+	if (gb_ec2_create(&eo, &ec2, &err))
+		die(err.text);
+	return ec2;
+}
+
+/* One signed EC2 call with [creds]; RET its result, the error in [ae]/[err]. */
+static gb_err_t zones(const char *endpoint, gb_creds_t *creds, struct gb_ec2_error *ae,
+		      gb_error_t *err)
+{
+	gb_ec2_t *ec2 = ec2_with(endpoint, creds);
+	struct gb_ec2_az_list *z = NULL;
+	gb_err_t rc;
+
+	memset(ae, 0, sizeof(*ae));
+	rc = gb_ec2_describe_availability_zones(ec2, NULL, 0, &z, ae, err);
+	gb_ec2_az_list_free(z);
+	gb_ec2_destroy(ec2);
+	return rc;
+}
+
+/*
+ * AssumeRole from a profile's keys; renewal when the client's clock says
+ * the session expired; renewal when EC2 refuses a session the client
+ * still thought valid (the STS clock moved on: RequestExpired), the call
+ * repeated once.
+ */
+static void test_role_renewal(const char *endpoint, const char *log)
+{
+	char cf[512], kf[512], *how;
+	struct gb_creds_opts co;
+	struct gb_ec2_error ae;
+	gb_creds_t *creds = NULL;
+	gb_error_t err;
+	json_t *st;
+	gb_err_t rc;
+
+	role_opts(&co, endpoint, kf, cf);
+	co.role_arn = ROLE;
+	co.source_profile = "base";
+	co.role_session_name = "it-renewal";
+	co.duration_seconds = 900;
+	if (gb_creds_create(&co, &creds, &err))
+		die(err.text);
+	rc = zones(endpoint, creds, &ae, &err);
+	st = sts_state(endpoint);
+	how = gb_creds_describe(creds);
+	check(rc == GB_E_OK && role_count(st, ROLE) == 1 &&
+	      !strcmp(sfield(last_session(st), "source"), "AKIDEXAMPLE") &&
+	      !strcmp(sfield(last_session(st), "session_name"), "it-renewal") &&
+	      json_integer_value(json_object_get(last_session(st), "calls")) == 1 &&
+	      strstr(how, "assume-role " ROLE " <- profile base"),
+	      "AssumeRole with profile base's keys; EC2 signed with the session (%s: %s)",
+	      how, rc ? err.text : "ok");
+	free(how);
+	json_decref(st);
+
+	/* both clocks 1000 s on: the client renews before it signs */
+	client_skew += 1000;
+	control(endpoint, "/_sim/time", "{\"advance\": 1000}");
+	rc = zones(endpoint, creds, &ae, &err);
+	st = sts_state(endpoint);
+	check(rc == GB_E_OK && role_count(st, ROLE) == 2 &&
+	      json_is_true(json_object_get(json_array_get(json_object_get(st, "sessions"), 0),
+					   "expired")) &&
+	      json_integer_value(json_object_get(last_session(st), "calls")) == 1,
+	      "a session past its expiration on the client's clock is renewed before the call");
+	json_decref(st);
+
+	/* only STS's clock on: EC2 says RequestExpired, the client renews and repeats */
+	control(endpoint, "/_sim/time", "{\"advance\": 1000}");
+	rc = zones(endpoint, creds, &ae, &err);
+	st = sts_state(endpoint);
+	check(rc == GB_E_OK && role_count(st, ROLE) == 3 &&
+	      count_in_file(log, "code=RequestExpired") == 1 &&
+	      json_integer_value(json_object_get(last_session(st), "calls")) == 1,
+	      "EC2's RequestExpired for a session the client thought valid: renewed, the call repeated once (%s)",
+	      rc ? err.text : "ok");
+	json_decref(st);
+	gb_creds_destroy(creds);
+}
+
+/* A role reached through a role (source_profile chain), its external id, its limit. */
+static void test_role_chain(const char *endpoint)
+{
+	char cf[512], kf[512], *how;
+	struct gb_creds_opts co;
+	struct gb_ec2_error ae;
+	gb_creds_t *creds = NULL;
+	gb_error_t err;
+	json_t *st, *s;
+	size_t n;
+	gb_err_t rc;
+
+	role_opts(&co, endpoint, kf, cf);
+	co.role_arn = PARTNER;
+	co.source_profile = "chain";
+	co.external_id = "site-42";
+	if (gb_creds_create(&co, &creds, &err))
+		die(err.text);
+	rc = zones(endpoint, creds, &ae, &err);
+	st = sts_state(endpoint);
+	s = json_object_get(st, "sessions");
+	n = json_array_size(s);
+	how = gb_creds_describe(creds);
+	check(rc == GB_E_OK && n >= 2 &&
+	      !strcmp(sfield(json_array_get(s, n - 2), "role_arn"), ROLE) &&
+	      !strcmp(sfield(json_array_get(s, n - 1), "role_arn"), PARTNER) &&
+	      !strcmp(sfield(json_array_get(s, n - 1), "source"),
+		      sfield(json_array_get(s, n - 2), "access_key_id")) &&
+	      strstr(how, "assume-role " PARTNER " <- profile chain assume-role " ROLE
+		     " <- profile base credentials-file"),
+	      "a chain: profile chain's role assumed with base's keys, the partner role with that session and its external id (%s: %s)",
+	      how, rc ? err.text : "ok");
+	free(how);
+	json_decref(st);
+	gb_creds_destroy(creds);
+
+	co.external_id = "site-43";
+	if (gb_creds_create(&co, &creds, &err))
+		die(err.text);
+	rc = zones(endpoint, creds, &ae, &err);
+	check(rc != GB_E_OK && strstr(err.text, "AccessDenied") && strstr(err.text, PARTNER),
+	      "a wrong external id: AccessDenied naming the role (%s)", err.text);
+	gb_creds_destroy(creds);
+
+	/* the gpuburst role allows 2 h, but not to a session (role chaining) */
+	co.role_arn = ROLE;
+	co.external_id = NULL;
+	co.duration_seconds = 7200;
+	if (gb_creds_create(&co, &creds, &err))
+		die(err.text);
+	rc = zones(endpoint, creds, &ae, &err);
+	check(rc != GB_E_OK && strstr(err.text, "ValidationError") &&
+	      strstr(err.text, "role chaining") && strstr(err.text, ROLE),
+	      "2 h for a role reached through a role: STS's role-chaining limit (%s)", err.text);
+	gb_creds_destroy(creds);
+}
+
+/* AssumeRoleWithWebIdentity with a token file, good and bad. */
+static void test_role_web(const char *endpoint)
+{
+	char cf[512], kf[512], tok[512], *how;
+	struct gb_creds_opts co;
+	struct gb_ec2_error ae;
+	gb_creds_t *creds = NULL;
+	gb_error_t err;
+	json_t *st;
+	gb_err_t rc;
+
+	snprintf(tok, sizeof(tok), "%s/token", tmpdir);
+	write_file(tok, WEB_TOKEN "\n", 0600);
+	role_opts(&co, endpoint, kf, cf);
+	co.role_arn = WEB_ROLE;
+	co.web_identity_token_file = tok;
+	co.no_files = true;
+	if (gb_creds_create(&co, &creds, &err))
+		die(err.text);
+	rc = zones(endpoint, creds, &ae, &err);
+	st = sts_state(endpoint);
+	how = gb_creds_describe(creds);
+	check(rc == GB_E_OK && role_count(st, WEB_ROLE) == 1 &&
+	      !strcmp(sfield(last_session(st), "source"), "web-identity") &&
+	      strstr(how, "web-identity " WEB_ROLE),
+	      "AssumeRoleWithWebIdentity with the token file; EC2 signed with the session (%s: %s)",
+	      how, rc ? err.text : "ok");
+	free(how);
+	json_decref(st);
+	gb_creds_destroy(creds);
+
+	write_file(tok, "eyJhbGciOiJSUzI1NiJ9.another-token.c2ln\n", 0600);
+	if (gb_creds_create(&co, &creds, &err))
+		die(err.text);
+	rc = zones(endpoint, creds, &ae, &err);
+	check(rc != GB_E_OK && strstr(err.text, "InvalidIdentityToken"),
+	      "a token STS does not accept: InvalidIdentityToken (%s)", err.text);
+	gb_creds_destroy(creds);
+}
+
+/* credential_process (a real script) alone, and as the source of a role. */
+static void test_role_process(const char *endpoint)
+{
+	char cf[512], kf[512], script[512], text[1024], exp[32];
+	char *argv[2] = { script, NULL }, *how;
+	struct gb_creds_opts co;
+	struct gb_ec2_error ae;
+	gb_creds_t *creds = NULL;
+	gb_error_t err;
+	time_t t = time(NULL) + 3600;
+	struct tm tm;
+	json_t *st;
+	gb_err_t rc;
+
+	gmtime_r(&t, &tm);
+	strftime(exp, sizeof(exp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(script, sizeof(script), "%s/signing-helper", tmpdir);
+	snprintf(text, sizeof(text),
+		 "#!/bin/sh\n"
+		 "echo 'signing helper: issuing credentials' >&2\n"
+		 "printf '{\"Version\": 1, \"AccessKeyId\": \"AKIDEXAMPLE\", "
+		 "\"SecretAccessKey\": \"%s\", \"Expiration\": \"%s\"}\\n'\n",
+		 SECRET, exp);
+	write_file(script, text, 0700);
+	role_opts(&co, endpoint, kf, cf);
+	co.credential_process = argv;
+	co.no_files = true;
+	if (gb_creds_create(&co, &creds, &err))
+		die(err.text);
+	rc = zones(endpoint, creds, &ae, &err);
+	how = gb_creds_describe(creds);
+	check(rc == GB_E_OK && !strcmp(how, "credential-process"),
+	      "credential_process: a script's Version 1 JSON signs EC2 (%s: %s)", how,
+	      rc ? err.text : "ok");
+	free(how);
+	gb_creds_destroy(creds);
+
+	/* [profile rolesanywhere] credential_process = SCRIPT, the role's source */
+	role_opts(&co, endpoint, kf, cf);
+	co.role_arn = ROLE;
+	co.source_profile = "rolesanywhere";
+	if (gb_creds_create(&co, &creds, &err))
+		die(err.text);
+	rc = zones(endpoint, creds, &ae, &err);
+	st = sts_state(endpoint);
+	how = gb_creds_describe(creds);
+	check(rc == GB_E_OK && !strcmp(sfield(last_session(st), "role_arn"), ROLE) &&
+	      !strcmp(sfield(last_session(st), "source"), "AKIDEXAMPLE") &&
+	      strstr(how, "<- profile rolesanywhere credential-process"),
+	      "a role assumed with a credential_process profile's credentials (Roles Anywhere's setup) (%s: %s)",
+	      how, rc ? err.text : "ok");
+	free(how);
+	json_decref(st);
+	gb_creds_destroy(creds);
+}
+
+static void test_roles(const char *endpoint, const char *log)
+{
+	char path[512], text[1024];
+
+	snprintf(path, sizeof(path), "%s/credentials", tmpdir);
+	write_file(path, "[base]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = "
+		   SECRET "\n", 0600);
+	snprintf(path, sizeof(path), "%s/config", tmpdir);
+	snprintf(text, sizeof(text),
+		 "[profile chain]\nrole_arn = " ROLE "\nsource_profile = base\n\n"
+		 "[profile rolesanywhere]\ncredential_process = %s/signing-helper\n", tmpdir);
+	write_file(path, text, 0600);
+	test_role_renewal(endpoint, log);
+	test_role_chain(endpoint);
+	test_role_web(endpoint);
+	test_role_process(endpoint);
+}
+
 int main(void)
 {
 	const char *top = getenv("GB_TOP_BUILDDIR"), *src = getenv("GB_TOP_SRCDIR");
@@ -467,6 +827,7 @@ int main(void)
 	test_offerings_azs(ec2);
 	test_spot(ec2);
 	test_bad_secret(endpoint);
+	test_roles(endpoint, log);
 	gb_ec2_destroy(ec2);
 	gb_creds_destroy(creds);
 	stop_sim();
