@@ -368,6 +368,19 @@ static long duration_of(struct sts_call *c, const struct gb_sc_role *role)
 	return v;
 }
 
+/* The session [role] grants this request, or NULL with the refusal in [c]. */
+static struct session *grant(struct sts_call *c, const struct gb_sc_role *role)
+{
+	struct session *x;
+	long d = duration_of(c, role);
+
+	if (d < 0)
+		return NULL;
+	if (!(x = issue(c, role, gb_cs_form_get(&c->p, "RoleSessionName"), d)))
+		refuse(c, 500, "InternalFailure", "An internal error has occurred");
+	return x;
+}
+
 static void credentials_el(struct gb_buf *b, const struct session *x)
 {
 	char exp[32];
@@ -406,7 +419,6 @@ static void act_assume(struct sts_call *c, struct gb_cs_response *r)
 	const struct gb_sc_role *role = gb_scenario_role(c->cs->sc, arn);
 	char who[GB_CS_ROLE_ARN_MAX + 128];
 	struct session *x;
-	long d;
 
 	caller_arn(c, who, sizeof(who));
 	if (!role || (role->external_id ? !ext || strcmp(ext, role->external_id) != 0 :
@@ -418,12 +430,8 @@ static void act_assume(struct sts_call *c, struct gb_cs_response *r)
 		       who, arn);
 		return;
 	}
-	if ((d = duration_of(c, role)) < 0)
+	if (!(x = grant(c, role)))
 		return;
-	if (!(x = issue(c, role, gb_cs_form_get(&c->p, "RoleSessionName"), d))) {
-		refuse(c, 500, "InternalFailure", "An internal error has occurred");
-		return;
-	}
 	begin(&r->body, "AssumeRole");
 	assumed_user_el(&r->body, x);
 	credentials_el(&r->body, x);
@@ -437,7 +445,6 @@ static void act_assume_web(struct sts_call *c, struct gb_cs_response *r)
 	const struct gb_sc_role *role = gb_scenario_role(c->cs->sc, arn);
 	char acct[13];
 	struct session *x;
-	long d;
 
 	if (!role) {
 		refuse(c, 403, "AccessDenied",
@@ -449,12 +456,8 @@ static void act_assume_web(struct sts_call *c, struct gb_cs_response *r)
 		       "The web identity token that was passed could not be validated by AWS. Get a new identity token from the identity provider and then retry the request.");
 		return;
 	}
-	if ((d = duration_of(c, role)) < 0)
+	if (!(x = grant(c, role)))
 		return;
-	if (!(x = issue(c, role, gb_cs_form_get(&c->p, "RoleSessionName"), d))) {
-		refuse(c, 500, "InternalFailure", "An internal error has occurred");
-		return;
-	}
 	role_account(role->arn, acct);
 	begin(&r->body, "AssumeRoleWithWebIdentity");
 	gb_buf_puts(&r->body, "    ");

@@ -153,21 +153,16 @@ static size_t count_in_file(const char *path, const char *needle)
 	return n;
 }
 
-static gb_ec2_t *client(const char *endpoint, const char *secret, gb_creds_t **creds)
+/* The product's EC2 client for ap-south-1 at [endpoint], signing with [creds]. */
+static gb_ec2_t *ec2_with(const char *endpoint, gb_creds_t *creds)
 {
-	struct gb_creds_opts co = { 0 };
 	struct gb_ec2_opts eo = { 0 };
 	gb_ec2_t *ec2 = NULL;
 	gb_error_t err;
 
-	co.access_key_id = "AKIDEXAMPLE";
-	co.secret_access_key = secret;
-	co.no_env = co.no_files = co.no_imds = true;
-	if (gb_creds_create(&co, creds, &err))
-		die(err.text);
 	eo.region = "ap-south-1";
 	eo.endpoint = endpoint;
-	eo.creds = *creds;
+	eo.creds = creds;
 	eo.http.no_proxy = true;
 	eo.retry.max_attempts = 3;
 	eo.retry.base_delay = 0.01;
@@ -175,6 +170,19 @@ static gb_ec2_t *client(const char *endpoint, const char *secret, gb_creds_t **c
 	if (gb_ec2_create(&eo, &ec2, &err))
 		die(err.text);
 	return ec2;
+}
+
+static gb_ec2_t *client(const char *endpoint, const char *secret, gb_creds_t **creds)
+{
+	struct gb_creds_opts co = { 0 };
+	gb_error_t err;
+
+	co.access_key_id = "AKIDEXAMPLE";
+	co.secret_access_key = secret;
+	co.no_env = co.no_files = co.no_imds = true;
+	if (gb_creds_create(&co, creds, &err))
+		die(err.text);
+	return ec2_with(endpoint, *creds);
 }
 
 static gb_err_t run(gb_ec2_t *ec2, const char *type, const char *subnet, int min,
@@ -531,24 +539,6 @@ static void role_opts(struct gb_creds_opts *co, const char *endpoint, char *cred
 	co->http.no_proxy = true;
 	co->no_env = co->no_imds = true;
 	co->now = client_now;
-}
-
-static gb_ec2_t *ec2_with(const char *endpoint, gb_creds_t *creds)
-{
-	struct gb_ec2_opts eo = { 0 };
-	gb_ec2_t *ec2 = NULL;
-	gb_error_t err;
-
-	eo.region = "ap-south-1";
-	eo.endpoint = endpoint;
-	eo.creds = creds;
-	eo.http.no_proxy = true;
-	eo.retry.max_attempts = 3;
-	eo.retry.base_delay = 0.01;
-	eo.retry.max_delay = 0.05;
-	if (gb_ec2_create(&eo, &ec2, &err))
-		die(err.text);
-	return ec2;
 }
 
 /* One signed EC2 call with [creds]; RET its result, the error in [ae]/[err]. */
