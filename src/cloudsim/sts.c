@@ -421,8 +421,8 @@ static void act_assume(struct sts_call *c, struct gb_cs_response *r)
 	struct session *x;
 
 	caller_arn(c, who, sizeof(who));
-	if (!role || (role->external_id ? !ext || strcmp(ext, role->external_id) != 0 :
-		      ext != NULL)) {
+	/* a trust policy without an sts:ExternalId condition ignores one sent */
+	if (!role || (role->external_id && (!ext || strcmp(ext, role->external_id) != 0))) {
 		gb_log_info("sts refused role=%s reason=%s", arn,
 			    !role ? "no-such-role" : "external-id");
 		refuse(c, 403, "AccessDenied",
