@@ -5,8 +5,9 @@
 # wrongly signed request), plus ICE, quotas and the control interface, and
 # --dry-run (botocore's DryRun parameter and its reading of the 412
 # DryRunOperation document; a bad AMI, subnet, security group, key pair or
-# instance profile named by its EC2 code even in a dry run), and Spot
-# (--instance-market-options).
+# instance profile named by its EC2 code even in a dry run), Spot
+# (--instance-market-options), and STS (assume-role, web identity,
+# get-caller-identity, a session signing EC2 until it expires).
 
 . "${srcdir:-.}/cloudsim-lib.sh"
 
@@ -289,6 +290,55 @@ fi
 grep -q 'An error occurred (AuthFailure)' "$TMP/err" || fail "want AuthFailure: $(cat "$TMP/err")"
 grep -q 'status=403 code=SignatureDoesNotMatch' "$TMP/sim.log" || fail "the log lacks the refusal"
 ok "wrong signature: SignatureDoesNotMatch (403); unknown key or region: AuthFailure"
+
+# --- STS: the AWS CLI assumes the scenario's roles, signs EC2 and STS with
+# the session, and is refused once the STS clock passes its expiration
+ROLE=arn:aws:iam::123456789012:role/gpuburst
+PARTNER=arn:aws:iam::123456789012:role/gpuburst-partner
+awsc sts get-caller-identity >"$TMP/who.json" 2>"$TMP/err" || fail "get-caller-identity: $(cat "$TMP/err")"
+expect_eq "the long-term key's account" "$(jget "$TMP/who.json" "d['Account']")" 123456789012
+awsc sts assume-role --role-arn "$ROLE" --role-session-name cli-1 --duration-seconds 7200 \
+	>"$TMP/ar.json" 2>"$TMP/err" || fail "assume-role: $(cat "$TMP/err")"
+S_AKID=$(jget "$TMP/ar.json" "d['Credentials']['AccessKeyId']")
+S_SECRET=$(jget "$TMP/ar.json" "d['Credentials']['SecretAccessKey']")
+S_TOKEN=$(jget "$TMP/ar.json" "d['Credentials']['SessionToken']")
+case $S_AKID in ASIA????????????????) ;; *) fail "session key '$S_AKID'" ;; esac
+expect_eq "the assumed role user" "$(jget "$TMP/ar.json" "d['AssumedRoleUser']['Arn']")" \
+	arn:aws:sts::123456789012:assumed-role/gpuburst/cli-1
+AKID=$S_AKID SECRET=$S_SECRET TOKEN=$S_TOKEN awsc sts get-caller-identity >"$TMP/who.json" \
+	2>"$TMP/err" || fail "get-caller-identity with the session: $(cat "$TMP/err")"
+expect_eq "the session's identity" "$(jget "$TMP/who.json" "d['Arn']")" \
+	arn:aws:sts::123456789012:assumed-role/gpuburst/cli-1
+AKID=$S_AKID SECRET=$S_SECRET TOKEN=$S_TOKEN awsc ec2 describe-availability-zones \
+	>/dev/null 2>"$TMP/err" || fail "EC2 with the session: $(cat "$TMP/err")"
+AKID=$S_AKID SECRET=$S_SECRET awsc ec2 describe-availability-zones >/dev/null 2>"$TMP/err" &&
+	fail "EC2 with the session key and no token succeeded"
+grep -q 'An error occurred (AuthFailure)' "$TMP/err" || fail "no token: $(cat "$TMP/err")"
+AKID=$S_AKID SECRET=$S_SECRET TOKEN=$S_TOKEN awsc sts assume-role --role-arn "$ROLE" \
+	--role-session-name cli-2 --duration-seconds 7200 >/dev/null 2>"$TMP/err" &&
+	fail "2 h through role chaining succeeded"
+grep -q 'An error occurred (ValidationError).*role chaining' "$TMP/err" || fail "chaining: $(cat "$TMP/err")"
+awsc sts assume-role --role-arn "$PARTNER" --role-session-name cli-3 >/dev/null 2>"$TMP/err" &&
+	fail "the partner role without its external id succeeded"
+grep -q 'An error occurred (AccessDenied)' "$TMP/err" || fail "no external id: $(cat "$TMP/err")"
+awsc sts assume-role --role-arn "$PARTNER" --role-session-name cli-3 --external-id site-42 \
+	>/dev/null 2>"$TMP/err" || fail "the partner role with its external id: $(cat "$TMP/err")"
+awsc --no-sign-request sts assume-role-with-web-identity --role-arn \
+	arn:aws:iam::123456789012:role/gpuburst-web --role-session-name cli-web \
+	--web-identity-token eyJhbGciOiJSUzI1NiJ9.gpuburst-test-token.c2lnbmF0dXJl \
+	>"$TMP/web.json" 2>"$TMP/err" || fail "assume-role-with-web-identity: $(cat "$TMP/err")"
+jget "$TMP/web.json" "d['Credentials']['Expiration']" | grep -q . || fail "no Expiration: $(cat "$TMP/web.json")"
+control POST /_sim/time '{"advance": 7300}' >/dev/null || fail "control time"
+AKID=$S_AKID SECRET=$S_SECRET TOKEN=$S_TOKEN awsc sts get-caller-identity >/dev/null 2>"$TMP/err" &&
+	fail "an expired session succeeded at STS"
+grep -q 'An error occurred (ExpiredToken)' "$TMP/err" || fail "expired at STS: $(cat "$TMP/err")"
+AKID=$S_AKID SECRET=$S_SECRET TOKEN=$S_TOKEN awsc ec2 describe-availability-zones >/dev/null 2>"$TMP/err" &&
+	fail "an expired session succeeded at EC2"
+grep -q 'An error occurred (RequestExpired)' "$TMP/err" || fail "expired at EC2: $(cat "$TMP/err")"
+control GET /_sim/sts >"$TMP/sts.json" || fail "GET /_sim/sts"
+expect_eq "sessions of the gpuburst role" "$(jget "$TMP/sts.json" "d['roles']['$ROLE']")" 1
+expect_eq "requests signed by the first session" "$(jget "$TMP/sts.json" "d['sessions'][0]['calls']")" 3
+ok "STS: assume-role (session key, secret, token), get-caller-identity and EC2 with the session; no token AuthFailure; chaining past 1 h and a missing external id refused; web identity unsigned; expired: ExpiredToken (STS), RequestExpired (EC2)"
 
 # --- the simulator stops on SIGTERM and removes its pid file
 stop_sim
