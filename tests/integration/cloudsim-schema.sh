@@ -5,8 +5,9 @@
 # compatible type and enum; requests serialized by botocore's EC2 serializer
 # and signed by botocore are accepted and use every accepted name; misspelled
 # names, bad values and missing parameters get EC2's error codes; botocore's
-# parser finds in the answers every Instance member EC2's samples have
-# (cloudsim_schema.py does the work).  Skips (77) without python3-botocore.
+# parser finds in the answers every Instance member EC2's samples have;
+# the same for STS against botocore's STS model (cloudsim_schema.py does
+# the work).  Skips (77) without python3-botocore.
 
 CLOUDSIM_NO_AWS_CLI=yes
 . "${srcdir:-.}/cloudsim-lib.sh"

@@ -28,6 +28,14 @@
 #     of EC2's samples in DATA_DIR (tests/data/ec2) is present in every
 #     instance the simulator returns.
 #
+#  5. The "sts" part of SCHEMA.json against botocore's STS model
+#     (data/sts/2011-06-15): member names, types, string lengths, integer
+#     ranges, the characters of each pattern, required members; requests
+#     serialized by botocore's query serializer and signed for "sts"
+#     (AssumeRole, GetCallerIdentity with the session) or unsigned
+#     (AssumeRoleWithWebIdentity) are answered, and botocore's query parser
+#     reads the answers (Expiration a datetime).
+#
 # Exit 0 when all holds, 1 with a FAIL line per problem, 77 without botocore.
 # Nothing here talks to anything but ENDPOINT (127.0.0.1).
 import base64
@@ -525,6 +533,149 @@ def check_members(model, data_dir, seen):
            % (len(seen), len(want), ", ".join(sorted(want))))
 
 
+# ---- STS -------------------------------------------------------------------
+
+STS_ROLE = "arn:aws:iam::123456789012:role/gpuburst"
+
+
+def load_sts_model():
+    d = os.path.join(os.path.dirname(botocore.__file__), "data", "sts",
+                     "2011-06-15")
+    for name, opener in (("service-2.json", open),
+                         ("service-2.json.gz", gzip.open)):
+        path = os.path.join(d, name)
+        if os.path.exists(path):
+            with opener(path, "rt", encoding="utf-8") as f:
+                return botocore.model.ServiceModel(json.load(f), "sts")
+    fail("botocore %s has no STS model in %s" % (botocore.__version__, d))
+    return None
+
+
+def chars_match(p, shape):
+    """'' when [p]'s characters (letters, digits, _ and p["chars"]) are
+    exactly those the model's pattern admits among printable ASCII."""
+    pat = shape.metadata.get("pattern")
+    if not pat:
+        return "chars %r, the model has no pattern" % p["chars"]
+    ours = set(p["chars"]) | set("abcdefghijklmnopqrstuvwxyz"
+                                 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+    for c in map(chr, range(0x20, 0x7f)):
+        if bool(re.fullmatch(pat, c)) != (c in ours):
+            return "%r: the model's pattern %s says %s" % (
+                c, pat, "yes" if c not in ours else "no")
+    return ""
+
+
+def check_sts_static(sts, model):
+    """The "sts" part of --dump-schema against botocore's STS model: names
+    (the query serializer uses the member names), types, lengths, ranges,
+    characters and required members."""
+    if sts.get("version") != model.api_version:
+        fail("the simulator's STS is %s, the model is %s"
+             % (sts.get("version"), model.api_version))
+    for action, params in sts["actions"].items():
+        if action not in model.operation_names:
+            fail("STS %s: no such operation in the model" % action)
+            continue
+        op = model.operation_model(action)
+        members = op.input_shape.members if op.input_shape else {}
+        bad = 0
+        for p in params:
+            shape = members.get(p["name"])
+            if shape is None:
+                fail("STS %s: %s is no member of the model" % (action, p["name"]))
+                bad += 1
+                continue
+            why = compatible(p, shape)
+            if not why and shape.type_name == "string":
+                for k in ("min", "max"):
+                    if p.get(k) != shape.metadata.get(k):
+                        why = "length %s %s, the model's is %s" % (
+                            k, p.get(k), shape.metadata.get(k))
+                if not why and "chars" in p:
+                    why = chars_match(p, shape)
+            if why:
+                fail("STS %s: %s: %s" % (action, p["name"], why))
+                bad += 1
+        required = op.input_shape.required_members if op.input_shape else []
+        for member in required:
+            if not any(p["name"] == member and p.get("required") for p in params):
+                fail("STS %s: the model requires %s, the simulator does not"
+                     % (action, member))
+                bad += 1
+        if not bad:
+            ok("STS %s: %d parameters, all in the model with its types, "
+               "lengths, ranges and characters; its required members required"
+               % (action, len(params)))
+
+
+def check_sts_calls(endpoint, model):
+    """botocore's query serializer and SigV4 signer for "sts" against the
+    simulator; botocore's query parser reads the answers."""
+    ser = botocore.serialize.create_serializer("query", include_validation=True)
+    parser = botocore.parsers.create_parser("query")
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    creds = botocore.credentials.Credentials(AKID, SECRET)
+    url = endpoint.rstrip("/") + "/"
+
+    def call(action, params, sign=True, creds=creds):
+        op = model.operation_model(action)
+        body = ser.serialize_to_request(params, op)["body"]
+        req = botocore.awsrequest.AWSRequest(
+            method="POST", url=url, data=body,
+            headers={"Content-Type":
+                     "application/x-www-form-urlencoded; charset=utf-8"})
+        if sign:
+            botocore.auth.SigV4Auth(creds, "sts", REGION).add_auth(req)
+        prep = req.prepare()
+        data = prep.body if isinstance(prep.body, bytes) else prep.body.encode()
+        r = urllib.request.Request(prep.url, data=data, method="POST",
+                                   headers=dict(prep.headers))
+        try:
+            with opener.open(r, timeout=10) as resp:
+                status, raw = resp.status, resp.read()
+        except urllib.error.HTTPError as e:
+            status, raw = e.code, e.read()
+        parsed = parser.parse({"status_code": status, "headers": {},
+                               "body": raw}, op.output_shape)
+        return status, parsed
+
+    st, out = call("AssumeRole", {"RoleArn": STS_ROLE,
+                                  "RoleSessionName": "schema-1",
+                                  "DurationSeconds": 3600,
+                                  "ExternalId": "not-asked-for"})
+    cr = out.get("Credentials", {})
+    if st != 200 or not isinstance(cr.get("Expiration"), datetime.datetime) or \
+            not cr.get("AccessKeyId", "").startswith("ASIA") or \
+            not cr.get("SessionToken") or \
+            out.get("AssumedRoleUser", {}).get("Arn") != \
+            "arn:aws:sts::123456789012:assumed-role/gpuburst/schema-1":
+        fail("STS AssumeRole through botocore: %s %s" % (st, out))
+        return
+    session = botocore.credentials.Credentials(
+        cr["AccessKeyId"], cr["SecretAccessKey"], cr["SessionToken"])
+    st, who = call("GetCallerIdentity", {}, creds=session)
+    if st != 200 or who.get("Arn") != out["AssumedRoleUser"]["Arn"]:
+        fail("STS GetCallerIdentity with the session: %s %s" % (st, who))
+    st, web = call("AssumeRoleWithWebIdentity", {
+        "RoleArn": "arn:aws:iam::123456789012:role/gpuburst-web",
+        "RoleSessionName": "schema-web",
+        "WebIdentityToken":
+            "eyJhbGciOiJSUzI1NiJ9.gpuburst-test-token.c2lnbmF0dXJl"},
+        sign=False)
+    if st != 200 or not isinstance(web.get("Credentials", {}).get("Expiration"),
+                                   datetime.datetime) or not web.get("Provider"):
+        fail("STS AssumeRoleWithWebIdentity through botocore: %s %s" % (st, web))
+    st, bad = call("AssumeRole", {"RoleArn": STS_ROLE, "RoleSessionName": "x y"})
+    if st != 400 or bad.get("Error", {}).get("Code") != "ValidationError":
+        fail("STS: a RoleSessionName with a blank: %s %s" % (st, bad))
+    if not [f for f in failures if f.startswith("STS")]:
+        ok("STS: botocore's query serializer, signer and parser: AssumeRole "
+           "(with an external id the role does not ask for), "
+           "GetCallerIdentity with the session, AssumeRoleWithWebIdentity "
+           "unsigned, ValidationError parsed")
+
+
 def main():
     if len(sys.argv) != 4:
         print("usage: cloudsim_schema.py SCHEMA.json ENDPOINT DATA_DIR",
@@ -543,6 +694,10 @@ def main():
     check_coverage(schema, bodies)
     check_refusals(sim, schema, bodies)
     check_members(model, sys.argv[3], seen)
+    sts_model = load_sts_model()
+    if sts_model is not None:
+        check_sts_static(schema.get("sts", {"actions": {}}), sts_model)
+        check_sts_calls(sys.argv[2], sts_model)
     if failures:
         print("%d problem(s)" % len(failures))
         return 1
