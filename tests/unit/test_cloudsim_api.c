@@ -5,7 +5,11 @@
  * gb_cloudsim_handle(); responses are parsed with libxml2 (well-formed, the
  * element names of tests/data/ec2) and checked for EC2's codes and statuses;
  * the parameter schema's refusals, Spot launches, and the instance members
- * EC2 always returns (also through libcloud's own parser).
+ * EC2 always returns (also through libcloud's own parser).  STS too: the
+ * sessions AssumeRole and AssumeRoleWithWebIdentity issue, EC2 and STS
+ * taking them with their token until they expire, external ids, duration
+ * limits and role chaining, STS's parameter checks, routing by the scope's
+ * service, GET /_sim/sts.
  */
 #include "config.h"
 
@@ -18,6 +22,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 #include <libxml/parser.h>
 #include <libxml/xpath.h>
 #include <libxml/xpathInternals.h>
@@ -32,10 +37,23 @@
 #define WALL 1795000000.0	/* a fixed "now" for X-Amz-Date checks */
 #define KEY "AKIDEXAMPLE"
 #define SECRET "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+#define ROLE "arn:aws:iam::123456789012:role/gpuburst"
+#define ROLE_PARTNER "arn:aws:iam::123456789012:role/gpuburst-partner"
+#define ROLE_WEB "arn:aws:iam::123456789012:role/gpuburst-web"
+#define WEB_TOKEN "eyJhbGciOiJSUzI1NiJ9.gpuburst-test-token.c2lnbmF0dXJl"
+#define EC2_NS "http://ec2.amazonaws.com/doc/2016-11-15/"
+#define STS_NS "https://sts.amazonaws.com/doc/2011-06-15/"
 
 static const char scenario[] =
 	"seed: 21\n"
 	"timing: {pending: 1s, shutting_down: 1s}\n"
+	"roles:\n"
+	"  - arn: " ROLE "\n"
+	"    max_session_duration: 7200\n"
+	"  - arn: " ROLE_PARTNER "\n"
+	"    external_id: site-42\n"
+	"  - arn: " ROLE_WEB "\n"
+	"    web_identity_tokens: [" WEB_TOKEN "]\n"
 	"faults:\n"
 	"  CreateTags: {latency: 250ms, slow_body: {rate: 1, bytes_per_second: 100}}\n"
 	"regions:\n"
@@ -96,41 +114,53 @@ static void resp_free(struct resp *rs)
 	memset(rs, 0, sizeof(*rs));
 }
 
-/* Sign [body] as the AWS CLI would and serve it; [skew] moves X-Amz-Date. */
-static void call_ex(struct gb_cloudsim *cs, const char *region, const char *secret,
-		    const char *body, double skew, bool sign, struct resp *out)
+/* Who signs a request, and how. */
+struct signer {
+	const char *akid, *secret;
+	const char *token;	/* X-Amz-Security-Token sent and signed; NULL: none */
+	const char *region, *service;
+	double skew;		/* moves X-Amz-Date */
+	bool unsigned_req;	/* send no Authorization */
+};
+
+/* Sign [body] as the AWS CLI would and serve it. */
+static void call_as(struct gb_cloudsim *cs, const struct signer *sg, const char *body,
+		    struct resp *out)
 {
-	struct gb_sigv4_header sh[3] = {
+	struct gb_sigv4_header sh[4] = {
 		{ "Content-Type", "application/x-www-form-urlencoded; charset=utf-8" },
 		{ "Host", "127.0.0.1:8773" },
 		{ "X-Amz-Date", NULL },
+		{ "X-Amz-Security-Token", sg->token },
 	};
-	struct gb_cs_header h[4];
-	struct gb_sigv4_creds cr = { KEY, secret, NULL };
+	size_t nsh = sg->token ? 4 : 3;
+	struct gb_cs_header h[5];
+	struct gb_sigv4_creds cr = { sg->akid, sg->secret, NULL };
 	struct gb_sigv4_request sr = { 0 };
 	struct gb_sigv4_result res = { 0 };
 	struct gb_cs_request req = { 0 };
 	char date[GB_SIGV4_AMZ_DATE_LEN + 1];
 
 	memset(out, 0, sizeof(*out));
-	sh[2].value = gb_sigv4_amz_date((time_t)(WALL + skew), date);
+	sh[2].value = gb_sigv4_amz_date((time_t)(WALL + sg->skew), date);
 	sr.method = "POST";
 	sr.path = "/";
 	sr.headers = sh;
-	sr.n_headers = 3;
+	sr.n_headers = nsh;
 	sr.payload = body;
 	sr.payload_len = strlen(body);
-	assert_int_equal(gb_sigv4_sign(&sr, &cr, region, "ec2", 0, &res, NULL), GB_E_OK);
-	for (int i = 0; i < 3; i++) {
+	assert_int_equal(gb_sigv4_sign(&sr, &cr, sg->region, sg->service, 0, &res, NULL),
+			 GB_E_OK);
+	for (size_t i = 0; i < nsh; i++) {
 		h[i].name = sh[i].name;
 		h[i].value = sh[i].value;
 	}
-	h[3].name = "Authorization";
-	h[3].value = res.authorization;
+	h[nsh].name = "Authorization";
+	h[nsh].value = res.authorization;
 	req.method = "POST";
 	req.path = "/";
 	req.headers = h;
-	req.nheaders = sign ? 4 : 3;
+	req.nheaders = sg->unsigned_req ? nsh : nsh + 1;
 	req.body = body;
 	req.body_len = strlen(body);
 	gb_cloudsim_handle(cs, &req, &out->r);
@@ -140,12 +170,21 @@ static void call_ex(struct gb_cloudsim *cs, const char *region, const char *secr
 					 NULL, XML_PARSE_NONET | XML_PARSE_NOERROR);
 }
 
+/* The scenario's key signs [body] for EC2; [skew] moves X-Amz-Date. */
+static void call_ex(struct gb_cloudsim *cs, const char *region, const char *secret,
+		    const char *body, double skew, bool sign, struct resp *out)
+{
+	struct signer sg = { KEY, secret, NULL, region, "ec2", skew, !sign };
+
+	call_as(cs, &sg, body, out);
+}
+
 static void call(struct gb_cloudsim *cs, const char *body, struct resp *out)
 {
 	call_ex(cs, "ap-south-1", SECRET, body, 0, true, out);
 }
 
-/* The text of the first node matching [xpath] (local names), or "". */
+/* The text of the first node matching [xpath] (e: EC2's namespace, s: STS's), or "". */
 static const char *xget(struct resp *rs, const char *xpath)
 {
 	static char buf[1024];
@@ -155,7 +194,8 @@ static const char *xget(struct resp *rs, const char *xpath)
 	buf[0] = '\0';
 	assert_non_null(rs->doc);
 	ctx = xmlXPathNewContext(rs->doc);
-	xmlXPathRegisterNs(ctx, BAD_CAST "e", BAD_CAST "http://ec2.amazonaws.com/doc/2016-11-15/");
+	xmlXPathRegisterNs(ctx, BAD_CAST "e", BAD_CAST EC2_NS);
+	xmlXPathRegisterNs(ctx, BAD_CAST "s", BAD_CAST STS_NS);
 	o = xmlXPathEvalExpression(BAD_CAST xpath, ctx);
 	if (o && o->nodesetval && o->nodesetval->nodeNr > 0) {
 		xmlChar *t = xmlNodeGetContent(o->nodesetval->nodeTab[0]);
@@ -176,7 +216,8 @@ static int xcount(struct resp *rs, const char *xpath)
 
 	assert_non_null(rs->doc);
 	ctx = xmlXPathNewContext(rs->doc);
-	xmlXPathRegisterNs(ctx, BAD_CAST "e", BAD_CAST "http://ec2.amazonaws.com/doc/2016-11-15/");
+	xmlXPathRegisterNs(ctx, BAD_CAST "e", BAD_CAST EC2_NS);
+	xmlXPathRegisterNs(ctx, BAD_CAST "s", BAD_CAST STS_NS);
 	o = xmlXPathEvalExpression(BAD_CAST xpath, ctx);
 	if (o && o->nodesetval)
 		n = o->nodesetval->nodeNr;
@@ -1277,6 +1318,695 @@ static void test_consistency_api(void **state)
 	gb_cs_response_free(&cr);
 }
 
+/*****************************************************************************
+ *  STS
+ *****************************************************************************/
+
+#define STS_V "Version=2011-06-15"
+#define AR "/s:AssumeRoleResponse/s:AssumeRoleResult"
+#define ARW "/s:AssumeRoleWithWebIdentityResponse/s:AssumeRoleWithWebIdentityResult"
+#define GCI "/s:GetCallerIdentityResponse/s:GetCallerIdentityResult"
+#define CALLER "Action=GetCallerIdentity&" STS_V
+#define DESCRIBE "Action=DescribeInstances&Version=2016-11-15"
+#define WEB "Action=AssumeRoleWithWebIdentity&" STS_V "&RoleSessionName=web"
+
+/* Temporary credentials and the role user of an STS answer. */
+struct sts_creds {
+	char akid[32];
+	char secret[64];
+	char token[GB_CS_SESSION_TOKEN_MAX];
+	char expiration[32];
+	char role_id[128];
+	char arn[256];
+};
+
+/* The scenario's key signs [body] for STS (in the scenario's region). */
+static void sts_call(struct gb_cloudsim *cs, const char *body, struct resp *out)
+{
+	struct signer sg = { KEY, SECRET, NULL, "ap-south-1", "sts", 0, false };
+
+	call_as(cs, &sg, body, out);
+}
+
+/* Session [c] signs [body] for [service], its token with it. */
+static void session_call(struct gb_cloudsim *cs, const struct sts_creds *c,
+			 const char *service, const char *body, struct resp *out)
+{
+	struct signer sg = { c->akid, c->secret, c->token, "ap-south-1", service, 0, false };
+
+	call_as(cs, &sg, body, out);
+}
+
+/* Unsigned, as the AWS CLI sends with --no-sign-request. */
+static void anon_call(struct gb_cloudsim *cs, const char *body, struct resp *out)
+{
+	struct signer sg = { KEY, SECRET, NULL, "ap-south-1", "sts", 0, true };
+
+	call_as(cs, &sg, body, out);
+}
+
+/*
+ * An STS error: [status], <ErrorResponse><Error> with Type Sender and
+ * [code], the RequestId.  RET BORROWED the message (until the next xget).
+ */
+static const char *expect_sts_error(struct resp *rs, int status, const char *code)
+{
+	if (rs->r.status != status || !rs->doc ||
+	    strcmp(xget(rs, "/s:ErrorResponse/s:Error/s:Code"), code))
+		fail_msg("want %d %s, got %d: %s", status, code, rs->r.status,
+			 rs->r.body.data ? rs->r.body.data : "");
+	assert_string_equal(rs->r.content_type, "text/xml");
+	assert_string_equal(xget(rs, "/s:ErrorResponse/s:Error/s:Type"), "Sender");
+	assert_string_equal(xget(rs, "/s:ErrorResponse/s:RequestId"), rs->r.request_id);
+	return xget(rs, "/s:ErrorResponse/s:Error/s:Message");
+}
+
+/* The credentials of a successful answer whose result element is [result]. */
+static void take_creds(struct resp *rs, const char *result, struct sts_creds *c)
+{
+	static const struct {
+		const char *member;
+		size_t off, len;
+	} m[] = {
+		{ "Credentials/s:AccessKeyId", offsetof(struct sts_creds, akid), 32 },
+		{ "Credentials/s:SecretAccessKey", offsetof(struct sts_creds, secret), 64 },
+		{ "Credentials/s:SessionToken", offsetof(struct sts_creds, token),
+		  GB_CS_SESSION_TOKEN_MAX },
+		{ "Credentials/s:Expiration", offsetof(struct sts_creds, expiration), 32 },
+		{ "AssumedRoleUser/s:AssumedRoleId", offsetof(struct sts_creds, role_id), 128 },
+		{ "AssumedRoleUser/s:Arn", offsetof(struct sts_creds, arn), 256 },
+	};
+	char path[256];
+
+	if (rs->r.status != 200 || !rs->doc)
+		fail_msg("want 200, got %d: %s", rs->r.status,
+			 rs->r.body.data ? rs->r.body.data : "");
+	assert_string_equal(rs->r.content_type, "text/xml");
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		snprintf(path, sizeof(path), "%s/s:%s", result, m[i].member);
+		snprintf((char *)c + m[i].off, m[i].len, "%s", xget(rs, path));
+	}
+	/* an ASIA key of 20 (base32) characters, a 40-character secret, a token */
+	assert_int_equal(strlen(c->akid), 20);
+	assert_true(gb_str_has_prefix(c->akid, "ASIA"));
+	assert_int_equal(strspn(c->akid + 4, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"), 16);
+	assert_int_equal(strlen(c->secret), 40);
+	assert_true(strlen(c->token) >= 100);
+	/* the role's unique id (AROA + 17) and the session name */
+	assert_true(gb_str_has_prefix(c->role_id, "AROA"));
+	assert_int_equal(strcspn(c->role_id, ":"), 21);
+	assert_true(gb_str_has_prefix(c->arn, "arn:aws:sts::123456789012:assumed-role/"));
+	assert_string_equal(strchr(c->role_id, ':') + 1, strrchr(c->arn, '/') + 1);
+	snprintf(path, sizeof(path), "%.*sResponse/s:ResponseMetadata/s:RequestId",
+		 (int)(strstr(result, "Response/") - result), result);
+	assert_string_equal(xget(rs, path), rs->r.request_id);
+}
+
+/* AssumeRole with [params], signed by the scenario's key: the session. */
+static void assume(struct gb_cloudsim *cs, const char *params, struct sts_creds *c)
+{
+	char body[1024];
+	struct resp rs;
+
+	snprintf(body, sizeof(body), "Action=AssumeRole&" STS_V "&%s", params);
+	sts_call(cs, body, &rs);
+	take_creds(&rs, AR, c);
+	resp_free(&rs);
+}
+
+/* RET NEW the JSON of GET /_sim/sts. */
+static json_t *sts_state(struct gb_cloudsim *cs)
+{
+	struct gb_cs_response cr;
+	json_error_t je;
+	json_t *j;
+
+	control(cs, "GET", "/_sim/sts", NULL, &cr);
+	assert_int_equal(cr.status, 200);
+	j = json_loadb(cr.body.data, cr.body.len, 0, &je);
+	if (!j)
+		fail_msg("/_sim/sts: %s: %s", je.text, cr.body.data);
+	gb_cs_response_free(&cr);
+	return j;
+}
+
+/* RET BORROWED the session [akid] of a /_sim/sts document. */
+static json_t *json_session(json_t *j, const char *akid)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(json_object_get(j, "sessions"), i, x) {
+		if (strcmp(json_string_value(json_object_get(x, "access_key_id")), akid) == 0)
+			return x;
+	}
+	fail_msg("no session %s in /_sim/sts", akid);
+	return NULL;
+}
+
+static json_int_t json_int_at(json_t *j, const char *obj, const char *key)
+{
+	json_t *v = json_object_get(json_object_get(j, obj), key);
+
+	if (!json_is_integer(v))
+		fail_msg("/_sim/sts: %s.%s is no integer", obj, key);
+	return json_integer_value(v);
+}
+
+/*
+ * AssumeRole: the credentials STS issues; EC2 and STS take them with their
+ * token only: none, another session's, or a long-term key with a token are
+ * AuthFailure (EC2) and InvalidClientTokenId (STS).
+ */
+static void test_sts_assume_role(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct sts_creds s, t;
+	struct signer sg;
+	struct resp rs;
+
+	assume(cs, "RoleArn=" ROLE "&RoleSessionName=gpuburst-it&DurationSeconds=7200", &s);
+	assert_string_equal(s.expiration, "2026-11-18T13:06:40Z");	/* WALL + 7200 */
+	assert_string_equal(s.arn, "arn:aws:sts::123456789012:assumed-role/gpuburst/gpuburst-it");
+	/* DurationSeconds defaults to an hour; each session has keys of its own;
+	 * a session name may use + = , . @ - _ */
+	assume(cs, "RoleArn=" ROLE "&RoleSessionName=a%2Bb%3Dc%2Cd.e%40f-g_h", &t);
+	assert_string_equal(t.expiration, "2026-11-18T12:06:40Z");	/* WALL + 3600 */
+	assert_string_equal(t.arn, "arn:aws:sts::123456789012:assumed-role/gpuburst/a+b=c,d.e@f-g_h");
+	assert_string_not_equal(t.akid, s.akid);
+	assert_string_not_equal(t.secret, s.secret);
+	assert_string_not_equal(t.token, s.token);
+	/* the same role: the same role id, another session name */
+	assert_memory_equal(t.role_id, s.role_id, 22);
+
+	session_call(cs, &s, "ec2", DESCRIBE, &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_int_equal(xcount(&rs, "/e:DescribeInstancesResponse"), 1);
+	resp_free(&rs);
+
+	sg = (struct signer){ s.akid, s.secret, NULL, "ap-south-1", "ec2", 0, false };
+	call_as(cs, &sg, DESCRIBE, &rs);		/* no token */
+	expect_error(&rs, 401, "AuthFailure");
+	resp_free(&rs);
+	sg.token = t.token;				/* another session's */
+	call_as(cs, &sg, DESCRIBE, &rs);
+	expect_error(&rs, 401, "AuthFailure");
+	resp_free(&rs);
+	sg = (struct signer){ KEY, SECRET, s.token, "ap-south-1", "ec2", 0, false };
+	call_as(cs, &sg, DESCRIBE, &rs);		/* a long-term key has none */
+	expect_error(&rs, 401, "AuthFailure");
+	resp_free(&rs);
+	sg = (struct signer){ s.akid, t.secret, s.token, "ap-south-1", "ec2", 0, false };
+	call_as(cs, &sg, DESCRIBE, &rs);		/* another secret */
+	expect_error(&rs, 403, "SignatureDoesNotMatch");
+	resp_free(&rs);
+
+	sg = (struct signer){ s.akid, s.secret, t.token, "ap-south-1", "sts", 0, false };
+	call_as(cs, &sg, CALLER, &rs);
+	assert_string_equal(expect_sts_error(&rs, 403, "InvalidClientTokenId"),
+			    "The security token included in the request is invalid.");
+	resp_free(&rs);
+	sg.token = NULL;
+	call_as(cs, &sg, CALLER, &rs);
+	expect_sts_error(&rs, 403, "InvalidClientTokenId");
+	resp_free(&rs);
+	sg = (struct signer){ "ASIAAAAAAAAAAAAAAAAA", s.secret, s.token, "ap-south-1", "sts",
+			      0, false };
+	call_as(cs, &sg, CALLER, &rs);			/* a key STS never issued */
+	expect_sts_error(&rs, 403, "InvalidClientTokenId");
+	resp_free(&rs);
+	sg = (struct signer){ s.akid, t.secret, s.token, "ap-south-1", "sts", 0, false };
+	call_as(cs, &sg, CALLER, &rs);
+	expect_sts_error(&rs, 403, "SignatureDoesNotMatch");
+	resp_free(&rs);
+}
+
+/*
+ * The STS clock is the wall clock plus the offset: at its expiration a
+ * session is RequestExpired (EC2) and ExpiredToken (STS); a day later it is
+ * forgotten (when the next session is issued) and its key is unknown.
+ */
+static void test_sts_expiry(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct gb_cs_response cr;
+	struct sts_creds s, t, u;
+	struct resp rs;
+	json_t *j, *x;
+
+	assume(cs, "RoleArn=" ROLE "&RoleSessionName=short&DurationSeconds=900", &s);
+	assert_string_equal(s.expiration, "2026-11-18T11:21:40Z");
+	cs->offset = 899;
+	session_call(cs, &s, "ec2", DESCRIBE, &rs);
+	assert_int_equal(rs.r.status, 200);
+	resp_free(&rs);
+	session_call(cs, &s, "sts", CALLER, &rs);
+	assert_int_equal(rs.r.status, 200);
+	resp_free(&rs);
+	cs->offset = 900;
+	session_call(cs, &s, "ec2", DESCRIBE, &rs);
+	expect_error(&rs, 400, "RequestExpired");
+	assert_string_equal(xget(&rs, "/Response/Errors/Error/Message"), "Request has expired.");
+	resp_free(&rs);
+	session_call(cs, &s, "sts", CALLER, &rs);
+	assert_string_equal(expect_sts_error(&rs, 400, "ExpiredToken"),
+			    "The security token included in the request is expired");
+	resp_free(&rs);
+	session_call(cs, &s, "sts", "Action=AssumeRole&" STS_V "&RoleArn=" ROLE
+		     "&RoleSessionName=again", &rs);
+	expect_sts_error(&rs, 400, "ExpiredToken");
+	resp_free(&rs);
+	/* the long-term key still assumes, an hour from the STS clock's now */
+	assume(cs, "RoleArn=" ROLE "&RoleSessionName=later", &t);
+	assert_string_equal(t.expiration, "2026-11-18T12:21:40Z");	/* WALL + 900 + 3600 */
+	j = sts_state(cs);
+	assert_true(json_real_value(json_object_get(j, "now")) == WALL + 900);
+	x = json_session(j, s.akid);
+	assert_true(json_is_true(json_object_get(x, "expired")));
+	assert_true(json_real_value(json_object_get(x, "expires_in")) == 0);
+	x = json_session(j, t.akid);
+	assert_true(json_is_false(json_object_get(x, "expired")));
+	assert_true(json_real_value(json_object_get(x, "expires_in")) == 3600);
+	json_decref(j);
+
+	/* a day and a second after its expiration (POST /_sim/time moves the
+	 * same offset) */
+	control(cs, "POST", "/_sim/time", "{\"advance\": 86401}", &cr);
+	assert_int_equal(cr.status, 200);
+	gb_cs_response_free(&cr);
+	assume(cs, "RoleArn=" ROLE "&RoleSessionName=next", &u);
+	j = sts_state(cs);
+	assert_int_equal(json_array_size(json_object_get(j, "sessions")), 2);
+	json_session(j, t.akid);
+	json_session(j, u.akid);
+	json_decref(j);
+	session_call(cs, &s, "sts", CALLER, &rs);
+	expect_sts_error(&rs, 403, "InvalidClientTokenId");
+	resp_free(&rs);
+	session_call(cs, &s, "ec2", DESCRIBE, &rs);
+	expect_error(&rs, 401, "AuthFailure");
+	resp_free(&rs);
+	session_call(cs, &t, "ec2", DESCRIBE, &rs);	/* expired, not yet forgotten */
+	expect_error(&rs, 400, "RequestExpired");
+	resp_free(&rs);
+}
+
+/* A role with an external id: AccessDenied without it or with another. */
+static void test_sts_external_id(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct sts_creds s;
+	struct resp rs;
+	json_t *j;
+
+	sts_call(cs, "Action=AssumeRole&" STS_V "&RoleArn=" ROLE_PARTNER "&RoleSessionName=pt", &rs);
+	assert_string_equal(expect_sts_error(&rs, 403, "AccessDenied"),
+			    "User: arn:aws:iam::123456789012:user/sim-AKIDEXAMPLE is not authorized to perform: sts:AssumeRole on resource: " ROLE_PARTNER);
+	resp_free(&rs);
+	sts_call(cs, "Action=AssumeRole&" STS_V "&RoleArn=" ROLE_PARTNER "&RoleSessionName=pt"
+		 "&ExternalId=site-43", &rs);
+	expect_sts_error(&rs, 403, "AccessDenied");
+	resp_free(&rs);
+	/* roles the scenario does not have */
+	sts_call(cs, "Action=AssumeRole&" STS_V "&RoleArn=arn:aws:iam::123456789012:role/nobody"
+		 "&RoleSessionName=pt", &rs);
+	assert_non_null(strstr(expect_sts_error(&rs, 403, "AccessDenied"),
+			       "on resource: arn:aws:iam::123456789012:role/nobody"));
+	resp_free(&rs);
+	sts_call(cs, "Action=AssumeRole&" STS_V "&RoleArn=arn:aws:iam::999999999999:role/gpuburst"
+		 "&RoleSessionName=pt", &rs);
+	expect_sts_error(&rs, 403, "AccessDenied");
+	resp_free(&rs);
+	assume(cs, "RoleArn=" ROLE_PARTNER "&RoleSessionName=pt&ExternalId=site-42", &s);
+	assert_string_equal(s.arn, "arn:aws:sts::123456789012:assumed-role/gpuburst-partner/pt");
+	/* a session refused names itself as the assumed role it is */
+	session_call(cs, &s, "sts", "Action=AssumeRole&" STS_V
+		     "&RoleArn=arn:aws:iam::123456789012:role/nobody&RoleSessionName=qq", &rs);
+	assert_string_equal(expect_sts_error(&rs, 403, "AccessDenied"),
+			    "User: arn:aws:sts::123456789012:assumed-role/gpuburst-partner/pt is not authorized to perform: sts:AssumeRole on resource: arn:aws:iam::123456789012:role/nobody");
+	resp_free(&rs);
+	/* refusals count nothing */
+	j = sts_state(cs);
+	assert_int_equal(json_int_at(j, "calls", "AssumeRole"), 1);
+	assert_int_equal(json_int_at(j, "roles", ROLE_PARTNER), 1);
+	assert_int_equal(json_int_at(j, "roles", ROLE), 0);
+	assert_int_equal(json_array_size(json_object_get(j, "sessions")), 1);
+	json_decref(j);
+}
+
+/* DurationSeconds: at most the role's maximum; for a session signer (role
+ * chaining) at most an hour. */
+static void test_sts_durations(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct sts_creds s, c, d, e;
+	struct resp rs;
+	json_t *j;
+
+	sts_call(cs, "Action=AssumeRole&" STS_V "&RoleArn=" ROLE "&RoleSessionName=xy"
+		 "&DurationSeconds=7201", &rs);
+	assert_string_equal(expect_sts_error(&rs, 400, "ValidationError"),
+			    "The requested DurationSeconds exceeds the MaxSessionDuration set for this role.");
+	resp_free(&rs);
+	/* the default maximum is an hour */
+	sts_call(cs, "Action=AssumeRole&" STS_V "&RoleArn=" ROLE_PARTNER "&RoleSessionName=xy"
+		 "&ExternalId=site-42&DurationSeconds=3601", &rs);
+	assert_string_equal(expect_sts_error(&rs, 400, "ValidationError"),
+			    "The requested DurationSeconds exceeds the MaxSessionDuration set for this role.");
+	resp_free(&rs);
+	assume(cs, "RoleArn=" ROLE "&RoleSessionName=xy&DurationSeconds=7200", &s);
+
+	session_call(cs, &s, "sts", "Action=AssumeRole&" STS_V "&RoleArn=" ROLE
+		     "&RoleSessionName=chained&DurationSeconds=3601", &rs);
+	assert_string_equal(expect_sts_error(&rs, 400, "ValidationError"),
+			    "The requested DurationSeconds exceeds the 1 hour session limit for roles assumed by role chaining.");
+	resp_free(&rs);
+	session_call(cs, &s, "sts", "Action=AssumeRole&" STS_V "&RoleArn=" ROLE
+		     "&RoleSessionName=chained&DurationSeconds=3600", &rs);
+	take_creds(&rs, AR, &c);
+	resp_free(&rs);
+	assert_string_equal(c.expiration, "2026-11-18T12:06:40Z");
+	assert_string_equal(c.arn, "arn:aws:sts::123456789012:assumed-role/gpuburst/chained");
+	session_call(cs, &s, "sts", "Action=AssumeRole&" STS_V "&RoleArn=" ROLE_PARTNER
+		     "&RoleSessionName=partner&ExternalId=site-42", &rs);
+	take_creds(&rs, AR, &d);
+	resp_free(&rs);
+	/* a chained session chains again */
+	session_call(cs, &c, "sts", "Action=AssumeRole&" STS_V "&RoleArn=" ROLE
+		     "&RoleSessionName=twice&DurationSeconds=900", &rs);
+	take_creds(&rs, AR, &e);
+	resp_free(&rs);
+	assert_string_equal(e.expiration, "2026-11-18T11:21:40Z");
+	session_call(cs, &c, "sts", CALLER, &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_string_equal(xget(&rs, GCI "/s:Arn"), c.arn);
+	resp_free(&rs);
+	/* each session's source: the key that signed for it */
+	j = sts_state(cs);
+	assert_string_equal(json_string_value(json_object_get(json_session(j, s.akid), "source")), KEY);
+	assert_string_equal(json_string_value(json_object_get(json_session(j, c.akid), "source")), s.akid);
+	assert_string_equal(json_string_value(json_object_get(json_session(j, d.akid), "source")), s.akid);
+	assert_string_equal(json_string_value(json_object_get(json_session(j, e.akid), "source")), c.akid);
+	assert_int_equal(json_int_at(j, "roles", ROLE), 3);
+	json_decref(j);
+}
+
+/* STS's parameter checks: ValidationError in its words, then the Query codes. */
+static void test_sts_schema_refusals(void **state)
+{
+#define ARB "Action=AssumeRole&" STS_V "&RoleArn=" ROLE
+#define X16 "xxxxxxxxxxxxxxxx"
+	static const struct {
+		const char *body, *code, *says;
+	} cases[] = {
+		{ ARB "&RoleSessionName=a", "ValidationError",
+		  "1 validation error detected: Value 'a' at 'roleSessionName' failed to satisfy constraint: Member must have length greater than or equal to 2" },
+		{ ARB "&RoleSessionName=" X16 X16 X16 X16 "x", "ValidationError",
+		  "at 'roleSessionName' failed to satisfy constraint: Member must have length less than or equal to 64" },
+		{ ARB "&RoleSessionName=a%20b", "ValidationError",
+		  "1 validation error detected: Value 'a b' at 'roleSessionName' failed to satisfy constraint: Member must satisfy regular expression pattern: [\\w+=,.@-]*" },
+		{ ARB "&RoleSessionName=a%3Ab", "ValidationError", "Value 'a:b' at 'roleSessionName'" },
+		{ ARB "&RoleSessionName=it&DurationSeconds=899", "ValidationError",
+		  "1 validation error detected: Value '899' at 'durationSeconds' failed to satisfy constraint: Member must have value greater than or equal to 900" },
+		{ ARB "&RoleSessionName=it&DurationSeconds=43201", "ValidationError",
+		  "Value '43201' at 'durationSeconds' failed to satisfy constraint: Member must have value less than or equal to 43200" },
+		{ ARB "&RoleSessionName=it&DurationSeconds=1h", "ValidationError",
+		  "Value '1h' at 'durationSeconds'" },
+		{ "Action=AssumeRole&" STS_V "&RoleSessionName=it", "ValidationError",
+		  "1 validation error detected: Value null at 'roleArn' failed to satisfy constraint: Member must not be null" },
+		{ ARB, "ValidationError", "Value null at 'roleSessionName' failed to satisfy constraint: Member must not be null" },
+		{ "Action=AssumeRole&" STS_V "&RoleArn=arn:aws:iam::1:r&RoleSessionName=it",
+		  "ValidationError",
+		  "Value 'arn:aws:iam::1:r' at 'roleArn' failed to satisfy constraint: Member must have length greater than or equal to 20" },
+		{ ARB "&RoleSessionName=it&ExternalId=x", "ValidationError",
+		  "Value 'x' at 'externalId' failed to satisfy constraint: Member must have length greater than or equal to 2" },
+		{ ARB "&RoleSessionName=it&ExternalId=site%2342", "ValidationError",
+		  "Value 'site#42' at 'externalId' failed to satisfy constraint: Member must satisfy regular expression pattern: [\\w+=,.@:/-]*" },
+		{ ARB "&RoleSessionName=it&Policy=%7B%7D", "UnknownParameter",
+		  "The parameter Policy is not recognized" },
+		{ ARB "&roleSessionName=it", "UnknownParameter", "roleSessionName" },
+		{ ARB "&RoleSessionName=it&RoleSessionName=it", "InvalidQueryParameter",
+		  "The parameter RoleSessionName is given more than once" },
+		{ "Action=AssumeRole&Version=2011-06-16&RoleArn=" ROLE "&RoleSessionName=it",
+		  "NoSuchVersion",
+		  "The requested version (2011-06-16) of service AWSSecurityTokenService does not exist" },
+		{ "Action=AssumeRole&Version=2016-11-15&RoleArn=" ROLE "&RoleSessionName=it",
+		  "NoSuchVersion", "(2016-11-15) of service AWSSecurityTokenService" },
+		{ "Action=AssumeRole&RoleArn=" ROLE "&RoleSessionName=it", "MissingParameter",
+		  "The request must contain the parameter Version" },
+		{ "Action=GetSessionToken&" STS_V, "InvalidAction",
+		  "Could not find operation GetSessionToken for version 2011-06-15" },
+		{ STS_V, "MissingAction", "The request must contain the parameter Action" },
+		{ CALLER "&RoleArn=" ROLE, "UnknownParameter", "The parameter RoleArn is not recognized" },
+		{ WEB "&RoleArn=" ROLE_WEB "&WebIdentityToken=abc", "ValidationError",
+		  "at 'webIdentityToken' failed to satisfy constraint: Member must have length greater than or equal to 4" },
+		{ WEB "&RoleArn=" ROLE_WEB, "ValidationError", "Value null at 'webIdentityToken'" },
+		{ WEB "&RoleArn=" ROLE_WEB "&WebIdentityToken=" WEB_TOKEN "&ExternalId=site-42",
+		  "UnknownParameter", "ExternalId" },
+	};
+#undef ARB
+#undef X16
+	struct gb_cloudsim *cs = *state;
+	struct resp rs;
+	json_t *j;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *msg;
+
+		sts_call(cs, cases[i].body, &rs);
+		msg = expect_sts_error(&rs, 400, cases[i].code);
+		if (!strstr(msg, cases[i].says))
+			fail_msg("%s: message '%s' lacks '%s'", cases[i].body, msg, cases[i].says);
+		resp_free(&rs);
+	}
+	/* unsigned web identity goes through the same checks */
+	anon_call(cs, WEB "&RoleArn=" ROLE_WEB "&WebIdentityToken=abc", &rs);
+	expect_sts_error(&rs, 400, "ValidationError");
+	resp_free(&rs);
+	j = sts_state(cs);
+	assert_int_equal(json_int_at(j, "calls", "AssumeRole"), 0);
+	assert_int_equal(json_int_at(j, "calls", "AssumeRoleWithWebIdentity"), 0);
+	assert_int_equal(json_int_at(j, "calls", "GetCallerIdentity"), 0);
+	assert_int_equal(json_array_size(json_object_get(j, "sessions")), 0);
+	json_decref(j);
+}
+
+/* AssumeRoleWithWebIdentity needs no signature, and one of the role's tokens. */
+static void test_sts_web_identity(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct gb_cs_header h[] = { { "Host", "127.0.0.1:8773" } };
+	struct gb_cs_request req = { "GET", "/", WEB "&RoleArn=" ROLE_WEB "&WebIdentityToken="
+				     WEB_TOKEN, h, 1, NULL, 0, NULL };
+	struct sts_creds s, g;
+	struct resp rs;
+	json_t *j;
+
+	anon_call(cs, WEB "&RoleArn=" ROLE_WEB "&WebIdentityToken=" WEB_TOKEN, &rs);
+	take_creds(&rs, ARW, &s);
+	assert_string_equal(s.expiration, "2026-11-18T12:06:40Z");
+	assert_string_equal(s.arn, "arn:aws:sts::123456789012:assumed-role/gpuburst-web/web");
+	assert_string_equal(xget(&rs, ARW "/s:SubjectFromWebIdentityToken"),
+			    "system:serviceaccount:gpuburst:sim");
+	assert_string_equal(xget(&rs, ARW "/s:Audience"), "sts.amazonaws.com");
+	assert_string_equal(xget(&rs, ARW "/s:Provider"),
+			    "arn:aws:iam::123456789012:oidc-provider/oidc.gpuburst.test");
+	resp_free(&rs);
+	session_call(cs, &s, "ec2", DESCRIBE, &rs);
+	assert_int_equal(rs.r.status, 200);
+	resp_free(&rs);
+	/* the query string of a GET does as well as a body */
+	memset(&rs, 0, sizeof(rs));
+	gb_cloudsim_handle(cs, &req, &rs.r);
+	rs.doc = xmlReadMemory(rs.r.body.data, (int)rs.r.body.len, "r.xml", NULL, XML_PARSE_NONET);
+	take_creds(&rs, ARW, &g);
+	resp_free(&rs);
+
+	anon_call(cs, WEB "&RoleArn=" ROLE_WEB "&WebIdentityToken=eyJ.other.token", &rs);
+	assert_true(gb_str_has_prefix(expect_sts_error(&rs, 400, "InvalidIdentityToken"),
+				      "The web identity token that was passed could not be validated by AWS."));
+	resp_free(&rs);
+	/* another role's token, a role with no tokens */
+	anon_call(cs, WEB "&RoleArn=" ROLE "&WebIdentityToken=" WEB_TOKEN, &rs);
+	expect_sts_error(&rs, 400, "InvalidIdentityToken");
+	resp_free(&rs);
+	anon_call(cs, WEB "&RoleArn=arn:aws:iam::123456789012:role/nobody&WebIdentityToken="
+		  WEB_TOKEN, &rs);
+	expect_sts_error(&rs, 403, "AccessDenied");
+	resp_free(&rs);
+	anon_call(cs, WEB "&RoleArn=" ROLE_WEB "&WebIdentityToken=" WEB_TOKEN
+		  "&DurationSeconds=3601", &rs);
+	assert_string_equal(expect_sts_error(&rs, 400, "ValidationError"),
+			    "The requested DurationSeconds exceeds the MaxSessionDuration set for this role.");
+	resp_free(&rs);
+	/* any other action unsigned is not STS's: EC2 wants a signature */
+	anon_call(cs, "Action=AssumeRole&" STS_V "&RoleArn=" ROLE "&RoleSessionName=xy", &rs);
+	expect_error(&rs, 403, "MissingAuthenticationToken");
+	resp_free(&rs);
+	anon_call(cs, CALLER, &rs);
+	expect_error(&rs, 403, "MissingAuthenticationToken");
+	resp_free(&rs);
+
+	j = sts_state(cs);
+	assert_int_equal(json_int_at(j, "calls", "AssumeRoleWithWebIdentity"), 2);
+	assert_int_equal(json_int_at(j, "roles", ROLE_WEB), 2);
+	assert_string_equal(json_string_value(json_object_get(json_session(j, s.akid), "source")),
+			    "web-identity");
+	assert_int_equal(json_integer_value(json_object_get(json_session(j, s.akid), "calls")), 1);
+	json_decref(j);
+}
+
+/* GetCallerIdentity: the IAM user of a long-term key, the assumed role of a session. */
+static void test_sts_caller_identity(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct sts_creds s;
+	struct resp rs;
+
+	sts_call(cs, CALLER, &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_string_equal(xget(&rs, GCI "/s:Arn"), "arn:aws:iam::123456789012:user/sim-AKIDEXAMPLE");
+	assert_string_equal(xget(&rs, GCI "/s:UserId"), KEY);
+	assert_string_equal(xget(&rs, GCI "/s:Account"), "123456789012");
+	assert_string_equal(xget(&rs, "/s:GetCallerIdentityResponse/s:ResponseMetadata/s:RequestId"),
+			    rs.r.request_id);
+	resp_free(&rs);
+	assume(cs, "RoleArn=" ROLE "&RoleSessionName=who", &s);
+	session_call(cs, &s, "sts", CALLER, &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_string_equal(xget(&rs, GCI "/s:Arn"), "arn:aws:sts::123456789012:assumed-role/gpuburst/who");
+	assert_string_equal(xget(&rs, GCI "/s:UserId"), s.role_id);
+	assert_string_equal(xget(&rs, GCI "/s:Account"), "123456789012");
+	resp_free(&rs);
+}
+
+/*
+ * Routing: a request whose scope names sts goes to STS, also from
+ * us-east-1 (STS's global region, which EC2 does not have here); one scoped
+ * for ec2 goes to EC2 whatever its action.
+ */
+static void test_sts_routing(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct signer sg = { KEY, SECRET, NULL, GB_CS_STS_GLOBAL_REGION, "sts", 0, false };
+	struct resp rs;
+	json_t *j;
+
+	assert_string_equal(GB_CS_STS_GLOBAL_REGION, "us-east-1");
+	call_as(cs, &sg, CALLER, &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_string_equal(xget(&rs, GCI "/s:Account"), "123456789012");
+	resp_free(&rs);
+	sg.region = "eu-west-3";
+	call_as(cs, &sg, CALLER, &rs);
+	expect_sts_error(&rs, 403, "InvalidClientTokenId");
+	resp_free(&rs);
+	sg = (struct signer){ KEY, SECRET, NULL, "us-east-1", "ec2", 0, false };
+	call_as(cs, &sg, DESCRIBE, &rs);
+	expect_error(&rs, 401, "AuthFailure");
+	resp_free(&rs);
+
+	sg.region = "ap-south-1";
+	call_as(cs, &sg, CALLER, &rs);
+	expect_error(&rs, 400, "InvalidAction");
+	assert_string_equal(xget(&rs, "/Response/Errors/Error/Message"),
+			    "The action GetCallerIdentity is not valid for this web service.");
+	resp_free(&rs);
+	call_as(cs, &sg, WEB "&RoleArn=" ROLE_WEB "&WebIdentityToken=" WEB_TOKEN, &rs);
+	expect_error(&rs, 400, "InvalidAction");
+	resp_free(&rs);
+	call_as(cs, &sg, "Action=AssumeRole&" STS_V "&RoleArn=" ROLE "&RoleSessionName=xy", &rs);
+	expect_error(&rs, 400, "InvalidAction");
+	resp_free(&rs);
+	/* and an EC2 action signed for sts is STS's to refuse */
+	sts_call(cs, DESCRIBE, &rs);
+	assert_string_equal(expect_sts_error(&rs, 400, "InvalidAction"),
+			    "Could not find operation DescribeInstances for version 2011-06-15");
+	resp_free(&rs);
+	assert_int_equal(cs->received[GB_SIM_ACTION_DESCRIBE_INSTANCES], 0);
+	j = sts_state(cs);
+	assert_int_equal(json_int_at(j, "calls", "GetCallerIdentity"), 1);
+	assert_int_equal(json_int_at(j, "calls", "AssumeRoleWithWebIdentity"), 0);
+	assert_int_equal(json_int_at(j, "calls", "AssumeRole"), 0);
+	json_decref(j);
+}
+
+/* GET /_sim/sts: calls answered per action, sessions per role, each session. */
+static void test_sts_control(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct gb_cs_response cr;
+	struct sts_creds s, t, w;
+	struct resp rs;
+	json_t *j, *x;
+
+	assume(cs, "RoleArn=" ROLE "&RoleSessionName=one", &s);
+	assume(cs, "RoleArn=" ROLE "&RoleSessionName=two&DurationSeconds=900", &t);
+	sts_call(cs, "Action=AssumeRole&" STS_V "&RoleArn=" ROLE_PARTNER "&RoleSessionName=no", &rs);
+	expect_sts_error(&rs, 403, "AccessDenied");
+	resp_free(&rs);
+	anon_call(cs, WEB "&RoleArn=" ROLE_WEB "&WebIdentityToken=" WEB_TOKEN, &rs);
+	take_creds(&rs, ARW, &w);
+	resp_free(&rs);
+	sts_call(cs, CALLER, &rs);
+	resp_free(&rs);
+	for (int i = 0; i < 2; i++) {
+		session_call(cs, &s, "sts", CALLER, &rs);
+		assert_int_equal(rs.r.status, 200);
+		resp_free(&rs);
+	}
+	session_call(cs, &s, "ec2", DESCRIBE, &rs);
+	assert_int_equal(rs.r.status, 200);
+	resp_free(&rs);
+
+	j = sts_state(cs);
+	assert_int_equal(json_object_size(json_object_get(j, "calls")), 3);
+	assert_int_equal(json_int_at(j, "calls", "AssumeRole"), 2);
+	assert_int_equal(json_int_at(j, "calls", "AssumeRoleWithWebIdentity"), 1);
+	assert_int_equal(json_int_at(j, "calls", "GetCallerIdentity"), 3);
+	assert_int_equal(json_object_size(json_object_get(j, "roles")), 3);
+	assert_int_equal(json_int_at(j, "roles", ROLE), 2);
+	assert_int_equal(json_int_at(j, "roles", ROLE_PARTNER), 0);
+	assert_int_equal(json_int_at(j, "roles", ROLE_WEB), 1);
+	assert_true(json_real_value(json_object_get(j, "now")) == WALL);
+	assert_int_equal(json_array_size(json_object_get(j, "sessions")), 3);
+	/* in the order issued */
+	x = json_array_get(json_object_get(j, "sessions"), 0);
+	assert_int_equal(json_object_size(x), 8);
+	assert_string_equal(json_string_value(json_object_get(x, "access_key_id")), s.akid);
+	assert_string_equal(json_string_value(json_object_get(x, "role_arn")), ROLE);
+	assert_string_equal(json_string_value(json_object_get(x, "session_name")), "one");
+	assert_string_equal(json_string_value(json_object_get(x, "source")), KEY);
+	assert_string_equal(json_string_value(json_object_get(x, "expiration")), s.expiration);
+	assert_true(json_real_value(json_object_get(x, "expires_in")) == 3600);
+	assert_int_equal(json_integer_value(json_object_get(x, "calls")), 3);
+	assert_true(json_is_false(json_object_get(x, "expired")));
+	assert_null(json_object_get(x, "secret_access_key"));
+	assert_null(json_object_get(x, "session_token"));
+	x = json_array_get(json_object_get(j, "sessions"), 1);
+	assert_string_equal(json_string_value(json_object_get(x, "access_key_id")), t.akid);
+	assert_int_equal(json_integer_value(json_object_get(x, "calls")), 0);
+	x = json_array_get(json_object_get(j, "sessions"), 2);
+	assert_string_equal(json_string_value(json_object_get(x, "access_key_id")), w.akid);
+	assert_string_equal(json_string_value(json_object_get(x, "role_arn")), ROLE_WEB);
+	json_decref(j);
+
+	control(cs, "POST", "/_sim/time", "{\"advance\": 1000}", &cr);
+	gb_cs_response_free(&cr);
+	j = sts_state(cs);
+	assert_true(json_real_value(json_object_get(j, "now")) == WALL + 1000);
+	x = json_session(j, t.akid);
+	assert_true(json_is_true(json_object_get(x, "expired")));
+	assert_true(json_real_value(json_object_get(x, "expires_in")) == -100);
+	x = json_session(j, s.akid);
+	assert_true(json_is_false(json_object_get(x, "expired")));
+	assert_true(json_real_value(json_object_get(x, "expires_in")) == 2600);
+	json_decref(j);
+	control(cs, "POST", "/_sim/sts", "{}", &cr);
+	assert_int_equal(cr.status, 405);
+	gb_cs_response_free(&cr);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1305,6 +2035,15 @@ int main(void)
 		T(test_injected_faults),
 		T(test_control),
 		T(test_consistency_api),
+		T(test_sts_assume_role),
+		T(test_sts_expiry),
+		T(test_sts_external_id),
+		T(test_sts_durations),
+		T(test_sts_schema_refusals),
+		T(test_sts_web_identity),
+		T(test_sts_caller_identity),
+		T(test_sts_routing),
+		T(test_sts_control),
 	};
 	int rc;
 

@@ -148,6 +148,36 @@ static void test_defaults(void **state)
 	gb_scenario_destroy(sc);
 }
 
+/* roles.yaml: each role's arn, maximum (default an hour), external id, tokens. */
+static void test_roles(void **state)
+{
+	struct gb_scenario *sc = load_ok(DATA "/roles.yaml");
+	const struct gb_sc_role *r;
+
+	(void)state;
+	assert_int_equal(sc->nroles, 3);
+	r = gb_scenario_role(sc, "arn:aws:iam::123456789012:role/gpuburst");
+	assert_ptr_equal(r, &sc->roles[0]);
+	assert_int_equal(r->max_session_s, 7200);
+	assert_null(r->external_id);
+	assert_int_equal(r->web_tokens.n, 0);
+	r = gb_scenario_role(sc, "arn:aws:iam::123456789012:role/gpuburst-partner");
+	assert_non_null(r);
+	assert_int_equal(r->max_session_s, 3600);
+	assert_string_equal(r->external_id, "site-42");
+	r = gb_scenario_role(sc, "arn:aws:iam::123456789012:role/gpuburst-web");
+	assert_non_null(r);
+	assert_int_equal(r->web_tokens.n, 1);
+	assert_string_equal(r->web_tokens.v[0],
+			    "eyJhbGciOiJSUzI1NiJ9.gpuburst-test-token.c2lnbmF0dXJl");
+	assert_null(gb_scenario_role(sc, "arn:aws:iam::123456789012:role/nobody"));
+	assert_null(gb_scenario_role(sc, NULL));
+	gb_scenario_destroy(sc);
+	sc = load_ok(DATA "/valid/minimal.yaml");
+	assert_int_equal(sc->nroles, 0);
+	gb_scenario_destroy(sc);
+}
+
 /* RET NEW "<path>:<expectation>" from the file's first line. */
 static char *expected_message(const char *path)
 {
@@ -259,6 +289,7 @@ int main(void)
 		cmocka_unit_test(test_itypes),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_roles),
 		cmocka_unit_test(test_invalid_files),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_shipped_scenarios),
