@@ -37,16 +37,6 @@ struct gb_ec2 {
 
 /* ---- form bodies ---------------------------------------------------------- */
 
-/* Append "&key=value" (no '&' first), the value form-encoded. */
-static void form_put(struct gb_buf *b, const char *key, const char *value)
-{
-	if (b->len)
-		gb_buf_putc(b, '&');
-	gb_buf_puts(b, key);
-	gb_buf_putc(b, '=');
-	gb_sigv4_uri_encode(b, value, strlen(value), false);
-}
-
 /* The same with a printf-formatted key ("Filter.%zu.Name"). */
 static void form_putf(struct gb_buf *b, const char *value, const char *kfmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -59,7 +49,7 @@ static void form_putf(struct gb_buf *b, const char *value, const char *kfmt, ...
 	va_start(ap, kfmt);
 	vsnprintf(key, sizeof(key), kfmt, ap);
 	va_end(ap);
-	form_put(b, key, value);
+	gb_sigv4_form_put(b, key, value);
 }
 
 static void form_int(struct gb_buf *b, const char *key, long v)
@@ -67,7 +57,7 @@ static void form_int(struct gb_buf *b, const char *key, long v)
 	char num[32];
 
 	snprintf(num, sizeof(num), "%ld", v);
-	form_put(b, key, num);
+	gb_sigv4_form_put(b, key, num);
 }
 
 static gb_err_t need(const char *what, const char *name, const char *v,
@@ -125,8 +115,8 @@ static gb_err_t form_done(struct gb_buf *b, gb_error_t *err)
 
 static void form_start(struct gb_buf *b, const char *action)
 {
-	form_put(b, "Action", action);
-	form_put(b, "Version", GB_EC2_API_VERSION);
+	gb_sigv4_form_put(b, "Action", action);
+	gb_sigv4_form_put(b, "Version", GB_EC2_API_VERSION);
 }
 
 static gb_err_t check_token(const char *t, gb_error_t *err)
@@ -195,7 +185,7 @@ static gb_err_t form_user_data(struct gb_buf *b, const struct gb_ec2_run_params 
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
 	gb_crypto_base64(p->user_data, p->user_data_len, b64, n);
 	/* "User data must be base64-encoded", then form-encoded (+ / =) */
-	form_put(b, "UserData", b64);
+	gb_sigv4_form_put(b, "UserData", b64);
 	free(b64);
 	return GB_E_OK;
 }
@@ -209,28 +199,28 @@ gb_err_t gb_ec2_form_run_instances(const struct gb_ec2_run_params *p,
 	if ((rc = check_run(p, err)) || (rc = check_token(client_token, err)))
 		return rc;
 	form_start(out, "RunInstances");
-	form_put(out, "ImageId", p->image_id);
-	form_put(out, "InstanceType", p->instance_type);
+	gb_sigv4_form_put(out, "ImageId", p->image_id);
+	gb_sigv4_form_put(out, "InstanceType", p->instance_type);
 	form_int(out, "MinCount", p->min_count);
 	form_int(out, "MaxCount", p->max_count);
 	if (p->subnet_id && *p->subnet_id)
-		form_put(out, "SubnetId", p->subnet_id);
+		gb_sigv4_form_put(out, "SubnetId", p->subnet_id);
 	if (p->availability_zone && *p->availability_zone)
-		form_put(out, "Placement.AvailabilityZone", p->availability_zone);
+		gb_sigv4_form_put(out, "Placement.AvailabilityZone", p->availability_zone);
 	for (size_t i = 0; i < p->n_security_group_ids; i++)
 		form_putf(out, p->security_group_ids[i], "SecurityGroupId.%zu", i + 1);
 	if (p->key_name && *p->key_name)
-		form_put(out, "KeyName", p->key_name);
-	form_put(out, "ClientToken", client_token);
+		gb_sigv4_form_put(out, "KeyName", p->key_name);
+	gb_sigv4_form_put(out, "ClientToken", client_token);
 	if (p->iam_instance_profile_name && *p->iam_instance_profile_name)
-		form_put(out, "IamInstanceProfile.Name", p->iam_instance_profile_name);
+		gb_sigv4_form_put(out, "IamInstanceProfile.Name", p->iam_instance_profile_name);
 	if (p->iam_instance_profile_arn && *p->iam_instance_profile_arn)
-		form_put(out, "IamInstanceProfile.Arn", p->iam_instance_profile_arn);
+		gb_sigv4_form_put(out, "IamInstanceProfile.Arn", p->iam_instance_profile_arn);
 	rc = form_user_data(out, p, err);
 	if (rc)
 		return rc;
 	if (p->metadata_tags)
-		form_put(out, "MetadataOptions.InstanceMetadataTags", "enabled");
+		gb_sigv4_form_put(out, "MetadataOptions.InstanceMetadataTags", "enabled");
 	for (size_t i = 0; i < p->n_tag_specs; i++) {
 		const struct gb_ec2_tag_spec *ts = &p->tag_specs[i];
 
@@ -244,19 +234,19 @@ gb_err_t gb_ec2_form_run_instances(const struct gb_ec2_run_params *p,
 		}
 	}
 	if (p->spot) {
-		form_put(out, "InstanceMarketOptions.MarketType", "spot");
+		gb_sigv4_form_put(out, "InstanceMarketOptions.MarketType", "spot");
 		if (p->spot_instance_type)
-			form_put(out, "InstanceMarketOptions.SpotOptions.SpotInstanceType",
+			gb_sigv4_form_put(out, "InstanceMarketOptions.SpotOptions.SpotInstanceType",
 				 p->spot_instance_type);
 		if (p->spot_max_price)
-			form_put(out, "InstanceMarketOptions.SpotOptions.MaxPrice",
+			gb_sigv4_form_put(out, "InstanceMarketOptions.SpotOptions.MaxPrice",
 				 p->spot_max_price);
 		if (p->spot_interruption)
-			form_put(out, "InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior",
+			gb_sigv4_form_put(out, "InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior",
 				 p->spot_interruption);
 	}
 	if (p->dry_run)
-		form_put(out, "DryRun", "true");
+		gb_sigv4_form_put(out, "DryRun", "true");
 	return form_done(out, err);
 }
 
@@ -292,7 +282,7 @@ gb_err_t gb_ec2_form_describe_instances(const struct gb_ec2_describe_params *p,
 	if (p->max_results && !p->n_instance_ids)
 		form_int(out, "MaxResults", p->max_results);
 	if (next_token)
-		form_put(out, "NextToken", next_token);
+		gb_sigv4_form_put(out, "NextToken", next_token);
 	return form_done(out, err);
 }
 
@@ -311,14 +301,14 @@ gb_err_t gb_ec2_form_describe_instance_type_offerings(
 		return rc;
 	form_start(out, what);
 	if (p->location_type && *p->location_type)
-		form_put(out, "LocationType", p->location_type);
+		gb_sigv4_form_put(out, "LocationType", p->location_type);
 	rc = form_filters(out, what, p->filters, p->n_filters, err);
 	if (rc)
 		return rc;
 	if (p->max_results)
 		form_int(out, "MaxResults", p->max_results);
 	if (next_token)
-		form_put(out, "NextToken", next_token);
+		gb_sigv4_form_put(out, "NextToken", next_token);
 	return form_done(out, err);
 }
 

@@ -77,6 +77,15 @@ void gb_sigv4_uri_encode(struct gb_buf *b, const void *p, size_t n,
 	}
 }
 
+void gb_sigv4_form_put(struct gb_buf *b, const char *key, const char *value)
+{
+	if (b->len)
+		gb_buf_putc(b, '&');
+	gb_buf_puts(b, key);
+	gb_buf_putc(b, '=');
+	gb_sigv4_uri_encode(b, value, strlen(value), false);
+}
+
 bool gb_sigv4_amz_date_valid(const char *s)
 {
 	static const char shape[] = "ddddddddTddddddZ";

@@ -167,6 +167,12 @@ gb_err_t gb_sigv4_verify(const struct gb_sigv4_request *req,
 void gb_sigv4_uri_encode(struct gb_buf *b, const void *p, size_t n,
 			 bool keep_slash);
 
+/*
+ * Append "key=value" to a Query API form body, with '&' first unless [b] is
+ * empty; [value] URI-encoded as it is signed (EC2, STS).
+ */
+void gb_sigv4_form_put(struct gb_buf *b, const char *key, const char *value);
+
 /* RET whether [s] is a valid X-Amz-Date value (YYYYMMDDTHHMMSSZ). */
 bool gb_sigv4_amz_date_valid(const char *s);
 

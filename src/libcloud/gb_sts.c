@@ -34,15 +34,6 @@ bool gb_sts_session_name_ok(const char *s)
 	return true;
 }
 
-static void form_put(struct gb_buf *b, const char *key, const char *value)
-{
-	if (b->len)
-		gb_buf_putc(b, '&');
-	gb_buf_puts(b, key);
-	gb_buf_putc(b, '=');
-	gb_sigv4_uri_encode(b, value, strlen(value), false);
-}
-
 /* The body of [action] for [r] (+ the web identity token). */
 static gb_err_t form(const char *action, const struct gb_sts_role *r,
 		     const char *token, struct gb_buf *b, gb_error_t *err)
@@ -62,18 +53,18 @@ static gb_err_t form(const char *action, const struct gb_sts_role *r,
 				 "STS %s %s: duration %ld s is outside %ld-%ld s",
 				 action, r->role_arn, r->duration_seconds,
 				 GB_STS_MIN_DURATION, GB_STS_MAX_DURATION);
-	form_put(b, "Action", action);
-	form_put(b, "Version", GB_STS_API_VERSION);
-	form_put(b, "RoleArn", r->role_arn);
-	form_put(b, "RoleSessionName", r->session_name);
+	gb_sigv4_form_put(b, "Action", action);
+	gb_sigv4_form_put(b, "Version", GB_STS_API_VERSION);
+	gb_sigv4_form_put(b, "RoleArn", r->role_arn);
+	gb_sigv4_form_put(b, "RoleSessionName", r->session_name);
 	if (r->duration_seconds) {
 		snprintf(dur, sizeof(dur), "%ld", r->duration_seconds);
-		form_put(b, "DurationSeconds", dur);
+		gb_sigv4_form_put(b, "DurationSeconds", dur);
 	}
 	if (r->external_id)
-		form_put(b, "ExternalId", r->external_id);
+		gb_sigv4_form_put(b, "ExternalId", r->external_id);
 	if (token)
-		form_put(b, "WebIdentityToken", token);
+		gb_sigv4_form_put(b, "WebIdentityToken", token);
 	if (gb_buf_failed(b))
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
 	return GB_E_OK;

@@ -82,9 +82,11 @@ def ok(msg):
 
 # ---- the model ---------------------------------------------------------
 
-def load_model():
-    d = os.path.join(os.path.dirname(botocore.__file__), "data", "ec2",
-                     "2016-11-15")
+def load_model(service="ec2", version="2016-11-15"):
+    """botocore's own model of [service] (service-2.json or .json.gz);
+    exit 77 when this botocore has none."""
+    d = os.path.join(os.path.dirname(botocore.__file__), "data", service,
+                     version)
     for name, opener in (("service-2.json", open),
                          ("service-2.json.gz", gzip.open)):
         path = os.path.join(d, name)
@@ -92,9 +94,9 @@ def load_model():
             with opener(path, "rt", encoding="utf-8") as f:
                 data = json.load(f)
             print("# botocore %s, model %s" % (botocore.__version__, path))
-            return botocore.model.ServiceModel(data, "ec2")
-    print("SKIP: botocore %s has no EC2 model in %s"
-          % (botocore.__version__, d))
+            return botocore.model.ServiceModel(data, service)
+    print("SKIP: botocore %s has no %s model in %s"
+          % (botocore.__version__, service, d))
     sys.exit(77)
 
 
@@ -538,19 +540,6 @@ def check_members(model, data_dir, seen):
 STS_ROLE = "arn:aws:iam::123456789012:role/gpuburst"
 
 
-def load_sts_model():
-    d = os.path.join(os.path.dirname(botocore.__file__), "data", "sts",
-                     "2011-06-15")
-    for name, opener in (("service-2.json", open),
-                         ("service-2.json.gz", gzip.open)):
-        path = os.path.join(d, name)
-        if os.path.exists(path):
-            with opener(path, "rt", encoding="utf-8") as f:
-                return botocore.model.ServiceModel(json.load(f), "sts")
-    fail("botocore %s has no STS model in %s" % (botocore.__version__, d))
-    return None
-
-
 def chars_match(p, shape):
     """'' when [p]'s characters (letters, digits, _ and p["chars"]) are
     exactly those the model's pattern admits among printable ASCII."""
@@ -694,10 +683,9 @@ def main():
     check_coverage(schema, bodies)
     check_refusals(sim, schema, bodies)
     check_members(model, sys.argv[3], seen)
-    sts_model = load_sts_model()
-    if sts_model is not None:
-        check_sts_static(schema.get("sts", {"actions": {}}), sts_model)
-        check_sts_calls(sys.argv[2], sts_model)
+    sts_model = load_model("sts", "2011-06-15")
+    check_sts_static(schema.get("sts", {"actions": {}}), sts_model)
+    check_sts_calls(sys.argv[2], sts_model)
     if failures:
         print("%d problem(s)" % len(failures))
         return 1
