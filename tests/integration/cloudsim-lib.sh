@@ -39,15 +39,21 @@ mkdir -p "$TMP/home"
 : >"$TMP/aws-credentials"
 SIM_PID=
 
-stop_sim() {
-	[ -n "$SIM_PID" ] || return 0
-	kill "$SIM_PID" 2>/dev/null
+# stop_pid PID: a child of this shell, by its pid: SIGTERM, up to 5 s, then
+# SIGKILL, reaped; nothing for an empty PID
+stop_pid() {
+	[ -n "$1" ] || return 0
+	kill "$1" 2>/dev/null
 	for _ in $(seq 1 100); do
-		kill -0 "$SIM_PID" 2>/dev/null || break
+		kill -0 "$1" 2>/dev/null || break
 		sleep 0.05
 	done
-	kill -9 "$SIM_PID" 2>/dev/null
-	wait "$SIM_PID" 2>/dev/null
+	kill -9 "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+stop_sim() {
+	stop_pid "$SIM_PID"
 	SIM_PID=
 }
 

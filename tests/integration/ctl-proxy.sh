@@ -33,14 +33,7 @@ command -v timeout >/dev/null 2>&1 && T="timeout 60"
 PROXY_PID=
 
 stop_proxy() {
-	[ -n "$PROXY_PID" ] || return 0
-	kill "$PROXY_PID" 2>/dev/null
-	for _ in $(seq 1 100); do
-		kill -0 "$PROXY_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -9 "$PROXY_PID" 2>/dev/null
-	wait "$PROXY_PID" 2>/dev/null
+	stop_pid "$PROXY_PID"
 	PROXY_PID=
 }
 trap 'stop_proxy; cleanup' EXIT
