@@ -509,7 +509,7 @@ static void check_launch(struct region_job *j, gb_ec2_t *ec2,
 			rc = gb_ec2_run_instances_dry_run(ec2, &l.run, &ae, &err);
 			if (rc == GB_E_OK) {
 				gb_buf_printf(&okay, "%s%s", okay.len ? ", " : "", sn);
-			} else if (ae.cls == GB_EC2_CLASS_CAPACITY) {
+			} else if (gb_ec2_class_err(ae.cls) == GB_E_CAPACITY) {
 				gb_buf_printf(&skipped, "%s%s (%s)", skipped.len ? ", " : "",
 					      r->azs[a].name, ae.code);
 			} else {

@@ -76,7 +76,25 @@ enum gb_ec2_class {
 	GB_EC2_CLASS_REGION,	/* the account may not use this region:
 				 * skip it (OptInRequired, PendingVerification,
 				 * AuthFailure, UnauthorizedOperation) */
+	GB_EC2_CLASS_ADDRESSES,	/* the subnet has no free address: another
+				 * subnet (InsufficientFreeAddressesInSubnet) */
+	GB_EC2_CLASS_UNSUPPORTED,	/* the AZ cannot launch the type: another
+					 * AZ (Unsupported) */
+	GB_EC2_CLASS_IDEMPOTENT,	/* the ClientToken belongs to an earlier
+					 * request (IdempotentParameterMismatch,
+					 * IdempotentInstanceTerminated): a config
+					 * error, unless a re-sent attempt's */
 };
+
+/*
+ * The EC2 codes gpuburst itself names (in results, reasons and capacity
+ * memory), so that no module spells them by hand.
+ */
+#define GB_EC2_CODE_ICE "InsufficientInstanceCapacity"
+#define GB_EC2_CODE_VCPU_LIMIT "VcpuLimitExceeded"
+#define GB_EC2_CODE_THROTTLED "RequestLimitExceeded"
+#define GB_EC2_CODE_AUTH_FAILURE "AuthFailure"
+#define GB_EC2_CODE_NOT_VISIBLE "InvalidInstanceID.NotFound"
 
 struct gb_ec2_error {
 	enum gb_ec2_class cls;

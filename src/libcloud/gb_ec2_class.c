@@ -26,8 +26,8 @@ static const struct {
 	{ "InsufficientReservedInstanceCapacity", GB_EC2_CLASS_CAPACITY },
 	{ "InsufficientReservedInstancesCapacity", GB_EC2_CLASS_CAPACITY },
 	{ "InsufficientCapacityOnHost", GB_EC2_CLASS_CAPACITY },
-	{ "InsufficientFreeAddressesInSubnet", GB_EC2_CLASS_CAPACITY },
-	{ "Unsupported", GB_EC2_CLASS_CAPACITY },	/* type not offered in the AZ */
+	{ "InsufficientFreeAddressesInSubnet", GB_EC2_CLASS_ADDRESSES },
+	{ "Unsupported", GB_EC2_CLASS_UNSUPPORTED },	/* type not offered in the AZ */
 	{ "SpotMaxPriceTooLow", GB_EC2_CLASS_CAPACITY },
 	{ "UnfulfillableCapacity", GB_EC2_CLASS_CAPACITY },
 	{ "ReservationCapacityExceeded", GB_EC2_CLASS_CAPACITY },
@@ -65,8 +65,8 @@ static const struct {
 	{ "InvalidInstanceID.NotFound", GB_EC2_CLASS_CONFIG },
 	{ "InvalidInstanceID.Malformed", GB_EC2_CLASS_CONFIG },
 	{ "InvalidInstanceType", GB_EC2_CLASS_CONFIG },
-	{ "IdempotentParameterMismatch", GB_EC2_CLASS_CONFIG },
-	{ "IdempotentInstanceTerminated", GB_EC2_CLASS_CONFIG },
+	{ "IdempotentParameterMismatch", GB_EC2_CLASS_IDEMPOTENT },
+	{ "IdempotentInstanceTerminated", GB_EC2_CLASS_IDEMPOTENT },
 	{ "InvalidClientToken", GB_EC2_CLASS_CONFIG },
 	{ "InvalidNextToken", GB_EC2_CLASS_CONFIG },
 	{ "InvalidPaginationToken", GB_EC2_CLASS_CONFIG },
@@ -198,12 +198,15 @@ gb_err_t gb_ec2_class_err(enum gb_ec2_class cls)
 	case GB_EC2_CLASS_NONE:
 		return GB_E_OK;
 	case GB_EC2_CLASS_CAPACITY:
+	case GB_EC2_CLASS_ADDRESSES:
+	case GB_EC2_CLASS_UNSUPPORTED:
 		return GB_E_CAPACITY;
 	case GB_EC2_CLASS_QUOTA:
 		return GB_E_QUOTA;
 	case GB_EC2_CLASS_THROTTLE:
 		return GB_E_THROTTLE;
 	case GB_EC2_CLASS_CONFIG:
+	case GB_EC2_CLASS_IDEMPOTENT:
 		return GB_E_CLOUDCONFIG;
 	case GB_EC2_CLASS_AUTH:
 	case GB_EC2_CLASS_REGION:
@@ -233,6 +236,12 @@ const char *gb_ec2_class_name(enum gb_ec2_class cls)
 		return "TRANSIENT";
 	case GB_EC2_CLASS_REGION:
 		return "REGION";
+	case GB_EC2_CLASS_ADDRESSES:
+		return "ADDRESSES";
+	case GB_EC2_CLASS_UNSUPPORTED:
+		return "UNSUPPORTED";
+	case GB_EC2_CLASS_IDEMPOTENT:
+		return "IDEMPOTENT";
 	}
 	return "UNKNOWN";
 }

@@ -73,6 +73,15 @@ struct gb_orch_tuning {
 	int prior;		/* default strategy: size calls to pools without
 				 * memory from the pools seen dry in this run;
 				 * 0: on, -1: off */
+	/*
+	 * Throttling that outlasted the EC2 client's own retries (gb_retry.h):
+	 * the pool backs off backoff_first * 2^k seconds, at most backoff_max,
+	 * after its k+1-th throttled call in a row, and is left for the run
+	 * after throttle_limit + 1 in a row (probe_fill: the region ends).
+	 */
+	int throttle_limit;	/* 0: 2 */
+	double backoff_first;	/* seconds; 0: 2 */
+	double backoff_max;	/* seconds; 0: 30 */
 };
 
 struct gb_orch_opts {

@@ -108,6 +108,12 @@ gb_err_t gb_orch_create(const struct gb_orch_opts *opts, gb_orch_t **out,
 		o->tuning.hedge = 1;
 	if (o->tuning.max_attempts_per_subnet <= 0)
 		o->tuning.max_attempts_per_subnet = GB_ORCH_MAX_ATTEMPTS_PER_SUBNET;
+	if (o->tuning.throttle_limit <= 0)
+		o->tuning.throttle_limit = 2;
+	if (!(o->tuning.backoff_first > 0))
+		o->tuning.backoff_first = 2.0;
+	if (!(o->tuning.backoff_max > 0))
+		o->tuning.backoff_max = 30.0;
 	o->propose = opts->propose;
 	o->propose_ctx = opts->propose_ctx;
 	o->wall = opts->wall;

@@ -182,38 +182,6 @@ gb_err_t orch_call_begin(struct orch_run *r, struct orch_call *c,
  *  Outcomes
  *****************************************************************************/
 
-static bool transport_failure(const struct orch_job *j)
-{
-	return j->rc == GB_E_TIMEOUT || j->rc == GB_E_HTTP;
-}
-
-enum call_outcome orch_call_outcome(const struct orch_call *c)
-{
-	const struct orch_job *j = &c->job;
-
-	if (j->rc == GB_E_OK)
-		return j->instances && j->instances->n > 0 ? CALL_OK : CALL_ICE;
-	if (transport_failure(j) && j->ae.http_status == 0)
-		return j->ae.cls == GB_EC2_CLASS_TRANSIENT ? CALL_UNKNOWN : CALL_ABORT;
-	switch (j->ae.cls) {
-	case GB_EC2_CLASS_CAPACITY:
-		if (strcmp(j->ae.code, "InsufficientFreeAddressesInSubnet") == 0)
-			return CALL_ADDRESSES;
-		if (strcmp(j->ae.code, "Unsupported") == 0)
-			return CALL_UNSUPPORTED;
-		return CALL_ICE;
-	case GB_EC2_CLASS_QUOTA:
-		return CALL_QUOTA;
-	case GB_EC2_CLASS_THROTTLE:
-	case GB_EC2_CLASS_TRANSIENT:
-		return CALL_THROTTLE;
-	case GB_EC2_CLASS_REGION:
-		return CALL_REGION;
-	default:
-		return CALL_ABORT;
-	}
-}
-
 int orch_call_got(const struct orch_call *c)
 {
 	return c->job.rc == GB_E_OK && c->job.instances ?
@@ -373,7 +341,7 @@ static gb_err_t finish_attempt(struct orch_run *r, struct orch_call *c,
 		a.error_class = gb_ec2_class_name(j->ae.cls);
 		a.message = j->ae.message[0] ? j->ae.message : j->err.text;
 	} else if (j->rc) {
-		a.error_code = j->ae.code[0] ? j->ae.code : "InsufficientInstanceCapacity";
+		a.error_code = j->ae.code[0] ? j->ae.code : GB_EC2_CODE_ICE;
 		a.error_class = "CAPACITY";
 		a.message = j->ae.message;
 	}
@@ -512,48 +480,6 @@ static void note_region(struct orch_run *r, const char *region)
 		gb_strv_add(&r->tried_regions, region);
 }
 
-static void note_outcome(struct orch_run *r, struct orch_call *c)
-{
-	const struct orch_job *j = &c->job;
-	enum call_outcome oc = orch_call_outcome(c);
-
-	switch (oc) {
-	case CALL_ICE:
-	case CALL_ADDRESSES:
-		r->saw_capacity = true;
-		gb_strlcpy(r->last_code, j->ae.code[0] ? j->ae.code :
-			   "InsufficientInstanceCapacity", sizeof(r->last_code));
-		break;
-	case CALL_UNSUPPORTED:
-		r->saw_offer_no = true;
-		break;
-	case CALL_QUOTA:
-		r->saw_quota = true;
-		gb_strlcpy(r->quota_code, j->ae.code, sizeof(r->quota_code));
-		break;
-	case CALL_THROTTLE:
-		r->saw_throttle = true;
-		break;
-	case CALL_REGION:
-		orch_region_refused(r, r->facts.pools[c->pool].region, j);
-		break;
-	case CALL_ABORT:
-		if (c->recovered && (strcmp(j->ae.code, "IdempotentInstanceTerminated") == 0 ||
-				     strcmp(j->ae.code, "IdempotentParameterMismatch") == 0))
-			break;	/* an old attempt, not this request's fault */
-		if (!r->abort_rc) {
-			r->abort_rc = j->ae.cls == GB_EC2_CLASS_AUTH ? GB_E_AUTH :
-				      GB_E_CLOUDCONFIG;
-			snprintf(r->abort_text, sizeof(r->abort_text), "(Code:%s) %s",
-				 j->ae.code[0] ? j->ae.code : gb_ec2_class_name(j->ae.cls),
-				 j->ae.message[0] ? j->ae.message : j->err.text);
-		}
-		break;
-	default:
-		break;
-	}
-}
-
 static gb_err_t process(struct orch_run *r, struct orch_call *c,
 			struct extras *x, gb_error_t *err)
 {
@@ -593,7 +519,7 @@ static gb_err_t process(struct orch_run *r, struct orch_call *c,
 		r->pr[c->pool].q_refused = true;
 		r->pr[c->pool].q_min = c->min;
 		gb_strlcpy(r->pr[c->pool].q_code, c->job.ae.code[0] ? c->job.ae.code :
-			   "VcpuLimitExceeded", sizeof(r->pr[c->pool].q_code));
+			   GB_EC2_CODE_VCPU_LIMIT, sizeof(r->pr[c->pool].q_code));
 		for (size_t i = 0; i < r->facts.n_pools; i++) {
 			struct pool_run *pr = &r->pr[i];
 
@@ -602,7 +528,7 @@ static gb_err_t process(struct orch_run *r, struct orch_call *c,
 			pr->m_seen = pr->m_dry = true;
 		}
 	}
-	note_outcome(r, c);
+	orch_outcome_note(r, c);
 	/* http= and t= (seconds since the start: sent, answered) for replays */
 	if (oc == CALL_OK)
 		orch_trace(r, "call", "seq=%d pool=%s/%s min=%d max=%d got=%d http=%d t=%.2f-%.2f%s",

@@ -204,6 +204,7 @@ struct orch_run {
 	int plan_versions;
 	double t0, deadline;
 	gb_err_t abort_rc;	/* CONFIG/AUTH/INTERNAL/STATE stop */
+	char abort_code[64];	/* EC2's code of the abort, or "" */
 	char abort_text[GB_ERROR_TEXT_MAX];
 	char last_code[64];	/* last capacity-ish denial code */
 	char quota_code[64];
@@ -280,8 +281,43 @@ enum call_outcome {
 	CALL_REGION,		/* REGION: the account may not use the
 				 * region: skip it (orch_region.c) */
 	CALL_UNKNOWN,		/* outcome unknown (transport) */
+	CALL__COUNT
 };
 enum call_outcome orch_call_outcome(const struct orch_call *c);
+
+/* What an outcome rules out for the rest of the request. */
+enum orch_scope {
+	ORCH_SCOPE_NONE = 0,
+	ORCH_SCOPE_SUBNET,
+	ORCH_SCOPE_AZ,
+	ORCH_SCOPE_REGION,
+};
+
+/* One row of the outcome table (orch_outcome.c). */
+struct orch_rule {
+	enum orch_scope scope;	/* excluded after this outcome */
+	const char *word;	/* the exclusion's why, the trace word */
+	bool backoff;		/* wait, then ask again; scope applies past
+				 * tuning.throttle_limit in a row */
+	bool abort;		/* the request stops */
+};
+
+/* The rule of [oc] (never NULL). */
+const struct orch_rule *orch_rule(enum call_outcome oc);
+/*
+ * Apply [c]'s rule to its pool: exclude the rule's scope (with [word], or
+ * the rule's own when NULL); a back-off row counts the pool's throttled
+ * calls and excludes only past the limit.  OK and ABORT exclude nothing;
+ * REGION was excluded when it was noted.
+ */
+void orch_outcome_exclude(struct orch_run *r, const struct orch_call *c,
+			  const char *word);
+/* [c]'s outcome into the run's account (result code, cause, abort). */
+void orch_outcome_note(struct orch_run *r, const struct orch_call *c);
+/* The [k]-th back-off, seconds (tuning.backoff_first * 2^k, capped). */
+double orch_backoff(const struct orch_run *r, int k);
+/* One more throttled call of [pool]: RET true past tuning.throttle_limit. */
+bool orch_throttled_out(struct orch_run *r, size_t pool);
 int orch_call_got(const struct orch_call *c);
 
 /*
@@ -352,18 +388,53 @@ gb_err_t orch_terminate_ids(struct orch_run *r, const char *region,
 			    const char *const *ids, size_t n,
 			    const char *reason, int *done, gb_error_t *err);
 
-/* Roll back the tentative instances of [group] (locality). */
+/*****************************************************************************
+ *  Layers (calls only go down; `make lint` checks it)
+ *
+ *   orch_run.c        the driver: set-up, preflight, strategy, result
+ *   orch_strategy.c   probe_fill, best_effort, all_or_nothing
+ *   orch_default.c    the default strategy's phase machine
+ *   orch_recover.c    crash recovery: re-send started attempts
+ *   orch_group.c      locality groups: commit or roll back
+ *   orch_plans.c      plan versions: made, proposed, validated, stored
+ *   orch_call.c       one RunInstances call; terminate, tags
+ *   orch_outcome.c    what a call's outcome means: the one rule table
+ *   orch_region.c     regions the account may not use
+ *   orch_visible.c    eventual consistency: ids and addresses not yet seen
+ *   orch_ctx.c        the run's shared context: trace, invariants, exclusions
+ *   orch_pool.c orch_token.c orch_term.c orch.c   threads, tokens, handle
+ *****************************************************************************/
+
+/* Roll back the tentative instances of [group] (-1: every group). */
 gb_err_t orch_rollback(struct orch_run *r, int group, const char *why,
 		       gb_error_t *err);
+/*
+ * Distinct locality groups in plan order into [g] (one group 0 when not
+ * grouped); [g] holds the plan's steps + 1.  RET how many.
+ */
+size_t orch_plan_groups(const struct orch_run *r, int *g);
+/* Pool [pool] belongs to locality group [group] (always when not grouped). */
+bool orch_in_group(const struct orch_run *r, size_t pool, int group);
+/* End of a locality group: commit it whole or roll it back. */
+gb_err_t orch_group_close(struct orch_run *r, int group, gb_error_t *err);
 
+/*
+ * Make, validate and store a plan for what is still missing (r->plan NEW,
+ * or NULL when none can be made).
+ */
+gb_err_t orch_plan_make(struct orch_run *r, const char *why, gb_error_t *err);
 /* Re-plan (new version, heuristic or proposed) from the facts as now. */
 gb_err_t orch_replan(struct orch_run *r, const char *why, gb_error_t *err);
+/* Every pool's estimate from memory (the default: levels and quota walls). */
+void orch_plan_estimate(struct orch_run *r);
 
 /* Exclude pools: one subnet, a whole AZ, or a whole region. */
 void orch_exclude_subnet(struct orch_run *r, size_t pool, const char *why);
 void orch_exclude_az(struct orch_run *r, size_t pool, const char *why);
 void orch_exclude_region(struct orch_run *r, const char *region,
 			 const char *why);
+/* The pool a plan step names, or -1. */
+long orch_pool_index(const struct orch_run *r, const struct gb_plan_step *s);
 
 /*
  * Regions the account may not use (orch_region.c).  refused: [j] (a
@@ -396,6 +467,19 @@ int orch_unfilled(const struct orch_run *r);
 gb_err_t orch_check(struct orch_run *r, const char *where, gb_error_t *err);
 /* RET whether the run must stop launching (abort, deadline). */
 bool orch_stopped(struct orch_run *r);
+/*
+ * The request stops with [rc] (the first abort wins): [code] (an EC2 code,
+ * or NULL) and [text] become the result's reason.
+ */
+void orch_abort(struct orch_run *r, gb_err_t rc, const char *code,
+		const char *text);
+/* An invariant broke at [where]: the run aborts (GB_E_INTERNAL, logged). */
+gb_err_t orch_broken(struct orch_run *r, const char *where, const char *what,
+		     gb_error_t *err);
+/* Free a slot's instance and make it empty (its code and why are kept). */
+void orch_slot_clear(struct slot *s);
+/* Every tentative slot becomes committed. */
+void orch_commit_tentative(struct orch_run *r);
 
 /* Strategies (orch_strategy.c). */
 gb_err_t orch_probe_fill(struct orch_run *r, gb_error_t *err);
@@ -408,15 +492,5 @@ int orch_group_of(const struct orch_run *r, size_t pool);
 
 /* Crash recovery: re-send started/unknown attempts (orch_recover.c). */
 gb_err_t orch_recover(struct orch_run *r, gb_error_t *err);
-
-/* Decision actions (the ancestor's NextAction, P10). */
-enum orch_action {
-	ORCH_ACTION_CONTINUE_NEXT_REGION = 0,
-	ORCH_ACTION_RETRY_SAME_REGION,
-	ORCH_ACTION_DONE,
-	ORCH_ACTION_ABORT,
-};
-const char *orch_action_name(enum orch_action a);
-gb_err_t orch_action_parse(const char *s, enum orch_action *out);
 
 #endif /* GB_LIBORCH_ORCH_INT_H */

@@ -171,9 +171,13 @@ void orch_region_verdict(struct orch_run *r)
 		gb_buf_printf(&where, "%s%s", where.len ? ", " : "", r->skips[i].region);
 	}
 	r->skips_everywhere = true;
-	r->abort_rc = GB_E_AUTH;
-	snprintf(r->abort_text, sizeof(r->abort_text), "(Code:%s) %.600s (every region tried refused: %s)",
-		 first->code, first->message, gb_buf_str(&where));
+	{
+		char text[GB_ERROR_TEXT_MAX];
+
+		snprintf(text, sizeof(text), "%.600s (every region tried refused: %s)",
+			 first->message, gb_buf_str(&where));
+		orch_abort(r, GB_E_AUTH, first->code, text);
+	}
 	orch_trace(r, "skip", "abort: no region accepted the credentials (%s); a problem of the credentials or the account, nothing remembered",
 		   gb_buf_str(&where));
 	gb_buf_free(&where);

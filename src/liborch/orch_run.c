@@ -23,471 +23,13 @@
  *  Trace, invariants, small helpers
  *****************************************************************************/
 
-void orch_trace(struct orch_run *r, const char *kind, const char *fmt, ...)
-{
-	char line[768];
-	va_list ap;
-	gb_error_t e;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	gb_log_info("orch_%s req=%s %s", kind, r->req->id, line);
-	if (!r->dry && gb_state_event_add(r->st, r->req->id, kind, line, &e))
-		gb_log_warn("event_failed req=%s error=%s", r->req->id, e.text);
-	{
-		struct gb_buf b = GB_BUF_INIT;
-
-		gb_buf_printf(&b, "%s %s", kind, line);
-		if (!gb_buf_failed(&b))
-			gb_strv_add(&r->trace, gb_buf_str(&b));
-		gb_buf_free(&b);
-	}
-}
-
-const char *orch_action_name(enum orch_action a)
-{
-	static const char *const names[] = {
-		"continue_next_region", "retry_same_region", "done", "abort",
-	};
-
-	return (unsigned)a < GB_ARRAY_LEN(names) ? names[a] : "invalid";
-}
-
-gb_err_t orch_action_parse(const char *s, enum orch_action *out)
-{
-	for (int a = 0; a <= ORCH_ACTION_ABORT; a++) {
-		if (s && strcmp(s, orch_action_name((enum orch_action)a)) == 0) {
-			*out = (enum orch_action)a;
-			return GB_E_OK;
-		}
-	}
-	return GB_E_INVALID;
-}
-
-int orch_unfilled(const struct orch_run *r)
-{
-	int n = 0;
-
-	for (int i = 0; i < r->n; i++)
-		n += r->slots[i].state == SLOT_EMPTY;
-	return n;
-}
-
-bool orch_stopped(struct orch_run *r)
-{
-	if (r->abort_rc)
-		return true;
-	if (!r->deadline_hit && gb_orch_mono(r->o) > r->deadline) {
-		r->deadline_hit = true;
-		orch_trace(r, "deadline", "stop: request deadline reached");
-	}
-	return r->deadline_hit;
-}
-
-int orch_group_of(const struct orch_run *r, size_t pool)
-{
-	const struct gb_pool *p = &r->facts.pools[pool];
-
-	if (!r->grouped)
-		return 0;
-	return r->locality == GB_LOCALITY_AZ ? p->rank * 1000 + p->az_index :
-	       p->rank;
-}
-
-static gb_err_t broken(struct orch_run *r, const char *where, const char *what,
-		       gb_error_t *err)
-{
-	gb_log_error("orch_invariant req=%s where=%s broken=%s", r->req->id,
-		     where, what);
-	if (!r->abort_rc) {
-		r->abort_rc = GB_E_INTERNAL;
-		snprintf(r->abort_text, sizeof(r->abort_text),
-			 "internal error: invariant broken at %s: %s", where, what);
-	}
-	return gb_errorf(err, GB_E_INTERNAL, "invariant broken at %s: %s", where, what);
-}
-
-/*
- * The invariants of doc/orchestrator.md: remaining never increases, the
- * cursor never moves back, every launched instance is recorded, and no
- * node has more than one instance (so no more instances than nodes).
- */
-gb_err_t orch_check(struct orch_run *r, const char *where, gb_error_t *err)
-{
-	int held = 0;
-
-	for (int i = 0; i < r->n; i++)
-		held += r->slots[i].state == SLOT_COMMITTED ||
-			r->slots[i].state == SLOT_REUSED;
-	if (r->remaining != r->n - held)
-		return broken(r, where, "remaining differs from the nodes held", err);
-	if (r->remaining > r->prev_remaining)
-		return broken(r, where, "remaining increased", err);
-	r->prev_remaining = r->remaining;
-	if (r->cursor < r->prev_cursor)
-		return broken(r, where, "cursor moved back", err);
-	r->prev_cursor = r->cursor;
-	if (r->launched_recorded != r->launched_seen)
-		return broken(r, where, "a launched instance was not recorded", err);
-	return GB_E_OK;
-}
-
-void orch_exclude_subnet(struct orch_run *r, size_t pool, const char *why)
-{
-	struct gb_pool *p = &r->facts.pools[pool];
-
-	if (p->excluded)
-		return;
-	p->excluded = true;
-	gb_strlcpy(p->why, why, sizeof(p->why));
-}
-
-void orch_exclude_az(struct orch_run *r, size_t pool, const char *why)
-{
-	const struct gb_pool *p = &r->facts.pools[pool];
-
-	for (size_t i = 0; i < r->facts.n_pools; i++)
-		if (strcmp(r->facts.pools[i].region, p->region) == 0 &&
-		    strcmp(r->facts.pools[i].az, p->az) == 0)
-			orch_exclude_subnet(r, i, why);
-}
-
-void orch_exclude_region(struct orch_run *r, const char *region,
-			 const char *why)
-{
-	for (size_t i = 0; i < r->facts.n_pools; i++)
-		if (strcmp(r->facts.pools[i].region, region) == 0)
-			orch_exclude_subnet(r, i, why);
-}
-
 /*****************************************************************************
  *  Plans
  *****************************************************************************/
 
-static gb_err_t store_plan(struct orch_run *r, const struct gb_plan *p,
-			   const char *status, const char *reason,
-			   gb_error_t *err)
-{
-	struct gb_plan_row row = { 0 };
-	char *body = NULL;
-	gb_err_t rc;
-	int version = 0;
-
-	if (r->dry)
-		return GB_E_OK;
-	if ((rc = gb_plan_to_json(p, &body, err)))
-		return rc;
-	row.request_id = r->req->id;
-	row.planner = p->planner;
-	row.status = status;
-	row.reason = reason;
-	row.rationale = p->rationale;
-	row.body = body;
-	row.created_at = gb_orch_wall(r->o);
-	rc = gb_state_plan_add(r->st, &row, &version, err);
-	free(body);
-	if (rc)
-		return rc;
-	r->plan_versions++;
-	orch_trace(r, "plan", "version=%d planner=%s status=%s steps=%zu total=%d reason=%s",
-		   version, p->planner, status, p->n_steps, p->total,
-		   reason ? reason : "-");
-	return GB_E_OK;
-}
-
-static void scope_of(const struct orch_run *r, struct gb_plan_scope *s)
-{
-	s->conf = r->conf;
-	s->instance_type = r->type;
-	s->target = r->facts.target;
-	s->allowed = r->cand.allowed;
-	s->n_allowed = r->cand.n_allowed;
-}
-
-/*
- * Does [p] name at least one pool this run may still use?  A proposal made
- * only of pools the run excluded (dry, quota, not offered) passes the
- * validator's rules but would stall the strategy: it is not used.
- */
-static bool plan_usable(const struct orch_run *r, const struct gb_plan *p)
-{
-	for (size_t i = 0; i < p->n_steps; i++) {
-		const struct gb_plan_step *st = &p->steps[i];
-
-		for (size_t k = 0; k < r->facts.n_pools; k++) {
-			const struct gb_pool *q = &r->facts.pools[k];
-
-			if (!q->excluded && q->offered != GB_OFFER_NO &&
-			    strcmp(q->region, st->region) == 0 &&
-			    strcmp(q->az, st->az) == 0 && strcmp(q->subnet, st->subnet) == 0)
-				return true;
-		}
-	}
-	return false;
-}
-
-/* Record in r->proposal (the dry run's caller) what became of a proposal. */
-static void note_proposal(struct orch_run *r, const struct gb_plan *p,
-			  const char *status, const char *reason)
-{
-	struct gb_orch_proposal *o = r->proposal;
-
-	if (!o)
-		return;
-	if (p && p->planner)
-		snprintf(o->planner, sizeof(o->planner), "%s", p->planner);
-	else if (r->o->llm)
-		snprintf(o->planner, sizeof(o->planner), "%s", gb_llm_planner_name(r->o->llm));
-	else if (r->o->llm_error)
-		snprintf(o->planner, sizeof(o->planner), "llm:%s",
-			 gb_conf_llm_provider_name(r->conf->planner.llm.provider));
-	else
-		snprintf(o->planner, sizeof(o->planner), "plug-in");
-	snprintf(o->status, sizeof(o->status), "%s", status);
-	snprintf(o->reason, sizeof(o->reason), "%s", reason ? reason : "");
-}
-
-/*
- * Ask the plug-in planner (the LLM planner, gb_llm.h); *out NULL when there
- * is none, or it failed or was rejected: then [verdict] says why, and the
- * heuristic plan stored next is the "fallback".  A failed proposal that
- * names its planner and a plan the validator rejected are stored as
- * "rejected" versions, so that every decision is in the plans table.
- */
-static gb_err_t proposed(struct orch_run *r, struct gb_plan **out,
-			 char *verdict, size_t vn, gb_error_t *err)
-{
-	struct gb_plan_scope s;
-	struct gb_plan *p = NULL;
-	char summary[GB_PLAN_SUMMARY_MAX + 1];
-	char why[GB_ERROR_TEXT_MAX];
-	char *history = NULL;
-	gb_error_t e = { 0 };
-	gb_err_t rc;
-
-	*out = NULL;
-	verdict[0] = '\0';
-	if (r->strategy == GB_STRATEGY_PROBE_FILL)
-		return GB_E_OK;
-	if (!r->o->propose) {
-		if (r->o->llm_error)	/* planner.kind llm, not set up */
-			note_proposal(r, NULL, "failed", r->o->llm_error);
-		return GB_E_OK;
-	}
-	gb_plan_capacity_summary(&r->facts, summary, sizeof(summary));
-	/* what a re-plan needs to know: the attempts and plans so far */
-	if (!r->dry && gb_plan_history(r->st, r->req->id, 0, &history, &e))
-		gb_log_warn("plan_history_failed req=%s error=%s", r->req->id,
-			    gb_log_q(why, sizeof(why), e.text));
-	r->facts.request_id = r->req->id;
-	r->facts.untrusted = r->untrusted;
-	r->facts.history = history;
-	rc = r->o->propose(&r->facts, summary, &p, r->o->propose_ctx, &e);
-	r->facts.history = NULL;
-	r->facts.proposals++;
-	free(history);
-	if (rc || !p) {
-		snprintf(verdict, vn, "%s", rc ? e.text : "no plan");
-		note_proposal(r, p, "failed", verdict);
-		orch_trace(r, "planner", "proposal failed: %s", verdict);
-		rc = rc && p ? store_plan(r, p, "rejected", verdict, err) : GB_E_OK;
-		gb_plan_free(p);
-		return rc;
-	}
-	scope_of(r, &s);
-	if (gb_plan_validate(&s, p, NULL, &e) ||
-	    (!plan_usable(r, p) &&
-	     gb_errorf(&e, GB_E_PLAN, "no step names a pool still usable in this request (all excluded: dry, quota or not offered)"))) {
-		note_proposal(r, p, "rejected", e.text);
-		snprintf(why, sizeof(why), "rejected: %s", e.text);
-		snprintf(verdict, vn, "%s", why);
-		rc = store_plan(r, p, "rejected", why, err);
-		gb_plan_free(p);
-		return rc;
-	}
-	note_proposal(r, p, "used", NULL);
-	*out = p;
-	return GB_E_OK;
-}
-
-/* Make, validate and store a plan for what is still missing. */
-static gb_err_t make_plan(struct orch_run *r, const char *why, gb_error_t *err)
-{
-	struct gb_plan *p = NULL, *llm = NULL;
-	struct gb_plan_scope s;
-	char verdict[GB_ERROR_TEXT_MAX], fwhy[GB_ERROR_TEXT_MAX];
-	gb_error_t e;
-	gb_err_t rc;
-
-	r->facts.target = orch_unfilled(r);
-	if (r->facts.target < 1)
-		r->facts.target = 1;
-	if ((rc = proposed(r, &llm, verdict, sizeof(verdict), err)))
-		return rc;
-	if (llm) {
-		rc = store_plan(r, llm, "used", why, err);
-		if (rc) {
-			gb_plan_free(llm);
-			return rc;
-		}
-		gb_plan_free(r->plan);
-		r->plan = llm;
-		return GB_E_OK;
-	}
-	rc = r->strategy == GB_STRATEGY_PROBE_FILL ?
-	     gb_plan_ordered(&r->facts, &p, &e) : gb_plan_heuristic(&r->facts, &p, &e);
-	if (rc) {
-		if (rc != GB_E_PLAN)
-			return gb_errorf(err, rc, "%s", e.text);
-		orch_trace(r, "plan", "no plan: %s", e.text);
-		gb_plan_free(r->plan);
-		r->plan = NULL;
-		if (!r->saw_offer_no && strstr(e.text, "offers"))
-			r->saw_offer_no = true;
-		return GB_E_OK;
-	}
-	scope_of(r, &s);
-	if (gb_plan_validate(&s, p, NULL, &e)) {
-		/* our own planner broke a rule: a bug, never launch it */
-		store_plan(r, p, "rejected", e.text, NULL);
-		gb_plan_free(p);
-		return broken(r, "plan", e.text, err);
-	}
-	/* the fallback says why the proposal was not used */
-	snprintf(fwhy, sizeof(fwhy), "%s%s%.900s", why,
-		 verdict[0] ? "; proposal not used: " : "", verdict);
-	rc = store_plan(r, p, r->o->propose && r->strategy != GB_STRATEGY_PROBE_FILL ?
-			"fallback" : "used", fwhy, err);
-	if (rc) {
-		gb_plan_free(p);
-		return rc;
-	}
-	gb_plan_free(r->plan);
-	r->plan = p;
-	return GB_E_OK;
-}
-
-/*
- * The default strategy plans with measured levels, lower bounds and quota
- * walls (facts.bounds); the others keep the counters' estimate.  Quota
- * rooms count the live instances the state file holds, this run's too.
- */
-static void estimate_all(struct orch_run *r)
-{
-	gb_error_t e;
-
-	r->facts.bounds = r->strategy == GB_STRATEGY_DEFAULT;
-	if (r->facts.bounds &&
-	    gb_plan_quota_rooms(&r->facts, r->st, r->ns && r->ns->market == GB_MARKET_SPOT,
-				&e))
-		gb_log_warn("quota_memory_failed req=%s error=%s", r->req->id, e.text);
-	for (size_t i = 0; i < r->facts.n_pools; i++)
-		gb_plan_pool_estimate(&r->facts, &r->facts.pools[i]);
-}
-
-/* Refresh memory estimates from the state file (exclusions are kept). */
-static void refresh_memory(struct orch_run *r)
-{
-	struct gb_plan_facts f;
-	gb_error_t e;
-
-	if (gb_plan_facts_build(r->conf, &r->cand, r->type, 1, 1,
-				GB_LOCALITY_NONE, r->st, gb_orch_wall(r->o), &f, &e)) {
-		gb_log_warn("memory_refresh_failed req=%s error=%s", r->req->id, e.text);
-		return;
-	}
-	r->facts.now = f.now;
-	for (size_t i = 0; i < r->facts.n_pools && i < f.n_pools; i++)
-		r->facts.pools[i].mem = f.pools[i].mem;
-	gb_plan_facts_clear(&f);
-	estimate_all(r);
-}
-
-gb_err_t orch_replan(struct orch_run *r, const char *why, gb_error_t *err)
-{
-	if (orch_unfilled(r) == 0)
-		return GB_E_OK;
-	/* quota rooms count this run's live instances: refresh them always */
-	refresh_memory(r);
-	if (r->replans >= r->o->tuning.max_replans)
-		return GB_E_OK;
-	r->replans++;
-	return make_plan(r, why, err);
-}
-
 /*****************************************************************************
  *  Locality: roll back or commit a group
  *****************************************************************************/
-
-static void slot_clear(struct slot *s)
-{
-	GB_FREE_NULL(s->instance_id);
-	GB_FREE_NULL(s->region);
-	GB_FREE_NULL(s->az);
-	GB_FREE_NULL(s->subnet);
-	GB_FREE_NULL(s->private_ip);
-	GB_FREE_NULL(s->public_ip);
-	s->state = SLOT_EMPTY;
-	s->tagged = false;
-}
-
-gb_err_t orch_rollback(struct orch_run *r, int group, const char *why,
-		       gb_error_t *err)
-{
-	struct gb_strv ids = { 0 };
-	gb_err_t rc = GB_E_OK;
-	int done = 0;
-
-	for (int i = 0; i < r->n && !rc; i++) {
-		struct slot *s = &r->slots[i];
-		char region[64];
-
-		if (s->state != SLOT_TENTATIVE || (group >= 0 && s->group != group))
-			continue;
-		/* a copy: clearing the slots below frees their strings */
-		gb_strlcpy(region, s->region, sizeof(region));
-		gb_strv_free(&ids);
-		for (int j = i; j < r->n; j++) {
-			struct slot *t = &r->slots[j];
-
-			if (t->state == SLOT_TENTATIVE && strcmp(t->region, region) == 0 &&
-			    (group < 0 || t->group == group) &&
-			    gb_strv_add(&ids, t->instance_id))
-				rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
-		}
-		if (!rc)
-			rc = orch_terminate_ids(r, region, (const char *const *)ids.v,
-						ids.n, why, &done, err);
-		r->rolled_back += (int)ids.n;
-		for (int j = i; j < r->n; j++) {
-			struct slot *t = &r->slots[j];
-
-			if (t->state == SLOT_TENTATIVE && t->region &&
-			    strcmp(t->region, region) == 0 &&
-			    (group < 0 || t->group == group)) {
-				slot_clear(t);
-				free(t->code);
-				free(t->why);
-				t->code = strdup(r->grouped ? "Locality" : "AllOrNothing");
-				t->why = strdup(why);
-			}
-		}
-	}
-	gb_strv_free(&ids);
-	r->terminated += done;
-	return rc;
-}
-
-static void commit_tentative(struct orch_run *r)
-{
-	for (int i = 0; i < r->n; i++) {
-		if (r->slots[i].state == SLOT_TENTATIVE) {
-			r->slots[i].state = SLOT_COMMITTED;
-			r->remaining--;
-		}
-	}
-}
 
 /*****************************************************************************
  *  Set-up
@@ -613,11 +155,9 @@ static gb_err_t preflight(struct orch_run *r, gb_error_t *err)
 			gb_plan_offerings_apply(&r->facts, j->region, j->offerings, r->st);
 		} else if (j->ae.cls == GB_EC2_CLASS_REGION) {
 			orch_region_refused(r, j->region, j);
-		} else if (j->ae.cls == GB_EC2_CLASS_AUTH && !r->abort_rc) {
-			r->abort_rc = GB_E_AUTH;
-			snprintf(r->abort_text, sizeof(r->abort_text), "(Code:%s) %s",
-				 j->ae.code[0] ? j->ae.code : "AuthFailure",
-				 j->ae.message[0] ? j->ae.message : j->err.text);
+		} else if (j->ae.cls == GB_EC2_CLASS_AUTH) {
+			orch_abort(r, GB_E_AUTH, j->ae.code[0] ? j->ae.code : GB_EC2_CODE_AUTH_FAILURE,
+				   j->ae.message[0] ? j->ae.message : j->err.text);
 		} else {
 			orch_trace(r, "preflight", "region=%s offerings unknown: %s",
 				   j->region, j->err.text);
@@ -670,20 +210,20 @@ static const char *denial_code(const struct orch_run *r)
 	if (r->abort_rc && r->abort_rc != GB_E_INTERNAL)
 		return NULL;	/* abort_text has it */
 	if (r->saw_quota && !r->saw_capacity)
-		return r->quota_code[0] ? r->quota_code : "VcpuLimitExceeded";
+		return r->quota_code[0] ? r->quota_code : GB_EC2_CODE_VCPU_LIMIT;
 	if (r->saw_locality)
 		return "Locality";
 	if (r->saw_capacity)
-		return r->last_code[0] ? r->last_code : "InsufficientInstanceCapacity";
+		return r->last_code[0] ? r->last_code : GB_EC2_CODE_ICE;
 	if (r->deadline_hit)
 		return "Deadline";
 	if (r->saw_throttle)
-		return "RequestLimitExceeded";
+		return GB_EC2_CODE_THROTTLED;
 	if (r->n_skips)
 		return orch_region_code(r);
 	if (r->saw_offer_no)
 		return "NotOffered";
-	return "InsufficientInstanceCapacity";
+	return GB_EC2_CODE_ICE;
 }
 
 /* Only skipped regions explain why the request stopped short. */
@@ -773,7 +313,7 @@ static gb_err_t node_result(const struct orch_run *r, const struct slot *s,
 		nd->public_ip = gb_strdup0(s->public_ip);
 	} else {
 		const char *c = s->state == SLOT_DOUBT ? "Unknown" :
-				s->code ? s->code : code ? code : "InsufficientInstanceCapacity";
+				s->code ? s->code : code ? code : GB_EC2_CODE_ICE;
 
 		nd->code = strdup(c);
 		nd->why = gb_strdup0(s->state == SLOT_DOUBT ?
@@ -884,9 +424,9 @@ static gb_err_t final_check(struct orch_run *r, gb_error_t *err)
 	if (rc)
 		return rc;
 	if (a.dup)
-		return broken(r, "end", "a node has two live instances", err);
+		return orch_broken(r, "end", "a node has two live instances", err);
 	if (a.alive > r->n)
-		return broken(r, "end", "more live instances than requested nodes", err);
+		return orch_broken(r, "end", "more live instances than requested nodes", err);
 	return orch_check(r, "end", err);
 }
 
@@ -897,7 +437,7 @@ static gb_err_t final_check(struct orch_run *r, gb_error_t *err)
 static void run_free(struct orch_run *r)
 {
 	for (int i = 0; r->slots && i < r->n; i++) {
-		slot_clear(&r->slots[i]);
+		orch_slot_clear(&r->slots[i]);
 		free(r->slots[i].code);
 		free(r->slots[i].why);
 	}
@@ -932,8 +472,7 @@ static gb_err_t prepare(struct orch_run *r, const struct gb_orch_resume_opts *ro
 	r->lock_group = -1;
 	if (gb_plan_candidates(r->conf, r->home, r->mode, &r->cand, &e)) {
 		orch_trace(r, "candidates", "refused: %s", e.text);
-		r->abort_rc = e.code == GB_E_NOMEM ? GB_E_NOMEM : GB_E_PLAN;
-		gb_strlcpy(r->abort_text, e.text, sizeof(r->abort_text));
+		orch_abort(r, e.code == GB_E_NOMEM ? GB_E_NOMEM : GB_E_PLAN, NULL, e.text);
 		return e.code == GB_E_NOMEM ? gb_errorf(err, GB_E_NOMEM, "%s", e.text) :
 		       GB_E_OK;
 	}
@@ -943,7 +482,7 @@ static gb_err_t prepare(struct orch_run *r, const struct gb_orch_resume_opts *ro
 	if (rc)
 		return rc;
 	r->facts.hedge = r->hedge;
-	estimate_all(r);
+	orch_plan_estimate(r);
 	r->pr = calloc(r->facts.n_pools + 1, sizeof(*r->pr));
 	if (!r->pr)
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
@@ -969,7 +508,7 @@ static gb_err_t execute(struct orch_run *r, gb_error_t *err)
 		 * locality they are still tentative (one group, the one
 		 * recovery locked), and no wave will close the group.
 		 */
-		commit_tentative(r);
+		orch_commit_tentative(r);
 		return GB_E_OK;
 	}
 	if (orch_stopped(r))
@@ -980,7 +519,7 @@ static gb_err_t execute(struct orch_run *r, gb_error_t *err)
 		if (!region_offers(r, r->cand.v[i].region->name))
 			orch_trace(r, "preflight", "region=%s NOT_OFFERED %s",
 				   r->cand.v[i].region->name, r->type);
-	if ((rc = make_plan(r, "initial plan", err)) || !r->plan)
+	if ((rc = orch_plan_make(r, "initial plan", err)) || !r->plan)
 		return rc;
 	switch (r->strategy) {
 	case GB_STRATEGY_PROBE_FILL:
@@ -1002,7 +541,7 @@ static gb_err_t execute(struct orch_run *r, gb_error_t *err)
 	if (r->strategy == GB_STRATEGY_ALL_OR_NOTHING && orch_unfilled(r) > 0)
 		rc = orch_rollback(r, -1, "all_or_nothing: the request could not be filled whole", err);
 	else
-		commit_tentative(r);
+		orch_commit_tentative(r);
 	return rc;
 }
 
@@ -1106,7 +645,7 @@ gb_err_t gb_orch_plan_dry_run(gb_orch_t *o, gb_state_t *st,
 	if (!rc && r.abort_rc)
 		rc = gb_errorf(err, r.abort_rc, "%s", r.abort_text);
 	if (!rc)
-		rc = make_plan(&r, "dry run", err);
+		rc = orch_plan_make(&r, "dry run", err);
 	if (!rc && !r.plan && r.n_skips) {
 		struct gb_buf b = GB_BUF_INIT;
 

@@ -32,18 +32,6 @@ static int pool_cap(const struct orch_run *r, size_t pool)
 	return one_per_call(r, pool) ? 1 : r->bmax;
 }
 
-static long pool_index(const struct orch_run *r, const struct gb_plan_step *s)
-{
-	for (size_t i = 0; i < r->facts.n_pools; i++) {
-		const struct gb_pool *p = &r->facts.pools[i];
-
-		if (strcmp(p->region, s->region) == 0 && strcmp(p->az, s->az) == 0 &&
-		    strcmp(p->subnet, s->subnet) == 0)
-			return (long)i;
-	}
-	return -1;
-}
-
 static bool same_az(const struct orch_run *r, size_t a, size_t b)
 {
 	return strcmp(r->facts.pools[a].region, r->facts.pools[b].region) == 0 &&
@@ -94,81 +82,12 @@ static gb_err_t run_one(struct orch_run *r, struct orch_call *c, gb_error_t *err
 	return run_calls(r, &c, 1, err);
 }
 
-static double backoff(int k)
-{
-	double d = 2.0 * pow(2, k);
-
-	return d > 30 ? 30 : d;
-}
-
-static void trace_decide(struct orch_run *r, enum orch_action a,
+/* probe_fill's decision after a region (the ancestor's NextAction, P10). */
+static void trace_decide(struct orch_run *r, const char *action,
 			 const char *why)
 {
 	orch_trace(r, "decide", "action=%s cursor=%d remaining=%d reason=%s",
-		   orch_action_name(a), r->cursor, orch_unfilled(r), why);
-}
-
-/* Distinct locality groups in plan order (one group 0 when not grouped). */
-static size_t plan_groups(const struct orch_run *r, int *g)
-{
-	size_t n = 0;
-
-	if (!r->grouped) {
-		g[0] = 0;
-		return 1;
-	}
-	for (size_t i = 0; r->plan && i < r->plan->n_steps; i++) {
-		long p = pool_index(r, &r->plan->steps[i]);
-		int id;
-		size_t k;
-
-		if (p < 0)
-			continue;
-		id = orch_group_of(r, (size_t)p);
-		if (r->lock_group >= 0 && id != r->lock_group)
-			continue;
-		for (k = 0; k < n && g[k] != id; k++)
-			;
-		if (k == n)
-			g[n++] = id;
-	}
-	return n;
-}
-
-static bool in_group(const struct orch_run *r, size_t pool, int group)
-{
-	return !r->grouped || orch_group_of(r, pool) == group;
-}
-
-/* End of a locality group: commit it whole or roll it back. */
-static gb_err_t close_group(struct orch_run *r, int group, gb_error_t *err)
-{
-	int held = 0;
-	char why[160];
-
-	if (!r->grouped)
-		return GB_E_OK;
-	for (int i = 0; i < r->n; i++)
-		held += r->slots[i].state == SLOT_TENTATIVE &&
-			(group < 0 || r->slots[i].group == group);
-	if (orch_unfilled(r) == 0) {
-		for (int i = 0; i < r->n; i++) {
-			if (r->slots[i].state == SLOT_TENTATIVE) {
-				r->slots[i].state = SLOT_COMMITTED;
-				r->remaining--;
-			}
-		}
-		orch_trace(r, "locality", "group=%d holds the whole job of %d", group, r->n);
-		return orch_check(r, "commit", err);
-	}
-	/* a group that gave nothing failed for capacity, not for locality */
-	if (held > 0)
-		r->saw_locality = true;
-	snprintf(why, sizeof(why), "locality: this %s gave %d of the job's %d nodes",
-		 r->locality == GB_LOCALITY_AZ && group >= 0 ? "AZ" : "region",
-		 held, r->n);
-	orch_trace(r, "locality", "%s; rolling back", why);
-	return orch_rollback(r, group, why, err);
+		   action, r->cursor, orch_unfilled(r), why);
 }
 
 /* What one call's outcome means for its pool (all but probe_fill). */
@@ -203,29 +122,9 @@ static void judge_pool(struct orch_run *r, struct orch_call *c, bool aon)
 			pr->chunks++;
 		}
 		break;
-	case CALL_ICE:
-		orch_exclude_az(r, c->pool, aon ? "short" : "dry");
-		break;
-	case CALL_ADDRESSES:
-		orch_exclude_subnet(r, c->pool, "addresses");
-		break;
-	case CALL_UNSUPPORTED:
-		orch_exclude_az(r, c->pool, "unsupported");
-		break;
-	case CALL_QUOTA:
-		orch_exclude_region(r, r->facts.pools[c->pool].region, "quota");
-		orch_trace(r, "quota", "region=%s excluded for this run",
-			   r->facts.pools[c->pool].region);
-		break;
-	case CALL_THROTTLE:
-		if (++pr->throttled > 2)
-			orch_exclude_subnet(r, c->pool, "throttled");
-		break;
-	case CALL_UNKNOWN:
-		orch_exclude_subnet(r, c->pool, "unknown outcome");
-		break;
-	case CALL_REGION:	/* the region is skipped (orch_region_refused) */
-	case CALL_ABORT:
+	default:
+		/* all_or_nothing's dry pools gave too few, not none */
+		orch_outcome_exclude(r, c, oc == CALL_ICE && aon ? "short" : NULL);
 		break;
 	}
 	if (r->prior_n > 0)
@@ -283,40 +182,33 @@ static bool probe_subnet(struct orch_run *r, size_t pool, char *code,
 		if (oc != CALL_OK && oc != CALL_ICE)
 			gb_strlcpy(code, c->job.ae.code[0] ? c->job.ae.code :
 				   gb_ec2_class_name(c->job.ae.cls), code_len);
+		if (!*rc && oc != CALL_OK && oc != CALL_ICE && oc != CALL_THROTTLE)
+			orch_outcome_exclude(r, c, NULL);
 		orch_call_free(c);
 		if (*rc)
 			return false;
 		need = orch_unfilled(r);
-		switch (oc) {
-		case CALL_OK:
+		if (oc == CALL_OK) {
 			attempts = 0;
 			batch = need < cap ? need : cap;
-			break;
-		case CALL_ICE:
+		} else if (oc == CALL_ICE) {
+			/* probe_fill's own rule: halve, down to one */
 			if (n == 1)
 				return true;	/* subnet exhausted */
 			batch = (n + 1) / 2;
 			attempts++;
-			break;
-		case CALL_ADDRESSES:
-			code[0] = '\0';
-			return true;
-		case CALL_UNSUPPORTED:
-			code[0] = '\0';
-			orch_exclude_az(r, pool, "unsupported");
-			return true;
-		case CALL_THROTTLE:
-			if (++throttles > 2)
+		} else if (oc == CALL_THROTTLE) {
+			/* probe_fill's own rule: exhausted throttling ends the region */
+			if (++throttles > r->o->tuning.throttle_limit)
 				return false;
-			gb_orch_sleep(r->o, backoff(throttles - 1));
-			break;
-		case CALL_QUOTA:
-			orch_exclude_region(r, r->facts.pools[pool].region, "quota");
-			return false;
-		case CALL_REGION:
-			return false;	/* skipped (orch_region_refused) */
-		default:
-			return false;	/* abort, unknown */
+			gb_orch_sleep(r->o, orch_backoff(r, throttles - 1));
+		} else {
+			const struct orch_rule *rule = orch_rule(oc);
+
+			if (rule->abort || rule->scope == ORCH_SCOPE_REGION)
+				return false;	/* the region is over */
+			code[0] = '\0';	/* only the subnet or AZ is */
+			return true;
 		}
 	}
 	return true;
@@ -337,7 +229,7 @@ static bool probe_region(struct orch_run *r, const char *region, bool *any,
 			 gb_error_t *err)
 {
 	for (size_t i = 0; r->plan && i < r->plan->n_steps; i++) {
-		long p = pool_index(r, &r->plan->steps[i]);
+		long p = orch_pool_index(r, &r->plan->steps[i]);
 
 		if (p < 0 || strcmp(r->facts.pools[p].region, region) ||
 		    r->facts.pools[p].excluded)
@@ -377,21 +269,21 @@ gb_err_t orch_probe_fill(struct orch_run *r, gb_error_t *err)
 			   requested, launched, orch_unfilled(r),
 			   code[0] ? code : "-");
 		/* probe_fill keeps locality per region, whatever its grain */
-		if ((rc = close_group(r, -1, err)))
+		if ((rc = orch_group_close(r, -1, err)))
 			break;
 		if (orch_unfilled(r) == 0) {
-			trace_decide(r, ORCH_ACTION_DONE, "all nodes filled");
+			trace_decide(r, "done", "all nodes filled");
 			break;
 		}
 		if (r->abort_rc) {
-			trace_decide(r, ORCH_ACTION_ABORT, r->abort_text);
+			trace_decide(r, "abort", r->abort_text);
 			break;
 		}
 		if (r->mode == GB_MODE_SINGLE_REGION) {
-			trace_decide(r, ORCH_ACTION_DONE, "single_region mode: no cross-region fallback");
+			trace_decide(r, "done", "single_region mode: no cross-region fallback");
 			break;
 		}
-		trace_decide(r, ORCH_ACTION_CONTINUE_NEXT_REGION,
+		trace_decide(r, "continue_next_region",
 			     g + 1 < (int)r->cand.n ? "nodes remain" : "regions exhausted");
 	}
 	return rc;
@@ -423,7 +315,7 @@ static gb_err_t fill_pool(struct orch_run *r, size_t pool, bool aon,
 		if (rc || oc == CALL_ABORT)
 			break;
 		if (oc == CALL_THROTTLE && !r->facts.pools[pool].excluded)
-			gb_orch_sleep(r->o, backoff(r->pr[pool].throttled - 1));
+			gb_orch_sleep(r->o, orch_backoff(r, r->pr[pool].throttled - 1));
 	}
 	return rc;
 }
@@ -436,20 +328,20 @@ gb_err_t orch_sequential(struct orch_run *r, bool aon, gb_error_t *err)
 
 	if (!groups)
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
-	ng = plan_groups(r, groups);
+	ng = orch_plan_groups(r, groups);
 	for (size_t gi = (size_t)r->cursor; gi < ng && !rc; gi++) {
 		r->cursor = (int)gi;
 		for (size_t i = 0; i < r->plan->n_steps && !rc; i++) {
-			long p = pool_index(r, &r->plan->steps[i]);
+			long p = orch_pool_index(r, &r->plan->steps[i]);
 
 			if (orch_unfilled(r) == 0 || orch_stopped(r))
 				break;
-			if (p < 0 || !in_group(r, (size_t)p, groups[gi]))
+			if (p < 0 || !orch_in_group(r, (size_t)p, groups[gi]))
 				continue;
 			rc = fill_pool(r, (size_t)p, aon, err);
 		}
 		if (!rc)
-			rc = close_group(r, groups[gi], err);
+			rc = orch_group_close(r, groups[gi], err);
 		if (rc || orch_unfilled(r) == 0 || orch_stopped(r))
 			break;
 	}
@@ -677,12 +569,12 @@ static gb_err_t add_spare(struct orch_run *r, int group, struct wave *w,
 {
 	for (size_t i = 0; i < r->plan->n_steps; i++) {
 		const struct gb_plan_step *s = &r->plan->steps[i];
-		long p = pool_index(r, s);
+		long p = orch_pool_index(r, s);
 		gb_err_t rc;
 
 		if (wave_full(r, w))
 			return GB_E_OK;
-		if (p < 0 || r->facts.pools[p].excluded || !in_group(r, (size_t)p, group) ||
+		if (p < 0 || r->facts.pools[p].excluded || !orch_in_group(r, (size_t)p, group) ||
 		    expectation(r, (size_t)p, s) == 0 || r->pr[p].not_before > 0 ||
 		    az_busy(r, w, (size_t)p) || region_room(r, w, (size_t)p) < 1)
 			continue;
@@ -706,7 +598,7 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 	for (int pass = 0; pass < 2 && need > 0 && !rc; pass++, w->n_pass1 = w->n)
 	for (size_t i = 0; i < r->plan->n_steps && need > 0 && !rc; i++) {
 		const struct gb_plan_step *s = &r->plan->steps[i];
-		long p = pool_index(r, s);
+		long p = orch_pool_index(r, s);
 		int cap, e, count, hedge = 0;
 		double room;
 		size_t first;
@@ -714,7 +606,7 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 
 		if (wave_full(r, w))
 			break;
-		if (p < 0 || r->facts.pools[p].excluded || !in_group(r, (size_t)p, group))
+		if (p < 0 || r->facts.pools[p].excluded || !orch_in_group(r, (size_t)p, group))
 			continue;
 		if (r->pr[p].not_before > 0) {
 			w->waiting = true;	/* backing off after throttling */
@@ -730,7 +622,7 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 			 * nodes come back through reconcile after the cool-down).
 			 */
 			w->wall = r->facts.pools[p].mem.quota_code[0] ?
-				  r->facts.pools[p].mem.quota_code : "VcpuLimitExceeded";
+				  r->facts.pools[p].mem.quota_code : GB_EC2_CODE_VCPU_LIMIT;
 			continue;
 		}
 		cap = pool_cap(r, (size_t)p);
@@ -921,7 +813,7 @@ static gb_err_t land(struct orch_run *r, struct wave *w, gb_error_t *err)
 		if (!rc && orch_call_outcome(done[i]) == CALL_THROTTLE &&
 		    !r->facts.pools[done[i]->pool].excluded)
 			pr->not_before = gb_orch_mono(r->o) +
-					 backoff(pr->throttled - 1) / 2;
+					 orch_backoff(r, pr->throttled - 1) / 2;
 		orch_call_free(done[i]);
 	}
 	return rc;
@@ -1018,14 +910,14 @@ gb_err_t orch_default(struct orch_run *r, gb_error_t *err)
 		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
 		goto out;
 	}
-	ng = plan_groups(r, groups);
+	ng = orch_plan_groups(r, groups);
 	for (size_t gi = (size_t)r->cursor; gi < ng && !rc; gi++) {
 		r->cursor = (int)gi;
 		if ((rc = orch_check(r, "group", err)))
 			break;
 		rc = default_group(r, groups[gi], &w, err);
 		if (!rc)
-			rc = close_group(r, groups[gi], err);
+			rc = orch_group_close(r, groups[gi], err);
 		if (rc || orch_unfilled(r) == 0 || orch_stopped(r))
 			break;
 	}

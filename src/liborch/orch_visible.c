@@ -22,7 +22,7 @@
 bool orch_not_visible(const struct orch_job *j)
 {
 	return j->rc && j->ae.http_status &&
-	       strcmp(j->ae.code, "InvalidInstanceID.NotFound") == 0;
+	       strcmp(j->ae.code, GB_EC2_CODE_NOT_VISIBLE) == 0;
 }
 
 double orch_visible_wait(double *wait, double waited)

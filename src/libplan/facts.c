@@ -244,7 +244,7 @@ int gb_plan_quota_key(const char *type, bool spot, const char *code,
 	char bucket = type && *type ? type[0] : '?';
 	enum gb_ec2_class cls;
 
-	if (code && strcmp(code, "VcpuLimitExceeded") == 0) {
+	if (code && strcmp(code, GB_EC2_CODE_VCPU_LIMIT) == 0) {
 		/* EC2's vCPU quotas count per family bucket: G and VT share one */
 		if (bucket == 'g' || bucket == 'v')
 			bucket = 'G';
@@ -272,7 +272,7 @@ struct held_ctx {
 static int held_row(const struct gb_instance *in, void *arg)
 {
 	struct held_ctx *h = arg;
-	const char *code = strncmp(h->quota, "vcpus:", 6) == 0 ? "VcpuLimitExceeded" :
+	const char *code = gb_str_has_prefix(h->quota, "vcpus:") ? GB_EC2_CODE_VCPU_LIMIT :
 			   strcmp(h->quota, "instances") == 0 ? "InstanceLimitExceeded" :
 			   NULL;
 	char key[64];

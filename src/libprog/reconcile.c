@@ -632,6 +632,7 @@ static bool refused_code(const char *code)
 		return true;
 	return gb_ec2_code_class(code, &cls) &&
 	       (cls == GB_EC2_CLASS_AUTH || cls == GB_EC2_CLASS_CONFIG ||
+		cls == GB_EC2_CLASS_IDEMPOTENT ||
 		cls == GB_EC2_CLASS_REGION);
 }
 

@@ -2260,17 +2260,6 @@ static void test_random(void)
 		      line, ps[s].p[1], ps[s].p[2], ps[s].p[3], ps[s].p[4], ps[s].p[5], ps[s].p[6],
 		      ps[s].p[7], ps[s].p[8], ps[s].p[9], ps[s].p[11], ps[s].p[0]);
 	}
-	{
-		enum orch_action a;
-		bool ok = orch_action_parse("continue_next_region", &a) == GB_E_OK &&
-			  orch_action_parse("retry_same_region", &a) == GB_E_OK &&
-			  orch_action_parse("done", &a) == GB_E_OK &&
-			  orch_action_parse("abort", &a) == GB_E_OK &&
-			  orch_action_parse("explode", &a) == GB_E_INVALID &&
-			  orch_action_parse("", &a) == GB_E_INVALID;
-
-		check(ok, "P10: the decision model accepts exactly its 4 actions");
-	}
 }
 
 /*****************************************************************************

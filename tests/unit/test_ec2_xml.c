@@ -360,6 +360,24 @@ static enum gb_ec2_class class_from_name(const char *s)
 	return GB_EC2_CLASS_NONE;
 }
 
+/*
+ * The manifest's classes are the research's coarse ones; gpuburst splits
+ * CAPACITY (a subnet without addresses, an AZ without the type) and CONFIG
+ * (a ClientToken of an earlier request) further, for the orchestrator.
+ */
+static enum gb_ec2_class coarse(enum gb_ec2_class c)
+{
+	switch (c) {
+	case GB_EC2_CLASS_ADDRESSES:
+	case GB_EC2_CLASS_UNSUPPORTED:
+		return GB_EC2_CLASS_CAPACITY;
+	case GB_EC2_CLASS_IDEMPOTENT:
+		return GB_EC2_CLASS_CONFIG;
+	default:
+		return c;
+	}
+}
+
 /* Every row of errors-manifest.tsv: code read, class as listed. */
 static void test_errors_manifest(void **state)
 {
@@ -395,7 +413,7 @@ static void test_errors_manifest(void **state)
 		assert_string_equal(ae.code, f[1]);
 		assert_true(ae.message[0] != '\0');
 		assert_true(ae.request_id[0] != '\0');
-		if (gb_ec2_classify(ae.code, status, &known) != class_from_name(f[3]))
+		if (coarse(gb_ec2_classify(ae.code, status, &known)) != class_from_name(f[3]))
 			fail_msg("%s: %s classified %s, manifest says %s", f[0], ae.code,
 				 gb_ec2_class_name(gb_ec2_classify(ae.code, status, NULL)),
 				 f[3]);
@@ -694,6 +712,10 @@ static void test_classification(void **state)
 		bool known;
 	} cases[] = {
 		{ "InsufficientInstanceCapacity", 500, GB_EC2_CLASS_CAPACITY, true },
+		{ "InsufficientFreeAddressesInSubnet", 400, GB_EC2_CLASS_ADDRESSES, true },
+		{ "Unsupported", 400, GB_EC2_CLASS_UNSUPPORTED, true },
+		{ "IdempotentParameterMismatch", 400, GB_EC2_CLASS_IDEMPOTENT, true },
+		{ "Client.IdempotentInstanceTerminated", 400, GB_EC2_CLASS_IDEMPOTENT, true },
 		{ "Server.InsufficientInstanceCapacity", 500, GB_EC2_CLASS_CAPACITY, true },
 		{ "InsufficientHostCapacity", 500, GB_EC2_CLASS_CAPACITY, true },
 		{ "SpotMaxPriceTooLow", 400, GB_EC2_CLASS_CAPACITY, true },
@@ -772,6 +794,10 @@ static void test_classification(void **state)
 	unlink(logpath);
 
 	assert_int_equal(gb_ec2_class_err(GB_EC2_CLASS_CAPACITY), GB_E_CAPACITY);
+	assert_int_equal(gb_ec2_class_err(GB_EC2_CLASS_ADDRESSES), GB_E_CAPACITY);
+	assert_int_equal(gb_ec2_class_err(GB_EC2_CLASS_UNSUPPORTED), GB_E_CAPACITY);
+	assert_int_equal(gb_ec2_class_err(GB_EC2_CLASS_IDEMPOTENT), GB_E_CLOUDCONFIG);
+	assert_string_equal(gb_ec2_class_name(GB_EC2_CLASS_ADDRESSES), "ADDRESSES");
 	assert_int_equal(gb_ec2_class_err(GB_EC2_CLASS_QUOTA), GB_E_QUOTA);
 	assert_int_equal(gb_ec2_class_err(GB_EC2_CLASS_THROTTLE), GB_E_THROTTLE);
 	assert_int_equal(gb_ec2_class_err(GB_EC2_CLASS_CONFIG), GB_E_CLOUDCONFIG);
