@@ -626,6 +626,7 @@ static void region_post(struct conf_ctx *c, const struct conf_schema *sc,
 
 	(void)map;
 	region_coords(c, sc, r, seen);
+	r->user_data_per_node = r->user_data && strstr(r->user_data, "{node}");
 	if (SEEN("user_data") && SEEN("user_data_file"))
 		conf_error_at(c, SEEN("user_data_file"),
 			      "region '%s' has both 'user_data' and 'user_data_file': give one",

@@ -94,6 +94,8 @@ struct gb_conf_region {
 	size_t n_security_groups;
 	char *iam_profile;		/* IamInstanceProfile.Name or NULL */
 	char *user_data;		/* template text ({node} ...) or NULL */
+	bool user_data_per_node;	/* it names {node}: one instance per
+					 * RunInstances call (set at load) */
 	int priority;			/* tie-break between equal distances */
 	struct gb_conf_az *azs;
 	size_t n_azs;

@@ -53,6 +53,29 @@
 #define GB_ORCH_DEFAULT_PARALLEL 16
 #define GB_ORCH_MAX_PARALLEL 64
 #define GB_ORCH_REASON_MAX 200		/* result reason, chars incl. NUL */
+#define GB_ORCH_CODE_MAX 64		/* a result's or node's code, incl. NUL */
+
+/*
+ * The orchestrator's own codes (beside EC2's, which results carry as EC2
+ * spells them): why nodes stayed unfilled when no EC2 answer says it.
+ */
+#define GB_ORCH_CODE_MAP(XX)						\
+	XX(NOT_OFFERED, "NotOffered")	/* no region tried offers the type */ \
+	XX(LOCALITY, "Locality")	/* no group could hold the whole job */ \
+	XX(DEADLINE, "Deadline")	/* policy.request_deadline passed */ \
+	XX(ALL_OR_NOTHING, "AllOrNothing")	/* rolled back: not whole */ \
+	XX(UNKNOWN, "Unknown")		/* a launch's outcome is unknown */ \
+	/* End of GB_ORCH_CODE_MAP */
+
+enum gb_orch_code {
+#define XX(name, text) GB_ORCH_CODE_##name,
+	GB_ORCH_CODE_MAP(XX)
+#undef XX
+	GB_ORCH_CODE__COUNT
+};
+
+/* RET the code's name ("NotOffered", ...); "" for an unknown value. */
+const char *gb_orch_code_name(enum gb_orch_code c);
 #define GB_ORCH_TOKEN_MAX 64		/* EC2 ClientToken, ASCII */
 #define GB_ORCH_MAX_ATTEMPTS_PER_SUBNET 3	/* probe_fill, the ancestor's */
 
@@ -191,9 +214,17 @@ struct gb_orch_result {
 	struct gb_orch_node *nodes;	/* NEW, one per node, request order */
 	size_t n_nodes;
 	/*
-	 * One line, < GB_ORCH_REASON_MAX, for the request row and the Slurm
-	 * reason of unfilled nodes, e.g. "(Code:InsufficientInstanceCapacity)
-	 * no g5.xlarge capacity in ap-south-1, ap-northeast-2, ap-northeast-1"
+	 * Why it stopped short, in two parts: [code] (EC2's, or a
+	 * gb_orch_code_name(); "" on SUCCESS) and [text], e.g.
+	 * "InsufficientInstanceCapacity" and "no g5.xlarge capacity in
+	 * ap-south-1, ap-northeast-2".  Programs read these two; nothing
+	 * parses [reason].
+	 */
+	char code[GB_ORCH_CODE_MAX];
+	char text[GB_ORCH_REASON_MAX];
+	/*
+	 * The one line for the request row and logs, < GB_ORCH_REASON_MAX,
+	 * formatted from the two once: "[launched 3/8; ](Code:<code>) <text>"
 	 * or "launched 8/8".
 	 */
 	char reason[GB_ORCH_REASON_MAX];

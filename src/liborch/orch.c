@@ -86,7 +86,10 @@ gb_err_t gb_orch_create(const struct gb_orch_opts *opts, gb_orch_t **out,
 		return gb_errorf(err, GB_E_NOMEM, "orchestrator: out of memory");
 	o->conf = opts->conf;
 	if (opts->state_path) {
-		o->state_path = strdup(opts->state_path);
+		if (!(o->state_path = strdup(opts->state_path))) {
+			gb_orch_destroy(o);
+			return gb_errorf(err, GB_E_NOMEM, "orchestrator: out of memory");
+		}
 	} else if (opts->conf->state_dir) {
 		struct gb_buf b = GB_BUF_INIT;
 
@@ -174,4 +177,15 @@ gb_err_t gb_orch_ec2_new(const gb_orch_t *o, const char *region,
 	eo.mono = ec2_mono;
 	eo.seam_ctx = (void *)o;
 	return gb_ec2_create(&eo, out, err);
+}
+
+const char *gb_orch_code_name(enum gb_orch_code c)
+{
+	static const char *const names[] = {
+#define XX(name, text) text,
+		GB_ORCH_CODE_MAP(XX)
+#undef XX
+	};
+
+	return (unsigned)c < GB_ARRAY_LEN(names) ? names[c] : "";
 }

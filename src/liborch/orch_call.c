@@ -31,12 +31,6 @@ void orch_call_free(struct orch_call *c)
 	free(c);
 }
 
-/* The region's template asks for {node}: one instance per call. */
-static bool one_per_call(const struct gb_conf_region *cr)
-{
-	return cr && cr->user_data && strstr(cr->user_data, "{node}");
-}
-
 void gb_orch_launch_clear(struct gb_orch_launch *l)
 {
 	if (!l)
@@ -109,7 +103,7 @@ gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
 	(void)az;	/* the subnet fixes the AZ */
 	if (!cr)
 		return gb_errorf(err, GB_E_INTERNAL, "call: region %s not configured", region);
-	if (one_per_call(cr) && c->max != 1)
+	if (cr->user_data_per_node && c->max != 1)
 		return gb_errorf(err, GB_E_INTERNAL,
 				 "call: {node} in the user data of %s needs MaxCount 1, not %d",
 				 region, c->max);
@@ -181,12 +175,6 @@ gb_err_t orch_call_begin(struct orch_run *r, struct orch_call *c,
 /*****************************************************************************
  *  Outcomes
  *****************************************************************************/
-
-int orch_call_got(const struct orch_call *c)
-{
-	return c->job.rc == GB_E_OK && c->job.instances ?
-	       (int)c->job.instances->n : 0;
-}
 
 static struct slot *slot_of(struct orch_run *r, const char *node)
 {
@@ -873,4 +861,31 @@ gb_err_t orch_wave(struct orch_run *r, struct orch_call **calls, size_t n,
 	orch_pool_run(r->pool, jp, n);
 	free(jp);
 	return orch_calls_process(r, calls, n, err);
+}
+
+/* A call for [pool] with the first [k] empty slots not [used] yet. */
+struct orch_call *orch_call_new(struct orch_run *r, size_t pool, int min,
+				  int max, int k, bool *used)
+{
+	struct orch_call *c = calloc(1, sizeof(*c));
+	int got = 0;
+
+	if (max < k)
+		max = k;	/* the node list holds at least the k nodes */
+	if (!c || !(c->nodes = calloc((size_t)(max > 0 ? max : 1), sizeof(*c->nodes)))) {
+		free(c);
+		return NULL;
+	}
+	c->pool = pool;
+	c->min = min;
+	c->max = max;
+	for (int i = 0; i < r->n && got < k; i++) {
+		if (r->slots[i].state != SLOT_EMPTY || (used && used[i]))
+			continue;
+		c->nodes[got++] = r->slots[i].name;
+		if (used)
+			used[i] = true;
+	}
+	c->n_new = got;
+	return c;
 }

@@ -177,8 +177,36 @@ void orch_abort(struct orch_run *r, gb_err_t rc, const char *code,
 		return;
 	r->abort_rc = rc;
 	gb_strlcpy(r->abort_code, code ? code : "", sizeof(r->abort_code));
-	if (code)
-		snprintf(r->abort_text, sizeof(r->abort_text), "(Code:%s) %s", code, text);
-	else
-		gb_strlcpy(r->abort_text, text, sizeof(r->abort_text));
+	gb_strlcpy(r->abort_text, text, sizeof(r->abort_text));
+}
+
+bool orch_same_az(const struct orch_run *r, size_t a, size_t b)
+{
+	return strcmp(r->facts.pools[a].region, r->facts.pools[b].region) == 0 &&
+	       strcmp(r->facts.pools[a].az, r->facts.pools[b].az) == 0;
+}
+
+int orch_pool_cap(const struct orch_run *r, size_t pool)
+{
+	const struct gb_conf_region *cr =
+		gb_conf_region(r->conf, r->facts.pools[pool].region);
+
+	return cr && cr->user_data_per_node ? 1 : r->bmax;
+}
+
+void orch_code_line(struct gb_buf *b, const char *code, const char *text)
+{
+	if (code && *code)
+		gb_buf_printf(b, "(Code:%s) ", code);
+	gb_buf_puts(b, text);
+}
+
+const char *orch_abort_line(const struct orch_run *r, char *buf, size_t n)
+{
+	struct gb_buf b = GB_BUF_INIT;
+
+	orch_code_line(&b, r->abort_code, r->abort_text);
+	gb_strlcpy(buf, gb_buf_failed(&b) ? r->abort_text : gb_buf_str(&b), n);
+	gb_buf_free(&b);
+	return buf;
 }

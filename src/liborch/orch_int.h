@@ -241,6 +241,13 @@ struct orch_call {
 	bool recovered;
 };
 
+/*
+ * A call for [pool] (MinCount [min], MaxCount [max], at least [k]) naming
+ * the first [k] empty slots not [used] yet (marked used; [used] may be
+ * NULL).  RET NEW (orch_call_free), or NULL when out of memory.
+ */
+struct orch_call *orch_call_new(struct orch_run *r, size_t pool, int min,
+				int max, int k, bool *used);
 void orch_call_free(struct orch_call *c);
 
 /* Prepare [c] (pool, min, max, nodes set): token, attempt row, event. */
@@ -312,6 +319,12 @@ const struct orch_rule *orch_rule(enum call_outcome oc);
  */
 void orch_outcome_exclude(struct orch_run *r, const struct orch_call *c,
 			  const char *word);
+/*
+ * What a processed call says of its pool, for every strategy but
+ * probe_fill: the table's rule, and for a success the level it measured
+ * ([aon]: all_or_nothing, whose dry pools are "short").
+ */
+void orch_judge_pool(struct orch_run *r, struct orch_call *c, bool aon);
 /* [c]'s outcome into the run's account (result code, cause, abort). */
 void orch_outcome_note(struct orch_run *r, const struct orch_call *c);
 /* The [k]-th back-off, seconds (tuning.backoff_first * 2^k, capped). */
@@ -435,6 +448,10 @@ void orch_exclude_region(struct orch_run *r, const char *region,
 			 const char *why);
 /* The pool a plan step names, or -1. */
 long orch_pool_index(const struct orch_run *r, const struct gb_plan_step *s);
+/* Pools [a] and [b] are in the same AZ. */
+bool orch_same_az(const struct orch_run *r, size_t a, size_t b);
+/* Instances one call to [pool] may ask: batch_max, 1 with {node} user data. */
+int orch_pool_cap(const struct orch_run *r, size_t pool);
 
 /*
  * Regions the account may not use (orch_region.c).  refused: [j] (a
@@ -473,6 +490,13 @@ bool orch_stopped(struct orch_run *r);
  */
 void orch_abort(struct orch_run *r, gb_err_t rc, const char *code,
 		const char *text);
+/*
+ * The one format of a code and its text: "(Code:<code>) <text>", or the
+ * text alone when [code] is NULL or "" (appended to [b]).
+ */
+void orch_code_line(struct gb_buf *b, const char *code, const char *text);
+/* The abort's line (orch_code_line) into [buf]; RET buf. */
+const char *orch_abort_line(const struct orch_run *r, char *buf, size_t n);
 /* An invariant broke at [where]: the run aborts (GB_E_INTERNAL, logged). */
 gb_err_t orch_broken(struct orch_run *r, const char *where, const char *what,
 		     gb_error_t *err);
@@ -481,7 +505,7 @@ void orch_slot_clear(struct slot *s);
 /* Every tentative slot becomes committed. */
 void orch_commit_tentative(struct orch_run *r);
 
-/* Strategies (orch_strategy.c). */
+/* Strategies (orch_strategy.c; the default: orch_default.c). */
 gb_err_t orch_probe_fill(struct orch_run *r, gb_error_t *err);
 gb_err_t orch_sequential(struct orch_run *r, bool all_or_nothing,
 			 gb_error_t *err);

@@ -151,3 +151,50 @@ void orch_outcome_note(struct orch_run *r, const struct orch_call *c)
 		break;
 	}
 }
+
+/* What one call's outcome means for its pool (all but probe_fill). */
+void orch_judge_pool(struct orch_run *r, struct orch_call *c, bool aon)
+{
+	enum call_outcome oc = orch_call_outcome(c);
+	struct pool_run *pr = &r->pr[c->pool];
+	int got = orch_call_got(c);
+
+	pr->tried = true;
+	switch (oc) {
+	case CALL_OK:
+		pr->got += got;
+		pr->throttled = 0;
+		if (c->min < c->max && got < c->max) {
+			/* a level measured; empty pools say nothing of others */
+			orch_exclude_az(r, c->pool, "dry");
+			r->prior_sum += got;
+			r->prior_n++;
+		} else if (pr->got >= 1 && r->facts.pools[c->pool].mem.est >= 0 &&
+			   !isinf(r->facts.pools[c->pool].mem.est) &&
+			   pr->got >= floor(r->facts.pools[c->pool].mem.est + 0.5)) {
+			/*
+			 * It gave what memory said it holds: asked again only
+			 * when every other pool is spent (a probe of one).
+			 */
+			for (size_t i = 0; i < r->facts.n_pools; i++)
+				if (orch_same_az(r, i, c->pool))
+					r->pr[i].at_estimate = true;
+		} else {
+			pr->run_est = -1;	/* gave all it was asked: maybe more */
+			pr->chunks++;
+		}
+		break;
+	default:
+		/* all_or_nothing's dry pools gave too few, not none */
+		orch_outcome_exclude(r, c, oc == CALL_ICE && aon ? "short" : NULL);
+		break;
+	}
+	if (r->prior_n > 0)
+		r->run_prior = r->prior_sum / r->prior_n;
+}
+
+int orch_call_got(const struct orch_call *c)
+{
+	return c->job.rc == GB_E_OK && c->job.instances ?
+	       (int)c->job.instances->n : 0;
+}

@@ -212,9 +212,10 @@ void orch_region_reason(const struct orch_run *r, bool alone, struct gb_buf *b)
 	if (!r->n_skips || r->skips_everywhere)
 		return;
 	if (alone) {
-		/* nothing else stopped the request: the skips are the reason */
-		gb_buf_printf(b, "(Code:%s) region %s skipped: %.80s", r->skips[0].code,
-			      r->skips[0].region, r->skips[0].message);
+		/* nothing else stopped the request: the skips are the reason
+		 * (the first one's code is the result's) */
+		gb_buf_printf(b, "region %s skipped: %.80s", r->skips[0].region,
+			      r->skips[0].message);
 		for (size_t i = 1; i < r->n_skips; i++)
 			gb_buf_printf(b, "; %s (Code:%s)", r->skips[i].region,
 				      r->skips[i].code);

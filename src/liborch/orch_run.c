@@ -205,24 +205,60 @@ static void join_regions(const struct gb_strv *v, struct gb_buf *b)
 		gb_buf_printf(b, "%s%s", i ? ", " : "", v->v[i]);
 }
 
-static const char *denial_code(const struct orch_run *r)
+/* Why a request stopped short, most telling first. */
+enum denial {
+	DENY_ABORT,		/* abort_code, abort_text */
+	DENY_QUOTA,
+	DENY_LOCALITY,
+	DENY_CAPACITY,
+	DENY_DEADLINE,
+	DENY_THROTTLE,
+	DENY_SKIPS,		/* regions the account may not use */
+	DENY_NOT_OFFERED,
+};
+
+static enum denial denial_of(const struct orch_run *r)
 {
 	if (r->abort_rc && r->abort_rc != GB_E_INTERNAL)
-		return NULL;	/* abort_text has it */
+		return DENY_ABORT;
 	if (r->saw_quota && !r->saw_capacity)
-		return r->quota_code[0] ? r->quota_code : GB_EC2_CODE_VCPU_LIMIT;
+		return DENY_QUOTA;
 	if (r->saw_locality)
-		return "Locality";
+		return DENY_LOCALITY;
 	if (r->saw_capacity)
-		return r->last_code[0] ? r->last_code : GB_EC2_CODE_ICE;
+		return DENY_CAPACITY;
 	if (r->deadline_hit)
-		return "Deadline";
+		return DENY_DEADLINE;
 	if (r->saw_throttle)
-		return GB_EC2_CODE_THROTTLED;
+		return DENY_THROTTLE;
 	if (r->n_skips)
-		return orch_region_code(r);
+		return DENY_SKIPS;
 	if (r->saw_offer_no)
-		return "NotOffered";
+		return DENY_NOT_OFFERED;
+	return DENY_CAPACITY;
+}
+
+/* The code unfilled nodes carry ("" when an abort had none). */
+static const char *denial_code(const struct orch_run *r)
+{
+	switch (denial_of(r)) {
+	case DENY_ABORT:
+		return r->abort_code;
+	case DENY_QUOTA:
+		return r->quota_code[0] ? r->quota_code : GB_EC2_CODE_VCPU_LIMIT;
+	case DENY_LOCALITY:
+		return gb_orch_code_name(GB_ORCH_CODE_LOCALITY);
+	case DENY_CAPACITY:
+		return r->last_code[0] ? r->last_code : GB_EC2_CODE_ICE;
+	case DENY_DEADLINE:
+		return gb_orch_code_name(GB_ORCH_CODE_DEADLINE);
+	case DENY_THROTTLE:
+		return GB_EC2_CODE_THROTTLED;
+	case DENY_SKIPS:
+		return orch_region_code(r);
+	case DENY_NOT_OFFERED:
+		return gb_orch_code_name(GB_ORCH_CODE_NOT_OFFERED);
+	}
 	return GB_EC2_CODE_ICE;
 }
 
@@ -252,10 +288,33 @@ static gb_err_t cause_of(const struct orch_run *r)
 	return GB_E_CAPACITY;
 }
 
+/* The text of [d], without its code: where the request could not go. */
+static void denial_text(const struct orch_run *r, enum denial d, const char *where,
+			struct gb_buf *b)
+{
+	if (d == DENY_ABORT) {
+		gb_buf_puts(b, r->abort_text);
+	} else if (skips_alone(r)) {
+		orch_region_reason(r, true, b);
+	} else if (d == DENY_NOT_OFFERED) {
+		gb_buf_printf(b, "%s is not offered in %s", r->type, where);
+	} else if (d == DENY_LOCALITY) {
+		gb_buf_printf(b, "no %s could hold the %d-node job of %s in %s",
+			      r->locality == GB_LOCALITY_AZ ? "AZ" : "region", r->n, r->type,
+			      where);
+	} else if (d == DENY_DEADLINE) {
+		gb_buf_printf(b, "request deadline passed in %s", where);
+	} else if (d == DENY_QUOTA) {
+		gb_buf_printf(b, "quota exhausted for %s in %s", r->type, where);
+	} else {
+		gb_buf_printf(b, "no %s capacity in %s", r->type, where);
+	}
+}
+
+/* out->code, out->text and the one line made of them, out->reason. */
 static void reason_text(struct orch_run *r, struct gb_orch_result *out)
 {
-	struct gb_buf b = GB_BUF_INIT, where = GB_BUF_INIT;
-	const char *code = denial_code(r);
+	struct gb_buf b = GB_BUF_INIT, text = GB_BUF_INIT, where = GB_BUF_INIT;
 
 	if (r->tried_regions.n)
 		join_regions(&r->tried_regions, &where);
@@ -264,36 +323,21 @@ static void reason_text(struct orch_run *r, struct gb_orch_result *out)
 			gb_buf_printf(&where, "%s%s", i ? ", " : "",
 				      r->cand.v[i].region->name);
 	if (out->result == GB_RESULT_SUCCESS) {
-		gb_buf_printf(&b, "launched %d/%d", out->launched, out->requested);
+		gb_buf_printf(&text, "launched %d/%d", out->launched, out->requested);
 	} else {
+		gb_strlcpy(out->code, denial_code(r), sizeof(out->code));
+		denial_text(r, denial_of(r), gb_buf_str(&where), &text);
 		if (out->result == GB_RESULT_PARTIAL)
 			gb_buf_printf(&b, "launched %d/%d; ", out->launched,
 				      out->requested);
-		if (!code)
-			gb_buf_puts(&b, r->abort_text);
-		else if (skips_alone(r))
-			orch_region_reason(r, true, &b);
-		else if (strcmp(code, "NotOffered") == 0)
-			gb_buf_printf(&b, "(Code:NotOffered) %s is not offered in %s",
-				      r->type, gb_buf_str(&where));
-		else if (strcmp(code, "Locality") == 0)
-			gb_buf_printf(&b, "(Code:Locality) no %s could hold the %d-node job of %s in %s",
-				      r->locality == GB_LOCALITY_AZ ? "AZ" : "region",
-				      r->n, r->type, gb_buf_str(&where));
-		else if (strcmp(code, "Deadline") == 0)
-			gb_buf_printf(&b, "(Code:Deadline) request deadline passed in %s",
-				      gb_buf_str(&where));
-		else if (r->saw_quota && !r->saw_capacity)
-			gb_buf_printf(&b, "(Code:%s) quota exhausted for %s in %s", code,
-				      r->type, gb_buf_str(&where));
-		else
-			gb_buf_printf(&b, "(Code:%s) no %s capacity in %s", code,
-				      r->type, gb_buf_str(&where));
 	}
 	if (out->result == GB_RESULT_SUCCESS || !skips_alone(r))
-		orch_region_reason(r, false, &b);
+		orch_region_reason(r, false, &text);
+	gb_strlcpy(out->text, gb_buf_str(&text), sizeof(out->text));
+	orch_code_line(&b, out->code, gb_buf_str(&text));
 	gb_strlcpy(out->reason, gb_buf_str(&b), sizeof(out->reason));
 	gb_buf_free(&b);
+	gb_buf_free(&text);
 	gb_buf_free(&where);
 }
 
@@ -312,8 +356,8 @@ static gb_err_t node_result(const struct orch_run *r, const struct slot *s,
 		nd->private_ip = gb_strdup0(s->private_ip);
 		nd->public_ip = gb_strdup0(s->public_ip);
 	} else {
-		const char *c = s->state == SLOT_DOUBT ? "Unknown" :
-				s->code ? s->code : code ? code : GB_EC2_CODE_ICE;
+		const char *c = s->state == SLOT_DOUBT ? gb_orch_code_name(GB_ORCH_CODE_UNKNOWN) :
+				s->code ? s->code : code && *code ? code : GB_EC2_CODE_ICE;
 
 		nd->code = strdup(c);
 		nd->why = gb_strdup0(s->state == SLOT_DOUBT ?
@@ -618,6 +662,7 @@ gb_err_t gb_orch_plan_dry_run(gb_orch_t *o, gb_state_t *st,
 {
 	struct orch_run r;
 	char text[GB_PLAN_SUMMARY_MAX + 1];
+	char line[GB_ERROR_TEXT_MAX];
 	gb_err_t rc;
 
 	*plan = NULL;
@@ -637,13 +682,13 @@ gb_err_t gb_orch_plan_dry_run(gb_orch_t *o, gb_state_t *st,
 	r.t0 = gb_orch_mono(o);
 	rc = prepare(&r, ro, err);
 	if (!rc && r.abort_rc)
-		rc = gb_errorf(err, r.abort_rc, "%s", r.abort_text);
+		rc = gb_errorf(err, r.abort_rc, "%s", orch_abort_line(&r, line, sizeof(line)));
 	if (!rc)
 		rc = orch_region_remembered(&r, err);
 	if (!rc)
 		rc = preflight(&r, err);
 	if (!rc && r.abort_rc)
-		rc = gb_errorf(err, r.abort_rc, "%s", r.abort_text);
+		rc = gb_errorf(err, r.abort_rc, "%s", orch_abort_line(&r, line, sizeof(line)));
 	if (!rc)
 		rc = orch_plan_make(&r, "dry run", err);
 	if (!rc && !r.plan && r.n_skips) {

@@ -413,20 +413,6 @@ gb_err_t gb_plan_quota_rooms(struct gb_plan_facts *f, struct gb_state *st,
  *  Preflight
  *****************************************************************************/
 
-static bool region_cached(const struct gb_plan_facts *f, const char *region)
-{
-	bool any = false;
-
-	for (size_t i = 0; i < f->n_pools; i++) {
-		if (strcmp(f->pools[i].region, region))
-			continue;
-		any = true;
-		if (f->pools[i].offered == GB_OFFER_UNKNOWN)
-			return false;
-	}
-	return any;
-}
-
 static bool offered_in(const struct gb_ec2_offering_list *l, const char *type,
 		       const char *az)
 {
@@ -466,31 +452,6 @@ void gb_plan_offerings_apply(struct gb_plan_facts *f, const char *region,
 					f->now, &e))
 		gb_log_warn("offerings_cache_failed region=%s error=%s", region,
 			    e.text);
-}
-
-gb_err_t gb_plan_preflight(struct gb_plan_facts *f, const char *region,
-			   struct gb_state *st, struct gb_ec2 *ec2,
-			   int *calls, gb_error_t *err)
-{
-	const char *types[] = { f->instance_type };
-	struct gb_ec2_filter filt = { "instance-type", types, 1 };
-	struct gb_ec2_offerings_params op = { "availability-zone", &filt, 1, 0 };
-	struct gb_ec2_offering_list *l = NULL;
-	struct gb_ec2_error ae = { 0 };
-	gb_err_t rc;
-
-	if (region_cached(f, region))
-		return GB_E_OK;
-	if (!ec2)
-		return gb_errorf(err, GB_E_INVALID, "preflight %s: no EC2 client", region);
-	rc = gb_ec2_describe_instance_type_offerings(ec2, &op, &l, &ae, err);
-	if (calls)
-		*calls += ae.attempts > 0 ? ae.attempts : 1;
-	if (rc)
-		return rc;
-	gb_plan_offerings_apply(f, region, l, st);
-	gb_ec2_offering_list_free(l);
-	return GB_E_OK;
 }
 
 /*****************************************************************************

@@ -222,26 +222,17 @@ static enum gb_request_result result_of(size_t launched, size_t total)
 /*
  * The text of an unfilled node's reason: the result's summary ("no
  * g5.xlarge capacity in ap-south-1, ...") when it is about the node's own
- * code, else the node's own "why" (EC2's message, long).
+ * code, else the node's own "why" (EC2's message, long).  The code itself
+ * is the node's (gb_reason_capacity writes it).
  */
 static const char *short_text(const struct gb_orch_result *res,
 			      const struct gb_orch_node *on)
 {
-	const char *r = res->reason, *end;
-	size_t cl = on->code ? strlen(on->code) : 0;
-	bool own_code = cl && strncmp(r, "(Code:", 6) == 0 &&
-			strncmp(r + 6, on->code, cl) == 0 && r[6 + cl] == ')';
+	bool own_code = on->code && res->code[0] && strcmp(on->code, res->code) == 0;
 
 	if (!own_code && on->why && *on->why)
-		r = on->why;
-	/* a leading "(Code:...)" would repeat ours, or contradict it */
-	if (strncmp(r, "(Code:", 6) == 0 && (end = strchr(r, ')'))) {
-		for (end++; *end == ' '; end++)
-			;
-		if (*end)
-			r = end;
-	}
-	return r;
+		return on->why;
+	return res->text;
 }
 
 /* Addresses and DOWNs from the orchestrator's per-node answers. */

@@ -939,6 +939,13 @@ static void test_errors(void)
 	      strstr(res.reason, "InvalidAMIID.NotFound") && res.api_calls == 1 &&
 	      res.nodes[0].code && !strcmp(res.nodes[0].code, "InvalidAMIID.NotFound"),
 	      "CONFIG: aborted after one call, each node says why (%s)", res.reason);
+	check(!strcmp(res.code, "InvalidAMIID.NotFound") && !strstr(res.text, "(Code:") &&
+	      strstr(res.text, "does not exist") &&
+	      !strncmp(res.reason, "(Code:InvalidAMIID.NotFound) ", 29) &&
+	      !strncmp(res.reason + 29, res.text, strlen(res.reason + 29)) && res.nodes[0].why &&
+	      !strstr(res.nodes[0].why, "(Code:"),
+	      "the result carries the code and the text apart; the line is made of them (code=%s text=%s)",
+	      res.code, res.text);
 	gb_orch_result_clear(&res);
 	req_free(&req);
 

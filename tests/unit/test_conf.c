@@ -812,6 +812,16 @@ static void test_user_data_file(void **state)
 	yaml = user_data_yaml(path);
 	conf = load_ok(yaml);
 	assert_string_equal(conf->regions[0].user_data, script);
+	/* a template naming {node} launches one instance per call */
+	assert_true(conf->regions[0].user_data_per_node);
+	gb_conf_destroy(conf);
+	unlink(path);
+	free(yaml);
+	free(path);
+	path = temp_file("#!/bin/sh\necho {nodes}\n", 20);
+	yaml = user_data_yaml(path);
+	conf = load_ok(yaml);
+	assert_false(conf->regions[0].user_data_per_node);
 	gb_conf_destroy(conf);
 	unlink(path);
 	free(yaml);
