@@ -11,9 +11,10 @@
  * each.  Every plan, from any planner (the heuristic one here, the LLM one
  * later), passes gb_plan_validate() before anything is launched.
  *
- * Nothing here launches instances: that is liborch.  The preflight is the
- * only function that talks to the cloud (DescribeInstanceTypeOfferings,
- * cached in the state file with a TTL).
+ * Nothing here launches instances or talks to the cloud: that is liborch,
+ * which sends the preflight (DescribeInstanceTypeOfferings) itself and
+ * hands the answer to gb_plan_offerings_apply() (cached in the state file
+ * with a TTL).
  *
  * Ownership: a struct gb_plan and everything in it is NEW (gb_plan_free).
  * Facts (struct gb_plan_facts) borrow their strings from the config.
@@ -91,10 +92,6 @@ gb_err_t gb_plan_add_step(struct gb_plan *p, const char *region,
 /* Replace the rationale (copied; NULL clears). */
 gb_err_t gb_plan_set_rationale(struct gb_plan *p, const char *text,
 			       gb_error_t *err);
-
-/* OUT *out NEW deep copy. */
-gb_err_t gb_plan_copy(const struct gb_plan *p, struct gb_plan **out,
-		      gb_error_t *err);
 
 /*
  * JSON, as stored in plans.body:
@@ -264,22 +261,7 @@ gb_err_t gb_plan_facts_build(const struct gb_conf *conf,
 void gb_plan_facts_clear(struct gb_plan_facts *f);
 
 /*
- * Preflight one region: make sure the offerings of [type] per AZ of
- * [region] are known.  Uses the cache in [st] when fresh (fetched within
- * policy.offerings_ttl of [now]); otherwise asks [ec2] (a client of that
- * region) DescribeInstanceTypeOfferings(LocationType=availability-zone,
- * instance-type=[type]) and caches one row per configured AZ (offered or
- * not) and a region-level row.  Updates f->pools of that region.
- * OUT *calls (may be NULL) += cloud calls made.  A cloud error is returned
- * with its class (the pools stay GB_OFFER_UNKNOWN).
- */
-gb_err_t gb_plan_preflight(struct gb_plan_facts *f, const char *region,
-			   struct gb_state *st, struct gb_ec2 *ec2,
-			   int *calls, gb_error_t *err);
-
-/*
- * The second half of a preflight, for callers that sent the request
- * themselves: apply the DescribeInstanceTypeOfferings answer [l] for
+ * The preflight's answer (liborch sends the request): apply the DescribeInstanceTypeOfferings answer [l] for
  * [region] to f->pools and cache it in [st] (may be NULL).
  */
 struct gb_ec2_offering_list;

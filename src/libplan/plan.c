@@ -90,32 +90,6 @@ gb_err_t gb_plan_set_rationale(struct gb_plan *p, const char *text,
 	return GB_E_OK;
 }
 
-gb_err_t gb_plan_copy(const struct gb_plan *p, struct gb_plan **out,
-		      gb_error_t *err)
-{
-	struct gb_plan *c = NULL;
-	gb_err_t rc;
-
-	*out = NULL;
-	if ((rc = gb_plan_new(p->instance_type, p->planner, p->total, &c, err)))
-		return rc;
-	for (size_t i = 0; i < p->n_steps; i++) {
-		const struct gb_plan_step *s = &p->steps[i];
-
-		rc = gb_plan_add_step(c, s->region, s->az, s->subnet, s->batch,
-				      s->expect, s->reason, err);
-		if (rc)
-			goto fail;
-	}
-	if ((rc = gb_plan_set_rationale(c, p->rationale, err)))
-		goto fail;
-	*out = c;
-	return GB_E_OK;
-fail:
-	gb_plan_free(c);
-	return rc;
-}
-
 /*****************************************************************************
  *  JSON
  *****************************************************************************/

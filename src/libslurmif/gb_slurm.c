@@ -222,16 +222,6 @@ out:
 	return rc;
 }
 
-bool gb_slurm_ready(void)
-{
-	bool r;
-
-	pthread_mutex_lock(&slurm_mu);
-	r = slurm_inited;
-	pthread_mutex_unlock(&slurm_mu);
-	return r;
-}
-
 /*****************************************************************************
  *  Node updates
  *****************************************************************************/

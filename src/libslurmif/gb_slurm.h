@@ -61,9 +61,6 @@ gb_err_t gb_slurm_hostlist_compress(char *const *names, size_t n, char **out,
  */
 gb_err_t gb_slurm_init(gb_error_t *err);
 
-/* RET whether gb_slurm_init() succeeded in this process. */
-bool gb_slurm_ready(void);
-
 /*
  * Set NodeAddr and NodeHostname of nodes [names] to [addrs] and
  * [hostnames] (index-matched; either array may be NULL to leave that
