@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * prog_int.h - libprog internals shared by the worker and reconcile
+ * prog_int.h - libworker internals shared by the worker and reconcile
  */
-#ifndef GB_LIBPROG_PROG_INT_H
-#define GB_LIBPROG_PROG_INT_H
+#ifndef GB_LIBWORKER_PROG_INT_H
+#define GB_LIBWORKER_PROG_INT_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -92,4 +92,4 @@ gb_err_t worker_resume(struct wthread *t, const struct gb_request *req,
 gb_err_t worker_term(struct wthread *t, const struct gb_request *req,
 		     struct gb_strv *nodes, gb_error_t *err);
 
-#endif /* GB_LIBPROG_PROG_INT_H */
+#endif /* GB_LIBWORKER_PROG_INT_H */

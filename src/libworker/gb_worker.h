@@ -43,8 +43,8 @@
  * Two requests that share a node never run at once; a suspend never
  * overtakes an older queued resume of the same node.
  */
-#ifndef GB_LIBPROG_GB_WORKER_H
-#define GB_LIBPROG_GB_WORKER_H
+#ifndef GB_LIBWORKER_GB_WORKER_H
+#define GB_LIBWORKER_GB_WORKER_H
 
 #include <stdbool.h>
 
@@ -74,4 +74,4 @@ gb_err_t gb_worker_run(const struct gb_worker_opts *o, gb_error_t *err);
  */
 int gb_worker_main(int argc, char **argv);
 
-#endif /* GB_LIBPROG_GB_WORKER_H */
+#endif /* GB_LIBWORKER_GB_WORKER_H */
