@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test_spawn.c - libcommon's gb_spawn: a program run with a deadline and
- * its output captured, and the detached double fork
+ * test_spawn.c - libcommon's gb_spawn: a program or a function run with a
+ * deadline and its output captured, and the detached double fork
  */
 #include "config.h"
 
@@ -85,6 +85,48 @@ static void test_run(void **state)
 	assert_int_equal(run(env, NULL, 5, &status, &out, &e), GB_E_OK);
 	assert_string_equal(gb_buf_str(&out), "PATH=/usr/sbin:/usr/bin:/sbin:/bin\n");
 	gb_buf_free(&big);
+	gb_buf_free(&out);
+}
+
+static int child_fn(void *arg)
+{
+	const char *word = arg;
+
+	/* our stdin is the input: echo it after the word */
+	char buf[64];
+	ssize_t n = read(0, buf, sizeof(buf));
+
+	printf("%s:%.*s", word, n > 0 ? (int)n : 0, buf);
+	fflush(stdout);
+	return 7;
+}
+
+static int sleepy_fn(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return 0;
+}
+
+/* A function in the child: its output, its return as the status, the deadline. */
+static void test_run_fn(void **state)
+{
+	struct gb_buf out = GB_BUF_INIT;
+	struct gb_spawn r = { .fn = child_fn, .arg = (void *)"word", .input = "in",
+			      .timeout = 5, .out = &out, .err_inherit = true };
+	gb_error_t e = { 0 };
+	double t0;
+
+	(void)state;
+	assert_int_equal(gb_spawn_run(&r, &e), GB_E_OK);
+	assert_int_equal(r.status, 7);
+	assert_string_equal(gb_buf_str(&out), "word:in");
+	r = (struct gb_spawn){ .fn = sleepy_fn, .timeout = 0.3 };
+	t0 = gb_time_mono();
+	assert_int_equal(gb_spawn_run(&r, &e), GB_E_TIMEOUT);
+	assert_true(gb_time_mono() - t0 < 3);
+	assert_int_equal(r.status, -1);
 	gb_buf_free(&out);
 }
 
@@ -215,11 +257,53 @@ static void test_detached(void **state)
 	kill(pid, SIGKILL);
 }
 
+static int write_pid(void *arg)
+{
+	FILE *fp = fopen(arg, "w");
+
+	if (!fp)
+		return 1;
+	fprintf(fp, "%d %d\n", (int)getpid(), (int)getsid(0));
+	fclose(fp);
+	return 0;
+}
+
+/* The function runs in a grandchild of its own session; we do not wait. */
+static void test_detached_call(void **state)
+{
+	char dir[] = "/tmp/gb-spawn-XXXXXX", path[64], *text = NULL;
+	gb_error_t e;
+	int pid = 0, sid = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/pid", dir);
+	assert_int_equal(gb_spawn_detached_call(write_pid, path, &e), GB_E_OK);
+	for (int i = 0; i < 300 && sid == 0; i++) {
+		free(text);
+		text = NULL;
+		if (gb_file_read(path, 1024, &text, NULL, NULL) != GB_E_OK ||
+		    sscanf(text, "%d %d\n", &pid, &sid) != 2)
+			sid = 0;
+		if (sid == 0)
+			usleep(10000);
+	}
+	assert_int_not_equal(sid, 0);
+	assert_int_not_equal(pid, (int)getpid());
+	assert_int_not_equal(sid, (int)getsid(0));	/* a session of its own */
+	assert_int_not_equal(sid, pid);	/* not its leader: the intermediate was */
+	free(text);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_run),
+		cmocka_unit_test(test_run_fn),
 		cmocka_unit_test(test_detached),
+		cmocka_unit_test(test_detached_call),
 	};
 
 	return cmocka_run_group_tests_name("spawn", tests, NULL, NULL);
