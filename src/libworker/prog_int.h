@@ -40,6 +40,16 @@ size_t prog_slurm_update(gb_state_t *st, const char *req_id, int action,
 #define PROG_SET_ADDR (-1)
 #define PROG_CLEAR_ADDR (-2)
 
+/*
+ * The update prog_slurm_update() would make, not made because Slurm cannot
+ * be reached ([why]): logged and recorded as its "slurm_update" event, all
+ * [n] nodes failed, [why] the error.  ([action] not set-address.)
+ * RET [n].
+ */
+size_t prog_slurm_not_updated(gb_state_t *st, const char *req_id, int action,
+			      char *const *names, size_t n, const char *reason,
+			      const char *why);
+
 /* Record a JSON event (json_t * STOLEN). Failures are logged. */
 void prog_event_json(gb_state_t *st, const char *req_id, const char *kind,
 		     void *json);
