@@ -68,6 +68,7 @@ void prog_req_free(struct prog_req *r)
 void prog_event_json(gb_state_t *st, const char *req_id, const char *kind,
 		     void *json)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	char *s = json ? json_dumps(json, JSON_COMPACT) : NULL;
 	gb_error_t e;
 
@@ -75,8 +76,8 @@ void prog_event_json(gb_state_t *st, const char *req_id, const char *kind,
 		gb_log_error("event_lost kind=%s req=%s error=\"out of memory\"", kind,
 			     req_id ? req_id : "-");
 	else if (gb_state_event_add(st, req_id, kind, s, &e))
-		gb_log_error("event_lost kind=%s req=%s error=\"%s\"", kind,
-			     req_id ? req_id : "-", e.text);
+		gb_log_error("event_lost kind=%s req=%s error=%s", kind,
+			     req_id ? req_id : "-", gb_log_q(lq, sizeof(lq), e.text));
 	free(s);
 	json_decref(json);
 }
@@ -118,6 +119,7 @@ size_t prog_slurm_update(gb_state_t *st, const char *req_id, int action,
 			 char *const *names, char *const *addrs, size_t n,
 			 const char *reason)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	char *list = NULL, q[GB_REASON_MAX + 8];
 	size_t failed = 0;
 	gb_error_t e = { 0 };
@@ -136,8 +138,8 @@ size_t prog_slurm_update(gb_state_t *st, const char *req_id, int action,
 		list = NULL;
 	if (rc)
 		gb_log_error("slurm_update action=%s nodes=%s count=%zu failed=%zu req=%s "
-			     "error=\"%s\"", update_name(action), list ? list : "?", n,
-			     failed, req_id ? req_id : "-", e.text);
+			     "error=%s", update_name(action), list ? list : "?", n,
+			     failed, req_id ? req_id : "-", gb_log_q(lq, sizeof(lq), e.text));
 	else
 		gb_log_info("slurm_update action=%s nodes=%s count=%zu req=%s%s%s",
 			    update_name(action), list ? list : "?", n,
@@ -153,6 +155,7 @@ size_t prog_slurm_not_updated(gb_state_t *st, const char *req_id, int action,
 			      char *const *names, size_t n, const char *reason,
 			      const char *why)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	char *list = NULL;
 
 	if (n == 0)
@@ -160,8 +163,8 @@ size_t prog_slurm_not_updated(gb_state_t *st, const char *req_id, int action,
 	if (gb_slurm_hostlist_compress(names, n, &list, NULL))
 		list = NULL;
 	gb_log_error("slurm_update action=%s nodes=%s count=%zu failed=%zu req=%s "
-		     "error=\"%s\"", update_name(action), list ? list : "?", n, n,
-		     req_id ? req_id : "-", why);
+		     "error=%s", update_name(action), list ? list : "?", n, n,
+		     req_id ? req_id : "-", gb_log_q(lq, sizeof(lq), why));
 	record_update(st, req_id, action, names, NULL, n, reason, list, n, why);
 	free(list);
 	return n;

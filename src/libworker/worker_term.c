@@ -83,6 +83,7 @@ static gb_err_t bucket_add(struct bucket **v, size_t *n, int action,
 static void recover_nodes(struct wthread *t, const struct gb_request *req,
 			  const struct gb_strv *nodes)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	const struct gb_conf *conf = t->w->conf;
 	struct gb_slurm_node_list *sl = NULL;
 	struct bucket *b = NULL;
@@ -92,7 +93,8 @@ static void recover_nodes(struct wthread *t, const struct gb_request *req,
 	gb_error_t e;
 
 	if (gb_slurm_nodes_load(&sl, &e)) {
-		gb_log_error("resume_fail_recover_skipped req=%s error=\"%s\"", req->id, e.text);
+		gb_log_error("resume_fail_recover_skipped req=%s error=%s", req->id,
+			     gb_log_q(lq, sizeof(lq), e.text));
 		return;
 	}
 	snprintf(back, sizeof(back), "gpuburst: back in service after a failed resume req=%s",
@@ -190,6 +192,7 @@ gb_err_t gb_worker_terminate_now(gb_orch_t *orch, gb_state_t *st,
 				 const struct gb_strv *nodes, struct gb_worker_term *t,
 				 gb_error_t *err)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	struct gb_strv live = { 0 };
 	gb_err_t rc;
 
@@ -204,8 +207,8 @@ gb_err_t gb_worker_terminate_now(gb_orch_t *orch, gb_state_t *st,
 	rc = gb_orch_terminate(orch, st, t->req_id, (const char *const *)live.v, live.n,
 			       t->reason, t->flags, &t->terminated, err);
 	if (rc)
-		gb_log_error("terminate_failed req=%s nodes=%zu terminated=%d error=\"%s\"",
-			     t->req_id, live.n, t->terminated, err->text);
+		gb_log_error("terminate_failed req=%s nodes=%zu terminated=%d error=%s",
+			     t->req_id, live.n, t->terminated, gb_log_q(lq, sizeof(lq), err->text));
 	/* Retried unless [once]: what was terminated is no longer alive. */
 	if (rc && !t->once)
 		goto out;
@@ -222,6 +225,7 @@ out:
 gb_err_t worker_term(struct wthread *t, const struct gb_request *req,
 		     struct gb_strv *nodes, gb_error_t *err)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	struct gb_worker_term wt = {
 		.req_id = req->id, .reason = term_reason(req->kind),
 		.flags = req->kind == GB_REQ_RESUME_FAIL ? GB_ORCH_TERM_FAILURE : 0,
@@ -237,7 +241,8 @@ gb_err_t worker_term(struct wthread *t, const struct gb_request *req,
 		 wt.terminated, nodes->n - wt.live, nodes->n);
 	if (gb_state_request_finish(t->st, req->id, GB_RSTATE_DONE, GB_RESULT_SUCCESS, 0,
 				    reason, err))
-		gb_log_error("request_finish_failed req=%s error=\"%s\"", req->id, err->text);
+		gb_log_error("request_finish_failed req=%s error=%s", req->id,
+			     gb_log_q(lq, sizeof(lq), err->text));
 	/* the work is done; reconcile settles the row */
 	gb_log_info("%s_done req=%s nodes=%s %s", gb_request_kind_name(req->kind), req->id,
 		    req->nodes, reason);
