@@ -20,7 +20,8 @@ GB_INCLUDES = \
 	-I$(top_srcdir)/src/libslurmif \
 	-I$(top_srcdir)/src/libplan \
 	-I$(top_srcdir)/src/liborch \
-	-I$(top_srcdir)/src/libprog \
+	-I$(top_srcdir)/src/libenqueue \
+	-I$(top_srcdir)/src/libworker \
 	# End of GB_INCLUDES
 
 GB_DEFS = \
@@ -37,8 +38,8 @@ libstate = $(top_builddir)/src/libstate/libgbstate.la
 libpolicy = $(top_builddir)/src/libpolicy/libgbpolicy.la
 libcloud = $(top_builddir)/src/libcloud/libgbcloud.la
 libslurmif = $(top_builddir)/src/libslurmif/libgbslurmif.la
-libprog = $(top_builddir)/src/libprog/libgbprog.la
-libworker = $(top_builddir)/src/libprog/libgbworker.la
+libenqueue = $(top_builddir)/src/libenqueue/libgbenqueue.la
+libworker = $(top_builddir)/src/libworker/libgbworker.la
 libplan = $(top_builddir)/src/libplan/libgbplan.la
 liborch = $(top_builddir)/src/liborch/libgborch.la
 libcloudsim = $(top_builddir)/src/cloudsim/libcloudsim.la
@@ -46,7 +47,7 @@ libcloudsim = $(top_builddir)/src/cloudsim/libcloudsim.la
 # The programs slurmctld runs (gpuburst-resume, -suspend, -resume-fail):
 # the fast path only, no cloud client (start-up time is per library).
 GB_PROG_LIBS = \
-	$(libprog) \
+	$(libenqueue) \
 	$(libpolicy) \
 	$(libslurmif) \
 	$(libstate) \
@@ -59,7 +60,7 @@ GB_PROG_LIBS = \
 # The worker and everything that runs it (gpuburst-worker, gpuburstctl).
 GB_WORKER_LIBS = \
 	$(libworker) \
-	$(libprog) \
+	$(libenqueue) \
 	$(libpolicy) \
 	$(liborch) \
 	$(libplan) \

@@ -19,12 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "boot.h"
 #include "gb_log.h"
+#include "gb_spawn.h"
 #include "gb_str.h"
 #include "gb_util.h"
 #include "sim.h"
@@ -146,17 +146,6 @@ static gb_err_t write_script(const char *path, const struct gb_sim_event *ev,
 	return GB_E_OK;
 }
 
-/* Close every descriptor above 2 (async-signal-safe). */
-static void close_from_3(void)
-{
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0)
-		return;
-#endif
-	for (int fd = 3; fd < 4096; fd++)
-		(void)close(fd);
-}
-
 /* In the child: new session, stdio, clean signals, then the script. */
 static void child_exec(const char *script, const char *dir, int in, int log,
 		       char **envp)
@@ -167,7 +156,7 @@ static void child_exec(const char *script, const char *dir, int in, int log,
 	(void)setsid();
 	if (dup2(in, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0)
 		_exit(127);
-	close_from_3();
+	gb_spawn_close_from_3();
 	gb_signals_reset();
 	if (chdir(dir) != 0)
 		_exit(127);

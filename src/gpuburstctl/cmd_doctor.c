@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ctl.h"
@@ -41,6 +40,7 @@
 #include "gb_plan.h"
 #include "gb_slurm.h"
 #include "gb_slurmconf.h"
+#include "gb_spawn.h"
 #include "gb_util.h"
 
 #define DOCTOR_CONNECT_MS 3000
@@ -48,6 +48,8 @@
 /* What ResumeTimeout must leave after the approval wait: a GPU instance
  * takes minutes to launch, boot and register its slurmd. */
 #define DOCTOR_BOOT_MIN_S 120
+#define DOCTOR_SLURM_TIMEOUT_S 120.0	/* the libslurm child (MessageTimeout x calls) */
+#define DOCTOR_SLURM_OUTPUT_MAX (1u << 20)
 #define DOCTOR_REGION_THREADS 8	/* regions checked at once */
 #define DOCTOR_REQUEST_ID "doctor"	/* gpuburst:request of the dry runs */
 
@@ -980,23 +982,31 @@ static void check_power_params(struct doctor *d, const struct gb_conf *conf,
 /*
  * The libslurm checks run in a child: libslurm calls fatal() (exit) on a
  * slurm.conf it cannot use, and doctor must report that, not die of it.
- * The child writes "NAME<TAB>CODE<TAB>DETAIL" lines to a pipe.
+ * The child (gb_spawn_run's fn) writes "NAME<TAB>CODE<TAB>DETAIL" lines to
+ * its stdout; its stderr stays the terminal, for libslurm's own message.
  */
-static void slurm_child(struct doctor *d, const struct gb_conf *conf, int fd)
+struct slurm_probe {
+	struct doctor *d;
+	const struct gb_conf *conf;
+};
+
+static int slurm_child(void *arg)
 {
+	struct doctor *d = ((struct slurm_probe *)arg)->d;
+	const struct gb_conf *conf = ((struct slurm_probe *)arg)->conf;
 	struct gb_slurm_node_list *sl = NULL;
 	struct gb_slurm_power *pw = NULL;
 	char ctld[64], built[32];
 	gb_error_t err = { 0 };
-	FILE *fp = fdopen(fd, "w");
+	FILE *fp = fdopen(1, "w");
 
 	if (!fp)
-		_exit(1);
+		return 1;
 	d->pipe = fp;
 	if (gb_slurm_init(&err) || gb_slurm_ctl_version(ctld, sizeof(ctld), &err)) {
 		check(d, "slurmctld", GB_E_SLURM, "%s", err.text);
 		fclose(fp);
-		_exit(0);
+		return 0;
 	}
 	check(d, "slurmctld", GB_E_OK, "answered (Slurm %s)", ctld);
 	gb_slurm_built_version(built, sizeof(built));
@@ -1020,50 +1030,61 @@ static void slurm_child(struct doctor *d, const struct gb_conf *conf, int fd)
 	gb_slurm_power_free(pw);
 	gb_slurm_node_list_free(sl);
 	fclose(fp);
-	_exit(0);
+	return 0;
 }
 
-static void slurm_checks(struct doctor *d, const struct gb_conf *conf)
+/* The child's lines as checks; RET whether there was one. */
+static bool slurm_lines(struct doctor *d, char *text)
 {
-	char line[2304];
-	int fds[2], status = 0;
 	bool any = false;
-	FILE *in;
-	pid_t pid;
 
-	fflush(stdout);
-	if (pipe(fds) < 0 || (pid = fork()) < 0) {
-		check(d, "slurmctld", GB_E_IO, "cannot fork: %s", strerror(errno));
-		return;
-	}
-	if (pid == 0) {
-		close(fds[0]);
-		slurm_child(d, conf, fds[1]);
-	}
-	close(fds[1]);
-	in = fdopen(fds[0], "r");
-	while (in && fgets(line, sizeof(line), in)) {
-		char *name = line, *code = strchr(line, '\t'), *detail;
+	for (char *line = text, *next; line && *line; line = next) {
+		char *name = line, *code, *detail;
 		long c;
 
-		if (!code || !(detail = strchr(code + 1, '\t')))
+		if ((next = strchr(line, '\n')))
+			*next++ = '\0';
+		if (!(code = strchr(line, '\t')) || !(detail = strchr(code + 1, '\t')))
 			continue;
 		*code++ = '\0';
 		*detail++ = '\0';
-		detail[strcspn(detail, "\n")] = '\0';
 		if (gb_parse_long(code, 0, 125, &c))
 			continue;
 		check(d, name, (gb_err_t)c, "%s", detail);
 		any = true;
 	}
-	if (in)
-		fclose(in);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (!any || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	return any;
+}
+
+static void slurm_checks(struct doctor *d, const struct gb_conf *conf)
+{
+	struct slurm_probe probe = { d, conf };
+	struct gb_buf out = GB_BUF_INIT;
+	struct gb_spawn r = { .fn = slurm_child, .arg = &probe,
+			      .timeout = DOCTOR_SLURM_TIMEOUT_S, .out = &out,
+			      .out_max = DOCTOR_SLURM_OUTPUT_MAX, .err_inherit = true };
+	gb_error_t err = { 0 };
+	char *text;
+	gb_err_t rc;
+	bool any;
+
+	fflush(stdout);
+	fflush(stderr);
+	rc = gb_spawn_run(&r, &err);
+	if (rc == GB_E_IO) {
+		check(d, "slurmctld", GB_E_IO, "%s", err.text);
+		gb_buf_free(&out);
+		return;
+	}
+	text = gb_buf_steal(&out);
+	any = slurm_lines(d, text);
+	free(text);
+	if (rc == GB_E_TIMEOUT)
+		check(d, "slurmctld", GB_E_SLURM, "the libslurm checks %s", err.text);
+	else if (!any || r.status != 0)
 		check(d, "slurmctld", GB_E_SLURM,
 		      "libslurm gave up on the Slurm configuration (exit status %d): see its message above; SLURM_CONF=%s",
-		      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+		      r.status,
 		      getenv(GB_SLURMCONF_ENV) ? getenv(GB_SLURMCONF_ENV) : "(unset)");
 }
 

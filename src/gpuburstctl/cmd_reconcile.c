@@ -2,7 +2,7 @@
 /*
  * cmd_reconcile.c - gpuburstctl reconcile [--dry-run] [--cheap], and worker
  *
- * The logic is libprog's (gb_reconcile.h), shared with the worker's cheap
+ * The logic is libworker's (gb_reconcile.h), shared with the worker's cheap
  * pass; this file opens what it needs, prints the report, and starts a
  * worker when requests are due and nobody runs them.
  */
@@ -21,6 +21,7 @@
 #include "gb_prog.h"
 #include "gb_reconcile.h"
 #include "gb_slurm.h"
+#include "gb_spawn.h"
 #include "gb_util.h"
 #include "gb_worker.h"
 
@@ -117,7 +118,7 @@ static void kick_worker(const struct gb_conf *conf, gb_state_t *st)
 	f.state = GB_RSTATE_QUEUED;
 	if (gb_state_request_list(st, &f, min_due, &due, &e) || due > gb_time_now())
 		return;
-	if (gb_prog_self_exe(exe, sizeof(exe), &e) || gb_prog_spawn_detached(argv, &e))
+	if (gb_prog_self_exe(exe, sizeof(exe), &e) || gb_spawn_detached(argv, &e))
 		gb_log_error("worker_start_failed error=\"%s\"", e.text);
 	else
 		gb_log_info("worker_started by=reconcile");

@@ -36,6 +36,7 @@
 #include "gb_orch.h"
 #include "gb_prog.h"
 #include "gb_slurm.h"
+#include "gb_worker.h"
 
 #define TOKEN_BUCKET 300.0	/* seconds; a token works in its bucket and the next */
 #define TOKEN_HEX 10
@@ -249,48 +250,7 @@ static gb_err_t missing_nodes(const struct gb_strv *wanted,
 	return GB_E_OK;
 }
 
-/*
- * The nodes Slurm still has up on the instances just terminated go DOWN
- * (their jobs requeue or fail now) and then power_down_force (idle~ again).
- */
-static void end_nodes(struct ctl *ctl, const char *req_id, const struct gb_strv *nodes,
-		      const char *why)
-{
-	struct gb_slurm_node_list *l = NULL;
-	struct gb_strv up = { 0 };
-	char reason[GB_REASON_MAX], detail[GB_REASON_MAX + 64];
-	size_t failed = 0;
-	gb_error_t e = { 0 };
-
-	snprintf(reason, sizeof(reason), "%s%s req=%s", GB_REASON_PREFIX, why, req_id);
-	if (gb_slurm_nodes_load(&l, &e)) {
-		fprintf(stderr, "gpuburstctl: warning: Slurm's nodes not read, none set DOWN: %s\n",
-			e.text);
-		return;
-	}
-	for (size_t i = 0; i < nodes->n; i++) {
-		const struct gb_slurm_node *sn = gb_slurm_node_find(l, nodes->v[i]);
-
-		if (sn && !sn->powered_down && gb_strv_add(&up, nodes->v[i])) {
-			fprintf(stderr, "gpuburstctl: warning: out of memory, nodes not set DOWN\n");
-			goto out;
-		}
-	}
-	if (up.n == 0)
-		goto out;
-	if (gb_slurm_nodes_update(GB_SLURM_DOWN, up.v, up.n, reason, &failed, &e) ||
-	    gb_slurm_nodes_update(GB_SLURM_POWER_DOWN_FORCE, up.v, up.n, reason, &failed, &e))
-		fprintf(stderr, "gpuburstctl: warning: %zu of %zu nodes not set DOWN and powered down in Slurm: %s\n",
-			failed, up.n, e.text);
-	snprintf(detail, sizeof(detail), "down+power_down_force nodes=%zu failed=%zu reason=%s",
-		 up.n, failed, reason);
-	gb_state_event_add(ctl->st, req_id, "slurm_update", detail, NULL);
-out:
-	gb_strv_free(&up);
-	gb_slurm_node_list_free(l);
-}
-
-/* Record, terminate, clear Slurm's addresses, end the nodes, finish the record. */
+/* Record, run the worker's terminate flow once, finish the record. */
 static gb_err_t execute(struct ctl *ctl, const struct gb_conf *conf,
 			const struct opts *o, const struct gb_policy_actor *who,
 			const struct victims *vs)
@@ -300,7 +260,7 @@ static gb_err_t execute(struct ctl *ctl, const struct gb_conf *conf,
 	struct gb_orch_opts oo = { 0 };
 	gb_orch_t *orch = NULL;
 	char *expr = NULL, reason[256], path[4096], result[256], q[300];
-	size_t failed = 0;
+	struct gb_worker_term wt = { .reason = reason, .once = true };
 	gb_error_t err = { 0 }, se = { 0 };
 	int n_term = 0;
 	gb_err_t rc;
@@ -322,6 +282,7 @@ static gb_err_t execute(struct ctl *ctl, const struct gb_conf *conf,
 		ctl_fail(rc, "%s", err.text);
 		goto out;
 	}
+	wt.req_id = req.id;
 	snprintf(result, sizeof(result), "by=%s uid=%lld instances=%zu reason=%s",
 		 who->name, (long long)who->uid, vs->n, gb_log_q(q, sizeof(q), reason));
 	gb_state_event_add(ctl->st, req.id, "terminate_cli", result, NULL);
@@ -330,17 +291,17 @@ static gb_err_t execute(struct ctl *ctl, const struct gb_conf *conf,
 	gb_prog_state_path(conf, path, sizeof(path));
 	oo.conf = conf;
 	oo.state_path = path;
+	/* the worker's terminate flow, run once: its slurm_update events too */
+	if (gb_slurm_init(&se))
+		wt.no_slurm = se.text;
 	rc = gb_orch_create(&oo, &orch, &err);
 	if (rc == GB_E_OK)
-		rc = gb_orch_terminate(orch, ctl->st, req.id, (const char *const *)nodes.v,
-				       nodes.n, reason, 0, &n_term, &err);
-	/* DOWN first (Slurm ends the jobs through the old address), then
-	 * addresses that are gone are cleared; best effort. */
-	if (gb_slurm_init(&se) == GB_E_OK)
-		end_nodes(ctl, req.id, &nodes, reason);
-	if (se.code || gb_slurm_nodes_clear_addr(nodes.v, nodes.n, &failed, &se))
-		fprintf(stderr, "gpuburstctl: warning: node addresses not cleared in Slurm: %s\n",
-			se.text);
+		rc = gb_worker_terminate_now(orch, ctl->st, &nodes, &wt, &err);
+	n_term = wt.terminated;
+	if (wt.slurm_failed)
+		fprintf(stderr, "gpuburstctl: warning: %zu node updates not made in Slurm "
+			"(gpuburstctl requests show %s): %s\n", wt.slurm_failed, req.id,
+			wt.no_slurm ? wt.no_slurm : "see the log");
 	if (rc)
 		snprintf(result, sizeof(result), "terminated %d of %zu instances: %s", n_term,
 			 vs->n, err.text);

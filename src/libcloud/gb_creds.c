@@ -24,7 +24,7 @@
 #include "gb_http.h"
 #include "gb_log.h"
 #include "gb_partition.h"
-#include "gb_run.h"
+#include "gb_spawn.h"
 #include "gb_str.h"
 #include "gb_sts.h"
 #include "gb_util.h"
@@ -905,8 +905,8 @@ static gb_err_t from_process(struct resolution *r, const struct prof *p,
 	const char *line = pget(p, P_PROCESS);
 	struct gb_strv words = { 0 };
 	struct gb_buf out = GB_BUF_INIT, eo = GB_BUF_INIT;
-	struct gb_run run = { 0 };
-	char *env[3] = { (char *)GB_RUN_PATH, NULL, NULL };
+	struct gb_spawn run = { 0 };
+	char *env[3] = { (char *)GB_SPAWN_PATH, NULL, NULL };
 	char *const *argv = p->argv;
 	struct gb_buf home = GB_BUF_INIT;
 	double t0;
@@ -946,7 +946,7 @@ static gb_err_t from_process(struct resolution *r, const struct prof *p,
 	run.err_out = &eo;
 	run.err_max = PROCESS_ERR_MAX;
 	t0 = gb_time_mono();
-	rc = gb_run(&run, &e);
+	rc = gb_spawn_run(&run, &e);
 	log_stderr(argv[0], &eo, rc || run.status != 0);
 	if (rc) {
 		rc = perror_at(r, p, rc == GB_E_TIMEOUT ? GB_E_TIMEOUT : GB_E_AUTH, err,

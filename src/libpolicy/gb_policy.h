@@ -277,23 +277,11 @@ gb_err_t gb_policy_notify_json(const struct gb_conf *conf,
 			       double expires_at, char **out, gb_error_t *err);
 
 /*
- * Run [argv] (argv[0] an absolute path; no shell, environment PATH only)
- * with [input] on stdin, its stdout and stderr captured (the first
- * GB_POLICY_NOTIFY_OUTPUT_MAX bytes into [output] when not NULL), for at
- * most [timeout] seconds, then SIGKILL to its process group.
- * OUT *status: the exit status, or 128 + signal, or -1 (timeout).
- * RET GB_E_OK when it ran to an exit (check *status); GB_E_TIMEOUT;
- * GB_E_IO (could not start it: the text says why).
- */
-gb_err_t gb_policy_run(char *const *argv, const char *input, double timeout,
-		       int *status, struct gb_buf *output, gb_error_t *err);
-
-/*
  * Run policy.approval_notify about [req] now, in this thread, for at most
  * GB_POLICY_NOTIFY_TIMEOUT seconds, and log the outcome
  * ("approval_notify req=... status=... elapsed=..."), failures as errors.
  * Safe in a multi-threaded process (the child only execs).  No-op when
- * approval_notify is not set.  RET as gb_policy_run, or GB_E_IO for a
+ * approval_notify is not set.  RET as gb_spawn_run(), or GB_E_IO for a
  * non-zero exit.
  */
 gb_err_t gb_policy_notify_run(const struct gb_conf *conf,
@@ -304,7 +292,7 @@ gb_err_t gb_policy_notify_run(const struct gb_conf *conf,
  * Notify about [req] gated for [why] until [expires_at], without blocking
  * the caller (the resume fast path; call it from a single-threaded
  * process: the grandchild logs): a detached grandchild (setsid) runs policy.approval_notify
- * with gb_policy_run(), GB_POLICY_NOTIFY_TIMEOUT, and logs the outcome
+ * with gb_spawn_run(), GB_POLICY_NOTIFY_TIMEOUT, and logs the outcome
  * ("approval_notify req=... status=... elapsed=..."), failures as errors.
  * No-op when approval_notify is not set.  Only the double fork can fail
  * here (logged; RET GB_E_IO).

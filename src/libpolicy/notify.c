@@ -5,21 +5,15 @@
  */
 #include "config.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <jansson.h>
 
 #include "gb_log.h"
 #include "gb_policy.h"
-#include "gb_run.h"
+#include "gb_spawn.h"
 #include "gb_util.h"
 
 
@@ -77,50 +71,24 @@ gb_err_t gb_policy_notify_json(const struct gb_conf *conf,
 }
 
 /*****************************************************************************
- *  Running a program with a deadline
+ *  Running the notify program, now or detached
  *****************************************************************************/
-
-gb_err_t gb_policy_run(char *const *argv, const char *input, double timeout,
-		       int *status, struct gb_buf *output, gb_error_t *err)
-{
-	struct gb_run r = { .argv = argv, .input = input, .timeout = timeout,
-			    .out = output, .err_out = output,
-			    .out_max = GB_POLICY_NOTIFY_OUTPUT_MAX };
-	gb_err_t rc = gb_run(&r, err);
-
-	*status = r.status;
-	return rc;
-}
-
-/*****************************************************************************
- *  Detached notification
- *****************************************************************************/
-
-static void detach_stdio(void)
-{
-	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	dup2(fd, 0);
-	dup2(fd, 1);
-	dup2(fd, 2);
-	if (fd > 2)
-		close(fd);
-}
 
 static gb_err_t notify_doc(const struct gb_conf *conf, const char *id,
 			   const char *doc, gb_error_t *err)
 {
 	struct gb_buf output = GB_BUF_INIT;
+	struct gb_spawn r = { .argv = conf->policy.approval_notify, .input = doc,
+			      .timeout = GB_POLICY_NOTIFY_TIMEOUT, .out = &output,
+			      .err_out = &output, .out_max = GB_POLICY_NOTIFY_OUTPUT_MAX };
 	char q[GB_POLICY_NOTIFY_OUTPUT_MAX * 2 + 8];
 	double t0 = gb_time_mono();
 	gb_error_t e = { 0 };
-	int status = -1;
+	int status;
 	gb_err_t rc;
 
-	rc = gb_policy_run(conf->policy.approval_notify, doc,
-			   GB_POLICY_NOTIFY_TIMEOUT, &status, &output, &e);
+	rc = gb_spawn_run(&r, &e);
+	status = r.status;
 	gb_buf_putc(&output, '\0');
 	if (rc == GB_E_OK && status == 0) {
 		gb_log_info("approval_notify req=%s status=0 elapsed=%.3f", id,
@@ -157,13 +125,26 @@ gb_err_t gb_policy_notify_run(const struct gb_conf *conf,
 	return rc;
 }
 
+struct notify_job {
+	const struct gb_conf *conf;
+	const char *id, *doc;
+};
+
+/* In the detached grandchild. */
+static int notify_detached(void *arg)
+{
+	const struct notify_job *j = arg;
+
+	return notify_doc(j->conf, j->id, j->doc, NULL) ? 1 : 0;
+}
+
 gb_err_t gb_policy_notify_spawn(const struct gb_conf *conf,
 				const struct gb_request *req, const char *why,
 				double expires_at, gb_error_t *err)
 {
-	char *doc = NULL;
-	pid_t pid;
-	int st;
+	struct notify_job j = { conf, req->id, NULL };
+	char *doc = NULL, q[256];
+	gb_error_t e = { 0 };
 	gb_err_t rc;
 
 	if (!conf->policy.approval_notify || !conf->policy.approval_notify[0])
@@ -171,23 +152,14 @@ gb_err_t gb_policy_notify_spawn(const struct gb_conf *conf,
 	rc = gb_policy_notify_json(conf, req, why, expires_at, &doc, err);
 	if (rc)
 		return rc;
-	pid = fork();
-	if (pid == 0) {
-		/* the child: a new session, then the grandchild does the work */
-		setsid();
-		detach_stdio();
-		if (fork() == 0)
-			_exit(notify_doc(conf, req->id, doc, NULL) ? 1 : 0);
-		_exit(0);
-	}
+	j.doc = doc;
+	rc = gb_spawn_detached_call(notify_detached, &j, &e);
 	free(doc);
-	if (pid < 0) {
-		rc = gb_errorf(err, GB_E_IO, "notify: fork: %s", strerror(errno));
-		gb_log_error("approval_notify req=%s error=fork: %s", req->id,
-			     strerror(errno));
-		return rc;
+	if (rc) {
+		gb_log_error("approval_notify req=%s error=%s", req->id,
+			     gb_log_q(q, sizeof(q), e.text));
+		if (err)
+			*err = e;
 	}
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	return GB_E_OK;
+	return rc;
 }

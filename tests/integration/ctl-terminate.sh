@@ -5,7 +5,8 @@
 # --json, a non-administrator refused, nothing left -> NOTFOUND.  Slurm
 # is absent (SLURM_CONF names no file): which jobs run on the nodes is
 # unknown, so only --force terminates (the jobs themselves are the e2e
-# test 11-terminate-jobs.sh).
+# test 11-terminate-jobs.sh), and the worker's terminate flow records its
+# Slurm updates as failed slurm_update events of the request.
 # Instances are launched with the AWS CLI and recorded with gb_mkstate,
 # as the worker would have.
 . "$srcdir/cloudsim-lib.sh"
@@ -125,6 +126,20 @@ expect_eq "alive after" "$(jget "$TMP/alive.json" 'len(d["instances"])')" 0
 ctl --json requests --kind terminate >"$TMP/req.json"
 expect_eq "terminate request" "$(jget "$TMP/req.json" '[r["state"] + "/" + r["result"] for r in d["requests"]]')" '["done/success"]'
 ok "right token: 2 instances terminated, request recorded"
+
+# the worker's terminate flow: the request's timeline has its slurm_update
+# events; Slurm is absent here, so they record the attempt and its error
+# (the nodes set DOWN and their addresses cleared, as the worker would)
+req=$(sed -n 's/^request \([0-9a-f]*\): .*/\1/p' "$TMP/out")
+[ -n "$req" ] || fail "no request id in: $(cat "$TMP/out")"
+grep -q "warning: 4 node updates not made in Slurm (gpuburstctl requests show $req): SLURM_CONF=" "$TMP/err" ||
+	fail "no Slurm warning: $(cat "$TMP/err")"
+ctl --json requests show "$req" >"$TMP/show.json" 2>"$TMP/err" || fail "requests show: $(cat "$TMP/err")"
+expect_eq "slurm_update events" "$(jget "$TMP/show.json" '[(j["action"], j["nodes"], j["count"], j["failed"], j["error"].startswith("SLURM_CONF=")) for j in (json.loads(e["detail"]) for e in d["events"] if e["kind"] == "slurm_update")]')" \
+	'[["down", "g5-[1-2]", 2, 2, true], ["clear_addr", "g5-[1-2]", 2, 2, true]]'
+ctl requests show "$req" >"$TMP/show.txt" 2>"$TMP/err" || fail "requests show: $(cat "$TMP/err")"
+grep -q 'slurm_update.*"action":"clear_addr"' "$TMP/show.txt" || fail "timeline: $(cat "$TMP/show.txt")"
+ok "CLI terminate: slurm_update events in the request's timeline"
 
 # nothing left: exit 8 (NOTFOUND)
 ctl terminate --all --yes >"$TMP/out" 2>"$TMP/err"

@@ -1,5 +1,5 @@
-# prog.mk - libprog unit tests: nodes -> nodesets -> requests, approval
-# policy in the enqueue, one-transaction enqueue, detached spawn
+# prog.mk - libenqueue unit tests: nodes -> nodesets -> requests, approval
+# policy in the enqueue, one-transaction enqueue
 
 GB_UNIT_TESTS += test_prog
 test_prog_SOURCES = test_prog.c

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_policy.c - libpolicy: counting and gating, decisions, expiry,
- * authorization, the notify runner, the slurm.conf reader
+ * authorization, notify, and libslurmif's slurm.conf reader (the policy reads
+ * ResumeTimeout and SlurmUser through it)
  *
  * Every test works in its own mkdtemp directory (a state file, configs,
  * slurm.conf files), removed afterwards.
@@ -759,50 +760,8 @@ static void test_authorize(void **state)
 }
 
 /*****************************************************************************
- *  Running the notify command
+ *  Notify
  *****************************************************************************/
-
-static void test_run(void **state)
-{
-	struct gb_buf out = GB_BUF_INIT;
-	char *cat[] = { (char *)"/bin/cat", NULL };
-	char *fail[] = { (char *)"/bin/sh", (char *)"-c", (char *)"echo oops >&2; exit 3", NULL };
-	char *slow[] = { (char *)"/bin/sleep", (char *)"5", NULL };
-	char *none[] = { (char *)"/nonexistent/notify", NULL };
-	char *rel[] = { (char *)"notify", NULL };
-	char *deaf[] = { (char *)"/bin/true", NULL };
-	char *env[] = { (char *)"/usr/bin/env", NULL };
-	struct gb_buf big = GB_BUF_INIT;
-	gb_error_t e = { 0 };
-	int status;
-	double t0;
-
-	(void)state;
-	assert_int_equal(gb_policy_run(cat, "{\"a\":1}", 5, &status, &out, &e), GB_E_OK);
-	assert_int_equal(status, 0);
-	assert_string_equal(gb_buf_str(&out), "{\"a\":1}");
-	gb_buf_reset(&out);
-	assert_int_equal(gb_policy_run(fail, "", 5, &status, &out, &e), GB_E_OK);
-	assert_int_equal(status, 3);
-	assert_string_equal(gb_buf_str(&out), "oops\n");
-	gb_buf_reset(&out);
-	t0 = gb_time_mono();
-	assert_int_equal(gb_policy_run(slow, "x", 0.3, &status, &out, &e), GB_E_TIMEOUT);
-	assert_true(gb_time_mono() - t0 < 3);
-	assert_int_equal(status, -1);
-	assert_int_equal(gb_policy_run(none, "x", 5, &status, NULL, &e), GB_E_IO);
-	assert_int_equal(gb_policy_run(rel, "x", 5, &status, NULL, &e), GB_E_INVALID);
-	/* a program that does not read 1 MiB of stdin: no SIGPIPE for us */
-	for (int i = 0; i < 1024 * 16; i++)
-		gb_buf_puts(&big, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n");
-	assert_int_equal(gb_policy_run(deaf, gb_buf_str(&big), 5, &status, NULL, &e), GB_E_OK);
-	assert_int_equal(status, 0);
-	/* the environment is PATH only */
-	assert_int_equal(gb_policy_run(env, NULL, 5, &status, &out, &e), GB_E_OK);
-	assert_string_equal(gb_buf_str(&out), "PATH=/usr/sbin:/usr/bin:/sbin:/bin\n");
-	gb_buf_free(&big);
-	gb_buf_free(&out);
-}
 
 static void test_notify(void **state)
 {
@@ -979,7 +938,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_expire, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_geo_gate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_authorize, setup, teardown),
-		cmocka_unit_test(test_run),
 		cmocka_unit_test_setup_teardown(test_notify, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slurmconf, setup, teardown),
 	};

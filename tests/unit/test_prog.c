@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test_prog.c - libprog's pure parts: nodes -> nodesets -> requests, the
- * approval policy's place in the enqueue, the one-transaction enqueue, the
- * detached spawn
+ * test_prog.c - libenqueue's pure parts: nodes -> nodesets -> requests,
+ * the approval policy's place in the enqueue, the one-transaction enqueue
  *
  * Slurm and the cloud are not needed: the Slurm-facing parts run end to
  * end in tests/e2e against the lab.
@@ -294,136 +293,12 @@ static void test_enqueue_gated(void **state)
 	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 }
 
-/* Find the process whose cmdline is exactly [a0] [a1]; RET its pid or 0. */
-static pid_t find_proc(const char *a0, const char *a1)
-{
-	for (int tries = 0; tries < 200; tries++) {
-		DIR *d = opendir("/proc");
-		struct dirent *de;
-		pid_t found = 0;
-
-		assert_non_null(d);
-		while (!found && (de = readdir(d))) {
-			char path[300], buf[256];
-			ssize_t n;
-			int fd;
-
-			if (de->d_name[0] < '0' || de->d_name[0] > '9')
-				continue;
-			snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
-			if ((fd = open(path, O_RDONLY)) < 0)
-				continue;
-			n = read(fd, buf, sizeof(buf) - 1);
-			close(fd);
-			if (n > 0 && (size_t)n == strlen(a0) + strlen(a1) + 2 &&
-			    strcmp(buf, a0) == 0 && strcmp(buf + strlen(a0) + 1, a1) == 0) {
-				long v = 0;
-
-				if (gb_parse_long(de->d_name, 1, 1L << 30, &v) == GB_E_OK)
-					found = (pid_t)v;
-			}
-		}
-		closedir(d);
-		if (found)
-			return found;
-		usleep(25000);
-	}
-	return 0;
-}
-
-static char *proc_file(pid_t pid, const char *name)
-{
-	char path[128], *text = NULL;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
-	assert_int_equal(gb_file_read(path, 1 << 16, &text, NULL, NULL), 0);
-	return text;
-}
-
-/*
- * The spawned program runs in a new session, is not our child (double
- * fork), has fds 0-2 on /dev/null and no other, cwd /, and an empty signal
- * mask although ours blocks TERM and CHLD (as slurmctld's does).
- */
-static void test_spawn_detached(void **state)
-{
-	char sleep_bin[] = "/bin/sleep", arg[32];
-	char *argv[] = { sleep_bin, arg, NULL };
-	char *status, *stat_s, path[64], link[256];
-	int extra_fd = open("/dev/null", O_RDONLY);	/* must not leak */
-	sigset_t blk, old;
-	DIR *d;
-	struct dirent *de;
-	pid_t pid;
-	long sid;
-	int nfd = 0;
-	gb_error_t e;
-
-	(void)state;
-	snprintf(arg, sizeof(arg), "%d.%06d", 30, (int)(getpid() % 1000000));
-	sigemptyset(&blk);
-	sigaddset(&blk, SIGTERM);
-	sigaddset(&blk, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &blk, &old);
-	assert_int_equal(gb_prog_spawn_detached(argv, &e), 0);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	close(extra_fd);
-	pid = find_proc(sleep_bin, arg);
-	assert_true(pid > 0);
-	usleep(300000);		/* sleep(1) opens and closes locale files first */
-
-	status = proc_file(pid, "status");
-	assert_non_null(strstr(status, "SigBlk:\t0000000000000000"));
-	assert_null(strstr(status, "SigIgn:\t0000000000000004"));
-	{
-		char want[32];
-
-		snprintf(want, sizeof(want), "PPid:\t%d\n", (int)getpid());
-		assert_null(strstr(status, want));	/* not our child */
-	}
-	free(status);
-	stat_s = proc_file(pid, "stat");
-	/* field 6 (after "pid (comm) state ppid pgrp") is the session */
-	assert_int_equal(sscanf(strrchr(stat_s, ')') + 2, "%*c %*d %*d %ld", &sid), 1);
-	assert_true(sid != (long)getsid(0));
-	free(stat_s);
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	assert_non_null(d = opendir(path));
-	while ((de = readdir(d))) {
-		char fdpath[300];
-		ssize_t n;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(fdpath, sizeof(fdpath), "%s/%s", path, de->d_name);
-		n = readlink(fdpath, link, sizeof(link) - 1);
-		if (n < 0 && errno == ENOENT)
-			continue;	/* closed since readdir() */
-		assert_true(n > 0);
-		link[n] = '\0';
-		nfd++;
-		{
-			long fd = -1;
-
-			assert_int_equal(gb_parse_long(de->d_name, 0, 2, &fd), GB_E_OK);
-		}
-		assert_string_equal(link, "/dev/null");
-	}
-	closedir(d);
-	assert_int_equal(nfd, 3);
-	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
-	assert_true(readlink(path, link, sizeof(link) - 1) == 1);
-	kill(pid, SIGKILL);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_group_nodes),
 		cmocka_unit_test(test_enqueue),
 		cmocka_unit_test(test_enqueue_gated),
-		cmocka_unit_test(test_spawn_detached),
 	};
 
 	return cmocka_run_group_tests_name("prog", tests, NULL, NULL);

@@ -158,6 +158,7 @@ static const char *ident(const struct prog *p)
  */
 static void nodes_down(gb_state_t *st, const char *expr, const char *reason)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	struct gb_strv nodes = { 0 };
 	char detail[GB_REASON_MAX + 256], qr[GB_REASON_MAX + 8];
 	gb_error_t e;
@@ -169,8 +170,9 @@ static void nodes_down(gb_state_t *st, const char *expr, const char *reason)
 	if (rc == GB_E_OK && (rc = gb_slurm_init(&e)) == GB_E_OK)
 		rc = gb_slurm_nodes_update(GB_SLURM_DOWN, nodes.v, nodes.n, reason, &failed, &e);
 	if (rc)
-		gb_log_error("nodes_down_failed nodes=%s reason=%s error=\"%s\"",
-			     expr ? expr : "(none)", gb_log_q(qr, sizeof(qr), reason), e.text);
+		gb_log_error("nodes_down_failed nodes=%s reason=%s error=%s",
+			     expr ? expr : "(none)", gb_log_q(qr, sizeof(qr), reason),
+			     gb_log_q(lq, sizeof(lq), e.text));
 	else
 		gb_log_warn("nodes_down nodes=%s reason=%s", expr, gb_log_q(qr, sizeof(qr), reason));
 	if (st) {
@@ -220,6 +222,7 @@ static const char *conf_path(const struct prog *p, char *buf, size_t n)
 
 static gb_err_t load_config(struct prog *p)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	char buf[4096];
 	const char *path = conf_path(p, buf, sizeof(buf));
 	struct gb_errlist errs = { 0 };
@@ -235,13 +238,14 @@ static gb_err_t load_config(struct prog *p)
 		if (gb_log_open(ident(p), &co, &err)) {
 			co.syslog = true;	/* the file failed: keep a trace */
 			gb_log_open(ident(p), &co, NULL);
-			gb_log_error("log_file_unusable error=\"%s\"", err.text);
+			gb_log_error("log_file_unusable error=%s",
+				     gb_log_q(lq, sizeof(lq), err.text));
 		}
 		return GB_E_OK;
 	}
 	/* No configuration, no log file: syslog is all there is. */
 	gb_log_open(ident(p), &lo, NULL);
-	gb_log_error("config_error path=%s error=\"%s\"", path, err.text);
+	gb_log_error("config_error path=%s error=%s", path, gb_log_q(lq, sizeof(lq), err.text));
 	for (size_t i = 0; i < errs.n; i++)
 		gb_log_error("config_error %s", errs.msgs[i]);
 	gb_errlist_free(&errs);
@@ -273,10 +277,12 @@ static void read_resume_file(struct prog *p)
  */
 static gb_err_t check_resume_file(const struct prog *p)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
+
 	if (p->rf || p->rf_rc == GB_E_NOTFOUND || p->rf_rc == GB_E_PARSE)
 		return GB_E_OK;
-	gb_log_error("resume_file_unreadable path=%s nodes=%s error=\"%s\" action=down",
-		     p->rf_path, p->hostlist, p->rf_err.text);
+	gb_log_error("resume_file_unreadable path=%s nodes=%s error=%s action=down",
+		     p->rf_path, p->hostlist, gb_log_q(lq, sizeof(lq), p->rf_err.text));
 	nodes_down_error(p->hostlist, GB_REASON_RESUME_FILE, p->rf_err.text);
 	return p->rf_rc;
 }
@@ -292,11 +298,12 @@ static gb_err_t open_state(const struct prog *p, gb_state_t **st, gb_error_t *er
 
 static void start_worker(const struct prog *p)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	gb_error_t e;
 
 	if (gb_prog_start_worker(gb_prog_worker_path(), p->conf->path, &e))
-		gb_log_error("worker_start_failed worker=%s error=\"%s\"",
-			     gb_prog_worker_path(), e.text);
+		gb_log_error("worker_start_failed worker=%s error=%s",
+			     gb_prog_worker_path(), gb_log_q(lq, sizeof(lq), e.text));
 }
 
 static void log_split(const struct prog *p, const struct gb_resume_split *sp)
@@ -314,6 +321,7 @@ static gb_err_t resume_groups(struct prog *p, const char *expr,
 			      struct gb_strv *nodes, struct gb_prog_groups *g,
 			      const char **source, gb_error_t *err)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	struct gb_resume_split sp;
 	gb_err_t rc;
 
@@ -322,11 +330,13 @@ static gb_err_t resume_groups(struct prog *p, const char *expr,
 	*source = "resume_file";
 	if (!p->rf) {
 		*source = "argv";
-		gb_log_warn("resume_file_unusable error=\"%s\" fallback=argv", p->rf_err.text);
+		gb_log_warn("resume_file_unusable error=%s fallback=argv",
+			    gb_log_q(lq, sizeof(lq), p->rf_err.text));
 	}
 	rc = gb_resume_split(p->rf, nodes, &sp, err);
 	if (rc == GB_E_INVALID) {
-		gb_log_warn("resume_file_unusable error=\"%s\" fallback=argv", err->text);
+		gb_log_warn("resume_file_unusable error=%s fallback=argv",
+			    gb_log_q(lq, sizeof(lq), err->text));
 		*source = "argv";
 		rc = gb_resume_split(NULL, nodes, &sp, err);
 	}
@@ -348,15 +358,16 @@ static gb_err_t resume_groups(struct prog *p, const char *expr,
  */
 static void unknown_nodes(struct prog *p, gb_state_t *st, const struct gb_strv *unknown)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	struct gb_strv cloud = { 0 }, other = { 0 };
 	struct gb_slurm_node_list *sl = NULL;
 	char reason[GB_REASON_MAX], *list = NULL;
 	gb_error_t err;
 
 	if (gb_slurm_init(&err) || gb_slurm_nodes_load(&sl, &err)) {
-		gb_log_error("resume_unknown_nodes count=%zu action=none error=\"%s\" "
+		gb_log_error("resume_unknown_nodes count=%zu action=none error=%s "
 			     "note=\"cannot tell whether they are CLOUD nodes: left alone\"",
-			     unknown->n, err.text);
+			     unknown->n, gb_log_q(lq, sizeof(lq), err.text));
 		return;
 	}
 	for (size_t i = 0; i < unknown->n; i++) {
@@ -386,6 +397,7 @@ static void unknown_nodes(struct prog *p, gb_state_t *st, const struct gb_strv *
 
 static gb_err_t run_resume(struct prog *p)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	struct gb_strv nodes = { 0 }, ids = { 0 };
 	struct gb_prog_groups g = { 0 };
 	const char *expr = resume_expr(p), *source = "argv";
@@ -399,7 +411,8 @@ static gb_err_t run_resume(struct prog *p)
 		return GB_E_USAGE;
 	}
 	if ((rc = resume_groups(p, expr, &nodes, &g, &source, &err))) {
-		gb_log_error("resume_bad_hostlist nodes=%s error=\"%s\"", expr, err.text);
+		gb_log_error("resume_bad_hostlist nodes=%s error=%s", expr,
+			     gb_log_q(lq, sizeof(lq), err.text));
 		goto out;
 	}
 	if (g.n > 0) {
@@ -407,7 +420,8 @@ static gb_err_t run_resume(struct prog *p)
 		if (rc == GB_E_OK)
 			rc = gb_prog_enqueue_resume(st, p->conf, &g, source, &ids, &err);
 		if (rc) {
-			gb_log_error("resume_enqueue_failed nodes=%s error=\"%s\"", expr, err.text);
+			gb_log_error("resume_enqueue_failed nodes=%s error=%s", expr,
+				     gb_log_q(lq, sizeof(lq), err.text));
 			nodes_down(NULL, expr,
 				   GB_REASON_STATE ", see the log");
 			goto out;
@@ -432,6 +446,7 @@ out:
 
 static gb_err_t run_term(struct prog *p)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	enum gb_request_kind kind = p->kind == GB_PROG_SUSPEND ? GB_REQ_SUSPEND :
 				    GB_REQ_RESUME_FAIL;
 	struct gb_strv nodes = { 0 };
@@ -446,7 +461,8 @@ static gb_err_t run_term(struct prog *p)
 		return GB_E_USAGE;
 	}
 	if ((rc = gb_slurm_hostlist_expand(p->hostlist, MAX_NODES, &nodes, &err))) {
-		gb_log_error("bad_hostlist nodes=%s error=\"%s\"", p->hostlist, err.text);
+		gb_log_error("bad_hostlist nodes=%s error=%s", p->hostlist,
+			     gb_log_q(lq, sizeof(lq), err.text));
 		goto out;
 	}
 	rc = open_state(p, &st, &err);
@@ -454,8 +470,9 @@ static gb_err_t run_term(struct prog *p)
 		rc = gb_prog_enqueue_term(st, kind, &nodes, id, &err);
 	gb_state_close(st);
 	if (rc) {
-		gb_log_error("%s_enqueue_failed nodes=%s error=\"%s\"",
-			     gb_request_kind_name(kind), p->hostlist, err.text);
+		gb_log_error("%s_enqueue_failed nodes=%s error=%s",
+			     gb_request_kind_name(kind), p->hostlist,
+			     gb_log_q(lq, sizeof(lq), err.text));
 		goto out;
 	}
 	start_worker(p);
@@ -469,6 +486,7 @@ out:
 /* --worker: become gpuburst-worker, in the foreground. */
 static gb_err_t run_worker(struct prog *p)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	const char *exe = gb_prog_worker_path();
 	char threads[16];
 	char *argv[] = { (char *)exe, (char *)"-c", p->conf->path, NULL, NULL, NULL };
@@ -479,7 +497,8 @@ static gb_err_t run_worker(struct prog *p)
 		argv[4] = threads;
 	}
 	execv(exe, argv);	/* the log's fds are close-on-exec */
-	gb_log_error("worker_exec_failed worker=%s error=\"%s\"", exe, strerror(errno));
+	gb_log_error("worker_exec_failed worker=%s error=%s", exe,
+		     gb_log_q(lq, sizeof(lq), strerror(errno)));
 	return GB_E_IO;
 }
 

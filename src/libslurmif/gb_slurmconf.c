@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * slurmconf.c - read SlurmUser, the power-save settings and partition
+ * gb_slurmconf.c - read SlurmUser, the power-save settings and partition
  * ResumeTimeouts from slurm.conf (slurm.conf(5) syntax, no libslurm)
  */
 #include "config.h"

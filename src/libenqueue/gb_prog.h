@@ -27,8 +27,8 @@
  * file and/or syslog (stderr gets a copy only on a terminal).  The exit
  * status is a gb_err_t (slurmctld only logs it).
  */
-#ifndef GB_LIBPROG_GB_PROG_H
-#define GB_LIBPROG_GB_PROG_H
+#ifndef GB_LIBENQUEUE_GB_PROG_H
+#define GB_LIBENQUEUE_GB_PROG_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -126,20 +126,11 @@ const char *gb_prog_worker_path(void);
 
 /*
  * Start gpuburst-worker ([exe]) detached as `exe -c CONF`
- * (gb_prog_spawn_detached).
+ * (gb_spawn_detached: out of slurmctld's process group, which slurmscriptd
+ * kills after the timeout, and off our stdout, whose EOF it waits for).
  */
 gb_err_t gb_prog_start_worker(const char *exe, const char *conf_path,
 			      gb_error_t *err);
-
-/*
- * Start [exe] [args...] detached: fork, setsid, fork again (so it is not
- * our child and not in slurmctld's process group, which slurmscriptd
- * kills after the timeout), fds 0-2 on /dev/null and every other fd
- * closed (slurmscriptd waits for EOF on our stdout), signals reset, cwd /.
- * [argv] is NULL-terminated, argv[0] the path.  Waits only for the
- * intermediate child.  RET GB_E_OK once the intermediate child exited 0.
- */
-gb_err_t gb_prog_spawn_detached(char *const *argv, gb_error_t *err);
 
 /* readlink("/proc/self/exe") into [buf]. */
 gb_err_t gb_prog_self_exe(char *buf, size_t n, gb_error_t *err);
@@ -147,4 +138,4 @@ gb_err_t gb_prog_self_exe(char *buf, size_t n, gb_error_t *err);
 /* Fill request_nodes for requests of the last GB_PROG_INDEX_BACK seconds. */
 #define GB_PROG_INDEX_BACK (7 * 86400.0)
 
-#endif /* GB_LIBPROG_GB_PROG_H */
+#endif /* GB_LIBENQUEUE_GB_PROG_H */

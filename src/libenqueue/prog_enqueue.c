@@ -168,11 +168,13 @@ static gb_err_t add_row(gb_state_t *st, struct gb_request *req,
  */
 static bool read_slurmconf(struct gb_slurmconf *sc)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	gb_error_t e = { 0 };
 
 	if (gb_slurmconf_read(gb_slurmconf_path(true), sc, &e) == GB_E_OK)
 		return true;
-	gb_log_warn("slurm_conf_unreadable error=\"%s\" resume_timeout=default", e.text);
+	gb_log_warn("slurm_conf_unreadable error=%s resume_timeout=default",
+		    gb_log_q(lq, sizeof(lq), e.text));
 	gb_slurmconf_clear(sc);
 	return false;
 }

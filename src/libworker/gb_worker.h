@@ -43,13 +43,16 @@
  * Two requests that share a node never run at once; a suspend never
  * overtakes an older queued resume of the same node.
  */
-#ifndef GB_LIBPROG_GB_WORKER_H
-#define GB_LIBPROG_GB_WORKER_H
+#ifndef GB_LIBWORKER_GB_WORKER_H
+#define GB_LIBWORKER_GB_WORKER_H
 
 #include <stdbool.h>
 
 #include "gb_conf.h"
 #include "gb_err.h"
+#include "gb_orch.h"
+#include "gb_state.h"
+#include "gb_str.h"
 
 #define GB_WORKER_THREADS 4		/* default pool size */
 #define GB_WORKER_WAIT_MAX 60.0		/* seconds waited for backed-off rows */
@@ -67,6 +70,47 @@ struct gb_worker_opts {
  */
 gb_err_t gb_worker_run(const struct gb_worker_opts *o, gb_error_t *err);
 
+/* One terminate: what it is for, how, and what came of it. */
+struct gb_worker_term {
+	const char *req_id;	/* BORROWED: the request (a row of the state file) */
+	const char *reason;	/* BORROWED: why, for the instances' records */
+	unsigned flags;		/* GB_ORCH_TERM_* */
+	/*
+	 * Run once, nothing retries it (gpuburstctl terminate): the nodes
+	 * Slurm still has up go DOWN and then power_down_force (their jobs end
+	 * now, reason "gpuburst: REASON req=ID"), and Slurm is updated also
+	 * after a failed terminate.
+	 */
+	bool once;
+	/*
+	 * Slurm cannot be reached (gb_slurm_init()'s text), or NULL: the
+	 * updates are recorded as failed with this error, not tried.
+	 */
+	const char *no_slurm;
+	/* results */
+	int terminated;		/* instances terminated */
+	size_t live;		/* nodes of [nodes] that had a live instance */
+	size_t slurm_failed;	/* node updates not made in Slurm */
+};
+
+/*
+ * The terminate flow of the worker's suspend, resume-fail and terminate
+ * requests, and of gpuburstctl terminate: the instances of the nodes of
+ * [nodes] that have a live one in [st] are terminated through [orch]
+ * (gb_orch_terminate), then Slurm's NodeAddr/NodeHostname of those nodes
+ * are cleared (after the DOWN of [t->once]).  Every Slurm update, made or
+ * not, is a "slurm_update" event of the request, so the request's
+ * timeline (gpuburstctl requests show) has it; Slurm updates are best
+ * effort and do not fail the call.  The caller has called gb_slurm_init()
+ * or set [t->no_slurm], and finishes the request.
+ * RET GB_E_OK, or gb_orch_terminate()'s error (some may be terminated:
+ * t->terminated); without [t->once] Slurm is then left alone, the request
+ * being retried.
+ */
+gb_err_t gb_worker_terminate_now(gb_orch_t *orch, gb_state_t *st,
+				 const struct gb_strv *nodes, struct gb_worker_term *t,
+				 gb_error_t *err);
+
 /*
  * main() of gpuburst-worker [-c FILE] [--threads N]: fds 0-2 on /dev/null
  * if closed, signals reset, configuration, log, gb_worker_run().
@@ -74,4 +118,4 @@ gb_err_t gb_worker_run(const struct gb_worker_opts *o, gb_error_t *err);
  */
 int gb_worker_main(int argc, char **argv);
 
-#endif /* GB_LIBPROG_GB_WORKER_H */
+#endif /* GB_LIBWORKER_GB_WORKER_H */

@@ -49,8 +49,8 @@
  * action is logged and recorded as an event (kind "reconcile"); a dry run
  * decides the same actions and does none (PRUNE only counts).
  */
-#ifndef GB_LIBPROG_GB_RECONCILE_H
-#define GB_LIBPROG_GB_RECONCILE_H
+#ifndef GB_LIBWORKER_GB_RECONCILE_H
+#define GB_LIBWORKER_GB_RECONCILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -122,4 +122,4 @@ void gb_reconcile_report_clear(struct gb_reconcile_report *rep);
  * "prune". */
 const char *gb_reconcile_kind_name(enum gb_reconcile_kind k);
 
-#endif /* GB_LIBPROG_GB_RECONCILE_H */
+#endif /* GB_LIBWORKER_GB_RECONCILE_H */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * prog_int.h - libprog internals shared by the worker and reconcile
+ * prog_int.h - libworker internals shared by the worker and reconcile
  */
-#ifndef GB_LIBPROG_PROG_INT_H
-#define GB_LIBPROG_PROG_INT_H
+#ifndef GB_LIBWORKER_PROG_INT_H
+#define GB_LIBWORKER_PROG_INT_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -39,6 +39,16 @@ size_t prog_slurm_update(gb_state_t *st, const char *req_id, int action,
 			 const char *reason);
 #define PROG_SET_ADDR (-1)
 #define PROG_CLEAR_ADDR (-2)
+
+/*
+ * The update prog_slurm_update() would make, not made because Slurm cannot
+ * be reached ([why]): logged and recorded as its "slurm_update" event, all
+ * [n] nodes failed, [why] the error.  ([action] not set-address.)
+ * RET [n].
+ */
+size_t prog_slurm_not_updated(gb_state_t *st, const char *req_id, int action,
+			      char *const *names, size_t n, const char *reason,
+			      const char *why);
 
 /* Record a JSON event (json_t * STOLEN). Failures are logged. */
 void prog_event_json(gb_state_t *st, const char *req_id, const char *kind,
@@ -92,4 +102,4 @@ gb_err_t worker_resume(struct wthread *t, const struct gb_request *req,
 gb_err_t worker_term(struct wthread *t, const struct gb_request *req,
 		     struct gb_strv *nodes, gb_error_t *err);
 
-#endif /* GB_LIBPROG_PROG_INT_H */
+#endif /* GB_LIBWORKER_PROG_INT_H */

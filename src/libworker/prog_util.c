@@ -68,6 +68,7 @@ void prog_req_free(struct prog_req *r)
 void prog_event_json(gb_state_t *st, const char *req_id, const char *kind,
 		     void *json)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	char *s = json ? json_dumps(json, JSON_COMPACT) : NULL;
 	gb_error_t e;
 
@@ -75,8 +76,8 @@ void prog_event_json(gb_state_t *st, const char *req_id, const char *kind,
 		gb_log_error("event_lost kind=%s req=%s error=\"out of memory\"", kind,
 			     req_id ? req_id : "-");
 	else if (gb_state_event_add(st, req_id, kind, s, &e))
-		gb_log_error("event_lost kind=%s req=%s error=\"%s\"", kind,
-			     req_id ? req_id : "-", e.text);
+		gb_log_error("event_lost kind=%s req=%s error=%s", kind,
+			     req_id ? req_id : "-", gb_log_q(lq, sizeof(lq), e.text));
 	free(s);
 	json_decref(json);
 }
@@ -90,15 +91,39 @@ static const char *update_name(int action)
 	return gb_slurm_action_name((enum gb_slurm_node_action)action);
 }
 
+/* The "slurm_update" event of one node update, done or not ([error]). */
+static void record_update(gb_state_t *st, const char *req_id, int action,
+			  char *const *names, char *const *addrs, size_t n,
+			  const char *reason, const char *list, size_t failed,
+			  const char *error)
+{
+	json_t *ev = json_pack("{s:s,s:s?,s:I,s:I}", "action", update_name(action),
+			       "nodes", list, "count", (json_int_t)n,
+			       "failed", (json_int_t)failed);
+
+	if (ev && reason)
+		json_object_set_new(ev, "reason", json_string(reason));
+	if (ev && action == PROG_SET_ADDR && n <= 64) {
+		json_t *a = json_array();
+
+		for (size_t i = 0; a && i < n; i++)
+			json_array_append_new(a, json_pack("[s,s]", names[i], addrs[i]));
+		json_object_set_new(ev, "addresses", a);
+	}
+	if (ev && error)
+		json_object_set_new(ev, "error", json_string(error));
+	prog_event_json(st, req_id, "slurm_update", ev);
+}
+
 size_t prog_slurm_update(gb_state_t *st, const char *req_id, int action,
 			 char *const *names, char *const *addrs, size_t n,
 			 const char *reason)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	char *list = NULL, q[GB_REASON_MAX + 8];
 	size_t failed = 0;
 	gb_error_t e = { 0 };
 	gb_err_t rc;
-	json_t *ev;
 
 	if (n == 0)
 		return 0;
@@ -113,29 +138,36 @@ size_t prog_slurm_update(gb_state_t *st, const char *req_id, int action,
 		list = NULL;
 	if (rc)
 		gb_log_error("slurm_update action=%s nodes=%s count=%zu failed=%zu req=%s "
-			     "error=\"%s\"", update_name(action), list ? list : "?", n,
-			     failed, req_id ? req_id : "-", e.text);
+			     "error=%s", update_name(action), list ? list : "?", n,
+			     failed, req_id ? req_id : "-", gb_log_q(lq, sizeof(lq), e.text));
 	else
 		gb_log_info("slurm_update action=%s nodes=%s count=%zu req=%s%s%s",
 			    update_name(action), list ? list : "?", n,
 			    req_id ? req_id : "-", reason ? " reason=" : "",
 			    reason ? gb_log_q(q, sizeof(q), reason) : "");
-	ev = json_pack("{s:s,s:s?,s:I,s:I}", "action", update_name(action),
-		       "nodes", list, "count", (json_int_t)n, "failed", (json_int_t)failed);
-	if (ev && reason)
-		json_object_set_new(ev, "reason", json_string(reason));
-	if (ev && action == PROG_SET_ADDR && n <= 64) {
-		json_t *a = json_array();
-
-		for (size_t i = 0; a && i < n; i++)
-			json_array_append_new(a, json_pack("[s,s]", names[i], addrs[i]));
-		json_object_set_new(ev, "addresses", a);
-	}
-	if (ev && rc)
-		json_object_set_new(ev, "error", json_string(e.text));
-	prog_event_json(st, req_id, "slurm_update", ev);
+	record_update(st, req_id, action, names, addrs, n, reason, list, failed,
+		      rc ? e.text : NULL);
 	free(list);
 	return failed;
+}
+
+size_t prog_slurm_not_updated(gb_state_t *st, const char *req_id, int action,
+			      char *const *names, size_t n, const char *reason,
+			      const char *why)
+{
+	char lq[GB_ERROR_TEXT_MAX + 8];
+	char *list = NULL;
+
+	if (n == 0)
+		return 0;
+	if (gb_slurm_hostlist_compress(names, n, &list, NULL))
+		list = NULL;
+	gb_log_error("slurm_update action=%s nodes=%s count=%zu failed=%zu req=%s "
+		     "error=%s", update_name(action), list ? list : "?", n, n,
+		     req_id ? req_id : "-", gb_log_q(lq, sizeof(lq), why));
+	record_update(st, req_id, action, names, NULL, n, reason, list, n, why);
+	free(list);
+	return n;
 }
 
 void prog_reason_unknown(const struct gb_conf *conf, char *buf, size_t n)

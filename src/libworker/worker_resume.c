@@ -128,6 +128,7 @@ static gb_err_t open_attempts(gb_state_t *st, const struct gb_request *req,
 static const char *job_intent(struct wthread *t, const struct gb_request *req,
 			      char *buf, size_t n, char *text, size_t tn)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	struct gb_slurm_job_text jt;
 	const char *res = NULL;
 	gb_error_t e;
@@ -139,8 +140,8 @@ static const char *job_intent(struct wthread *t, const struct gb_request *req,
 	rc = gb_slurm_job_text((uint32_t)req->job_id, &jt, &e);
 	if (rc) {
 		if (rc != GB_E_NOTFOUND)
-			gb_log_warn("intent_unreadable req=%s job=%lld error=\"%s\"", req->id,
-				    (long long)req->job_id, e.text);
+			gb_log_warn("intent_unreadable req=%s job=%lld error=%s", req->id,
+				    (long long)req->job_id, gb_log_q(lq, sizeof(lq), e.text));
 		return NULL;
 	}
 	if (jt.name || jt.comment)
@@ -148,8 +149,8 @@ static const char *job_intent(struct wthread *t, const struct gb_request *req,
 			 jt.name ? jt.name : "", jt.comment ? jt.comment : "");
 	rc = gb_intent_home_region(jt.admin_comment, buf, n, &e);
 	if (rc == GB_E_INVALID) {
-		gb_log_warn("intent_ignored req=%s job=%lld error=\"%s\"", req->id,
-			    (long long)req->job_id, e.text);
+		gb_log_warn("intent_ignored req=%s job=%lld error=%s", req->id,
+			    (long long)req->job_id, gb_log_q(lq, sizeof(lq), e.text));
 	} else if (rc == GB_E_OK && !gb_conf_group_for(t->w->conf, buf)) {
 		gb_log_warn("intent_ignored req=%s job=%lld region=%s error=\"not a consumer "
 			    "region of any fallback group\"", req->id, (long long)req->job_id, buf);
@@ -266,15 +267,17 @@ static gb_err_t sort_result(const struct gb_request *req,
 static void finish(struct wthread *t, const struct gb_request *req, size_t launched,
 		   size_t total, const char *reason)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	enum gb_request_result r = result_of(launched, total);
 	gb_error_t e;
 
 	if (gb_state_request_finish(t->st, req->id,
 				    r == GB_RESULT_FAILED ? GB_RSTATE_FAILED : GB_RSTATE_DONE,
 				    r, (int)launched, reason, &e))
-		gb_log_error("request_finish_failed req=%s error=\"%s\"", req->id, e.text);
-	gb_log_info("resume_done req=%s result=%s launched=%zu/%zu reason=\"%s\"", req->id,
-		    gb_request_result_name(r), launched, total, reason);
+		gb_log_error("request_finish_failed req=%s error=%s", req->id,
+			     gb_log_q(lq, sizeof(lq), e.text));
+	gb_log_info("resume_done req=%s result=%s launched=%zu/%zu reason=%s", req->id,
+		    gb_request_result_name(r), launched, total, gb_log_q(lq, sizeof(lq), reason));
 }
 
 /*
@@ -288,6 +291,7 @@ static void finish(struct wthread *t, const struct gb_request *req, size_t launc
 static gb_err_t geo_gate(struct wthread *t, const struct gb_request *req,
 			 const struct gb_orch_resume_opts *ro, gb_error_t *err)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	const struct gb_conf *conf = t->w->conf;
 	struct gb_slurmconf sc = { 0 };
 	struct gb_policy_verdict v;
@@ -312,14 +316,16 @@ static gb_err_t geo_gate(struct wthread *t, const struct gb_request *req,
 	for (size_t i = 0; i < plan->n_steps; i++)
 		regions[i] = plan->steps[i].region;
 	if (gb_slurmconf_read(gb_slurmconf_path(true), &sc, &e))
-		gb_log_warn("slurm_conf_unreadable error=\"%s\" resume_timeout=default", e.text);
+		gb_log_warn("slurm_conf_unreadable error=%s resume_timeout=default",
+			    gb_log_q(lq, sizeof(lq), e.text));
 	rc = gb_policy_geo_gate(conf, t->st, req, regions, plan->n_steps,
 				e.code ? NULL : &sc, &v, err);
 	if (rc == GB_E_PENDING) {
 		double expires = req->created_at + gb_policy_timeout_for(conf, e.code ? NULL : &sc,
 									 req->nodeset);
 
-		gb_log_notice("resume_gated req=%s rule=geo why=\"%s\"", req->id, v.why);
+		gb_log_notice("resume_gated req=%s rule=geo why=%s", req->id,
+			      gb_log_q(lq, sizeof(lq), v.why));
 		gb_policy_notify_run(conf, req, v.why, expires, NULL);
 	}
 	gb_slurmconf_clear(&sc);

@@ -188,6 +188,7 @@ static int count_retries(const struct gb_event *ev, void *arg)
 static void retry_or_fail(struct wthread *t, const struct gb_request *req,
 			  gb_err_t rc, const gb_error_t *err, struct gb_strv *nodes)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	struct retry_count rcnt = { 0 };
 	char reason[GB_REASON_MAX];
 	double delay;
@@ -198,18 +199,20 @@ static void retry_or_fail(struct wthread *t, const struct gb_request *req,
 	gb_state_event_list(t->st, req->id, count_retries, &rcnt, NULL);
 	if (rcnt.n < GB_WORKER_MAX_CLAIMS && rc != GB_E_INVALID) {
 		delay = fmin(30.0, pow(2.0, rcnt.n));
-		gb_log_warn("request_retry req=%s retries=%d delay_s=%.0f error=\"%s\"", req->id,
-			    rcnt.n, delay, err->text);
+		gb_log_warn("request_retry req=%s retries=%d delay_s=%.0f error=%s", req->id,
+			    rcnt.n, delay, gb_log_q(lq, sizeof(lq), err->text));
 		if (gb_state_request_requeue(t->st, req->id, gb_time_now() + delay,
 					     err->text, &e) == GB_E_OK)
 			return;
-		gb_log_error("request_requeue_failed req=%s error=\"%s\"", req->id, e.text);
+		gb_log_error("request_requeue_failed req=%s error=%s", req->id,
+			     gb_log_q(lq, sizeof(lq), e.text));
 	}
-	gb_log_error("request_failed req=%s kind=%s retries=%d error=\"%s\"", req->id,
-		     gb_request_kind_name(req->kind), rcnt.n, err->text);
+	gb_log_error("request_failed req=%s kind=%s retries=%d error=%s", req->id,
+		     gb_request_kind_name(req->kind), rcnt.n, gb_log_q(lq, sizeof(lq), err->text));
 	if (gb_state_request_finish(t->st, req->id, GB_RSTATE_FAILED, GB_RESULT_FAILED, 0,
 				    err->text, &e))
-		gb_log_error("request_finish_failed req=%s error=\"%s\"", req->id, e.text);
+		gb_log_error("request_finish_failed req=%s error=%s", req->id,
+			     gb_log_q(lq, sizeof(lq), e.text));
 	if (req->kind == GB_REQ_RESUME) {
 		/* The jobs should not wait for ResumeTimeout. */
 		gb_reason_capacity(reason, sizeof(reason), gb_err_name(rc), err->text, req->id);
@@ -265,6 +268,7 @@ static void copy_claimed(const struct gb_request *r, void *arg)
 /* Claim and run requests until none is runnable; terminations first. */
 static void *thread_main(void *arg)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	struct wthread *t = arg;
 	gb_error_t err;
 
@@ -279,7 +283,8 @@ static void *thread_main(void *arg)
 		if (rc == GB_E_NOTFOUND)
 			break;
 		if (rc) {
-			gb_log_error("claim_failed thread=%d error=\"%s\"", t->idx, err.text);
+			gb_log_error("claim_failed thread=%d error=%s", t->idx,
+				     gb_log_q(lq, sizeof(lq), err.text));
 			break;
 		}
 		if (!pr.r.id[0]) {
@@ -353,12 +358,13 @@ static void drain(struct worker *w)
 
 static void cheap_reconcile(struct worker *w)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	struct gb_reconcile_opts ro = { w->conf, w->threads[0].st, NULL, false, true, 0 };
 	struct gb_reconcile_report rep = { 0 };
 	gb_error_t err;
 
 	if (gb_reconcile_run(&ro, &rep, &err))
-		gb_log_warn("reconcile_cheap_failed error=\"%s\"", err.text);
+		gb_log_warn("reconcile_cheap_failed error=%s", gb_log_q(lq, sizeof(lq), err.text));
 	else if (rep.n)
 		gb_log_info("reconcile_cheap actions=%zu failed=%zu", rep.n, rep.failed);
 	gb_reconcile_report_clear(&rep);
@@ -371,11 +377,12 @@ static void cheap_reconcile(struct worker *w)
  */
 static void index_nodes(gb_state_t *st)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	gb_error_t err;
 	int n = 0;
 
 	if (gb_state_request_index_nodes(st, gb_time_now() - GB_PROG_INDEX_BACK, &n, &err))
-		gb_log_error("index_nodes_failed error=\"%s\"", err.text);
+		gb_log_error("index_nodes_failed error=%s", gb_log_q(lq, sizeof(lq), err.text));
 	else if (n)
 		gb_log_debug("indexed_request_nodes requests=%d", n);
 }
@@ -383,12 +390,13 @@ static void index_nodes(gb_state_t *st)
 /* Work while holding the lock; RET when nothing is due soon. */
 static void work(struct worker *w)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	gb_state_t *st = w->threads[0].st;
 	gb_error_t err;
 	int stale = 0;
 
 	if (gb_state_request_requeue_stale(st, &stale, &err))
-		gb_log_error("requeue_stale_failed error=\"%s\"", err.text);
+		gb_log_error("requeue_stale_failed error=%s", gb_log_q(lq, sizeof(lq), err.text));
 	else if (stale)
 		gb_log_warn("requeued_stale count=%d note=\"a worker died while running them\"",
 			    stale);

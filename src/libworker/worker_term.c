@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * worker_term.c - suspend, resume-fail and manual terminate requests
+ * worker_term.c - suspend, resume-fail and manual terminate requests, and
+ * the terminate flow gpuburstctl terminate runs too (gb_worker_terminate_now)
  */
 #include "config.h"
 
@@ -11,6 +12,7 @@
 
 #include "gb_log.h"
 #include "gb_util.h"
+#include "gb_worker.h"
 #include "prog_int.h"
 
 static int any_live(const struct gb_instance *in, void *arg)
@@ -81,6 +83,7 @@ static gb_err_t bucket_add(struct bucket **v, size_t *n, int action,
 static void recover_nodes(struct wthread *t, const struct gb_request *req,
 			  const struct gb_strv *nodes)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	const struct gb_conf *conf = t->w->conf;
 	struct gb_slurm_node_list *sl = NULL;
 	struct bucket *b = NULL;
@@ -90,7 +93,8 @@ static void recover_nodes(struct wthread *t, const struct gb_request *req,
 	gb_error_t e;
 
 	if (gb_slurm_nodes_load(&sl, &e)) {
-		gb_log_error("resume_fail_recover_skipped req=%s error=\"%s\"", req->id, e.text);
+		gb_log_error("resume_fail_recover_skipped req=%s error=%s", req->id,
+			     gb_log_q(lq, sizeof(lq), e.text));
 		return;
 	}
 	snprintf(back, sizeof(back), "gpuburst: back in service after a failed resume req=%s",
@@ -137,41 +141,110 @@ static const char *term_reason(enum gb_request_kind kind)
 	}
 }
 
-gb_err_t worker_term(struct wthread *t, const struct gb_request *req,
-		     struct gb_strv *nodes, gb_error_t *err)
+/* Slurm's update of [nodes], or its record as not made ([no_slurm]). */
+static void slurm_update(gb_state_t *st, const struct gb_worker_term *t, int action,
+			 const struct gb_strv *nodes, const char *reason, size_t *failed)
 {
-	struct gb_strv live = { 0 };
-	unsigned flags = req->kind == GB_REQ_RESUME_FAIL ? GB_ORCH_TERM_FAILURE : 0;
-	char reason[256];
-	int n_term = 0;
-	gb_err_t rc;
+	if (t->no_slurm)
+		*failed += prog_slurm_not_updated(st, t->req_id, action, nodes->v, nodes->n,
+						  reason, t->no_slurm);
+	else
+		*failed += prog_slurm_update(st, t->req_id, action, nodes->v, NULL, nodes->n,
+					     reason);
+}
 
-	if ((rc = live_nodes(t->st, nodes, &live, err)))
-		goto out;
-	if (live.n) {
-		rc = gb_orch_terminate(t->w->orch, t->st, req->id,
-				       (const char *const *)live.v, live.n,
-				       term_reason(req->kind), flags, &n_term, err);
-		if (rc) {
-			/* Retried: what was terminated is no longer alive. */
-			gb_log_error("terminate_failed req=%s nodes=%zu terminated=%d error=\"%s\"",
-				     req->id, live.n, n_term, err->text);
+/*
+ * The nodes Slurm still has up on the instances just terminated go DOWN
+ * (their jobs requeue or fail now) and then power_down_force (idle~ again).
+ */
+static void end_jobs(gb_state_t *st, struct gb_worker_term *t, const struct gb_strv *nodes)
+{
+	struct gb_slurm_node_list *l = NULL;
+	struct gb_strv up = { 0 };
+	char reason[GB_REASON_MAX];
+	gb_error_t e = { 0 };
+
+	snprintf(reason, sizeof(reason), "%s%s req=%s", GB_REASON_PREFIX, t->reason, t->req_id);
+	if (t->no_slurm || gb_slurm_nodes_load(&l, &e)) {
+		t->slurm_failed += prog_slurm_not_updated(st, t->req_id, GB_SLURM_DOWN, nodes->v,
+							  nodes->n, reason,
+							  t->no_slurm ? t->no_slurm : e.text);
+		return;
+	}
+	for (size_t i = 0; i < nodes->n; i++) {
+		const struct gb_slurm_node *sn = gb_slurm_node_find(l, nodes->v[i]);
+
+		if (sn && !sn->powered_down && gb_strv_add(&up, nodes->v[i])) {
+			t->slurm_failed += prog_slurm_not_updated(st, t->req_id, GB_SLURM_DOWN,
+								  nodes->v, nodes->n, reason,
+								  "out of memory");
 			goto out;
 		}
-		prog_slurm_update(t->st, req->id, PROG_CLEAR_ADDR, live.v, NULL, live.n, NULL);
 	}
-	if (req->kind == GB_REQ_RESUME_FAIL)
-		recover_nodes(t, req, nodes);
-	snprintf(reason, sizeof(reason), "terminated %d instances; %zu of %zu nodes had none",
-		 n_term, nodes->n - live.n, nodes->n);
-	if (gb_state_request_finish(t->st, req->id, GB_RSTATE_DONE, GB_RESULT_SUCCESS, 0,
-				    reason, err)) {
-		gb_log_error("request_finish_failed req=%s error=\"%s\"", req->id, err->text);
-		rc = GB_E_OK;	/* the work is done; reconcile settles the row */
-	}
-	gb_log_info("%s_done req=%s nodes=%s %s", gb_request_kind_name(req->kind), req->id,
-		    req->nodes, reason);
+	slurm_update(st, t, GB_SLURM_DOWN, &up, reason, &t->slurm_failed);
+	slurm_update(st, t, GB_SLURM_POWER_DOWN_FORCE, &up, reason, &t->slurm_failed);
+out:
+	gb_strv_free(&up);
+	gb_slurm_node_list_free(l);
+}
+
+gb_err_t gb_worker_terminate_now(gb_orch_t *orch, gb_state_t *st,
+				 const struct gb_strv *nodes, struct gb_worker_term *t,
+				 gb_error_t *err)
+{
+	char lq[GB_ERROR_TEXT_MAX + 8];
+	struct gb_strv live = { 0 };
+	gb_err_t rc;
+
+	t->terminated = 0;
+	t->live = 0;
+	t->slurm_failed = 0;
+	if ((rc = live_nodes(st, nodes, &live, err)))
+		goto out;
+	t->live = live.n;
+	if (live.n == 0)
+		goto out;
+	rc = gb_orch_terminate(orch, st, t->req_id, (const char *const *)live.v, live.n,
+			       t->reason, t->flags, &t->terminated, err);
+	if (rc)
+		gb_log_error("terminate_failed req=%s nodes=%zu terminated=%d error=%s",
+			     t->req_id, live.n, t->terminated, gb_log_q(lq, sizeof(lq), err->text));
+	/* Retried unless [once]: what was terminated is no longer alive. */
+	if (rc && !t->once)
+		goto out;
+	/* DOWN first (Slurm ends the jobs through the old address), then
+	 * the addresses that are gone are cleared */
+	if (t->once)
+		end_jobs(st, t, &live);
+	slurm_update(st, t, PROG_CLEAR_ADDR, &live, NULL, &t->slurm_failed);
 out:
 	gb_strv_free(&live);
 	return rc;
+}
+
+gb_err_t worker_term(struct wthread *t, const struct gb_request *req,
+		     struct gb_strv *nodes, gb_error_t *err)
+{
+	char lq[GB_ERROR_TEXT_MAX + 8];
+	struct gb_worker_term wt = {
+		.req_id = req->id, .reason = term_reason(req->kind),
+		.flags = req->kind == GB_REQ_RESUME_FAIL ? GB_ORCH_TERM_FAILURE : 0,
+	};
+	char reason[256];
+	gb_err_t rc;
+
+	if ((rc = gb_worker_terminate_now(t->w->orch, t->st, nodes, &wt, err)))
+		return rc;
+	if (req->kind == GB_REQ_RESUME_FAIL)
+		recover_nodes(t, req, nodes);
+	snprintf(reason, sizeof(reason), "terminated %d instances; %zu of %zu nodes had none",
+		 wt.terminated, nodes->n - wt.live, nodes->n);
+	if (gb_state_request_finish(t->st, req->id, GB_RSTATE_DONE, GB_RESULT_SUCCESS, 0,
+				    reason, err))
+		gb_log_error("request_finish_failed req=%s error=%s", req->id,
+			     gb_log_q(lq, sizeof(lq), err->text));
+	/* the work is done; reconcile settles the row */
+	gb_log_info("%s_done req=%s nodes=%s %s", gb_request_kind_name(req->kind), req->id,
+		    req->nodes, reason);
+	return GB_E_OK;
 }

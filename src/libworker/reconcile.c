@@ -83,6 +83,7 @@ static struct gb_reconcile_action *add_action(struct rctx *c, enum gb_reconcile_
 static void settle(struct rctx *c, struct gb_reconcile_action *a, const char *req_id,
 		   gb_err_t rc, const char *error)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	char qd[512];
 
 	if (!c->o->dry_run && rc == GB_E_OK)
@@ -98,10 +99,10 @@ static void settle(struct rctx *c, struct gb_reconcile_action *a, const char *re
 		return;
 	}
 	if (rc)
-		gb_log_error("reconcile action=%s target=%s%s%s detail=%s error=\"%s\"",
+		gb_log_error("reconcile action=%s target=%s%s%s detail=%s error=%s",
 			     gb_reconcile_kind_name(a->kind), a->target, a->node ? " node=" : "",
 			     a->node ? a->node : "", gb_log_q(qd, sizeof(qd), a->detail),
-			     a->error);
+			     gb_log_q(lq, sizeof(lq), a->error));
 	else
 		gb_log_notice("reconcile action=%s target=%s%s%s detail=%s",
 			      gb_reconcile_kind_name(a->kind), a->target, a->node ? " node=" : "",
@@ -273,6 +274,7 @@ static int take_record(const struct gb_instance *in, void *arg)
 
 static void list_cloud(struct rctx *c)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	const struct gb_conf *conf = c->o->conf;
 	struct gb_buf errs = GB_BUF_INIT;
 
@@ -281,8 +283,9 @@ static void list_cloud(struct rctx *c)
 		gb_error_t e;
 
 		if (gb_orch_cloud_instances(c->o->orch, region, true, take_instance, c, &e)) {
-			gb_log_warn("reconcile_cloud_unlisted region=%s error=\"%s\" "
-				    "note=\"no lost/orphan decisions there\"", region, e.text);
+			gb_log_warn("reconcile_cloud_unlisted region=%s error=%s "
+				    "note=\"no lost/orphan decisions there\"", region,
+				    gb_log_q(lq, sizeof(lq), e.text));
 			gb_buf_printf(&errs, "%s%s: %s", errs.len ? "; " : "", region, e.text);
 			continue;
 		}
@@ -349,6 +352,8 @@ static gb_err_t rec_set_state(struct rctx *c, const struct rec *r,
  */
 static void do_running(struct rctx *c)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
+
 	for (size_t i = 0; i < c->n_rec; i++) {
 		const struct rec *r = &c->rec[i];
 		const struct cinst *ci;
@@ -364,8 +369,8 @@ static void do_running(struct rctx *c)
 		if (c->o->dry_run)
 			continue;
 		if (rec_set_state(c, r, GB_INST_RUNNING, NULL, &e))
-			gb_log_warn("reconcile_running_failed instance=%s#%s error=\"%s\"",
-				    r->region, r->id, e.text);
+			gb_log_warn("reconcile_running_failed instance=%s#%s error=%s",
+				    r->region, r->id, gb_log_q(lq, sizeof(lq), e.text));
 	}
 }
 
@@ -449,6 +454,7 @@ static bool still_live(const struct rctx *c, const struct rec *r)
 static void terminate_completed(struct rctx *c, const struct rec *r,
 				const struct cinst *ci)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	gb_error_t e;
 
 	if (!ci && r->launched + c->o->conf->policy.orphan_timeout > c->now)
@@ -459,7 +465,8 @@ static void terminate_completed(struct rctx *c, const struct rec *r,
 	if (c->o->dry_run)
 		return;
 	if (rec_set_state(c, r, GB_INST_TERMINATED, NULL, &e))
-		gb_log_warn("terminate_complete_failed instance=%s error=\"%s\"", r->id, e.text);
+		gb_log_warn("terminate_complete_failed instance=%s error=%s", r->id,
+			    gb_log_q(lq, sizeof(lq), e.text));
 }
 
 static gb_err_t do_lost(struct rctx *c, gb_error_t *err)
@@ -969,6 +976,7 @@ static void ctx_free(struct rctx *c)
 gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 			  struct gb_reconcile_report *rep, gb_error_t *err)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	struct rctx c = { o, rep, o->now > 0 ? o->now : gb_time_now(), NULL, NULL, 0, NULL,
 			  0, { 0 } };
 	gb_error_t e;
@@ -977,7 +985,8 @@ gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 	if ((rc = do_stuck(&c, err)) || (rc = do_expire(&c, err)))
 		goto out;
 	if (gb_slurm_nodes_load(&c.nodes, &e)) {
-		gb_log_warn("reconcile_no_slurm error=\"%s\" note=\"node checks skipped\"", e.text);
+		gb_log_warn("reconcile_no_slurm error=%s note=\"node checks skipped\"",
+			    gb_log_q(lq, sizeof(lq), e.text));
 		c.nodes = NULL;
 		rep->slurm_error = strdup(e.text);	/* NULL when out of memory: the log has it */
 	}

@@ -85,6 +85,7 @@ static gb_err_t parse_args(int argc, char **argv, const char **conf, int *thread
 
 int gb_worker_main(int argc, char **argv)
 {
+	char lq[GB_ERROR_TEXT_MAX + 8];
 	struct gb_worker_opts wo = { 0 };
 	struct gb_errlist errs = { 0 };
 	struct gb_conf *conf = NULL;
@@ -106,7 +107,8 @@ int gb_worker_main(int argc, char **argv)
 		struct gb_log_opts lo = { NULL, true, GB_LOG_INFO, false };
 
 		gb_log_open(PROG, &lo, NULL);
-		gb_log_error("config_error path=%s error=\"%s\"", gb_conf_path(conf_arg), err.text);
+		gb_log_error("config_error path=%s error=%s", gb_conf_path(conf_arg),
+			     gb_log_q(lq, sizeof(lq), err.text));
 		for (size_t i = 0; i < errs.n; i++)
 			gb_log_error("config_error %s", errs.msgs[i]);
 		gb_errlist_free(&errs);
@@ -118,12 +120,13 @@ int gb_worker_main(int argc, char **argv)
 		if (gb_log_open(PROG, &lo, &err)) {
 			lo.syslog = true;
 			gb_log_open(PROG, &lo, NULL);
-			gb_log_error("log_file_unusable error=\"%s\"", err.text);
+			gb_log_error("log_file_unusable error=%s",
+				     gb_log_q(lq, sizeof(lq), err.text));
 		}
 	}
 	wo.conf = conf;
 	if ((rc = gb_worker_run(&wo, &err)))
-		gb_log_error("worker_failed error=\"%s\"", err.text);
+		gb_log_error("worker_failed error=%s", gb_log_q(lq, sizeof(lq), err.text));
 out:
 	gb_conf_destroy(conf);
 	gb_log_close();
