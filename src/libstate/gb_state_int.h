@@ -18,6 +18,7 @@
 #include "gb_err.h"
 #include "gb_state.h"
 #include "gb_str.h"
+#include "gb_util.h"		/* GB_ARRAY_LEN */
 
 /* PRAGMA application_id of a gpuburst state file: "GBst". */
 #define GB_STATE_APPLICATION_ID 0x47427374
@@ -165,12 +166,15 @@ extern const char *const gb_state_migrations[GB_STATE_SCHEMA_VERSION + 1];
 /* Enum <-> text of the CHECK constraints; name RET NULL when out of range. */
 const char *gb_state_name_of(const char *const *names, size_t n, int v);
 int gb_state_index_of(const char *const *names, size_t n, const char *s);
+/* gb_state_name_of() of one of the tables below, by its length. */
+#define GB_STATE_NAME_OF(names, v) \
+	gb_state_name_of(names, GB_ARRAY_LEN(names), (int)(v))
 
-extern const char *const gb_state_kind_names[4];
-extern const char *const gb_state_rstate_names[8];
-extern const char *const gb_state_result_names[4];
-extern const char *const gb_state_attempt_names[4];
-extern const char *const gb_state_inst_names[5];
-extern const char *const gb_state_approval_names[4];
+extern const char *const gb_state_kind_names[GB_REQUEST_KIND_COUNT];
+extern const char *const gb_state_rstate_names[GB_REQUEST_STATE_COUNT];
+extern const char *const gb_state_result_names[GB_REQUEST_RESULT_COUNT];
+extern const char *const gb_state_attempt_names[GB_ATTEMPT_STATE_COUNT];
+extern const char *const gb_state_inst_names[GB_INSTANCE_STATE_COUNT];
+extern const char *const gb_state_approval_names[GB_APPROVAL_STATE_COUNT];
 
 #endif /* GB_LIBSTATE_GB_STATE_INT_H */

@@ -266,7 +266,7 @@ gb_err_t gb_state_attempt_finish(gb_state_t *st, const struct gb_attempt *a,
 	gb_err_t rc;
 
 	if (a->state == GB_ATTEMPT_STARTED ||
-	    !gb_state_name_of(gb_state_attempt_names, 4, a->state))
+	    !GB_STATE_NAME_OF(gb_state_attempt_names, a->state))
 		return gb_errorf(err, GB_E_INVALID,
 				 "finishing attempt %lld: invalid final state %d",
 				 (long long)a->id, (int)a->state);
@@ -378,7 +378,7 @@ gb_err_t gb_state_attempt_list(gb_state_t *st, const char *request_id,
 gb_err_t gb_state_instance_add(gb_state_t *st, const struct gb_instance *in,
 			       gb_error_t *err)
 {
-	const char *state = gb_state_name_of(gb_state_inst_names, 5, in->state);
+	const char *state = GB_STATE_NAME_OF(gb_state_inst_names, in->state);
 	sqlite3_stmt *s = NULL;
 	bool own = false;
 	gb_err_t rc;
@@ -430,7 +430,7 @@ out:
 gb_err_t gb_state_instance_update(gb_state_t *st, const struct gb_instance *in,
 				  gb_error_t *err)
 {
-	const char *state = gb_state_name_of(gb_state_inst_names, 5, in->state);
+	const char *state = GB_STATE_NAME_OF(gb_state_inst_names, in->state);
 	sqlite3_stmt *s = NULL;
 	bool own = false;
 	gb_err_t rc;
@@ -564,7 +564,7 @@ gb_err_t gb_state_instance_list(gb_state_t *st,
 	if (!f)
 		f = &any;
 	if (f->state >= 0 &&
-	    !(state = gb_state_name_of(gb_state_inst_names, 5, f->state)))
+	    !(state = GB_STATE_NAME_OF(gb_state_inst_names, f->state)))
 		return gb_errorf(err, GB_E_INVALID,
 				 "listing instances: invalid state %d",
 				 f->state);
@@ -598,8 +598,7 @@ gb_err_t gb_state_instance_list(gb_state_t *st,
 gb_err_t gb_state_approval_add(gb_state_t *st, const struct gb_approval *a,
 			       gb_error_t *err)
 {
-	const char *state = gb_state_name_of(gb_state_approval_names, 4,
-					     a->state);
+	const char *state = GB_STATE_NAME_OF(gb_state_approval_names, a->state);
 	sqlite3_stmt *s = NULL;
 	bool own = false;
 	gb_err_t rc;
@@ -701,7 +700,7 @@ gb_err_t gb_state_approval_decide(gb_state_t *st, const char *request_id,
 	gb_err_t rc;
 
 	if (to == GB_APPROVAL_PENDING ||
-	    !gb_state_name_of(gb_state_approval_names, 4, to))
+	    !GB_STATE_NAME_OF(gb_state_approval_names, to))
 		return gb_errorf(err, GB_E_INVALID,
 				 "deciding approval of request %s: invalid decision %d",
 				 request_id ? request_id : "(null)", (int)to);
@@ -765,7 +764,7 @@ gb_err_t gb_state_approval_list(gb_state_t *st, int state,
 	gb_err_t rc;
 
 	if (state >= 0 &&
-	    !(name = gb_state_name_of(gb_state_approval_names, 4, state)))
+	    !(name = GB_STATE_NAME_OF(gb_state_approval_names, state)))
 		return gb_errorf(err, GB_E_INVALID,
 				 "listing approvals: invalid state %d", state);
 	if (name)
