@@ -160,6 +160,20 @@ gb_err_t gb_state_rows_push(struct gb_state_rows *rows, const void *row);
 void *gb_state_rows_at(const struct gb_state_rows *rows, size_t i);
 void gb_state_rows_free(struct gb_state_rows *rows);
 
+/*
+ * The tail of every *_list: unless [rc] is already an error, hand each row
+ * of *[rows] to [cb] (NULL: none) until it returns nonzero; then free the
+ * rows.  A macro so that [cb] keeps its row type.
+ */
+#define GB_STATE_ROWS_DELIVER(rows, rc, cb, arg) \
+	do { \
+		for (size_t i_ = 0; (rc) == GB_E_OK && (cb) && i_ < (rows)->n; \
+		     i_++) \
+			if ((cb)(gb_state_rows_at((rows), i_), (arg))) \
+				break; \
+		gb_state_rows_free(rows); \
+	} while (0)
+
 /* Migration scripts, index = schema version reached (index 0 unused). */
 extern const char *const gb_state_migrations[GB_STATE_SCHEMA_VERSION + 1];
 

@@ -770,10 +770,7 @@ gb_err_t gb_state_request_list(gb_state_t *st,
 	else
 		rc = read_requests(st, s, &rows, err, "listing requests");
 	gb_state_stmt_done(s);
-	for (size_t i = 0; rc == GB_E_OK && cb && i < rows.n; i++)
-		if (cb(gb_state_rows_at(&rows, i), arg))
-			break;
-	gb_state_rows_free(&rows);
+	GB_STATE_ROWS_DELIVER(&rows, rc, cb, arg);
 	return rc;
 }
 
