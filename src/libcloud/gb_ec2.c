@@ -5,6 +5,8 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -788,26 +790,49 @@ gb_err_t gb_ec2_run_instances_dry_run(gb_ec2_t *c,
 	return rc;
 }
 
-/* Move the instances of [page] to the end of [all]. */
-static gb_err_t merge_instances(struct gb_ec2_instance_list *all,
-				struct gb_ec2_instance_list *page, gb_error_t *err)
+/*
+ * OUT *out: [v] (an array of [n] items of [size] bytes) grown by the
+ * [n_more] items of [more], copied; [v] itself when there are none.
+ * RET false on overflow or OOM, [v] untouched.
+ */
+static bool vec_append(void *v, size_t n, const void *more, size_t n_more,
+		       size_t size, void **out)
 {
-	struct gb_ec2_instance *nv;
+	char *nv;
 
-	if (page->n) {
-		nv = realloc(all->v, (all->n + page->n) * sizeof(*nv));
-		if (!nv)
-			return gb_errorf(err, GB_E_NOMEM, "out of memory");
-		all->v = nv;
-		memcpy(all->v + all->n, page->v, page->n * sizeof(*nv));
-		all->n += page->n;
-		page->n = 0;
-	}
-	free(all->request_id);
-	all->request_id = page->request_id;
-	page->request_id = NULL;
-	return GB_E_OK;
+	*out = v;
+	if (!n_more)
+		return true;
+	if (n_more > SIZE_MAX / size - n)
+		return false;
+	nv = realloc(v, (n + n_more) * size);
+	if (!nv)
+		return false;
+	memcpy(nv + n * size, more, n_more * size);
+	*out = nv;
+	return true;
 }
+
+/*
+ * Move the items and the request id of [page] to the end of [all], two
+ * lists of one gb_ec2_*_list type; the page keeps neither, so it is freed
+ * as usual afterwards.  On OOM [rc] = GB_E_NOMEM and both are untouched.
+ */
+#define LIST_TAKE_PAGE(rc, all, page, err) \
+	do { \
+		void *nv_; \
+		if (!vec_append((all)->v, (all)->n, (page)->v, (page)->n, \
+				sizeof(*(all)->v), &nv_)) { \
+			(rc) = gb_errorf((err), GB_E_NOMEM, "out of memory"); \
+			break; \
+		} \
+		(all)->v = nv_; \
+		(all)->n += (page)->n; \
+		(page)->n = 0; \
+		free((all)->request_id); \
+		(all)->request_id = (page)->request_id; \
+		(page)->request_id = NULL; \
+	} while (0)
 
 /* Pagination guard: a page cap and no token seen twice in a row. */
 static gb_err_t check_page(gb_ec2_t *c, const char *action, int pages,
@@ -859,7 +884,7 @@ gb_err_t gb_ec2_describe_instances(gb_ec2_t *c,
 		rc = check_page(c, "DescribeInstances", pages, token, page->next_token,
 				err);
 		if (!rc)
-			rc = merge_instances(all, page, err);
+			LIST_TAKE_PAGE(rc, all, page, err);
 		free(token);
 		token = page->next_token;
 		page->next_token = NULL;
@@ -898,24 +923,8 @@ gb_err_t gb_ec2_terminate_instances(gb_ec2_t *c, const char *const *ids,
 		if (!rc)
 			rc = gb_ec2_xml_parse_state_changes(resp.body, resp.body_len,
 							    &page, err);
-		if (!rc && page->n) {
-			struct gb_ec2_state_change *nv =
-				realloc(all->v, (all->n + page->n) * sizeof(*nv));
-
-			if (!nv) {
-				rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
-			} else {
-				all->v = nv;
-				memcpy(all->v + all->n, page->v, page->n * sizeof(*nv));
-				all->n += page->n;
-				page->n = 0;
-			}
-		}
-		if (!rc) {
-			free(all->request_id);
-			all->request_id = page->request_id;
-			page->request_id = NULL;
-		}
+		if (!rc)
+			LIST_TAKE_PAGE(rc, all, page, err);
 		gb_ec2_state_change_list_free(page);
 		gb_http_response_free(&resp);
 		gb_buf_free(&body);
@@ -959,22 +968,8 @@ gb_err_t gb_ec2_describe_instance_type_offerings(
 			break;
 		pages++;
 		rc = check_page(c, action, pages, token, page->next_token, err);
-		if (!rc && page->n) {
-			struct gb_ec2_offering *nv =
-				realloc(all->v, (all->n + page->n) * sizeof(*nv));
-
-			if (!nv) {
-				rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
-			} else {
-				all->v = nv;
-				memcpy(all->v + all->n, page->v, page->n * sizeof(*nv));
-				all->n += page->n;
-				page->n = 0;
-			}
-		}
-		free(all->request_id);
-		all->request_id = page->request_id;
-		page->request_id = NULL;
+		if (!rc)
+			LIST_TAKE_PAGE(rc, all, page, err);
 		free(token);
 		token = page->next_token;
 		page->next_token = NULL;

@@ -505,6 +505,15 @@ out:
 	return rc;
 }
 
+/*
+ * [l] = a new zeroed gb_ec2_*_list with room for [n] zeroed items in
+ * l->v ([n] is evaluated twice).  RET false on OOM, when [l] may still need
+ * its _free.
+ */
+#define LIST_NEW(l, n) \
+	(((l) = calloc(1, sizeof(*(l)))) != NULL && \
+	 (!(n) || ((l)->v = calloc((n), sizeof(*(l)->v))) != NULL))
+
 /* ---- state changes ------------------------------------------------------ */
 
 void gb_ec2_state_change_list_free(struct gb_ec2_state_change_list *l)
@@ -551,10 +560,7 @@ gb_err_t gb_ec2_xml_parse_state_changes(const char *body, size_t len,
 		goto out;
 	}
 	set = child(x.root, "instancesSet");
-	l = calloc(1, sizeof(*l));
-	if (l && count_items(set))
-		l->v = calloc(count_items(set), sizeof(*l->v));
-	if (!l || (count_items(set) && !l->v)) {
+	if (!LIST_NEW(l, count_items(set))) {
 		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
 		goto out;
 	}
@@ -611,7 +617,6 @@ gb_err_t gb_ec2_xml_parse_offerings(const char *body, size_t len,
 	struct gb_ec2_offering_list *l = NULL;
 	xmlNodePtr set;
 	struct px x;
-	size_t n;
 	gb_err_t rc;
 
 	*out = NULL;
@@ -623,11 +628,7 @@ gb_err_t gb_ec2_xml_parse_offerings(const char *body, size_t len,
 		goto out;
 	}
 	set = child(x.root, "instanceTypeOfferingSet");
-	n = count_items(set);
-	l = calloc(1, sizeof(*l));
-	if (l && n)
-		l->v = calloc(n, sizeof(*l->v));
-	if (!l || (n && !l->v)) {
+	if (!LIST_NEW(l, count_items(set))) {
 		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
 		goto out;
 	}
@@ -683,7 +684,6 @@ gb_err_t gb_ec2_xml_parse_azs(const char *body, size_t len,
 	struct gb_ec2_az_list *l = NULL;
 	xmlNodePtr set;
 	struct px x;
-	size_t n;
 	gb_err_t rc;
 
 	*out = NULL;
@@ -695,11 +695,7 @@ gb_err_t gb_ec2_xml_parse_azs(const char *body, size_t len,
 		goto out;
 	}
 	set = child(x.root, "availabilityZoneInfo");
-	n = count_items(set);
-	l = calloc(1, sizeof(*l));
-	if (l && n)
-		l->v = calloc(n, sizeof(*l->v));
-	if (!l || (n && !l->v)) {
+	if (!LIST_NEW(l, count_items(set))) {
 		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
 		goto out;
 	}

@@ -22,47 +22,29 @@
  *  Names: the text stored in the enumerated columns (see the CHECKs)
  *****************************************************************************/
 
-const char *const gb_state_kind_names[4] = {
-	[GB_REQ_RESUME] = "resume",
-	[GB_REQ_SUSPEND] = "suspend",
-	[GB_REQ_RESUME_FAIL] = "resume_fail",
-	[GB_REQ_TERMINATE] = "terminate",
-};
-const char *const gb_state_rstate_names[8] = {
-	[GB_RSTATE_PENDING_APPROVAL] = "pending_approval",
-	[GB_RSTATE_QUEUED] = "queued",
-	[GB_RSTATE_RUNNING] = "running",
-	[GB_RSTATE_DONE] = "done",
-	[GB_RSTATE_FAILED] = "failed",
-	[GB_RSTATE_DENIED] = "denied",
-	[GB_RSTATE_EXPIRED] = "expired",
-	[GB_RSTATE_CANCELLED] = "cancelled",
-};
-const char *const gb_state_result_names[4] = {
-	[GB_RESULT_NONE] = "none",
-	[GB_RESULT_SUCCESS] = "success",
-	[GB_RESULT_PARTIAL] = "partial",
-	[GB_RESULT_FAILED] = "failed",
-};
-const char *const gb_state_attempt_names[4] = {
-	[GB_ATTEMPT_STARTED] = "started",
-	[GB_ATTEMPT_OK] = "ok",
-	[GB_ATTEMPT_FAILED] = "failed",
-	[GB_ATTEMPT_UNKNOWN] = "unknown",
-};
-const char *const gb_state_inst_names[5] = {
-	[GB_INST_PENDING] = "pending",
-	[GB_INST_RUNNING] = "running",
-	[GB_INST_TERMINATING] = "terminating",
-	[GB_INST_TERMINATED] = "terminated",
-	[GB_INST_LOST] = "lost",
-};
-const char *const gb_state_approval_names[4] = {
-	[GB_APPROVAL_PENDING] = "pending",
-	[GB_APPROVAL_APPROVED] = "approved",
-	[GB_APPROVAL_DENIED] = "denied",
-	[GB_APPROVAL_EXPIRED] = "expired",
-};
+#define GB_STATE_NAMES_(table, count, map, prefix) \
+	const char *const table[count] = { \
+		map(prefix, GB_STATE_NO_SEP) \
+	}
+#define GB_REQ_NAME_(value, name) [GB_REQ_##value] = #name,
+#define GB_RSTATE_NAME_(value, name) [GB_RSTATE_##value] = #name,
+#define GB_RESULT_NAME_(value, name) [GB_RESULT_##value] = #name,
+#define GB_ATTEMPT_NAME_(value, name) [GB_ATTEMPT_##value] = #name,
+#define GB_INST_NAME_(value, name) [GB_INST_##value] = #name,
+#define GB_APPROVAL_NAME_(value, name) [GB_APPROVAL_##value] = #name,
+
+GB_STATE_NAMES_(gb_state_kind_names, GB_REQUEST_KIND_COUNT,
+		GB_REQUEST_KIND_MAP, GB_REQ_NAME_);
+GB_STATE_NAMES_(gb_state_rstate_names, GB_REQUEST_STATE_COUNT,
+		GB_REQUEST_STATE_MAP, GB_RSTATE_NAME_);
+GB_STATE_NAMES_(gb_state_result_names, GB_REQUEST_RESULT_COUNT,
+		GB_REQUEST_RESULT_MAP, GB_RESULT_NAME_);
+GB_STATE_NAMES_(gb_state_attempt_names, GB_ATTEMPT_STATE_COUNT,
+		GB_ATTEMPT_STATE_MAP, GB_ATTEMPT_NAME_);
+GB_STATE_NAMES_(gb_state_inst_names, GB_INSTANCE_STATE_COUNT,
+		GB_INSTANCE_STATE_MAP, GB_INST_NAME_);
+GB_STATE_NAMES_(gb_state_approval_names, GB_APPROVAL_STATE_COUNT,
+		GB_APPROVAL_STATE_MAP, GB_APPROVAL_NAME_);
 
 const char *gb_state_name_of(const char *const *names, size_t n, int v)
 {
@@ -85,8 +67,7 @@ int gb_state_index_of(const char *const *names, size_t n, const char *s)
 #define NAME_FN(fn, type, table) \
 	const char *fn(type v) \
 	{ \
-		const char *s = gb_state_name_of(table, GB_ARRAY_LEN(table), \
-						 (int)v); \
+		const char *s = GB_STATE_NAME_OF(table, v); \
 		return s ? s : "invalid"; \
 	}
 

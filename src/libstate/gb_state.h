@@ -106,38 +106,102 @@ gb_err_t gb_state_check(gb_state_t *st, gb_error_t *err);
 gb_err_t gb_state_new_id(char buf[GB_REQUEST_ID_LEN + 1], gb_error_t *err);
 
 /*****************************************************************************
- *  Requests: the durable queue
+ *  Enumerated columns
+ *
+ *  Each GB_<THING>_MAP(XX, SEP) is the only list of one enumerated column's
+ *  values: XX(VALUE, name) is the enum constant's suffix and the text the
+ *  column stores, in the order of the enum.  SEP(brk) stands between two
+ *  values; it generates nothing for the enum and the name table, and the
+ *  separator of the SQL "CHECK (col IN ('a', 'b'))" text that
+ *  gb_state_schema.c builds with GB_STATE_SQL_IN(); SEP(wrap) is where that
+ *  text breaks its line.  The CHECK text is schema version 1's, so a new
+ *  value also needs a migration step that rebuilds the table for existing
+ *  files (test_state.c holds the released text and fails when it changes).
  *****************************************************************************/
 
-enum gb_request_kind {
-	GB_REQ_RESUME = 0,
-	GB_REQ_SUSPEND,
-	GB_REQ_RESUME_FAIL,
-	GB_REQ_TERMINATE,		/* manual, from gpuburstctl */
-};
+#define GB_REQUEST_KIND_MAP(XX, SEP) \
+	XX(RESUME, resume) SEP() \
+	XX(SUSPEND, suspend) SEP() \
+	XX(RESUME_FAIL, resume_fail) SEP() \
+	XX(TERMINATE, terminate)	/* manual, from gpuburstctl */
 
 /*
  * Life cycle: pending_approval -> queued (approve) | denied | expired;
  * queued -> running (claimed by a worker) -> done | failed;
  * running -> queued again when its worker died (gb_state_request_requeue_stale).
  */
-enum gb_request_state {
-	GB_RSTATE_PENDING_APPROVAL = 0,
-	GB_RSTATE_QUEUED,
-	GB_RSTATE_RUNNING,
-	GB_RSTATE_DONE,
-	GB_RSTATE_FAILED,
-	GB_RSTATE_DENIED,
-	GB_RSTATE_EXPIRED,
-	GB_RSTATE_CANCELLED,
+#define GB_REQUEST_STATE_MAP(XX, SEP) \
+	XX(PENDING_APPROVAL, pending_approval) SEP() \
+	XX(QUEUED, queued) SEP() \
+	XX(RUNNING, running) SEP() \
+	XX(DONE, done) SEP() \
+	XX(FAILED, failed) SEP(wrap) \
+	XX(DENIED, denied) SEP() \
+	XX(EXPIRED, expired) SEP() \
+	XX(CANCELLED, cancelled)
+
+#define GB_REQUEST_RESULT_MAP(XX, SEP) \
+	XX(NONE, none) SEP()		/* not final yet */ \
+	XX(SUCCESS, success) SEP() \
+	XX(PARTIAL, partial) SEP() \
+	XX(FAILED, failed)
+
+#define GB_ATTEMPT_STATE_MAP(XX, SEP) \
+	XX(STARTED, started) SEP()	/* written before the call */ \
+	XX(OK, ok) SEP()		/* got >= 1 */ \
+	XX(FAILED, failed) SEP()	/* cloud said no */ \
+	XX(UNKNOWN, unknown)		/* outcome unknown (crash, timeout) */
+
+#define GB_INSTANCE_STATE_MAP(XX, SEP) \
+	XX(PENDING, pending) SEP() \
+	XX(RUNNING, running) SEP() \
+	XX(TERMINATING, terminating) SEP() /* TerminateInstances sent */ \
+	XX(TERMINATED, terminated) SEP() /* terminated_at set */ \
+	XX(LOST, lost)			/* gone without us (reconcile) */
+
+#define GB_APPROVAL_STATE_MAP(XX, SEP) \
+	XX(PENDING, pending) SEP() \
+	XX(APPROVED, approved) SEP() \
+	XX(DENIED, denied) SEP() \
+	XX(EXPIRED, expired)
+
+/* SEP() of the enums and name tables: nothing. */
+#define GB_STATE_NO_SEP(brk)
+/* XX() counting values: GB_<THING>_COUNT = 0 GB_<THING>_MAP(GB_STATE_ONE_, ...) */
+#define GB_STATE_ONE_(value, name) + 1
+
+/* "('a', 'b', ...)", a string literal: the value list of a CHECK ... IN. */
+#define GB_STATE_SQL_IN(MAP) "(" MAP(GB_STATE_SQL_ITEM_, GB_STATE_SQL_SEP_) ")"
+#define GB_STATE_SQL_ITEM_(value, name) "'" #name "'"
+#define GB_STATE_SQL_SEP_(brk) "," GB_STATE_SQL_BRK_##brk
+#define GB_STATE_SQL_BRK_ " "
+#define GB_STATE_SQL_BRK_wrap "\n                 "
+
+/*****************************************************************************
+ *  Requests: the durable queue
+ *****************************************************************************/
+
+enum gb_request_kind {
+#define GB_REQ_ENUM_(value, name) GB_REQ_##value,
+	GB_REQUEST_KIND_MAP(GB_REQ_ENUM_, GB_STATE_NO_SEP)
+#undef GB_REQ_ENUM_
 };
+enum { GB_REQUEST_KIND_COUNT = 0 GB_REQUEST_KIND_MAP(GB_STATE_ONE_, GB_STATE_NO_SEP) };
+
+/* GB_REQUEST_STATE_MAP: the life cycle. */
+enum gb_request_state {
+#define GB_RSTATE_ENUM_(value, name) GB_RSTATE_##value,
+	GB_REQUEST_STATE_MAP(GB_RSTATE_ENUM_, GB_STATE_NO_SEP)
+#undef GB_RSTATE_ENUM_
+};
+enum { GB_REQUEST_STATE_COUNT = 0 GB_REQUEST_STATE_MAP(GB_STATE_ONE_, GB_STATE_NO_SEP) };
 
 enum gb_request_result {
-	GB_RESULT_NONE = 0,		/* not final yet */
-	GB_RESULT_SUCCESS,
-	GB_RESULT_PARTIAL,
-	GB_RESULT_FAILED,
+#define GB_RESULT_ENUM_(value, name) GB_RESULT_##value,
+	GB_REQUEST_RESULT_MAP(GB_RESULT_ENUM_, GB_STATE_NO_SEP)
+#undef GB_RESULT_ENUM_
 };
+enum { GB_REQUEST_RESULT_COUNT = 0 GB_REQUEST_RESULT_MAP(GB_STATE_ONE_, GB_STATE_NO_SEP) };
 
 struct gb_request {
 	char id[GB_REQUEST_ID_LEN + 1];	/* empty on add: assigned */
@@ -287,11 +351,11 @@ gb_err_t gb_state_plan_list(gb_state_t *st, const char *request_id,
  *****************************************************************************/
 
 enum gb_attempt_state {
-	GB_ATTEMPT_STARTED = 0,		/* written before the call */
-	GB_ATTEMPT_OK,			/* got >= 1 */
-	GB_ATTEMPT_FAILED,		/* cloud said no */
-	GB_ATTEMPT_UNKNOWN,		/* outcome unknown (crash, timeout) */
+#define GB_ATTEMPT_ENUM_(value, name) GB_ATTEMPT_##value,
+	GB_ATTEMPT_STATE_MAP(GB_ATTEMPT_ENUM_, GB_STATE_NO_SEP)
+#undef GB_ATTEMPT_ENUM_
 };
+enum { GB_ATTEMPT_STATE_COUNT = 0 GB_ATTEMPT_STATE_MAP(GB_STATE_ONE_, GB_STATE_NO_SEP) };
 
 struct gb_attempt {
 	int64_t id;			/* assigned by begin */
@@ -337,12 +401,11 @@ gb_err_t gb_state_attempt_list(gb_state_t *st, const char *request_id,
  *****************************************************************************/
 
 enum gb_instance_state {
-	GB_INST_PENDING = 0,
-	GB_INST_RUNNING,
-	GB_INST_TERMINATING,		/* TerminateInstances sent */
-	GB_INST_TERMINATED,		/* terminated_at set */
-	GB_INST_LOST,			/* gone without us (reconcile) */
+#define GB_INST_ENUM_(value, name) GB_INST_##value,
+	GB_INSTANCE_STATE_MAP(GB_INST_ENUM_, GB_STATE_NO_SEP)
+#undef GB_INST_ENUM_
 };
+enum { GB_INSTANCE_STATE_COUNT = 0 GB_INSTANCE_STATE_MAP(GB_STATE_ONE_, GB_STATE_NO_SEP) };
 
 struct gb_instance {
 	const char *request_id;
@@ -397,11 +460,11 @@ gb_err_t gb_state_instance_list(gb_state_t *st,
  *****************************************************************************/
 
 enum gb_approval_state {
-	GB_APPROVAL_PENDING = 0,
-	GB_APPROVAL_APPROVED,
-	GB_APPROVAL_DENIED,
-	GB_APPROVAL_EXPIRED,
+#define GB_APPROVAL_ENUM_(value, name) GB_APPROVAL_##value,
+	GB_APPROVAL_STATE_MAP(GB_APPROVAL_ENUM_, GB_STATE_NO_SEP)
+#undef GB_APPROVAL_ENUM_
 };
+enum { GB_APPROVAL_STATE_COUNT = 0 GB_APPROVAL_STATE_MAP(GB_STATE_ONE_, GB_STATE_NO_SEP) };
 
 struct gb_approval {
 	const char *request_id;

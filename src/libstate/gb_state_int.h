@@ -18,6 +18,7 @@
 #include "gb_err.h"
 #include "gb_state.h"
 #include "gb_str.h"
+#include "gb_util.h"		/* GB_ARRAY_LEN */
 
 /* PRAGMA application_id of a gpuburst state file: "GBst". */
 #define GB_STATE_APPLICATION_ID 0x47427374
@@ -159,18 +160,35 @@ gb_err_t gb_state_rows_push(struct gb_state_rows *rows, const void *row);
 void *gb_state_rows_at(const struct gb_state_rows *rows, size_t i);
 void gb_state_rows_free(struct gb_state_rows *rows);
 
+/*
+ * The tail of every *_list: unless [rc] is already an error, hand each row
+ * of *[rows] to [cb] (NULL: none) until it returns nonzero; then free the
+ * rows.  A macro so that [cb] keeps its row type.
+ */
+#define GB_STATE_ROWS_DELIVER(rows, rc, cb, arg) \
+	do { \
+		for (size_t i_ = 0; (rc) == GB_E_OK && (cb) && i_ < (rows)->n; \
+		     i_++) \
+			if ((cb)(gb_state_rows_at((rows), i_), (arg))) \
+				break; \
+		gb_state_rows_free(rows); \
+	} while (0)
+
 /* Migration scripts, index = schema version reached (index 0 unused). */
 extern const char *const gb_state_migrations[GB_STATE_SCHEMA_VERSION + 1];
 
 /* Enum <-> text of the CHECK constraints; name RET NULL when out of range. */
 const char *gb_state_name_of(const char *const *names, size_t n, int v);
 int gb_state_index_of(const char *const *names, size_t n, const char *s);
+/* gb_state_name_of() of one of the tables below, by its length. */
+#define GB_STATE_NAME_OF(names, v) \
+	gb_state_name_of(names, GB_ARRAY_LEN(names), (int)(v))
 
-extern const char *const gb_state_kind_names[4];
-extern const char *const gb_state_rstate_names[8];
-extern const char *const gb_state_result_names[4];
-extern const char *const gb_state_attempt_names[4];
-extern const char *const gb_state_inst_names[5];
-extern const char *const gb_state_approval_names[4];
+extern const char *const gb_state_kind_names[GB_REQUEST_KIND_COUNT];
+extern const char *const gb_state_rstate_names[GB_REQUEST_STATE_COUNT];
+extern const char *const gb_state_result_names[GB_REQUEST_RESULT_COUNT];
+extern const char *const gb_state_attempt_names[GB_ATTEMPT_STATE_COUNT];
+extern const char *const gb_state_inst_names[GB_INSTANCE_STATE_COUNT];
+extern const char *const gb_state_approval_names[GB_APPROVAL_STATE_COUNT];
 
 #endif /* GB_LIBSTATE_GB_STATE_INT_H */

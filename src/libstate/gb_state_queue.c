@@ -249,10 +249,9 @@ out:
 static gb_err_t insert_request(gb_state_t *st, const struct gb_request *r,
 			       gb_error_t *err)
 {
-	const char *kind = gb_state_name_of(gb_state_kind_names, 4, r->kind);
-	const char *state = gb_state_name_of(gb_state_rstate_names, 8, r->state);
-	const char *result = gb_state_name_of(gb_state_result_names, 4,
-					      r->result);
+	const char *kind = GB_STATE_NAME_OF(gb_state_kind_names, r->kind);
+	const char *state = GB_STATE_NAME_OF(gb_state_rstate_names, r->state);
+	const char *result = GB_STATE_NAME_OF(gb_state_result_names, r->result);
 	sqlite3_stmt *s = NULL;
 	char what[64];
 	gb_err_t rc;
@@ -493,8 +492,8 @@ gb_err_t gb_state_request_transition(gb_state_t *st, const char *id,
 				     enum gb_request_state to,
 				     const char *reason, gb_error_t *err)
 {
-	const char *f = gb_state_name_of(gb_state_rstate_names, 8, from);
-	const char *t = gb_state_name_of(gb_state_rstate_names, 8, to);
+	const char *f = GB_STATE_NAME_OF(gb_state_rstate_names, from);
+	const char *t = GB_STATE_NAME_OF(gb_state_rstate_names, to);
 	sqlite3_stmt *s = NULL;
 	gb_err_t rc;
 
@@ -526,7 +525,7 @@ gb_err_t gb_state_request_finish(gb_state_t *st, const char *id,
 				 enum gb_request_result result, int launched,
 				 const char *reason, gb_error_t *err)
 {
-	const char *res = gb_state_name_of(gb_state_result_names, 4, result);
+	const char *res = GB_STATE_NAME_OF(gb_state_result_names, result);
 	sqlite3_stmt *s = NULL;
 	gb_err_t rc;
 
@@ -749,11 +748,11 @@ gb_err_t gb_state_request_list(gb_state_t *st,
 	if (!f)
 		f = &any;
 	if (f->state >= 0 &&
-	    !(state = gb_state_name_of(gb_state_rstate_names, 8, f->state)))
+	    !(state = GB_STATE_NAME_OF(gb_state_rstate_names, f->state)))
 		return gb_errorf(err, GB_E_INVALID,
 				 "listing requests: invalid state %d", f->state);
 	if (f->kind >= 0 &&
-	    !(kind = gb_state_name_of(gb_state_kind_names, 4, f->kind)))
+	    !(kind = GB_STATE_NAME_OF(gb_state_kind_names, f->kind)))
 		return gb_errorf(err, GB_E_INVALID,
 				 "listing requests: invalid kind %d", f->kind);
 	shape = (state ? RL_STATE : 0) | (kind ? RL_KIND : 0) |
@@ -771,10 +770,7 @@ gb_err_t gb_state_request_list(gb_state_t *st,
 	else
 		rc = read_requests(st, s, &rows, err, "listing requests");
 	gb_state_stmt_done(s);
-	for (size_t i = 0; rc == GB_E_OK && cb && i < rows.n; i++)
-		if (cb(gb_state_rows_at(&rows, i), arg))
-			break;
-	gb_state_rows_free(&rows);
+	GB_STATE_ROWS_DELIVER(&rows, rc, cb, arg);
 	return rc;
 }
 
@@ -787,7 +783,7 @@ gb_err_t gb_state_request_count(gb_state_t *st, int state, long *n,
 	int src;
 
 	if (state >= 0 &&
-	    !(name = gb_state_name_of(gb_state_rstate_names, 8, state)))
+	    !(name = GB_STATE_NAME_OF(gb_state_rstate_names, state)))
 		return gb_errorf(err, GB_E_INVALID,
 				 "counting requests: invalid state %d", state);
 	if (name)

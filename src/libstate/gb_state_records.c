@@ -39,6 +39,24 @@ static gb_err_t read_all(gb_state_t *st, sqlite3_stmt *s, row_reader_fn read,
 	return rc;
 }
 
+/*
+ * The read of every *_list: unless a bind failed ([bind_failed], the error
+ * is SQLite's), step [s] to the end copying each row with [read].  [s] is
+ * reset either way.
+ */
+static gb_err_t list_read(gb_state_t *st, sqlite3_stmt *s, bool bind_failed,
+			  row_reader_fn read, struct gb_state_rows *rows,
+			  const char *what, gb_error_t *err)
+{
+	gb_err_t rc;
+
+	if (!bind_failed)
+		return read_all(st, s, read, rows, what, err);
+	rc = BIND_FAILED(st, err, "%s", what);
+	gb_state_stmt_done(s);
+	return rc;
+}
+
 /* '' is how a NULL AZ is stored in the keyed caches (see the schema). */
 static const char *az_key(const char *az)
 {
@@ -167,16 +185,9 @@ gb_err_t gb_state_plan_list(gb_state_t *st, const char *request_id,
 		     &s, err);
 	if (rc)
 		return rc;
-	if (gb_state_bind_text(s, 1, request_id)) {
-		rc = BIND_FAILED(st, err, "listing plans");
-		gb_state_stmt_done(s);
-	} else {
-		rc = read_all(st, s, read_plan, &rows, "listing plans", err);
-	}
-	for (size_t i = 0; rc == GB_E_OK && cb && i < rows.n; i++)
-		if (cb(gb_state_rows_at(&rows, i), arg))
-			break;
-	gb_state_rows_free(&rows);
+	rc = list_read(st, s, gb_state_bind_text(s, 1, request_id),
+		       read_plan, &rows, "listing plans", err);
+	GB_STATE_ROWS_DELIVER(&rows, rc, cb, arg);
 	return rc;
 }
 
@@ -266,7 +277,7 @@ gb_err_t gb_state_attempt_finish(gb_state_t *st, const struct gb_attempt *a,
 	gb_err_t rc;
 
 	if (a->state == GB_ATTEMPT_STARTED ||
-	    !gb_state_name_of(gb_state_attempt_names, 4, a->state))
+	    !GB_STATE_NAME_OF(gb_state_attempt_names, a->state))
 		return gb_errorf(err, GB_E_INVALID,
 				 "finishing attempt %lld: invalid final state %d",
 				 (long long)a->id, (int)a->state);
@@ -357,17 +368,10 @@ gb_err_t gb_state_attempt_list(gb_state_t *st, const char *request_id,
 			     &s, err);
 	if (rc)
 		return rc;
-	if (request_id && gb_state_bind_text(s, 1, request_id)) {
-		rc = BIND_FAILED(st, err, "listing attempts");
-		gb_state_stmt_done(s);
-	} else {
-		rc = read_all(st, s, read_attempt, &rows, "listing attempts",
-			      err);
-	}
-	for (size_t i = 0; rc == GB_E_OK && cb && i < rows.n; i++)
-		if (cb(gb_state_rows_at(&rows, i), arg))
-			break;
-	gb_state_rows_free(&rows);
+	rc = list_read(st, s,
+		       request_id && gb_state_bind_text(s, 1, request_id),
+		       read_attempt, &rows, "listing attempts", err);
+	GB_STATE_ROWS_DELIVER(&rows, rc, cb, arg);
 	return rc;
 }
 
@@ -378,7 +382,7 @@ gb_err_t gb_state_attempt_list(gb_state_t *st, const char *request_id,
 gb_err_t gb_state_instance_add(gb_state_t *st, const struct gb_instance *in,
 			       gb_error_t *err)
 {
-	const char *state = gb_state_name_of(gb_state_inst_names, 5, in->state);
+	const char *state = GB_STATE_NAME_OF(gb_state_inst_names, in->state);
 	sqlite3_stmt *s = NULL;
 	bool own = false;
 	gb_err_t rc;
@@ -430,7 +434,7 @@ out:
 gb_err_t gb_state_instance_update(gb_state_t *st, const struct gb_instance *in,
 				  gb_error_t *err)
 {
-	const char *state = gb_state_name_of(gb_state_inst_names, 5, in->state);
+	const char *state = GB_STATE_NAME_OF(gb_state_inst_names, in->state);
 	sqlite3_stmt *s = NULL;
 	bool own = false;
 	gb_err_t rc;
@@ -559,35 +563,30 @@ gb_err_t gb_state_instance_list(gb_state_t *st,
 	const struct gb_instance_filter any = GB_INSTANCE_FILTER_ANY;
 	const char *state = NULL;
 	sqlite3_stmt *s = NULL;
+	bool unbound;
 	gb_err_t rc;
 
 	if (!f)
 		f = &any;
 	if (f->state >= 0 &&
-	    !(state = gb_state_name_of(gb_state_inst_names, 5, f->state)))
+	    !(state = GB_STATE_NAME_OF(gb_state_inst_names, f->state)))
 		return gb_errorf(err, GB_E_INVALID,
 				 "listing instances: invalid state %d",
 				 f->state);
 	rc = inst_list_stmt(st, inst_shape(f), &s, err);
 	if (rc)
 		return rc;
-	if ((f->request_id && gb_state_bind_text(s, 1, f->request_id)) ||
-	    (f->node && gb_state_bind_text(s, 2, f->node)) ||
-	    (f->region && gb_state_bind_text(s, 3, f->region)) ||
-	    (f->instance_type && gb_state_bind_text(s, 4, f->instance_type)) ||
-	    (f->instance_id && gb_state_bind_text(s, 5, f->instance_id)) ||
-	    (state && gb_state_bind_text(s, 6, state)) ||
-	    gb_state_bind_int(s, 8, f->limit ? (int64_t)f->limit : -1)) {
-		rc = BIND_FAILED(st, err, "listing instances");
-		gb_state_stmt_done(s);
-	} else {
-		rc = read_all(st, s, read_instance, &rows, "listing instances",
-			      err);
-	}
-	for (size_t i = 0; rc == GB_E_OK && cb && i < rows.n; i++)
-		if (cb(gb_state_rows_at(&rows, i), arg))
-			break;
-	gb_state_rows_free(&rows);
+	unbound = (f->request_id && gb_state_bind_text(s, 1, f->request_id)) ||
+		  (f->node && gb_state_bind_text(s, 2, f->node)) ||
+		  (f->region && gb_state_bind_text(s, 3, f->region)) ||
+		  (f->instance_type &&
+		   gb_state_bind_text(s, 4, f->instance_type)) ||
+		  (f->instance_id && gb_state_bind_text(s, 5, f->instance_id)) ||
+		  (state && gb_state_bind_text(s, 6, state)) ||
+		  gb_state_bind_int(s, 8, f->limit ? (int64_t)f->limit : -1);
+	rc = list_read(st, s, unbound, read_instance, &rows,
+		       "listing instances", err);
+	GB_STATE_ROWS_DELIVER(&rows, rc, cb, arg);
 	return rc;
 }
 
@@ -598,8 +597,7 @@ gb_err_t gb_state_instance_list(gb_state_t *st,
 gb_err_t gb_state_approval_add(gb_state_t *st, const struct gb_approval *a,
 			       gb_error_t *err)
 {
-	const char *state = gb_state_name_of(gb_state_approval_names, 4,
-					     a->state);
+	const char *state = GB_STATE_NAME_OF(gb_state_approval_names, a->state);
 	sqlite3_stmt *s = NULL;
 	bool own = false;
 	gb_err_t rc;
@@ -678,11 +676,8 @@ static gb_err_t fetch_approval(gb_state_t *st, const char *request_id,
 		     &s, err);
 	if (rc)
 		return rc;
-	if (gb_state_bind_text(s, 1, request_id)) {
-		gb_state_stmt_done(s);
-		return BIND_FAILED(st, err, "reading approval");
-	}
-	rc = read_all(st, s, read_approval, rows, "reading approval", err);
+	rc = list_read(st, s, gb_state_bind_text(s, 1, request_id),
+		       read_approval, rows, "reading approval", err);
 	if (rc == GB_E_OK && rows->n == 0)
 		rc = gb_errorf(err, GB_E_NOTFOUND,
 			       "no approval for request %s in %s",
@@ -701,7 +696,7 @@ gb_err_t gb_state_approval_decide(gb_state_t *st, const char *request_id,
 	gb_err_t rc;
 
 	if (to == GB_APPROVAL_PENDING ||
-	    !gb_state_name_of(gb_state_approval_names, 4, to))
+	    !GB_STATE_NAME_OF(gb_state_approval_names, to))
 		return gb_errorf(err, GB_E_INVALID,
 				 "deciding approval of request %s: invalid decision %d",
 				 request_id ? request_id : "(null)", (int)to);
@@ -765,7 +760,7 @@ gb_err_t gb_state_approval_list(gb_state_t *st, int state,
 	gb_err_t rc;
 
 	if (state >= 0 &&
-	    !(name = gb_state_name_of(gb_state_approval_names, 4, state)))
+	    !(name = GB_STATE_NAME_OF(gb_state_approval_names, state)))
 		return gb_errorf(err, GB_E_INVALID,
 				 "listing approvals: invalid state %d", state);
 	if (name)
@@ -780,17 +775,9 @@ gb_err_t gb_state_approval_list(gb_state_t *st, int state,
 			     &s, err);
 	if (rc)
 		return rc;
-	if (name && gb_state_bind_text(s, 1, name)) {
-		rc = BIND_FAILED(st, err, "listing approvals");
-		gb_state_stmt_done(s);
-	} else {
-		rc = read_all(st, s, read_approval, &rows, "listing approvals",
-			      err);
-	}
-	for (size_t i = 0; rc == GB_E_OK && cb && i < rows.n; i++)
-		if (cb(gb_state_rows_at(&rows, i), arg))
-			break;
-	gb_state_rows_free(&rows);
+	rc = list_read(st, s, name && gb_state_bind_text(s, 1, name),
+		       read_approval, &rows, "listing approvals", err);
+	GB_STATE_ROWS_DELIVER(&rows, rc, cb, arg);
 	return rc;
 }
 
@@ -862,16 +849,10 @@ gb_err_t gb_state_event_list(gb_state_t *st, const char *request_id,
 			     &s, err);
 	if (rc)
 		return rc;
-	if (request_id && gb_state_bind_text(s, 1, request_id)) {
-		rc = BIND_FAILED(st, err, "listing events");
-		gb_state_stmt_done(s);
-	} else {
-		rc = read_all(st, s, read_event, &rows, "listing events", err);
-	}
-	for (size_t i = 0; rc == GB_E_OK && cb && i < rows.n; i++)
-		if (cb(gb_state_rows_at(&rows, i), arg))
-			break;
-	gb_state_rows_free(&rows);
+	rc = list_read(st, s,
+		       request_id && gb_state_bind_text(s, 1, request_id),
+		       read_event, &rows, "listing events", err);
+	GB_STATE_ROWS_DELIVER(&rows, rc, cb, arg);
 	return rc;
 }
 
@@ -978,10 +959,7 @@ gb_err_t gb_state_offering_list(gb_state_t *st,
 	if (rc)
 		return rc;
 	rc = read_all(st, s, read_offering, &rows, "listing offerings", err);
-	for (size_t i = 0; rc == GB_E_OK && cb && i < rows.n; i++)
-		if (cb(gb_state_rows_at(&rows, i), arg))
-			break;
-	gb_state_rows_free(&rows);
+	GB_STATE_ROWS_DELIVER(&rows, rc, cb, arg);
 	return rc;
 }
 
@@ -1254,13 +1232,9 @@ gb_err_t gb_state_capacity_list(gb_state_t *st, const char *instance_type,
 			     &s, err);
 	if (rc)
 		return rc;
-	if (instance_type && gb_state_bind_text(s, 1, instance_type)) {
-		rc = BIND_FAILED(st, err, "listing capacity");
-		gb_state_stmt_done(s);
-	} else {
-		rc = read_all(st, s, read_capacity, &rows, "listing capacity",
-			      err);
-	}
+	rc = list_read(st, s,
+		       instance_type && gb_state_bind_text(s, 1, instance_type),
+		       read_capacity, &rows, "listing capacity", err);
 	for (size_t i = 0; rc == GB_E_OK && i < rows.n; i++) {
 		struct gb_capacity *c = gb_state_rows_at(&rows, i);
 		double k = decay(1.0, c->updated_at, now, half_life);

@@ -11,8 +11,9 @@
  *
  * Constraints the tables rely on (SQLite >= 3.31, configure's minimum):
  *  - enumerated columns are readable text with a CHECK listing the values
- *    (the names of gb_state.h's enums), so the stock sqlite3 shell needs no
- *    decoder and a hand edit with a typo fails loudly;
+ *    (the names of gb_state.h's enums, generated from its GB_*_MAP tables,
+ *    byte for byte the text version 1 was released with), so the stock
+ *    sqlite3 shell needs no decoder and a hand edit with a typo fails loudly;
  *  - times are REAL epoch seconds (UTC), 0 meaning "not yet/never";
  *  - a NULL AZ is stored as '' in the two keyed caches, because a NULL in a
  *    PRIMARY KEY column would not be unique.
@@ -29,10 +30,9 @@ static const char schema_v1[] =
 	"  id            TEXT PRIMARY KEY NOT NULL\n"
 	"                CHECK (length(id) = 16 AND id NOT GLOB '*[^0-9a-f]*'),\n"
 	"  kind          TEXT NOT NULL CHECK (kind IN\n"
-	"                ('resume', 'suspend', 'resume_fail', 'terminate')),\n"
+	"                " GB_STATE_SQL_IN(GB_REQUEST_KIND_MAP) "),\n"
 	"  state         TEXT NOT NULL CHECK (state IN\n"
-	"                ('pending_approval', 'queued', 'running', 'done', 'failed',\n"
-	"                 'denied', 'expired', 'cancelled')),\n"
+	"                " GB_STATE_SQL_IN(GB_REQUEST_STATE_MAP) "),\n"
 	"  nodeset       TEXT,\n"
 	"  job_id        INTEGER NOT NULL DEFAULT 0 CHECK (job_id >= 0),\n"
 	"  nodes         TEXT,\n"
@@ -48,7 +48,7 @@ static const char schema_v1[] =
 	"  worker_pid    INTEGER NOT NULL DEFAULT 0,\n"
 	"  claims        INTEGER NOT NULL DEFAULT 0 CHECK (claims >= 0),\n"
 	"  result        TEXT NOT NULL DEFAULT 'none' CHECK (result IN\n"
-	"                ('none', 'success', 'partial', 'failed')),\n"
+	"                " GB_STATE_SQL_IN(GB_REQUEST_RESULT_MAP) "),\n"
 	"  launched      INTEGER NOT NULL DEFAULT 0 CHECK (launched >= 0),\n"
 	"  reason        TEXT\n"
 	");\n"
@@ -95,7 +95,7 @@ static const char schema_v1[] =
 	"  client_token  TEXT NOT NULL UNIQUE CHECK (length(client_token)\n"
 	"                BETWEEN 1 AND 64 AND client_token NOT GLOB '*[^ -~]*'),\n"
 	"  state         TEXT NOT NULL CHECK (state IN\n"
-	"                ('started', 'ok', 'failed', 'unknown')),\n"
+	"                " GB_STATE_SQL_IN(GB_ATTEMPT_STATE_MAP) "),\n"
 	"  error_code    TEXT,\n"
 	"  error_class   TEXT,\n"
 	"  message       TEXT,\n"
@@ -126,7 +126,7 @@ static const char schema_v1[] =
 	"  private_ip         TEXT,\n"
 	"  public_ip          TEXT,\n"
 	"  state              TEXT NOT NULL CHECK (state IN\n"
-	"                     ('pending', 'running', 'terminating', 'terminated', 'lost')),\n"
+	"                     " GB_STATE_SQL_IN(GB_INSTANCE_STATE_MAP) "),\n"
 	"  attempt_id         INTEGER NOT NULL DEFAULT 0,\n"
 	"  launched_at        REAL NOT NULL,\n"
 	"  terminated_at      REAL NOT NULL DEFAULT 0,\n"
@@ -142,7 +142,7 @@ static const char schema_v1[] =
 	"  request_id   TEXT PRIMARY KEY NOT NULL\n"
 	"               REFERENCES requests (id) ON DELETE CASCADE,\n"
 	"  state        TEXT NOT NULL CHECK (state IN\n"
-	"               ('pending', 'approved', 'denied', 'expired')),\n"
+	"               " GB_STATE_SQL_IN(GB_APPROVAL_STATE_MAP) "),\n"
 	"  why          TEXT,\n"
 	"  requested_at REAL NOT NULL,\n"
 	"  expires_at   REAL NOT NULL DEFAULT 0,\n"

@@ -9,7 +9,7 @@
 # reconcile's release (gpuburstctl reconcile, or the worker's own pass)
 # returns its nodes to powered-down idle (idle~).  The approved
 # job's nodes are not touched by the denial.
-# (approval-approve.sh, -deny.sh, -expire.sh and -geo.sh test the details:
+# (13-approval-approve.sh to 16-approval-geo.sh test the details:
 # notification, who may decide, expiry, the geography gate.)
 APPROVAL_THRESHOLD=1
 RESUME_TIMEOUT=40

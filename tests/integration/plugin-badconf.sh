@@ -3,11 +3,14 @@
 # fails with one error() line naming file:line:col, and slurmctld (22.05)
 # stops with "fatal: failed to initialize job_submit plugin" rather than
 # run without its guard.  $GPUBURST_CONF wins over the file next to
-# slurm.conf; a missing file and a FIFO are named too.
+# slurm.conf; a missing file and a FIFO are named too.  PluginDir is the
+# test's own directory only, so a job_submit_gpuburst.so installed in
+# Slurm's plugin directory is not a second copy (two error lines).
 set -u
 . "$GB_TOP_SRCDIR/tests/integration/plugin-lib.sh"
 plugin_lab_require
 plugin_lab_init
+plugin_lab_own_plugins
 unset GPUBURST_ENV
 log=$LAB/log/slurmctld.log
 # a good file next to slurm.conf, which $GPUBURST_CONF must override

@@ -4,6 +4,9 @@
 #   plugin_lab_require        exit 77, saying why, when the lab cannot run here
 #   plugin_lab_init           a private directory ($T) and lab ($LAB), removed on exit
 #   plugin_lab_start ARGS...  start the lab with the plugin (ARGS go to `start`)
+#   plugin_lab_own_plugins    from now on $T/plugins is the whole PluginDir:
+#                             links to Slurm's own plugins but any
+#                             job_submit_gpuburst.* there, and the built one
 #   lab CMD...                CMD as a lab client (SLURM_CONF set, DNS guard)
 #   bad MSG                   record a failure (the test exits 1 at the end)
 #   SLURM_REL                 the Slurm release under test, MMmm (24.11: 2411)
@@ -80,11 +83,30 @@ PartitionName=tokyo Nodes=tk-[1-2] MaxTime=INFINITE State=UP
 NODES
 }
 
+# --plugin-dir: $T/plugins, then Slurm's own directory (plugin_lab_own_plugins
+# changes it to --plugin-dir-only)
+plugin_dir_opt=--plugin-dir
+
 plugin_lab_start() {
 	"$tool" start --dir "$LAB" --fresh --nodes-conf "$T/nodes.conf" \
 		--resume-program "$T/noop" --suspend-program "$T/noop" \
 		--resume-fail-program "$T/noop" \
-		--job-submit gpuburst --plugin-dir "$T/plugins" "$@"
+		--job-submit gpuburst "$plugin_dir_opt" "$T/plugins" "$@"
+}
+
+# A test that counts what the plugin logs must not depend on what else is
+# installed: slurmctld tries each PluginDir entry in turn when a plugin's
+# init() fails, so a job_submit_gpuburst.so left in Slurm's own directory
+# (a `make install`) would be a second copy, and a second error line.
+plugin_lab_own_plugins() {
+	local sys f
+	sys=$("$tool" plugin-dir) || { echo "ERROR: cannot tell Slurm's plugin directory"; exit 99; }
+	[ -d "$sys" ] || { echo "ERROR: no Slurm plugin directory $sys"; exit 99; }
+	for f in "$sys"/*; do
+		case "${f##*/}" in job_submit_gpuburst.*) continue ;; esac
+		[ -e "$T/plugins/${f##*/}" ] || ln -s "$f" "$T/plugins/"
+	done
+	plugin_dir_opt=--plugin-dir-only
 }
 
 lab() { (cd "$LAB/jobs" && "$tool" sh --dir "$LAB" "$@"); }

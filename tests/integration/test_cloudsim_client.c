@@ -14,7 +14,6 @@
 
 #include <jansson.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +28,10 @@
 #include "gb_log.h"
 #include "gb_str.h"
 #include "gb_util.h"
+#include "tap.h"
 
 static pid_t sim_pid;
 static char tmpdir[256];
-static int failures;
 
 static void stop_sim(void)
 {
@@ -55,24 +54,12 @@ static void stop_sim(void)
 	}
 }
 
-static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("%s - ", ok ? "ok" : "not ok");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	fflush(stdout);
-	failures += !ok;
-}
+/* One TAP check (tests/tap.h): "ok N - ..." or "not ok N - ...". */
+#define check(ok, ...) tap_ok((ok), __VA_ARGS__)
 
 static void die(const char *what)
 {
-	fprintf(stderr, "FAIL: %s\n", what);
+	tap_bail("%s", what);
 	stop_sim();
 	exit(1);
 }
@@ -797,8 +784,7 @@ int main(void)
 	gb_ec2_t *ec2;
 
 	if (!top || !src) {
-		printf("SKIP: run through make check (GB_TOP_BUILDDIR, GB_TOP_SRCDIR)\n");
-		return 77;
+		return tap_skip_all("run through make check (GB_TOP_BUILDDIR, GB_TOP_SRCDIR)");
 	}
 	gb_log_open("test_cloudsim_client", &(struct gb_log_opts){ .level = GB_LOG_ERROR }, NULL);
 	snprintf(tmpdir, sizeof(tmpdir), "%s/cloudsim-client.XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -821,6 +807,5 @@ int main(void)
 	gb_ec2_destroy(ec2);
 	gb_creds_destroy(creds);
 	stop_sim();
-	printf("%d failure(s)\n", failures);
-	return failures ? 1 : 0;
+	return tap_done();
 }

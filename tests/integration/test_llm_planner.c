@@ -27,7 +27,6 @@
 
 #include <jansson.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +42,7 @@
 #include "gb_str.h"
 #include "gb_util.h"
 #include "llmsrv.h"
+#include "tap.h"
 
 #define KEY "sk-itest-4f1c2b9e0d7a6c5bSECRET"
 #define MODEL_BEDROCK "us.anthropic.claude-sonnet-4-20250514-v1:0"
@@ -58,7 +58,7 @@ static gb_state_t *st;
 static struct llmsrv *srv;
 static char tmpdir[256], statepath[320], keyfile[320];
 static const char *srcdir;
-static int failures, checks, node_no = 1, state_no;
+static int node_no = 1, state_no;
 
 static const char *const allowed[] = { "ap-south-1", "ap-northeast-1", "ap-northeast-2" };
 
@@ -66,20 +66,8 @@ static const char *const allowed[] = { "ap-south-1", "ap-northeast-1", "ap-north
  *  Harness
  *****************************************************************************/
 
-static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("%s %d - ", ok ? "ok" : "not ok", ++checks);
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	fflush(stdout);
-	failures += !ok;
-}
+/* One TAP check (tests/tap.h): "ok N - ..." or "not ok N - ...". */
+#define check(ok, ...) tap_ok((ok), __VA_ARGS__)
 
 static void cleanup(void)
 {
@@ -96,7 +84,7 @@ static void cleanup(void)
 
 static void die(const char *what)
 {
-	printf("Bail out! %s\n", what);
+	tap_bail("%s", what);
 	cleanup();
 	exit(1);
 }
@@ -339,10 +327,10 @@ static bool launched_from(const struct launched *l, const struct version *v, int
 /* The orchestrator's decision trace as TAP comments (after a failure). */
 static void show_trace(const struct gb_orch_result *res, int failures_before)
 {
-	if (failures == failures_before)
+	if (tap_failures() == failures_before)
 		return;
 	for (size_t i = 0; i < res->trace.n; i++)
-		printf("# %s\n", res->trace.v[i]);
+		tap_diag("%s", res->trace.v[i]);
 }
 
 /* Every request the server got since [from] was well-formed. */
@@ -587,7 +575,7 @@ static void case_replan(const char *pn)
 	const char *user2;
 	gb_error_t err;
 
-	int f0 = failures;
+	int f0 = tap_failures();
 
 	snprintf(name, sizeof(name), "%s re-plan", pn);
 	{
@@ -658,7 +646,7 @@ static void case_max_calls(const char *pn)
 	int llm = 0;
 	gb_error_t err;
 
-	int f0 = failures;
+	int f0 = tap_failures();
 
 	snprintf(name, sizeof(name), "%s max_calls", pn);
 	for (int i = 0; i < 3; i++) {
@@ -752,17 +740,16 @@ int main(void)
 	struct launched all;
 	gb_error_t err;
 	struct stat sb;
+	int status;
 
 	srcdir = getenv("GB_TOP_SRCDIR");
 	if (!top || !srcdir) {
-		printf("1..0 # SKIP GB_TOP_BUILDDIR/GB_TOP_SRCDIR not set (run through make check)\n");
-		return 77;
+		return tap_skip_all("GB_TOP_BUILDDIR/GB_TOP_SRCDIR not set (run through make check)");
 	}
 	snprintf(bin, sizeof(bin), "%s/src/cloudsim/gpuburst-cloudsim", top);
 	snprintf(scenario, sizeof(scenario), "%s/tests/data/llm/sim.yaml", srcdir);
 	if (stat(bin, &sb) != 0) {
-		printf("1..0 # SKIP %s not built\n", bin);
-		return 77;
+		return tap_skip_all("%s not built", bin);
 	}
 	/* only loopback servers, never through a proxy */
 	unsetenv("http_proxy");
@@ -791,7 +778,7 @@ int main(void)
 	sim_launched(NULL, &all);
 	check(all.n > 0 && all.g5 == all.n && all.in_allowed == all.n && all.outside == 0,
 	      "overall: %d instances, all g5.xlarge, all inside the fallback group", all.n);
-	printf("1..%d\n", checks);
+	status = tap_done();
 	cleanup();
 	unlink(keyfile);
 	for (int i = 1; i <= state_no; i++) {
@@ -805,5 +792,5 @@ int main(void)
 		unlink(p);
 	}
 	rmdir(tmpdir);
-	return failures ? 1 : 0;
+	return status;
 }

@@ -17,7 +17,6 @@
 #include <math.h>
 #include <signal.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,33 +32,22 @@
 #include "gb_str.h"
 #include "gb_util.h"
 #include "orch_int.h"
+#include "tap.h"
 
 static struct gb_simh sim;
 static struct gb_conf *conf;
 static gb_orch_t *orch;
 static gb_state_t *st;
 static char tmpdir[256], statepath[320];
-static int failures, checks, state_no, node_no = 1;
+static int state_no, node_no = 1;
 static double slept;
 
 /*****************************************************************************
  *  Harness
  *****************************************************************************/
 
-static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("%s %d - ", ok ? "ok" : "not ok", ++checks);
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	fflush(stdout);
-	failures += !ok;
-}
+/* One TAP check (tests/tap.h): "ok N - ..." or "not ok N - ...". */
+#define check(ok, ...) tap_ok((ok), __VA_ARGS__)
 
 static void cleanup(void)
 {
@@ -74,7 +62,7 @@ static void cleanup(void)
 
 static void die(const char *what)
 {
-	printf("Bail out! %s\n", what);
+	tap_bail("%s", what);
 	cleanup();
 	exit(1);
 }
@@ -2460,16 +2448,15 @@ int main(void)
 	const char *args[] = { NULL };
 	gb_error_t err;
 	struct stat sb;
+	int status;
 
 	if (!top || !src) {
-		printf("1..0 # SKIP GB_TOP_BUILDDIR/GB_TOP_SRCDIR not set (run through make check)\n");
-		return 77;
+		return tap_skip_all("GB_TOP_BUILDDIR/GB_TOP_SRCDIR not set (run through make check)");
 	}
 	snprintf(bin, sizeof(bin), "%s/src/cloudsim/gpuburst-cloudsim", top);
 	snprintf(scenario, sizeof(scenario), "%s/tests/data/orch/sim.yaml", src);
 	if (stat(bin, &sb) != 0) {
-		printf("1..0 # SKIP %s not built\n", bin);
-		return 77;
+		return tap_skip_all("%s not built", bin);
 	}
 	gb_log_open("test_orch", &lo, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -2506,7 +2493,7 @@ int main(void)
 	/* last: these move the simulator's clock */
 	test_consistency_fill();
 	test_consistency_addresses();
-	printf("1..%d\n", checks);
+	status = tap_done();
 	cleanup();
 	{
 		char cmd[600];
@@ -2524,5 +2511,5 @@ int main(void)
 		}
 		rmdir(cmd);
 	}
-	return failures ? 1 : 0;
+	return status;
 }

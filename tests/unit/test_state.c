@@ -1965,61 +1965,141 @@ static void test_migrate_v1(void **state)
  *  Names, integrity
  *****************************************************************************/
 
+/*
+ * Every value of every GB_*_MAP: its name, the name parsed back to the same
+ * value, one past the last value named "invalid", and names the map does not
+ * hold rejected.  The cases come from the maps themselves, so a value added
+ * to a map is walked without touching this test.
+ */
+struct name_case {
+	int value;
+	const char *name;
+};
+
+#define WALK_MAP(MAP, CASE, type, count, name_fn, parse_fn) \
+	do { \
+		static const struct name_case cases[] = { \
+			MAP(CASE, GB_STATE_NO_SEP) \
+		}; \
+		type v; \
+		assert_int_equal(GB_ARRAY_LEN(cases), count); \
+		for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++) { \
+			assert_int_equal(cases[i].value, (int)i); \
+			assert_string_equal(name_fn((type)cases[i].value), \
+					    cases[i].name); \
+			assert_int_equal(parse_fn(cases[i].name, &v), GB_E_OK); \
+			assert_int_equal((int)v, cases[i].value); \
+		} \
+		assert_string_equal(name_fn((type)(count)), "invalid"); \
+		assert_string_equal(name_fn((type)-1), "invalid"); \
+		assert_int_equal(parse_fn("invalid", &v), GB_E_INVALID); \
+		assert_int_equal(parse_fn("", &v), GB_E_INVALID); \
+		assert_int_equal(parse_fn(NULL, &v), GB_E_INVALID); \
+	} while (0)
+
+#define REQ_CASE(value, name) { GB_REQ_##value, #name },
+#define RSTATE_CASE(value, name) { GB_RSTATE_##value, #name },
+#define RESULT_CASE(value, name) { GB_RESULT_##value, #name },
+#define ATTEMPT_CASE(value, name) { GB_ATTEMPT_##value, #name },
+#define INST_CASE(value, name) { GB_INST_##value, #name },
+#define APPROVAL_CASE(value, name) { GB_APPROVAL_##value, #name },
+
 static void test_names(void **state)
 {
 	enum gb_request_state rs;
-	enum gb_request_kind k;
-	enum gb_request_result res;
-	enum gb_attempt_state as;
-	enum gb_instance_state is;
-	enum gb_approval_state ap;
 
 	(void)state;
-	for (int i = 0; i <= GB_RSTATE_CANCELLED; i++) {
-		assert_int_equal(gb_request_state_parse(gb_request_state_name(i),
-							&rs),
-				 GB_E_OK);
-		assert_int_equal(rs, i);
-	}
-	for (int i = 0; i <= GB_REQ_TERMINATE; i++) {
-		assert_int_equal(gb_request_kind_parse(gb_request_kind_name(i),
-						       &k),
-				 GB_E_OK);
-		assert_int_equal(k, i);
-	}
-	for (int i = 0; i <= GB_RESULT_FAILED; i++) {
-		assert_int_equal(gb_request_result_parse(gb_request_result_name(i),
-							 &res),
-				 GB_E_OK);
-		assert_int_equal(res, i);
-	}
-	for (int i = 0; i <= GB_ATTEMPT_UNKNOWN; i++) {
-		assert_int_equal(gb_attempt_state_parse(gb_attempt_state_name(i),
-							&as),
-				 GB_E_OK);
-		assert_int_equal(as, i);
-	}
-	for (int i = 0; i <= GB_INST_LOST; i++) {
-		assert_int_equal(gb_instance_state_parse(gb_instance_state_name(i),
-							 &is),
-				 GB_E_OK);
-		assert_int_equal(is, i);
-	}
-	for (int i = 0; i <= GB_APPROVAL_EXPIRED; i++) {
-		assert_int_equal(gb_approval_state_parse(gb_approval_state_name(i),
-							 &ap),
-				 GB_E_OK);
-		assert_int_equal(ap, i);
-	}
+	WALK_MAP(GB_REQUEST_KIND_MAP, REQ_CASE, enum gb_request_kind,
+		 GB_REQUEST_KIND_COUNT, gb_request_kind_name,
+		 gb_request_kind_parse);
+	WALK_MAP(GB_REQUEST_STATE_MAP, RSTATE_CASE, enum gb_request_state,
+		 GB_REQUEST_STATE_COUNT, gb_request_state_name,
+		 gb_request_state_parse);
+	WALK_MAP(GB_REQUEST_RESULT_MAP, RESULT_CASE, enum gb_request_result,
+		 GB_REQUEST_RESULT_COUNT, gb_request_result_name,
+		 gb_request_result_parse);
+	WALK_MAP(GB_ATTEMPT_STATE_MAP, ATTEMPT_CASE, enum gb_attempt_state,
+		 GB_ATTEMPT_STATE_COUNT, gb_attempt_state_name,
+		 gb_attempt_state_parse);
+	WALK_MAP(GB_INSTANCE_STATE_MAP, INST_CASE, enum gb_instance_state,
+		 GB_INSTANCE_STATE_COUNT, gb_instance_state_name,
+		 gb_instance_state_parse);
+	WALK_MAP(GB_APPROVAL_STATE_MAP, APPROVAL_CASE, enum gb_approval_state,
+		 GB_APPROVAL_STATE_COUNT, gb_approval_state_name,
+		 gb_approval_state_parse);
+
+	/* the stored text itself, spelled out: the maps must not drift */
 	assert_string_equal(gb_request_state_name(GB_RSTATE_PENDING_APPROVAL),
 			    "pending_approval");
 	assert_string_equal(gb_request_kind_name(GB_REQ_RESUME_FAIL),
 			    "resume_fail");
-	assert_string_equal(gb_instance_state_name((enum gb_instance_state)9),
-			    "invalid");
-	assert_int_equal(gb_request_state_parse("invalid", &rs), GB_E_INVALID);
 	assert_int_equal(gb_request_state_parse("Queued", &rs), GB_E_INVALID);
-	assert_int_equal(gb_instance_state_parse(NULL, &is), GB_E_INVALID);
+	assert_int_equal(gb_request_state_parse("queued ", &rs), GB_E_INVALID);
+}
+
+/* RET NEW (free()) the CREATE TABLE text [table] is stored with in [path]. */
+static char *stored_sql(const char *path, const char *table)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+	char *sql = NULL;
+
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db,
+					    "SELECT sql FROM sqlite_master "
+					    "WHERE type = 'table' AND name = ?",
+					    -1, &s, NULL),
+			 SQLITE_OK);
+	sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	sql = strdup((const char *)sqlite3_column_text(s, 0));
+	assert_non_null(sql);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return sql;
+}
+
+/*
+ * The CHECK lists of schema version 1 as released, typed out by hand: the
+ * text GB_STATE_SQL_IN() generates from the maps must be these bytes, or new
+ * files would differ from existing ones (and a new value needs a migration).
+ */
+static void test_schema_check_text(void **state)
+{
+	static const struct {
+		const char *table;
+		const char *check;
+	} released[] = {
+		{ "requests", "  kind          TEXT NOT NULL CHECK (kind IN\n"
+		  "                ('resume', 'suspend', 'resume_fail', 'terminate')),\n" },
+		{ "requests", "  state         TEXT NOT NULL CHECK (state IN\n"
+		  "                ('pending_approval', 'queued', 'running', 'done', 'failed',\n"
+		  "                 'denied', 'expired', 'cancelled')),\n" },
+		{ "requests", "  result        TEXT NOT NULL DEFAULT 'none' CHECK (result IN\n"
+		  "                ('none', 'success', 'partial', 'failed')),\n" },
+		{ "attempts", "  state         TEXT NOT NULL CHECK (state IN\n"
+		  "                ('started', 'ok', 'failed', 'unknown')),\n" },
+		{ "instances", "  state              TEXT NOT NULL CHECK (state IN\n"
+		  "                     ('pending', 'running', 'terminating', 'terminated', 'lost')),\n" },
+		{ "approvals", "  state        TEXT NOT NULL CHECK (state IN\n"
+		  "               ('pending', 'approved', 'denied', 'expired')),\n" },
+	};
+	struct fx *f = *state;
+
+	f->st = open_ok(f->path);
+	for (size_t i = 0; i < GB_ARRAY_LEN(released); i++) {
+		char *sql = stored_sql(f->path, released[i].table);
+
+		if (!strstr(sql, released[i].check))
+			fail_msg("%s: released CHECK text not found in:\n%s",
+				 released[i].table, sql);
+		assert_non_null(strstr(gb_state_migrations[1],
+				       released[i].check));
+		free(sql);
+	}
+	assert_string_equal(GB_STATE_SQL_IN(GB_REQUEST_KIND_MAP),
+			    "('resume', 'suspend', 'resume_fail', 'terminate')");
 }
 
 static void test_check_finds_damage(void **state)
@@ -2333,6 +2413,7 @@ int main(void)
 		T(test_quota_memory),
 		T(test_migrate_v1),
 		cmocka_unit_test(test_names),
+		T(test_schema_check_text),
 		T(test_check_finds_damage),
 		T(test_concurrent_enqueue),
 		T(test_concurrent_claim),

@@ -1,5 +1,5 @@
 #!/bin/sh
-# resume-fail.sh - an instance launches but its slurmd never registers:
+# 17-resume-fail.sh - an instance launches but its slurmd never registers:
 # ResumeTimeout, slurmctld runs gpuburst-resume-fail, which terminates the
 # instance, closes its record, records the failure in capacity memory and
 # returns the node to service with state=power_down_force (a plain

@@ -1,5 +1,5 @@
 #!/bin/sh
-# reconcile-cooldown.sh - no g5 capacity anywhere: the node goes DOWN with
+# 20-reconcile-cooldown.sh - no g5 capacity anywhere: the node goes DOWN with
 # "gpuburst: (Code:InsufficientInstanceCapacity) ... req=<id>" at once (its
 # job requeues without waiting for ResumeTimeout); when slurmctld's
 # ResumeTimeout overwrites the reason, gpuburst-resume-fail puts it back;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# reconcile-orphan.sh - an instance tagged gpuburst:cluster=e2e that no
+# 23-reconcile-orphan.sh - an instance tagged gpuburst:cluster=e2e that no
 # record and no node explains is terminated once older than orphan_timeout
 # (and only then); our own instance backing a running job and another
 # cluster's instance are left alone; --dry-run only reports.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# nodes-resume.sh - `gpuburstctl nodes resume NODES`, the explicit way back
+# 19-nodes-resume.sh - `gpuburstctl nodes resume NODES`, the explicit way back
 # of a DOWN burst node: power_down_force (idle~), after which the next job
 # resumes it; a node in no nodeset (site-1) is refused with nothing done,
 # even in a list with burst nodes; a node that is not DOWN is left alone.

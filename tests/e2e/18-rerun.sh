@@ -1,5 +1,5 @@
 #!/bin/sh
-# rerun.sh - slurmctld may run ResumeProgram again for a node that is
+# 18-rerun.sh - slurmctld may run ResumeProgram again for a node that is
 # already up (after a restart): gpuburst-resume run again by hand, with
 # SLURM_CONF, for a node with a live instance launches nothing and puts the
 # node's address back.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# approval-geo.sh - policy.allowed_geo_regions: [ap-southeast-1] (the home
+# 16-approval-geo.sh - policy.allowed_geo_regions: [ap-southeast-1] (the home
 # region, which has no g5 capacity): a one-node job is under the size
 # threshold and queued, but the worker's plan reaches Mumbai and Tokyo, so
 # before any launch the request goes back to pending_approval (rule geo),

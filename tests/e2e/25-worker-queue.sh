@@ -1,10 +1,10 @@
 #!/bin/sh
-# worker-queue.sh - a request enqueued while a worker runs is run by that
+# 25-worker-queue.sh - a request enqueued while a worker runs is run by that
 # worker, not lost: the worker started for it finds the lock taken and
 # exits, and the running worker finds the new row before it gives the lock
 # up.  Job A's RunInstances is held 8 s by the simulator (long enough for
 # job B's request to arrive meanwhile also on a loaded machine: 4 s was
-# not, in a sanitizer build beside crash-matrix.sh; under the 10 s
+# not, in a sanitizer build beside 27-crash-matrix.sh; under the 10 s
 # request_timeout of e2e-lib's configuration); job B is submitted
 # meanwhile.  Both requests end done, run by the same worker pid,
 # and no worker is left.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# reconcile-refused.sh - the cloud refuses the launch itself
+# 21-reconcile-refused.sh - the cloud refuses the launch itself
 # (UnauthorizedOperation on RunInstances: a missing IAM permission).  The
 # node goes DOWN naming the code; reconcile gives it back to Slurm after
 # policy.error_cooldown, then after twice that when it fails again (the

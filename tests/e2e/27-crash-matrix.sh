@@ -1,5 +1,5 @@
 #!/bin/sh
-# crash-matrix.sh - the worker dies at any point of a resume, or of a
+# 27-crash-matrix.sh - the worker dies at any point of a resume, or of a
 # suspend, and the re-run puts everything right (issue 16, part 1).
 #
 # Eight CLOUD nodes, four power-ups of two nodes each (four requests the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# approval-expire.sh - nobody decides: after policy.approval_timeout (3 s
+# 15-approval-expire.sh - nobody decides: after policy.approval_timeout (3 s
 # here; ResumeTimeout 40 s) reconcile expires the request, sets the nodes
 # DOWN with "gpuburst: resume approval expired" (before Slurm's own
 # ResumeTimeout would), the job requeues, nothing is launched, and the same

@@ -1,5 +1,5 @@
 #!/bin/sh
-# reconcile-lost.sh - an instance terminated behind gpuburst's back (the
+# 22-reconcile-lost.sh - an instance terminated behind gpuburst's back (the
 # console, a spot reclaim) while its node runs a job: reconcile closes the
 # record as lost, sets the node DOWN (the job requeues) and then powers it
 # down; --dry-run only reports.  The instance is well inside ORPHAN_TIMEOUT

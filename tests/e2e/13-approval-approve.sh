@@ -1,5 +1,5 @@
 #!/bin/sh
-# approval-approve.sh - a two-node job over the threshold (dev: 1): its
+# 13-approval-approve.sh - a two-node job over the threshold (dev: 1): its
 # request waits (pending_approval, an approval row, nodes POWERING_UP,
 # nothing launched in the simulator), the notify command gets the request
 # as JSON on stdin; a non-administrator (nobody) cannot approve and changes

@@ -1,5 +1,5 @@
 #!/bin/sh
-# worker-cheap-reconcile.sh - the worker runs the cheap reconcile pass
+# 26-worker-cheap-reconcile.sh - the worker runs the cheap reconcile pass
 # itself when it has drained the queue: a request whose approval deadline
 # passed is expired (nodes DOWN with the expiry reason, job requeued) by the
 # next worker any resume starts, with no `gpuburstctl reconcile` and no

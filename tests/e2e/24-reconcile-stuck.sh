@@ -1,5 +1,5 @@
 #!/bin/sh
-# reconcile-stuck.sh - a request still queued past request_deadline (here
+# 24-reconcile-stuck.sh - a request still queued past request_deadline (here
 # no worker can run: the test holds the worker lock) is failed with a
 # reason; --dry-run only reports.
 REQUEST_DEADLINE=2s

@@ -1,5 +1,5 @@
 #!/bin/sh
-# approval-deny.sh - a job over the threshold waits; `gpuburstctl deny
+# 14-approval-deny.sh - a job over the threshold waits; `gpuburstctl deny
 # --reason` sets its nodes DOWN with "gpuburst: resume denied by root: TEXT"
 # at once, so Slurm requeues the job (pending, not failed), nothing is
 # launched; reconcile then powers the nodes down (idle~).  The job stays
