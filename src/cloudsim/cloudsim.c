@@ -101,8 +101,8 @@ void gb_cloudsim_run_events(struct gb_cloudsim *cs, struct gb_sim_event *ev,
 
 	for (size_t i = 0; cs->boot && i < n; i++) {
 		if (gb_boot_event(cs->boot, &ev[i], &err) != GB_E_OK)
-			gb_log_error("boot failed instance=%s error=\"%s\"", ev[i].id,
-				     err.text);
+			gb_log_error("boot failed instance=%s error=%s", ev[i].id,
+				     GB_LOG_Q(err.text));
 	}
 }
 

@@ -344,7 +344,7 @@ int main(int argc, char **argv)
 	}
 	if ((rc = serve(&o, &addr, sc, &err))) {
 		if (o.log_file)	/* else the log is stderr: said below */
-			gb_log_error("exiting error=%s detail=\"%s\"", gb_err_name(rc), err.text);
+			gb_log_error("exiting error=%s detail=%s", gb_err_name(rc), GB_LOG_Q(err.text));
 		goto fail;
 	}
 	gb_log_close();

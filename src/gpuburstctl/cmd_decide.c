@@ -95,7 +95,7 @@ static bool start_worker(const struct gb_conf *conf, char *error, size_t n)
 
 	if (gb_prog_start_worker(gb_prog_worker_path(), conf->path, &err)) {
 		snprintf(error, n, "%s", err.text);
-		gb_log_error("worker_start_failed by=gpuburstctl error=\"%s\"", err.text);
+		gb_log_error("worker_start_failed by=gpuburstctl error=%s", GB_LOG_Q(err.text));
 		return false;
 	}
 	gb_log_info("worker_started by=gpuburstctl");

@@ -114,12 +114,12 @@ static void kick_worker(const struct gb_conf *conf, gb_state_t *st)
 	if (gb_state_request_requeue_stale(st, &stale, &e) == GB_E_OK && stale)
 		gb_log_warn("requeued_stale count=%d", stale);
 	if (gb_state_request_index_nodes(st, gb_time_now() - GB_PROG_INDEX_BACK, NULL, &e))
-		gb_log_error("index_nodes_failed error=\"%s\"", e.text);
+		gb_log_error("index_nodes_failed error=%s", GB_LOG_Q(e.text));
 	f.state = GB_RSTATE_QUEUED;
 	if (gb_state_request_list(st, &f, min_due, &due, &e) || due > gb_time_now())
 		return;
 	if (gb_prog_self_exe(exe, sizeof(exe), &e) || gb_spawn_detached(argv, &e))
-		gb_log_error("worker_start_failed error=\"%s\"", e.text);
+		gb_log_error("worker_start_failed error=%s", GB_LOG_Q(e.text));
 	else
 		gb_log_info("worker_started by=reconcile");
 }

@@ -169,7 +169,7 @@ static int start_if_due(struct ctl *ctl, const struct gb_conf *conf)
 	if (gb_state_request_list(ctl->st, &f, min_due, &due, &e) || due > gb_time_now())
 		return -1;
 	if (gb_prog_start_worker(gb_prog_worker_path(), conf->path, &e)) {
-		gb_log_error("worker_start_failed by=gpuburstctl error=\"%s\"", e.text);
+		gb_log_error("worker_start_failed by=gpuburstctl error=%s", GB_LOG_Q(e.text));
 		fprintf(stderr, "gpuburstctl: the worker could not be started: %s (the next resume or gpuburstctl reconcile starts one)\n",
 			e.text);
 		return 0;

@@ -81,6 +81,14 @@ const char *gb_log_level_name(enum gb_log_level lvl);
 const char *gb_log_q(char *buf, size_t n, const char *v);
 
 /*
+ * gb_log_q() into a buffer that lives to the end of the enclosing block:
+ * for an argument of one log call, gb_log_error("x error=%s", GB_LOG_Q(t)).
+ * Every free-text value in a log line goes through one of the two.
+ */
+#define GB_LOG_Q_MAX 512
+#define GB_LOG_Q(v) gb_log_q((char[GB_LOG_Q_MAX]){ 0 }, GB_LOG_Q_MAX, (v))
+
+/*
  * Register a secret to redact from every later line.  Strings shorter than
  * 4 bytes are ignored (they would redact ordinary words).  The registry
  * keeps a private copy, wiped by gb_log_secret_clear().  It holds the 64

@@ -15,17 +15,17 @@
 #include "gb_util.h"
 #include "orch_int.h"
 
-double gb_orch_wall(const gb_orch_t *o)
+double orch_wall(const gb_orch_t *o)
 {
 	return o->wall ? o->wall(o->seam_ctx) : gb_time_now();
 }
 
-double gb_orch_mono(const gb_orch_t *o)
+double orch_mono(const gb_orch_t *o)
 {
 	return o->mono ? o->mono(o->seam_ctx) : gb_time_mono();
 }
 
-void gb_orch_sleep(const gb_orch_t *o, double seconds)
+void orch_sleep(const gb_orch_t *o, double seconds)
 {
 	struct timespec ts;
 
@@ -145,15 +145,15 @@ gb_err_t gb_orch_create(const struct gb_orch_opts *opts, gb_orch_t **out,
 
 static void ec2_sleep(double seconds, void *ctx)
 {
-	gb_orch_sleep(ctx, seconds);
+	orch_sleep(ctx, seconds);
 }
 
 static double ec2_mono(void *ctx)
 {
-	return gb_orch_mono(ctx);
+	return orch_mono(ctx);
 }
 
-gb_err_t gb_orch_ec2_new(const gb_orch_t *o, const char *region,
+gb_err_t orch_ec2_new(const gb_orch_t *o, const char *region,
 			 gb_ec2_t **out, gb_error_t *err)
 {
 	const struct gb_conf_cloud *cc = &o->conf->cloud;

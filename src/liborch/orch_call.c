@@ -147,7 +147,7 @@ gb_err_t orch_call_begin(struct orch_run *r, struct orch_call *c,
 	a.min_count = c->min;
 	a.asked = c->max;
 	a.client_token = c->token;
-	a.started_at = c->started_at = gb_orch_wall(r->o);
+	a.started_at = c->started_at = orch_wall(r->o);
 	if ((rc = gb_state_tx_begin(r->st, err)))
 		return rc;
 	rc = gb_state_attempt_begin(r->st, &a, err);
@@ -232,7 +232,7 @@ static gb_err_t record_instance(struct orch_run *r, const struct orch_call *c,
 	rec.public_ip = in->public_ip;
 	rec.state = in->state_code == 16 ? GB_INST_RUNNING : GB_INST_PENDING;
 	rec.attempt_id = c->attempt_id;
-	rec.launched_at = in->launch_epoch > 0 ? in->launch_epoch : gb_orch_wall(r->o);
+	rec.launched_at = in->launch_epoch > 0 ? in->launch_epoch : orch_wall(r->o);
 	/*
 	 * EC2's launchTime has whole seconds (".000Z") on the cloud's clock;
 	 * an instance of this call did not launch before the call started, and
@@ -333,7 +333,7 @@ static gb_err_t finish_attempt(struct orch_run *r, struct orch_call *c,
 		a.error_class = "CAPACITY";
 		a.message = j->ae.message;
 	}
-	a.finished_at = gb_orch_wall(r->o);
+	a.finished_at = orch_wall(r->o);
 	a.latency = j->t_done - j->t_start;
 	/* "unknown" stays open: the next run re-sends the same token */
 	return gb_state_attempt_finish(r->st, &a, err);
@@ -378,7 +378,7 @@ static bool quota_cut(const struct orch_run *r, const char *region)
 static void learn_quotas(struct orch_run *r)
 {
 	bool spot = r->ns && r->ns->market == GB_MARKET_SPOT;
-	double held, now = gb_orch_wall(r->o);
+	double held, now = orch_wall(r->o);
 	gb_error_t e;
 
 	for (size_t i = 0; i < r->facts.n_pools; i++) {
@@ -419,7 +419,7 @@ static void learn_quotas(struct orch_run *r)
  */
 void orch_learn(struct orch_run *r)
 {
-	double now = gb_orch_wall(r->o), hl = r->conf->policy.capacity_half_life;
+	double now = orch_wall(r->o), hl = r->conf->policy.capacity_half_life;
 	gb_error_t e;
 
 	for (size_t i = 0; r->pr && i < r->facts.n_pools; i++) {
@@ -563,7 +563,7 @@ static gb_err_t terminated(struct orch_run *r, const char *region,
 			   int *done, gb_error_t *err)
 {
 	struct gb_instance up = { 0 };
-	double now = gb_orch_wall(r->o);
+	double now = orch_wall(r->o);
 	gb_err_t rc;
 
 	for (size_t i = 0; j->changes && i < j->changes->n; i++) {
@@ -676,7 +676,7 @@ gb_err_t orch_terminate_ids(struct orch_run *r, const char *region,
 		}
 		gb_log_info("terminate_retry req=%s region=%s n=%zu code=InvalidInstanceID.NotFound wait=%.2f",
 			    r->req->id, region, left.n, w);
-		gb_orch_sleep(r->o, w);
+		orch_sleep(r->o, w);
 		waited += w;
 	}
 	if (!rc && left.n == 0 && waited > 0)
@@ -792,7 +792,7 @@ gb_err_t orch_tag_nodes(struct orch_run *r, gb_error_t *err)
 			break;
 		gb_log_info("tag_retry req=%s n=%zu code=InvalidInstanceID.NotFound wait=%.2f",
 			    r->req->id, later, w);
-		gb_orch_sleep(r->o, w);
+		orch_sleep(r->o, w);
 		waited += w;
 	}
 	if (later)

@@ -51,7 +51,7 @@ bool orch_stopped(struct orch_run *r)
 {
 	if (r->abort_rc)
 		return true;
-	if (!r->deadline_hit && gb_orch_mono(r->o) > r->deadline) {
+	if (!r->deadline_hit && orch_mono(r->o) > r->deadline) {
 		r->deadline_hit = true;
 		orch_trace(r, "deadline", "stop: request deadline reached");
 	}

@@ -581,7 +581,7 @@ static gb_err_t land(struct orch_run *r, struct wave *w, gb_error_t *err)
 			orch_judge_pool(r, done[i], false);
 		if (!rc && orch_call_outcome(done[i]) == CALL_THROTTLE &&
 		    !r->facts.pools[done[i]->pool].excluded)
-			pr->not_before = gb_orch_mono(r->o) +
+			pr->not_before = orch_mono(r->o) +
 					 orch_backoff(r, pr->throttled - 1) / 2;
 		orch_call_free(done[i]);
 	}
@@ -591,7 +591,7 @@ static gb_err_t land(struct orch_run *r, struct wave *w, gb_error_t *err)
 /* Nothing flies and only pools backing off are left: wait for the first. */
 static void wait_backoff(struct orch_run *r)
 {
-	double first = HUGE_VAL, now = gb_orch_mono(r->o);
+	double first = HUGE_VAL, now = orch_mono(r->o);
 
 	for (size_t i = 0; i < r->facts.n_pools; i++)
 		if (r->pr[i].not_before > 0 && r->pr[i].not_before < first)
@@ -599,7 +599,7 @@ static void wait_backoff(struct orch_run *r)
 	if (isinf(first))
 		return;
 	if (first > now)
-		gb_orch_sleep(r->o, first - now);
+		orch_sleep(r->o, first - now);
 	for (size_t i = 0; i < r->facts.n_pools; i++)
 		if (r->pr[i].not_before > 0 && r->pr[i].not_before <= first)
 			r->pr[i].not_before = 0;
@@ -710,7 +710,7 @@ static enum orch_phase after_batch(struct dgroup *d)
 static enum orch_phase ph_allocate(struct dgroup *d)
 {
 	struct orch_run *r = d->r;
-	double now = gb_orch_mono(r->o);
+	double now = orch_mono(r->o);
 
 	/*
 	 * max_rounds bounds the batches sent in a row without a node filled:

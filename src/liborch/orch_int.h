@@ -35,12 +35,12 @@ struct gb_orch {
 	void *seam_ctx;
 };
 
-double gb_orch_wall(const gb_orch_t *o);
-double gb_orch_mono(const gb_orch_t *o);
-void gb_orch_sleep(const gb_orch_t *o, double seconds);
+double orch_wall(const gb_orch_t *o);
+double orch_mono(const gb_orch_t *o);
+void orch_sleep(const gb_orch_t *o, double seconds);
 
 /* A new EC2 client for [region] (configured), OUT *out NEW. */
-gb_err_t gb_orch_ec2_new(const gb_orch_t *o, const char *region,
+gb_err_t orch_ec2_new(const gb_orch_t *o, const char *region,
 			 gb_ec2_t **out, gb_error_t *err);
 
 /*****************************************************************************
@@ -376,7 +376,7 @@ double orch_visible_wait(double *wait, double waited);
  * left NULL when none showed within the bound (ORCH_VISIBLE_*) or the
  * call failed for good; running[i] whether it was running then.  Not yet
  * listed (InvalidInstanceID.NotFound) and listed without an address are
- * "not yet": retried after the back-off (gb_orch_sleep).  Adds the HTTP
+ * "not yet": retried after the back-off (orch_sleep).  Adds the HTTP
  * requests to *calls, OUT *waited the seconds waited.  RET GB_E_OK or
  * GB_E_NOMEM.
  */

@@ -36,7 +36,7 @@ static gb_err_t store_plan(struct orch_run *r, const struct gb_plan *p,
 	row.reason = reason;
 	row.rationale = p->rationale;
 	row.body = body;
-	row.created_at = gb_orch_wall(r->o);
+	row.created_at = orch_wall(r->o);
 	rc = gb_state_plan_add(r->st, &row, &version, err);
 	free(body);
 	if (rc)
@@ -245,7 +245,7 @@ static void refresh_memory(struct orch_run *r)
 	gb_error_t e;
 
 	if (gb_plan_facts_build(r->conf, &r->cand, r->type, 1, 1,
-				GB_LOCALITY_NONE, r->st, gb_orch_wall(r->o), &f, &e)) {
+				GB_LOCALITY_NONE, r->st, orch_wall(r->o), &f, &e)) {
 		gb_log_warn("memory_refresh_failed req=%s error=%s", r->req->id, e.text);
 		return;
 	}

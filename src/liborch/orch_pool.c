@@ -61,7 +61,7 @@ static gb_ec2_t *client(struct worker *w, const char *region,
 		if (strcmp(conf->regions[i].name, region))
 			continue;
 		if (!w->clients[i])
-			*rc = gb_orch_ec2_new(w->pool->o, region, &w->clients[i], err);
+			*rc = orch_ec2_new(w->pool->o, region, &w->clients[i], err);
 		return w->clients[i];
 	}
 	*rc = gb_errorf(err, GB_E_INVALID, "region %s is not configured", region);
@@ -84,7 +84,7 @@ static void run_job(struct worker *w, struct orch_job *j)
 	memset(&j->ae, 0, sizeof(j->ae));
 	gb_error_clear(&j->err);
 	j->rc = GB_E_OK;
-	j->t_start = gb_orch_mono(w->pool->o);
+	j->t_start = orch_mono(w->pool->o);
 	c = client(w, j->region, &j->err, &j->rc);
 	if (!c || j->rc) {
 		j->ae.cls = GB_EC2_CLASS_CONFIG;
@@ -119,7 +119,7 @@ static void run_job(struct worker *w, struct orch_job *j)
 		break;
 	}
 out:
-	j->t_done = gb_orch_mono(w->pool->o);
+	j->t_done = orch_mono(w->pool->o);
 }
 
 static void *worker_main(void *arg)

@@ -185,7 +185,7 @@ void orch_region_verdict(struct orch_run *r)
 
 void orch_region_learn(struct orch_run *r)
 {
-	double now = gb_orch_wall(r->o), hl = r->conf->policy.capacity_half_life;
+	double now = orch_wall(r->o), hl = r->conf->policy.capacity_half_life;
 	gb_error_t e;
 
 	if (r->dry || r->skips_everywhere)

@@ -402,7 +402,7 @@ static gb_err_t build_result(struct orch_run *r, struct gb_orch_result *out,
 	out->rolled_back = r->rolled_back;
 	out->terminated = r->terminated;
 	out->plan_versions = r->plan_versions;
-	out->elapsed = gb_orch_mono(r->o) - r->t0;
+	out->elapsed = orch_mono(r->o) - r->t0;
 	out->time_to_capacity = out->launched > 0 ? last - r->t0 : out->elapsed;
 	reason_text(r, out);
 	return GB_E_OK;
@@ -522,7 +522,7 @@ static gb_err_t prepare(struct orch_run *r, const struct gb_orch_resume_opts *ro
 	}
 	rc = gb_plan_facts_build(r->conf, &r->cand, r->type, r->n,
 				 r->grouped ? r->n : 1, r->locality, r->st,
-				 gb_orch_wall(r->o), &r->facts, err);
+				 orch_wall(r->o), &r->facts, err);
 	if (rc)
 		return rc;
 	r->facts.hedge = r->hedge;
@@ -619,7 +619,7 @@ gb_err_t gb_orch_resume(gb_orch_t *o, gb_state_t *st,
 	r.st = st;
 	r.conf = o->conf;
 	r.req = req;
-	r.t0 = gb_orch_mono(o);
+	r.t0 = orch_mono(o);
 	gb_strlcpy(out->request_id, req->id, sizeof(out->request_id));
 	rc = prepare(&r, ro, err);
 	if (!rc)
@@ -679,7 +679,7 @@ gb_err_t gb_orch_plan_dry_run(gb_orch_t *o, gb_state_t *st,
 	r.req = req;
 	r.dry = true;
 	r.proposal = proposal;
-	r.t0 = gb_orch_mono(o);
+	r.t0 = orch_mono(o);
 	rc = prepare(&r, ro, err);
 	if (!rc && r.abort_rc)
 		rc = gb_errorf(err, r.abort_rc, "%s", orch_abort_line(&r, line, sizeof(line)));

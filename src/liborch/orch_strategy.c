@@ -114,7 +114,7 @@ static bool probe_subnet(struct orch_run *r, size_t pool, char *code,
 			/* probe_fill's own rule: exhausted throttling ends the region */
 			if (++throttles > r->o->tuning.throttle_limit)
 				return false;
-			gb_orch_sleep(r->o, orch_backoff(r, throttles - 1));
+			orch_sleep(r->o, orch_backoff(r, throttles - 1));
 		} else {
 			const struct orch_rule *rule = orch_rule(oc);
 
@@ -230,7 +230,7 @@ static gb_err_t fill_pool(struct orch_run *r, size_t pool, bool aon,
 		if (rc || oc == CALL_ABORT)
 			break;
 		if (oc == CALL_THROTTLE && !r->facts.pools[pool].excluded)
-			gb_orch_sleep(r->o, orch_backoff(r, r->pr[pool].throttled - 1));
+			orch_sleep(r->o, orch_backoff(r, r->pr[pool].throttled - 1));
 	}
 	return rc;
 }

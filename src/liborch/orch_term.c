@@ -79,14 +79,14 @@ static void close_record(gb_orch_t *o, gb_state_t *st, const struct victim *v,
 	up.region = v->region;
 	up.instance_id = v->instance_id;
 	up.state = state;
-	up.terminated_at = gb_orch_wall(o);
+	up.terminated_at = orch_wall(o);
 	up.reason = reason;
 	if (gb_state_instance_update(st, &up, &e) && e.code != GB_E_NOTFOUND)
 		gb_log_warn("terminate_record_failed instance=%s error=%s",
 			    v->instance_id, e.text);
 	if ((flags & GB_ORCH_TERM_FAILURE) && v->type &&
 	    gb_state_capacity_record(st, v->region, v->az, v->type, 0, 0, false,
-				     true, gb_orch_wall(o),
+				     true, orch_wall(o),
 				     o->conf->policy.capacity_half_life, &e))
 		gb_log_warn("capacity_record_failed instance=%s error=%s",
 			    v->instance_id, e.text);
@@ -118,8 +118,8 @@ void orch_mark_terminating(gb_state_t *st, const char *region,
 	else
 		gb_state_tx_rollback(st);
 	if (rc)
-		gb_log_warn("terminating_mark_failed region=%s n=%zu error=\"%s\"", region,
-			    n, e.text);
+		gb_log_warn("terminating_mark_failed region=%s n=%zu error=%s", region,
+			    n, GB_LOG_Q(e.text));
 }
 
 static bool not_found(const struct gb_ec2_error *ae)
@@ -150,7 +150,7 @@ static gb_err_t region_terminate(gb_orch_t *o, gb_state_t *st,
 			map[k] = &vs->v[i];
 			ids[k++] = vs->v[i].instance_id;
 		}
-	if ((rc = gb_orch_ec2_new(o, region, &c, err)))
+	if ((rc = orch_ec2_new(o, region, &c, err)))
 		goto out;
 	orch_mark_terminating(st, region, ids, k, reason, false);
 	rc = gb_ec2_terminate_instances(c, ids, k, &ch, &ae, err);
@@ -306,7 +306,7 @@ static gb_err_t region_instances(gb_orch_t *o, const char *region,
 	 * the HTTP client's body limit (an instance item is 3-4 KB).
 	 */
 	dp.max_results = 1000;
-	if ((rc = gb_orch_ec2_new(o, region, &c, err)))
+	if ((rc = orch_ec2_new(o, region, &c, err)))
 		return rc;
 	rc = gb_ec2_describe_instances(c, &dp, &l, NULL, err);
 	for (size_t i = 0; !rc && l && i < l->n && !*stop; i++)

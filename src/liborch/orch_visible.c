@@ -112,7 +112,7 @@ gb_err_t orch_describe_ips(gb_orch_t *o, struct orch_pool *pool,
 		if (rc || later == 0 || !(w = orch_visible_wait(&wait, *waited)))
 			break;
 		gb_log_info("address_retry region=%s n=%zu wait=%.2f", region, later, w);
-		gb_orch_sleep(o, w);
+		orch_sleep(o, w);
 		*waited += w;
 	}
 out:

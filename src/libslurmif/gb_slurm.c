@@ -397,8 +397,8 @@ static gb_err_t run_batches(const struct batch_op *op, size_t n,
 		if (run_batch(op, from, to, &serr, &e1) == GB_E_OK)
 			continue;
 		if (unreachable(serr)) {
-			gb_log_error("slurm_unreachable nodes_given_up=%zu error=\"%s\"", n - from,
-				     e1.text);
+			gb_log_error("slurm_unreachable nodes_given_up=%zu error=%s", n - from,
+				     GB_LOG_Q(e1.text));
 			batch_failed(&br, n - from, &e1);
 			break;
 		}
@@ -406,8 +406,8 @@ static gb_err_t run_batches(const struct batch_op *op, size_t n,
 			batch_failed(&br, to - from, &e1);
 			continue;
 		}
-		gb_log_warn("slurm_update_batch_failed nodes=%zu error=\"%s\" retry=per_node",
-			    to - from, e1.text);
+		gb_log_warn("slurm_update_batch_failed nodes=%zu error=%s retry=per_node",
+			    to - from, GB_LOG_Q(e1.text));
 		if (!retry_one_by_one(op, from, to, &br)) {
 			batch_failed(&br, n - to, &e1);
 			break;

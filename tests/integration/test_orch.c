@@ -2397,7 +2397,7 @@ static void test_consistency_addresses(void)
 	p.instance_type = "g5.xlarge";
 	p.subnet_id = "subnet-aps1a-1";
 	p.min_count = p.max_count = 1;
-	if (gb_orch_ec2_new(orch, "ap-south-1", &c, &err) ||
+	if (orch_ec2_new(orch, "ap-south-1", &c, &err) ||
 	    orch_pool_create(orch, 2, &pool, &err))
 		die(err.text);
 	sleep_moves_sim = true;

@@ -371,6 +371,18 @@ static void test_log_q(void **state)
 	assert_string_equal(gb_log_q(b, sizeof(b), ""), "\"\"");
 	assert_string_equal(gb_log_q(b, sizeof(b), "k=v"), "\"k=v\"");
 	assert_string_equal(gb_log_q(b, sizeof(b), NULL), "(null)");
+	/* the block-scoped form: each use has its own buffer */
+	assert_string_equal(GB_LOG_Q("a b"), "\"a b\"");
+	assert_string_equal(GB_LOG_Q("plain"), "plain");
+	{
+		char long_text[2 * GB_LOG_Q_MAX];
+
+		for (size_t i = 0; i + 1 < sizeof(long_text); i++)
+			long_text[i] = i % 2 ? ' ' : 'a';
+		long_text[sizeof(long_text) - 1] = '\0';
+		assert_true(strlen(GB_LOG_Q(long_text)) < GB_LOG_Q_MAX);
+		assert_int_equal(GB_LOG_Q(long_text)[0], '"');
+	}
 	/* truncated but still quoted and terminated */
 	const char *t = gb_log_q(b, sizeof(b), "a very long value with spaces");
 	assert_true(strlen(t) < sizeof(b));
