@@ -273,7 +273,10 @@ gb_err_t gb_sim_describe_offerings(gb_sim_t *sim, const char *region,
 				   char next[GB_SIM_TOKEN_MAX],
 				   struct gb_sim_error *e);
 
-/* DescribeAvailabilityZones (ZoneName.N in q->ids; filters zone-name, zone-id, region-name, state). OUT *out NEW. */
+/*
+ * DescribeAvailabilityZones (ZoneName.N in q->ids; filters zone-name,
+ * zone-id, region-name, state).  OUT *out NEW.
+ */
 gb_err_t gb_sim_describe_azs(gb_sim_t *sim, const char *region,
 			     const struct gb_sim_query *q,
 			     const struct gb_sc_az ***out, size_t *n,

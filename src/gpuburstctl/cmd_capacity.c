@@ -516,7 +516,8 @@ static gb_err_t show(struct cap *c)
 	for (size_t i = 0; i < c->no; i++)
 		offering_out(c, &c->ov[i]);
 	for (size_t i = 0; i < c->nq; i++) {
-		if (c->type && isinf(gb_plan_quota_room(&c->qv[i].q, &c->qv[i].v, c->type, false)) &&
+		if (c->type &&
+		    isinf(gb_plan_quota_room(&c->qv[i].q, &c->qv[i].v, c->type, false)) &&
 		    isinf(gb_plan_quota_room(&c->qv[i].q, &c->qv[i].v, c->type, true)))
 			continue;	/* not a quota of that type */
 		quota_out(c, &c->qv[i]);

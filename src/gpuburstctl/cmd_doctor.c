@@ -904,7 +904,9 @@ static void check_power_nodes(struct doctor *d, const struct gb_conf *conf,
 			      const struct gb_slurm_node_list *sl,
 			      const struct gb_slurm_power *pw)
 {
-	struct power_sets ps = { { 0 }, calloc(pw->n_parts ? pw->n_parts : 1, sizeof(struct gb_strv)) };
+	struct power_sets ps = {
+		{ 0 }, calloc(pw->n_parts ? pw->n_parts : 1, sizeof(struct gb_strv))
+	};
 	struct gb_buf nodes = GB_BUF_INIT;
 	const char *why = NULL, *w;
 	size_t n = 0, site = 0;
@@ -962,7 +964,8 @@ static void check_power_params(struct doctor *d, const struct gb_conf *conf,
 		for (size_t j = 0; j < i && !seen; j++)
 			seen = strcmp(conf->nodesets[j].partition, part) == 0;
 		for (size_t j = 0; j < pw->n_parts && !seen; j++)
-			if (strcmp(pw->parts[j].name, part) == 0 && pw->parts[j].resume_timeout >= 0)
+			if (strcmp(pw->parts[j].name, part) == 0 &&
+			    pw->parts[j].resume_timeout >= 0)
 				rt = pw->parts[j].resume_timeout;
 		if (seen || rt < 0)
 			continue;

@@ -436,7 +436,8 @@ gb_err_t gb_ec2_create(const struct gb_ec2_opts *o, gb_ec2_t **out,
 		/* the region's partition: amazonaws.com, amazonaws.com.cn, ... */
 		char def[256];
 
-		if ((rc = gb_partition_endpoint(GB_EC2_SERVICE, o->region, def, sizeof(def), err))) {
+		if ((rc = gb_partition_endpoint(GB_EC2_SERVICE, o->region, def, sizeof(def),
+						 err))) {
 			gb_error_prefix(err, "EC2 client");
 			return rc;
 		}

@@ -54,8 +54,8 @@ gb_err_t orch_rollback(struct orch_run *r, int group, const char *why,
 				orch_slot_clear(t);
 				free(t->code);
 				free(t->why);
-				t->code = strdup(gb_orch_code_name(r->grouped ? GB_ORCH_CODE_LOCALITY :
-								 GB_ORCH_CODE_ALL_OR_NOTHING));
+				t->code = strdup(gb_orch_code_name(r->grouped ?
+					GB_ORCH_CODE_LOCALITY : GB_ORCH_CODE_ALL_OR_NOTHING));
 				t->why = strdup(why);
 			}
 		}

@@ -156,7 +156,8 @@ static gb_err_t preflight(struct orch_run *r, gb_error_t *err)
 		} else if (j->ae.cls == GB_EC2_CLASS_REGION) {
 			orch_region_refused(r, j->region, j);
 		} else if (j->ae.cls == GB_EC2_CLASS_AUTH) {
-			orch_abort(r, GB_E_AUTH, j->ae.code[0] ? j->ae.code : GB_EC2_CODE_AUTH_FAILURE,
+			orch_abort(r, GB_E_AUTH,
+				   j->ae.code[0] ? j->ae.code : GB_EC2_CODE_AUTH_FAILURE,
 				   j->ae.message[0] ? j->ae.message : j->err.text);
 		} else {
 			orch_trace(r, "preflight", "region=%s offerings unknown: %s",

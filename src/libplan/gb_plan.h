@@ -261,8 +261,9 @@ gb_err_t gb_plan_facts_build(const struct gb_conf *conf,
 void gb_plan_facts_clear(struct gb_plan_facts *f);
 
 /*
- * The preflight's answer (liborch sends the request): apply the DescribeInstanceTypeOfferings answer [l] for
- * [region] to f->pools and cache it in [st] (may be NULL).
+ * The preflight's answer (liborch sends the request): apply the
+ * DescribeInstanceTypeOfferings answer [l] for [region] to f->pools and
+ * cache it in [st] (may be NULL).
  */
 struct gb_ec2_offering_list;
 void gb_plan_offerings_apply(struct gb_plan_facts *f, const char *region,

@@ -503,7 +503,8 @@ static json_t *pool_json(const struct gb_plan_facts *f, const struct gb_pool *p)
 				"asked", num1(m->asked), "got", num1(m->got),
 				"ran_dry", num1(m->ice),
 				"estimate", m->est >= 0 && isfinite(m->est) ?
-					    json_integer((json_int_t)floor(m->est + 0.25)) : json_null(),
+					json_integer((json_int_t)floor(m->est + 0.25)) :
+					json_null(),
 				"plenty", m->est > 0 && isinf(m->est),
 				"cooling", m->recent_ice,
 				"last_dry_seconds_ago", m->last_ice_at > 0 ?

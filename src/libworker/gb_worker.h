@@ -65,8 +65,9 @@ struct gb_worker_opts {
 
 /*
  * Run the worker until the queue is empty.  Once it holds the lock it
- * calls gb_slurm_init() (SLURM_CONF, see gb_slurm.h).  RET GB_E_OK (also when another worker holds the lock:
- * it will do the work), or the error that stopped it.
+ * calls gb_slurm_init() (SLURM_CONF, see gb_slurm.h).  RET GB_E_OK (also
+ * when another worker holds the lock: it will do the work), or the error
+ * that stopped it.
  */
 gb_err_t gb_worker_run(const struct gb_worker_opts *o, gb_error_t *err);
 

@@ -763,8 +763,8 @@ static gb_err_t do_cooldown(struct rctx *c, gb_error_t *err)
 				snprintf(reason, sizeof(reason), "gpuburst: cool-down over after "
 					 "Code:%s%s%s", code, id[0] ? " req=" : "", id);
 			names[0] = sn->name;
-			if (prog_slurm_update(c->o->st, id[0] ? id : NULL, GB_SLURM_POWER_DOWN_FORCE,
-					      names, NULL, 1, reason))
+			if (prog_slurm_update(c->o->st, id[0] ? id : NULL,
+					      GB_SLURM_POWER_DOWN_FORCE, names, NULL, 1, reason))
 				rc = GB_E_SLURM;
 		}
 		settle(c, a, id[0] ? id : NULL, rc, rc ? "Slurm update failed (see the log)" : NULL);
@@ -988,7 +988,8 @@ gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 		gb_log_warn("reconcile_no_slurm error=%s note=\"node checks skipped\"",
 			    gb_log_q(lq, sizeof(lq), e.text));
 		c.nodes = NULL;
-		rep->slurm_error = strdup(e.text);	/* NULL when out of memory: the log has it */
+		/* NULL when out of memory: the log has it */
+		rep->slurm_error = strdup(e.text);
 	}
 	if (!o->cheap && o->orch) {
 		struct gb_instance_filter f = GB_INSTANCE_FILTER_ANY;

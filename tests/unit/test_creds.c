@@ -398,8 +398,10 @@ struct imds {
 	char expiration[32];
 };
 
-enum { IMDS_OK, IMDS_NO_V2, IMDS_401_ONCE, IMDS_BAD_JSON, IMDS_CODE_FAIL,
-       IMDS_NO_ROLE, IMDS_DOWN, IMDS_SLOW };
+enum {
+	IMDS_OK, IMDS_NO_V2, IMDS_401_ONCE, IMDS_BAD_JSON, IMDS_CODE_FAIL,
+	IMDS_NO_ROLE, IMDS_DOWN, IMDS_SLOW
+};
 
 static void imds_handler(void *ctx, size_t n, const struct testsrv_req *req,
 			 struct testsrv_resp *resp)
