@@ -321,6 +321,8 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c,
 	return serve(cls, c, method, r);
 }
 
+/* libmicrohttpd's MHD_OPTION_EXTERNAL_LOGGER: [fmt] is its own printf format */
+__attribute__((format(printf, 2, 0)))
 static void mhd_logger(void *cls, const char *fmt, va_list ap)
 {
 	char msg[512];
