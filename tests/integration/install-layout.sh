@@ -4,6 +4,9 @@
 #    enabled: a package or `systemctl enable --now` does that), and the cron
 #    file only as an example under share/gpuburst/examples, never into
 #    /etc/cron.d (where it would run a second pass next to the timer);
+#  - the logrotate rules in --with-logrotateddir (default
+#    SYSCONFDIR/logrotate.d), the units in --with-systemdunitdir (default
+#    PREFIX/lib/systemd/system), none when configured "no";
 #  - man pages filled for the build (no @placeholder@ left) that name its
 #    directories: for this build, and for a second configure of doc/ and
 #    etc/ with a prefix of the test's own (nothing to compile).
@@ -60,6 +63,7 @@ sysconfdir=$(mkvar "$B" etc sysconfdir)
 datadir=$(mkvar "$B" etc datadir)
 sbindir=$(mkvar "$B" etc sbindir)
 unitdir=$(mkvar "$B" etc systemdunitdir)
+lrdir=$(mkvar "$B" etc logrotateddir)
 root="$TMP/root"
 
 found=$(cd "$root" && find . -path '*cron.d*' -type f | sort)
@@ -75,6 +79,11 @@ ex="$root$datadir/gpuburst/examples/cron.d/gpuburst-reconcile"
 grep -q "^\* \* \* \* \* slurm flock -n .* $sbindir/gpuburstctl reconcile >/dev/null\$" "$ex" ||
 	fail "cron example line: $(grep -v '^#' "$ex")"
 ok "one active mechanism (timer + service under $unitdir); the cron file only as an example"
+if [ -n "$lrdir" ]; then
+	grep -q '^/var/log/gpuburst/\*\.log {$' "$root$lrdir/gpuburst" ||
+		fail "logrotate rules not installed in $lrdir"
+	ok "logrotate rules in $lrdir"
+fi
 check_man "$B" "$root"
 
 # The same tree configured with a prefix of our own: doc/ and etc/ only.
@@ -93,7 +102,8 @@ for a in "$@"; do
 	esac
 done
 mkdir "$TMP/b" && cd "$TMP/b" || exit 99
-eval "\"\$GB_TOP_SRCDIR/configure\" -q --prefix=\"\$P\" $keep" >"$TMP/conf" 2>&1 ||
+eval "\"\$GB_TOP_SRCDIR/configure\" -q --prefix=\"\$P\" --without-logrotateddir $keep" \
+	>"$TMP/conf" 2>&1 ||
 	fail "configure --prefix=$P: $(tail -20 "$TMP/conf")"
 make -s -C etc >"$TMP/out" 2>&1 && make -s -C doc >"$TMP/out" 2>&1 ||
 	fail "make doc etc: $(cat "$TMP/out")"
@@ -103,5 +113,9 @@ check_man "$TMP/b" "$TMP/root2"
 grep -q "ExecStart=$P/sbin/gpuburstctl reconcile" \
 	"$TMP/root2$(mkvar "$TMP/b" etc systemdunitdir)/gpuburst-reconcile.service" ||
 	fail "--prefix=$P: service ExecStart not under the prefix"
-ok "--prefix=$P: pages and units name the prefix"
+[ "$(mkvar "$TMP/b" etc systemdunitdir)" = "$P/lib/systemd/system" ] ||
+	fail "--prefix=$P: systemdunitdir $(mkvar "$TMP/b" etc systemdunitdir)"
+[ -z "$(cd "$TMP/root2" && find . -path '*logrotate*')" ] ||
+	fail "--without-logrotateddir: $(cd "$TMP/root2" && find . -path '*logrotate*')"
+ok "--prefix=$P: pages and units name the prefix, units in $P/lib/systemd/system, no logrotate rules"
 exit 0
