@@ -1,5 +1,8 @@
 #!/bin/sh
 # install-layout.sh - what `make install` (into a private DESTDIR) lays out:
+#  - every file under the prefix, or under the configured sysconfdir or
+#    localstatedir, the job_submit plugin included (LIBDIR/slurm unless
+#    --with-slurm-plugindir says otherwise): the list is printed;
 #  - one active way to run reconcile: the systemd timer and service (not
 #    enabled: a package or `systemctl enable --now` does that), and the cron
 #    file only as an example under share/gpuburst/examples, never into
@@ -57,7 +60,8 @@ check_man() {
 }
 
 B=$GB_TOP_BUILDDIR
-install_dirs "$B" "$TMP/root" etc doc
+make -s -C "$B" install DESTDIR="$TMP/root" >"$TMP/out" 2>&1 ||
+	fail "make install: $(cat "$TMP/out")"
 prefix=$(mkvar "$B" etc prefix)
 sysconfdir=$(mkvar "$B" etc sysconfdir)
 datadir=$(mkvar "$B" etc datadir)
@@ -75,6 +79,21 @@ for u in gpuburst-reconcile.timer gpuburst-reconcile.service; do
 done
 grep -q "ExecStart=$sbindir/gpuburstctl reconcile" "$root$unitdir/gpuburst-reconcile.service" ||
 	fail "service ExecStart: $(grep ExecStart "$root$unitdir/gpuburst-reconcile.service")"
+# every installed file, and those outside the directories configure was given
+localstatedir=$(mkvar "$B" etc localstatedir)
+plugindir=$(mkvar "$B" plugins/job_submit_gpuburst SLURM_PLUGINDIR)
+(cd "$root" && find . ! -type d | sed 's|^\.||' | sort) >"$TMP/files"
+echo "installed ($(wc -l <"$TMP/files") files):"
+sed 's/^/  /' "$TMP/files"
+outside=$(grep -v -e "^$prefix/" -e "^$sysconfdir/" -e "^$localstatedir/" "$TMP/files")
+[ -z "$outside" ] || fail "installed outside $prefix: $outside"
+grep -qx "$plugindir/job_submit_gpuburst.so" "$TMP/files" ||
+	fail "job_submit_gpuburst.so not in $plugindir"
+for p in gpuburst-resume gpuburst-suspend gpuburst-resume-fail gpuburstctl; do
+	grep -qx "$sbindir/$p" "$TMP/files" || fail "$sbindir/$p not installed"
+done
+ok "nothing outside $prefix (sysconfdir $sysconfdir, localstatedir $localstatedir); plugin in $plugindir"
+
 ex="$root$datadir/gpuburst/examples/cron.d/gpuburst-reconcile"
 grep -q "^\* \* \* \* \* slurm flock -n .* $sbindir/gpuburstctl reconcile >/dev/null\$" "$ex" ||
 	fail "cron example line: $(grep -v '^#' "$ex")"
