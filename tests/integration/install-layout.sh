@@ -20,17 +20,23 @@ fail() { echo "FAIL: $*"; exit 1; }
 ok() { echo "ok - $*"; }
 command -v make >/dev/null || { echo "SKIP: make is missing"; exit 77; }
 
+# make, free of the flags of a `make -jN check` that runs this test (its
+# jobserver, its -w Entering-directory lines on stdout)
+mk() {
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory "$@"
+}
+
 # mkvar BUILDDIR SUBDIR VAR: make's value of VAR there, fully expanded
 mkvar() {
 	printf 'gb-print-var:\n\t@echo $(%s)\n' "$3" |
-		make -s -C "$1/$2" -f Makefile -f - gb-print-var
+		mk -s -C "$1/$2" -f Makefile -f - gb-print-var
 }
 
 # install SUBDIRS of build $1 into $2 (DESTDIR)
 install_dirs() {
 	b=$1 dest=$2; shift 2
 	for d in "$@"; do
-		make -s -C "$b/$d" install DESTDIR="$dest" >"$TMP/out" 2>&1 ||
+		mk -s -C "$b/$d" install DESTDIR="$dest" >"$TMP/out" 2>&1 ||
 			fail "make -C $d install: $(cat "$TMP/out")"
 	done
 }
@@ -60,7 +66,7 @@ check_man() {
 }
 
 B=$GB_TOP_BUILDDIR
-make -s -C "$B" install DESTDIR="$TMP/root" >"$TMP/out" 2>&1 ||
+mk -s -C "$B" install DESTDIR="$TMP/root" >"$TMP/out" 2>&1 ||
 	fail "make install: $(cat "$TMP/out")"
 prefix=$(mkvar "$B" etc prefix)
 sysconfdir=$(mkvar "$B" etc sysconfdir)
@@ -124,7 +130,7 @@ mkdir "$TMP/b" && cd "$TMP/b" || exit 99
 eval "\"\$GB_TOP_SRCDIR/configure\" -q --prefix=\"\$P\" --without-logrotateddir $keep" \
 	>"$TMP/conf" 2>&1 ||
 	fail "configure --prefix=$P: $(tail -20 "$TMP/conf")"
-make -s -C etc >"$TMP/out" 2>&1 && make -s -C doc >"$TMP/out" 2>&1 ||
+mk -s -C etc >"$TMP/out" 2>&1 && mk -s -C doc >"$TMP/out" 2>&1 ||
 	fail "make doc etc: $(cat "$TMP/out")"
 install_dirs "$TMP/b" "$TMP/root2" etc doc
 check_man "$TMP/b" "$TMP/root2"
