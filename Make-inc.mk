@@ -73,3 +73,27 @@ GB_WORKER_LIBS = \
 	$(SQLITE_LIBS) $(CURL_LIBS) $(LIBCRYPTO_LIBS) $(LIBXML2_LIBS) \
 	$(JANSSON_LIBS) $(YAML_LIBS) \
 	# End of GB_WORKER_LIBS
+
+# The directory variables, filled in at make time: configure leaves them as
+# "${prefix}/..." references that only make expands in full (and a user may
+# override prefix on make's command line).  MUNGE's Make-inc.mk does the same.
+# Templates (NAME.in) use @VERSION@, @DATE@ (GB_RELEASE_DATE of
+# configure.ac), @prefix@, @sbindir@, @sysconfdir@, @pkglibexecdir@,
+# @pkgdatadir@, @localstatedir@ and @statedir@ (the default state_dir).
+substitute = $(SED) \
+	-e 's|@VERSION[@]|$(VERSION)|g' \
+	-e 's|@DATE[@]|$(GB_RELEASE_DATE)|g' \
+	-e 's|@prefix[@]|$(prefix)|g' \
+	-e 's|@sbindir[@]|$(sbindir)|g' \
+	-e 's|@sysconfdir[@]|$(sysconfdir)|g' \
+	-e 's|@pkglibexecdir[@]|$(pkglibexecdir)|g' \
+	-e 's|@pkgdatadir[@]|$(pkgdatadir)|g' \
+	-e 's|@localstatedir[@]|$(localstatedir)|g' \
+	-e 's|@statedir[@]|$(GB_STATE_DIR)|g' \
+	# End of substitute
+
+# The recipe of a rule "FILE: FILE.in Makefile": FILE from $(srcdir)/FILE.in,
+# its directory made first (FILE may be "systemd/x.service").
+gb_substitute_file = \
+	$(AM_V_GEN)$(MKDIR_P) $(@D) && \
+	$(substitute) <$(srcdir)/$@.in >$@.tmp && mv $@.tmp $@

@@ -4,8 +4,8 @@
 #
 #  DESCRIPTION:
 #    Finds libcurl (Debian: libcurl4-openssl-dev), used for HTTP client for the cloud and LLM endpoints (only src/libcloud uses it).
-#    pkg-config module "libcurl >= 7.74" first, then --with-libcurl=PATH, then a plain
-#    header/link test (see x_ac_pkg_dep.m4).  Sets CURL_CFLAGS, CURL_LIBS.
+#    --with-libcurl=PATH when given, else the pkg-config module "libcurl >= 7.74", else a
+#    plain header/link test (see x_ac_pkg_dep.m4).  Sets CURL_CFLAGS, CURL_LIBS.
 #
 #  USAGE:
 #    X_AC_CURL   (in configure.ac, "Checks for libraries")

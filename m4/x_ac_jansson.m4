@@ -4,8 +4,8 @@
 #
 #  DESCRIPTION:
 #    Finds Jansson (Debian: libjansson-dev), used for SLURM_RESUME_FILE, --json output, LLM wire formats.
-#    pkg-config module "jansson >= 2.10" first, then --with-jansson=PATH, then a plain
-#    header/link test (see x_ac_pkg_dep.m4).  Sets JANSSON_CFLAGS, JANSSON_LIBS.
+#    --with-jansson=PATH when given, else the pkg-config module "jansson >= 2.10", else a
+#    plain header/link test (see x_ac_pkg_dep.m4).  Sets JANSSON_CFLAGS, JANSSON_LIBS.
 #
 #  USAGE:
 #    X_AC_JANSSON   (in configure.ac, "Checks for libraries")

@@ -4,8 +4,8 @@
 #
 #  DESCRIPTION:
 #    Finds libxml2 (Debian: libxml2-dev), used for EC2 Query API responses (namespace-agnostic parsing).
-#    pkg-config module "libxml-2.0 >= 2.9" first, then --with-libxml2=PATH, then a plain
-#    header/link test (see x_ac_pkg_dep.m4).  Sets LIBXML2_CFLAGS, LIBXML2_LIBS.
+#    --with-libxml2=PATH when given, else the pkg-config module "libxml-2.0 >= 2.9", else a
+#    plain header/link test (see x_ac_pkg_dep.m4).  Sets LIBXML2_CFLAGS, LIBXML2_LIBS.
 #
 #  USAGE:
 #    X_AC_LIBXML2   (in configure.ac, "Checks for libraries")

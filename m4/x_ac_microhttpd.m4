@@ -4,8 +4,8 @@
 #
 #  DESCRIPTION:
 #    Finds GNU libmicrohttpd (Debian: libmicrohttpd-dev), used for the gpuburst-cloudsim server and loopback test servers.
-#    pkg-config module "libmicrohttpd >= 0.9.70" first, then --with-libmicrohttpd=PATH, then a plain
-#    header/link test (see x_ac_pkg_dep.m4).  Sets MICROHTTPD_CFLAGS, MICROHTTPD_LIBS.
+#    --with-libmicrohttpd=PATH when given, else the pkg-config module "libmicrohttpd >= 0.9.70", else a
+#    plain header/link test (see x_ac_pkg_dep.m4).  Sets MICROHTTPD_CFLAGS, MICROHTTPD_LIBS.
 #
 #  USAGE:
 #    X_AC_MICROHTTPD   (in configure.ac, "Checks for libraries")

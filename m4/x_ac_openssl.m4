@@ -4,8 +4,8 @@
 #
 #  DESCRIPTION:
 #    Finds OpenSSL libcrypto (Debian: libssl-dev), used for SHA-256, HMAC-SHA256 for SigV4; random bytes.
-#    pkg-config module "libcrypto >= 1.1.1" first, then --with-openssl=PATH, then a plain
-#    header/link test (see x_ac_pkg_dep.m4).  Sets LIBCRYPTO_CFLAGS, LIBCRYPTO_LIBS.
+#    --with-openssl=PATH when given, else the pkg-config module "libcrypto >= 1.1.1", else a
+#    plain header/link test (see x_ac_pkg_dep.m4).  Sets LIBCRYPTO_CFLAGS, LIBCRYPTO_LIBS.
 #
 #  USAGE:
 #    X_AC_OPENSSL   (in configure.ac, "Checks for libraries")

@@ -19,10 +19,15 @@
 #    HAVE_SLURM_LOAD_JOB_STEP_ID), used
 #    in src/libslurmif/slurm_compat.h only.
 #
-#    --with-slurm-plugindir=DIR overrides the plugin directory; otherwise the
-#    first existing of LIBDIR/slurm-wlm (Debian), LIBDIR/slurm, PATH/lib/slurm.
+#    The plugin goes to ${libdir}/slurm by default, as Slurm's and MUNGE's
+#    own plugins do: `./configure --prefix=DIR && make install` writes only
+#    under DIR.  --with-slurm-plugindir=DIR installs it where slurmctld loads
+#    plugins from; --with-slurm-plugindir (=yes) takes the directory found on
+#    this host (the first with auth_munge.so of /usr/lib/MULTIARCH/slurm-wlm
+#    (Debian), /usr/lib64/slurm, /usr/lib/slurm, PATH/lib/slurm,
+#    PATH/lib64/slurm), which configure also prints as a hint.
 #    Sets SLURM_CPPFLAGS, SLURM_LDFLAGS, SLURM_LIBS, SLURM_PLUGINDIR,
-#    SLURM_VERSION_HEX.
+#    SLURM_HOST_PLUGINDIR (empty when none was found), SLURM_VERSION_HEX.
 #
 #  USAGE:
 #    X_AC_SLURM
@@ -33,8 +38,9 @@ AC_DEFUN_ONCE([X_AC_SLURM], [
     AS_HELP_STRING([--with-slurm=PATH], [prefix where Slurm's headers and libslurm are installed]),
     [x_ac_slurm_prefix="$withval"], [x_ac_slurm_prefix=check])
   AC_ARG_WITH([slurm-plugindir],
-    AS_HELP_STRING([--with-slurm-plugindir=DIR], [where to install job_submit_gpuburst.so (default: detected)]),
-    [SLURM_PLUGINDIR="$withval"], [SLURM_PLUGINDIR=""])
+    AS_HELP_STRING([--with-slurm-plugindir@<:@=DIR@:>@],
+      [where to install job_submit_gpuburst.so (default: LIBDIR/slurm; without DIR: the Slurm plugin directory of this host)]),
+    [SLURM_PLUGINDIR="$withval"], [SLURM_PLUGINDIR='${libdir}/slurm'])
   AS_IF([test "$x_ac_slurm_prefix" = no],
         [AC_MSG_ERROR([Slurm is required; --without-slurm is not supported])])
   SLURM_CPPFLAGS=""; SLURM_LDFLAGS=""
@@ -71,18 +77,25 @@ AC_DEFUN_ONCE([X_AC_SLURM], [
   AS_IF([test "$x_ac_cv_slurm_load_job_step_id" = yes],
     [AC_DEFINE([HAVE_SLURM_LOAD_JOB_STEP_ID], [1], [Define to 1 if slurm_load_job() takes a slurm_step_id_t (26.05).])])
   CPPFLAGS="$x_ac_save_CPPFLAGS"; LDFLAGS="$x_ac_save_LDFLAGS"; LIBS="$x_ac_save_LIBS"
-  AS_IF([test -z "$SLURM_PLUGINDIR"], [
-    AC_MSG_CHECKING([for Slurm's plugin directory])
-    x_ac_multiarch=`$CC -print-multiarch 2>/dev/null`
-    for d in "/usr/lib/$x_ac_multiarch/slurm-wlm" /usr/lib64/slurm /usr/lib/slurm \
-             "$x_ac_slurm_prefix/lib/slurm" "$x_ac_slurm_prefix/lib64/slurm"; do
-      AS_IF([test -f "$d/auth_munge.so"], [SLURM_PLUGINDIR="$d"; break])
-    done
-    AS_IF([test -z "$SLURM_PLUGINDIR"], [SLURM_PLUGINDIR='${libdir}/slurm'])
-    AC_MSG_RESULT([$SLURM_PLUGINDIR])])
+  AC_MSG_CHECKING([for the plugin directory of this host's Slurm])
+  SLURM_HOST_PLUGINDIR=""
+  x_ac_multiarch=`$CC -print-multiarch 2>/dev/null`
+  for d in "/usr/lib/$x_ac_multiarch/slurm-wlm" /usr/lib64/slurm /usr/lib/slurm \
+           "$x_ac_slurm_prefix/lib/slurm" "$x_ac_slurm_prefix/lib64/slurm"; do
+    AS_IF([test -f "$d/auth_munge.so"], [SLURM_HOST_PLUGINDIR="$d"; break])
+  done
+  AC_MSG_RESULT([${SLURM_HOST_PLUGINDIR:-none found}])
+  AS_CASE(["$SLURM_PLUGINDIR"],
+    [yes|""], [AS_IF([test -z "$SLURM_HOST_PLUGINDIR"],
+                 [AC_MSG_ERROR([--with-slurm-plugindir: no Slurm plugin directory found; give --with-slurm-plugindir=DIR])])
+               SLURM_PLUGINDIR="$SLURM_HOST_PLUGINDIR"],
+    [no], [AC_MSG_ERROR([the job_submit plugin is always built; --without-slurm-plugindir is not supported])],
+    ['${libdir}'*|/*], [],
+    [AC_MSG_ERROR([--with-slurm-plugindir needs an absolute directory])])
   AC_SUBST([SLURM_CPPFLAGS])
   AC_SUBST([SLURM_LDFLAGS])
   AC_SUBST([SLURM_LIBS])
   AC_SUBST([SLURM_PLUGINDIR])
+  AC_SUBST([SLURM_HOST_PLUGINDIR])
   AC_SUBST([SLURM_VERSION_HEX])
 ])

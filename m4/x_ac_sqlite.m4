@@ -4,8 +4,8 @@
 #
 #  DESCRIPTION:
 #    Finds SQLite3 (Debian: libsqlite3-dev), used for the state file (WAL, user_version migrations).
-#    pkg-config module "sqlite3 >= 3.31" first, then --with-sqlite3=PATH, then a plain
-#    header/link test (see x_ac_pkg_dep.m4).  Sets SQLITE_CFLAGS, SQLITE_LIBS.
+#    --with-sqlite3=PATH when given, else the pkg-config module "sqlite3 >= 3.31", else a
+#    plain header/link test (see x_ac_pkg_dep.m4).  Sets SQLITE_CFLAGS, SQLITE_LIBS.
 #
 #  USAGE:
 #    X_AC_SQLITE   (in configure.ac, "Checks for libraries")

@@ -4,8 +4,8 @@
 #
 #  DESCRIPTION:
 #    Finds libyaml (Debian: libyaml-dev), used for gpuburst.yaml and cloudsim scenarios, with line:column marks.
-#    pkg-config module "yaml-0.1 >= 0.2" first, then --with-yaml=PATH, then a plain
-#    header/link test (see x_ac_pkg_dep.m4).  Sets YAML_CFLAGS, YAML_LIBS.
+#    --with-yaml=PATH when given, else the pkg-config module "yaml-0.1 >= 0.2",
+#    else a plain header/link test (see x_ac_pkg_dep.m4).  Sets YAML_CFLAGS, YAML_LIBS.
 #
 #  USAGE:
 #    X_AC_YAML   (in configure.ac, "Checks for libraries")

@@ -135,6 +135,7 @@ static void sim_sleep(double s, void *ctx)
  *  Helpers
  *****************************************************************************/
 
+__attribute__((noreturn))
 static void die(const char *what)
 {
 	fprintf(stderr, "fill-bench: %s\n", what);

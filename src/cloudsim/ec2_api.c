@@ -1055,18 +1055,6 @@ static bool check_params(struct call *c)
 	return true;
 }
 
-static void wait_for(double seconds)
-{
-	struct timespec ts, rem;
-
-	if (seconds <= 0)
-		return;
-	ts.tv_sec = (time_t)seconds;
-	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-	while (nanosleep(&ts, &rem) != 0)
-		ts = rem;	/* EINTR: sleep the rest */
-}
-
 static const char *fault_name(const struct gb_fault *f)
 {
 	switch (f->kind) {
@@ -1093,7 +1081,7 @@ static void run_action(struct call *c, struct gb_cs_response *r, struct gb_fault
 	cs->received[c->act]++;
 	pthread_mutex_unlock(&cs->mu);
 	if (!cs->no_sleep)
-		wait_for(f->latency / cs->scale);
+		gb_time_sleep(f->latency / cs->scale);
 	if (f->kind == GB_FAULT_DROP) {
 		r->close = true;
 		return;

@@ -17,9 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gb_log.h"
+#include "gb_util.h"
 #include "server.h"
 
 #define BODY_MAX (1024 * 1024)	/* EC2 Query API bodies are far smaller */
@@ -191,8 +191,6 @@ static ssize_t slow_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	struct slow *s = cls;
 	size_t chunk = (size_t)(s->bps / 20) + 1;
-	struct timespec ts;
-	double wait;
 
 	if (pos >= s->len)
 		return MHD_CONTENT_READER_END_OF_STREAM;
@@ -200,10 +198,7 @@ static ssize_t slow_reader(void *cls, uint64_t pos, char *buf, size_t max)
 		chunk = max;
 	if (chunk > s->len - pos)
 		chunk = s->len - (size_t)pos;
-	wait = (double)chunk / s->bps;
-	ts.tv_sec = (time_t)wait;
-	ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9);
-	nanosleep(&ts, NULL);
+	gb_time_sleep((double)chunk / s->bps);
 	memcpy(buf, s->data + pos, chunk);
 	return (ssize_t)chunk;
 }
@@ -321,6 +316,8 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c,
 	return serve(cls, c, method, r);
 }
 
+/* libmicrohttpd's MHD_OPTION_EXTERNAL_LOGGER: [fmt] is its own printf format */
+__attribute__((format(printf, 2, 0)))
 static void mhd_logger(void *cls, const char *fmt, va_list ap)
 {
 	char msg[512];

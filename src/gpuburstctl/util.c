@@ -27,6 +27,7 @@ static struct {
 	char text[GB_ERROR_TEXT_MAX];
 } last;
 
+__attribute__((format(printf, 2, 0)))
 static void vnote(gb_err_t code, const char *fmt, va_list ap)
 {
 	last.code = code;

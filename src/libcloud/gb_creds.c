@@ -354,6 +354,10 @@ static char *trim(char *s)
 	return s;
 }
 
+#define UTF8_BOM "\xef\xbb\xbf"	/* a byte order mark some editors write */
+#define PROFILE_WORD "profile"
+#define PROFILE_LEN (sizeof(PROFILE_WORD) - 1)
+
 /* "[ profile   x ]" -> "profile x"; RET NULL when malformed. */
 static char *section_name(char *line, bool *bad_tail)
 {
@@ -368,11 +372,12 @@ static char *section_name(char *line, bool *bad_tail)
 	if (*rest && *rest != '#' && *rest != ';')
 		*bad_tail = true;
 	name = trim(line + 1);
-	if (strncmp(name, "profile", 7) == 0 && (name[7] == ' ' || name[7] == '\t')) {
-		char *p = trim(name + 8);
+	if (gb_str_has_prefix(name, PROFILE_WORD) &&
+	    (name[PROFILE_LEN] == ' ' || name[PROFILE_LEN] == '\t')) {
+		char *p = trim(name + PROFILE_LEN + 1);
 
-		memmove(name + 8, p, strlen(p) + 1);
-		name[7] = ' ';
+		memmove(name + PROFILE_LEN + 1, p, strlen(p) + 1);
+		name[PROFILE_LEN] = ' ';
 	}
 	return name;
 }
@@ -488,8 +493,8 @@ static gb_err_t ini_parse(struct ini_file *f, char *data, size_t len,
 		*end = '\0';
 		if (end > p && end[-1] == '\r')
 			end[-1] = '\0';
-		if (lineno == 1 && !strncmp(p, "\xef\xbb\xbf", 3))
-			p += 3;	/* UTF-8 byte order mark */
+		if (lineno == 1 && gb_str_has_prefix(p, UTF8_BOM))
+			p += sizeof(UTF8_BOM) - 1;
 		rc = ini_line(f, p, lineno, err);
 		if (rc)
 			return rc;

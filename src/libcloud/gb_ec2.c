@@ -381,24 +381,12 @@ gb_err_t gb_ec2_client_token_new(char *buf, size_t n, gb_error_t *err)
 
 /* ---- the client ------------------------------------------------------------ */
 
-static void real_sleep(double s)
-{
-	struct timespec ts;
-
-	if (s <= 0)
-		return;
-	ts.tv_sec = (time_t)s;
-	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-	while (nanosleep(&ts, &ts) != 0)
-		;
-}
-
 static void do_sleep(gb_ec2_t *c, double s)
 {
 	if (c->sleep)
 		c->sleep(s, c->seam_ctx);
 	else
-		real_sleep(s);
+		gb_time_sleep(s);
 }
 
 static double mono(gb_ec2_t *c)

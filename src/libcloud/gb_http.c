@@ -802,7 +802,7 @@ bool gb_http_url_is_loopback(const char *url)
 		return false;
 	h += 3;
 	if (*h == '[')
-		return strncmp(h, "[::1]", 5) == 0 && strchr(":/", h[5] ? h[5] : '/');
+		return strncmp(h, "[::1]", 5) == 0 && strchr(":/?#", h[5] ? h[5] : '/');
 	n = strcspn(h, ":/?#");
 	if (n == 0 || n >= sizeof(host))
 		return false;

@@ -734,11 +734,45 @@ static gb_err_t parse_signature(const char *v, size_t n,
 	return GB_E_OK;
 }
 
+/* The three components of an Authorization value, each exactly once. */
+static const struct auth_part {
+	const char *name;
+	gb_err_t (*parse)(const char *v, size_t n, struct gb_sigv4_auth *out,
+			  gb_error_t *err);
+} auth_parts[] = {
+	{ "Credential", parse_credential },
+	{ "SignedHeaders", parse_signed_headers },
+	{ "Signature", parse_signature },
+};
+
+#define AUTH_PARTS (sizeof(auth_parts) / sizeof(auth_parts[0]))
+
+/* One "Name=value" component of [n] bytes at [p]; [seen] per auth_parts[]. */
+static gb_err_t auth_component(const char *p, size_t n, bool *seen,
+			       struct gb_sigv4_auth *out, gb_error_t *err)
+{
+	const char *eq = memchr(p, '=', n);
+	size_t nlen;
+
+	if (!eq)
+		return gb_errorf(err, GB_E_PARSE,
+				 "Authorization component without '='");
+	nlen = (size_t)(eq - p);
+	for (size_t i = 0; i < AUTH_PARTS; i++) {
+		if (strlen(auth_parts[i].name) != nlen ||
+		    strncmp(p, auth_parts[i].name, nlen) != 0 || seen[i])
+			continue;
+		seen[i] = true;
+		return auth_parts[i].parse(eq + 1, n - nlen - 1, out, err);
+	}
+	return gb_errorf(err, GB_E_PARSE,
+			 "Authorization has an unknown or repeated component");
+}
+
 gb_err_t gb_sigv4_auth_parse(const char *value, struct gb_sigv4_auth *out,
 			     gb_error_t *err)
 {
-	size_t alen = strlen(GB_SIGV4_ALGORITHM);
-	bool seen[3] = { false, false, false };
+	bool seen[AUTH_PARTS] = { false };
 	const char *p;
 	gb_err_t rc = GB_E_OK;
 
@@ -747,51 +781,33 @@ gb_err_t gb_sigv4_auth_parse(const char *value, struct gb_sigv4_auth *out,
 		return gb_errorf(err, GB_E_PARSE, "no Authorization header");
 	while (is_blank(*value))
 		value++;
-	if (strncmp(value, GB_SIGV4_ALGORITHM, alen) != 0 ||
-	    !is_blank(value[alen]))
+	if (!gb_str_has_prefix(value, GB_SIGV4_ALGORITHM) ||
+	    !is_blank(value[strlen(GB_SIGV4_ALGORITHM)]))
 		return gb_errorf(err, GB_E_PARSE,
 				 "Authorization does not start with %s",
 				 GB_SIGV4_ALGORITHM);
-	p = value + alen;
-	while (*p && rc == GB_E_OK) {
-		const char *end, *eq;
-		size_t len, vlen;
+	p = value + strlen(GB_SIGV4_ALGORITHM);
+	for (;;) {
+		size_t len, n;
 
 		while (is_blank(*p) || *p == ',')
 			p++;
 		if (!*p)
 			break;
-		end = strchr(p, ',');
-		len = end ? (size_t)(end - p) : strlen(p);
-		while (len > 0 && is_blank(p[len - 1]))
-			len--;
-		eq = memchr(p, '=', len);
-		if (!eq)
-			return gb_errorf(err, GB_E_PARSE,
-					 "Authorization component without '='");
-		vlen = len - (size_t)(eq + 1 - p);
-		if ((size_t)(eq - p) == 10 && !strncmp(p, "Credential", 10) &&
-		    !seen[0]) {
-			seen[0] = true;
-			rc = parse_credential(eq + 1, vlen, out, err);
-		} else if ((size_t)(eq - p) == 13 &&
-			   !strncmp(p, "SignedHeaders", 13) && !seen[1]) {
-			seen[1] = true;
-			rc = parse_signed_headers(eq + 1, vlen, out, err);
-		} else if ((size_t)(eq - p) == 9 &&
-			   !strncmp(p, "Signature", 9) && !seen[2]) {
-			seen[2] = true;
-			rc = parse_signature(eq + 1, vlen, out, err);
-		} else {
-			rc = gb_errorf(err, GB_E_PARSE,
-				       "Authorization has an unknown or repeated component");
-		}
-		p += end ? (size_t)(end - p) : strlen(p);
+		len = n = strcspn(p, ",");
+		while (n > 0 && is_blank(p[n - 1]))
+			n--;
+		if ((rc = auth_component(p, n, seen, out, err)))
+			goto out;
+		p += len;
 	}
-	if (!rc && !(seen[0] && seen[1] && seen[2]))
-		rc = gb_errorf(err, GB_E_PARSE,
-			       "Authorization lacks %s", !seen[0] ? "Credential" :
-			       !seen[1] ? "SignedHeaders" : "Signature");
+	for (size_t i = 0; i < AUTH_PARTS; i++)
+		if (!seen[i]) {
+			rc = gb_errorf(err, GB_E_PARSE, "Authorization lacks %s",
+				       auth_parts[i].name);
+			goto out;
+		}
+out:
 	if (rc)
 		gb_sigv4_auth_free(out);
 	return rc;

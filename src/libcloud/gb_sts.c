@@ -115,13 +115,8 @@ static gb_err_t send_once(gb_http_t *h, const char *region,
 
 static void default_sleep(double seconds, void *ctx)
 {
-	struct timespec ts;
-
 	(void)ctx;
-	ts.tv_sec = (time_t)seconds;
-	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-	while (nanosleep(&ts, &ts) != 0)
-		;
+	gb_time_sleep(seconds);
 }
 
 /* STS's answer to one request: GB_E_OK, or whether to try again. */

@@ -40,6 +40,23 @@ double gb_time_mono(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+void gb_time_sleep(double seconds)
+{
+	struct timespec ts;
+
+	if (!(seconds > 0))	/* also NaN */
+		return;
+	if (seconds > GB_TIME_SLEEP_MAX)
+		seconds = GB_TIME_SLEEP_MAX;
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	if (ts.tv_nsec > 999999999L)
+		ts.tv_nsec = 999999999L;
+	/* POSIX nanosleep: on EINTR [ts] holds the time that remains */
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
 char *gb_time_iso(double t, char *buf, size_t n)
 {
 	time_t s = (time_t)t;

@@ -17,6 +17,15 @@ double gb_time_now(void);
 double gb_time_mono(void);
 
 /*
+ * Sleep [seconds] (sub-second part honoured).  A signal that interrupts the
+ * sleep (EINTR) only shortens one round: the rest of the time is slept;
+ * any other nanosleep error ends the sleep (never a busy loop).  Negative
+ * and NaN sleep nothing; more than GB_TIME_SLEEP_MAX is cut to that.
+ */
+#define GB_TIME_SLEEP_MAX 86400.0
+void gb_time_sleep(double seconds);
+
+/*
  * Format epoch seconds [t] as "2026-11-29T15:13:45Z" (UTC) into [buf] of at
  * least 21 bytes.  RET [buf].
  */

@@ -393,6 +393,22 @@ static bool check_no_proxy(struct conf_ctx *c, const struct conf_key *k,
 	return ok;
 }
 
+/* No more groups than one launch can carry (GB_CONF_SECURITY_GROUPS_MAX). */
+static bool check_security_groups(struct conf_ctx *c, const struct conf_key *k,
+				  yaml_node_t *n, void *dst)
+{
+	char **v = *(char ***)dst;
+	size_t count = 0;
+
+	while (v[count])
+		count++;
+	if (count <= GB_CONF_SECURITY_GROUPS_MAX)
+		return true;
+	conf_error_at(c, n, "'%s' lists %zu groups, more than EC2's limit of %d per instance",
+		      k->name, count, GB_CONF_SECURITY_GROUPS_MAX);
+	return false;
+}
+
 /*
  * cloud.credentials names at most one source of its own: explicit keys, a
  * role, or credential_process; a role has exactly one source.
@@ -656,7 +672,8 @@ static const struct conf_key region_keys[] = {
 	K_URL("endpoint", endpoint),
 	K_STR("ami", ami, NULL, 0),
 	K_STR("key_name", key_name, NULL, 0),
-	K_STRV("security_groups", security_groups, NULL, 0),
+	K_STRV("security_groups", security_groups, NULL, 0,
+	       .check = check_security_groups),
 	K_STR("iam_profile", iam_profile, NULL, 0),
 	K_STR("user_data", user_data, NULL, 0, .check = check_user_data),
 	K_FUNC("user_data_file", read_user_data_file),

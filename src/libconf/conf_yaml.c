@@ -36,6 +36,7 @@ struct gb_conf_mark conf_node_mark(const yaml_node_t *n)
 	return m;
 }
 
+__attribute__((format(printf, 3, 0)))
 static void msg_vadd(struct conf_ctx *c, struct gb_conf_mark m,
 		     const char *fmt, va_list ap)
 {
@@ -317,8 +318,8 @@ static void type_desc(const struct conf_key *k, struct gb_buf *b)
 		[CT_BOOL] = "a boolean (true, false, yes or no)",
 		[CT_INT] = "an integer",
 		[CT_NUMBER] = "a number",
-		[CT_DURATION] = "a duration (seconds, or a number with unit "
-				"s, m, h or d such as 90s or 10m)",
+		[CT_DURATION] = ("a duration (seconds, or a number with unit "
+				 "s, m, h or d such as 90s or 10m)"),
 		[CT_ENUM] = "one of ",
 		[CT_STRV] = "a list of strings",
 		[CT_MAP] = "a mapping",

@@ -84,6 +84,12 @@ struct gb_conf_az {
 	size_t n_subnets;
 };
 
+/*
+ * EC2: at most 16 security groups per network interface (the quota's
+ * ceiling); the config refuses more rather than dropping any.
+ */
+#define GB_CONF_SECURITY_GROUPS_MAX 16
+
 struct gb_conf_region {
 	char *name;			/* "ap-south-1" */
 	double lat, lon;		/* built-in default for AWS regions */
@@ -91,7 +97,7 @@ struct gb_conf_region {
 	char *ami;			/* ImageId */
 	char *key_name;			/* NULL: no key pair */
 	char **security_groups;		/* NULL-terminated SecurityGroupId.N */
-	size_t n_security_groups;
+	size_t n_security_groups;	/* <= GB_CONF_SECURITY_GROUPS_MAX */
 	char *iam_profile;		/* IamInstanceProfile.Name or NULL */
 	char *user_data;		/* template text ({node} ...) or NULL */
 	bool user_data_per_node;	/* it names {node}: one instance per

@@ -1086,18 +1086,11 @@ static double wall_now(const gb_llm_t *l)
 
 static void pause_for(const gb_llm_t *l, double s)
 {
-	struct timespec ts;
-
 	if (l->sleep) {
 		l->sleep(s, l->seam_ctx);
 		return;
 	}
-	if (s <= 0)
-		return;
-	ts.tv_sec = (time_t)s;
-	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	gb_time_sleep(s);
 }
 
 static void error_append(gb_error_t *e, const char *fmt, ...)

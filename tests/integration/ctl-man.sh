@@ -11,11 +11,13 @@
 #    three Slurm programs' pages, and nothing else is;
 #  - the --json schema version the program prints is the one JSON OUTPUT
 #    of gpuburstctl(8) documents;
-#  - the pages format without groff warnings.
+#  - the pages format without groff warnings;
+#  - the pages are the ones made for this build (doc/*.in filled by make):
+#    no @placeholder@ is left, and they name this build's directories.
 set -u
 : "${GB_TOP_BUILDDIR:?}" "${GB_TOP_SRCDIR:?}"
 CTL="$GB_TOP_BUILDDIR/src/gpuburstctl/gpuburstctl"
-DOC="$GB_TOP_SRCDIR/doc"
+DOC="$GB_TOP_BUILDDIR/doc"
 PY="${PYTHON3:-python3}"
 "$PY" -c 'import json' 2>/dev/null || { echo "SKIP: python3 is needed"; exit 77; }
 tmp=$(mktemp -d)
@@ -94,6 +96,24 @@ schema=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["schema"
 sed -n '/^\.SH JSON OUTPUT/,/^\.SH /p' "$DOC/gpuburstctl.8" | grep -qF "\(dqschema\(dq: \(dq$schema\(dq" ||
 	{ echo "FAIL: gpuburstctl(8) JSON OUTPUT does not document \"schema\": \"$schema\""; fail=1; }
 echo "json schema: $schema"
+
+# the generated pages: every placeholder filled, this build's paths named
+for f in "$DOC"/*.5 "$DOC"/*.8; do
+	[ -f "$f" ] || { echo "FAIL: $f missing (run make first)"; exit 1; }
+	left=$(grep -n '@[A-Za-z_][A-Za-z_0-9]*@' "$f")
+	[ -z "$left" ] || { echo "FAIL: $f: placeholders left: $left"; fail=1; }
+done
+for page in gpuburst-resume.8 gpuburst-suspend.8 gpuburst-resume-fail.8 gpuburstctl.8; do
+	for path in "$GB_PKGLIBEXECDIR/gpuburst-worker" "$GB_SYSCONFDIR/gpuburst/gpuburst.yaml"; do
+		grep -qF "$path" "$DOC/$page" ||
+			{ echo "FAIL: $page does not name $path"; fail=1; }
+	done
+done
+grep -qF "$GB_PREFIX/" "$DOC/gpuburst-resume.8" ||
+	{ echo "FAIL: gpuburst-resume.8 does not name the prefix $GB_PREFIX"; fail=1; }
+grep -q '^\.TH [^ ]* 8 "[A-Z][a-z]* [0-9]\{4\}" "gpuburst [0-9][^"]*"' "$DOC/gpuburstctl.8" ||
+	{ echo "FAIL: gpuburstctl.8 .TH: $(grep '^\.TH' "$DOC/gpuburstctl.8")"; fail=1; }
+echo "man pages: generated for prefix $GB_PREFIX"
 
 # groff warnings
 if command -v groff >/dev/null; then

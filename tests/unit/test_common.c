@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pty.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -18,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -450,6 +452,43 @@ static void test_partitions(void **state)
 	assert_int_equal(gb_partition_endpoint("ec2", "us-east-1", buf, 10, &e), GB_E_INVALID);
 }
 
+static volatile sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
+/* gb_time_sleep: nothing for <= 0 and NaN; a signal does not cut it short. */
+static void test_time_sleep(void **state)
+{
+	struct sigaction sa, old;
+	struct itimerval it = { .it_value = { .tv_usec = 20000 } };
+	double t0;
+
+	(void)state;
+	t0 = gb_time_mono();
+	gb_time_sleep(-1);
+	gb_time_sleep(0);
+	gb_time_sleep(NAN);
+	gb_time_sleep(-INFINITY);
+	assert_true(gb_time_mono() - t0 < 0.05);
+	/* no SA_RESTART: nanosleep fails with EINTR after 20 ms */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+	alarms = 0;
+	t0 = gb_time_mono();
+	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+	gb_time_sleep(0.15);
+	assert_int_equal(alarms, 1);
+	assert_true(gb_time_mono() - t0 >= 0.149);
+	assert_true(gb_time_mono() - t0 < 2.0);
+	assert_int_equal(sigaction(SIGALRM, &old, NULL), 0);
+}
+
 static void test_time(void **state)
 {
 	char b[64];
@@ -691,6 +730,7 @@ int main(void)
 		cmocka_unit_test(test_log_level_parse),
 		cmocka_unit_test(test_partitions),
 		cmocka_unit_test(test_time),
+		cmocka_unit_test(test_time_sleep),
 		cmocka_unit_test(test_random_and_mkdir),
 		cmocka_unit_test(test_file_read_regular),
 		cmocka_unit_test(test_file_read_not_regular),

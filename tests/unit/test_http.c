@@ -821,10 +821,12 @@ static void test_loopback(void **state)
 	static const char *const yes[] = {
 		"http://127.0.0.1:8080", "http://127.1.2.3/", "https://localhost",
 		"http://LOCALHOST.:80/x", "http://[::1]:9000", "http://[::1]",
-		"http://127.255.255.255?x",
+		"http://127.255.255.255?x", "http://[::1]?x", "http://[::1]#f",
 	};
 	static const char *const no[] = {
 		"http://localhost.example.com:8080", "http://127.example.com",
+		"http://127.evil.net/", "http://localhost@evil.net/",
+		"http://127.0.0.1@evil.net/", "http://localhost.example.com.",
 		"http://1270.0.0.1", "http://128.0.0.1", "http://127.1",
 		"http://[::1].evil", "http://[::10]:80", "https://sts.us-east-1.amazonaws.com",
 		"localhost", "", "http://", NULL,

@@ -554,6 +554,11 @@ static void test_auth_parse(void **state)
 		"AWS4-HMAC-SHA256 Credential=A/20150830/r/s/aws4_request, Credential=A/20150830/r/s/aws4_request, Signature=5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31",
 		"AWS4-HMAC-SHA256 Credential",
 		"AWS4-HMAC-SHA256",
+		/* a bad component after a good one: nothing of it is kept */
+		"AWS4-HMAC-SHA256 SignedHeaders=host;x-amz-date, garbage",
+		"AWS4-HMAC-SHA256 SignedHeaders=host;x-amz-date, Signature=5fa0",
+		"AWS4-HMAC-SHA256 SignedHeaders=host, SignedHeaders=host",
+		"AWS4-HMAC-SHA256 Credentials=A/20150830/r/s/aws4_request, SignedHeaders=host, Signature=5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31",
 	};
 	struct gb_sigv4_auth a;
 	gb_error_t e;

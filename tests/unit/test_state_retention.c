@@ -75,6 +75,7 @@ static int teardown(void **state)
 	return 0;
 }
 
+__attribute__((format(printf, 2, 3)))
 static void sql(struct fx *f, const char *fmt, ...)
 {
 	char buf[1024], *msg = NULL;
@@ -88,6 +89,7 @@ static void sql(struct fx *f, const char *fmt, ...)
 }
 
 /* RET count(*) of "FROM <what>" (a table and a WHERE clause). */
+__attribute__((format(printf, 2, 3)))
 static long rows(struct fx *f, const char *fmt, ...)
 {
 	char what[900], buf[1024];
