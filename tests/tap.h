@@ -50,6 +50,8 @@ static inline void tap_plan(int n)
 }
 
 static inline void tap_vline(const char *head, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+static inline void tap_vline(const char *head, const char *fmt, va_list ap)
 {
 	fputs(head, stdout);
 	vprintf(fmt, ap);

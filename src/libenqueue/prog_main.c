@@ -59,8 +59,8 @@ static void usage(FILE *fp, enum gb_prog_kind kind)
 	static const char *const what[] = {
 		"Slurm ResumeProgram: queue the launch of cloud instances for HOSTLIST",
 		"Slurm SuspendProgram: queue the termination of HOSTLIST's instances",
-		"Slurm ResumeFailProgram: terminate the instances of HOSTLIST, which\n"
-		"did not register in time, and record the failure",
+		("Slurm ResumeFailProgram: terminate the instances of HOSTLIST, which\n"
+		 "did not register in time, and record the failure"),
 	};
 
 	fprintf(fp, "Usage: %s [-c FILE] HOSTLIST\n"

@@ -365,7 +365,7 @@ gb_err_t gb_orch_client_token(const char *request_id, const char *region,
 struct gb_orch_launch {
 	struct gb_ec2_run_params run;
 	/* private: what run points to */
-	const char *sg_[16];
+	const char *sg_[GB_CONF_SECURITY_GROUPS_MAX];
 	struct gb_ec2_kv kv_[4];
 	struct gb_ec2_tag_spec spec_;
 	char *user_data_;

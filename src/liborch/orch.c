@@ -27,18 +27,12 @@ double orch_mono(const gb_orch_t *o)
 
 void orch_sleep(const gb_orch_t *o, double seconds)
 {
-	struct timespec ts;
-
 	if (seconds <= 0)
 		return;
-	if (o->sleep) {
+	if (o->sleep)
 		o->sleep(seconds, o->seam_ctx);
-		return;
-	}
-	ts.tv_sec = (time_t)seconds;
-	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	else
+		gb_time_sleep(seconds);
 }
 
 void gb_orch_destroy(gb_orch_t *o)

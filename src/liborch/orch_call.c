@@ -59,7 +59,10 @@ gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
 	p->min_count = min;
 	p->max_count = max;
 	p->subnet_id = subnet;	/* the subnet fixes the AZ (zonal idempotency) */
-	for (; ns_sg < cr->n_security_groups && ns_sg < GB_ARRAY_LEN(l->sg_); ns_sg++)
+	if (cr->n_security_groups > GB_ARRAY_LEN(l->sg_))
+		return gb_errorf(err, GB_E_INVALID, "launch: region %s has %zu security groups, more than %d",
+				 region, cr->n_security_groups, GB_CONF_SECURITY_GROUPS_MAX);
+	for (; ns_sg < cr->n_security_groups; ns_sg++)
 		l->sg_[ns_sg] = cr->security_groups[ns_sg];
 	p->security_group_ids = l->sg_;
 	p->n_security_group_ids = ns_sg;

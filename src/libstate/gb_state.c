@@ -658,7 +658,6 @@ static gb_err_t check_header(gb_state_t *st, int *version, gb_error_t *err)
 static gb_err_t configure_rw(gb_state_t *st, int busy_ms, gb_error_t *err)
 {
 	double deadline = gb_time_mono() + busy_ms / 1000.0;
-	struct timespec pause = { 0, 10 * 1000 * 1000 };
 	sqlite3_stmt *s = NULL;
 	const char *mode;
 	gb_err_t rc = GB_E_OK;
@@ -676,7 +675,7 @@ static gb_err_t configure_rw(gb_state_t *st, int busy_ms, gb_error_t *err)
 	       gb_time_mono() < deadline) {
 		sqlite3_reset(s);
 		src = SQLITE_OK;
-		nanosleep(&pause, NULL);
+		gb_time_sleep(0.01);
 	}
 	if (src != SQLITE_ROW) {
 		rc = gb_state_sqlerr(st, src, err, "enabling WAL on %s",

@@ -34,17 +34,6 @@
 #define RESUME_KINDS (1u << GB_REQ_RESUME)
 #define ORDER_DELAY 0.5		/* seconds a request waits behind an older one */
 
-static void sleep_s(double s)
-{
-	struct timespec ts;
-
-	if (s <= 0)
-		return;
-	ts.tv_sec = (time_t)s;
-	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
 
 /*****************************************************************************
  *  In-flight nodes
@@ -412,7 +401,7 @@ static void work(struct worker *w)
 			continue;
 		if (due - now > GB_WORKER_WAIT_MAX)
 			return;
-		sleep_s(due - now);
+		gb_time_sleep(due - now);
 	}
 }
 
