@@ -38,9 +38,10 @@ T1=$(date +%s)
 [ $((T1 - T0)) -lt 15 ] || fail "job requeued after $((T1 - T0)) s"
 expect_eq "record closed" "$(record_state "$IID")" terminated
 REQ=$(sql "SELECT id FROM requests WHERE kind='terminate'")
-sql "SELECT detail FROM events WHERE request_id='$REQ' AND kind='slurm_update'" |
-	grep -q "down+power_down_force nodes=1 failed=0 reason=gpuburst: terminated by root: disk full req=$REQ" ||
-	fail "slurm_update event: $(sql "SELECT detail FROM events WHERE request_id='$REQ'")"
+# the worker's terminate flow, so the worker's events: one per update
+expect_eq "slurm_update events" \
+	"$(sql "SELECT group_concat(json_extract(detail, '\$.action') || ' ' || json_extract(detail, '\$.nodes') || ' ' || json_extract(detail, '\$.failed') || ' ' || json_extract(detail, '\$.reason'), '|') FROM events WHERE request_id='$REQ' AND kind='slurm_update' AND json_extract(detail, '\$.action') IN ('down', 'power_down_force')")" \
+	"down $NODE 0 gpuburst: terminated by root: disk full req=$REQ|power_down_force $NODE 0 gpuburst: terminated by root: disk full req=$REQ"
 ok "--yes --force: $IID terminated, job $JOB requeued within $((T1 - T0)) s, node set DOWN then powered down"
 
 # Slurm holds a requeued job until its credential expires (BeginTime,
