@@ -307,6 +307,7 @@ struct orch_rule {
 	bool backoff;		/* wait, then ask again; scope applies past
 				 * tuning.throttle_limit in a row */
 	bool abort;		/* the request stops */
+	bool trace;		/* leaving the region writes a trace line */
 };
 
 /* The rule of [oc] (never NULL). */
@@ -315,7 +316,7 @@ const struct orch_rule *orch_rule(enum call_outcome oc);
  * Apply [c]'s rule to its pool: exclude the rule's scope (with [word], or
  * the rule's own when NULL); a back-off row counts the pool's throttled
  * calls and excludes only past the limit.  OK and ABORT exclude nothing;
- * REGION was excluded when it was noted.
+ * REGION was excluded when it was noted (excluding again changes nothing).
  */
 void orch_outcome_exclude(struct orch_run *r, const struct orch_call *c,
 			  const char *word);

@@ -19,21 +19,22 @@
 /*
  * One row per outcome: what the run leaves for the rest of the request,
  * the word the exclusion carries (pool "why", traces), whether the pool
- * backs off, and whether the request stops.
+ * backs off, whether the request stops, and whether leaving a region
+ * writes a trace line here (REGION's "skip" line is orch_region_refused's).
  */
 static const struct orch_rule rules[CALL__COUNT] = {
-	[CALL_OK] = { ORCH_SCOPE_NONE, "ok", false, false },
-	[CALL_ICE] = { ORCH_SCOPE_AZ, "dry", false, false },
-	[CALL_ADDRESSES] = { ORCH_SCOPE_SUBNET, "addresses", false, false },
-	[CALL_UNSUPPORTED] = { ORCH_SCOPE_AZ, "unsupported", false, false },
-	[CALL_QUOTA] = { ORCH_SCOPE_REGION, "quota", false, false },
+	[CALL_OK] = { ORCH_SCOPE_NONE, "ok", false, false, false },
+	[CALL_ICE] = { ORCH_SCOPE_AZ, "dry", false, false, false },
+	[CALL_ADDRESSES] = { ORCH_SCOPE_SUBNET, "addresses", false, false, false },
+	[CALL_UNSUPPORTED] = { ORCH_SCOPE_AZ, "unsupported", false, false, false },
+	[CALL_QUOTA] = { ORCH_SCOPE_REGION, "quota", false, false, true },
 	/* past tuning.throttle_limit throttled calls in a row: the subnet */
-	[CALL_THROTTLE] = { ORCH_SCOPE_SUBNET, "throttled", true, false },
-	[CALL_ABORT] = { ORCH_SCOPE_NONE, "abort", false, true },
-	/* orch_region_refused() skips the region (and says so) */
-	[CALL_REGION] = { ORCH_SCOPE_REGION, "skip", false, false },
+	[CALL_THROTTLE] = { ORCH_SCOPE_SUBNET, "throttled", true, false, false },
+	[CALL_ABORT] = { ORCH_SCOPE_NONE, "abort", false, true, false },
+	/* orch_region_refused() skipped the region when it was noted */
+	[CALL_REGION] = { ORCH_SCOPE_REGION, "skip", false, false, false },
 	/* the instances may exist: not this subnet again in this run */
-	[CALL_UNKNOWN] = { ORCH_SCOPE_SUBNET, "unknown outcome", false, false },
+	[CALL_UNKNOWN] = { ORCH_SCOPE_SUBNET, "unknown outcome", false, false, false },
 };
 
 const struct orch_rule *orch_rule(enum call_outcome oc)
@@ -96,7 +97,7 @@ void orch_outcome_exclude(struct orch_run *r, const struct orch_call *c,
 		word = rule->word;
 	if (rule->backoff && !orch_throttled_out(r, c->pool))
 		return;
-	switch (oc == CALL_REGION ? ORCH_SCOPE_NONE : rule->scope) {
+	switch (rule->scope) {
 	case ORCH_SCOPE_SUBNET:
 		orch_exclude_subnet(r, c->pool, word);
 		break;
@@ -104,8 +105,9 @@ void orch_outcome_exclude(struct orch_run *r, const struct orch_call *c,
 		orch_exclude_az(r, c->pool, word);
 		break;
 	case ORCH_SCOPE_REGION:
-		orch_exclude_region(r, p->region, word);
-		orch_trace(r, word, "region=%s excluded for this run", p->region);
+		orch_exclude_region(r, p->region, word);	/* once: a no-op after */
+		if (rule->trace)
+			orch_trace(r, word, "region=%s excluded for this run", p->region);
 		break;
 	case ORCH_SCOPE_NONE:
 		break;
