@@ -223,11 +223,82 @@ struct gb_ec2_az_list {
 	char *request_id;
 };
 
+/* DescribeInstanceTypes: the figures gpuburst's catalog keeps. */
+struct gb_ec2_instance_type {
+	char *instance_type;	/* "p5.48xlarge" */
+	int vcpus;		/* VCpuInfo.DefaultVCpus */
+	int memory_mib;		/* MemoryInfo.SizeInMiB */
+	char *arch;		/* the first ProcessorInfo.SupportedArchitectures */
+	char *gpu_name;		/* GpuInfo.Gpus[0].Name: "H100"; NULL: no GPU */
+	char *gpu_maker;	/* GpuInfo.Gpus[0].Manufacturer: "NVIDIA" */
+	int gpus;		/* GpuInfo.Gpus[0].Count */
+	int gpu_memory_mib;	/* GpuInfo.Gpus[0].MemoryInfo.SizeInMiB (per GPU) */
+	int gpu_total_memory_mib; /* GpuInfo.TotalGpuMemoryInMiB */
+	bool efa;		/* NetworkInfo.EfaSupported */
+	int efa_max_interfaces;	/* NetworkInfo.EfaInfo.MaximumEfaInterfaces */
+	int network_cards;	/* NetworkInfo.MaximumNetworkCards */
+	int max_interfaces;	/* NetworkInfo.MaximumNetworkInterfaces */
+	bool cluster_placement;	/* PlacementGroupInfo.SupportedStrategies has "cluster" */
+};
+
+struct gb_ec2_instance_type_list {
+	struct gb_ec2_instance_type *v;
+	size_t n;
+	char *request_id;
+	char *next_token;
+};
+
+/* Placement groups (Create/DescribePlacementGroups). */
+struct gb_ec2_placement_group {
+	char *group_name;
+	char *group_id;
+	char *strategy;		/* "cluster", "spread", "partition" */
+	char *state;		/* pending, available, deleting, deleted */
+	struct gb_ec2_tag *tags;
+	size_t n_tags;
+};
+
+struct gb_ec2_placement_group_list {
+	struct gb_ec2_placement_group *v;
+	size_t n;
+	char *request_id;
+};
+
+/* One rule of a security group (DescribeSecurityGroups). */
+struct gb_ec2_sg_permission {
+	char *ip_protocol;	/* "-1": all traffic; "tcp", "udp", ... */
+	int from_port, to_port;	/* -1 when absent */
+	char **group_ids;	/* UserIdGroupPairs' GroupId, NULL-terminated */
+	size_t n_group_ids;
+	char **cidrs;		/* IpRanges' CidrIp, NULL-terminated */
+	size_t n_cidrs;
+};
+
+struct gb_ec2_security_group {
+	char *group_id;
+	char *group_name;
+	char *vpc_id;
+	struct gb_ec2_sg_permission *ingress;	/* ipPermissions */
+	size_t n_ingress;
+	struct gb_ec2_sg_permission *egress;	/* ipPermissionsEgress */
+	size_t n_egress;
+};
+
+struct gb_ec2_security_group_list {
+	struct gb_ec2_security_group *v;
+	size_t n;
+	char *request_id;
+	char *next_token;
+};
+
 /* Free a result and everything in it; NULL is accepted. */
 void gb_ec2_instance_list_free(struct gb_ec2_instance_list *l);
 void gb_ec2_state_change_list_free(struct gb_ec2_state_change_list *l);
 void gb_ec2_offering_list_free(struct gb_ec2_offering_list *l);
 void gb_ec2_az_list_free(struct gb_ec2_az_list *l);
+void gb_ec2_instance_type_list_free(struct gb_ec2_instance_type_list *l);
+void gb_ec2_placement_group_list_free(struct gb_ec2_placement_group_list *l);
+void gb_ec2_security_group_list_free(struct gb_ec2_security_group_list *l);
 
 /* RET BORROWED value of tag [key] of [inst], or NULL. */
 const char *gb_ec2_instance_tag(const struct gb_ec2_instance *inst,
@@ -250,6 +321,21 @@ struct gb_ec2_filter {
 	const char *name;		/* "instance-type", "tag:gpuburst:cluster" */
 	const char *const *values;
 	size_t n_values;
+};
+
+/*
+ * NetworkInterface.N of RunInstances.  With interfaces the subnet and the
+ * security groups go on each interface (EC2 refuses them at top level too).
+ */
+struct gb_ec2_net_if {
+	int device_index;			/* .DeviceIndex */
+	int network_card_index;			/* .NetworkCardIndex */
+	const char *interface_type;		/* .InterfaceType: "efa", "efa-only",
+						 * "interface"; NULL: omitted */
+	const char *subnet_id;			/* .SubnetId */
+	const char *const *security_group_ids;	/* .SecurityGroupId.M */
+	size_t n_security_group_ids;
+	bool delete_on_termination;		/* .DeleteOnTermination */
 };
 
 struct gb_ec2_run_params {
@@ -276,6 +362,10 @@ struct gb_ec2_run_params {
 	bool dry_run;				/* DryRun=true: gb_ec2_run_instances_dry_run() */
 	bool metadata_tags;			/* MetadataOptions.InstanceMetadataTags=enabled:
 						 * the instance reads its tags from the IMDS */
+	const struct gb_ec2_net_if *net_ifs;	/* NetworkInterface.N; then subnet_id
+						 * and security_group_ids must be unset */
+	size_t n_net_ifs;
+	const char *placement_group;		/* Placement.GroupName */
 };
 
 struct gb_ec2_describe_params {
@@ -394,6 +484,47 @@ gb_err_t gb_ec2_create_tags(gb_ec2_t *c, const char *const *resource_ids,
 			    size_t n_ids, const struct gb_ec2_kv *tags,
 			    size_t n_tags, struct gb_ec2_error *ae,
 			    gb_error_t *err);
+
+/*
+ * DescribeInstanceTypes of [types] (InstanceType.N, may be empty) and
+ * [filters] (e.g. "instance-type" with wildcards); pagination as
+ * DescribeInstances (MaxResults 100 per page).
+ */
+gb_err_t gb_ec2_describe_instance_types(gb_ec2_t *c, const char *const *types,
+					size_t n_types,
+					const struct gb_ec2_filter *filters,
+					size_t n_filters,
+					struct gb_ec2_instance_type_list **out,
+					struct gb_ec2_error *ae, gb_error_t *err);
+
+/*
+ * CreatePlacementGroup [name] with [strategy] ("cluster") and the tags of
+ * [spec] (resource type "placement-group"; may be NULL).  EC2's
+ * InvalidPlacementGroup.Duplicate is returned as an error like any other:
+ * the caller decides whether a group of its own name is its own.
+ */
+gb_err_t gb_ec2_create_placement_group(gb_ec2_t *c, const char *name,
+				       const char *strategy,
+				       const struct gb_ec2_tag_spec *spec,
+				       struct gb_ec2_error *ae, gb_error_t *err);
+
+/* DeletePlacementGroup [name]. */
+gb_err_t gb_ec2_delete_placement_group(gb_ec2_t *c, const char *name,
+				       struct gb_ec2_error *ae, gb_error_t *err);
+
+/* DescribePlacementGroups of [names] (GroupName.N) and [filters] (not paginated). */
+gb_err_t gb_ec2_describe_placement_groups(gb_ec2_t *c, const char *const *names,
+					  size_t n_names,
+					  const struct gb_ec2_filter *filters,
+					  size_t n_filters,
+					  struct gb_ec2_placement_group_list **out,
+					  struct gb_ec2_error *ae, gb_error_t *err);
+
+/* DescribeSecurityGroups of [ids] (GroupId.N); paginated when [ids] is empty. */
+gb_err_t gb_ec2_describe_security_groups(gb_ec2_t *c, const char *const *ids,
+					 size_t n_ids,
+					 struct gb_ec2_security_group_list **out,
+					 struct gb_ec2_error *ae, gb_error_t *err);
 
 /* DescribeAvailabilityZones (zones of the client's region). */
 gb_err_t gb_ec2_describe_availability_zones(gb_ec2_t *c,

@@ -116,10 +116,22 @@ struct gb_conf_group {
 	size_t n_fallback_regions;
 };
 
+/* How the instances of one multi-node job are placed inside an AZ. */
+enum gb_placement {
+	GB_PLACEMENT_NONE = 0,		/* wherever EC2 puts them (default) */
+	GB_PLACEMENT_CLUSTER,		/* a cluster placement group per job */
+};
+
 struct gb_conf_nodeset {
 	char *name;
 	char *nodes;			/* hostlist pattern "g5-[1-64]" */
-	char *instance_type;		/* in the catalog and the allowed families */
+	char *instance_type;		/* instance_types[0] (set at load) */
+	char **instance_types;		/* NULL-terminated, preference order;
+					 * `instance_type: X` is [X] */
+	size_t n_instance_types;
+	bool efa;			/* one EFA interface per network card;
+					 * implies locality az */
+	enum gb_placement placement;
 	char *home_region;		/* a consumer region of some group */
 	enum gb_mode mode;
 	enum gb_strategy strategy;
@@ -382,6 +394,12 @@ struct gb_instance_type {
 	const char *gpu_model;		/* Slurm gres type: "a10g" */
 	int gpu_memory_mib;		/* per GPU */
 	const char *arch;		/* "x86_64" | "arm64" */
+	const char *gpu_maker;		/* GpuInfo Manufacturer: "NVIDIA" */
+	bool efa;			/* EfaSupported */
+	int efa_max_interfaces;		/* EfaInfo.MaximumEfaInterfaces, 0: none */
+	int network_cards;		/* NetworkInfo.MaximumNetworkCards */
+	int max_interfaces;		/* NetworkInfo.MaximumNetworkInterfaces */
+	bool cluster_placement;		/* PlacementGroupInfo: "cluster" */
 };
 
 /* RET BORROWED catalog entry for [name], or NULL. */
