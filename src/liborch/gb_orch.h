@@ -326,6 +326,19 @@ gb_err_t gb_orch_terminate_instances(gb_orch_t *o, gb_state_t *st,
  * gpuburst:cluster=<cluster_name>.  [cb] gets each instance (BORROWED,
  * valid during the call) with its region; a non-zero return stops.
  */
+/*
+ * The placement groups of [region] tagged gpuburst:cluster=<cluster_name>
+ * (DescribePlacementGroups).  OUT *out NEW, NULL on failure.
+ */
+struct gb_ec2_placement_group_list;
+gb_err_t gb_orch_cloud_groups(gb_orch_t *o, const char *region,
+			      struct gb_ec2_placement_group_list **out,
+			      gb_error_t *err);
+
+/* DeletePlacementGroup [name] in [region]; EC2's answer in [ae] (may be NULL). */
+gb_err_t gb_orch_delete_group(gb_orch_t *o, const char *region, const char *name,
+			      struct gb_ec2_error *ae, gb_error_t *err);
+
 gb_err_t gb_orch_cloud_instances(gb_orch_t *o, const char *region,
 				 bool cluster_only,
 				 int (*cb)(const struct gb_ec2_instance *inst,
@@ -355,17 +368,25 @@ gb_err_t gb_orch_client_token(const char *request_id, const char *region,
  * data, instance type [type], the spot market when [ns] (may be NULL) asks
  * for it, MinCount [min], MaxCount [max], [subnet], ClientToken [token]
  * (NULL: the client makes one), and the tags gpuburst:cluster,
- * gpuburst:request and, for one node, gpuburst:node and Name.  [nodes]
- * holds [max] names in launch-index order.  l->run points into [l], the
+ * gpuburst:request and, for one node, gpuburst:node and Name.  A nodeset
+ * with efa gets one EFA interface per network card of [type] (up to its
+ * EFA maximum; card 0 at device index 0, the others at 1), each with the
+ * subnet and the security groups, which then leave the top level, as EC2
+ * requires.  [nodes] holds [max] names in launch-index order.  l->run points into [l], the
  * configuration and the arguments (BORROWED: they must outlive it).
  * RET GB_E_OK; GB_E_INVALID (region not configured, user data: {node}
- * with several nodes or over 16 KiB); GB_E_NOMEM.  gb_orch_launch_clear()
+ * with several nodes or over 16 KiB, efa on a type the catalog gives no
+ * EFA); GB_E_NOMEM.  gb_orch_launch_clear()
  * after use, also after a failure.
  */
+/* EC2's most network cards on one instance (p5.48xlarge and its kin: 32). */
+#define GB_ORCH_NET_IFS_MAX 64
+
 struct gb_orch_launch {
 	struct gb_ec2_run_params run;
 	/* private: what run points to */
 	const char *sg_[GB_CONF_SECURITY_GROUPS_MAX];
+	struct gb_ec2_net_if nif_[GB_ORCH_NET_IFS_MAX];
 	struct gb_ec2_kv kv_[4];
 	struct gb_ec2_tag_spec spec_;
 	char *user_data_;

@@ -39,6 +39,47 @@ void gb_orch_launch_clear(struct gb_orch_launch *l)
 	memset(l, 0, sizeof(*l));
 }
 
+/*
+ * EFA: one interface per network card, up to the type's EFA maximum; the
+ * subnet and the security groups move from the top level onto each.
+ */
+static gb_err_t efa_interfaces(const struct gb_conf *conf, const char *type,
+			       struct gb_orch_launch *l, gb_error_t *err)
+{
+	const struct gb_instance_type *it = gb_catalog_find(type);
+	struct gb_ec2_run_params *p = &l->run;
+	int n;
+
+	(void)conf;	/* gb_conf_instance_type(conf, type) when it lands */
+
+	if (!it || !it->efa)
+		return gb_errorf(err, GB_E_INVALID, "launch: efa is on, but the catalog gives %s no EFA",
+				 type ? type : "(no type)");
+	n = it->network_cards < it->efa_max_interfaces ? it->network_cards :
+	    it->efa_max_interfaces;
+	if (n < 1)
+		n = 1;
+	if (n > (int)GB_ARRAY_LEN(l->nif_))
+		n = (int)GB_ARRAY_LEN(l->nif_);
+	for (int i = 0; i < n; i++) {
+		l->nif_[i] = (struct gb_ec2_net_if){
+			.device_index = i == 0 ? 0 : 1,
+			.network_card_index = i,
+			.interface_type = "efa",
+			.subnet_id = p->subnet_id,
+			.security_group_ids = p->security_group_ids,
+			.n_security_group_ids = p->n_security_group_ids,
+			.delete_on_termination = true,
+		};
+	}
+	p->net_ifs = l->nif_;
+	p->n_net_ifs = (size_t)n;
+	p->subnet_id = NULL;
+	p->security_group_ids = NULL;
+	p->n_security_group_ids = 0;
+	return GB_E_OK;
+}
+
 gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
 			       const struct gb_conf_nodeset *ns, const char *type,
 			       const char *region, const char *subnet,
@@ -66,6 +107,8 @@ gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
 		l->sg_[ns_sg] = cr->security_groups[ns_sg];
 	p->security_group_ids = l->sg_;
 	p->n_security_group_ids = ns_sg;
+	if (ns && ns->efa && (rc = efa_interfaces(conf, type, l, err)))
+		return rc;
 	p->key_name = cr->key_name;
 	p->iam_instance_profile_name = cr->iam_profile;
 	p->client_token = token;
@@ -103,7 +146,6 @@ gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
 	const struct gb_conf_region *cr = gb_conf_region(r->conf, region);
 	gb_err_t rc;
 
-	(void)az;	/* the subnet fixes the AZ */
 	if (!cr)
 		return gb_errorf(err, GB_E_INTERNAL, "call: region %s not configured", region);
 	if (cr->user_data_per_node && c->max != 1)
@@ -114,6 +156,15 @@ gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
 	c->job.region = cr->name;
 	rc = gb_orch_launch_params(r->conf, r->ns, r->type, cr->name, subnet, r->req->id,
 				   c->nodes, c->min, c->max, c->token, &c->launch, err);
+	/*
+	 * The subnet fixes the AZ; a placed job's group is the AZ's
+	 * (deterministic: a recovered attempt names the group it was sent
+	 * with, as its ClientToken requires).
+	 */
+	if (!rc && r->placed) {
+		orch_place_name(r, az, c->group, sizeof(c->group));
+		c->launch.run.placement_group = c->group;
+	}
 	c->job.run = c->launch.run;
 	return rc;
 }
@@ -447,6 +498,13 @@ void orch_learn(struct orch_run *r)
 		}
 		if (!seen)
 			continue;
+		/*
+		 * ICE inside a placement group is that group's (the run
+		 * excluded its AZ): it does not make the AZ dry for launches
+		 * outside groups.  What a group got is still capacity seen.
+		 */
+		if (r->placed)
+			dry = false;
 		if (dry && !quota_cut(r, pl->region) ?
 		    gb_state_capacity_level(r->st, pl->region, pl->az, r->type, got,
 					    true, now, hl, &e) :

@@ -191,7 +191,10 @@ int orch_pool_cap(const struct orch_run *r, size_t pool)
 	const struct gb_conf_region *cr =
 		gb_conf_region(r->conf, r->facts.pools[pool].region);
 
-	return cr && cr->user_data_per_node ? 1 : r->bmax;
+	if (cr && cr->user_data_per_node)
+		return 1;
+	/* a placed job asks for all its nodes at once: one group, one call */
+	return r->placed ? r->n : r->bmax;
 }
 
 void orch_code_line(struct gb_buf *b, const char *code, const char *text)

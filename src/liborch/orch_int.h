@@ -53,6 +53,7 @@ enum orch_job_kind {
 	ORCH_JOB_TERMINATE,	/* TerminateInstances */
 	ORCH_JOB_OFFERINGS,	/* DescribeInstanceTypeOfferings (one type) */
 	ORCH_JOB_DESCRIBE,	/* DescribeInstances (filters) */
+	ORCH_JOB_PLACEMENT,	/* CreatePlacementGroup (cluster) */
 };
 
 struct orch_job {
@@ -72,6 +73,9 @@ struct orch_job {
 	struct gb_ec2_offering_list *offerings;	/* NEW result */
 	/* DESCRIBE */
 	const struct gb_ec2_describe_params *describe;
+	/* PLACEMENT: group [group] with the tags of [spec] */
+	const char *group;
+	const struct gb_ec2_tag_spec *spec;
 	/* results */
 	gb_err_t rc;
 	struct gb_ec2_error ae;
@@ -150,6 +154,12 @@ struct pool_run {
 
 struct orch_call;
 
+/* A cluster placement group of this run: one per (region, AZ). */
+struct orch_group_pg {
+	char *region, *az;
+	char *name;		/* NULL: the AZ could not have one (excluded) */
+};
+
 /* A region the account may not use, skipped in this run (orch_region.c). */
 struct region_skip {
 	char region[64];
@@ -171,6 +181,10 @@ struct orch_run {
 	enum gb_locality locality;
 	enum gb_mode mode;
 	bool grouped;		/* locality applies (job of several nodes) */
+	bool placed;		/* ... in a cluster placement group per AZ
+				 * (orch_place.c) */
+	struct orch_group_pg *pgs;	/* the groups made or found, per AZ */
+	size_t n_pgs;
 	bool dry;		/* plan dry run: no events */
 	struct gb_orch_proposal *proposal;	/* NULL, or filled by each
 						 * plan made (the dry run's) */
@@ -238,6 +252,7 @@ struct orch_call {
 	int64_t attempt_id;
 	double started_at;		/* the attempt's; 0 when recovered */
 	struct gb_orch_launch launch;	/* what job.run points to */
+	char group[256];		/* placed: Placement.GroupName */
 	bool recovered;
 };
 
@@ -275,6 +290,23 @@ size_t orch_calls_answered(struct orch_run *r, struct orch_call **out,
 			   size_t max);
 gb_err_t orch_calls_process(struct orch_run *r, struct orch_call **calls,
 			    size_t n, gb_error_t *err);
+
+/*
+ * Cluster placement (orch_place.c).  A multi-node job of a nodeset with
+ * placement cluster launches into a group of its own in each AZ it
+ * tries: "gpuburst-<cluster>-<request>-<az>", made before the first call
+ * there, tagged like its instances.  RET BORROWED the group of [pool]'s
+ * AZ, or NULL when EC2 would not make one (the AZ or the region is then
+ * excluded, with a trace line); NULL with GB_E_NOMEM in [*rc] when out of
+ * memory.  Reconcile deletes groups (gb_reconcile.h): nothing here does.
+ */
+const char *orch_place_group(struct orch_run *r, size_t pool, gb_err_t *rc,
+			     gb_error_t *err);
+/* Write the group's name for [r], [region], [az] into [buf] of [n] bytes. */
+void orch_place_name(const struct orch_run *r, const char *az, char *buf,
+		     size_t n);
+/* Free the run's groups. */
+void orch_place_clear(struct orch_run *r);
 
 /* What a processed call said, for the strategies. */
 enum call_outcome {

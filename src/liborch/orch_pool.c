@@ -117,6 +117,10 @@ static void run_job(struct worker *w, struct orch_job *j)
 	case ORCH_JOB_DESCRIBE:
 		describe(c, j);
 		break;
+	case ORCH_JOB_PLACEMENT:
+		j->rc = gb_ec2_create_placement_group(c, j->group, "cluster", j->spec,
+						      &j->ae, &j->err);
+		break;
 	}
 out:
 	j->t_done = orch_mono(w->pool->o);

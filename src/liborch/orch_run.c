@@ -488,6 +488,7 @@ static void run_free(struct orch_run *r)
 	}
 	free(r->slots);
 	free(r->pr);
+	orch_place_clear(r);
 	gb_strv_free(&r->names);
 	gb_plan_facts_clear(&r->facts);
 	gb_plan_candidates_clear(&r->cand);
@@ -497,6 +498,27 @@ static void run_free(struct orch_run *r)
 	gb_strv_free(&r->accepted);
 	free(r->skips);
 	gb_strv_free(&r->trace);
+}
+
+/*
+ * A multi-node job of a nodeset with placement cluster: one AZ per job,
+ * a group of its own there, the whole job in one call where the size
+ * allows, all-or-nothing per AZ (orch_place.c).
+ */
+static void place(struct orch_run *r)
+{
+	r->placed = r->req->job_id != 0 && r->n > 1 &&
+		    r->ns->placement == GB_PLACEMENT_CLUSTER;
+	if (!r->placed)
+		return;
+	if (r->locality != GB_LOCALITY_AZ || r->strategy != GB_STRATEGY_ALL_OR_NOTHING)
+		orch_trace(r, "placement", "cluster: the job of %d nodes runs all_or_nothing "
+			   "in one AZ (was %s, locality %s), a placement group per AZ tried",
+			   r->n, gb_conf_strategy_name(r->strategy),
+			   gb_conf_locality_name(r->locality));
+	r->grouped = true;
+	r->locality = GB_LOCALITY_AZ;
+	r->strategy = GB_STRATEGY_ALL_OR_NOTHING;
 }
 
 static gb_err_t prepare(struct orch_run *r, const struct gb_orch_resume_opts *ro,
@@ -513,6 +535,7 @@ static gb_err_t prepare(struct orch_run *r, const struct gb_orch_resume_opts *ro
 	r->remaining = r->prev_remaining = r->n;
 	r->grouped = r->req->job_id != 0 && r->n > 1 &&
 		     r->locality != GB_LOCALITY_NONE;
+	place(r);
 	r->run_prior = -1;
 	r->lock_group = -1;
 	if (gb_plan_candidates(r->conf, r->home, r->mode, &r->cand, &e)) {

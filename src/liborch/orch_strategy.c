@@ -217,9 +217,12 @@ static gb_err_t fill_pool(struct orch_run *r, size_t pool, bool aon,
 	       !orch_stopped(r)) {
 		int cap = orch_pool_cap(r, pool), need = orch_unfilled(r);
 		int k = need < cap ? need : cap;
-		struct orch_call *c = orch_call_new(r, pool, aon ? k : 1, k, k, NULL);
+		struct orch_call *c;
 		enum call_outcome oc;
 
+		if (r->placed && !orch_place_group(r, pool, &rc, err))
+			break;	/* refused: the AZ (or region) is excluded */
+		c = orch_call_new(r, pool, aon ? k : 1, k, k, NULL);
 		if (!c)
 			return gb_errorf(err, GB_E_NOMEM, "out of memory");
 		rc = run_one(r, c, err);

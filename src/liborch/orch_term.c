@@ -337,3 +337,40 @@ gb_err_t gb_orch_cloud_instances(gb_orch_t *o, const char *region,
 				      cb, arg, &stop, err);
 	return rc;
 }
+
+gb_err_t gb_orch_cloud_groups(gb_orch_t *o, const char *region,
+			      struct gb_ec2_placement_group_list **out,
+			      gb_error_t *err)
+{
+	const char *vals[1];
+	struct gb_ec2_filter f = { "tag:gpuburst:cluster", vals, 1 };
+	gb_ec2_t *c = NULL;
+	gb_err_t rc;
+
+	*out = NULL;
+	if (!o || !region || !gb_conf_region(o->conf, region))
+		return gb_errorf(err, GB_E_INVALID, "region %s is not configured",
+				 region ? region : "(none)");
+	vals[0] = o->conf->cluster_name;
+	if ((rc = orch_ec2_new(o, region, &c, err)))
+		return rc;
+	rc = gb_ec2_describe_placement_groups(c, NULL, 0, &f, 1, out, NULL, err);
+	gb_ec2_destroy(c);
+	return rc;
+}
+
+gb_err_t gb_orch_delete_group(gb_orch_t *o, const char *region, const char *name,
+			      struct gb_ec2_error *ae, gb_error_t *err)
+{
+	gb_ec2_t *c = NULL;
+	gb_err_t rc;
+
+	if (!o || !region || !gb_conf_region(o->conf, region))
+		return gb_errorf(err, GB_E_INVALID, "region %s is not configured",
+				 region ? region : "(none)");
+	if ((rc = orch_ec2_new(o, region, &c, err)))
+		return rc;
+	rc = gb_ec2_delete_placement_group(c, name, ae, err);
+	gb_ec2_destroy(c);
+	return rc;
+}

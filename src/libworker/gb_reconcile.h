@@ -16,6 +16,12 @@
  *  ORPHAN    a pending/running instance tagged gpuburst:cluster=<ours>
  *            that no live record explains and no node's NodeAddr points
  *            at, older than policy.orphan_timeout -> terminated;
+ *  GROUP     a placement group tagged gpuburst:cluster=<ours> and named
+ *            as gpuburst names its groups ("gpuburst-<cluster>-<request>-
+ *            <az>"), whose request (tag gpuburst:request) is not queued or
+ *            running -> deleted; EC2 refuses while an instance is still in
+ *            it (InvalidPlacementGroup.InUse): kept for a later pass,
+ *            without an action;
  *  COOLDOWN  a node of a nodeset DOWN because a resume could not launch
  *            ("gpuburst: (Code:...) ... req=<id>"), once its wait is over
  *            (counted from the end of the request named in the reason,
@@ -68,6 +74,7 @@ enum gb_reconcile_kind {
 	GB_RECONCILE_EXPIRE,
 	GB_RECONCILE_RELEASE,
 	GB_RECONCILE_PRUNE,
+	GB_RECONCILE_GROUP,
 	GB_RECONCILE_KIND_COUNT
 };
 

@@ -17,6 +17,10 @@
 #include "gb_util.h"
 #include "prog_int.h"
 
+#ifndef GB_EC2_CODE_PLACEMENT_IN_USE
+#define GB_EC2_CODE_PLACEMENT_IN_USE "InvalidPlacementGroup.InUse"
+#endif
+
 struct cinst {			/* one instance the cloud listed */
 	char *region, *id, *state, *ip, *node, *request;
 	double launched;
@@ -43,7 +47,7 @@ struct rctx {
 const char *gb_reconcile_kind_name(enum gb_reconcile_kind k)
 {
 	static const char *const names[] = { "stuck", "lost", "orphan", "cooldown",
-					     "expire", "release", "prune" };
+					     "expire", "release", "prune", "group" };
 
 	return k < GB_RECONCILE_KIND_COUNT ? names[k] : "invalid";
 }
@@ -600,6 +604,78 @@ static gb_err_t do_orphans(struct rctx *c, gb_error_t *err)
 }
 
 /*****************************************************************************
+ *  GROUP: placement groups of requests no longer in progress
+ *****************************************************************************/
+
+/* The group is one gpuburst made: its name has our prefix. */
+static bool our_group(const struct gb_conf *conf, const char *name)
+{
+	char prefix[128];
+
+	snprintf(prefix, sizeof(prefix), "gpuburst-%s-", conf->cluster_name);
+	return name && gb_str_has_prefix(name, prefix);
+}
+
+static void one_group(struct rctx *c, const char *region,
+		      const struct gb_ec2_placement_group *g)
+{
+	const char *req = NULL;
+	enum gb_request_state rs = GB_RSTATE_DONE;
+	struct gb_reconcile_action *a;
+	struct gb_ec2_error ae;
+	char target[320], why[256], etext[256] = "";
+	gb_error_t e;
+	gb_err_t rc = GB_E_OK;
+
+	for (size_t t = 0; t < g->n_tags; t++)
+		if (strcmp(g->tags[t].key, "gpuburst:request") == 0)
+			req = g->tags[t].value;
+	if (!our_group(c->o->conf, g->group_name) || (g->state && strcmp(g->state, "available")))
+		return;		/* not ours by name, or going away already */
+	if (req && gb_state_request_get(c->o->st, req, req_state, &rs, NULL) == GB_E_OK &&
+	    (rs == GB_RSTATE_QUEUED || rs == GB_RSTATE_RUNNING))
+		return;		/* its request may still launch into it */
+	snprintf(target, sizeof(target), "%s#%s", region, g->group_name);
+	snprintf(why, sizeof(why), "placement group of request %s, which is no longer in progress",
+		 req ? req : "-");
+	if (c->o->dry_run) {
+		if ((a = add_action(c, GB_RECONCILE_GROUP, target, NULL, why)))
+			settle(c, a, req, GB_E_OK, NULL);
+		return;
+	}
+	memset(&ae, 0, sizeof(ae));
+	rc = gb_orch_delete_group(c->o->orch, region, g->group_name, &ae, &e);
+	if (rc && strcmp(ae.code, GB_EC2_CODE_PLACEMENT_IN_USE) == 0) {
+		gb_log_info("reconcile_group_kept region=%s group=%s note=\"instances still in it\"",
+			    region, g->group_name);
+		return;		/* its instances are still going: a later pass */
+	}
+	if (rc)
+		snprintf(etext, sizeof(etext), "%s", e.text);
+	if ((a = add_action(c, GB_RECONCILE_GROUP, target, NULL, why)))
+		settle(c, a, req, rc, etext);
+}
+
+static void do_groups(struct rctx *c)
+{
+	char lq[GB_ERROR_TEXT_MAX + 8];
+
+	for (size_t i = 0; i < c->listed.n; i++) {
+		struct gb_ec2_placement_group_list *l = NULL;
+		gb_error_t e;
+
+		if (gb_orch_cloud_groups(c->o->orch, c->listed.v[i], &l, &e)) {
+			gb_log_warn("reconcile_groups_unlisted region=%s error=%s",
+				    c->listed.v[i], gb_log_q(lq, sizeof(lq), e.text));
+			continue;
+		}
+		for (size_t k = 0; l && k < l->n; k++)
+			one_group(c, c->listed.v[i], &l->v[k]);
+		gb_ec2_placement_group_list_free(l);
+	}
+}
+
+/*****************************************************************************
  *  COOLDOWN: nodes left DOWN by a resume that could not launch
  *****************************************************************************/
 
@@ -1001,6 +1077,7 @@ gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 		do_running(&c);
 		if ((rc = do_lost(&c, err)) || (rc = do_orphans(&c, err)))
 			goto out;
+		do_groups(&c);
 	}
 	if ((rc = do_cooldown(&c, err)) == GB_E_OK)
 		rc = do_release(&c, err);
