@@ -137,6 +137,125 @@ static gb_err_t check_token(const char *t, gb_error_t *err)
 	return GB_E_OK;
 }
 
+static gb_err_t check_tag_specs(const char *what, const struct gb_ec2_tag_spec *specs,
+			       size_t n, gb_error_t *err)
+{
+	gb_err_t rc;
+
+	if (n && !specs)
+		return gb_errorf(err, GB_E_INVALID, "%s: tag specs missing", what);
+	for (size_t i = 0; i < n; i++) {
+		const struct gb_ec2_tag_spec *ts = &specs[i];
+
+		if ((rc = need(what, "TagSpecification.ResourceType",
+			       ts->resource_type, err)))
+			return rc;
+		if (ts->n_tags && !ts->tags)
+			return gb_errorf(err, GB_E_INVALID, "%s: tags missing", what);
+		for (size_t k = 0; k < ts->n_tags; k++) {
+			if ((rc = need(what, "Tag.Key", ts->tags[k].key, err)))
+				return rc;
+		}
+	}
+	return GB_E_OK;
+}
+
+static void form_tag_specs(struct gb_buf *out, const struct gb_ec2_tag_spec *specs,
+			   size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct gb_ec2_tag_spec *ts = &specs[i];
+
+		form_putf(out, ts->resource_type, "TagSpecification.%zu.ResourceType",
+			  i + 1);
+		for (size_t k = 0; k < ts->n_tags; k++) {
+			form_putf(out, ts->tags[k].key,
+				  "TagSpecification.%zu.Tag.%zu.Key", i + 1, k + 1);
+			form_putf(out, ts->tags[k].value ? ts->tags[k].value : "",
+				  "TagSpecification.%zu.Tag.%zu.Value", i + 1, k + 1);
+		}
+	}
+}
+
+/* EC2 InstanceNetworkInterfaceSpecification.InterfaceType: "interface | efa | efa-only" */
+static bool interface_type_ok(const char *t)
+{
+	return !strcmp(t, "interface") || !strcmp(t, "efa") || !strcmp(t, "efa-only");
+}
+
+static gb_err_t check_net_if(size_t n, const struct gb_ec2_net_if *ni, gb_error_t *err)
+{
+	char name[64];
+
+	if (ni->device_index < 0)
+		return gb_errorf(err, GB_E_INVALID,
+				 "RunInstances: NetworkInterface.%zu.DeviceIndex %d is negative",
+				 n, ni->device_index);
+	if (ni->network_card_index < 0)
+		return gb_errorf(err, GB_E_INVALID,
+				 "RunInstances: NetworkInterface.%zu.NetworkCardIndex %d is negative",
+				 n, ni->network_card_index);
+	if (ni->interface_type && !interface_type_ok(ni->interface_type))
+		return gb_errorf(err, GB_E_INVALID,
+				 "RunInstances: NetworkInterface.%zu.InterfaceType '%.40s' is not interface, efa or efa-only",
+				 n, ni->interface_type);
+	if (ni->subnet_id && !*ni->subnet_id)
+		return gb_errorf(err, GB_E_INVALID,
+				 "RunInstances: NetworkInterface.%zu.SubnetId is empty", n);
+	snprintf(name, sizeof(name), "NetworkInterface.%zu.SecurityGroupId", n);
+	return need_list("RunInstances", name, ni->security_group_ids,
+			 ni->n_security_group_ids, err);
+}
+
+/*
+ * EC2 RunInstances: "If you specify a network interface, you must specify
+ * any security groups and subnets as part of the network interface."
+ */
+static gb_err_t check_net_ifs(const struct gb_ec2_run_params *p, gb_error_t *err)
+{
+	gb_err_t rc;
+
+	if (!p->n_net_ifs)
+		return GB_E_OK;
+	if (!p->net_ifs)
+		return gb_errorf(err, GB_E_INVALID, "RunInstances: network interfaces missing");
+	if (p->subnet_id && *p->subnet_id)
+		return gb_errorf(err, GB_E_INVALID,
+				 "RunInstances: SubnetId with NetworkInterface: the subnet goes on each interface");
+	if (p->n_security_group_ids)
+		return gb_errorf(err, GB_E_INVALID,
+				 "RunInstances: SecurityGroupId with NetworkInterface: the security groups go on each interface");
+	for (size_t i = 0; i < p->n_net_ifs; i++) {
+		if ((rc = check_net_if(i + 1, &p->net_ifs[i], err)))
+			return rc;
+	}
+	return GB_E_OK;
+}
+
+static void form_net_ifs(struct gb_buf *out, const struct gb_ec2_run_params *p)
+{
+	char num[32];
+
+	for (size_t i = 0; i < p->n_net_ifs; i++) {
+		const struct gb_ec2_net_if *ni = &p->net_ifs[i];
+		size_t n = i + 1;
+
+		snprintf(num, sizeof(num), "%d", ni->device_index);
+		form_putf(out, num, "NetworkInterface.%zu.DeviceIndex", n);
+		snprintf(num, sizeof(num), "%d", ni->network_card_index);
+		form_putf(out, num, "NetworkInterface.%zu.NetworkCardIndex", n);
+		if (ni->interface_type)
+			form_putf(out, ni->interface_type, "NetworkInterface.%zu.InterfaceType", n);
+		if (ni->subnet_id)
+			form_putf(out, ni->subnet_id, "NetworkInterface.%zu.SubnetId", n);
+		for (size_t k = 0; k < ni->n_security_group_ids; k++)
+			form_putf(out, ni->security_group_ids[k],
+				  "NetworkInterface.%zu.SecurityGroupId.%zu", n, k + 1);
+		form_putf(out, ni->delete_on_termination ? "true" : "false",
+			  "NetworkInterface.%zu.DeleteOnTermination", n);
+	}
+}
+
 static gb_err_t check_run(const struct gb_ec2_run_params *p, gb_error_t *err)
 {
 	static const char *const what = "RunInstances";
@@ -156,22 +275,9 @@ static gb_err_t check_run(const struct gb_ec2_run_params *p, gb_error_t *err)
 		return gb_errorf(err, GB_E_INVALID,
 				 "RunInstances: UserData over %d bytes or missing",
 				 GB_EC2_USER_DATA_MAX);
-	if (p->n_tag_specs && !p->tag_specs)
-		return gb_errorf(err, GB_E_INVALID, "RunInstances: tag specs missing");
-	for (size_t i = 0; i < p->n_tag_specs; i++) {
-		const struct gb_ec2_tag_spec *ts = &p->tag_specs[i];
-
-		if ((rc = need(what, "TagSpecification.ResourceType",
-			       ts->resource_type, err)))
-			return rc;
-		if (ts->n_tags && !ts->tags)
-			return gb_errorf(err, GB_E_INVALID, "RunInstances: tags missing");
-		for (size_t k = 0; k < ts->n_tags; k++) {
-			if ((rc = need(what, "Tag.Key", ts->tags[k].key, err)))
-				return rc;
-		}
-	}
-	return GB_E_OK;
+	if ((rc = check_tag_specs(what, p->tag_specs, p->n_tag_specs, err)))
+		return rc;
+	return check_net_ifs(p, err);
 }
 
 static gb_err_t form_user_data(struct gb_buf *b, const struct gb_ec2_run_params *p,
@@ -209,8 +315,11 @@ gb_err_t gb_ec2_form_run_instances(const struct gb_ec2_run_params *p,
 		gb_sigv4_form_put(out, "SubnetId", p->subnet_id);
 	if (p->availability_zone && *p->availability_zone)
 		gb_sigv4_form_put(out, "Placement.AvailabilityZone", p->availability_zone);
+	if (p->placement_group && *p->placement_group)
+		gb_sigv4_form_put(out, "Placement.GroupName", p->placement_group);
 	for (size_t i = 0; i < p->n_security_group_ids; i++)
 		form_putf(out, p->security_group_ids[i], "SecurityGroupId.%zu", i + 1);
+	form_net_ifs(out, p);
 	if (p->key_name && *p->key_name)
 		gb_sigv4_form_put(out, "KeyName", p->key_name);
 	gb_sigv4_form_put(out, "ClientToken", client_token);
@@ -223,18 +332,7 @@ gb_err_t gb_ec2_form_run_instances(const struct gb_ec2_run_params *p,
 		return rc;
 	if (p->metadata_tags)
 		gb_sigv4_form_put(out, "MetadataOptions.InstanceMetadataTags", "enabled");
-	for (size_t i = 0; i < p->n_tag_specs; i++) {
-		const struct gb_ec2_tag_spec *ts = &p->tag_specs[i];
-
-		form_putf(out, ts->resource_type, "TagSpecification.%zu.ResourceType",
-			  i + 1);
-		for (size_t k = 0; k < ts->n_tags; k++) {
-			form_putf(out, ts->tags[k].key,
-				  "TagSpecification.%zu.Tag.%zu.Key", i + 1, k + 1);
-			form_putf(out, ts->tags[k].value ? ts->tags[k].value : "",
-				  "TagSpecification.%zu.Tag.%zu.Value", i + 1, k + 1);
-		}
-	}
+	form_tag_specs(out, p->tag_specs, p->n_tag_specs);
 	if (p->spot) {
 		gb_sigv4_form_put(out, "InstanceMarketOptions.MarketType", "spot");
 		if (p->spot_instance_type)
@@ -368,6 +466,136 @@ gb_err_t gb_ec2_form_describe_availability_zones(
 	rc = form_filters(out, "DescribeAvailabilityZones", filters, n_filters, err);
 	if (rc)
 		return rc;
+	return form_done(out, err);
+}
+
+/* EC2 CreatePlacementGroup: "Up to 255 ASCII characters" */
+static gb_err_t check_group_name(const char *what, const char *name, gb_error_t *err)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n == 0 || n > 255)
+		return gb_errorf(err, GB_E_INVALID, "%s: GroupName must have 1 to 255 characters",
+				 what);
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned char)name[i] < 0x20 || (unsigned char)name[i] >= 0x7f)
+			return gb_errorf(err, GB_E_INVALID,
+					 "%s: GroupName must be printable ASCII", what);
+	}
+	return GB_E_OK;
+}
+
+gb_err_t gb_ec2_form_describe_instance_types(const char *const *types,
+					     size_t n_types,
+					     const struct gb_ec2_filter *filters,
+					     size_t n_filters, const char *next_token,
+					     struct gb_buf *out, gb_error_t *err)
+{
+	static const char *const what = "DescribeInstanceTypes";
+	gb_err_t rc = need_list(what, "InstanceType", types, n_types, err);
+
+	if (rc)
+		return rc;
+	if (n_types > GB_EC2_INSTANCE_TYPES_MAX)
+		return gb_errorf(err, GB_E_INVALID,
+				 "DescribeInstanceTypes: %zu instance types (at most %d per call)",
+				 n_types, GB_EC2_INSTANCE_TYPES_MAX);
+	form_start(out, what);
+	for (size_t i = 0; i < n_types; i++)
+		form_putf(out, types[i], "InstanceType.%zu", i + 1);
+	rc = form_filters(out, what, filters, n_filters, err);
+	if (rc)
+		return rc;
+	/* at most 100 types are named, and a page holds 100: no page size needed */
+	if (!n_types)
+		form_int(out, "MaxResults", GB_EC2_INSTANCE_TYPES_PAGE);
+	if (next_token)
+		gb_sigv4_form_put(out, "NextToken", next_token);
+	return form_done(out, err);
+}
+
+/* EC2 PlacementStrategy: cluster | spread | partition */
+static bool strategy_ok(const char *s)
+{
+	return !strcmp(s, "cluster") || !strcmp(s, "spread") || !strcmp(s, "partition");
+}
+
+gb_err_t gb_ec2_form_create_placement_group(const char *name, const char *strategy,
+					    const struct gb_ec2_tag_spec *spec,
+					    struct gb_buf *out, gb_error_t *err)
+{
+	static const char *const what = "CreatePlacementGroup";
+	gb_err_t rc;
+
+	if ((rc = check_group_name(what, name, err)))
+		return rc;
+	if (!strategy || !strategy_ok(strategy))
+		return gb_errorf(err, GB_E_INVALID,
+				 "CreatePlacementGroup: Strategy '%.40s' is not cluster, spread or partition",
+				 strategy ? strategy : "(none)");
+	if (spec && (rc = check_tag_specs(what, spec, 1, err)))
+		return rc;
+	if (spec && strcmp(spec->resource_type, "placement-group") != 0)
+		return gb_errorf(err, GB_E_INVALID,
+				 "CreatePlacementGroup: TagSpecification.ResourceType '%.40s' is not placement-group",
+				 spec->resource_type);
+	form_start(out, what);
+	gb_sigv4_form_put(out, "GroupName", name);
+	gb_sigv4_form_put(out, "Strategy", strategy);
+	if (spec)
+		form_tag_specs(out, spec, 1);
+	return form_done(out, err);
+}
+
+gb_err_t gb_ec2_form_delete_placement_group(const char *name, struct gb_buf *out,
+					    gb_error_t *err)
+{
+	gb_err_t rc = check_group_name("DeletePlacementGroup", name, err);
+
+	if (rc)
+		return rc;
+	form_start(out, "DeletePlacementGroup");
+	gb_sigv4_form_put(out, "GroupName", name);
+	return form_done(out, err);
+}
+
+gb_err_t gb_ec2_form_describe_placement_groups(const char *const *names,
+					       size_t n_names,
+					       const struct gb_ec2_filter *filters,
+					       size_t n_filters, struct gb_buf *out,
+					       gb_error_t *err)
+{
+	static const char *const what = "DescribePlacementGroups";
+	gb_err_t rc = need_list(what, "GroupName", names, n_names, err);
+
+	if (rc)
+		return rc;
+	form_start(out, what);
+	for (size_t i = 0; i < n_names; i++)
+		form_putf(out, names[i], "GroupName.%zu", i + 1);
+	rc = form_filters(out, what, filters, n_filters, err);
+	if (rc)
+		return rc;
+	return form_done(out, err);
+}
+
+gb_err_t gb_ec2_form_describe_security_groups(const char *const *ids, size_t n_ids,
+					      const char *next_token,
+					      struct gb_buf *out, gb_error_t *err)
+{
+	static const char *const what = "DescribeSecurityGroups";
+	gb_err_t rc = need_list(what, "GroupId", ids, n_ids, err);
+
+	if (rc)
+		return rc;
+	form_start(out, what);
+	for (size_t i = 0; i < n_ids; i++)
+		form_putf(out, ids[i], "GroupId.%zu", i + 1);
+	/* pages only for "all groups": named groups come back together */
+	if (!n_ids)
+		form_int(out, "MaxResults", GB_EC2_SECURITY_GROUPS_PAGE);
+	if (next_token)
+		gb_sigv4_form_put(out, "NextToken", next_token);
 	return form_done(out, err);
 }
 
@@ -1015,5 +1243,191 @@ gb_err_t gb_ec2_describe_availability_zones(gb_ec2_t *c,
 		rc = gb_ec2_xml_parse_azs(resp.body, resp.body_len, out, err);
 	gb_http_response_free(&resp);
 	gb_buf_free(&body);
+	return rc;
+}
+
+gb_err_t gb_ec2_describe_instance_types(gb_ec2_t *c, const char *const *types,
+					size_t n_types,
+					const struct gb_ec2_filter *filters,
+					size_t n_filters,
+					struct gb_ec2_instance_type_list **out,
+					struct gb_ec2_error *ae, gb_error_t *err)
+{
+	static const char *const action = "DescribeInstanceTypes";
+	struct gb_ec2_instance_type_list *all = calloc(1, sizeof(*all));
+	char *token = NULL;
+	int pages = 0;
+	gb_err_t rc = GB_E_OK;
+
+	*out = NULL;
+	if (ae)
+		memset(ae, 0, sizeof(*ae));
+	if (!all)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	do {
+		struct gb_http_response resp = { 0 };
+		struct gb_buf body = GB_BUF_INIT;
+		struct gb_ec2_instance_type_list *page = NULL;
+
+		rc = gb_ec2_form_describe_instance_types(types, n_types, filters, n_filters,
+							 token, &body, err);
+		if (!rc)
+			rc = ec2_call(c, action, &body, &resp, ae, err);
+		if (!rc) {
+			rc = gb_ec2_xml_parse_instance_types(resp.body, resp.body_len, &page,
+							     err);
+			if (rc)
+				gb_error_prefix(err, "%s %s", action, c->region);
+		}
+		gb_http_response_free(&resp);
+		gb_buf_free(&body);
+		if (rc)
+			break;
+		pages++;
+		rc = check_page(c, action, pages, token, page->next_token, err);
+		if (!rc)
+			LIST_TAKE_PAGE(rc, all, page, err);
+		free(token);
+		token = page->next_token;
+		page->next_token = NULL;
+		gb_ec2_instance_type_list_free(page);
+	} while (!rc && token);
+	free(token);
+	if (rc)
+		gb_ec2_instance_type_list_free(all);
+	else
+		*out = all;
+	return rc;
+}
+
+/* One call whose success answer is an acknowledgement <[root]>. */
+static gb_err_t ack_call(gb_ec2_t *c, const char *action, const char *root,
+			 const struct gb_buf *body, struct gb_ec2_error *ae,
+			 gb_error_t *err)
+{
+	struct gb_http_response resp = { 0 };
+	gb_err_t rc;
+
+	rc = ec2_call(c, action, body, &resp, ae, err);
+	if (!rc) {
+		rc = gb_ec2_xml_parse_ack(resp.body, resp.body_len, root, NULL, err);
+		if (rc)
+			gb_error_prefix(err, "%s %s", action, c->region);
+	}
+	gb_http_response_free(&resp);
+	return rc;
+}
+
+gb_err_t gb_ec2_create_placement_group(gb_ec2_t *c, const char *name,
+				       const char *strategy,
+				       const struct gb_ec2_tag_spec *spec,
+				       struct gb_ec2_error *ae, gb_error_t *err)
+{
+	struct gb_buf body = GB_BUF_INIT;
+	gb_err_t rc;
+
+	if (ae)
+		memset(ae, 0, sizeof(*ae));
+	rc = gb_ec2_form_create_placement_group(name, strategy, spec, &body, err);
+	if (!rc)
+		rc = ack_call(c, "CreatePlacementGroup", "CreatePlacementGroupResponse", &body,
+			      ae, err);
+	gb_buf_free(&body);
+	return rc;
+}
+
+gb_err_t gb_ec2_delete_placement_group(gb_ec2_t *c, const char *name,
+				       struct gb_ec2_error *ae, gb_error_t *err)
+{
+	struct gb_buf body = GB_BUF_INIT;
+	gb_err_t rc;
+
+	if (ae)
+		memset(ae, 0, sizeof(*ae));
+	rc = gb_ec2_form_delete_placement_group(name, &body, err);
+	if (!rc)
+		rc = ack_call(c, "DeletePlacementGroup", "DeletePlacementGroupResponse", &body,
+			      ae, err);
+	gb_buf_free(&body);
+	return rc;
+}
+
+gb_err_t gb_ec2_describe_placement_groups(gb_ec2_t *c, const char *const *names,
+					  size_t n_names,
+					  const struct gb_ec2_filter *filters,
+					  size_t n_filters,
+					  struct gb_ec2_placement_group_list **out,
+					  struct gb_ec2_error *ae, gb_error_t *err)
+{
+	static const char *const action = "DescribePlacementGroups";
+	struct gb_http_response resp = { 0 };
+	struct gb_buf body = GB_BUF_INIT;
+	gb_err_t rc;
+
+	*out = NULL;
+	if (ae)
+		memset(ae, 0, sizeof(*ae));
+	rc = gb_ec2_form_describe_placement_groups(names, n_names, filters, n_filters, &body,
+						   err);
+	if (!rc)
+		rc = ec2_call(c, action, &body, &resp, ae, err);
+	if (!rc) {
+		rc = gb_ec2_xml_parse_placement_groups(resp.body, resp.body_len, out, err);
+		if (rc)
+			gb_error_prefix(err, "%s %s", action, c->region);
+	}
+	gb_http_response_free(&resp);
+	gb_buf_free(&body);
+	return rc;
+}
+
+gb_err_t gb_ec2_describe_security_groups(gb_ec2_t *c, const char *const *ids,
+					 size_t n_ids,
+					 struct gb_ec2_security_group_list **out,
+					 struct gb_ec2_error *ae, gb_error_t *err)
+{
+	static const char *const action = "DescribeSecurityGroups";
+	struct gb_ec2_security_group_list *all = calloc(1, sizeof(*all));
+	char *token = NULL;
+	int pages = 0;
+	gb_err_t rc = GB_E_OK;
+
+	*out = NULL;
+	if (ae)
+		memset(ae, 0, sizeof(*ae));
+	if (!all)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	do {
+		struct gb_http_response resp = { 0 };
+		struct gb_buf body = GB_BUF_INIT;
+		struct gb_ec2_security_group_list *page = NULL;
+
+		rc = gb_ec2_form_describe_security_groups(ids, n_ids, token, &body, err);
+		if (!rc)
+			rc = ec2_call(c, action, &body, &resp, ae, err);
+		if (!rc) {
+			rc = gb_ec2_xml_parse_security_groups(resp.body, resp.body_len, &page,
+							      err);
+			if (rc)
+				gb_error_prefix(err, "%s %s", action, c->region);
+		}
+		gb_http_response_free(&resp);
+		gb_buf_free(&body);
+		if (rc)
+			break;
+		pages++;
+		rc = check_page(c, action, pages, token, page->next_token, err);
+		if (!rc)
+			LIST_TAKE_PAGE(rc, all, page, err);
+		free(token);
+		token = page->next_token;
+		page->next_token = NULL;
+		gb_ec2_security_group_list_free(page);
+	} while (!rc && token);
+	free(token);
+	if (rc)
+		gb_ec2_security_group_list_free(all);
+	else
+		*out = all;
 	return rc;
 }

@@ -2,7 +2,8 @@
 /*
  * gb_ec2.h - EC2 Query API client (Version 2016-11-15): RunInstances,
  * DescribeInstances, TerminateInstances, DescribeInstanceTypeOfferings,
- * CreateTags, DescribeAvailabilityZones
+ * CreateTags, DescribeAvailabilityZones, DescribeInstanceTypes,
+ * Create/Delete/DescribePlacementGroups, DescribeSecurityGroups
  *
  * Requests are "POST /" with an application/x-www-form-urlencoded body
  * ("Action=...&Version=2016-11-15&..."; lists 1-based: SecurityGroupId.1,
@@ -62,6 +63,9 @@
 #define GB_EC2_CLIENT_TOKEN_MAX 64	/* ASCII characters */
 #define GB_EC2_USER_DATA_MAX 16384	/* bytes before base64 */
 #define GB_EC2_DEFAULT_MAX_PAGES 100
+#define GB_EC2_INSTANCE_TYPES_MAX 100	/* DescribeInstanceTypes: InstanceType.N */
+#define GB_EC2_INSTANCE_TYPES_PAGE 100	/* its MaxResults (5..100) */
+#define GB_EC2_SECURITY_GROUPS_PAGE 1000	/* DescribeSecurityGroups MaxResults (5..1000) */
 
 /* ---- errors and their classes ------------------------------------------ */
 
@@ -95,6 +99,19 @@ enum gb_ec2_class {
 #define GB_EC2_CODE_THROTTLED "RequestLimitExceeded"
 #define GB_EC2_CODE_AUTH_FAILURE "AuthFailure"
 #define GB_EC2_CODE_NOT_VISIBLE "InvalidInstanceID.NotFound"
+/* placement groups (CreatePlacementGroup, DeletePlacementGroup, RunInstances) */
+#define GB_EC2_CODE_PG_DUPLICATE "InvalidPlacementGroup.Duplicate"
+#define GB_EC2_CODE_PG_IN_USE "InvalidPlacementGroup.InUse"
+#define GB_EC2_CODE_PG_UNKNOWN "InvalidPlacementGroup.Unknown"
+#define GB_EC2_CODE_PG_LIMIT "PlacementGroupLimitExceeded"
+/*
+ * RunInstances with network interfaces the type cannot take: an EFA on a
+ * type without EFA, more EFAs than it has, two parameters that exclude
+ * each other (InvalidParameterCombination); a NetworkCardIndex or
+ * DeviceIndex beyond the type's cards (InvalidParameterValue).
+ */
+#define GB_EC2_CODE_PARAM_COMBINATION "InvalidParameterCombination"
+#define GB_EC2_CODE_PARAM_VALUE "InvalidParameterValue"
 
 struct gb_ec2_error {
 	enum gb_ec2_class cls;
@@ -488,7 +505,10 @@ gb_err_t gb_ec2_create_tags(gb_ec2_t *c, const char *const *resource_ids,
 /*
  * DescribeInstanceTypes of [types] (InstanceType.N, may be empty) and
  * [filters] (e.g. "instance-type" with wildcards); pagination as
- * DescribeInstances (MaxResults 100 per page).
+ * DescribeInstances (MaxResults 100 per page when no types are named; at
+ * most GB_EC2_INSTANCE_TYPES_MAX types).  A reply item without
+ * instanceType or with a figure that is not a number is GB_E_CLOUD naming
+ * the field and the type (gb_ec2_xml_parse_instance_types).
  */
 gb_err_t gb_ec2_describe_instance_types(gb_ec2_t *c, const char *const *types,
 					size_t n_types,
@@ -540,9 +560,17 @@ gb_err_t gb_ec2_describe_availability_zones(gb_ec2_t *c,
  * Append the form body of a RunInstances with [client_token] (required
  * here) to [out], in this order: Action, Version, ImageId, InstanceType,
  * MinCount, MaxCount, SubnetId, Placement.AvailabilityZone,
- * SecurityGroupId.N, KeyName, ClientToken, IamInstanceProfile.*, UserData
- * (base64, then form-encoded), TagSpecification.N.*,
+ * Placement.GroupName, SecurityGroupId.N, NetworkInterface.N.{DeviceIndex,
+ * NetworkCardIndex, InterfaceType, SubnetId, SecurityGroupId.M,
+ * DeleteOnTermination}, KeyName, ClientToken, IamInstanceProfile.*,
+ * UserData (base64, then form-encoded),
+ * MetadataOptions.InstanceMetadataTags, TagSpecification.N.*,
  * InstanceMarketOptions.*, DryRun (only when p->dry_run, "true").
+ * With net_ifs, a top-level SubnetId or SecurityGroupId is GB_E_INVALID
+ * (EC2: "If you specify a network interface, you must specify any
+ * security groups and subnets as part of the network interface"); so is an
+ * InterfaceType other than "interface", "efa" or "efa-only", a negative
+ * index or an interface without a subnet.
  * RET GB_E_OK or GB_E_INVALID (detail names the parameter); GB_E_NOMEM.
  */
 gb_err_t gb_ec2_form_run_instances(const struct gb_ec2_run_params *p,
@@ -567,6 +595,41 @@ gb_err_t gb_ec2_form_create_tags(const char *const *resource_ids, size_t n_ids,
 gb_err_t gb_ec2_form_describe_availability_zones(
 	const struct gb_ec2_filter *filters, size_t n_filters,
 	struct gb_buf *out, gb_error_t *err);
+
+/*
+ * DescribeInstanceTypes: InstanceType.N (at most GB_EC2_INSTANCE_TYPES_MAX),
+ * Filter.N, MaxResults (GB_EC2_INSTANCE_TYPES_PAGE, only without
+ * InstanceType.N: a list of types is answered on one page), NextToken.
+ */
+gb_err_t gb_ec2_form_describe_instance_types(const char *const *types,
+					     size_t n_types,
+					     const struct gb_ec2_filter *filters,
+					     size_t n_filters, const char *next_token,
+					     struct gb_buf *out, gb_error_t *err);
+
+/* CreatePlacementGroup: GroupName, Strategy, TagSpecification.1.*. */
+gb_err_t gb_ec2_form_create_placement_group(const char *name, const char *strategy,
+					    const struct gb_ec2_tag_spec *spec,
+					    struct gb_buf *out, gb_error_t *err);
+
+/* DeletePlacementGroup: GroupName. */
+gb_err_t gb_ec2_form_delete_placement_group(const char *name, struct gb_buf *out,
+					    gb_error_t *err);
+
+/* DescribePlacementGroups: GroupName.N, Filter.N. */
+gb_err_t gb_ec2_form_describe_placement_groups(const char *const *names,
+					       size_t n_names,
+					       const struct gb_ec2_filter *filters,
+					       size_t n_filters, struct gb_buf *out,
+					       gb_error_t *err);
+
+/*
+ * DescribeSecurityGroups: GroupId.N; without ids MaxResults
+ * (GB_EC2_SECURITY_GROUPS_PAGE) and NextToken instead.
+ */
+gb_err_t gb_ec2_form_describe_security_groups(const char *const *ids, size_t n_ids,
+					      const char *next_token,
+					      struct gb_buf *out, gb_error_t *err);
 
 /*
  * Write a new client token ("gb-" and 32 random hex digits) into [buf] of

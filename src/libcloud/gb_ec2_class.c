@@ -48,9 +48,9 @@ static const struct {
 	{ "BandwidthLimitExceeded", GB_EC2_CLASS_THROTTLE },
 	{ "SlowDown", GB_EC2_CLASS_THROTTLE },
 	/* the request is wrong: fix the configuration (or the code) */
-	{ "InvalidParameterValue", GB_EC2_CLASS_CONFIG },
+	{ GB_EC2_CODE_PARAM_VALUE, GB_EC2_CLASS_CONFIG },
 	{ "InvalidParameter", GB_EC2_CLASS_CONFIG },
-	{ "InvalidParameterCombination", GB_EC2_CLASS_CONFIG },
+	{ GB_EC2_CODE_PARAM_COMBINATION, GB_EC2_CLASS_CONFIG },
 	{ "MissingParameter", GB_EC2_CLASS_CONFIG },
 	{ "UnknownParameter", GB_EC2_CLASS_CONFIG },
 	{ "InvalidAction", GB_EC2_CLASS_CONFIG },
@@ -71,6 +71,18 @@ static const struct {
 	{ "InvalidNextToken", GB_EC2_CLASS_CONFIG },
 	{ "InvalidPaginationToken", GB_EC2_CLASS_CONFIG },
 	{ "DryRunOperation", GB_EC2_CLASS_CONFIG },
+	/*
+	 * Placement groups: a name taken (the caller decides whether the
+	 * group is its own), a group still holding instances, a group that
+	 * does not exist.  The limit on groups is the account's, per region.
+	 * An InsufficientInstanceCapacity inside a cluster group is the usual
+	 * CAPACITY.  EFA and network-card mistakes in RunInstances arrive as
+	 * InvalidParameterCombination / InvalidParameterValue (above).
+	 */
+	{ GB_EC2_CODE_PG_DUPLICATE, GB_EC2_CLASS_CONFIG },
+	{ GB_EC2_CODE_PG_IN_USE, GB_EC2_CLASS_CONFIG },
+	{ GB_EC2_CODE_PG_UNKNOWN, GB_EC2_CLASS_CONFIG },
+	{ GB_EC2_CODE_PG_LIMIT, GB_EC2_CLASS_QUOTA },
 	/*
 	 * Limits of one request, not of the region: more resources, tags or
 	 * security groups than EC2 takes in one call or on one instance.

@@ -329,27 +329,28 @@ const char *gb_ec2_instance_tag(const struct gb_ec2_instance *inst,
 	return NULL;
 }
 
-static gb_err_t parse_tags(struct px *x, xmlNodePtr it, struct gb_ec2_instance *o,
-			   gb_error_t *err)
+/* The <tagSet> of [it] into *tags / *n_tags; [what] names the owner in errors. */
+static gb_err_t parse_tag_set(struct px *x, xmlNodePtr it, const char *what,
+			      struct gb_ec2_tag **tags, size_t *n_tags, gb_error_t *err)
 {
 	xmlNodePtr set = child(it, "tagSet");
 	size_t n = count_items(set);
 
 	if (n == 0)
 		return GB_E_OK;
-	o->tags = calloc(n, sizeof(*o->tags));
-	if (!o->tags)
+	*tags = calloc(n, sizeof(**tags));
+	if (!*tags)
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
 	for (xmlNodePtr t = set->children; t; t = t->next) {
 		struct gb_ec2_tag *tag;
 
 		if (!is_el(t, "item"))
 			continue;
-		tag = &o->tags[o->n_tags++];
+		tag = &(*tags)[(*n_tags)++];
 		tag->key = ctext(x, t, "key");
 		tag->value = ctext(x, t, "value");
 		if (!tag->key || !*tag->key)
-			return gb_errorf(err, GB_E_PARSE, "instance tag without a key");
+			return gb_errorf(err, GB_E_PARSE, "%s tag without a key", what);
 		if (!tag->value)
 			tag->value = strdup("");
 		if (!tag->value)
@@ -394,7 +395,7 @@ static gb_err_t parse_instance(struct px *x, xmlNodePtr it, const char *resv,
 		if (!o->reservation_id)
 			x->oom = true;
 	}
-	return parse_tags(x, it, o, err);
+	return parse_tag_set(x, it, "instance", &o->tags, &o->n_tags, err);
 }
 
 /* Append the items of <instancesSet> under [parent] to [l]. */
@@ -721,6 +722,438 @@ out:
 	px_close(&x);
 	if (rc)
 		gb_ec2_az_list_free(l);
+	else
+		*out = l;
+	return rc;
+}
+
+/* ---- field readers for the newer Describe* replies -------------------- */
+
+/* The element at [path] ("a/b/c": first child of each name) under [p], or NULL. */
+static xmlNodePtr path_child(xmlNodePtr p, const char *path)
+{
+	char name[64];
+
+	while (p && *path) {
+		size_t n = strcspn(path, "/");
+
+		if (n >= sizeof(name))
+			return NULL;
+		memcpy(name, path, n);
+		name[n] = '\0';
+		p = child(p, name);
+		path += n + (path[n] == '/');
+	}
+	return p;
+}
+
+/*
+ * *v = the number at [path] under [p] in [lo, hi], or [dflt] when absent.
+ * RET GB_E_OK; GB_E_CLOUD naming [path] and [owner] when it is not such a
+ * number; GB_E_NOMEM.
+ */
+static gb_err_t fnum(struct px *x, xmlNodePtr p, const char *path, long lo,
+		     long hi, int dflt, const char *owner, int *v, gb_error_t *err)
+{
+	xmlNodePtr n = path_child(p, path);
+	gb_err_t rc = GB_E_OK;
+	long l = dflt;
+	char *s;
+
+	*v = dflt;
+	if (!n)
+		return GB_E_OK;
+	s = text_of(x, n);
+	if (!s)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	if (gb_parse_long(s, lo, hi, &l) != GB_E_OK)
+		rc = gb_errorf(err, GB_E_CLOUD, "%s: <%s> '%.32s' is not a number in %ld..%ld",
+			       owner, path, s, lo, hi);
+	else
+		*v = (int)l;
+	free(s);
+	return rc;
+}
+
+/* *v = the flag at [path] ("true"/"false"), false when absent; as fnum(). */
+static gb_err_t fbool(struct px *x, xmlNodePtr p, const char *path,
+		      const char *owner, bool *v, gb_error_t *err)
+{
+	xmlNodePtr n = path_child(p, path);
+	gb_err_t rc = GB_E_OK;
+	char *s;
+
+	*v = false;
+	if (!n)
+		return GB_E_OK;
+	s = text_of(x, n);
+	if (!s)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	if (!strcmp(s, "true"))
+		*v = true;
+	else if (strcmp(s, "false") != 0)
+		rc = gb_errorf(err, GB_E_CLOUD, "%s: <%s> '%.32s' is not true or false",
+			       owner, path, s);
+	free(s);
+	return rc;
+}
+
+/* The first <item> of the element at [path] under [p], or NULL. */
+static xmlNodePtr first_item(xmlNodePtr p, const char *path)
+{
+	return child(path_child(p, path), "item");
+}
+
+/* ---- instance types --------------------------------------------------------- */
+
+void gb_ec2_instance_type_list_free(struct gb_ec2_instance_type_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].instance_type);
+		free(l->v[i].arch);
+		free(l->v[i].gpu_name);
+		free(l->v[i].gpu_maker);
+	}
+	free(l->v);
+	free(l->request_id);
+	free(l->next_token);
+	free(l);
+}
+
+/* Whether the <item>s of [set] include the text [want]. */
+static bool items_have(struct px *x, xmlNodePtr set, const char *want)
+{
+	bool found = false;
+
+	for (xmlNodePtr it = set ? set->children : NULL; it && !found; it = it->next) {
+		char *s;
+
+		if (!is_el(it, "item"))
+			continue;
+		s = text_of(x, it);
+		found = s && strcmp(s, want) == 0;
+		free(s);
+	}
+	return found;
+}
+
+/* EC2 InstanceTypeInfo: vCpuInfo, memoryInfo, gpuInfo, networkInfo, ... */
+static gb_err_t parse_type_figures(struct px *x, xmlNodePtr it, const char *owner,
+				   struct gb_ec2_instance_type *t, gb_error_t *err)
+{
+	xmlNodePtr gpu = first_item(it, "gpuInfo/gpus");
+	xmlNodePtr arch = first_item(it, "processorInfo/supportedArchitectures");
+	gb_err_t rc;
+
+	if ((rc = fnum(x, it, "vCpuInfo/defaultVCpus", 0, INT_MAX, 0, owner, &t->vcpus,
+		       err)) ||
+	    (rc = fnum(x, it, "memoryInfo/sizeInMiB", 0, INT_MAX, 0, owner,
+		       &t->memory_mib, err)) ||
+	    (rc = fnum(x, it, "gpuInfo/totalGpuMemoryInMiB", 0, INT_MAX, 0, owner,
+		       &t->gpu_total_memory_mib, err)) ||
+	    (rc = fbool(x, it, "networkInfo/efaSupported", owner, &t->efa, err)) ||
+	    (rc = fnum(x, it, "networkInfo/efaInfo/maximumEfaInterfaces", 0, INT_MAX, 0,
+		       owner, &t->efa_max_interfaces, err)) ||
+	    (rc = fnum(x, it, "networkInfo/maximumNetworkCards", 0, INT_MAX, 0, owner,
+		       &t->network_cards, err)) ||
+	    (rc = fnum(x, it, "networkInfo/maximumNetworkInterfaces", 0, INT_MAX, 0,
+		       owner, &t->max_interfaces, err)))
+		return rc;
+	if (gpu) {
+		/* gpus/item[0]: the fields are those of GpuDeviceInfo */
+		if ((rc = fnum(x, gpu, "count", 0, INT_MAX, 0, owner, &t->gpus, err)) ||
+		    (rc = fnum(x, gpu, "memoryInfo/sizeInMiB", 0, INT_MAX, 0, owner,
+			       &t->gpu_memory_mib, err)))
+			return rc;
+		t->gpu_name = ctext(x, gpu, "name");
+		t->gpu_maker = ctext(x, gpu, "manufacturer");
+	}
+	if (arch)
+		t->arch = text_of(x, arch);
+	t->cluster_placement = items_have(x, path_child(it, "placementGroupInfo/"
+							    "supportedStrategies"), "cluster");
+	return GB_E_OK;
+}
+
+gb_err_t gb_ec2_xml_parse_instance_types(const char *body, size_t len,
+					 struct gb_ec2_instance_type_list **out,
+					 gb_error_t *err)
+{
+	struct gb_ec2_instance_type_list *l = NULL;
+	xmlNodePtr set;
+	struct px x;
+	gb_err_t rc;
+
+	*out = NULL;
+	rc = px_open(&x, body, len, err);
+	if (rc)
+		return rc;
+	if (!is_el(x.root, "DescribeInstanceTypesResponse")) {
+		rc = wrong_root(&x, "DescribeInstanceTypesResponse", err);
+		goto out;
+	}
+	set = child(x.root, "instanceTypeSet");
+	if (!LIST_NEW(l, count_items(set))) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	l->request_id = ctext(&x, x.root, "requestId");
+	l->next_token = next_token(&x);
+	for (xmlNodePtr it = set ? set->children : NULL; it && !rc; it = it->next) {
+		struct gb_ec2_instance_type *t;
+		char owner[96];
+
+		if (!is_el(it, "item"))
+			continue;
+		t = &l->v[l->n++];
+		t->instance_type = ctext(&x, it, "instanceType");
+		if (!x.oom && (!t->instance_type || !*t->instance_type)) {
+			rc = gb_errorf(err, GB_E_CLOUD,
+				       "instance type item %zu without <instanceType>", l->n);
+			goto out;
+		}
+		snprintf(owner, sizeof(owner), "instance type %.64s",
+			 t->instance_type ? t->instance_type : "?");
+		rc = parse_type_figures(&x, it, owner, t, err);
+	}
+	if (!rc && x.oom)
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+out:
+	px_close(&x);
+	if (rc)
+		gb_ec2_instance_type_list_free(l);
+	else
+		*out = l;
+	return rc;
+}
+
+/* ---- placement groups ------------------------------------------------------- */
+
+static void tags_free(struct gb_ec2_tag *tags, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		free(tags[k].key);
+		free(tags[k].value);
+	}
+	free(tags);
+}
+
+void gb_ec2_placement_group_list_free(struct gb_ec2_placement_group_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].group_name);
+		free(l->v[i].group_id);
+		free(l->v[i].strategy);
+		free(l->v[i].state);
+		tags_free(l->v[i].tags, l->v[i].n_tags);
+	}
+	free(l->v);
+	free(l->request_id);
+	free(l);
+}
+
+gb_err_t gb_ec2_xml_parse_placement_groups(const char *body, size_t len,
+					   struct gb_ec2_placement_group_list **out,
+					   gb_error_t *err)
+{
+	struct gb_ec2_placement_group_list *l = NULL;
+	xmlNodePtr set;
+	struct px x;
+	gb_err_t rc;
+
+	*out = NULL;
+	rc = px_open(&x, body, len, err);
+	if (rc)
+		return rc;
+	if (!is_el(x.root, "DescribePlacementGroupsResponse")) {
+		rc = wrong_root(&x, "DescribePlacementGroupsResponse", err);
+		goto out;
+	}
+	set = child(x.root, "placementGroupSet");
+	if (!LIST_NEW(l, count_items(set))) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	l->request_id = ctext(&x, x.root, "requestId");
+	for (xmlNodePtr it = set ? set->children : NULL; it && !rc; it = it->next) {
+		struct gb_ec2_placement_group *g;
+
+		if (!is_el(it, "item"))
+			continue;
+		g = &l->v[l->n++];
+		g->group_name = ctext(&x, it, "groupName");
+		if (!x.oom && (!g->group_name || !*g->group_name)) {
+			rc = gb_errorf(err, GB_E_CLOUD,
+				       "placement group item %zu without <groupName>", l->n);
+			goto out;
+		}
+		g->group_id = ctext(&x, it, "groupId");
+		g->strategy = ctext(&x, it, "strategy");
+		g->state = ctext(&x, it, "state");
+		rc = parse_tag_set(&x, it, "placement group", &g->tags, &g->n_tags, err);
+	}
+	if (!rc && x.oom)
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+out:
+	px_close(&x);
+	if (rc)
+		gb_ec2_placement_group_list_free(l);
+	else
+		*out = l;
+	return rc;
+}
+
+/* ---- security groups -------------------------------------------------------- */
+
+static void strv_free(char **v, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		free(v[k]);
+	free(v);
+}
+
+static void perms_free(struct gb_ec2_sg_permission *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(p[i].ip_protocol);
+		strv_free(p[i].group_ids, p[i].n_group_ids);
+		strv_free(p[i].cidrs, p[i].n_cidrs);
+	}
+	free(p);
+}
+
+void gb_ec2_security_group_list_free(struct gb_ec2_security_group_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].group_id);
+		free(l->v[i].group_name);
+		free(l->v[i].vpc_id);
+		perms_free(l->v[i].ingress, l->v[i].n_ingress);
+		perms_free(l->v[i].egress, l->v[i].n_egress);
+	}
+	free(l->v);
+	free(l->request_id);
+	free(l->next_token);
+	free(l);
+}
+
+/*
+ * The [field] of every <item> of child [set] of [p], NULL-terminated, in
+ * *v / *n (empty: NULL, 0).  Items without it are skipped.
+ */
+static gb_err_t item_texts(struct px *x, xmlNodePtr p, const char *set,
+			   const char *field, char ***v, size_t *n, gb_error_t *err)
+{
+	xmlNodePtr s = child(p, set);
+	size_t max = count_items(s);
+
+	if (!max)
+		return GB_E_OK;
+	*v = calloc(max + 1, sizeof(**v));
+	if (!*v)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	for (xmlNodePtr it = s->children; it; it = it->next) {
+		char *t;
+
+		if (!is_el(it, "item") || !(t = ctext(x, it, field)))
+			continue;
+		(*v)[(*n)++] = t;
+	}
+	return GB_E_OK;
+}
+
+/* ipPermissions / ipPermissionsEgress: EC2 IpPermission items. */
+static gb_err_t parse_perms(struct px *x, xmlNodePtr sg, const char *set,
+			    const char *owner, struct gb_ec2_sg_permission **out,
+			    size_t *n, gb_error_t *err)
+{
+	xmlNodePtr s = child(sg, set);
+	size_t max = count_items(s);
+	gb_err_t rc = GB_E_OK;
+
+	if (!max)
+		return GB_E_OK;
+	*out = calloc(max, sizeof(**out));
+	if (!*out)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	for (xmlNodePtr it = s->children; it && !rc; it = it->next) {
+		struct gb_ec2_sg_permission *p;
+
+		if (!is_el(it, "item"))
+			continue;
+		p = &(*out)[(*n)++];
+		p->ip_protocol = ctext(x, it, "ipProtocol");
+		if ((rc = fnum(x, it, "fromPort", -1, 65535, -1, owner, &p->from_port, err)) ||
+		    (rc = fnum(x, it, "toPort", -1, 65535, -1, owner, &p->to_port, err)) ||
+		    (rc = item_texts(x, it, "groups", "groupId", &p->group_ids,
+				     &p->n_group_ids, err)))
+			break;
+		rc = item_texts(x, it, "ipRanges", "cidrIp", &p->cidrs, &p->n_cidrs, err);
+	}
+	return rc;
+}
+
+static gb_err_t parse_security_group(struct px *x, xmlNodePtr it, size_t i,
+				     struct gb_ec2_security_group *g, gb_error_t *err)
+{
+	char owner[96];
+	gb_err_t rc;
+
+	g->group_id = ctext(x, it, "groupId");
+	if (!x->oom && (!g->group_id || !*g->group_id))
+		return gb_errorf(err, GB_E_CLOUD, "security group item %zu without <groupId>", i);
+	g->group_name = ctext(x, it, "groupName");
+	g->vpc_id = ctext(x, it, "vpcId");
+	snprintf(owner, sizeof(owner), "security group %.64s", g->group_id ? g->group_id : "?");
+	rc = parse_perms(x, it, "ipPermissions", owner, &g->ingress, &g->n_ingress, err);
+	if (!rc)
+		rc = parse_perms(x, it, "ipPermissionsEgress", owner, &g->egress,
+				 &g->n_egress, err);
+	return rc;
+}
+
+gb_err_t gb_ec2_xml_parse_security_groups(const char *body, size_t len,
+					  struct gb_ec2_security_group_list **out,
+					  gb_error_t *err)
+{
+	struct gb_ec2_security_group_list *l = NULL;
+	xmlNodePtr set;
+	struct px x;
+	gb_err_t rc;
+
+	*out = NULL;
+	rc = px_open(&x, body, len, err);
+	if (rc)
+		return rc;
+	if (!is_el(x.root, "DescribeSecurityGroupsResponse")) {
+		rc = wrong_root(&x, "DescribeSecurityGroupsResponse", err);
+		goto out;
+	}
+	set = child(x.root, "securityGroupInfo");
+	if (!LIST_NEW(l, count_items(set))) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	l->request_id = ctext(&x, x.root, "requestId");
+	l->next_token = next_token(&x);
+	for (xmlNodePtr it = set ? set->children : NULL; it && !rc; it = it->next) {
+		if (!is_el(it, "item"))
+			continue;
+		l->n++;
+		rc = parse_security_group(&x, it, l->n, &l->v[l->n - 1], err);
+	}
+	if (!rc && x.oom)
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+out:
+	px_close(&x);
+	if (rc)
+		gb_ec2_security_group_list_free(l);
 	else
 		*out = l;
 	return rc;

@@ -55,6 +55,30 @@ gb_err_t gb_ec2_xml_parse_azs(const char *body, size_t len,
 			      struct gb_ec2_az_list **out, gb_error_t *err);
 
 /*
+ * DescribeInstanceTypesResponse: instanceTypeSet/item.  A well-formed reply
+ * with an item without <instanceType>, or a figure that is not a
+ * non-negative number (a flag not true/false), is GB_E_CLOUD naming the
+ * field and the type.  Absent figures are 0 (no GPU: gpu_name NULL).
+ */
+gb_err_t gb_ec2_xml_parse_instance_types(const char *body, size_t len,
+					 struct gb_ec2_instance_type_list **out,
+					 gb_error_t *err);
+
+/* DescribePlacementGroupsResponse: placementGroupSet/item (GB_E_CLOUD without groupName). */
+gb_err_t gb_ec2_xml_parse_placement_groups(const char *body, size_t len,
+					   struct gb_ec2_placement_group_list **out,
+					   gb_error_t *err);
+
+/*
+ * DescribeSecurityGroupsResponse: securityGroupInfo/item with its
+ * ipPermissions and ipPermissionsEgress; GB_E_CLOUD for an item without
+ * groupId or a port that is not a number in -1..65535.
+ */
+gb_err_t gb_ec2_xml_parse_security_groups(const char *body, size_t len,
+					  struct gb_ec2_security_group_list **out,
+					  gb_error_t *err);
+
+/*
  * A response that only acknowledges (CreateTagsResponse: <return>true):
  * [root] is the expected root element name.
  * OUT *request_id NEW or NULL (may be NULL to ignore).
