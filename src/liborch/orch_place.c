@@ -23,11 +23,6 @@
 #include "gb_log.h"
 #include "orch_int.h"
 
-/* EC2's answer when the group exists already (gb_ec2.h names it soon). */
-#ifndef GB_EC2_CODE_PLACEMENT_DUPLICATE
-#define GB_EC2_CODE_PLACEMENT_DUPLICATE "InvalidPlacementGroup.Duplicate"
-#endif
-
 void orch_place_name(const struct orch_run *r, const char *az, char *buf,
 		     size_t n)
 {
@@ -132,7 +127,7 @@ const char *orch_place_group(struct orch_run *r, size_t pool, gb_err_t *rc,
 	orch_pool_run(r->pool, &jp, 1);
 	r->other_calls++;
 	mine = j.rc == GB_E_OK ||
-	       strcmp(j.ae.code, GB_EC2_CODE_PLACEMENT_DUPLICATE) == 0;
+	       strcmp(j.ae.code, GB_EC2_CODE_PG_DUPLICATE) == 0;
 	if (mine) {
 		orch_trace(r, "placement", "region=%s az=%s group=%s %s", p->region, p->az,
 			   name, j.rc == GB_E_OK ? "created" : "exists (this request's)");

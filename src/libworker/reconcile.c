@@ -17,9 +17,6 @@
 #include "gb_util.h"
 #include "prog_int.h"
 
-#ifndef GB_EC2_CODE_PLACEMENT_IN_USE
-#define GB_EC2_CODE_PLACEMENT_IN_USE "InvalidPlacementGroup.InUse"
-#endif
 
 struct cinst {			/* one instance the cloud listed */
 	char *region, *id, *state, *ip, *node, *request;
@@ -645,7 +642,7 @@ static void one_group(struct rctx *c, const char *region,
 	}
 	memset(&ae, 0, sizeof(ae));
 	rc = gb_orch_delete_group(c->o->orch, region, g->group_name, &ae, &e);
-	if (rc && strcmp(ae.code, GB_EC2_CODE_PLACEMENT_IN_USE) == 0) {
+	if (rc && strcmp(ae.code, GB_EC2_CODE_PG_IN_USE) == 0) {
 		gb_log_info("reconcile_group_kept region=%s group=%s note=\"instances still in it\"",
 			    region, g->group_name);
 		return;		/* its instances are still going: a later pass */
