@@ -537,6 +537,81 @@ static void check_launch(struct region_job *j, gb_ec2_t *ec2,
 	gb_buf_free(&skipped);
 }
 
+/* All traffic ([in]: from, else to) group [self] itself, by a rule of [g]. */
+static bool self_rule(const struct gb_ec2_security_group *g, bool in)
+{
+	const struct gb_ec2_sg_permission *v = in ? g->ingress : g->egress;
+	size_t n = in ? g->n_ingress : g->n_egress;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].ip_protocol || strcmp(v[i].ip_protocol, "-1"))
+			continue;
+		for (size_t k = 0; k < v[i].n_group_ids; k++)
+			if (strcmp(v[i].group_ids[k], g->group_id) == 0)
+				return true;
+		/* egress to anywhere reaches the group as well */
+		for (size_t k = 0; !in && k < v[i].n_cidrs; k++)
+			if (strcmp(v[i].cidrs[k], "0.0.0.0/0") == 0)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * EFA needs a security group of the interface to allow all traffic from
+ * and to itself (AWS's EFA guide): DescribeSecurityGroups once per region
+ * that has a nodeset with efa.
+ */
+static void check_efa_groups(struct region_job *j, gb_ec2_t *ec2)
+{
+	const struct gb_conf_region *r = j->r;
+	struct gb_ec2_security_group_list *l = NULL;
+	struct gb_buf lacking = GB_BUF_INIT, names = GB_BUF_INIT;
+	struct gb_ec2_error ae = { 0 };
+	gb_error_t err = { 0 };
+	bool efa = false, ok = false;
+	gb_err_t rc;
+
+	for (size_t i = 0; i < j->n_ns; i++)
+		if (j->ns[i]->efa) {
+			efa = true;
+			gb_buf_printf(&names, "%s%s", names.len ? ", " : "", j->ns[i]->name);
+		}
+	if (!efa)
+		goto out;
+	if (!r->n_security_groups) {
+		job_line(j, NULL, GB_E_CONFIG, NULL, "efa (nodeset %s) needs security_groups in "
+			 "region %s: the VPC's default group has no rule for EFA traffic",
+			 gb_buf_str(&names), r->name);
+		goto out;
+	}
+	rc = gb_ec2_describe_security_groups(ec2, (const char *const *)r->security_groups,
+					     r->n_security_groups, &l, &ae, &err);
+	if (rc) {
+		job_line(j, NULL, rc, ae.code, "efa: DescribeSecurityGroups in %s: %s", r->name,
+			 err.text);
+		goto out;
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		if (self_rule(&l->v[i], true) && self_rule(&l->v[i], false))
+			ok = true;
+		else
+			gb_buf_printf(&lacking, "%s%s", lacking.len ? ", " : "", l->v[i].group_id);
+	}
+	if (ok)
+		job_line(j, NULL, GB_E_OK, NULL, "efa: a security group of %s allows all traffic "
+			 "from and to itself (nodeset %s)", r->name, gb_buf_str(&names));
+	else
+		job_line(j, NULL, GB_E_CONFIG, NULL, "efa (nodeset %s): no security group of region "
+			 "%s allows all traffic from and to itself (%s); fix: add to one of them an "
+			 "inbound and an outbound rule for all traffic with the group itself as "
+			 "source and destination", gb_buf_str(&names), r->name, gb_buf_str(&lacking));
+out:
+	gb_ec2_security_group_list_free(l);
+	gb_buf_free(&lacking);
+	gb_buf_free(&names);
+}
+
 static void check_region(struct region_job *j)
 {
 	struct gb_ec2_opts eo = { 0 };
@@ -558,9 +633,11 @@ static void check_region(struct region_job *j)
 	rc = gb_ec2_create(&eo, &ec2, &err);
 	if (rc)
 		job_line(j, NULL, rc, NULL, "endpoint: %s", err.text);
-	else if (check_zones(j, ec2))
+	else if (check_zones(j, ec2)) {
+		check_efa_groups(j, ec2);
 		for (size_t i = 0; i < j->n_ns; i++)
 			check_launch(j, ec2, j->ns[i], j->first_node[i]);
+	}
 	gb_ec2_destroy(ec2);
 }
 
