@@ -22,7 +22,10 @@
  *    which were not).  For RunInstances the outcome is then UNKNOWN:
  *    instances may exist; the ClientToken (and the instance tags) let the
  *    caller find out;
- *  - GB_E_PARSE for a success response that cannot be read;
+ *  - GB_E_PARSE for a success response that cannot be read; GB_E_CLOUD
+ *    for one that reads but carries a wrong field (DescribeInstanceTypes,
+ *    DescribePlacementGroups, DescribeSecurityGroups: a missing name or
+ *    id, a figure that is not a number; the text names field and item);
  *  - GB_E_INVALID for bad parameters (nothing is sent), GB_E_AUTH or
  *    GB_E_CONFIG when no credentials can be had, GB_E_NOMEM.
  * The optional struct gb_ec2_error receives the AWS Code, Message,

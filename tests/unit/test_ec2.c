@@ -204,6 +204,7 @@ enum step {
 	S_ICE200,		/* an error envelope with status 200 */
 	S_DRYRUN,		/* 412 DryRunOperation */
 	S_NOAMI,		/* 400 InvalidAMIID.NotFound */
+	S_CODE,			/* ep->err_status with ep->err_code, ep->err_msg */
 };
 
 struct endpoint {
@@ -213,12 +214,61 @@ struct endpoint {
 	int run_instances;	/* instances per RunInstances */
 	int pages;		/* DescribeInstances pages to serve */
 	bool repeat_token;	/* serve the same nextToken forever */
+	unsigned err_status;	/* S_CODE */
+	const char *err_code;
+	const char *err_msg;
+	const char *body;	/* S_OK answers this instead, whatever the action */
 };
+
+/* Answer with constructed file [rel] of tests/data/ec2/constructed. */
+static void reply_file(struct testsrv_resp *resp, const char *rel)
+{
+	char path[512];
+	char *data = NULL;
+
+	snprintf(path, sizeof(path), "%s/tests/data/ec2/constructed/%s", GB_TOP_SRCDIR, rel);
+	assert_int_equal(gb_file_read(path, 1 << 20, &data, NULL, NULL), GB_E_OK);
+	testsrv_reply(resp, 200, data);
+	free(data);
+}
+
+/*
+ * Issue 19's actions: page 1 of a listing carries a nextToken; a request
+ * with NextToken or with named items gets the last page.
+ */
+static bool reply_ok_issue19(const char *action, const struct testsrv_req *r,
+			     struct testsrv_resp *resp)
+{
+	bool more = strstr(r->body, "&NextToken=") || strstr(r->body, "&InstanceType.1=") ||
+		    strstr(r->body, "&GroupId.1=");
+
+	if (!strcmp(action, "DescribeInstanceTypes"))
+		reply_file(resp, more ? "describe-instance-types-page2.xml"
+				      : "describe-instance-types-page1.xml");
+	else if (!strcmp(action, "DescribeSecurityGroups"))
+		reply_file(resp, more ? "describe-security-groups-page2.xml"
+				      : "describe-security-groups-page1.xml");
+	else if (!strcmp(action, "DescribePlacementGroups"))
+		reply_file(resp, "describe-placement-groups.xml");
+	else if (!strcmp(action, "CreatePlacementGroup"))
+		testsrv_reply(resp, 200, "<CreatePlacementGroupResponse><requestId>cpg</requestId>"
+				       "<return>true</return></CreatePlacementGroupResponse>");
+	else if (!strcmp(action, "DeletePlacementGroup"))
+		testsrv_reply(resp, 200, "<DeletePlacementGroupResponse><requestId>dpg</requestId>"
+				       "<return>true</return></DeletePlacementGroupResponse>");
+	else
+		return false;
+	return true;
+}
 
 static void reply_ok(struct endpoint *ep, size_t n, const char *action,
 		     const struct testsrv_req *r, struct testsrv_resp *resp)
 {
-	if (!strcmp(action, "RunInstances")) {
+	if (ep->body) {
+		testsrv_reply(resp, 200, ep->body);
+	} else if (reply_ok_issue19(action, r, resp)) {
+		return;
+	} else if (!strcmp(action, "RunInstances")) {
 		char *tok = form_get(r->body, "ClientToken");
 
 		reply_run(resp, tok ? tok : "", ep->run_instances ? ep->run_instances : 1);
@@ -322,6 +372,9 @@ static void endpoint_handler(void *ctx, size_t n, const struct testsrv_req *r,
 	case S_NOAMI:
 		reply_error(resp, 400, "InvalidAMIID.NotFound",
 			    "The image id '[ami-025ece6a3a0e7558f]' does not exist");
+		break;
+	case S_CODE:
+		reply_error(resp, ep->err_status, ep->err_code, ep->err_msg);
 		break;
 	case S_SLOW:
 		reply_ok(ep, n, action ? action : "", r, resp);
@@ -1061,6 +1114,392 @@ static void test_no_request_sent(void **state)
 	fix_stop(&f);
 }
 
+/* ---- issue 19: instance types, placement groups, security groups, EFA -------- */
+
+/* The body of request [i] to [f]'s server. */
+static const char *body_of(struct fix *f, size_t i)
+{
+	const struct testsrv_req *r = testsrv_request(f->srv, i);
+
+	assert_non_null(r);
+	return r->body;
+}
+
+static void test_instance_types_pages(void **state)
+{
+	static const char *const pat[] = { "p5.*" };
+	static const struct gb_ec2_filter flt[] = { { "instance-type", pat, 1 } };
+	static const char *const types[] = { "g6.xlarge" };
+	struct gb_ec2_opts cap1 = { .max_pages = 1 };
+	struct gb_ec2_instance_type_list *l = NULL;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e;
+
+	(void)state;
+	fix_start(&f, NULL, 0, NULL);
+	if (gb_ec2_describe_instance_types(f.ec2, NULL, 0, flt, 1, &l, &ae, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(testsrv_count(f.srv), 2);
+	assert_string_equal(body_of(&f, 0), "Action=DescribeInstanceTypes&Version=2016-11-15"
+			    "&Filter.1.Name=instance-type&Filter.1.Value.1=p5.%2A&MaxResults=100");
+	assert_string_equal(body_of(&f, 1), "Action=DescribeInstanceTypes&Version=2016-11-15"
+			    "&Filter.1.Name=instance-type&Filter.1.Value.1=p5.%2A&MaxResults=100"
+			    "&NextToken=eyJ2IjoiMSIsImMiOiJpdC0yIn0%3D");
+	assert_int_equal(l->n, 3);
+	assert_string_equal(l->v[0].instance_type, "p5.48xlarge");
+	assert_int_equal(l->v[0].gpus, 8);
+	assert_true(l->v[0].efa);
+	assert_string_equal(l->v[1].instance_type, "m7i.large");
+	assert_null(l->v[1].gpu_name);
+	assert_string_equal(l->v[2].instance_type, "g6.xlarge");
+	assert_string_equal(l->v[2].gpu_name, "L4");
+	assert_string_equal(l->request_id, "2d0c7f2a-5b8e-4c51-9a57-0d1f3e6b7a02");
+	assert_null(l->next_token);
+	gb_ec2_instance_type_list_free(l);
+	fix_stop(&f);
+	/* named types, throttled once: one page, no MaxResults, same body twice */
+	{
+		static const enum step s[] = { S_THROTTLE, S_OK };
+
+		fix_start(&f, s, 2, NULL);
+		if (gb_ec2_describe_instance_types(f.ec2, types, 1, NULL, 0, &l, &ae, &e))
+			fail_msg("%s", e.text);
+		assert_int_equal(ae.attempts, 2);
+		assert_int_equal(testsrv_count(f.srv), 2);
+		assert_string_equal(body_of(&f, 1), "Action=DescribeInstanceTypes"
+				    "&Version=2016-11-15&InstanceType.1=g6.xlarge");
+		assert_string_equal(body_of(&f, 0), body_of(&f, 1));
+		assert_int_equal(l->n, 1);
+		assert_int_equal(l->v[0].gpu_total_memory_mib, 22888);
+		gb_ec2_instance_type_list_free(l);
+		fix_stop(&f);
+	}
+	/* more pages than allowed */
+	fix_start(&f, NULL, 0, &cap1);
+	assert_int_equal(gb_ec2_describe_instance_types(f.ec2, NULL, 0, NULL, 0, &l, &ae, &e),
+			 GB_E_CLOUD);
+	assert_null(l);
+	assert_string_equal(e.text, "DescribeInstanceTypes ap-northeast-1: more than 1 pages");
+	fix_stop(&f);
+	/* an error on page 2: nothing returned */
+	{
+		static const enum step s[] = { S_OK, S_BADPARAM };
+
+		fix_start(&f, s, 2, NULL);
+		assert_int_equal(gb_ec2_describe_instance_types(f.ec2, NULL, 0, NULL, 0, &l,
+								&ae, &e), GB_E_CLOUDCONFIG);
+		assert_null(l);
+		assert_string_equal(ae.code, "InvalidParameterValue");
+		assert_int_equal(testsrv_count(f.srv), 2);
+		fix_stop(&f);
+	}
+	/* a reply with a bad figure: GB_E_CLOUD naming action, region, type, field */
+	fix_start(&f, NULL, 0, NULL);
+	f.ep.body = "<DescribeInstanceTypesResponse><instanceTypeSet><item><instanceType>"
+		    "p5.48xlarge</instanceType><memoryInfo><sizeInMiB>2T</sizeInMiB>"
+		    "</memoryInfo></item></instanceTypeSet></DescribeInstanceTypesResponse>";
+	assert_int_equal(gb_ec2_describe_instance_types(f.ec2, NULL, 0, NULL, 0, &l, &ae, &e),
+			 GB_E_CLOUD);
+	assert_null(l);
+	assert_string_equal(e.text, "DescribeInstanceTypes ap-northeast-1: instance type "
+			    "p5.48xlarge: <memoryInfo/sizeInMiB> '2T' is not a number in 0..2147483647");
+	assert_int_equal(ae.attempts, 1);
+	assert_int_equal(testsrv_count(f.srv), 1);
+	/* and a bad parameter sends nothing */
+	assert_int_equal(gb_ec2_describe_instance_types(f.ec2, (const char *const[]){ "" }, 1,
+							NULL, 0, &l, &ae, &e), GB_E_INVALID);
+	assert_int_equal(testsrv_count(f.srv), 1);
+	fix_stop(&f);
+}
+
+static void test_placement_groups(void **state)
+{
+	static const struct gb_ec2_kv tags[] = { { "gpuburst:cluster", "gpu-cluster" } };
+	static const struct gb_ec2_tag_spec spec = { "placement-group", tags, 1 };
+	static const char *const names[] = { "gpuburst-train-ap-northeast-1a" };
+	struct gb_ec2_placement_group_list *l = NULL;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e;
+
+	(void)state;
+	fix_start(&f, NULL, 0, NULL);
+	if (gb_ec2_create_placement_group(f.ec2, "gpuburst-train-ap-northeast-1a", "cluster",
+					  &spec, &ae, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(ae.attempts, 1);
+	assert_string_equal(body_of(&f, 0), "Action=CreatePlacementGroup&Version=2016-11-15"
+			    "&GroupName=gpuburst-train-ap-northeast-1a&Strategy=cluster"
+			    "&TagSpecification.1.ResourceType=placement-group"
+			    "&TagSpecification.1.Tag.1.Key=gpuburst%3Acluster"
+			    "&TagSpecification.1.Tag.1.Value=gpu-cluster");
+	if (gb_ec2_describe_placement_groups(f.ec2, names, 1, NULL, 0, &l, &ae, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_string_equal(body_of(&f, 1), "Action=DescribePlacementGroups&Version=2016-11-15"
+			    "&GroupName.1=gpuburst-train-ap-northeast-1a");
+	assert_int_equal(l->n, 2);
+	assert_string_equal(l->v[0].group_id, "pg-0a1b2c3d4e5f60718");
+	assert_string_equal(l->v[0].state, "available");
+	assert_string_equal(l->v[0].tags[0].value, "gpu-cluster");
+	gb_ec2_placement_group_list_free(l);
+	if (gb_ec2_delete_placement_group(f.ec2, "gpuburst-train-ap-northeast-1a", &ae, &e))
+		fail_msg("%s", e.text);
+	assert_string_equal(body_of(&f, 2), "Action=DeletePlacementGroup&Version=2016-11-15"
+			    "&GroupName=gpuburst-train-ap-northeast-1a");
+	assert_int_equal(testsrv_count(f.srv), 3);
+	/* refused parameters send nothing */
+	assert_int_equal(gb_ec2_create_placement_group(f.ec2, "g", "tight", NULL, &ae, &e),
+			 GB_E_INVALID);
+	assert_int_equal(gb_ec2_delete_placement_group(f.ec2, "", &ae, &e), GB_E_INVALID);
+	assert_int_equal(testsrv_count(f.srv), 3);
+	fix_stop(&f);
+}
+
+/* EC2's placement group errors: classified, returned at once, named in the text. */
+static void test_placement_group_errors(void **state)
+{
+	static const struct {
+		int call;	/* 0 create, 1 delete, 2 describe */
+		const char *code;
+		const char *msg;
+		gb_err_t rc;
+		enum gb_ec2_class cls;
+	} cases[] = {
+		{ 0, GB_EC2_CODE_PG_DUPLICATE,
+		  "The Placement Group 'gpuburst-train-1a' already exists.",
+		  GB_E_CLOUDCONFIG, GB_EC2_CLASS_CONFIG },
+		{ 0, GB_EC2_CODE_PG_LIMIT, "You have reached the limit of placement groups.",
+		  GB_E_QUOTA, GB_EC2_CLASS_QUOTA },
+		{ 1, GB_EC2_CODE_PG_IN_USE,
+		  "The placement group 'gpuburst-train-1a' is in use and may not be deleted.",
+		  GB_E_CLOUDCONFIG, GB_EC2_CLASS_CONFIG },
+		{ 1, GB_EC2_CODE_PG_UNKNOWN, "The Placement Group 'gpuburst-train-1a' is unknown.",
+		  GB_E_CLOUDCONFIG, GB_EC2_CLASS_CONFIG },
+		{ 2, GB_EC2_CODE_PG_UNKNOWN, "The Placement Group 'gpuburst-train-1a' is unknown.",
+		  GB_E_CLOUDCONFIG, GB_EC2_CLASS_CONFIG },
+	};
+	static const char *const actions[] = { "CreatePlacementGroup", "DeletePlacementGroup",
+					       "DescribePlacementGroups" };
+	static const enum step st = S_CODE;
+
+	(void)state;
+	for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++) {
+		struct gb_ec2_placement_group_list *l = NULL;
+		const char *const name = "gpuburst-train-1a";
+		struct gb_ec2_error ae;
+		struct fix f;
+		gb_error_t e;
+		char want[256];
+		gb_err_t rc;
+
+		fix_start(&f, &st, 1, NULL);
+		f.ep.err_status = 400;
+		f.ep.err_code = cases[i].code;
+		f.ep.err_msg = cases[i].msg;
+		if (cases[i].call == 0)
+			rc = gb_ec2_create_placement_group(f.ec2, name, "cluster", NULL, &ae, &e);
+		else if (cases[i].call == 1)
+			rc = gb_ec2_delete_placement_group(f.ec2, name, &ae, &e);
+		else
+			rc = gb_ec2_describe_placement_groups(f.ec2, &name, 1, NULL, 0, &l, &ae,
+							      &e);
+		assert_int_equal(rc, cases[i].rc);
+		assert_null(l);
+		assert_int_equal(ae.cls, cases[i].cls);
+		assert_true(ae.known_code);
+		assert_string_equal(ae.code, cases[i].code);
+		assert_int_equal(ae.attempts, 1);
+		assert_int_equal(testsrv_count(f.srv), 1);
+		snprintf(want, sizeof(want), "%s ap-northeast-1: %s: %s (HTTP 400, RequestID req-%s, %s, 1 attempt)",
+			 actions[cases[i].call], cases[i].code, cases[i].msg, cases[i].code,
+			 gb_ec2_class_name(cases[i].cls));
+		assert_string_equal(e.text, want);
+		fix_stop(&f);
+	}
+}
+
+static void test_security_groups_pages(void **state)
+{
+	static const char *const ids[] = { "sg-0de0000000000000002" };
+	struct gb_ec2_security_group_list *l = NULL;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e;
+
+	(void)state;
+	fix_start(&f, NULL, 0, NULL);
+	if (gb_ec2_describe_security_groups(f.ec2, NULL, 0, &l, &ae, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(testsrv_count(f.srv), 2);
+	assert_string_equal(body_of(&f, 0), "Action=DescribeSecurityGroups&Version=2016-11-15"
+			    "&MaxResults=1000");
+	assert_string_equal(body_of(&f, 1), "Action=DescribeSecurityGroups&Version=2016-11-15"
+			    "&MaxResults=1000&NextToken=eyJ2IjoiMSIsImMiOiJzZy0yIn0%3D");
+	assert_int_equal(l->n, 2);
+	assert_string_equal(l->v[0].group_id, "sg-0efa0000000000001");
+	assert_int_equal(l->v[0].n_ingress, 2);
+	assert_string_equal(l->v[0].ingress[0].group_ids[0], "sg-0efa0000000000001");
+	assert_int_equal(l->v[0].ingress[1].from_port, 22);
+	assert_string_equal(l->v[1].group_id, "sg-0de0000000000000002");
+	assert_string_equal(l->v[1].egress[0].cidrs[0], "0.0.0.0/0");
+	assert_string_equal(l->request_id, "59dbff89-35bd-4eac-99ed-be587EXAMPLF");
+	assert_null(l->next_token);
+	gb_ec2_security_group_list_free(l);
+	/* named groups: GroupId.N, no MaxResults, one page */
+	if (gb_ec2_describe_security_groups(f.ec2, ids, 1, &l, &ae, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(testsrv_count(f.srv), 3);
+	assert_string_equal(body_of(&f, 2), "Action=DescribeSecurityGroups&Version=2016-11-15"
+			    "&GroupId.1=sg-0de0000000000000002");
+	assert_int_equal(l->n, 1);
+	assert_string_equal(l->v[0].group_name, "default");
+	gb_ec2_security_group_list_free(l);
+	fix_stop(&f);
+	/* an unknown group: CONFIG, not retried */
+	{
+		static const enum step s[] = { S_CODE };
+
+		fix_start(&f, s, 1, NULL);
+		f.ep.err_status = 400;
+		f.ep.err_code = "InvalidGroup.NotFound";
+		f.ep.err_msg = "The security group 'sg-0de0000000000000002' does not exist";
+		assert_int_equal(gb_ec2_describe_security_groups(f.ec2, ids, 1, &l, &ae, &e),
+				 GB_E_CLOUDCONFIG);
+		assert_null(l);
+		assert_int_equal(ae.cls, GB_EC2_CLASS_CONFIG);
+		assert_int_equal(ae.attempts, 1);
+		fix_stop(&f);
+	}
+	/* a reply with a bad port */
+	fix_start(&f, NULL, 0, NULL);
+	f.ep.body = "<DescribeSecurityGroupsResponse><securityGroupInfo><item><groupId>sg-1"
+		    "</groupId><ipPermissions><item><ipProtocol>tcp</ipProtocol><toPort>ssh"
+		    "</toPort></item></ipPermissions></item></securityGroupInfo>"
+		    "</DescribeSecurityGroupsResponse>";
+	assert_int_equal(gb_ec2_describe_security_groups(f.ec2, NULL, 0, &l, &ae, &e),
+			 GB_E_CLOUD);
+	assert_null(l);
+	assert_string_equal(e.text, "DescribeSecurityGroups ap-northeast-1: security group sg-1: "
+			    "<toPort> 'ssh' is not a number in -1..65535");
+	fix_stop(&f);
+}
+
+static const char *const efa_sgs1[] = { "sg-0efa0000000000001", "sg-0de0000000000000002" };
+static const char *const efa_sgs2[] = { "sg-0efa0000000000001" };
+static const struct gb_ec2_net_if efa_ifs[] = {
+	{ 0, 0, "efa", "subnet-0c82087f981728760", efa_sgs1, 2, true },
+	{ 1, 1, "efa-only", "subnet-0c82087f981728760", efa_sgs2, 1, true },
+};
+static const struct gb_ec2_kv efa_tags[] = { { "gpuburst:cluster", "gpu-cluster" } };
+static const struct gb_ec2_tag_spec efa_ts = { "instance", efa_tags, 1 };
+static const struct gb_ec2_run_params run_efa = {
+	.image_id = "ami-0b6c1e0b8f5e1a2c3", .instance_type = "p5.48xlarge",
+	.min_count = 2, .max_count = 2, .availability_zone = "ap-northeast-1a",
+	.placement_group = "gpuburst-train-ap-northeast-1a",
+	.net_ifs = efa_ifs, .n_net_ifs = 2, .key_name = "gpu-key-ap-northeast-1",
+	.client_token = "req0019-ap-northeast-1-s0-0", .tag_specs = &efa_ts, .n_tag_specs = 1,
+};
+
+static void test_run_efa_placement(void **state)
+{
+	static const struct {
+		enum step st;
+		const char *code;
+		const char *msg;
+		gb_err_t rc;
+		enum gb_ec2_class cls;
+		long status;
+	} cases[] = {
+		/* ICE in a cluster placement group is the usual capacity error */
+		{ S_ICE, GB_EC2_CODE_ICE, NULL, GB_E_CAPACITY, GB_EC2_CLASS_CAPACITY, 500 },
+		{ S_CODE, GB_EC2_CODE_PARAM_COMBINATION,
+		  "EFA interfaces are not supported on m7i.large.", GB_E_CLOUDCONFIG,
+		  GB_EC2_CLASS_CONFIG, 400 },
+		{ S_CODE, GB_EC2_CODE_PARAM_VALUE,
+		  "Network card index 1 is not valid for instance type g6.xlarge.",
+		  GB_E_CLOUDCONFIG, GB_EC2_CLASS_CONFIG, 400 },
+		{ S_CODE, GB_EC2_CODE_PG_UNKNOWN,
+		  "The Placement Group 'gpuburst-train-ap-northeast-1a' is unknown.",
+		  GB_E_CLOUDCONFIG, GB_EC2_CLASS_CONFIG, 400 },
+	};
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e;
+	char path[512];
+	char *want = NULL;
+
+	(void)state;
+	fix_start(&f, NULL, 0, NULL);
+	f.ep.run_instances = 2;
+	if (gb_ec2_run_instances(f.ec2, &run_efa, &l, &ae, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(l->n, 2);
+	assert_string_equal(l->client_token, "req0019-ap-northeast-1-s0-0");
+	/* what arrived is byte for byte the constructed EFA body */
+	snprintf(path, sizeof(path), "%s/tests/data/ec2/constructed/"
+		 "run-instances-request-efa.form.txt", GB_TOP_SRCDIR);
+	assert_int_equal(gb_file_read(path, 1 << 20, &want, NULL, NULL), GB_E_OK);
+	assert_string_equal(body_of(&f, 0), want);
+	free(want);
+	gb_ec2_instance_list_free(l);
+	fix_stop(&f);
+	for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++) {
+		fix_start(&f, &cases[i].st, 1, NULL);
+		f.ep.err_status = 400;
+		f.ep.err_code = cases[i].code;
+		f.ep.err_msg = cases[i].msg;
+		assert_int_equal(gb_ec2_run_instances(f.ec2, &run_efa, &l, &ae, &e), cases[i].rc);
+		assert_null(l);
+		assert_string_equal(ae.code, cases[i].code);
+		assert_int_equal(ae.cls, cases[i].cls);
+		assert_int_equal(ae.http_status, cases[i].status);
+		assert_true(ae.known_code);
+		assert_int_equal(ae.attempts, 1);
+		if (cases[i].msg)
+			assert_string_equal(ae.message, cases[i].msg);
+		assert_non_null(strstr(body_of(&f, 0),
+				       "&Placement.GroupName=gpuburst-train-ap-northeast-1a&"));
+		fix_stop(&f);
+	}
+}
+
+/* EC2 refuses a top-level subnet or groups with interfaces: so do we, sending nothing. */
+static void test_net_ifs_refused_without_sending(void **state)
+{
+	static const char *const sg[] = { "sg-1" };
+	struct gb_ec2_instance_list *l = (void *)1;
+	struct gb_ec2_run_params p = run_efa;
+	struct gb_ec2_net_if bad_if = efa_ifs[0];
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e;
+
+	(void)state;
+	fix_start(&f, NULL, 0, NULL);
+	p.subnet_id = "subnet-0c82087f981728760";
+	assert_int_equal(gb_ec2_run_instances(f.ec2, &p, &l, &ae, &e), GB_E_INVALID);
+	assert_null(l);
+	assert_string_equal(e.text, "RunInstances: SubnetId with NetworkInterface: the subnet goes on each interface");
+	assert_int_equal(ae.attempts, 0);
+	assert_int_equal(gb_ec2_run_instances_dry_run(f.ec2, &p, &ae, &e), GB_E_INVALID);
+	assert_string_equal(e.text, "RunInstances: SubnetId with NetworkInterface: the subnet goes on each interface");
+	p = run_efa;
+	p.security_group_ids = sg;
+	p.n_security_group_ids = 1;
+	assert_int_equal(gb_ec2_run_instances(f.ec2, &p, &l, &ae, &e), GB_E_INVALID);
+	assert_string_equal(e.text, "RunInstances: SecurityGroupId with NetworkInterface: the security groups go on each interface");
+	p = run_efa;
+	bad_if.interface_type = "fabric";
+	p.net_ifs = &bad_if;
+	p.n_net_ifs = 1;
+	assert_int_equal(gb_ec2_run_instances(f.ec2, &p, &l, &ae, &e), GB_E_INVALID);
+	assert_string_equal(e.text, "RunInstances: NetworkInterface.1.InterfaceType 'fabric' is not interface, efa or efa-only");
+	assert_int_equal(testsrv_count(f.srv), 0);
+	fix_stop(&f);
+}
+
 static void test_create_options(void **state)
 {
 	struct gb_creds_opts co = { .access_key_id = AK, .secret_access_key = SK };
@@ -1129,6 +1568,12 @@ int main(void)
 		cmocka_unit_test(test_session_token_signed),
 		cmocka_unit_test(test_no_request_sent),
 		cmocka_unit_test(test_create_options),
+		cmocka_unit_test(test_instance_types_pages),
+		cmocka_unit_test(test_placement_groups),
+		cmocka_unit_test(test_placement_group_errors),
+		cmocka_unit_test(test_security_groups_pages),
+		cmocka_unit_test(test_run_efa_placement),
+		cmocka_unit_test(test_net_ifs_refused_without_sending),
 	};
 	static const char *const vars[] = { "http_proxy", "https_proxy", "HTTPS_PROXY",
 					    "all_proxy", "ALL_PROXY" };

@@ -735,6 +735,13 @@ static void test_classification(void **state)
 		{ "SecurityGroupsPerInstanceLimitExceeded", 400, GB_EC2_CLASS_CONFIG, true },
 		{ "ConcurrentTagAccess", 400, GB_EC2_CLASS_TRANSIENT, true },
 		{ "InsufficientReservedInstancesCapacity", 500, GB_EC2_CLASS_CAPACITY, true },
+		/* issue 19: placement groups and EFA interfaces */
+		{ "InvalidPlacementGroup.Duplicate", 400, GB_EC2_CLASS_CONFIG, true },
+		{ "InvalidPlacementGroup.InUse", 400, GB_EC2_CLASS_CONFIG, true },
+		{ "InvalidPlacementGroup.Unknown", 400, GB_EC2_CLASS_CONFIG, true },
+		{ "PlacementGroupLimitExceeded", 400, GB_EC2_CLASS_QUOTA, true },
+		{ "InvalidParameterCombination", 400, GB_EC2_CLASS_CONFIG, true },
+		{ "InvalidParameterValue", 400, GB_EC2_CLASS_CONFIG, true },
 		/* the account may not use this region */
 		{ "OptInRequired", 401, GB_EC2_CLASS_REGION, true },
 		{ "PendingVerification", 401, GB_EC2_CLASS_REGION, true },
@@ -974,6 +981,426 @@ static void test_form_rejects(void **state)
 	gb_buf_free(&b);
 }
 
+/* ---- issue 19: instance types, placement groups, security groups ------- */
+
+static void test_instance_types_parse(void **state)
+{
+	struct gb_ec2_instance_type_list *l = NULL;
+	const struct gb_ec2_instance_type *t;
+	size_t len;
+	char *xml = slurp("constructed/describe-instance-types-page1.xml", &len);
+	gb_error_t e;
+
+	(void)state;
+	if (gb_ec2_xml_parse_instance_types(xml, len, &l, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(l->n, 2);
+	assert_string_equal(l->request_id, "2d0c7f2a-5b8e-4c51-9a57-0d1f3e6b7a01");
+	assert_string_equal(l->next_token, "eyJ2IjoiMSIsImMiOiJpdC0yIn0=");
+	t = &l->v[0];
+	assert_string_equal(t->instance_type, "p5.48xlarge");
+	assert_int_equal(t->vcpus, 192);
+	assert_int_equal(t->memory_mib, 2097152);
+	assert_string_equal(t->arch, "x86_64");
+	assert_string_equal(t->gpu_name, "H100");
+	assert_string_equal(t->gpu_maker, "NVIDIA");
+	assert_int_equal(t->gpus, 8);
+	assert_int_equal(t->gpu_memory_mib, 81920);
+	assert_int_equal(t->gpu_total_memory_mib, 655360);
+	assert_true(t->efa);
+	assert_int_equal(t->efa_max_interfaces, 32);
+	assert_int_equal(t->network_cards, 32);
+	assert_int_equal(t->max_interfaces, 64);
+	assert_true(t->cluster_placement);
+	/* no GPU, no EFA, no cluster placement */
+	t = &l->v[1];
+	assert_string_equal(t->instance_type, "m7i.large");
+	assert_int_equal(t->vcpus, 2);
+	assert_int_equal(t->memory_mib, 8192);
+	assert_null(t->gpu_name);
+	assert_null(t->gpu_maker);
+	assert_int_equal(t->gpus, 0);
+	assert_int_equal(t->gpu_memory_mib, 0);
+	assert_int_equal(t->gpu_total_memory_mib, 0);
+	assert_false(t->efa);
+	assert_int_equal(t->efa_max_interfaces, 0);
+	assert_int_equal(t->network_cards, 1);
+	assert_int_equal(t->max_interfaces, 3);
+	assert_false(t->cluster_placement);
+	gb_ec2_instance_type_list_free(l);
+	free(xml);
+	xml = slurp("constructed/describe-instance-types-page2.xml", &len);
+	assert_int_equal(gb_ec2_xml_parse_instance_types(xml, len, &l, &e), GB_E_OK);
+	assert_int_equal(l->n, 1);
+	assert_null(l->next_token);
+	assert_string_equal(l->v[0].gpu_name, "L4");
+	assert_int_equal(l->v[0].gpu_memory_mib, 22888);
+	assert_true(l->v[0].cluster_placement);
+	gb_ec2_instance_type_list_free(l);
+	free(xml);
+	gb_ec2_instance_type_list_free(NULL);
+}
+
+#define IT_ITEM(inner) \
+	"<DescribeInstanceTypesResponse><instanceTypeSet><item>" inner \
+	"</item></instanceTypeSet></DescribeInstanceTypesResponse>"
+
+static void test_instance_types_bad(void **state)
+{
+	static const struct {
+		const char *xml;
+		gb_err_t rc;
+		const char *text;
+	} cases[] = {
+		{ IT_ITEM("<vCpuInfo><defaultVCpus>4</defaultVCpus></vCpuInfo>"), GB_E_CLOUD,
+		  "instance type item 1 without <instanceType>" },
+		{ IT_ITEM("<instanceType></instanceType>"), GB_E_CLOUD,
+		  "instance type item 1 without <instanceType>" },
+		{ IT_ITEM("<instanceType>p5.48xlarge</instanceType>"
+			  "<vCpuInfo><defaultVCpus>lots</defaultVCpus></vCpuInfo>"), GB_E_CLOUD,
+		  "instance type p5.48xlarge: <vCpuInfo/defaultVCpus> 'lots' is not a number in 0..2147483647" },
+		{ IT_ITEM("<instanceType>g6.xlarge</instanceType>"
+			  "<memoryInfo><sizeInMiB>-16384</sizeInMiB></memoryInfo>"), GB_E_CLOUD,
+		  "instance type g6.xlarge: <memoryInfo/sizeInMiB> '-16384' is not a number" },
+		{ IT_ITEM("<instanceType>g6.xlarge</instanceType><gpuInfo><gpus><item>"
+			  "<name>L4</name><count>1.5</count></item></gpus></gpuInfo>"), GB_E_CLOUD,
+		  "instance type g6.xlarge: <count> '1.5' is not a number" },
+		{ IT_ITEM("<instanceType>p5.48xlarge</instanceType><gpuInfo>"
+			  "<totalGpuMemoryInMiB>99999999999</totalGpuMemoryInMiB></gpuInfo>"),
+		  GB_E_CLOUD, "<gpuInfo/totalGpuMemoryInMiB> '99999999999' is not a number" },
+		{ IT_ITEM("<instanceType>p5.48xlarge</instanceType>"
+			  "<networkInfo><efaSupported>yes</efaSupported></networkInfo>"), GB_E_CLOUD,
+		  "instance type p5.48xlarge: <networkInfo/efaSupported> 'yes' is not true or false" },
+		{ IT_ITEM("<instanceType>p5.48xlarge</instanceType><networkInfo><efaInfo>"
+			  "<maximumEfaInterfaces></maximumEfaInterfaces></efaInfo></networkInfo>"),
+		  GB_E_CLOUD, "<networkInfo/efaInfo/maximumEfaInterfaces> '' is not a number" },
+		{ IT_ITEM("<instanceType>p5.48xlarge</instanceType><networkInfo>"
+			  "<maximumNetworkCards>x</maximumNetworkCards></networkInfo>"),
+		  GB_E_CLOUD, "<networkInfo/maximumNetworkCards> 'x' is not a number" },
+		{ "<DescribeInstanceTypeOfferingsResponse/>", GB_E_PARSE,
+		  "expected DescribeInstanceTypesResponse, got <DescribeInstanceTypeOfferingsResponse>" },
+		{ "<DescribeInstanceTypesResponse><instanceTypeSet>", GB_E_PARSE,
+		  "response is not well-formed XML" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++) {
+		struct gb_ec2_instance_type_list *l = (void *)1;
+		gb_error_t e = { 0 };
+		gb_err_t rc = gb_ec2_xml_parse_instance_types(cases[i].xml, strlen(cases[i].xml),
+							      &l, &e);
+
+		if (rc != cases[i].rc || !strstr(e.text, cases[i].text))
+			fail_msg("case %zu: %s, want '%s' in '%s'", i, gb_err_name(rc),
+				 cases[i].text, e.text);
+		assert_null(l);
+	}
+	{
+		static const char empty[] = "<DescribeInstanceTypesResponse><requestId>r</requestId>"
+					    "<instanceTypeSet/></DescribeInstanceTypesResponse>";
+		struct gb_ec2_instance_type_list *l = NULL;
+
+		assert_int_equal(gb_ec2_xml_parse_instance_types(LIT(empty), &l, NULL), GB_E_OK);
+		assert_int_equal(l->n, 0);
+		assert_string_equal(l->request_id, "r");
+		gb_ec2_instance_type_list_free(l);
+	}
+}
+
+static void test_placement_groups_parse(void **state)
+{
+	static const char noname[] =
+		"<DescribePlacementGroupsResponse><placementGroupSet><item><groupId>pg-1"
+		"</groupId></item></placementGroupSet></DescribePlacementGroupsResponse>";
+	static const char nokey[] =
+		"<DescribePlacementGroupsResponse><placementGroupSet><item><groupName>a"
+		"</groupName><tagSet><item><value>v</value></item></tagSet></item>"
+		"</placementGroupSet></DescribePlacementGroupsResponse>";
+	struct gb_ec2_placement_group_list *l = NULL;
+	size_t len;
+	char *xml = slurp("constructed/describe-placement-groups.xml", &len);
+	gb_error_t e;
+
+	(void)state;
+	if (gb_ec2_xml_parse_placement_groups(xml, len, &l, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(l->n, 2);
+	assert_string_equal(l->request_id, "d4904fd9-82c2-4ea5-adfe-a9cc3EXAMPLE");
+	assert_string_equal(l->v[0].group_name, "gpuburst-train-ap-northeast-1a");
+	assert_string_equal(l->v[0].group_id, "pg-0a1b2c3d4e5f60718");
+	assert_string_equal(l->v[0].strategy, "cluster");
+	assert_string_equal(l->v[0].state, "available");
+	assert_int_equal(l->v[0].n_tags, 2);
+	assert_string_equal(l->v[0].tags[0].key, "gpuburst:cluster");
+	assert_string_equal(l->v[0].tags[0].value, "gpu-cluster");
+	assert_string_equal(l->v[0].tags[1].key, "gpuburst:managed");
+	assert_string_equal(l->v[0].tags[1].value, "");
+	assert_string_equal(l->v[1].group_name, "other-spread");
+	assert_string_equal(l->v[1].strategy, "spread");
+	assert_string_equal(l->v[1].state, "deleting");
+	assert_int_equal(l->v[1].n_tags, 0);
+	assert_null(l->v[1].tags);
+	gb_ec2_placement_group_list_free(l);
+	free(xml);
+	l = (void *)1;
+	assert_int_equal(gb_ec2_xml_parse_placement_groups(LIT(noname), &l, &e), GB_E_CLOUD);
+	assert_string_equal(e.text, "placement group item 1 without <groupName>");
+	assert_null(l);
+	assert_int_equal(gb_ec2_xml_parse_placement_groups(LIT(nokey), &l, &e), GB_E_PARSE);
+	assert_string_equal(e.text, "placement group tag without a key");
+	assert_int_equal(gb_ec2_xml_parse_placement_groups(LIT("<CreateTagsResponse/>"), &l, &e),
+			 GB_E_PARSE);
+	assert_string_equal(e.text,
+			    "expected DescribePlacementGroupsResponse, got <CreateTagsResponse>");
+	gb_ec2_placement_group_list_free(NULL);
+}
+
+static void test_security_groups_parse(void **state)
+{
+	static const char noid[] =
+		"<DescribeSecurityGroupsResponse><securityGroupInfo><item><groupName>x"
+		"</groupName></item></securityGroupInfo></DescribeSecurityGroupsResponse>";
+	static const char badport[] =
+		"<DescribeSecurityGroupsResponse><securityGroupInfo><item><groupId>sg-9"
+		"</groupId><ipPermissionsEgress><item><ipProtocol>tcp</ipProtocol>"
+		"<fromPort>70000</fromPort></item></ipPermissionsEgress></item>"
+		"</securityGroupInfo></DescribeSecurityGroupsResponse>";
+	struct gb_ec2_security_group_list *l = NULL;
+	const struct gb_ec2_security_group *g;
+	size_t len;
+	char *xml = slurp("constructed/describe-security-groups-page1.xml", &len);
+	gb_error_t e;
+
+	(void)state;
+	if (gb_ec2_xml_parse_security_groups(xml, len, &l, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(l->n, 1);
+	assert_string_equal(l->next_token, "eyJ2IjoiMSIsImMiOiJzZy0yIn0=");
+	g = &l->v[0];
+	assert_string_equal(g->group_id, "sg-0efa0000000000001");
+	assert_string_equal(g->group_name, "gpuburst-efa");
+	assert_string_equal(g->vpc_id, "vpc-0a1b2c3d4e5f60718");
+	assert_int_equal(g->n_ingress, 2);
+	assert_string_equal(g->ingress[0].ip_protocol, "-1");
+	assert_int_equal(g->ingress[0].from_port, -1);
+	assert_int_equal(g->ingress[0].to_port, -1);
+	assert_int_equal(g->ingress[0].n_group_ids, 1);
+	assert_string_equal(g->ingress[0].group_ids[0], "sg-0efa0000000000001");
+	assert_null(g->ingress[0].group_ids[1]);
+	assert_int_equal(g->ingress[0].n_cidrs, 0);
+	assert_null(g->ingress[0].cidrs);
+	assert_string_equal(g->ingress[1].ip_protocol, "tcp");
+	assert_int_equal(g->ingress[1].from_port, 22);
+	assert_int_equal(g->ingress[1].to_port, 22);
+	assert_int_equal(g->ingress[1].n_group_ids, 0);
+	assert_int_equal(g->ingress[1].n_cidrs, 2);
+	assert_string_equal(g->ingress[1].cidrs[0], "10.0.0.0/16");
+	assert_string_equal(g->ingress[1].cidrs[1], "192.0.2.0/24");
+	assert_null(g->ingress[1].cidrs[2]);
+	assert_int_equal(g->n_egress, 1);
+	assert_string_equal(g->egress[0].group_ids[0], "sg-0efa0000000000001");
+	assert_string_equal(g->egress[0].cidrs[0], "0.0.0.0/0");
+	gb_ec2_security_group_list_free(l);
+	free(xml);
+	xml = slurp("constructed/describe-security-groups-page2.xml", &len);
+	assert_int_equal(gb_ec2_xml_parse_security_groups(xml, len, &l, &e), GB_E_OK);
+	assert_null(l->next_token);
+	assert_string_equal(l->v[0].group_name, "default");
+	assert_int_equal(l->v[0].n_ingress, 0);
+	assert_null(l->v[0].ingress);
+	assert_int_equal(l->v[0].n_egress, 1);
+	gb_ec2_security_group_list_free(l);
+	free(xml);
+	l = (void *)1;
+	assert_int_equal(gb_ec2_xml_parse_security_groups(LIT(noid), &l, &e), GB_E_CLOUD);
+	assert_string_equal(e.text, "security group item 1 without <groupId>");
+	assert_null(l);
+	assert_int_equal(gb_ec2_xml_parse_security_groups(LIT(badport), &l, &e), GB_E_CLOUD);
+	assert_string_equal(e.text,
+			    "security group sg-9: <fromPort> '70000' is not a number in -1..65535");
+	gb_ec2_security_group_list_free(NULL);
+}
+
+static void test_form_issue19(void **state)
+{
+	static const char *const sgs1[] = { "sg-0efa0000000000001", "sg-0de0000000000000002" };
+	static const char *const sgs2[] = { "sg-0efa0000000000001" };
+	static const struct gb_ec2_net_if nis[] = {
+		{ 0, 0, "efa", "subnet-0c82087f981728760", sgs1, 2, true },
+		{ 1, 1, "efa-only", "subnet-0c82087f981728760", sgs2, 1, true },
+	};
+	static const struct gb_ec2_kv tags[] = { { "gpuburst:cluster", "gpu-cluster" } };
+	static const struct gb_ec2_tag_spec ts = { "instance", tags, 1 };
+	static const struct gb_ec2_tag_spec pts = { "placement-group", tags, 1 };
+	static const char *const types[] = { "p5.48xlarge", "g6.xlarge" };
+	static const char *const pat[] = { "p5.*" };
+	static const struct gb_ec2_filter f[] = { { "instance-type", pat, 1 } };
+	static const char *const names[] = { "pg-a", "pg b" };
+	struct gb_ec2_run_params rp = {
+		.image_id = "ami-0b6c1e0b8f5e1a2c3", .instance_type = "p5.48xlarge",
+		.min_count = 2, .max_count = 2, .availability_zone = "ap-northeast-1a",
+		.placement_group = "gpuburst-train-ap-northeast-1a",
+		.net_ifs = nis, .n_net_ifs = 2, .key_name = "gpu-key-ap-northeast-1",
+		.tag_specs = &ts, .n_tag_specs = 1,
+	};
+	struct gb_ec2_net_if plain = { .device_index = 0, .delete_on_termination = false };
+	struct gb_buf b = GB_BUF_INIT;
+	gb_error_t e;
+
+	(void)state;
+	assert_int_equal(gb_ec2_form_run_instances(&rp, "req0019-ap-northeast-1-s0-0", &b, &e),
+			 GB_E_OK);
+	same_form("constructed/run-instances-request-efa.form.txt", &b);
+	gb_buf_reset(&b);
+	/* an interface with nothing but its index: type and subnet omitted */
+	rp.net_ifs = &plain;
+	rp.n_net_ifs = 1;
+	rp.placement_group = NULL;
+	rp.n_tag_specs = 0;
+	rp.key_name = NULL;
+	assert_int_equal(gb_ec2_form_run_instances(&rp, "t", &b, &e), GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=RunInstances&Version=2016-11-15"
+			    "&ImageId=ami-0b6c1e0b8f5e1a2c3&InstanceType=p5.48xlarge&MinCount=2"
+			    "&MaxCount=2&Placement.AvailabilityZone=ap-northeast-1a"
+			    "&NetworkInterface.1.DeviceIndex=0&NetworkInterface.1.NetworkCardIndex=0"
+			    "&NetworkInterface.1.DeleteOnTermination=false&ClientToken=t");
+	gb_buf_reset(&b);
+	/* named types: one page, no MaxResults */
+	assert_int_equal(gb_ec2_form_describe_instance_types(types, 2, NULL, 0, NULL, &b, &e),
+			 GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=DescribeInstanceTypes&Version=2016-11-15"
+			    "&InstanceType.1=p5.48xlarge&InstanceType.2=g6.xlarge");
+	gb_buf_reset(&b);
+	assert_int_equal(gb_ec2_form_describe_instance_types(NULL, 0, f, 1, "tok=", &b, &e),
+			 GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=DescribeInstanceTypes&Version=2016-11-15"
+			    "&Filter.1.Name=instance-type&Filter.1.Value.1=p5.%2A"
+			    "&MaxResults=100&NextToken=tok%3D");
+	gb_buf_reset(&b);
+	assert_int_equal(gb_ec2_form_create_placement_group("gpuburst-train-1a", "cluster", &pts,
+							    &b, &e), GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=CreatePlacementGroup&Version=2016-11-15"
+			    "&GroupName=gpuburst-train-1a&Strategy=cluster"
+			    "&TagSpecification.1.ResourceType=placement-group"
+			    "&TagSpecification.1.Tag.1.Key=gpuburst%3Acluster"
+			    "&TagSpecification.1.Tag.1.Value=gpu-cluster");
+	gb_buf_reset(&b);
+	assert_int_equal(gb_ec2_form_create_placement_group("g", "spread", NULL, &b, &e), GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=CreatePlacementGroup&Version=2016-11-15"
+			    "&GroupName=g&Strategy=spread");
+	gb_buf_reset(&b);
+	assert_int_equal(gb_ec2_form_delete_placement_group("gpuburst-train-1a", &b, &e), GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=DeletePlacementGroup&Version=2016-11-15"
+			    "&GroupName=gpuburst-train-1a");
+	gb_buf_reset(&b);
+	assert_int_equal(gb_ec2_form_describe_placement_groups(names, 2, f, 1, &b, &e), GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=DescribePlacementGroups&Version=2016-11-15"
+			    "&GroupName.1=pg-a&GroupName.2=pg%20b"
+			    "&Filter.1.Name=instance-type&Filter.1.Value.1=p5.%2A");
+	gb_buf_reset(&b);
+	assert_int_equal(gb_ec2_form_describe_security_groups(sgs1, 2, NULL, &b, &e), GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=DescribeSecurityGroups&Version=2016-11-15"
+			    "&GroupId.1=sg-0efa0000000000001&GroupId.2=sg-0de0000000000000002");
+	gb_buf_reset(&b);
+	assert_int_equal(gb_ec2_form_describe_security_groups(NULL, 0, "n/1", &b, &e), GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=DescribeSecurityGroups&Version=2016-11-15"
+			    "&MaxResults=1000&NextToken=n%2F1");
+	gb_buf_free(&b);
+}
+
+static void test_form_issue19_rejects(void **state)
+{
+	static const char *const sg[] = { "sg-1" };
+	static const char *const empty[] = { "" };
+	static const struct gb_ec2_kv tags[] = { { "k", "v" } };
+	static const struct gb_ec2_tag_spec inst = { "instance", tags, 1 };
+	static const char *many[GB_EC2_INSTANCE_TYPES_MAX + 1];
+	struct gb_ec2_net_if ni = { 0, 0, "efa", "subnet-1", sg, 1, true };
+	struct gb_ec2_run_params ok = { .image_id = "ami-1", .instance_type = "p5.48xlarge",
+					.min_count = 1, .max_count = 1, .net_ifs = &ni,
+					.n_net_ifs = 1 };
+	struct gb_ec2_run_params p;
+	struct gb_buf b = GB_BUF_INIT;
+	char long_name[300];
+	gb_error_t e;
+
+	(void)state;
+	memset(long_name, 'a', sizeof(long_name));
+	long_name[256] = '\0';
+	p = ok;
+	p.subnet_id = "subnet-top";
+	assert_int_equal(gb_ec2_form_run_instances(&p, "t", &b, &e), GB_E_INVALID);
+	assert_string_equal(e.text, "RunInstances: SubnetId with NetworkInterface: the subnet goes on each interface");
+	p = ok;
+	p.security_group_ids = sg;
+	p.n_security_group_ids = 1;
+	assert_int_equal(gb_ec2_form_run_instances(&p, "t", &b, &e), GB_E_INVALID);
+	assert_string_equal(e.text, "RunInstances: SecurityGroupId with NetworkInterface: the security groups go on each interface");
+	p = ok;
+	ni.interface_type = "EFA";
+	assert_int_equal(gb_ec2_form_run_instances(&p, "t", &b, &e), GB_E_INVALID);
+	assert_string_equal(e.text, "RunInstances: NetworkInterface.1.InterfaceType 'EFA' is not interface, efa or efa-only");
+	ni.interface_type = "";
+	assert_int_equal(gb_ec2_form_run_instances(&p, "t", &b, &e), GB_E_INVALID);
+	ni.interface_type = "interface";
+	ni.device_index = -1;
+	assert_int_equal(gb_ec2_form_run_instances(&p, "t", &b, &e), GB_E_INVALID);
+	assert_string_equal(e.text, "RunInstances: NetworkInterface.1.DeviceIndex -1 is negative");
+	ni.device_index = 0;
+	ni.network_card_index = -2;
+	assert_int_equal(gb_ec2_form_run_instances(&p, "t", &b, &e), GB_E_INVALID);
+	assert_string_equal(e.text, "RunInstances: NetworkInterface.1.NetworkCardIndex -2 is negative");
+	ni.network_card_index = 0;
+	ni.security_group_ids = empty;
+	assert_int_equal(gb_ec2_form_run_instances(&p, "t", &b, &e), GB_E_INVALID);
+	assert_string_equal(e.text, "RunInstances: NetworkInterface.1.SecurityGroupId 1 is empty");
+	ni.security_group_ids = sg;
+	ni.subnet_id = "";
+	assert_int_equal(gb_ec2_form_run_instances(&p, "t", &b, &e), GB_E_INVALID);
+	assert_string_equal(e.text, "RunInstances: NetworkInterface.1.SubnetId is empty");
+	ni.subnet_id = "subnet-1";
+	p.net_ifs = NULL;
+	assert_int_equal(gb_ec2_form_run_instances(&p, "t", &b, &e), GB_E_INVALID);
+	assert_string_equal(e.text, "RunInstances: network interfaces missing");
+	/* nothing was written by any refused call */
+	assert_int_equal(b.len, 0);
+	p.net_ifs = &ni;
+	assert_int_equal(gb_ec2_form_run_instances(&p, "t", &b, &e), GB_E_OK);
+	gb_buf_reset(&b);
+
+	for (size_t i = 0; i < GB_ARRAY_LEN(many); i++)
+		many[i] = "g6.xlarge";
+	assert_int_equal(gb_ec2_form_describe_instance_types(many, GB_ARRAY_LEN(many), NULL, 0,
+							     NULL, &b, &e), GB_E_INVALID);
+	assert_string_equal(e.text, "DescribeInstanceTypes: 101 instance types (at most 100 per call)");
+	assert_int_equal(gb_ec2_form_describe_instance_types(empty, 1, NULL, 0, NULL, &b, &e),
+			 GB_E_INVALID);
+	assert_string_equal(e.text, "DescribeInstanceTypes: InstanceType 1 is empty");
+	assert_int_equal(gb_ec2_form_create_placement_group("g", "clustered", NULL, &b, &e),
+			 GB_E_INVALID);
+	assert_string_equal(e.text, "CreatePlacementGroup: Strategy 'clustered' is not cluster, spread or partition");
+	assert_int_equal(gb_ec2_form_create_placement_group("g", NULL, NULL, &b, &e), GB_E_INVALID);
+	assert_int_equal(gb_ec2_form_create_placement_group("g", "cluster", &inst, &b, &e),
+			 GB_E_INVALID);
+	assert_string_equal(e.text, "CreatePlacementGroup: TagSpecification.ResourceType 'instance' is not placement-group");
+	assert_int_equal(gb_ec2_form_create_placement_group(long_name, "cluster", NULL, &b, &e),
+			 GB_E_INVALID);
+	assert_string_equal(e.text, "CreatePlacementGroup: GroupName must have 1 to 255 characters");
+	assert_int_equal(gb_ec2_form_create_placement_group("a\tb", "cluster", NULL, &b, &e),
+			 GB_E_INVALID);
+	assert_string_equal(e.text, "CreatePlacementGroup: GroupName must be printable ASCII");
+	assert_int_equal(gb_ec2_form_delete_placement_group(NULL, &b, &e), GB_E_INVALID);
+	assert_string_equal(e.text, "DeletePlacementGroup: GroupName must have 1 to 255 characters");
+	assert_int_equal(gb_ec2_form_describe_placement_groups(empty, 1, NULL, 0, &b, &e),
+			 GB_E_INVALID);
+	assert_string_equal(e.text, "DescribePlacementGroups: GroupName 1 is empty");
+	assert_int_equal(gb_ec2_form_describe_security_groups(empty, 1, NULL, &b, &e),
+			 GB_E_INVALID);
+	assert_string_equal(e.text, "DescribeSecurityGroups: GroupId 1 is empty");
+	assert_int_equal(b.len, 0);
+	gb_buf_free(&b);
+}
+
 static void test_client_token(void **state)
 {
 	char a[40], b[40];
@@ -1117,6 +1544,12 @@ int main(void)
 		cmocka_unit_test(test_form_bodies),
 		cmocka_unit_test(test_form_more),
 		cmocka_unit_test(test_form_rejects),
+		cmocka_unit_test(test_instance_types_parse),
+		cmocka_unit_test(test_instance_types_bad),
+		cmocka_unit_test(test_placement_groups_parse),
+		cmocka_unit_test(test_security_groups_parse),
+		cmocka_unit_test(test_form_issue19),
+		cmocka_unit_test(test_form_issue19_rejects),
 		cmocka_unit_test(test_client_token),
 		cmocka_unit_test(test_backoff),
 	};
