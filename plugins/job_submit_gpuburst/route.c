@@ -367,7 +367,7 @@ gb_err_t gb_route_create(const struct gb_conf *conf, gb_route_t **out,
 	r->conf = conf;
 	for (size_t i = 0; i < conf->n_nodesets; i++) {
 		const struct gb_conf_nodeset *ns = &conf->nodesets[i];
-		const struct gb_instance_type *t = gb_catalog_find(ns->instance_type);
+		const struct gb_instance_type *t = gb_conf_instance_type(conf, ns->instance_type);
 
 		if (!t)		/* the loader refuses such files */
 			continue;
@@ -557,6 +557,7 @@ static enum gb_route_verdict check_types(struct job_ctx *x)
 {
 	const char *p = x->job->features, *s;
 	char type[SHOW_MAX + 8];
+	gb_error_t e = { 0 };
 	size_t len;
 
 	while (p && next_feature(&p, &s, &len)) {
@@ -567,10 +568,12 @@ static enum gb_route_verdict check_types(struct job_ctx *x)
 			return reject(x, GB_ROUTE_BAD_TYPE,
 				      "instance type %s is not allowed: only GPU families %s",
 				      type, x->r->families);
-		if (!gb_catalog_find(type))
+		if (!gb_conf_instance_type(x->r->conf, type))
 			return reject(x, GB_ROUTE_BAD_TYPE,
 				      "instance type %s is not a known GPU instance type",
 				      type);
+		if (gb_conf_type_check(x->r->conf, type, &e))	/* fractional, ... */
+			return reject(x, GB_ROUTE_BAD_TYPE, "%s", e.text);
 	}
 	return GB_ROUTE_ACCEPT;
 }

@@ -300,20 +300,33 @@ static int run_cases(void)
 static void test_catalog(void **state)
 {
 	const struct gb_instance_type *t, *all;
+	char model[32];
 	size_t n;
 
 	(void)state;
 	all = gb_catalog_all(&n);
-	assert_int_equal(n, 37);
+	assert_int_equal(n, 56);
+	assert_ptr_equal(gb_conf_instance_types(NULL, &n), all);
 	for (size_t i = 0; i < n; i++) {
 		size_t flen = strlen(all[i].family);
 
 		assert_int_equal(strncmp(all[i].name, all[i].family, flen), 0);
 		assert_int_equal(all[i].name[flen], '.');
 		assert_ptr_equal(gb_catalog_find(all[i].name), &all[i]);
-		assert_true(all[i].gpus >= 1 && all[i].vcpus >= 4);
+		assert_ptr_equal(gb_conf_instance_type(NULL, all[i].name), &all[i]);
+		assert_true(all[i].gpus >= 1 && all[i].vcpus >= 2);
 		assert_int_equal(all[i].memory_mib % 1024, 0);
-		assert_true(gb_conf_type_allowed(NULL, all[i].name));
+		assert_string_equal(all[i].gpu_maker, "NVIDIA");
+		/* the one naming rule: a refreshed catalog names models alike */
+		assert_non_null(gb_catalog_gres_name(all[i].gpu_name, model, sizeof(model)));
+		assert_string_equal(all[i].gpu_model, model);
+		assert_int_equal(all[i].efa, all[i].efa_max_interfaces > 0);
+		assert_true(all[i].efa_max_interfaces <= all[i].network_cards);
+		assert_true(all[i].network_cards >= 1);
+		assert_true(all[i].max_interfaces >= all[i].network_cards);
+		assert_true(all[i].cluster_placement);
+		for (size_t j = 0; j < i; j++)
+			assert_string_not_equal(all[i].name, all[j].name);
 	}
 	t = gb_catalog_find("g5.xlarge");
 	assert_non_null(t);
@@ -324,24 +337,110 @@ static void test_catalog(void **state)
 	assert_string_equal(t->gpu_model, "a10g");
 	assert_int_equal(t->gpu_memory_mib, 24 * 1024);
 	assert_string_equal(t->arch, "x86_64");
+	assert_false(t->efa);
 	t = gb_catalog_find("g5g.16xlarge");
 	assert_int_equal(t->memory_mib, 128 * 1024);
 	assert_int_equal(t->gpus, 2);
 	assert_string_equal(t->arch, "arm64");
 	assert_string_equal(t->gpu_model, "t4g");
+	assert_false(t->efa);
 	t = gb_catalog_find("g4dn.metal");
 	assert_int_equal(t->vcpus, 96);
 	assert_int_equal(t->gpus, 8);
 	assert_string_equal(t->gpu_model, "t4");
+	assert_true(t->efa);
 	t = gb_catalog_find("g6e.48xlarge");
 	assert_int_equal(t->memory_mib, 1536 * 1024);
 	assert_int_equal(t->gpu_memory_mib, 48 * 1024);
 	assert_string_equal(t->gpu_model, "l40s");
+	assert_int_equal(t->network_cards, 4);
+	assert_int_equal(t->efa_max_interfaces, 4);
 	assert_string_equal(gb_catalog_find("g6.12xlarge")->gpu_model, "l4");
 	assert_null(gb_catalog_find("m7i.xlarge"));
 	assert_null(gb_catalog_find("g5.3xlarge"));
 	assert_null(gb_catalog_find(""));
 	assert_null(gb_catalog_find(NULL));
+	assert_null(gb_conf_instance_type(NULL, NULL));
+}
+
+/* The P families' figures (AWS's instance-type pages). */
+static void test_catalog_p(void **state)
+{
+	const struct gb_instance_type *t;
+
+	(void)state;
+	t = gb_catalog_find("p5.48xlarge");
+	assert_non_null(t);
+	assert_string_equal(t->family, "p5");
+	assert_int_equal(t->vcpus, 192);
+	assert_int_equal(t->memory_mib, 2048 * 1024);
+	assert_int_equal(t->gpus, 8);
+	assert_string_equal(t->gpu_model, "h100");
+	assert_string_equal(t->gpu_name, "H100");
+	assert_int_equal(t->gpu_memory_mib, 80 * 1024);
+	assert_true(t->efa);
+	assert_int_equal(t->efa_max_interfaces, 32);
+	assert_int_equal(t->network_cards, 32);
+	assert_int_equal(t->max_interfaces, 64);
+	assert_true(t->cluster_placement);
+	assert_int_equal(t->gpu_fraction, 0);
+	t = gb_catalog_find("p5e.48xlarge");
+	assert_string_equal(t->gpu_model, "h200");
+	assert_int_equal(t->gpu_memory_mib, 141 * 1024);
+	assert_int_equal(t->network_cards, 32);
+	t = gb_catalog_find("p5en.48xlarge");
+	assert_string_equal(t->gpu_model, "h200");
+	assert_int_equal(t->network_cards, 16);
+	assert_int_equal(t->efa_max_interfaces, 16);
+	t = gb_catalog_find("p4d.24xlarge");
+	assert_int_equal(t->vcpus, 96);
+	assert_int_equal(t->memory_mib, 1152 * 1024);
+	assert_string_equal(t->gpu_model, "a100");
+	assert_int_equal(t->gpu_memory_mib, 40 * 1024);
+	assert_int_equal(t->network_cards, 4);
+	assert_int_equal(t->efa_max_interfaces, 4);
+	assert_int_equal(gb_catalog_find("p4de.24xlarge")->gpu_memory_mib, 80 * 1024);
+	t = gb_catalog_find("p6-b200.48xlarge");
+	assert_string_equal(t->family, "p6-b200");
+	assert_string_equal(t->gpu_model, "b200");
+	assert_int_equal(t->gpus, 8);
+	assert_int_equal(t->network_cards, 8);
+	t = gb_catalog_find("p3.2xlarge");
+	assert_int_equal(t->vcpus, 8);
+	assert_int_equal(t->memory_mib, 61 * 1024);
+	assert_string_equal(t->gpu_model, "v100");
+	assert_false(t->efa);
+	t = gb_catalog_find("p3dn.24xlarge");
+	assert_int_equal(t->gpu_memory_mib, 32 * 1024);
+	assert_true(t->efa);
+	t = gb_catalog_find("gr6.8xlarge");
+	assert_int_equal(t->memory_mib, 256 * 1024);
+	assert_int_equal(t->gpu_fraction, 0);	/* whole L4s */
+	t = gb_catalog_find("g6f.large");
+	assert_int_equal(t->gpu_fraction, 8);
+	assert_int_equal(t->gpu_memory_mib, 3 * 1024);
+}
+
+static void test_gres_name(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "H100", "h100" }, { "A10G", "a10g" }, { "L40S", "l40s" }, { "T4g", "t4g" },
+		{ "L4", "l4" }, { "B200", "b200" }, { "RTX PRO 6000", "rtx_pro_6000" },
+		{ "Radeon Pro V520", "radeon_pro_v520" }, { "A100-SXM4 (80GB)", "a100_sxm4_80gb" },
+		{ " -x- ", "x" }, { "a__b", "a_b" }, { "Gaudi\xc3\xa9", "gaudi" },
+	};
+	char buf[32];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_ptr_equal(gb_catalog_gres_name(cases[i][0], buf, sizeof(buf)), buf);
+		assert_string_equal(buf, cases[i][1]);
+	}
+	assert_null(gb_catalog_gres_name("", buf, sizeof(buf)));
+	assert_null(gb_catalog_gres_name("++", buf, sizeof(buf)));
+	assert_null(gb_catalog_gres_name(NULL, buf, sizeof(buf)));
+	assert_null(gb_catalog_gres_name("H100", buf, 4));	/* no room for the NUL */
+	assert_ptr_equal(gb_catalog_gres_name("H100", buf, 5), buf);
 }
 
 static void test_type_allowed(void **state)
@@ -1155,6 +1254,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_catalog),
+		cmocka_unit_test(test_catalog_p),
+		cmocka_unit_test(test_gres_name),
 		cmocka_unit_test(test_type_allowed),
 		cmocka_unit_test(test_regions),
 		cmocka_unit_test(test_distance),

@@ -159,9 +159,9 @@ static void test_nodes(void **state)
 	assert_int_equal(gb_slurmconf_write_nodes(&b, &gres, conf, &g, &e), GB_E_OK);
 	/* 16384 * 0.95 = 15564.8: slurmd must not report less than configured */
 	assert_has(&b, "\nNodeName=g5-[1-4] CPUs=4 RealMemory=15564 Gres=gpu:a10g:1 "
-		   "Feature=g5.xlarge State=CLOUD\n");
+		   "Feature=a10g,g5.xlarge State=CLOUD\n");
 	assert_has(&b, "\nNodeName=big-[1-2] CPUs=48 RealMemory=186777 Gres=gpu:a10g:4 "
-		   "Feature=g5.12xlarge State=CLOUD\n");
+		   "Feature=a10g,g5.12xlarge State=CLOUD\n");
 	assert_has(&b, "\nNodeSet=gb_g5 Nodes=g5-[1-4]\n");
 	assert_has(&b, "\nPartitionName=fast Nodes=gb_g5,gb_big MaxTime=INFINITE State=UP "
 		   "SuspendTime=600 SuspendTimeout=120 ResumeTimeout=1800\n");
@@ -188,7 +188,7 @@ static void test_nodes_lab(void **state)
 	g.ports = 7000;
 	assert_int_equal(gb_slurmconf_write_nodes(&b, &gres, conf, &g, &e), GB_E_OK);
 	assert_has(&b, "\nNodeName=g5-[1-4] Port=[7000-7003] CPUs=1 RealMemory=500 "
-		   "Gres=gpu:a10g:1 Feature=g5.xlarge State=CLOUD\n");
+		   "Gres=gpu:a10g:1 Feature=a10g,g5.xlarge State=CLOUD\n");
 	assert_has(&b, "\nNodeName=big-[1-2] Port=[7004-7005] CPUs=1 RealMemory=500 ");
 	assert_has(&b, "\nNodeName=g6-[1-3] Port=[7006-7008] ");
 	assert_has(&gres, "NodeName=big-[1-2] Name=gpu Type=a10g "
