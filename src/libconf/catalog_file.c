@@ -501,6 +501,17 @@ void conf_catalog_load(struct conf_ctx *c)
 	    (int)sizeof(path))
 		return;		/* the path check of state_dir reports it */
 	r.path = path;
+	/*
+	 * A user who may not search state_dir (gpuburstctl run by anyone, the
+	 * state owned by the daemons' user) cannot know the refreshed catalog:
+	 * the built-in one, said in the summary.  An unreadable file in a
+	 * searchable directory is an error below.
+	 */
+	if (access(path, F_OK) != 0 && errno == EACCES) {
+		if (!(conf->catalog_unreachable = strdup(path)))
+			conf_nomem(c);
+		return;
+	}
 	rc = gb_file_read(path, CONF_CATALOG_MAX_BYTES, &text, &len, &e);
 	if (rc == GB_E_NOTFOUND)
 		return;		/* the built-in catalog */
@@ -542,6 +553,8 @@ void conf_catalog_free(struct gb_conf *conf)
 	free(conf->catalog_);
 	free(conf->catalog_path);
 	free(conf->catalog_source);
+	free(conf->catalog_unreachable);
+	conf->catalog_unreachable = NULL;
 	conf->catalog_ = NULL;
 	conf->n_catalog_ = 0;
 	conf->catalog_path = conf->catalog_source = NULL;

@@ -262,6 +262,8 @@ struct gb_conf {
 	char *catalog_path;		/* NULL: the built-in catalog */
 	char *catalog_source;		/* the file's "source", NULL: built in */
 	double catalog_refreshed_at;	/* the file's "refreshed" (epoch s), 0 */
+	char *catalog_unreachable;	/* <state_dir>/catalog when this user
+					 * may not search state_dir: built in */
 	struct gb_instance_type *catalog_;	/* private: the file's types */
 	size_t n_catalog_;
 };

@@ -17,6 +17,7 @@
 #include "gb_hostlist.h"
 
 #define OR_DASH(s) ((s) ? (s) : "-")
+#define OR_EMPTY(s) ((s) ? (s) : "")
 
 static const char *dur(double s, char *buf, size_t n)
 {
@@ -250,7 +251,10 @@ static void print_catalog(FILE *fp, const struct gb_conf *conf)
 
 	gb_conf_instance_types(conf, &n);
 	if (!conf->catalog_path) {
-		fprintf(fp, "catalog: built in (%zu instance types)\n", n);
+		fprintf(fp, "catalog: built in (%zu instance types)%s%s%s\n", n,
+			conf->catalog_unreachable ? "; " : "",
+			OR_EMPTY(conf->catalog_unreachable),
+			conf->catalog_unreachable ? " not readable by this user" : "");
 		return;
 	}
 	if (gmtime_r(&when, &tm))
