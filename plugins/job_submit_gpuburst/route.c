@@ -321,9 +321,9 @@ static bool route_low(const struct gb_conf *conf, const struct gb_conf_nodeset *
 		      struct gb_instance_type *low)
 {
 	for (size_t i = 0; i < ns->n_instance_types; i++) {
-		const struct gb_instance_type *t = gb_conf_instance_type(conf, ns->instance_types[i]);
+		const struct gb_instance_type *t;
 
-		if (!t)
+		if (!(t = gb_conf_instance_type(conf, ns->instance_types[i])))
 			return false;
 		if (i == 0)
 			*low = *t;
