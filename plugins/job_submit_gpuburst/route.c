@@ -26,7 +26,9 @@
 
 struct route_ns {
 	const struct gb_conf_nodeset *ns;
-	const struct gb_instance_type *type;
+	const struct gb_instance_type *type;	/* &low */
+	struct gb_instance_type low;	/* the first type, with the lowest GPU
+					 * count of all (what Slurm is told) */
 	uint64_t nodes;
 	size_t part;			/* index into gb_route.parts */
 };
@@ -314,6 +316,23 @@ const char *gb_route_find_home(const char *text, size_t *len)
 	return NULL;
 }
 
+/* [ns]'s first type with the lowest GPU count of its types. RET false: unknown. */
+static bool route_low(const struct gb_conf *conf, const struct gb_conf_nodeset *ns,
+		      struct gb_instance_type *low)
+{
+	for (size_t i = 0; i < ns->n_instance_types; i++) {
+		const struct gb_instance_type *t;
+
+		if (!(t = gb_conf_instance_type(conf, ns->instance_types[i])))
+			return false;
+		if (i == 0)
+			*low = *t;
+		else if (t->gpus < low->gpus)
+			low->gpus = t->gpus;
+	}
+	return ns->n_instance_types > 0;
+}
+
 /*****************************************************************************
  *  The route table
  *****************************************************************************/
@@ -367,13 +386,14 @@ gb_err_t gb_route_create(const struct gb_conf *conf, gb_route_t **out,
 	r->conf = conf;
 	for (size_t i = 0; i < conf->n_nodesets; i++) {
 		const struct gb_conf_nodeset *ns = &conf->nodesets[i];
-		const struct gb_instance_type *t = gb_catalog_find(ns->instance_type);
+		struct route_ns *n = &r->ns[r->n_ns];
 
-		if (!t)		/* the loader refuses such files */
+		if (!route_low(conf, ns, &n->low))	/* the loader refuses such files */
 			continue;
-		r->ns[r->n_ns].ns = ns;
-		r->ns[r->n_ns].type = t;
-		r->ns[r->n_ns++].nodes = gb_conf_nodeset_size(ns);
+		n->ns = ns;
+		n->type = &n->low;
+		n->nodes = gb_conf_nodeset_size(ns);
+		r->n_ns++;
 	}
 	if (route_parts(r) || route_homes(r))
 		goto nomem;
@@ -557,6 +577,7 @@ static enum gb_route_verdict check_types(struct job_ctx *x)
 {
 	const char *p = x->job->features, *s;
 	char type[SHOW_MAX + 8];
+	gb_error_t e = { 0 };
 	size_t len;
 
 	while (p && next_feature(&p, &s, &len)) {
@@ -567,10 +588,12 @@ static enum gb_route_verdict check_types(struct job_ctx *x)
 			return reject(x, GB_ROUTE_BAD_TYPE,
 				      "instance type %s is not allowed: only GPU families %s",
 				      type, x->r->families);
-		if (!gb_catalog_find(type))
+		if (!gb_conf_instance_type(x->r->conf, type))
 			return reject(x, GB_ROUTE_BAD_TYPE,
 				      "instance type %s is not a known GPU instance type",
 				      type);
+		if (gb_conf_type_check(x->r->conf, type, &e))	/* fractional, ... */
+			return reject(x, GB_ROUTE_BAD_TYPE, "%s", e.text);
 	}
 	return GB_ROUTE_ACCEPT;
 }
@@ -612,9 +635,14 @@ static size_t narrow(struct job_ctx *x,
 	return count_fit(x);
 }
 
+/* Any type of the nodeset: each is one of its nodes' features. */
 static bool keep_type(const struct job_ctx *x, const struct route_ns *n)
 {
-	return features_name(x->job->features, n->type->name);
+	for (size_t i = 0; i < n->ns->n_instance_types; i++) {
+		if (features_name(x->job->features, n->ns->instance_types[i]))
+			return true;
+	}
+	return false;
 }
 
 static bool keep_model(const struct job_ctx *x, const struct route_ns *n)
@@ -813,7 +841,26 @@ static void record_home(struct job_ctx *x)
 	gb_buf_printf(b, "%s%s%s", b->len ? " " : "", GB_ROUTE_HOME_KEY, x->res->home);
 }
 
-/* Partitions and types of the candidates, each once, in config order. */
+/* Has a candidate before nodeset [i] (or [i] before its type [k]) type [t]? */
+static bool type_listed(const struct job_ctx *x, size_t i, size_t k, const char *t)
+{
+	for (size_t j = 0; j <= i; j++) {
+		const struct gb_conf_nodeset *ns = x->r->ns[j].ns;
+		size_t end = j == i ? k : ns->n_instance_types;
+
+		for (size_t m = 0; x->fit[j] && m < end; m++) {
+			if (strcmp(ns->instance_types[m], t) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Partitions, or instance types, of the candidates, each once, in config
+ * order.  Every type of a nodeset of several: a node's active feature is
+ * the type it was launched as.
+ */
 static void list_distinct(const struct job_ctx *x, struct gb_buf *b,
 			  bool parts, const char *sep)
 {
@@ -821,13 +868,21 @@ static void list_distinct(const struct job_ctx *x, struct gb_buf *b,
 		const struct route_ns *n = &x->r->ns[i];
 		bool seen = false;
 
-		for (size_t j = 0; j < i && !seen && x->fit[i]; j++) {
-			seen = x->fit[j] && (parts ? x->r->ns[j].part == n->part :
-					     x->r->ns[j].type == n->type);
+		if (!x->fit[i])
+			continue;
+		if (!parts) {
+			for (size_t k = 0; k < n->ns->n_instance_types; k++) {
+				const char *t = n->ns->instance_types[k];
+
+				if (!type_listed(x, i, k, t))
+					gb_buf_printf(b, "%s%s", b->len ? sep : "", t);
+			}
+			continue;
 		}
-		if (x->fit[i] && !seen)
-			gb_buf_printf(b, "%s%s", b->len ? sep : "",
-				      parts ? x->r->parts[n->part] : n->type->name);
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = x->fit[j] && x->r->ns[j].part == n->part;
+		if (!seen)
+			gb_buf_printf(b, "%s%s", b->len ? sep : "", x->r->parts[n->part]);
 	}
 }
 

@@ -652,7 +652,7 @@ static gb_err_t nothing(const struct gb_conf *conf, const struct forget *f)
 	if (f->az && !az_known)
 		return ctl_fail(GB_E_INVALID, "capacity forget: unknown availability zone \"%s\" in %s: not configured and not in the memory",
 				f->az, f->region);
-	if (f->type && !gb_catalog_find(f->type))
+	if (f->type && !gb_conf_instance_type(conf, f->type))
 		return ctl_fail(GB_E_INVALID, "capacity forget: unknown instance type \"%s\": not in the catalog and not in the memory",
 				f->type);
 	return ctl_fail(GB_E_NOTFOUND, "capacity forget: nothing to forget: no %s memory of %s%s%s%s%s",

@@ -246,7 +246,7 @@ gb_err_t ctl_cmd_plan(struct ctl *ctl, int argc, char **argv)
 	if (!(ns = pick_nodeset(conf, &p)))
 		return p.nodeset ? ctl_fail(GB_E_NOTFOUND, "no nodeset %s in %s", p.nodeset, conf->path)
 				 : ctl_fail(GB_E_NOTFOUND, "%s has no nodesets", conf->path);
-	if (p.type && !gb_catalog_find(p.type))
+	if (p.type && !gb_conf_instance_type(conf, p.type))
 		return ctl_fail(GB_E_INVALID, "instance type %s is not in the GPU catalog", p.type);
 	if (p.type && !gb_conf_type_allowed(conf, p.type))
 		return ctl_fail(GB_E_INVALID, "instance type %s is not in policy.allowed_families", p.type);

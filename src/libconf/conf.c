@@ -321,8 +321,10 @@ static void parse(struct conf_ctx *c, const char *text, size_t len)
 	c->doc = &doc;
 	walk_root(c, &doc);
 	check_single_document(c, &parser, text, len);
-	if (!c->stop)
+	if (!c->stop) {
+		conf_catalog_load(c);
 		conf_check_all(c);
+	}
 out:
 	c->doc = NULL;
 	if (have_doc)
@@ -417,6 +419,7 @@ void gb_conf_destroy(struct gb_conf *conf)
 	wipe(conf->cloud.session_token);
 	wipe(conf->cloud.proxy);
 	free(conf->cloud.no_proxy_hosts);
+	conf_catalog_free(conf);
 	conf_free_obj(&conf_schema_top, conf);
 	free(conf->path);
 	free(conf);
@@ -524,6 +527,11 @@ const char *gb_conf_locality_name(enum gb_locality l)
 const char *gb_conf_market_name(enum gb_market m)
 {
 	return enum_name(&conf_enum_market, (int)m);
+}
+
+const char *gb_conf_placement_name(enum gb_placement p)
+{
+	return enum_name(&conf_enum_placement, (int)p);
 }
 
 const char *gb_conf_llm_provider_name(enum gb_llm_provider p)

@@ -192,71 +192,90 @@ static void check_groups(struct conf_ctx *c)
 	conf_namev_free(&consumers);
 }
 
-/* The allowed families that are GPU families, in config order, once each. */
-static void allowed_list(const struct gb_conf_policy *p, struct gb_buf *b)
-{
-	for (size_t i = 0; i < p->n_allowed_families; i++) {
-		const char *f = p->allowed_families[i];
-		bool again = false;
-
-		for (size_t j = 0; j < i && !again; j++)
-			again = strcmp(f, p->allowed_families[j]) == 0;
-		if (!again && conf_catalog_family_known(f))
-			gb_buf_printf(b, "%s%s", b->len ? ", " : "", f);
-	}
-}
-
-/* RET whether [type]'s family is allowed and a GPU family of the catalog. */
-static bool type_allowed(const struct gb_conf *conf, const char *type)
-{
-	size_t len = strcspn(type, ".");
-	char fam[32];
-
-	if (len >= sizeof(fam) || !gb_conf_type_allowed(conf, type))
-		return false;
-	memcpy(fam, type, len);
-	fam[len] = '\0';
-	return conf_catalog_family_known(fam);
-}
-
 /* The catalog's sizes of [type]'s family: "g5.xlarge, g5.2xlarge, ..." */
-static void sizes_list(const char *type, struct gb_buf *b)
+static void sizes_list(const struct gb_conf *conf, const char *type, struct gb_buf *b)
 {
 	const struct gb_instance_type *all;
 	size_t n;
 
-	all = gb_catalog_all(&n);
+	all = gb_conf_instance_types(conf, &n);
 	for (size_t i = 0; i < n; i++) {
 		size_t flen = strlen(all[i].family);
 
-		if (strncmp(all[i].name, type, flen + 1) == 0)
+		if (strncmp(all[i].name, type, flen) == 0 && type[flen] == '.')
 			gb_buf_printf(b, "%s%s", b->len ? ", " : "", all[i].name);
 	}
 }
 
-/* "instance type m7i.xlarge is not allowed: only GPU families g5, g6" */
-static void check_type(struct conf_ctx *c, const struct gb_conf_nodeset *ns)
+/* The policy's rule (gb_conf_type_check), with the known sizes when missing. */
+static bool check_one_type(struct conf_ctx *c, const struct gb_conf_nodeset *ns, size_t i)
 {
-	struct gb_conf_mark m = conf_mark_of(c, &ns->instance_type);
+	const char *type = ns->instance_types[i];
+	struct gb_conf_mark m = conf_mark_of(c, &ns->instance_types[i]);
 	struct gb_buf b = GB_BUF_INIT;
 	char tmp[CONF_SHOW_MAX + 8];
-	const char *type = conf_show(ns->instance_type, tmp, sizeof(tmp));
+	gb_error_t e = { 0 };
 
-	allowed_list(&c->conf->policy, &b);
-	if (!b.len) {
-		/* allowed_families has no valid entry: reported there already */
-	} else if (!type_allowed(c->conf, ns->instance_type)) {
-		conf_error(c, m, "instance type %s is not allowed: only GPU families %s",
-			   type, gb_buf_str(&b));
-	} else if (!gb_catalog_find(ns->instance_type)) {
-		gb_buf_reset(&b);
-		sizes_list(ns->instance_type, &b);
-		conf_error(c, m, "instance type %s is not in the catalog (known sizes: %s)",
-			   type, gb_buf_str(&b));
+	if (c->conf->policy.n_allowed_families == 0)
+		return false;	/* reported at allowed_families */
+	if (!gb_conf_type_check(c->conf, type, &e))
+		return true;
+	if (gb_conf_type_allowed(c->conf, type) && !gb_conf_instance_type(c->conf, type)) {
+		sizes_list(c->conf, type, &b);
+		conf_error(c, m, "instance type %s is not in the catalog%s%s (known sizes: %s)",
+			   conf_show(type, tmp, sizeof(tmp)),
+			   c->conf->catalog_path ? " " : "",
+			   c->conf->catalog_path ? c->conf->catalog_path : "",
+			   b.len ? gb_buf_str(&b) : "none");
+	} else {
+		conf_error(c, m, "%s", e.text);
 	}
 	if (gb_buf_failed(&b))
 		conf_nomem(c);
 	gb_buf_free(&b);
+	return false;
+}
+
+/*
+ * Every type of a nodeset: launchable, once; all of one GPU model and one
+ * arch (one AMI per region; Slurm's gres names one model); with efa, all
+ * support EFA; with placement: cluster, all support cluster placement.
+ */
+static void check_type(struct conf_ctx *c, const struct gb_conf_nodeset *ns)
+{
+	const struct gb_instance_type *first = NULL;
+
+	for (size_t i = 0; i < ns->n_instance_types; i++) {
+		const char *type = ns->instance_types[i];
+		struct gb_conf_mark m = conf_mark_of(c, &ns->instance_types[i]);
+		const struct gb_instance_type *t;
+		bool again = false;
+
+		for (size_t j = 0; j < i && !again; j++)
+			again = strcmp(type, ns->instance_types[j]) == 0;
+		if (again) {
+			conf_error(c, m, "nodeset '%s' lists instance type %s twice", ns->name, type);
+			continue;
+		}
+		if (!check_one_type(c, ns, i))
+			continue;
+		t = gb_conf_instance_type(c->conf, type);
+		if (!first) {
+			first = t;
+		} else if (strcmp(t->gpu_model, first->gpu_model) != 0) {
+			conf_error(c, m, "instance type %s has %s GPUs, %s has %s: the types of nodeset '%s' must have one GPU model (Slurm's gres names one)",
+				   t->name, t->gpu_model, first->name, first->gpu_model, ns->name);
+		} else if (strcmp(t->arch, first->arch) != 0) {
+			conf_error(c, m, "instance type %s is %s, %s is %s: the types of nodeset '%s' must have one architecture (one AMI per region)",
+				   t->name, t->arch, first->name, first->arch, ns->name);
+		}
+		if (ns->efa && !t->efa)
+			conf_error(c, m, "instance type %s does not support EFA, and nodeset '%s' has efa: true",
+				   t->name, ns->name);
+		if (ns->placement == GB_PLACEMENT_CLUSTER && !t->cluster_placement)
+			conf_error(c, m, "instance type %s does not support cluster placement groups, and nodeset '%s' has placement: cluster",
+				   t->name, ns->name);
+	}
 }
 
 static void consumer_list(const struct gb_conf *conf, struct gb_buf *b)
@@ -400,8 +419,7 @@ static void check_nodesets(struct conf_ctx *c)
 		conf_namev_add(c, &names, ns->name, &ns->name, i);
 		if (!ns->name)
 			continue;
-		if (ns->instance_type)
-			check_type(c, ns);
+		check_type(c, ns);
 		if (ns->home_region)
 			check_home(c, ns);
 	}
@@ -410,10 +428,44 @@ static void check_nodesets(struct conf_ctx *c)
 	check_overlaps(c);
 }
 
+/*
+ * Every allowed family must be a family of the catalog in use, once.  A
+ * default one a refreshed catalog lacks is left alone: nothing names it.
+ */
+static void check_families(struct conf_ctx *c)
+{
+	const struct gb_conf_policy *p = &c->conf->policy;
+	struct gb_buf known = GB_BUF_INIT;
+	char tmp[CONF_SHOW_MAX + 8];
+
+	conf_catalog_family_list(c->conf, &known);
+	for (size_t i = 0; i < p->n_allowed_families; i++) {
+		const char *f = p->allowed_families[i];
+		struct gb_conf_mark m = conf_mark_of(c, &p->allowed_families[i]);
+		bool again = false, is_known = conf_catalog_family_known(c->conf, f);
+
+		for (size_t j = 0; j < i && !again; j++)
+			again = is_known && strcmp(f, p->allowed_families[j]) == 0;
+		if (again)
+			conf_error(c, m, "'allowed_families' lists %s twice", f);
+		else if (!is_known && m.line)
+			conf_error(c, m, "instance family %s is not in the GPU catalog%s%s (its families: %s)",
+				   conf_show(f, tmp, sizeof(tmp)),
+				   c->conf->catalog_path ? " " : "",
+				   c->conf->catalog_path ? c->conf->catalog_path : "",
+				   gb_buf_str(&known));
+	}
+	if (gb_buf_failed(&known))
+		conf_nomem(c);
+	gb_buf_free(&known);
+}
+
 static void check_policy(struct conf_ctx *c)
 {
 	const struct gb_conf_policy *p = &c->conf->policy;
 	char tmp[CONF_SHOW_MAX + 8];
+
+	check_families(c);
 
 	for (size_t i = 0; i < p->n_allowed_geo_regions; i++) {
 		const char *r = p->allowed_geo_regions[i];

@@ -144,7 +144,7 @@ struct conf_ctx {
 /* The whole file's schema (conf_schema.c). */
 extern const struct conf_schema conf_schema_top;
 extern const struct conf_enum conf_enum_env, conf_enum_mode,
-	conf_enum_strategy, conf_enum_locality, conf_enum_market,
+	conf_enum_strategy, conf_enum_locality, conf_enum_market, conf_enum_placement,
 	conf_enum_planner, conf_enum_llm, conf_enum_level;
 
 /* conf_yaml.c: messages, marks, walking. */
@@ -211,10 +211,24 @@ int conf_enum_find(const struct conf_enum *e, const char *s);
 /* Append "a, b, c" of the names of [e] to [b]. */
 void conf_enum_list(const struct conf_enum *e, struct gb_buf *b);
 
-/* catalog.c: RET whether [family] is a GPU family of the catalog. */
-bool conf_catalog_family_known(const char *family);
-/* Append the catalog's families, "g4dn, g5, g5g, g6, g6e", to [b]. */
-void conf_catalog_family_list(struct gb_buf *b);
+/* catalog.c: RET whether the catalog in use by [conf] has a type of [family]. */
+bool conf_catalog_family_known(const struct gb_conf *conf, const char *family);
+/* Append the families of the catalog in use, "g4dn, g5, g5g, ...", to [b]. */
+void conf_catalog_family_list(const struct gb_conf *conf, struct gb_buf *b);
+
+/* catalog_file.c: limits of the catalog file. */
+#define CONF_CATALOG_MAX_BYTES (1024 * 1024)
+#define CONF_CATALOG_MAX_TYPES 4096
+
+/*
+ * Read <state_dir>/catalog into c->conf (catalog_path, catalog_source,
+ * catalog_refreshed_at, catalog_, n_catalog_) when the file exists; no
+ * file: the built-in catalog stays in use.  Problems are reported through
+ * conf_error() as "PATH:LINE: what is wrong".
+ */
+void conf_catalog_load(struct conf_ctx *c);
+/* Free what conf_catalog_load() stored in [conf]. */
+void conf_catalog_free(struct gb_conf *conf);
 
 /* conf_check.c: everything that needs more than one mapping. */
 void conf_check_all(struct conf_ctx *c);

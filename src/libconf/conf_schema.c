@@ -26,6 +26,7 @@ _Static_assert(sizeof(enum gb_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum gb_strategy) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum gb_locality) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum gb_market) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum gb_placement) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum gb_planner_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum gb_llm_provider) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum gb_log_level) == sizeof(int), "enum size");
@@ -48,6 +49,7 @@ CONF_ENUM(conf_enum_strategy, "default", "probe_fill", "best_effort",
 	  "all_or_nothing");
 CONF_ENUM(conf_enum_locality, "region", "az", "none");
 CONF_ENUM(conf_enum_market, "on-demand", "spot");
+CONF_ENUM(conf_enum_placement, "none", "cluster");
 CONF_ENUM(conf_enum_planner, "heuristic", "llm");
 CONF_ENUM(conf_enum_llm, NULL, "openai", "bedrock", "anthropic");
 CONF_ENUM(conf_enum_level, "error", "warning", "notice", "info", "debug");
@@ -194,39 +196,6 @@ static bool check_notify(struct conf_ctx *c, const struct conf_key *k,
 		   "'%s' must start with the absolute path of a program, got '%s'",
 		   k->name, conf_show(argv[0], tmp, sizeof(tmp)));
 	return false;
-}
-
-/* Every family must be a GPU family of the built-in catalog, once. */
-static bool check_families(struct conf_ctx *c, const struct conf_key *k,
-			   yaml_node_t *n, void *dst)
-{
-	char **fam = *(char ***)dst;
-	struct gb_buf known = GB_BUF_INIT;
-	char tmp[CONF_SHOW_MAX + 8];
-	bool ok = true;
-
-	(void)n;
-	conf_catalog_family_list(&known);
-	for (size_t i = 0; fam[i]; i++) {
-		bool again = false;
-
-		for (size_t j = 0; j < i && !again; j++)
-			again = conf_catalog_family_known(fam[i]) &&
-				strcmp(fam[i], fam[j]) == 0;
-		if (again)
-			conf_error(c, conf_mark_of(c, &fam[i]),
-				   "'%s' lists %s twice", k->name, fam[i]);
-		else if (!conf_catalog_family_known(fam[i]))
-			conf_error(c, conf_mark_of(c, &fam[i]),
-				   "instance family %s is not allowed: only GPU families %s",
-				   conf_show(fam[i], tmp, sizeof(tmp)),
-				   gb_buf_str(&known));
-		ok = ok && !again && conf_catalog_family_known(fam[i]);
-	}
-	if (gb_buf_failed(&known))
-		conf_nomem(c);
-	gb_buf_free(&known);
-	return ok;
 }
 
 /*****************************************************************************
@@ -709,6 +678,60 @@ static const struct conf_schema group_schema = {
  *  nodesets:
  *****************************************************************************/
 
+/*
+ * `instance_type: X` is `instance_types: [X]`; either way instance_type is
+ * instance_types[0], so that code reading one type keeps working.
+ */
+static void nodeset_types(struct conf_ctx *c, const struct conf_schema *sc,
+			  yaml_node_t *map, struct gb_conf_nodeset *ns,
+			  yaml_node_t *const *seen)
+{
+	yaml_node_t *one = SEEN("instance_type"), *list = SEEN("instance_types");
+
+	if (one && list) {
+		conf_error_at(c, list, "nodeset '%s' has both 'instance_type' and 'instance_types': give one (a list in preference order, or a single type)",
+			      ns->name ? ns->name : "?");
+		return;
+	}
+	if (!one && !list) {
+		if (!ns->instance_types)	/* not a list that failed to read */
+			conf_error_at(c, map, "nodeset '%s' needs 'instance_types' (a list in preference order) or 'instance_type'",
+				      ns->name ? ns->name : "?");
+		return;
+	}
+	if (one && ns->instance_type) {
+		if (!(ns->instance_types = calloc(2, sizeof(char *))) ||
+		    !(ns->instance_types[0] = strdup(ns->instance_type))) {
+			conf_nomem(c);
+			return;
+		}
+		ns->n_instance_types = 1;
+		conf_mark_add(c, &ns->instance_types[0], one);
+	} else if (list && ns->n_instance_types) {
+		free(ns->instance_type);
+		if (!(ns->instance_type = strdup(ns->instance_types[0])))
+			conf_nomem(c);
+		conf_mark_add(c, &ns->instance_type,
+			      yaml_document_get_node(c->doc, list->data.sequence.items.start[0]));
+	}
+}
+
+/* EFA and cluster placement groups work inside one AZ: so must a job. */
+static void nodeset_locality(struct conf_ctx *c, const struct conf_schema *sc,
+			     struct gb_conf_nodeset *ns, yaml_node_t *const *seen)
+{
+	const char *why = ns->efa ? "efa: true" : "placement: cluster";
+
+	if (!ns->efa && ns->placement != GB_PLACEMENT_CLUSTER)
+		return;
+	if (!SEEN("locality"))
+		ns->locality = GB_LOCALITY_AZ;
+	else if (ns->locality != GB_LOCALITY_AZ)
+		conf_error_at(c, SEEN("locality"), "nodeset '%s' has %s: its jobs need one availability zone each (EFA and cluster placement groups do not cross zones), so locality must be az or left out, not %s",
+			      ns->name ? ns->name : "?", why,
+			      gb_conf_locality_name(ns->locality));
+}
+
 static void nodeset_post(struct conf_ctx *c, const struct conf_schema *sc,
 			 yaml_node_t *map, void *obj, yaml_node_t *const *seen)
 {
@@ -717,7 +740,8 @@ static void nodeset_post(struct conf_ctx *c, const struct conf_schema *sc,
 	gb_error_t e;
 	size_t n;
 
-	(void)map;
+	nodeset_types(c, sc, map, ns, seen);
+	nodeset_locality(c, sc, ns, seen);
 	if (!ns->nodes)
 		return;
 	if (gb_hostlist_parse(ns->nodes, &ns->pattern_, &e)) {
@@ -750,10 +774,15 @@ static void nodeset_fini(void *obj)
 static const struct conf_key nodeset_keys[] = {
 	K_STR("name", name, NULL, CF_REQUIRED, .check = check_nodeset_name),
 	K_STR("nodes", nodes, NULL, CF_REQUIRED),
-	K_STR("instance_type", instance_type, NULL, CF_REQUIRED),
+	/* exactly one of instance_type and instance_types: nodeset_post */
+	K_STR("instance_type", instance_type, NULL, 0),
+	K_STRV("instance_types", instance_types, NULL, CF_NONEMPTY),
+	K_BOOL("efa", efa, "false"),
+	K_ENUM("placement", placement, "none", &conf_enum_placement),
 	K_STR("home_region", home_region, NULL, CF_REQUIRED),
 	K_ENUM("mode", mode, "multi_region", &conf_enum_mode),
 	K_ENUM("strategy", strategy, "default", &conf_enum_strategy),
+	/* efa and placement: cluster default it to az (nodeset_post) */
 	K_ENUM("locality", locality, "region", &conf_enum_locality),
 	K_ENUM("market", market, "on-demand", &conf_enum_market),
 	K_STR("partition", partition, "gpuburst", 0),
@@ -807,8 +836,8 @@ static const struct conf_key policy_keys[] = {
 	K_DUR("capacity_half_life", capacity_half_life, "1h", 1, 30 * DAY, 0),
 	/* under a day would prune what cool-downs and resume-fail still read */
 	K_DUR("retention", retention, "90d", DAY, 3650 * DAY, CF_OFF),
-	K_STRV("allowed_families", allowed_families, "g4dn g5 g5g g6 g6e",
-	       CF_NONEMPTY, .check = check_families),
+	/* each must be a family of the catalog in use: conf_check.c */
+	K_STRV("allowed_families", allowed_families, "g4dn g5 g5g g6 g6e", CF_NONEMPTY),
 	K_END
 };
 #undef S

@@ -256,6 +256,16 @@ struct gb_conf {
 	struct gb_conf_planner planner;
 	struct gb_conf_admins admins;
 	struct gb_conf_job_submit job_submit;
+	/* The GPU catalog in use: <state_dir>/catalog when that file existed
+	 * at load (gpuburstctl catalog refresh writes it), else the built-in
+	 * one.  Read it through gb_conf_instance_type[s](). */
+	char *catalog_path;		/* NULL: the built-in catalog */
+	char *catalog_source;		/* the file's "source", NULL: built in */
+	double catalog_refreshed_at;	/* the file's "refreshed" (epoch s), 0 */
+	char *catalog_unreachable;	/* <state_dir>/catalog when this user
+					 * may not search state_dir: built in */
+	struct gb_instance_type *catalog_;	/* private: the file's types */
+	size_t n_catalog_;
 };
 
 /*
@@ -324,6 +334,7 @@ const char *gb_conf_mode_name(enum gb_mode m);
 const char *gb_conf_strategy_name(enum gb_strategy s);
 const char *gb_conf_locality_name(enum gb_locality l);
 const char *gb_conf_market_name(enum gb_market m);
+const char *gb_conf_placement_name(enum gb_placement p);
 const char *gb_conf_llm_provider_name(enum gb_llm_provider p);
 gb_err_t gb_conf_strategy_parse(const char *s, enum gb_strategy *out);
 
@@ -400,13 +411,68 @@ struct gb_instance_type {
 	int network_cards;		/* NetworkInfo.MaximumNetworkCards */
 	int max_interfaces;		/* NetworkInfo.MaximumNetworkInterfaces */
 	bool cluster_placement;		/* PlacementGroupInfo: "cluster" */
+	const char *gpu_name;		/* GpuInfo Name: "A10G"; gpu_model is
+					 * gb_catalog_gres_name() of it */
+	int gpu_fraction;		/* 0: whole GPUs; N: each GPU is a 1/N
+					 * share of one (g6f.large: 8) */
 };
 
-/* RET BORROWED catalog entry for [name], or NULL. */
+/* The built-in catalog.  RET BORROWED its entry for [name], or NULL. */
 const struct gb_instance_type *gb_catalog_find(const char *name);
 
-/* RET the whole catalog (BORROWED), *n set to its length. */
+/* RET the whole built-in catalog (BORROWED), *n set to its length. */
 const struct gb_instance_type *gb_catalog_all(size_t *n);
+
+/*
+ * Slurm's gres type name of EC2's GpuInfo Name: ASCII letters lower-cased,
+ * digits and '_' kept, each run of blanks, '-', '.' and '/' one '_', '_'
+ * trimmed at both ends, anything else dropped ("H100" -> "h100", "L40S" ->
+ * "l40s", "RTX PRO 6000" -> "rtx_pro_6000").  Written to [buf] of [n].
+ * RET [buf], or NULL when [gpu_name] is NULL, gives nothing, or does not fit.
+ * The built-in catalog's gpu_model is this function of its gpu_name, and a
+ * catalog file's is computed with it: a refreshed catalog and the built-in
+ * one name a model alike.
+ */
+const char *gb_catalog_gres_name(const char *gpu_name, char *buf, size_t n);
+
+/*
+ * The catalog in use by [conf] (see struct gb_conf; NULL: the built-in).
+ * RET BORROWED the entry of [name], or NULL.
+ */
+const struct gb_instance_type *gb_conf_instance_type(const struct gb_conf *conf,
+						     const char *name);
+
+/* RET BORROWED all entries of the catalog in use, *n set to their number. */
+const struct gb_instance_type *gb_conf_instance_types(const struct gb_conf *conf,
+						      size_t *n);
+
+/*
+ * Whether gpuburst may launch [type] under [conf] (NULL: the defaults and
+ * the built-in catalog): its family is in policy.allowed_families, it is
+ * in the catalog in use, its GPUs are NVIDIA's, and whole (Slurm's gres
+ * counts whole GPUs: a g6f's 1/8 of an L4 cannot be described).
+ * RET GB_E_OK, or GB_E_CONFIG with the reason in [err] ("instance type
+ * g6f.large has a fractional GPU (1/8 of an L4): ...").
+ */
+gb_err_t gb_conf_type_check(const struct gb_conf *conf, const char *type,
+			    gb_error_t *err);
+
+/*
+ * The catalog file `gpuburstctl catalog refresh` writes (format in
+ * catalog_file.c and gpuburst.yaml(5), "CATALOG FILE").  Write the [n]
+ * types of [v] to [path] atomically: a temporary file in the same
+ * directory, fsync, rename, fsync of the directory; mode 0644.  [source]
+ * says where the figures came from (one line of printable text), and
+ * [refreshed_at] when (epoch seconds, written to the second).
+ * RET GB_E_OK, GB_E_INVALID (a type the reader would refuse, named in
+ * [err]), GB_E_IO.
+ */
+gb_err_t gb_catalog_write(const char *path, const struct gb_instance_type *v,
+			  size_t n, const char *source, double refreshed_at,
+			  gb_error_t *err);
+
+/* The catalog file's name inside state_dir. */
+#define GB_CATALOG_FILE "catalog"
 
 /*
  * RET whether [type] belongs to one of the allowed families of [conf]

@@ -11,11 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "conf_int.h"
 #include "gb_hostlist.h"
 
 #define OR_DASH(s) ((s) ? (s) : "-")
+#define OR_EMPTY(s) ((s) ? (s) : "")
 
 static const char *dur(double s, char *buf, size_t n)
 {
@@ -210,23 +212,55 @@ static void print_groups(FILE *fp, const struct gb_conf *conf)
 	}
 }
 
-static void print_nodeset(FILE *fp, const struct gb_conf_nodeset *ns)
+static void print_nodeset(FILE *fp, const struct gb_conf *conf,
+			  const struct gb_conf_nodeset *ns)
 {
-	const struct gb_instance_type *t = gb_catalog_find(ns->instance_type);
-
 	size_t n = ns->pattern_ ? gb_hostlist_count(ns->pattern_) : 0;
 
 	fprintf(fp, "  %s: %s (%zu node%s)\n", ns->name, ns->nodes, n,
 		n == 1 ? "" : "s");
-	if (t)
-		fprintf(fp, "    type %s: %d vCPU, %d MiB, %d x %s (%d MiB each), %s\n",
+	for (size_t i = 0; i < ns->n_instance_types; i++) {
+		const struct gb_instance_type *t;
+
+		if (!(t = gb_conf_instance_type(conf, ns->instance_types[i])))
+			continue;
+		fprintf(fp, "    type %s: %d vCPU, %d MiB, %d x %s (%d MiB each), %s",
 			t->name, t->vcpus, t->memory_mib, t->gpus, t->gpu_model,
 			t->gpu_memory_mib, t->arch);
+		if (t->efa)
+			fprintf(fp, ", EFA x %d", t->efa_max_interfaces);
+		fprintf(fp, "%s\n", ns->n_instance_types > 1 && i == 0 ? " (preferred)" : "");
+	}
 	fprintf(fp, "    home %s, mode %s, strategy %s, locality %s, market %s, partition %s\n",
 		ns->home_region, gb_conf_mode_name(ns->mode),
 		gb_conf_strategy_name(ns->strategy),
 		gb_conf_locality_name(ns->locality), gb_conf_market_name(ns->market),
 		ns->partition);
+	if (ns->efa || ns->placement != GB_PLACEMENT_NONE)
+		fprintf(fp, "    efa %s, placement %s\n", yesno(ns->efa),
+			gb_conf_placement_name(ns->placement));
+}
+
+/* Where the catalog in use came from: the refreshed file, or built in. */
+static void print_catalog(FILE *fp, const struct gb_conf *conf)
+{
+	char stamp[32] = "?";
+	time_t when = (time_t)conf->catalog_refreshed_at;
+	struct tm tm;
+	size_t n;
+
+	gb_conf_instance_types(conf, &n);
+	if (!conf->catalog_path) {
+		fprintf(fp, "catalog: built in (%zu instance types)%s%s%s\n", n,
+			conf->catalog_unreachable ? "; " : "",
+			OR_EMPTY(conf->catalog_unreachable),
+			conf->catalog_unreachable ? " not readable by this user" : "");
+		return;
+	}
+	if (gmtime_r(&when, &tm))
+		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	fprintf(fp, "catalog: %s (%zu instance types), refreshed %s from %s\n",
+		conf->catalog_path, n, stamp, conf->catalog_source);
 }
 
 static void print_policy(FILE *fp, const struct gb_conf_policy *p)
@@ -292,6 +326,7 @@ void gb_conf_print_summary(const struct gb_conf *conf, void *out)
 	FILE *fp = out;
 
 	print_head(fp, conf);
+	print_catalog(fp, conf);
 	print_cloud(fp, &conf->cloud);
 	fprintf(fp, "regions (%zu):\n", conf->n_regions);
 	for (size_t i = 0; i < conf->n_regions; i++)
@@ -299,7 +334,7 @@ void gb_conf_print_summary(const struct gb_conf *conf, void *out)
 	print_groups(fp, conf);
 	fprintf(fp, "nodesets (%zu):\n", conf->n_nodesets);
 	for (size_t i = 0; i < conf->n_nodesets; i++)
-		print_nodeset(fp, &conf->nodesets[i]);
+		print_nodeset(fp, conf, &conf->nodesets[i]);
 	print_policy(fp, &conf->policy);
 	print_planner(fp, &conf->planner);
 	fputs("admins: users ", fp);

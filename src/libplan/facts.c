@@ -240,7 +240,8 @@ gb_err_t gb_plan_facts_build(const struct gb_conf *conf,
 int gb_plan_quota_key(const char *type, bool spot, const char *code,
 		      char *buf, size_t n)
 {
-	const struct gb_instance_type *it = type ? gb_catalog_find(type) : NULL;
+	/* no conf here (liborch calls it per EC2 error): the built-in catalog */
+	const struct gb_instance_type *it = type ? gb_conf_instance_type(NULL, type) : NULL;
 	char bucket = type && *type ? type[0] : '?';
 	enum gb_ec2_class cls;
 

@@ -58,13 +58,14 @@ static void check_type(const struct gb_plan_scope *s, const struct gb_plan *p,
 {
 	const char *t = p->instance_type ? p->instance_type : "";
 	struct gb_buf b = GB_BUF_INIT;
+	gb_error_t e = { 0 };
 
 	if (!gb_conf_type_allowed(s->conf, t)) {
 		families(s->conf, &b);
 		reject(v, "instance type %s is not allowed: only GPU families %s",
 		       *t ? t : "(none)", gb_buf_str(&b));
-	} else if (!gb_catalog_find(t)) {
-		reject(v, "instance type %s is not in the catalog of known GPU types", t);
+	} else if (gb_conf_type_check(s->conf, t, &e)) {
+		reject(v, "%s", e.text);	/* not in the catalog, fractional, ... */
 	} else if (s->instance_type && strcmp(t, s->instance_type) != 0) {
 		reject(v, "instance type %s differs from the request's %s", t,
 		       s->instance_type);

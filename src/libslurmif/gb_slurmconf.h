@@ -107,9 +107,11 @@ gb_slurmconf_partition(const struct gb_slurmconf *sc, const char *name);
  *    little less than the nominal size, and a node configured with more
  *    memory than it reports is drained ("Low RealMemory") when it
  *    registers;
- *  - Gres=gpu:<model>:<count>, Feature=<instance type> (what the
- *    job_submit/gpuburst plugin constrains on; no region feature, since a
- *    node may land in any region of its fallback group), State=CLOUD;
+ *  - Gres=gpu:<model>:<count>, Feature=<model>[,efa],<instance type>...
+ *    (every type of the nodeset: what the job_submit/gpuburst plugin
+ *    constrains on; no region feature, since a node may land in any region
+ *    of its fallback group), State=CLOUD; a nodeset of several types gets
+ *    the lowest GPU count, CPUs and memory among them;
  *  - one NodeSet per nodeset, one PartitionName per partition over them,
  *    with the power-save timeouts (power saving on those partitions only);
  *  - gres.conf File=/dev/nvidia0.. per node (the devices of the type);

@@ -317,12 +317,49 @@ size_t gb_slurmconf_node_count(const struct gb_conf *conf)
 	return total;
 }
 
+/*
+ * What Slurm is told of a nodeset of several types: the lowest GPU count,
+ * vCPUs and memory among them (a node must not report less than slurm.conf
+ * says), the first (preferred) type for the rest.  RET NULL when one is not
+ * in the catalog (the loader refuses such files).
+ */
+static const struct gb_instance_type *lowest(const struct gb_conf *conf,
+					     const struct gb_conf_nodeset *ns,
+					     struct gb_instance_type *low)
+{
+	for (size_t i = 0; i < ns->n_instance_types; i++) {
+		const struct gb_instance_type *t;
+
+		if (!(t = gb_conf_instance_type(conf, ns->instance_types[i])))
+			return NULL;
+		if (i == 0) {
+			*low = *t;
+			continue;
+		}
+		low->gpus = t->gpus < low->gpus ? t->gpus : low->gpus;
+		low->vcpus = t->vcpus < low->vcpus ? t->vcpus : low->vcpus;
+		low->memory_mib = t->memory_mib < low->memory_mib ? t->memory_mib
+								  : low->memory_mib;
+	}
+	return ns->n_instance_types ? low : NULL;
+}
+
+/* Feature=<GPU model>[,efa],<each instance type>: -C h100, -C p5e.48xlarge. */
+static void features(struct gb_buf *out, const struct gb_conf_nodeset *ns,
+		     const struct gb_instance_type *it)
+{
+	gb_buf_printf(out, "Feature=%s%s", it->gpu_model, ns->efa ? ",efa" : "");
+	for (size_t i = 0; i < ns->n_instance_types; i++)
+		gb_buf_printf(out, ",%s", ns->instance_types[i]);
+}
+
 /* One nodeset's NodeName and NodeSet lines, its gres.conf line into [gres]. */
 static gb_err_t nodeset_lines(struct gb_buf *out, struct gb_buf *gres,
-			      const struct gb_conf_nodeset *ns,
+			      const struct gb_conf *conf, const struct gb_conf_nodeset *ns,
 			      const struct gb_slurmconf_gen *g, long *port, gb_error_t *err)
 {
-	const struct gb_instance_type *it = gb_catalog_find(ns->instance_type);
+	struct gb_instance_type low;
+	const struct gb_instance_type *it = lowest(conf, ns, &low);
 	size_t count = nodeset_size(ns);
 	char ports[64] = "", file[256];
 
@@ -336,14 +373,22 @@ static gb_err_t nodeset_lines(struct gb_buf *out, struct gb_buf *gres,
 		snprintf(ports, sizeof(ports), " Port=[%ld-%ld]", *port, *port + (long)count - 1);
 		*port += (long)count;
 	}
-	gb_buf_printf(out, "# nodeset %s: %s (%d vCPU, %d MiB, %d x %s), home %s, %s\n",
-		      ns->name, it->name, it->vcpus, it->memory_mib, it->gpus, it->gpu_model,
-		      ns->home_region, gb_conf_mode_name(ns->mode));
-	gb_buf_printf(out, "NodeName=%s%s CPUs=%d RealMemory=%d Gres=gpu:%s:%d Feature=%s State=CLOUD\n",
+	if (ns->n_instance_types > 1)
+		gb_buf_printf(out, "# nodeset %s: %zu types (lowest of them: %d vCPU, %d MiB, %d x %s), home %s, %s\n",
+			      ns->name, ns->n_instance_types, it->vcpus, it->memory_mib,
+			      it->gpus, it->gpu_model, ns->home_region,
+			      gb_conf_mode_name(ns->mode));
+	else
+		gb_buf_printf(out, "# nodeset %s: %s (%d vCPU, %d MiB, %d x %s), home %s, %s\n",
+			      ns->name, it->name, it->vcpus, it->memory_mib, it->gpus,
+			      it->gpu_model, ns->home_region, gb_conf_mode_name(ns->mode));
+	gb_buf_printf(out, "NodeName=%s%s CPUs=%d RealMemory=%d Gres=gpu:%s:%d ",
 		      ns->nodes, ports, g->lab ? GB_SLURMCONF_LAB_CPUS : it->vcpus,
 		      g->lab ? GB_SLURMCONF_LAB_MEMORY
 			     : (int)floor(it->memory_mib * GB_SLURMCONF_MEMORY_HEADROOM),
-		      it->gpu_model, it->gpus, it->name);
+		      it->gpu_model, it->gpus);
+	features(out, ns, it);
+	gb_buf_puts(out, " State=CLOUD\n");
 	gb_buf_printf(out, "NodeSet=gb_%s Nodes=%s\n", ns->name, ns->nodes);
 	gres_file(file, sizeof(file), it->gpus, g->lab);
 	gb_buf_printf(gres, "NodeName=%s Name=gpu Type=%s File=%s\n", ns->nodes,
@@ -384,7 +429,7 @@ gb_err_t gb_slurmconf_write_nodes(struct gb_buf *out, struct gb_buf *gres,
 
 	gb_buf_puts(out, "# ---- slurm.conf: nodes and partitions ----\n");
 	for (size_t i = 0; i < conf->n_nodesets; i++) {
-		rc = nodeset_lines(out, gres, &conf->nodesets[i], g, &port, err);
+		rc = nodeset_lines(out, gres, conf, &conf->nodesets[i], g, &port, err);
 		if (rc)
 			return rc;
 	}

@@ -496,12 +496,12 @@ ok
 # ---- slurm-conf
 run 0 slurm-conf --sbindir /opt/gb/sbin
 grep -qx 'ResumeProgram=/opt/gb/sbin/gpuburst-resume' "$tmp/out" || bad "slurm-conf ResumeProgram"
-grep -qx 'NodeName=g5-\[1-40\] CPUs=4 RealMemory=15564 Gres=gpu:a10g:1 Feature=g5.xlarge State=CLOUD' "$tmp/out" ||
+grep -qx 'NodeName=g5-\[1-40\] CPUs=4 RealMemory=15564 Gres=gpu:a10g:1 Feature=a10g,g5.xlarge State=CLOUD' "$tmp/out" ||
 	bad "slurm-conf NodeName: $(grep NodeName "$tmp/out")"
 grep -qx 'PartitionName=gpuburst Nodes=gb_g5,gb_g6 MaxTime=INFINITE State=UP SuspendTime=600 SuspendTimeout=120 ResumeTimeout=1800' "$tmp/out" || bad "slurm-conf partition"
 grep -qx 'NodeName=g6-\[1-40\] Name=gpu Type=l4 File=/dev/nvidia0' "$tmp/out" || bad "slurm-conf gres"
 run 0 slurm-conf --lab-ports 21000 --section nodes
-grep -qx 'NodeName=g6-\[1-40\] Port=\[21040-21079\] CPUs=1 RealMemory=500 Gres=gpu:l4:1 Feature=g6.xlarge State=CLOUD' "$tmp/out" ||
+grep -qx 'NodeName=g6-\[1-40\] Port=\[21040-21079\] CPUs=1 RealMemory=500 Gres=gpu:l4:1 Feature=l4,g6.xlarge State=CLOUD' "$tmp/out" ||
 	bad "slurm-conf --lab-ports: $(grep NodeName "$tmp/out")"
 # lines only some releases take, for the release named (gb_slurm_release.h)
 : >"$tmp/empty.conf"

@@ -160,6 +160,16 @@ static char *load_bad(const char *yaml)
 	return gb_buf_steal(&b);
 }
 
+/* load_bad() whose result lives until the next call (for one-line asserts). */
+static const char *load_bad_free(const char *yaml)
+{
+	static char *last;
+
+	free(last);
+	last = load_bad(yaml);
+	return last;
+}
+
 /*****************************************************************************
  *  Data-driven cases
  *****************************************************************************/
@@ -300,20 +310,33 @@ static int run_cases(void)
 static void test_catalog(void **state)
 {
 	const struct gb_instance_type *t, *all;
+	char model[32];
 	size_t n;
 
 	(void)state;
 	all = gb_catalog_all(&n);
-	assert_int_equal(n, 37);
+	assert_int_equal(n, 56);
+	assert_ptr_equal(gb_conf_instance_types(NULL, &n), all);
 	for (size_t i = 0; i < n; i++) {
 		size_t flen = strlen(all[i].family);
 
 		assert_int_equal(strncmp(all[i].name, all[i].family, flen), 0);
 		assert_int_equal(all[i].name[flen], '.');
 		assert_ptr_equal(gb_catalog_find(all[i].name), &all[i]);
-		assert_true(all[i].gpus >= 1 && all[i].vcpus >= 4);
+		assert_ptr_equal(gb_conf_instance_type(NULL, all[i].name), &all[i]);
+		assert_true(all[i].gpus >= 1 && all[i].vcpus >= 2);
 		assert_int_equal(all[i].memory_mib % 1024, 0);
-		assert_true(gb_conf_type_allowed(NULL, all[i].name));
+		assert_string_equal(all[i].gpu_maker, "NVIDIA");
+		/* the one naming rule: a refreshed catalog names models alike */
+		assert_non_null(gb_catalog_gres_name(all[i].gpu_name, model, sizeof(model)));
+		assert_string_equal(all[i].gpu_model, model);
+		assert_int_equal(all[i].efa, all[i].efa_max_interfaces > 0);
+		assert_true(all[i].efa_max_interfaces <= all[i].network_cards);
+		assert_true(all[i].network_cards >= 1);
+		assert_true(all[i].max_interfaces >= all[i].network_cards);
+		assert_true(all[i].cluster_placement);
+		for (size_t j = 0; j < i; j++)
+			assert_string_not_equal(all[i].name, all[j].name);
 	}
 	t = gb_catalog_find("g5.xlarge");
 	assert_non_null(t);
@@ -324,24 +347,110 @@ static void test_catalog(void **state)
 	assert_string_equal(t->gpu_model, "a10g");
 	assert_int_equal(t->gpu_memory_mib, 24 * 1024);
 	assert_string_equal(t->arch, "x86_64");
+	assert_false(t->efa);
 	t = gb_catalog_find("g5g.16xlarge");
 	assert_int_equal(t->memory_mib, 128 * 1024);
 	assert_int_equal(t->gpus, 2);
 	assert_string_equal(t->arch, "arm64");
 	assert_string_equal(t->gpu_model, "t4g");
+	assert_false(t->efa);
 	t = gb_catalog_find("g4dn.metal");
 	assert_int_equal(t->vcpus, 96);
 	assert_int_equal(t->gpus, 8);
 	assert_string_equal(t->gpu_model, "t4");
+	assert_true(t->efa);
 	t = gb_catalog_find("g6e.48xlarge");
 	assert_int_equal(t->memory_mib, 1536 * 1024);
 	assert_int_equal(t->gpu_memory_mib, 48 * 1024);
 	assert_string_equal(t->gpu_model, "l40s");
+	assert_int_equal(t->network_cards, 4);
+	assert_int_equal(t->efa_max_interfaces, 4);
 	assert_string_equal(gb_catalog_find("g6.12xlarge")->gpu_model, "l4");
 	assert_null(gb_catalog_find("m7i.xlarge"));
 	assert_null(gb_catalog_find("g5.3xlarge"));
 	assert_null(gb_catalog_find(""));
 	assert_null(gb_catalog_find(NULL));
+	assert_null(gb_conf_instance_type(NULL, NULL));
+}
+
+/* The P families' figures (AWS's instance-type pages). */
+static void test_catalog_p(void **state)
+{
+	const struct gb_instance_type *t;
+
+	(void)state;
+	t = gb_catalog_find("p5.48xlarge");
+	assert_non_null(t);
+	assert_string_equal(t->family, "p5");
+	assert_int_equal(t->vcpus, 192);
+	assert_int_equal(t->memory_mib, 2048 * 1024);
+	assert_int_equal(t->gpus, 8);
+	assert_string_equal(t->gpu_model, "h100");
+	assert_string_equal(t->gpu_name, "H100");
+	assert_int_equal(t->gpu_memory_mib, 80 * 1024);
+	assert_true(t->efa);
+	assert_int_equal(t->efa_max_interfaces, 32);
+	assert_int_equal(t->network_cards, 32);
+	assert_int_equal(t->max_interfaces, 64);
+	assert_true(t->cluster_placement);
+	assert_int_equal(t->gpu_fraction, 0);
+	t = gb_catalog_find("p5e.48xlarge");
+	assert_string_equal(t->gpu_model, "h200");
+	assert_int_equal(t->gpu_memory_mib, 141 * 1024);
+	assert_int_equal(t->network_cards, 32);
+	t = gb_catalog_find("p5en.48xlarge");
+	assert_string_equal(t->gpu_model, "h200");
+	assert_int_equal(t->network_cards, 16);
+	assert_int_equal(t->efa_max_interfaces, 16);
+	t = gb_catalog_find("p4d.24xlarge");
+	assert_int_equal(t->vcpus, 96);
+	assert_int_equal(t->memory_mib, 1152 * 1024);
+	assert_string_equal(t->gpu_model, "a100");
+	assert_int_equal(t->gpu_memory_mib, 40 * 1024);
+	assert_int_equal(t->network_cards, 4);
+	assert_int_equal(t->efa_max_interfaces, 4);
+	assert_int_equal(gb_catalog_find("p4de.24xlarge")->gpu_memory_mib, 80 * 1024);
+	t = gb_catalog_find("p6-b200.48xlarge");
+	assert_string_equal(t->family, "p6-b200");
+	assert_string_equal(t->gpu_model, "b200");
+	assert_int_equal(t->gpus, 8);
+	assert_int_equal(t->network_cards, 8);
+	t = gb_catalog_find("p3.2xlarge");
+	assert_int_equal(t->vcpus, 8);
+	assert_int_equal(t->memory_mib, 61 * 1024);
+	assert_string_equal(t->gpu_model, "v100");
+	assert_false(t->efa);
+	t = gb_catalog_find("p3dn.24xlarge");
+	assert_int_equal(t->gpu_memory_mib, 32 * 1024);
+	assert_true(t->efa);
+	t = gb_catalog_find("gr6.8xlarge");
+	assert_int_equal(t->memory_mib, 256 * 1024);
+	assert_int_equal(t->gpu_fraction, 0);	/* whole L4s */
+	t = gb_catalog_find("g6f.large");
+	assert_int_equal(t->gpu_fraction, 8);
+	assert_int_equal(t->gpu_memory_mib, 3 * 1024);
+}
+
+static void test_gres_name(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "H100", "h100" }, { "A10G", "a10g" }, { "L40S", "l40s" }, { "T4g", "t4g" },
+		{ "L4", "l4" }, { "B200", "b200" }, { "RTX PRO 6000", "rtx_pro_6000" },
+		{ "Radeon Pro V520", "radeon_pro_v520" }, { "A100-SXM4 (80GB)", "a100_sxm4_80gb" },
+		{ " -x- ", "x" }, { "a__b", "a_b" }, { "Gaudi\xc3\xa9", "gaudi" },
+	};
+	char buf[32];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_ptr_equal(gb_catalog_gres_name(cases[i][0], buf, sizeof(buf)), buf);
+		assert_string_equal(buf, cases[i][1]);
+	}
+	assert_null(gb_catalog_gres_name("", buf, sizeof(buf)));
+	assert_null(gb_catalog_gres_name("++", buf, sizeof(buf)));
+	assert_null(gb_catalog_gres_name(NULL, buf, sizeof(buf)));
+	assert_null(gb_catalog_gres_name("H100", buf, 4));	/* no room for the NUL */
+	assert_ptr_equal(gb_catalog_gres_name("H100", buf, 5), buf);
 }
 
 static void test_type_allowed(void **state)
@@ -371,6 +480,295 @@ static void test_type_allowed(void **state)
 	assert_false(gb_conf_type_allowed(conf, "g6.xlarge"));
 	assert_true(gb_conf_type_allowed(conf, "g6e.xlarge"));
 	gb_conf_destroy(conf);
+}
+
+/* The launch rule: allowed family, in the catalog, NVIDIA, whole GPUs. */
+static void test_type_check(void **state)
+{
+	struct gb_conf *conf;
+	gb_error_t e = { 0 };
+
+	(void)state;
+	clear_env();
+	assert_int_equal(gb_conf_type_check(NULL, "g5.xlarge", &e), GB_E_OK);
+	assert_int_equal(gb_conf_type_check(NULL, "p5.48xlarge", &e), GB_E_CONFIG);
+	assert_string_equal(e.text, "instance type p5.48xlarge is not allowed: only GPU families "
+			    "g4dn, g5, g5g, g6, g6e");
+	assert_int_equal(gb_conf_type_check(NULL, "g5.3xlarge", &e), GB_E_CONFIG);
+	assert_string_equal(e.text, "instance type g5.3xlarge is not in the catalog of known GPU types");
+	assert_int_equal(gb_conf_type_check(NULL, NULL, &e), GB_E_CONFIG);
+	/* the default families are unchanged; training families are opt-in */
+	conf = load_ok("cluster_name: c\n");
+	assert_int_equal(conf->policy.n_allowed_families, 5);
+	assert_string_equal(conf->policy.allowed_families[4], "g6e");
+	gb_conf_destroy(conf);
+	conf = load_ok("cluster_name: c\npolicy: {allowed_families: [p5, p6-b200, g6f, gr6]}\n");
+	assert_int_equal(gb_conf_type_check(conf, "p5.48xlarge", &e), GB_E_OK);
+	assert_int_equal(gb_conf_type_check(conf, "p6-b200.48xlarge", &e), GB_E_OK);
+	assert_int_equal(gb_conf_type_check(conf, "gr6.4xlarge", &e), GB_E_OK);
+	assert_int_equal(gb_conf_type_check(conf, "g5.xlarge", &e), GB_E_CONFIG);
+	assert_string_equal(e.text, "instance type g5.xlarge is not allowed: only GPU families "
+			    "p5, p6-b200, g6f, gr6");
+	assert_int_equal(gb_conf_type_check(conf, "g6f.large", &e), GB_E_CONFIG);
+	assert_string_equal(e.text, "instance type g6f.large has a fractional GPU (1/8 of an L4): "
+			    "Slurm's gres counts whole GPUs; gpuburst does not launch it");
+	assert_int_equal(gb_conf_type_check(conf, "g6f.4xlarge", &e), GB_E_CONFIG);
+	assert_non_null(strstr(e.text, "(1/2 of an L4)"));
+	gb_conf_destroy(conf);
+	/* a family is known when the catalog in use has a type of it */
+	assert_string_equal(load_bad_free("cluster_name: c\npolicy: {allowed_families: [p5, p7]}\n"),
+			    "t.yaml:2:33: instance family p7 is not in the GPU catalog (its families: "
+			    "g4dn, g5, g5g, g6, gr6, g6e, g6f, gr6f, p3, p3dn, p4d, p4de, p5, p5e, "
+			    "p5en, p6-b200, p6-b300)\n");
+}
+
+/* instance_types and instance_type at load; efa and placement defaults. */
+static void test_nodeset_types(void **state)
+{
+	static const char head[] =
+		"cluster_name: c\n"
+		"regions: [{name: us-east-1, ami: ami-1, azs: [{name: us-east-1a, subnets: [s-1]}]}]\n"
+		"fallback_groups: {g: {consumer_regions: [us-east-1], fallback_regions: [us-east-1]}}\n"
+		"policy: {allowed_families: [g5, p5e, p5en]}\n"
+		"nodesets:\n";
+	struct gb_conf *conf;
+	const struct gb_conf_nodeset *ns;
+	char *yaml = NULL;
+
+	(void)state;
+	clear_env();
+	assert_true(asprintf(&yaml, "%s"
+			     "  - {name: a, nodes: \"a-[1-2]\", instance_type: g5.xlarge, home_region: us-east-1}\n"
+			     "  - {name: b, nodes: \"b-[1-2]\", instance_types: [p5en.48xlarge, p5e.48xlarge],\n"
+			     "     efa: true, placement: cluster, home_region: us-east-1}\n", head) > 0);
+	conf = load_ok(yaml);
+	free(yaml);
+	ns = gb_conf_nodeset(conf, "a");
+	assert_int_equal(ns->n_instance_types, 1);
+	assert_string_equal(ns->instance_types[0], "g5.xlarge");
+	assert_null(ns->instance_types[1]);
+	assert_string_equal(ns->instance_type, "g5.xlarge");
+	assert_false(ns->efa);
+	assert_int_equal(ns->placement, GB_PLACEMENT_NONE);
+	assert_int_equal(ns->locality, GB_LOCALITY_REGION);
+	ns = gb_conf_nodeset(conf, "b");
+	assert_int_equal(ns->n_instance_types, 2);
+	assert_string_equal(ns->instance_type, "p5en.48xlarge");	/* the first */
+	assert_string_equal(ns->instance_types[1], "p5e.48xlarge");
+	assert_true(ns->efa);
+	assert_int_equal(ns->placement, GB_PLACEMENT_CLUSTER);
+	assert_int_equal(ns->locality, GB_LOCALITY_AZ);	/* implied */
+	assert_string_equal(gb_conf_placement_name(ns->placement), "cluster");
+	gb_conf_destroy(conf);
+
+	assert_true(asprintf(&yaml, "%s"
+			     "  - {name: a, nodes: \"a-[1-2]\", instance_type: g5.xlarge, placement: cluster,\n"
+			     "     locality: region, home_region: us-east-1}\n", head) > 0);
+	assert_string_equal(load_bad_free(yaml),
+			    "t.yaml:7:16: nodeset 'a' has placement: cluster: its jobs need one availability "
+			    "zone each (EFA and cluster placement groups do not cross zones), so locality "
+			    "must be az or left out, not region\n");
+	free(yaml);
+	assert_true(asprintf(&yaml, "%s"
+			     "  - {name: a, nodes: \"a-[1-2]\", instance_types: [g5.xlarge, g5.8xlarge],\n"
+			     "     efa: true, locality: az, home_region: us-east-1}\n", head) > 0);
+	assert_string_equal(load_bad_free(yaml),
+			    "t.yaml:6:50: instance type g5.xlarge does not support EFA, and nodeset 'a' "
+			    "has efa: true\n");
+	free(yaml);
+}
+
+/*****************************************************************************
+ *  The catalog file
+ *****************************************************************************/
+
+static char *catalog_dir(void)
+{
+	char *dir = strdup("/tmp/gb-test-catalog-XXXXXX");
+
+	assert_non_null(dir);
+	assert_non_null(mkdtemp(dir));
+	return dir;
+}
+
+static void rm_dir(const char *dir)
+{
+	char path[PATH_MAX];
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (unlink(path) != 0)
+			assert_int_equal(rmdir(path), 0);
+	}
+	closedir(d);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+static size_t dir_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	size_t n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 2;
+}
+
+static char *state_yaml(const char *dir, const char *extra)
+{
+	char *yaml = NULL;
+
+	assert_true(asprintf(&yaml, "cluster_name: c\nstate_dir: %s\n%s", dir, extra) > 0);
+	return yaml;
+}
+
+/* Write, read back through gb_conf_load_string, and the file's text. */
+static void test_catalog_file(void **state)
+{
+	struct gb_instance_type v[2];
+	const struct gb_instance_type *t;
+	char *dir = catalog_dir(), path[PATH_MAX], *yaml, *text;
+	struct gb_conf *conf;
+	struct stat st;
+	gb_error_t e = { 0 };
+	size_t n;
+
+	(void)state;
+	clear_env();
+	v[0] = *gb_catalog_find("p5.48xlarge");
+	v[1] = (struct gb_instance_type){ .name = "g7e.48xlarge", .family = "g7e", .vcpus = 192,
+		.memory_mib = 2048 * 1024, .gpus = 8, .gpu_model = "rtx_pro_6000",
+		.gpu_memory_mib = 98304, .arch = "x86_64", .gpu_maker = "NVIDIA", .efa = true,
+		.efa_max_interfaces = 4, .network_cards = 4, .max_interfaces = 16,
+		.cluster_placement = false, .gpu_name = "RTX PRO 6000", .gpu_fraction = 0 };
+	snprintf(path, sizeof(path), "%s/" GB_CATALOG_FILE, dir);
+	assert_int_equal(gb_catalog_write(path, v, 2, "ec2:DescribeInstanceTypes us-east-1",
+					  1764769307.9, &e), GB_E_OK);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_int_equal(dir_entries(dir), 1);	/* no temporary file left */
+	text = slurp(path);
+	assert_int_equal(strncmp(text, "gpuburst-catalog 1\nrefreshed 2025-12-03T13:41:47Z\n"
+				 "source ec2:DescribeInstanceTypes us-east-1\n", 87), 0);
+	assert_non_null(strstr(text, "\np5.48xlarge p5 192 2097152 8 81920 0 x86_64 NVIDIA 32 32 64 yes H100\n"));
+	assert_non_null(strstr(text, "\ng7e.48xlarge g7e 192 2097152 8 98304 0 x86_64 NVIDIA 4 4 16 no RTX PRO 6000\n"));
+	free(text);
+
+	yaml = state_yaml(dir, "policy: {allowed_families: [g7e, p5]}\n");
+	conf = load_ok(yaml);
+	free(yaml);
+	assert_string_equal(conf->catalog_path, path);
+	assert_string_equal(conf->catalog_source, "ec2:DescribeInstanceTypes us-east-1");
+	assert_true(conf->catalog_refreshed_at == 1764769307.0);
+	assert_non_null(gb_conf_instance_types(conf, &n));
+	assert_int_equal(n, 2);
+	t = gb_conf_instance_type(conf, "g7e.48xlarge");
+	assert_non_null(t);
+	assert_string_equal(t->gpu_model, "rtx_pro_6000");	/* computed, never stored */
+	assert_string_equal(t->gpu_name, "RTX PRO 6000");
+	assert_int_equal(t->memory_mib, 2048 * 1024);
+	assert_int_equal(t->efa_max_interfaces, 4);
+	assert_true(t->efa);
+	assert_false(t->cluster_placement);
+	t = gb_conf_instance_type(conf, "p5.48xlarge");
+	assert_int_equal(t->network_cards, 32);
+	assert_string_equal(t->gpu_model, "h100");
+	assert_int_equal(gb_conf_type_check(conf, "g7e.48xlarge", &e), GB_E_OK);
+	/* the file replaces the built-in catalog */
+	assert_null(gb_conf_instance_type(conf, "g5.xlarge"));
+	assert_non_null(gb_conf_instance_type(NULL, "g5.xlarge"));
+	gb_conf_destroy(conf);
+
+	/* the writer refuses what the reader would */
+	v[1].family = "g7";
+	assert_int_equal(gb_catalog_write(path, v, 2, "x", 0, &e), GB_E_INVALID);
+	assert_string_equal(e.text, "catalog type 2 (g7e.48xlarge): the family is not the name's "
+			    "text before '.'");
+	v[1] = v[0];
+	assert_int_equal(gb_catalog_write(path, v, 2, "x", 0, &e), GB_E_INVALID);
+	assert_string_equal(e.text, "catalog type p5.48xlarge is listed twice");
+	assert_int_equal(gb_catalog_write(path, v, 1, "two\nlines", 0, &e), GB_E_INVALID);
+	assert_int_equal(gb_catalog_write(path, v, 0, "x", 0, &e), GB_E_INVALID);
+	snprintf(path, sizeof(path), "%s/no/such/dir/catalog", dir);
+	assert_int_equal(gb_catalog_write(path, v, 1, "x", 0, &e), GB_E_IO);
+	rm_dir(dir);
+	free(dir);
+}
+
+#define CAT_HEAD "gpuburst-catalog 1\nrefreshed 2026-01-02T03:04:05Z\nsource test\n"
+#define P5_LINE "p5.48xlarge p5 192 2097152 8 81920 0 x86_64 NVIDIA 32 32 64 yes H100\n"
+
+/* Each bad file: the config does not load, the message names file and line. */
+static void test_catalog_file_bad(void **state)
+{
+	static const struct { const char *text; const char *want; } cases[] = {
+		{ "", ": the first line is not \"gpuburst-catalog 1\": not a gpuburst catalog file" },
+		{ "[catalog]\n", ":1: the first line is not \"gpuburst-catalog 1\": not a gpuburst catalog file" },
+		{ "gpuburst-catalog 2\n", ":1: catalog format version 2, this gpuburst reads version 1" },
+		{ "gpuburst-catalog 1\nrefreshed yesterday\n", ":2: the second line is not \"refreshed YYYY-MM-DDTHH:MM:SSZ\"" },
+		{ "gpuburst-catalog 1\nrefreshed 2026-01-02T03:04:05Z\n# c\n", ":3: the third line is not \"source TEXT\" (printable text)" },
+		{ CAT_HEAD, ": the file lists no instance type" },
+		{ CAT_HEAD "p5.48xlarge p5 192 2097152\n", ":4: 4 fields, expected 14 (name ... gpu_name)" },
+		{ CAT_HEAD "\n# x\np5.48xlarge p5 192 2097152 8 81920 0 x86_64 NVIDIA 32 32 sixty yes H100\n",
+		  ":6: max_interfaces 'sixty' is not a whole number" },
+		{ CAT_HEAD "p5.48xlarge p5 192 2097152 8 81920 0 x86_64 NVIDIA 32 32 64 maybe H100\n",
+		  ":4: cluster_placement 'maybe' is neither yes nor no" },
+		{ CAT_HEAD "p5.48xlarge p4 192 2097152 8 81920 0 x86_64 NVIDIA 32 32 64 yes H100\n",
+		  ":4: instance type p5.48xlarge: the family is not the name's text before '.'" },
+		{ CAT_HEAD "p5.48xlarge p5 192 2097152 8 81920 0 riscv NVIDIA 32 32 64 yes H100\n",
+		  ":4: instance type p5.48xlarge: arch is neither x86_64 nor arm64" },
+		{ CAT_HEAD "p5.48xlarge p5 192 2097152 0 81920 0 x86_64 NVIDIA 32 32 64 yes H100\n",
+		  ":4: instance type p5.48xlarge: gpus is not in 1..64" },
+		{ CAT_HEAD "p5.48xlarge p5 192 2097152 8 81920 0 x86_64 NVIDIA 32 32 64 yes ++\n",
+		  ":4: instance type p5.48xlarge: gpu_name is not printable text that gives a gres name" },
+		{ CAT_HEAD P5_LINE "g5.xlarge g5 4 16384 1 24576 0 x86_64 NVIDIA 0 1 4 yes A10G\n" P5_LINE,
+		  ":6: instance type p5.48xlarge is listed twice (first on line 4)" },
+	};
+	char *dir = catalog_dir(), path[PATH_MAX], *yaml, *got, want[512];
+	FILE *fp;
+
+	(void)state;
+	clear_env();
+	snprintf(path, sizeof(path), "%s/" GB_CATALOG_FILE, dir);
+	yaml = state_yaml(dir, "");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_non_null(fp = fopen(path, "w"));
+		fputs(cases[i].text, fp);
+		assert_int_equal(fclose(fp), 0);
+		got = load_bad(yaml);
+		snprintf(want, sizeof(want), "t.yaml: catalog %s%s\n", path, cases[i].want);
+		assert_string_equal(got, want);
+		free(got);
+	}
+	/* a NUL byte; too big; not a regular file */
+	assert_non_null(fp = fopen(path, "w"));
+	fwrite(CAT_HEAD "x\0y\n", 1, sizeof(CAT_HEAD "x\0y\n") - 1, fp);
+	assert_int_equal(fclose(fp), 0);
+	got = load_bad(yaml);
+	snprintf(want, sizeof(want), "t.yaml: catalog %s: the file contains a NUL byte\n", path);
+	assert_string_equal(got, want);
+	free(got);
+	assert_int_equal(truncate(path, 1024 * 1024 + 1), 0);
+	got = load_bad(yaml);
+	snprintf(want, sizeof(want), "t.yaml: catalog %s: the file is larger than 1048576 bytes\n", path);
+	assert_string_equal(got, want);
+	free(got);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkdir(path, 0755), 0);
+	got = load_bad(yaml);
+	assert_non_null(strstr(got, "is not a regular file"));
+	assert_int_equal(strncmp(got, "t.yaml: catalog ", 16), 0);
+	free(got);
+	free(yaml);
+	rm_dir(dir);
+	free(dir);
 }
 
 static void test_regions(void **state)
@@ -1155,7 +1553,13 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_catalog),
+		cmocka_unit_test(test_catalog_p),
+		cmocka_unit_test(test_gres_name),
 		cmocka_unit_test(test_type_allowed),
+		cmocka_unit_test(test_type_check),
+		cmocka_unit_test(test_nodeset_types),
+		cmocka_unit_test(test_catalog_file),
+		cmocka_unit_test(test_catalog_file_bad),
 		cmocka_unit_test(test_regions),
 		cmocka_unit_test(test_distance),
 		cmocka_unit_test(test_example),

@@ -507,6 +507,40 @@ static void test_long_message(void **state)
 	gb_buf_free(&y);
 }
 
+/*
+ * A nodeset of several types: any of them in a constraint finds it, a
+ * routed job may run on any of them, and the GPUs per node Slurm is told
+ * are the lowest count.
+ */
+static void test_several_types(void **state)
+{
+	struct fixture *f;
+
+	(void)state;
+	f = fixture_text("cluster_name: c\nregions: [{name: ap-south-1}]\n"
+			 "fallback_groups: {g: {consumer_regions: [ap-southeast-1],"
+			 " fallback_regions: [ap-south-1]}}\n"
+			 "policy: {allowed_families: [p5e, p5en, g6, g6f]}\n"
+			 "nodesets:\n"
+			 "  - {name: h, nodes: 'h-[1-2]', instance_types: [p5en.48xlarge, p5e.48xlarge],"
+			 " home_region: ap-southeast-1, partition: train}\n"
+			 "  - {name: l, nodes: 'l-[1-4]', instance_types: [g6.12xlarge, g6.xlarge],"
+			 " home_region: ap-southeast-1}\n");
+	check(f->route, &(struct gb_route_job){ .features = "p5e.48xlarge" },
+	      &(struct want){ GB_ROUTE_ACCEPT, GB_ROUTE_OK, "train", NULL });
+	check(f->route, &(struct gb_route_job){ .tres_per_node = "gres:gpu:h200:8" },
+	      &(struct want){ GB_ROUTE_ACCEPT, GB_ROUTE_OK, "train",
+			      "p5en.48xlarge|p5e.48xlarge" });
+	/* g6.12xlarge has 4 L4s, but the nodeset promises the lowest: 1 */
+	check(f->route, &(struct gb_route_job){ .tres_per_node = "gres:gpu:l4:4" },
+	      &(struct want){ GB_ROUTE_REJECT, GB_ROUTE_TOO_MANY_GPUS, NULL, NULL, NULL,
+			      "gpuburst: this job asks for 4 l4 GPUs per node, more than any burst nodeset has: at most 1 (g6.12xlarge)" });
+	check(f->route, &(struct gb_route_job){ .features = "g6f.large" },
+	      &(struct want){ GB_ROUTE_REJECT, GB_ROUTE_BAD_TYPE, NULL, NULL, NULL,
+			      "gpuburst: instance type g6f.large has a fractional GPU (1/8 of an L4): Slurm's gres counts whole GPUs; gpuburst does not launch it" });
+	teardown((void **)&f);
+}
+
 /* More nodesets than the stack scratch holds. */
 static void test_many_nodesets(void **state)
 {
@@ -555,6 +589,7 @@ int main(void)
 		cmocka_unit_test(test_parse_gpus),
 		cmocka_unit_test(test_instance_type),
 		cmocka_unit_test(test_find_home),
+		cmocka_unit_test(test_several_types),
 		cmocka_unit_test_setup_teardown(test_untouched, setup_lab, teardown),
 		cmocka_unit_test_setup_teardown(test_routed, setup_lab, teardown),
 		cmocka_unit_test_setup_teardown(test_rejected, setup_lab, teardown),

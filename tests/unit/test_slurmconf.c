@@ -159,9 +159,9 @@ static void test_nodes(void **state)
 	assert_int_equal(gb_slurmconf_write_nodes(&b, &gres, conf, &g, &e), GB_E_OK);
 	/* 16384 * 0.95 = 15564.8: slurmd must not report less than configured */
 	assert_has(&b, "\nNodeName=g5-[1-4] CPUs=4 RealMemory=15564 Gres=gpu:a10g:1 "
-		   "Feature=g5.xlarge State=CLOUD\n");
+		   "Feature=a10g,g5.xlarge State=CLOUD\n");
 	assert_has(&b, "\nNodeName=big-[1-2] CPUs=48 RealMemory=186777 Gres=gpu:a10g:4 "
-		   "Feature=g5.12xlarge State=CLOUD\n");
+		   "Feature=a10g,g5.12xlarge State=CLOUD\n");
 	assert_has(&b, "\nNodeSet=gb_g5 Nodes=g5-[1-4]\n");
 	assert_has(&b, "\nPartitionName=fast Nodes=gb_g5,gb_big MaxTime=INFINITE State=UP "
 		   "SuspendTime=600 SuspendTimeout=120 ResumeTimeout=1800\n");
@@ -188,13 +188,58 @@ static void test_nodes_lab(void **state)
 	g.ports = 7000;
 	assert_int_equal(gb_slurmconf_write_nodes(&b, &gres, conf, &g, &e), GB_E_OK);
 	assert_has(&b, "\nNodeName=g5-[1-4] Port=[7000-7003] CPUs=1 RealMemory=500 "
-		   "Gres=gpu:a10g:1 Feature=g5.xlarge State=CLOUD\n");
+		   "Gres=gpu:a10g:1 Feature=a10g,g5.xlarge State=CLOUD\n");
 	assert_has(&b, "\nNodeName=big-[1-2] Port=[7004-7005] CPUs=1 RealMemory=500 ");
 	assert_has(&b, "\nNodeName=g6-[1-3] Port=[7006-7008] ");
 	assert_has(&gres, "NodeName=big-[1-2] Name=gpu Type=a10g "
 		   "File=/dev/null,/dev/zero,/dev/full,/dev/random\n");
 	gb_buf_free(&b);
 	gb_buf_free(&gres);
+}
+
+static const char train_text[] =
+	"cluster_name: t\n"
+	"regions:\n"
+	"  - {name: us-east-1, ami: ami-1, azs: [{name: us-east-1a, subnets: [subnet-1]}]}\n"
+	"fallback_groups:\n"
+	"  g: {consumer_regions: [us-east-1], fallback_regions: [us-east-1]}\n"
+	"nodesets:\n"
+	"  - {name: h100, nodes: \"h100-[1-4]\", instance_type: p5.48xlarge, efa: true,\n"
+	"     placement: cluster, home_region: us-east-1}\n"
+	"  - {name: l4, nodes: \"l4-[1-2]\", instance_types: [g6.12xlarge, g6.xlarge, gr6.8xlarge],\n"
+	"     home_region: us-east-1}\n"
+	"policy: {allowed_families: [p5, g6, gr6]}\n";
+
+/*
+ * A p5.48xlarge EFA nodeset: 8 x h100, 192 CPUs, 2 TiB less the headroom,
+ * the features a job constrains on (model, efa, type).  A nodeset of
+ * several types: the lowest GPU count, CPUs and memory, every type a
+ * feature in preference order.
+ */
+static void test_nodes_types(void **state)
+{
+	struct gb_slurmconf_gen g = gen(GB_SLURM_VERSION(24, 11, 0));
+	struct gb_buf b = GB_BUF_INIT, gres = GB_BUF_INIT;
+	struct gb_conf *conf = NULL;
+	gb_error_t e = { 0 };
+
+	(void)state;
+	if (gb_conf_load_string("train.yaml", train_text, strlen(train_text), &conf, NULL, &e))
+		fail_msg("config: %s", e.text);
+	assert_int_equal(conf->nodesets[0].locality, GB_LOCALITY_AZ);
+	assert_int_equal(gb_slurmconf_write_nodes(&b, &gres, conf, &g, &e), GB_E_OK);
+	/* 2048 GiB = 2097152 MiB; * 0.95 = 1992294.4 */
+	assert_has(&b, "\nNodeName=h100-[1-4] CPUs=192 RealMemory=1992294 Gres=gpu:h100:8 "
+		   "Feature=h100,efa,p5.48xlarge State=CLOUD\n");
+	/* lowest: 1 GPU (g6.xlarge, gr6.8xlarge), 4 CPUs and 16 GiB (g6.xlarge) */
+	assert_has(&b, "\nNodeName=l4-[1-2] CPUs=4 RealMemory=15564 Gres=gpu:l4:1 "
+		   "Feature=l4,g6.12xlarge,g6.xlarge,gr6.8xlarge State=CLOUD\n");
+	assert_has(&b, "# nodeset l4: 3 types (lowest of them: 4 vCPU, 16384 MiB, 1 x l4)");
+	assert_has(&gres, "NodeName=h100-[1-4] Name=gpu Type=h100 File=/dev/nvidia[0-7]\n");
+	assert_has(&gres, "NodeName=l4-[1-2] Name=gpu Type=l4 File=/dev/nvidia0\n");
+	gb_buf_free(&b);
+	gb_buf_free(&gres);
+	gb_conf_destroy(conf);
 }
 
 int main(void)
@@ -205,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_merge_site),
 		cmocka_unit_test(test_nodes),
 		cmocka_unit_test(test_nodes_lab),
+		cmocka_unit_test(test_nodes_types),
 	};
 
 	return cmocka_run_group_tests_name("slurmconf", tests, setup, teardown);
