@@ -218,6 +218,8 @@ gb_err_t ctl_cmd_requests(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_requests_show(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_instances(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_capacity(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_catalog(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_catalog_refresh(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_capacity_forget(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_approvals(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_approve(struct ctl *ctl, int argc, char **argv);

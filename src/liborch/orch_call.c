@@ -46,11 +46,9 @@ void gb_orch_launch_clear(struct gb_orch_launch *l)
 static gb_err_t efa_interfaces(const struct gb_conf *conf, const char *type,
 			       struct gb_orch_launch *l, gb_error_t *err)
 {
-	const struct gb_instance_type *it = gb_catalog_find(type);
+	const struct gb_instance_type *it = gb_conf_instance_type(conf, type);
 	struct gb_ec2_run_params *p = &l->run;
 	int n;
-
-	(void)conf;	/* gb_conf_instance_type(conf, type) when it lands */
 
 	if (!it || !it->efa)
 		return gb_errorf(err, GB_E_INVALID, "launch: efa is on, but the catalog gives %s no EFA",
