@@ -19,9 +19,13 @@
 #include "gb_slurmconf.h"
 #include "gb_util.h"
 
-/* Character devices present on any Linux host, for fake lab GPUs. */
+/*
+ * Character devices present on any Linux host, for fake lab GPUs: eight,
+ * as many as a p4d or p5 has.
+ */
 static const char *const lab_devices[] = {
 	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+	"/dev/tty", "/dev/ptmx", "/dev/console",
 };
 
 /*****************************************************************************
