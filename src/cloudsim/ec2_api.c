@@ -1238,7 +1238,7 @@ static void itype_el(struct gb_buf *b, const struct gb_itype *t)
 		    "</supportedVirtualizationTypes>");
 	bool_el(b, "bareMetal", dot && strcmp(dot, ".metal") == 0);
 	if (!(dot && strcmp(dot, ".metal") == 0))
-		gb_buf_puts(b, "<hypervisor>nitro</hypervisor>");
+		gb_buf_puts(b, "<hypervisor>nitro</hypervisor>");	/* every GPU family */
 	gb_buf_puts(b, "<processorInfo><supportedArchitectures><item>");
 	gb_buf_puts(b, t->arch);
 	gb_buf_puts(b, "</item></supportedArchitectures></processorInfo><vCpuInfo>");
@@ -1288,7 +1288,7 @@ out:
 }
 
 static void pgroup_el(struct gb_buf *b, const char *tag, const struct gb_sim_pgroup *g,
-		      const char *owner)
+		      const gb_sim_t *sim)
 {
 	char arn[512];
 
@@ -1307,8 +1307,7 @@ static void pgroup_el(struct gb_buf *b, const char *tag, const struct gb_sim_pgr
 		}
 		gb_buf_puts(b, "</tagSet>");
 	}
-	snprintf(arn, sizeof(arn), "arn:aws:ec2:%s:%s:placement-group/%s", g->region->name,
-		 owner, g->name);
+	gb_sim_pgroup_arn(sim, g, arn, sizeof(arn));
 	gb_cs_xml_el(b, "groupArn", arn);
 	gb_buf_printf(b, "</%s>", tag);
 }
@@ -1332,7 +1331,7 @@ static void act_create_pg(struct call *c, struct gb_cs_response *r, double now)
 					   strategy, tags, ntags, c->dry_run, now, &g, &c->err)))
 		return;
 	xml_begin(&r->body, "CreatePlacementGroup", r->request_id);
-	pgroup_el(&r->body, "placementGroup", g, c->cs->sc->account_id);
+	pgroup_el(&r->body, "placementGroup", g, c->cs->sim);
 	xml_end(&r->body, "CreatePlacementGroup");
 }
 
@@ -1358,7 +1357,7 @@ static void act_describe_pg(struct call *c, struct gb_cs_response *r, double now
 	xml_begin(&r->body, "DescribePlacementGroups", r->request_id);
 	gb_buf_puts(&r->body, "<placementGroupSet>");
 	for (size_t k = 0; k < n; k++)
-		pgroup_el(&r->body, "item", g[k], c->cs->sc->account_id);
+		pgroup_el(&r->body, "item", g[k], c->cs->sim);
 	gb_buf_puts(&r->body, "</placementGroupSet>");
 	xml_end(&r->body, "DescribePlacementGroups");
 out:

@@ -2124,14 +2124,18 @@ void gb_sim_events_free(struct gb_sim_event *ev, size_t n)
  *  DescribeInstanceTypes
  *****************************************************************************/
 
-/* The filters of DescribeInstanceTypes the simulator has the figures for. */
+/*
+ * The filters of DescribeInstanceTypes (botocore's documentation of the
+ * request) the simulator has the figures for; EC2 has no GPU filter.
+ */
 static const char *const itype_filters[] = {
-	"instance-type", "vcpu-info.default-vcpus", "memory-info.size-in-mib",
-	"processor-info.supported-architecture", "gpu-info.count", "gpu-info.name",
-	"gpu-info.manufacturer", "network-info.efa-supported",
-	"network-info.maximum-network-cards", "network-info.maximum-network-interfaces",
+	"instance-type", "current-generation", "bare-metal", "hypervisor",
+	"vcpu-info.default-vcpus", "vcpu-info.default-cores",
+	"vcpu-info.default-threads-per-core", "memory-info.size-in-mib",
+	"processor-info.supported-architecture", "network-info.efa-supported",
+	"network-info.ena-support", "network-info.maximum-network-cards",
+	"network-info.maximum-network-interfaces",
 	"network-info.efa-info.maximum-efa-interfaces",
-	"placement-group-info.supported-strategies",
 };
 
 static bool itype_filter_known(const char *name)
@@ -2149,10 +2153,18 @@ static const char *itype_long(long v, char *buf, size_t n)
 	return buf;
 }
 
-const char *gb_sim_itype_value(const struct gb_itype *t, const char *name,
-			       char *buf, size_t n)
+static bool itype_metal(const struct gb_itype *t)
 {
-	const struct gb_instance_type *c = t->ct;
+	const char *dot = strchr(t->name, '.');
+
+	return dot && strcmp(dot, ".metal") == 0;
+}
+
+/* What the vCPUs, architecture and name say, the same for every type. */
+static const char *itype_common(const struct gb_itype *t, const char *name,
+				char *buf, size_t n)
+{
+	int threads = strcmp(t->arch, "arm64") == 0 ? 1 : 2;
 
 	if (strcmp(name, "instance-type") == 0)
 		return t->name;
@@ -2160,16 +2172,31 @@ const char *gb_sim_itype_value(const struct gb_itype *t, const char *name,
 		return t->arch;
 	if (strcmp(name, "vcpu-info.default-vcpus") == 0)
 		return itype_long(t->vcpus, buf, n);
-	if (!c)
-		return NULL;
+	if (strcmp(name, "vcpu-info.default-cores") == 0)
+		return itype_long(t->vcpus / threads, buf, n);
+	if (strcmp(name, "vcpu-info.default-threads-per-core") == 0)
+		return itype_long(threads, buf, n);
+	if (strcmp(name, "current-generation") == 0)
+		return "true";
+	if (strcmp(name, "bare-metal") == 0)
+		return itype_metal(t) ? "true" : "false";
+	if (strcmp(name, "hypervisor") == 0)
+		return itype_metal(t) ? NULL : "nitro";
+	if (strcmp(name, "network-info.ena-support") == 0)
+		return "required";
+	return NULL;
+}
+
+const char *gb_sim_itype_value(const struct gb_itype *t, const char *name,
+			       char *buf, size_t n)
+{
+	const struct gb_instance_type *c = t->ct;
+	const char *v = itype_common(t, name, buf, n);
+
+	if (v || !c)
+		return v;
 	if (strcmp(name, "memory-info.size-in-mib") == 0)
 		return itype_long(c->memory_mib, buf, n);
-	if (strcmp(name, "gpu-info.count") == 0)
-		return c->gpus ? itype_long(c->gpus, buf, n) : NULL;
-	if (strcmp(name, "gpu-info.name") == 0)
-		return c->gpus && c->gpu_model ? gb_itype_gpu_name(c->gpu_model, buf, n) : NULL;
-	if (strcmp(name, "gpu-info.manufacturer") == 0)
-		return c->gpus ? c->gpu_maker : NULL;
 	if (strcmp(name, "network-info.efa-supported") == 0)
 		return c->efa ? "true" : "false";
 	if (strcmp(name, "network-info.maximum-network-cards") == 0)
@@ -2181,23 +2208,15 @@ const char *gb_sim_itype_value(const struct gb_itype *t, const char *name,
 	return NULL;
 }
 
-/* EC2: a filter value matches when any of the type's values for it does. */
+/* Every filter matches one of the type's values (EC2: AND of filters, OR of values). */
 static bool itype_matches(const struct gb_sim_query *q, const struct gb_itype *t)
 {
-	static const char *const strategies[] = { "cluster", "partition", "spread" };
 	char buf[64];
 
 	for (size_t f = 0; f < q->nfilters; f++) {
 		const struct gb_sim_filter *fl = &q->filters[f];
-		bool hit = false;
 
-		if (strcmp(fl->name, "placement-group-info.supported-strategies") == 0) {
-			for (size_t k = !t->ct->cluster_placement; k < 3 && !hit; k++)
-				hit = any_match(fl, strategies[k]);
-		} else {
-			hit = any_match(fl, gb_sim_itype_value(t, fl->name, buf, sizeof(buf)));
-		}
-		if (!hit)
+		if (!any_match(fl, gb_sim_itype_value(t, fl->name, buf, sizeof(buf))))
 			return false;
 	}
 	return true;
@@ -2252,9 +2271,6 @@ gb_err_t gb_sim_describe_itypes(gb_sim_t *sim, const char *region,
 		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
 			    "Value ( %ld ) for parameter maxResults is invalid. Expecting a value between 5 and 100.",
 			    q->max_results);
-	if (q->nids && q->max_results)
-		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterCombination",
-			    "The parameter instanceTypes cannot be used with the parameter maxResults");
 	if ((rc = check_filters(q, itype_filter_known, e)) || (rc = check_itype_names(q, e)) ||
 	    (rc = token_decode(sim, q->next_token, &from, e)))
 		return rc;
@@ -2378,7 +2394,7 @@ gb_err_t gb_sim_delete_pgroup(gb_sim_t *sim, const char *region, const char *nam
 
 static bool pgroup_filter_known(const char *name)
 {
-	static const char *names[] = { "group-name", "group-id", "strategy", "state",
+	static const char *names[] = { "group-name", "group-arn", "strategy", "state",
 				       "tag-key" };
 
 	for (size_t k = 0; k < GB_ARRAY_LEN(names); k++) {
@@ -2398,12 +2414,26 @@ static bool pgroup_tag_match(const struct gb_sim_filter *f, const struct gb_sim_
 	return false;
 }
 
-static bool pgroup_matches(const struct gb_sim_query *q, const struct gb_sim_pgroup *g)
+/* The ARN EC2 gives a group: arn:aws:ec2:REGION:ACCOUNT:placement-group/NAME. */
+void gb_sim_pgroup_arn(const gb_sim_t *sim, const struct gb_sim_pgroup *g, char *buf,
+		       size_t n)
 {
+	const struct gb_partition *pt = gb_partition_of(g->region->name);
+
+	snprintf(buf, n, "arn:%s:ec2:%s:%s:placement-group/%s", pt ? pt->name : "aws",
+		 g->region->name, sim->sc->account_id, g->name);
+}
+
+static bool pgroup_matches(const gb_sim_t *sim, const struct gb_sim_query *q,
+			   const struct gb_sim_pgroup *g)
+{
+	char arn[512];
+
+	gb_sim_pgroup_arn(sim, g, arn, sizeof(arn));
 	for (size_t f = 0; f < q->nfilters; f++) {
 		const struct gb_sim_filter *fl = &q->filters[f];
 		const char *v = strcmp(fl->name, "group-name") == 0 ? g->name :
-				strcmp(fl->name, "group-id") == 0 ? g->id :
+				strcmp(fl->name, "group-arn") == 0 ? arn :
 				strcmp(fl->name, "strategy") == 0 ? g->strategy :
 				strcmp(fl->name, "state") == 0 ? "available" : NULL;
 
@@ -2474,7 +2504,7 @@ gb_err_t gb_sim_describe_pgroups(gb_sim_t *sim, const char *region,
 		const struct gb_sim_pgroup *g = sim->pgs[k];
 
 		if (!g->deleted && g->region == r->rg && pgroup_named(q, g) &&
-		    pgroup_matches(q, g))
+		    pgroup_matches(sim, q, g))
 			(*out)[(*n)++] = g;
 	}
 	return GB_E_OK;

@@ -342,13 +342,13 @@ bool gb_sim_instance_shows_ip(const gb_sim_t *sim, const struct gb_sim_instance 
 
 /*
  * DescribeInstanceTypes: InstanceType.N in q->ids (an unknown one is
- * InvalidInstanceType), filters (instance-type, vcpu-info.default-vcpus,
- * memory-info.size-in-mib, processor-info.supported-architecture,
- * gpu-info.count, gpu-info.name, gpu-info.manufacturer,
- * network-info.efa-supported, network-info.maximum-network-cards,
- * network-info.efa-info.maximum-efa-interfaces,
- * placement-group-info.supported-strategies), MaxResults 5..100 and
- * NextToken.  Only the types with a catalog entry.  OUT *out NEW.
+ * InvalidInstanceType), filters (instance-type, current-generation,
+ * bare-metal, hypervisor, vcpu-info.default-vcpus, .default-cores,
+ * .default-threads-per-core, memory-info.size-in-mib,
+ * processor-info.supported-architecture, network-info.efa-supported,
+ * .ena-support, .maximum-network-cards, .maximum-network-interfaces,
+ * .efa-info.maximum-efa-interfaces; EC2 has no GPU filter), MaxResults
+ * 5..100 and NextToken.  Only the types with a catalog entry.  OUT *out NEW.
  */
 gb_err_t gb_sim_describe_itypes(gb_sim_t *sim, const char *region,
 				const struct gb_sim_query *q,
@@ -369,15 +369,20 @@ gb_err_t gb_sim_create_pgroup(gb_sim_t *sim, const char *region, const char *nam
 			      size_t ntags, bool dry_run, double now,
 			      const struct gb_sim_pgroup **out, struct gb_sim_error *e);
 
+/* The group's ARN into [buf]. */
+void gb_sim_pgroup_arn(const gb_sim_t *sim, const struct gb_sim_pgroup *g, char *buf,
+		       size_t n);
+
 /* DeletePlacementGroup: InvalidPlacementGroup.Unknown / .InUse. */
 gb_err_t gb_sim_delete_pgroup(gb_sim_t *sim, const char *region, const char *name,
 			      bool dry_run, double now, struct gb_sim_error *e);
 
 /*
  * DescribePlacementGroups: GroupName.N in q->ids, GroupId.N in q->ids2
- * (each must exist: InvalidPlacementGroup.Unknown / InvalidGroupId.Malformed
- * / InvalidPlacementGroupId.NotFound), filters group-name, group-id,
- * strategy, state, tag:KEY, tag-key.  OUT *out NEW array of BORROWED.
+ * (each must exist: InvalidPlacementGroup.Unknown /
+ * InvalidPlacementGroupId.Malformed / .NotFound), filters group-name,
+ * group-arn, strategy, state, tag:KEY, tag-key.  OUT *out NEW array of
+ * BORROWED.
  */
 gb_err_t gb_sim_describe_pgroups(gb_sim_t *sim, const char *region,
 				 const struct gb_sim_query *q, double now,

@@ -2136,11 +2136,19 @@ static void test_describe_itypes(void **state)
 	     &rs);
 	assert_int_equal(xcount(&rs, DITI), 0);
 	resp_free(&rs);
-	call(cs, DIT "&Filter.1.Name=placement-group-info.supported-strategies"
-		 "&Filter.1.Value.1=cluster&Filter.2.Name=gpu-info.name&Filter.2.Value.1=L4", &rs);
+	call(cs, DIT "&Filter.1.Name=vcpu-info.default-cores&Filter.1.Value.1=2"
+		 "&Filter.2.Name=network-info.maximum-network-cards&Filter.2.Value.1=1"
+		 "&Filter.3.Name=instance-type&Filter.3.Value.1=g6*&Filter.3.Value.2=p5*", &rs);
 	assert_int_equal(xcount(&rs, DITI), 1);
 	assert_string_equal(xget(&rs, DITI "/e:instanceType"), "g6.xlarge");
 	resp_free(&rs);
+	call(cs, DIT "&Filter.1.Name=network-info.efa-info.maximum-efa-interfaces"
+		 "&Filter.1.Value.1=32", &rs);
+	assert_int_equal(xcount(&rs, DITI), 1);
+	resp_free(&rs);
+	/* EC2 has no GPU filter */
+	expect_call(cs, DIT "&Filter.1.Name=gpu-info.name&Filter.1.Value.1=H100", 400,
+		    "InvalidParameterValue", "The filter 'gpu-info.name' is invalid");
 	expect_call(cs, DIT "&Filter.1.Name=instance-family&Filter.1.Value.1=p5", 400,
 		    "InvalidParameterValue", "The filter 'instance-family' is invalid");
 	expect_call(cs, DIT "&InstanceType.1=p5.48xlarge&InstanceType.2=x1.huge", 400,
@@ -2220,6 +2228,16 @@ static void test_placement_groups(void **state)
 	call(cs, body, &rs);
 	assert_string_equal(xget(&rs, PGI "/e:groupName"), "job-1");
 	resp_free(&rs);
+	call(cs, DPG "&Filter.1.Name=group-arn"
+		 "&Filter.1.Value.1=arn:aws:ec2:ap-south-1:123456789012:placement-group/job-1", &rs);
+	assert_int_equal(xcount(&rs, PGI), 1);
+	assert_string_equal(xget(&rs, PGI "/e:groupArn"),
+			    "arn:aws:ec2:ap-south-1:123456789012:placement-group/job-1");
+	resp_free(&rs);
+	expect_call(cs, DPG "&Filter.1.Name=group-id&Filter.1.Value.1=x", 400,
+		    "InvalidParameterValue", "The filter 'group-id' is invalid");
+	expect_call(cs, DPG "&GroupId.1=pg-0123456789abcdef0", 400,
+		    "InvalidPlacementGroupId.NotFound", NULL);
 	call(cs, DPG "&Filter.1.Name=strategy&Filter.1.Value.1=cluster", &rs);
 	assert_int_equal(xcount(&rs, PGI), 1);
 	assert_string_equal(xget(&rs, PGI "/e:groupName"), "job-1");
