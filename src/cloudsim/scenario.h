@@ -4,7 +4,10 @@
  *
  * A scenario describes the simulated cloud: regions -> availability zones ->
  * subnets (CIDR) and capacity per instance type (On-Demand, and Spot with
- * its price), per-region quotas (On-Demand and Spot),
+ * its price), per-region quotas (On-Demand and Spot), security groups and
+ * their rules (security_groups: [ID | {id, rules: self|none|egress}]),
+ * placement groups (placement_groups: {limit: 500, cluster_capacity: N |
+ * {default: N, TYPE: N}}),
  * instance-type offerings per AZ, per-action faults (latency distribution,
  * throttling, 5xx, dropped connections, slow bodies), capacity that appears
  * or disappears at given times, test credentials and the random seed that
