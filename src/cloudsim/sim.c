@@ -1233,7 +1233,7 @@ static char *profile_arn(const gb_sim_t *sim, const struct gb_sim_launch *l)
 }
 
 /* Allocate one instance with copies of the launch's parameters. */
-static struct gb_sim_instance *instance_new(const gb_sim_t *sim,
+static struct gb_sim_instance *instance_new(gb_sim_t *sim,
 					    const struct gb_sim_launch *l)
 {
 	struct gb_sim_instance *i = calloc(1, sizeof(*i));
@@ -1257,7 +1257,7 @@ static struct gb_sim_instance *instance_new(const gb_sim_t *sim,
 	for (size_t k = 0; ok && l->sg_ids && k < l->sg_ids->n; k++)
 		ok = gb_strv_add(&i->sg_ids, l->sg_ids->v[k]) == GB_E_OK;
 	ok = ok && copy_tags(i, l->tags, l->ntags) == GB_E_OK &&
-	     copy_netifs(i, (gb_sim_t *)sim, l) == GB_E_OK;
+	     copy_netifs(i, sim, l) == GB_E_OK;
 	if (ok && l->user_data) {
 		i->user_data = malloc(l->user_data_len + 1);
 		ok = i->user_data != NULL;
