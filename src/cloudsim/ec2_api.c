@@ -25,6 +25,7 @@
 
 #include "cloudsim.h"
 #include "query.h"
+#include "gb_conf.h"
 #include "gb_log.h"
 #include "gb_sigv4.h"
 #include "gb_util.h"
@@ -367,20 +368,44 @@ static void groups_el(struct gb_buf *b, const struct inst_view *v)
 	gb_buf_puts(b, "</groupSet>");
 }
 
-/* The primary network interface of a VPC instance (gone once terminated). */
-static void eni_el(struct gb_buf *b, const struct inst_view *v)
-{
-	const struct gb_sim_instance *i = v->i;
-	uint64_t mac = fnv1a("mac", i->id);
-	char id[48];
+/* One interface of an instance: NetworkInterface.N, or the default one. */
+struct eni_view {
+	const char *subnet_id;
+	const char *type;		/* "interface", "efa", "efa-only" */
+	long device, card;
+	bool delete_on_termination, primary;
+	const struct gb_strv *sg;	/* NULL: the instance's groups */
+	const char *from;		/* what its ids derive from */
+};
 
-	if (!v->alive) {
-		gb_buf_puts(b, "<networkInterfaceSet/>");
+static void eni_groups_el(struct gb_buf *b, const struct inst_view *v,
+			  const struct gb_strv *sg)
+{
+	if (!sg || !sg->n) {
+		groups_el(b, v);
 		return;
 	}
-	gb_buf_puts(b, "<networkInterfaceSet><item>");
-	gb_cs_xml_el(b, "networkInterfaceId", v->eni);
-	gb_cs_xml_el(b, "subnetId", i->subnet->id);
+	gb_buf_puts(b, "<groupSet>");
+	for (size_t k = 0; k < sg->n; k++) {
+		gb_buf_puts(b, "<item>");
+		gb_cs_xml_el(b, "groupId", sg->v[k]);
+		gb_buf_puts(b, "<groupName>default</groupName></item>");
+	}
+	gb_buf_puts(b, "</groupSet>");
+}
+
+/* EC2 gives every interface but an EFA-only one a private address. */
+static void eni_item_el(struct gb_buf *b, const struct inst_view *v, const struct eni_view *n)
+{
+	const struct gb_sim_instance *i = v->i;
+	uint64_t mac = fnv1a("mac", n->from);
+	bool ip = v->ip && n->primary;
+	char id[48];
+
+	gb_buf_puts(b, "<item>");
+	derived_id("eni-", n->from, id, sizeof(id));
+	gb_cs_xml_el(b, "networkInterfaceId", n->primary ? v->eni : id);
+	gb_cs_xml_el(b, "subnetId", n->subnet_id);
 	gb_cs_xml_el(b, "vpcId", v->vpc);
 	gb_buf_puts(b, "<description/>");
 	gb_cs_xml_el(b, "ownerId", v->owner);
@@ -388,30 +413,62 @@ static void eni_el(struct gb_buf *b, const struct inst_view *v)
 		      (unsigned)(mac >> 32) & 255, (unsigned)(mac >> 24) & 255,
 		      (unsigned)(mac >> 16) & 255, (unsigned)(mac >> 8) & 255,
 		      (unsigned)mac & 255);
-	if (v->ip) {
+	if (ip) {
 		gb_cs_xml_el(b, "privateIpAddress", i->ip);
 		gb_cs_xml_el(b, "privateDnsName", v->dns);
 	}
 	gb_buf_puts(b, "<sourceDestCheck>true</sourceDestCheck>");
-	groups_el(b, v);
-	derived_id("eni-attach-", i->id, id, sizeof(id));
+	eni_groups_el(b, v, n->sg);
+	derived_id("eni-attach-", n->from, id, sizeof(id));
 	gb_buf_puts(b, "<attachment>");
 	gb_cs_xml_el(b, "attachmentId", id);
-	gb_buf_printf(b, "<deviceIndex>0</deviceIndex><status>%s</status>",
+	gb_buf_printf(b, "<deviceIndex>%ld</deviceIndex><status>%s</status>", n->device,
 		      i->state == GB_SIM_STATE_PENDING ? "attaching" : "attached");
 	time_el(b, "attachTime", v->epoch + i->launch_time);
-	gb_buf_puts(b, "<deleteOnTermination>true</deleteOnTermination>"
-		    "<networkCardIndex>0</networkCardIndex></attachment>"
-		    "<privateIpAddressesSet>");
-	if (v->ip) {
+	gb_buf_printf(b, "<deleteOnTermination>%s</deleteOnTermination>"
+		      "<networkCardIndex>%ld</networkCardIndex></attachment>"
+		      "<privateIpAddressesSet>", n->delete_on_termination ? "true" : "false",
+		      n->card);
+	if (ip) {
 		gb_buf_puts(b, "<item>");
 		gb_cs_xml_el(b, "privateIpAddress", i->ip);
 		gb_cs_xml_el(b, "privateDnsName", v->dns);
 		gb_buf_puts(b, "<primary>true</primary></item>");
 	}
-	gb_buf_puts(b, "</privateIpAddressesSet>"
-		    "<ipv6AddressesSet/><interfaceType>interface</interfaceType>"
-		    "</item></networkInterfaceSet>");
+	gb_buf_puts(b, "</privateIpAddressesSet><ipv6AddressesSet/>");
+	gb_cs_xml_el(b, "interfaceType", n->type);
+	gb_buf_puts(b, "</item>");
+}
+
+/* The network interfaces of a VPC instance (gone once terminated). */
+static void eni_el(struct gb_buf *b, const struct inst_view *v)
+{
+	const struct gb_sim_instance *i = v->i;
+	char from[GB_SIM_ID_MAX + 24];
+
+	if (!v->alive) {
+		gb_buf_puts(b, "<networkInterfaceSet/>");
+		return;
+	}
+	gb_buf_puts(b, "<networkInterfaceSet>");
+	if (!i->nnetifs) {
+		struct eni_view n = { i->subnet->id, "interface", 0, 0, true, true, NULL, i->id };
+
+		eni_item_el(b, v, &n);
+	}
+	for (size_t k = 0; k < i->nnetifs; k++) {
+		const struct gb_sim_netif *f = &i->netifs[k];
+		bool primary = f->device_index == 0 && f->card_index == 0;
+		struct eni_view n = { f->subnet->id, f->type, f->device_index, f->card_index,
+				      f->delete_on_termination, primary, &f->sg_ids, from };
+
+		snprintf(from, sizeof(from), "%s/%ld/%ld", i->id, f->card_index,
+			 f->device_index);
+		if (primary)
+			n.from = i->id;
+		eni_item_el(b, v, &n);
+	}
+	gb_buf_puts(b, "</networkInterfaceSet>");
 }
 
 /* The EBS root volume, attached once the instance runs (RunInstances: none yet). */
@@ -530,7 +587,13 @@ static void instance_el(struct gb_buf *b, const struct gb_sim_instance *i, doubl
 	time_el(b, "launchTime", epoch + i->launch_time);
 	gb_buf_puts(b, "<placement>");
 	gb_cs_xml_el(b, "availabilityZone", i->az->name);
-	gb_buf_printf(b, "<groupName/><tenancy>default</tenancy></placement>"
+	if (i->pg) {
+		gb_cs_xml_el(b, "groupName", i->pg->name);
+		gb_cs_xml_el(b, "groupId", i->pg->id);
+	} else {
+		gb_buf_puts(b, "<groupName/>");
+	}
+	gb_buf_printf(b, "<tenancy>default</tenancy></placement>"
 		      "<monitoring><state>%s</state></monitoring>", monitoring_state(i));
 	gb_cs_xml_el(b, "subnetId", i->subnet->id);
 	gb_cs_xml_el(b, "vpcId", v.vpc);
@@ -744,10 +807,10 @@ static bool market_options(struct call *c, struct gb_sim_launch *l)
 /* SecurityGroupId.N: EC2 allows up to 16 per interface with a raised quota. */
 #define GROUPS_MAX 16
 
-static bool security_groups(struct call *c, struct gb_strv *out)
+static bool security_group_list(struct call *c, const char *prefix, struct gb_strv *out)
 {
 	const char *sgs[GROUPS_MAX + 1];
-	size_t n = param_list(&c->p, "SecurityGroupId.", sgs, GROUPS_MAX + 1);
+	size_t n = param_list(&c->p, prefix, sgs, GROUPS_MAX + 1);
 
 	if (n > GROUPS_MAX)
 		return refuse(c, "SecurityGroupsPerInstanceLimitExceeded",
@@ -763,18 +826,90 @@ static bool security_groups(struct call *c, struct gb_strv *out)
 	return true;
 }
 
+static bool security_groups(struct call *c, struct gb_strv *out)
+{
+	return security_group_list(c, "SecurityGroupId.", out);
+}
+
+/* EC2 launches with interfaces of these types (InterfaceType of RunInstances). */
+static const char *netif_type(const char *v)
+{
+	static const char *const types[] = { "interface", "efa", "efa-only" };
+
+	for (size_t k = 0; k < GB_ARRAY_LEN(types); k++) {
+		if (strcmp(v ? v : "interface", types[k]) == 0)
+			return types[k];
+	}
+	return NULL;
+}
+
+#define NETIFS_MAX 64		/* more than any type's interfaces, so the sim refuses */
+
+/* NetworkInterface.N.*: OUT *out NEW (netifs_free). */
+static bool network_interfaces(struct call *c, struct gb_sim_netif **out, size_t *n)
+{
+	char key[96], pre[64];
+
+	*out = NULL;
+	*n = 0;
+	for (long k = 1; paramf(&c->p, key, sizeof(key), "NetworkInterface.%ld.DeviceIndex", k);
+	     k++) {
+		struct gb_sim_netif *v = realloc(*out, (*n + 1) * sizeof(*v)), *f;
+		const char *type;
+
+		if (!v || *n == NETIFS_MAX) {
+			if (v)
+				*out = v;
+			return refuse(c, "InvalidParameterValue",
+				      "At most %d network interfaces may be specified", NETIFS_MAX);
+		}
+		*out = v;
+		f = &v[(*n)++];
+		memset(f, 0, sizeof(*f));
+		snprintf(pre, sizeof(pre), "NetworkInterface.%ld.", k);
+		f->device_index = param_long(&c->p, key, 0);
+		snprintf(key, sizeof(key), "%sNetworkCardIndex", pre);
+		f->card_index = param_long(&c->p, key, 0);
+		f->subnet_id = paramf(&c->p, key, sizeof(key), "%sSubnetId", pre);
+		snprintf(key, sizeof(key), "%sDeleteOnTermination", pre);
+		f->delete_on_termination = !param_is(&c->p, key, "false");
+		type = paramf(&c->p, key, sizeof(key), "%sInterfaceType", pre);
+		if (!(f->type = netif_type(type)))
+			return refuse(c, "InvalidParameterValue",
+				      "Value (%s) for parameter %s is invalid. Valid values: interface, efa, efa-only",
+				      type, key);
+		snprintf(key, sizeof(key), "%sSecurityGroupId.", pre);
+		if (!security_group_list(c, key, &f->sg_ids))
+			return false;
+	}
+	return true;
+}
+
+static void netifs_free(struct gb_sim_netif *f, size_t n)
+{
+	for (size_t k = 0; f && k < n; k++)
+		gb_strv_free(&f[k].sg_ids);
+	free(f);
+}
+
 static void act_run(struct call *c, struct gb_cs_response *r, double now)
 {
 	struct gb_sim_launch l = { 0 };
 	struct gb_sim_kv tags[TAGS_MAX];
 	struct gb_strv sgv = { 0 };
 	struct gb_sim_reservation *res = NULL;
+	struct gb_sim_netif *nifs = NULL;
+	size_t nnifs = 0;
 	char *ud = NULL, *dg = NULL;
 
 	l.min_count = param_long(&c->p, "MinCount", 0);
 	l.max_count = param_long(&c->p, "MaxCount", 0);
-	if (!user_data(c, &l, &ud) || !market_options(c, &l) || !security_groups(c, &sgv))
+	if (!user_data(c, &l, &ud) || !market_options(c, &l) || !security_groups(c, &sgv) ||
+	    !network_interfaces(c, &nifs, &nnifs))
 		goto out;
+	l.netifs = nifs;
+	l.nnetifs = nnifs;
+	l.placement_group = param(&c->p, "Placement.GroupName");
 	l.image_id = param(&c->p, "ImageId");
 	l.instance_type = param(&c->p, "InstanceType");
 	l.subnet_id = param(&c->p, "SubnetId");
@@ -802,6 +937,7 @@ out:
 	free(ud);
 	free(dg);
 	gb_strv_free(&sgv);
+	netifs_free(nifs, nnifs);
 }
 
 /* Consecutive instances of one reservation share a reservationSet item. */
@@ -1031,6 +1167,293 @@ out:
 	free(names);
 }
 
+/* A query's common parts: Filter.N, MaxResults, NextToken; [ids] under [prefix]. */
+static bool query_parse(struct call *c, struct gb_sim_query *q, const char **ids,
+			const char *prefix, struct gb_sim_filter **f)
+{
+	if (!ids || !filters_parse(&c->p, f, &q->nfilters)) {
+		gb_sim_error_set(&c->err, 500, "InternalError", "An internal error has occurred");
+		return c->failed = true, false;
+	}
+	q->filters = *f;
+	q->ids = ids;
+	q->nids = prefix ? param_list(&c->p, prefix, ids, c->p.n) : 0;
+	q->max_results = param_long(&c->p, "MaxResults", 0);
+	q->next_token = param(&c->p, "NextToken");
+	return true;
+}
+
+static void bool_el(struct gb_buf *b, const char *tag, bool v)
+{
+	gb_buf_printf(b, "<%s>%s</%s>", tag, v ? "true" : "false", tag);
+}
+
+static void itype_gpu_el(struct gb_buf *b, const struct gb_instance_type *ct)
+{
+	char name[32];
+
+	if (!ct->gpus)
+		return;
+	gb_buf_puts(b, "<gpuInfo><gpus><item>");
+	gb_cs_xml_el(b, "name", gb_itype_gpu_name(ct->gpu_model ? ct->gpu_model : "", name,
+						  sizeof(name)));
+	if (ct->gpu_maker)
+		gb_cs_xml_el(b, "manufacturer", ct->gpu_maker);
+	xml_long(b, "count", ct->gpus);
+	gb_buf_printf(b, "<memoryInfo><sizeInMiB>%d</sizeInMiB></memoryInfo></item></gpus>",
+		      ct->gpu_memory_mib);
+	xml_long(b, "totalGpuMemoryInMiB", (long)ct->gpus * ct->gpu_memory_mib);
+	gb_buf_puts(b, "</gpuInfo>");
+}
+
+static void itype_network_el(struct gb_buf *b, const struct gb_instance_type *ct)
+{
+	gb_buf_puts(b, "<networkInfo>");
+	if (ct->max_interfaces > 0)
+		xml_long(b, "maximumNetworkInterfaces", ct->max_interfaces);
+	xml_long(b, "maximumNetworkCards", ct->network_cards > 0 ? ct->network_cards : 1);
+	gb_buf_puts(b, "<defaultNetworkCardIndex>0</defaultNetworkCardIndex>"
+		    "<enaSupport>required</enaSupport>");
+	bool_el(b, "efaSupported", ct->efa);
+	if (ct->efa)
+		gb_buf_printf(b, "<efaInfo><maximumEfaInterfaces>%d</maximumEfaInterfaces></efaInfo>",
+			      ct->efa_max_interfaces);
+	gb_buf_puts(b, "</networkInfo>");
+}
+
+/* One instanceTypeSet item: the figures of libconf's catalog. */
+static void itype_el(struct gb_buf *b, const struct gb_itype *t)
+{
+	const struct gb_instance_type *ct = t->ct;
+	int threads = strcmp(t->arch, "arm64") == 0 ? 1 : 2;
+	const char *dot = strchr(t->name, '.');
+
+	gb_buf_puts(b, "<item>");
+	gb_cs_xml_el(b, "instanceType", t->name);
+	gb_buf_puts(b, "<currentGeneration>true</currentGeneration>"
+		    "<freeTierEligible>false</freeTierEligible>"
+		    "<supportedUsageClasses><item>on-demand</item><item>spot</item>"
+		    "</supportedUsageClasses><supportedRootDeviceTypes><item>ebs</item>"
+		    "</supportedRootDeviceTypes><supportedVirtualizationTypes><item>hvm</item>"
+		    "</supportedVirtualizationTypes>");
+	bool_el(b, "bareMetal", dot && strcmp(dot, ".metal") == 0);
+	if (!(dot && strcmp(dot, ".metal") == 0))
+		gb_buf_puts(b, "<hypervisor>nitro</hypervisor>");	/* every GPU family */
+	gb_buf_puts(b, "<processorInfo><supportedArchitectures><item>");
+	gb_buf_puts(b, t->arch);
+	gb_buf_puts(b, "</item></supportedArchitectures></processorInfo><vCpuInfo>");
+	xml_long(b, "defaultVCpus", t->vcpus);
+	xml_long(b, "defaultCores", t->vcpus / threads);
+	xml_long(b, "defaultThreadsPerCore", threads);
+	gb_buf_printf(b, "</vCpuInfo><memoryInfo><sizeInMiB>%d</sizeInMiB></memoryInfo>",
+		      ct->memory_mib);
+	itype_network_el(b, ct);
+	itype_gpu_el(b, ct);
+	gb_buf_puts(b, "<placementGroupInfo><supportedStrategies>");
+	if (ct->cluster_placement)
+		gb_buf_puts(b, "<item>cluster</item>");
+	gb_buf_puts(b, "<item>partition</item><item>spread</item></supportedStrategies>"
+		    "</placementGroupInfo></item>");
+}
+
+static void act_itypes(struct call *c, struct gb_cs_response *r, double now)
+{
+	const char **ids = calloc(c->p.n + 1, sizeof(*ids));
+	struct gb_sim_query q = { 0 };
+	struct gb_sim_filter *f = NULL;
+	const struct gb_itype **t = NULL;
+	char next[GB_SIM_TOKEN_MAX];
+	size_t n = 0;
+
+	(void)now;
+	if (!query_parse(c, &q, ids, "InstanceType.", &f) ||
+	    failed(c, gb_sim_describe_itypes(c->cs->sim, c->region, &q, &t, &n, next, &c->err)))
+		goto out;
+	if (c->dry_run) {
+		dry_run_answer(c);
+		goto out;
+	}
+	xml_begin(&r->body, "DescribeInstanceTypes", r->request_id);
+	gb_buf_puts(&r->body, "<instanceTypeSet>");
+	for (size_t k = 0; k < n; k++)
+		itype_el(&r->body, t[k]);
+	gb_buf_puts(&r->body, "</instanceTypeSet>");
+	if (next[0])
+		gb_cs_xml_el(&r->body, "nextToken", next);
+	xml_end(&r->body, "DescribeInstanceTypes");
+out:
+	free(t);
+	filters_free(f, q.nfilters);
+	free(ids);
+}
+
+static void pgroup_el(struct gb_buf *b, const char *tag, const struct gb_sim_pgroup *g,
+		      const gb_sim_t *sim)
+{
+	char arn[512];
+
+	gb_buf_printf(b, "<%s>", tag);
+	gb_cs_xml_el(b, "groupName", g->name);
+	gb_buf_puts(b, "<state>available</state>");
+	gb_cs_xml_el(b, "strategy", g->strategy);
+	gb_cs_xml_el(b, "groupId", g->id);
+	if (g->ntags) {
+		gb_buf_puts(b, "<tagSet>");
+		for (size_t t = 0; t < g->ntags; t++) {
+			gb_buf_puts(b, "<item>");
+			gb_cs_xml_el(b, "key", g->tags[t].key);
+			gb_cs_xml_el(b, "value", g->tags[t].value);
+			gb_buf_puts(b, "</item>");
+		}
+		gb_buf_puts(b, "</tagSet>");
+	}
+	gb_sim_pgroup_arn(sim, g, arn, sizeof(arn));
+	gb_cs_xml_el(b, "groupArn", arn);
+	gb_buf_printf(b, "</%s>", tag);
+}
+
+static void act_create_pg(struct call *c, struct gb_cs_response *r, double now)
+{
+	struct gb_sim_kv tags[TAGS_MAX];
+	const struct gb_sim_pgroup *g = NULL;
+	const char *strategy = param(&c->p, "Strategy");
+	size_t ntags = 0;
+	char key[96], prefix[96];
+
+	for (long s = 1; paramf(&c->p, key, sizeof(key), "TagSpecification.%ld.ResourceType", s);
+	     s++) {
+		snprintf(prefix, sizeof(prefix), "TagSpecification.%ld.Tag.", s);
+		ntags += tags_parse(&c->p, prefix, tags + ntags, TAGS_MAX - ntags);
+	}
+	if (!strategy)
+		strategy = "cluster";
+	if (failed(c, gb_sim_create_pgroup(c->cs->sim, c->region, param(&c->p, "GroupName"),
+					   strategy, tags, ntags, c->dry_run, now, &g, &c->err)))
+		return;
+	xml_begin(&r->body, "CreatePlacementGroup", r->request_id);
+	pgroup_el(&r->body, "placementGroup", g, c->cs->sim);
+	xml_end(&r->body, "CreatePlacementGroup");
+}
+
+static void act_describe_pg(struct call *c, struct gb_cs_response *r, double now)
+{
+	const char **ids = calloc(c->p.n + 1, sizeof(*ids));
+	const char **ids2 = calloc(c->p.n + 1, sizeof(*ids2));
+	struct gb_sim_query q = { 0 };
+	struct gb_sim_filter *f = NULL;
+	const struct gb_sim_pgroup **g = NULL;
+	size_t n = 0;
+
+	if (!ids2 || !query_parse(c, &q, ids, "GroupName.", &f))
+		goto out;
+	q.ids2 = ids2;
+	q.nids2 = param_list(&c->p, "GroupId.", ids2, c->p.n);
+	if (failed(c, gb_sim_describe_pgroups(c->cs->sim, c->region, &q, now, &g, &n, &c->err)))
+		goto out;
+	if (c->dry_run) {
+		dry_run_answer(c);
+		goto out;
+	}
+	xml_begin(&r->body, "DescribePlacementGroups", r->request_id);
+	gb_buf_puts(&r->body, "<placementGroupSet>");
+	for (size_t k = 0; k < n; k++)
+		pgroup_el(&r->body, "item", g[k], c->cs->sim);
+	gb_buf_puts(&r->body, "</placementGroupSet>");
+	xml_end(&r->body, "DescribePlacementGroups");
+out:
+	free(g);
+	filters_free(f, q.nfilters);
+	free(ids);
+	free(ids2);
+}
+
+static void act_delete_pg(struct call *c, struct gb_cs_response *r, double now)
+{
+	if (failed(c, gb_sim_delete_pgroup(c->cs->sim, c->region, param(&c->p, "GroupName"),
+					   c->dry_run, now, &c->err)))
+		return;
+	xml_begin(&r->body, "DeletePlacementGroup", r->request_id);
+	gb_buf_puts(&r->body, "<return>true</return>");
+	xml_end(&r->body, "DeletePlacementGroup");
+}
+
+/* One rule: all traffic (-1) from the group itself, or to 0.0.0.0/0. */
+static void sg_rule_el(struct gb_buf *b, const char *tag, const char *self, const char *owner,
+		       bool world)
+{
+	gb_buf_printf(b, "<%s><item><ipProtocol>-1</ipProtocol>", tag);
+	if (world) {
+		gb_buf_puts(b, "<groups/><ipRanges><item><cidrIp>0.0.0.0/0</cidrIp></item>"
+			    "</ipRanges>");
+	} else {
+		gb_buf_puts(b, "<groups><item>");
+		gb_cs_xml_el(b, "userId", owner);
+		gb_cs_xml_el(b, "groupId", self);
+		gb_buf_puts(b, "</item></groups><ipRanges/>");
+	}
+	gb_buf_printf(b, "<ipv6Ranges/><prefixListIds/></item></%s>", tag);
+}
+
+static void sgroup_el(struct gb_buf *b, const struct gb_sc_region *rg, size_t k,
+		      const char *owner)
+{
+	const char *id = rg->security_groups.v[k];
+	enum gb_sc_sg_rules rules = rg->sg_rules ? rg->sg_rules[k] : GB_SC_SG_SELF;
+	char vpc[40];
+
+	snprintf(vpc, sizeof(vpc), "vpc-%017" PRIx64,
+		 (uint64_t)(fnv1a(rg->name, "") & 0xfffffffffffffffULL));
+	if (rg->azs[0].subnets[0].vpc_id)
+		gb_strlcpy(vpc, rg->azs[0].subnets[0].vpc_id, sizeof(vpc));
+	gb_buf_puts(b, "<item>");
+	gb_cs_xml_el(b, "ownerId", owner);
+	gb_cs_xml_el(b, "groupId", id);
+	gb_cs_xml_el(b, "groupName", id);
+	gb_cs_xml_el(b, "groupDescription", id);
+	if (rules == GB_SC_SG_SELF)
+		sg_rule_el(b, "ipPermissions", id, owner, false);
+	else
+		gb_buf_puts(b, "<ipPermissions/>");
+	if (rules == GB_SC_SG_NONE)
+		gb_buf_puts(b, "<ipPermissionsEgress/>");
+	else
+		sg_rule_el(b, "ipPermissionsEgress", id, owner, rules == GB_SC_SG_EGRESS);
+	gb_cs_xml_el(b, "vpcId", vpc);
+	gb_buf_puts(b, "</item>");
+}
+
+static void act_sgroups(struct call *c, struct gb_cs_response *r, double now)
+{
+	const char **ids = calloc(c->p.n + 1, sizeof(*ids));
+	struct gb_sim_query q = { 0 };
+	struct gb_sim_filter *f = NULL;
+	const struct gb_sc_region *rg = gb_scenario_region(c->cs->sc, c->region);
+	char next[GB_SIM_TOKEN_MAX];
+	size_t *idx = NULL, n = 0;
+
+	(void)now;
+	if (!query_parse(c, &q, ids, "GroupId.", &f) ||
+	    failed(c, gb_sim_describe_sgroups(c->cs->sim, c->region, &q, &idx, &n, next,
+					      &c->err)))
+		goto out;
+	if (c->dry_run) {
+		dry_run_answer(c);
+		goto out;
+	}
+	xml_begin(&r->body, "DescribeSecurityGroups", r->request_id);
+	gb_buf_puts(&r->body, "<securityGroupInfo>");
+	for (size_t k = 0; k < n; k++)
+		sgroup_el(&r->body, rg, idx[k], c->cs->sc->account_id);
+	gb_buf_puts(&r->body, "</securityGroupInfo>");
+	if (next[0])
+		gb_cs_xml_el(&r->body, "nextToken", next);
+	xml_end(&r->body, "DescribeSecurityGroups");
+out:
+	free(idx);
+	filters_free(f, q.nfilters);
+	free(ids);
+}
+
 /*****************************************************************************
  *  Dispatch
  *****************************************************************************/
@@ -1044,6 +1467,11 @@ static const action_fn actions[GB_SIM_ACTION_COUNT] = {
 	[GB_SIM_ACTION_DESCRIBE_OFFERINGS] = act_offerings,
 	[GB_SIM_ACTION_CREATE_TAGS] = act_create_tags,
 	[GB_SIM_ACTION_DESCRIBE_AZS] = act_azs,
+	[GB_SIM_ACTION_DESCRIBE_INSTANCE_TYPES] = act_itypes,
+	[GB_SIM_ACTION_CREATE_PLACEMENT_GROUP] = act_create_pg,
+	[GB_SIM_ACTION_DESCRIBE_PLACEMENT_GROUPS] = act_describe_pg,
+	[GB_SIM_ACTION_DELETE_PLACEMENT_GROUP] = act_delete_pg,
+	[GB_SIM_ACTION_DESCRIBE_SECURITY_GROUPS] = act_sgroups,
 };
 
 /* The schema (schema.c) first, then the one parameter every action has: DryRun. */

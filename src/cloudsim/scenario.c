@@ -39,6 +39,11 @@ static const char *action_names[GB_SIM_ACTION_COUNT] = {
 	[GB_SIM_ACTION_DESCRIBE_OFFERINGS] = "DescribeInstanceTypeOfferings",
 	[GB_SIM_ACTION_CREATE_TAGS] = "CreateTags",
 	[GB_SIM_ACTION_DESCRIBE_AZS] = "DescribeAvailabilityZones",
+	[GB_SIM_ACTION_DESCRIBE_INSTANCE_TYPES] = "DescribeInstanceTypes",
+	[GB_SIM_ACTION_CREATE_PLACEMENT_GROUP] = "CreatePlacementGroup",
+	[GB_SIM_ACTION_DESCRIBE_PLACEMENT_GROUPS] = "DescribePlacementGroups",
+	[GB_SIM_ACTION_DELETE_PLACEMENT_GROUP] = "DeletePlacementGroup",
+	[GB_SIM_ACTION_DESCRIBE_SECURITY_GROUPS] = "DescribeSecurityGroups",
 };
 
 /* Parser state: the document and where errors go. */
@@ -652,7 +657,7 @@ static gb_err_t fault_action_pair(struct pctx *c, yaml_node_t *k,
 	if (strcmp(sval(k), "default") == 0)
 		return GB_E_OK;		/* applied first, see parse_faults */
 	if (a == GB_SIM_ACTION_COUNT)
-		return perr(c, k, "unknown key '%s' in faults (default or an action: RunInstances, DescribeInstances, TerminateInstances, DescribeInstanceTypeOfferings, CreateTags, DescribeAvailabilityZones)",
+		return perr(c, k, "unknown key '%s' in faults (default or an action: RunInstances, DescribeInstances, TerminateInstances, DescribeInstanceTypeOfferings, CreateTags, DescribeAvailabilityZones, DescribeInstanceTypes, CreatePlacementGroup, DescribePlacementGroups, DeletePlacementGroup, DescribeSecurityGroups)",
 			    sval(k));
 	return parse_map(c, v, sval(k), profile_keys, &c->sc->faults[a]);
 }
@@ -1085,10 +1090,121 @@ static gb_err_t region_key_pairs(struct pctx *c, yaml_node_t *v, void *obj)
 	return strv_from_seq(c, v, "key_pairs", &((struct gb_sc_region *)obj)->key_pairs);
 }
 
+/* rules: self (default: all traffic from and to the group) | none | egress */
+static gb_err_t sg_rules(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	static const char *names[] = { "self", "none", "egress" };
+
+	if (want_scalar(c, v, "rules"))
+		return GB_E_CONFIG;
+	for (size_t i = 0; i < GB_ARRAY_LEN(names); i++) {
+		if (strcmp(sval(v), names[i]) == 0) {
+			*(enum gb_sc_sg_rules *)obj = (enum gb_sc_sg_rules)i;
+			return GB_E_OK;
+		}
+	}
+	return perr(c, v, "rules must be self, none or egress, not '%s'", sval(v));
+}
+
+/* One security group: its id, or {id: sg-..., rules: RULES}. */
+struct sg_in {
+	yaml_node_t *id;
+	enum gb_sc_sg_rules rules;
+};
+
+static gb_err_t sg_id(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	((struct sg_in *)obj)->id = v;
+	return want_scalar(c, v, "id");
+}
+
+static gb_err_t sg_rules_key(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return sg_rules(c, v, &((struct sg_in *)obj)->rules);
+}
+
+static const struct keydef sg_keys[] = {
+	{ "id", sg_id },
+	{ "rules", sg_rules_key },
+	{ NULL, NULL },
+};
+
+/*
+ * security_groups: [ID | {id: ID, rules: self|none|egress}]: the groups
+ * that exist (DescribeSecurityGroups lists them; RunInstances accepts only
+ * them), each by default with EC2's EFA rule (all traffic from and to
+ * itself, in and out).
+ */
 static gb_err_t region_security_groups(struct pctx *c, yaml_node_t *v, void *obj)
 {
-	return strv_from_seq(c, v, "security_groups",
-			     &((struct gb_sc_region *)obj)->security_groups);
+	struct gb_sc_region *rg = obj;
+	size_t n = 0;
+
+	if (v->type != YAML_SEQUENCE_NODE)
+		return perr(c, v, "security_groups must be a list");
+	for (yaml_node_item_t *i = v->data.sequence.items.start;
+	     i < v->data.sequence.items.top; i++) {
+		yaml_node_t *e = node(c, *i);
+		struct sg_in in = { e, GB_SC_SG_SELF };
+
+		if (e->type == YAML_MAPPING_NODE &&
+		    parse_map(c, e, "security group", sg_keys, &in))
+			return GB_E_CONFIG;
+		if (e->type == YAML_MAPPING_NODE && in.id == e)
+			return perr(c, e, "a security group needs 'id'");
+		if (want_scalar(c, in.id, "security group id"))
+			return GB_E_CONFIG;
+		if (gb_strv_find(&rg->security_groups, sval(in.id)) >= 0)
+			return perr(c, in.id, "duplicate '%s' in security_groups", sval(in.id));
+		if (!grow(c, (void **)&rg->sg_rules, &n, sizeof(*rg->sg_rules)) ||
+		    gb_strv_add(&rg->security_groups, sval(in.id)))
+			return gb_errorf(c->err, GB_E_NOMEM, "out of memory");
+		rg->sg_rules[n - 1] = in.rules;
+	}
+	return GB_E_OK;
+}
+
+static gb_err_t pg_limit(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return get_long(c, v, "limit", 0, 100000, &((struct gb_sc_region *)obj)->pg_limit);
+}
+
+static gb_err_t pg_cap_pair(struct pctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+	struct gb_sc_region *rg = arg;
+	struct gb_sc_pg_cap *cap;
+	const struct gb_itype *t;
+
+	if (strcmp(sval(k), "default") == 0)
+		return get_long(c, v, "cluster_capacity default", 0, 100000000L,
+				&rg->pg_capacity);
+	if (!(t = want_itype(c, k)))
+		return GB_E_CONFIG;
+	if (!(cap = grow(c, (void **)&rg->pg_caps, &rg->npg_caps, sizeof(*cap))))
+		return GB_E_NOMEM;
+	cap->type = t;
+	return get_long(c, v, sval(k), 0, 100000000L, &cap->n);
+}
+
+/* cluster_capacity: N | {default: N, TYPE: N}: instances one cluster group holds */
+static gb_err_t pg_capacity(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	if (v->type == YAML_SCALAR_NODE)
+		return get_long(c, v, "cluster_capacity", 0, 100000000L,
+				&((struct gb_sc_region *)obj)->pg_capacity);
+	return each_pair(c, v, "cluster_capacity", pg_cap_pair, obj);
+}
+
+static const struct keydef pg_keys[] = {
+	{ "limit", pg_limit },
+	{ "cluster_capacity", pg_capacity },
+	{ NULL, NULL },
+};
+
+/* placement_groups: {limit: 500, cluster_capacity: ...} */
+static gb_err_t region_placement_groups(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return parse_map(c, v, "placement_groups", pg_keys, obj);
 }
 
 static gb_err_t region_instance_profiles(struct pctx *c, yaml_node_t *v, void *obj)
@@ -1103,6 +1219,7 @@ static const struct keydef region_keys[] = {
 	{ "key_pairs", region_key_pairs },
 	{ "security_groups", region_security_groups },
 	{ "instance_profiles", region_instance_profiles },
+	{ "placement_groups", region_placement_groups },
 	{ "azs", region_azs },
 	{ NULL, NULL },
 };
@@ -1120,6 +1237,8 @@ static gb_err_t region_pair(struct pctx *c, yaml_node_t *k, yaml_node_t *v,
 	for (int b = 0; b < GB_ITYPE_BUCKET_COUNT; b++)
 		rg->vcpu_quota[b] = rg->spot_vcpu_quota[b] = GB_SC_UNLIMITED;
 	rg->instance_quota = GB_SC_UNLIMITED;
+	rg->pg_limit = GB_SC_PG_LIMIT;
+	rg->pg_capacity = GB_SC_UNLIMITED;
 	snprintf(what, sizeof(what), "region %s", rg->name);
 	if (parse_map(c, v, what, region_keys, rg))
 		return GB_E_CONFIG;
@@ -1685,6 +1804,8 @@ static void region_free(struct gb_sc_region *rg)
 	gb_strv_free(&rg->images);
 	gb_strv_free(&rg->key_pairs);
 	gb_strv_free(&rg->security_groups);
+	free(rg->sg_rules);
+	free(rg->pg_caps);
 	gb_strv_free(&rg->instance_profiles);
 	free(rg->name);
 }

@@ -4,7 +4,10 @@
  *
  * A scenario describes the simulated cloud: regions -> availability zones ->
  * subnets (CIDR) and capacity per instance type (On-Demand, and Spot with
- * its price), per-region quotas (On-Demand and Spot),
+ * its price), per-region quotas (On-Demand and Spot), security groups and
+ * their rules (security_groups: [ID | {id, rules: self|none|egress}]),
+ * placement groups (placement_groups: {limit: 500, cluster_capacity: N |
+ * {default: N, TYPE: N}}),
  * instance-type offerings per AZ, per-action faults (latency distribution,
  * throttling, 5xx, dropped connections, slow bodies), capacity that appears
  * or disappears at given times, test credentials and the random seed that
@@ -38,6 +41,11 @@ enum gb_sim_action {
 	GB_SIM_ACTION_DESCRIBE_OFFERINGS,
 	GB_SIM_ACTION_CREATE_TAGS,
 	GB_SIM_ACTION_DESCRIBE_AZS,
+	GB_SIM_ACTION_DESCRIBE_INSTANCE_TYPES,
+	GB_SIM_ACTION_CREATE_PLACEMENT_GROUP,
+	GB_SIM_ACTION_DESCRIBE_PLACEMENT_GROUPS,
+	GB_SIM_ACTION_DELETE_PLACEMENT_GROUP,
+	GB_SIM_ACTION_DESCRIBE_SECURITY_GROUPS,
 	GB_SIM_ACTION_COUNT
 };
 
@@ -124,6 +132,21 @@ struct gb_sc_az {
 
 #define GB_SC_UNLIMITED (-1L)
 
+/* The rules of a security group (DescribeSecurityGroups). */
+enum gb_sc_sg_rules {
+	GB_SC_SG_SELF = 0,		/* all traffic from and to itself (EFA's rule) */
+	GB_SC_SG_NONE,			/* no rule at all */
+	GB_SC_SG_EGRESS,		/* all traffic out to 0.0.0.0/0, nothing in */
+};
+
+/* How many instances of one type one cluster placement group holds. */
+struct gb_sc_pg_cap {
+	const struct gb_itype *type;
+	long n;
+};
+
+#define GB_SC_PG_LIMIT 500		/* EC2: placement groups per Region */
+
 struct gb_sc_region {
 	char *name;
 	long vcpu_quota[GB_ITYPE_BUCKET_COUNT];	/* GB_SC_UNLIMITED if unset */
@@ -132,6 +155,11 @@ struct gb_sc_region {
 	struct gb_strv images;		/* allowed ImageIds; empty = any */
 	struct gb_strv key_pairs;	/* allowed KeyNames; empty = any */
 	struct gb_strv security_groups;	/* existing SecurityGroupIds; empty = any */
+	enum gb_sc_sg_rules *sg_rules;	/* one per security_groups entry */
+	long pg_limit;			/* placement groups, GB_SC_PG_LIMIT */
+	long pg_capacity;		/* per cluster group and type; or unlimited */
+	struct gb_sc_pg_cap *pg_caps;	/* per type, overriding pg_capacity */
+	size_t npg_caps;
 	struct gb_strv instance_profiles; /* IAM instance profile names; empty = any */
 	struct gb_sc_az *azs;
 	size_t nazs;

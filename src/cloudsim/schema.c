@@ -39,6 +39,8 @@ static const char *const v_spot_type[] = { "one-time", "persistent", NULL };
 static const char *const v_interruption[] = { "hibernate", "stop", "terminate", NULL };
 static const char *const v_http_tokens[] = { "optional", "required", NULL };
 static const char *const v_on_off[] = { "disabled", "enabled", NULL };
+static const char *const v_pg_strategy[] = { "cluster", "spread", "partition", NULL };
+static const char *const v_pg_resource[] = { "placement-group", NULL };
 
 #define STR(n)			{ n, GB_SCHEMA_STRING, NULL, 0, 0, 0 }
 #define STR_F(n, f)		{ n, GB_SCHEMA_STRING, NULL, f, 0, 0 }
@@ -85,6 +87,13 @@ static const struct gb_schema_param run_instances[] = {
 	ENUM("MetadataOptions.InstanceMetadataTags", v_on_off),
 	BOOL("Monitoring.Enabled"),
 	BOOL("EbsOptimized"),
+	STR("Placement.GroupName"),
+	INT_MIN_F("NetworkInterface.N.DeviceIndex", 0, GB_SCHEMA_IN_ITEM),
+	INT_MIN_F("NetworkInterface.N.NetworkCardIndex", 0, 0),
+	STR("NetworkInterface.N.InterfaceType"),
+	STR("NetworkInterface.N.SubnetId"),
+	STR("NetworkInterface.N.SecurityGroupId.N"),
+	BOOL("NetworkInterface.N.DeleteOnTermination"),
 };
 
 static const struct gb_schema_param describe_instances[] = {
@@ -123,6 +132,42 @@ static const struct gb_schema_param describe_azs[] = {
 	FILTERS,
 };
 
+static const struct gb_schema_param describe_instance_types[] = {
+	BOOL("DryRun"),
+	STR("InstanceType.N"),
+	FILTERS,
+	INT_RANGE("MaxResults", 5, 100),
+	STR("NextToken"),
+};
+
+static const struct gb_schema_param create_placement_group[] = {
+	BOOL("DryRun"),
+	STR_F("GroupName", GB_SCHEMA_REQUIRED),	/* EC2 requires it; the model does not */
+	ENUM("Strategy", v_pg_strategy),
+	ENUM_F("TagSpecification.N.ResourceType", v_pg_resource, GB_SCHEMA_IN_ITEM),
+	STR_F("TagSpecification.N.Tag.N.Key", GB_SCHEMA_IN_ITEM),
+	STR("TagSpecification.N.Tag.N.Value"),
+};
+
+static const struct gb_schema_param describe_placement_groups[] = {
+	BOOL("DryRun"),
+	STR("GroupName.N"),
+	STR("GroupId.N"),
+	FILTERS,
+};
+
+static const struct gb_schema_param delete_placement_group[] = {
+	BOOL("DryRun"),
+	STR_F("GroupName", GB_SCHEMA_REQUIRED),
+};
+
+static const struct gb_schema_param describe_security_groups[] = {
+	BOOL("DryRun"),
+	STR("GroupId.N"),
+	INT_RANGE("MaxResults", 5, 1000),
+	STR("NextToken"),
+};
+
 #define ACTION(name, t) { name, t, GB_ARRAY_LEN(t) }
 
 /* In enum gb_sim_action order. */
@@ -136,6 +181,16 @@ static const struct gb_schema_action ec2_actions[GB_SIM_ACTION_COUNT] = {
 						    describe_offerings),
 	[GB_SIM_ACTION_CREATE_TAGS] = ACTION("CreateTags", create_tags),
 	[GB_SIM_ACTION_DESCRIBE_AZS] = ACTION("DescribeAvailabilityZones", describe_azs),
+	[GB_SIM_ACTION_DESCRIBE_INSTANCE_TYPES] = ACTION("DescribeInstanceTypes",
+						       describe_instance_types),
+	[GB_SIM_ACTION_CREATE_PLACEMENT_GROUP] = ACTION("CreatePlacementGroup",
+						      create_placement_group),
+	[GB_SIM_ACTION_DESCRIBE_PLACEMENT_GROUPS] = ACTION("DescribePlacementGroups",
+							 describe_placement_groups),
+	[GB_SIM_ACTION_DELETE_PLACEMENT_GROUP] = ACTION("DeletePlacementGroup",
+						      delete_placement_group),
+	[GB_SIM_ACTION_DESCRIBE_SECURITY_GROUPS] = ACTION("DescribeSecurityGroups",
+							describe_security_groups),
 };
 
 const struct gb_schema_service gb_schema_ec2 = {

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gb_conf.h"
 #include "gb_partition.h"
 #include "rng.h"
 #include "sim.h"
@@ -60,6 +61,8 @@ struct gb_sim {
 	struct gb_sim_event *events;
 	size_t nevents, capevents;
 	struct gb_sim_consistency consistency;
+	struct gb_sim_pgroup **pgs;	/* every region's, deleted ones too */
+	size_t npgs;
 };
 
 /*****************************************************************************
@@ -345,6 +348,9 @@ static void instance_free(struct gb_sim_instance *i)
 	gb_strv_free(&i->sg_ids);
 	gb_sim_tags_free(i->tags, i->ntags);
 	free(i->user_data);
+	for (size_t k = 0; k < i->nnetifs; k++)
+		gb_strv_free(&i->netifs[k].sg_ids);
+	free(i->netifs);
 	free(i);
 }
 
@@ -376,6 +382,12 @@ void gb_sim_destroy(gb_sim_t *sim)
 	gb_strmap_free(&sim->by_id);
 	gb_strmap_free(&sim->by_token);
 	gb_sim_events_free(sim->events, sim->nevents);
+	for (size_t i = 0; i < sim->npgs; i++) {
+		free(sim->pgs[i]->name);
+		gb_sim_tags_free(sim->pgs[i]->tags, sim->pgs[i]->ntags);
+		free(sim->pgs[i]);
+	}
+	free(sim->pgs);
 	free(sim);
 }
 
@@ -513,6 +525,8 @@ static void release(gb_sim_t *sim, struct gb_sim_instance *i)
 		r->usage.vcpus[i->type->bucket] -= i->type->vcpus;
 	}
 	ip_release(subnet_of(sim, i->subnet), i->ip_n);
+	if (i->pg)
+		i->pg->live--;
 }
 
 static void forget(gb_sim_t *sim, struct gb_sim_instance *i)
@@ -778,6 +792,7 @@ static const struct gb_sc_az *pick_az(gb_sim_t *sim, const struct gb_sc_region *
 struct placement {
 	const struct gb_sc_az *az;
 	struct gb_sim_subnet *subnet;
+	struct gb_sim_pgroup *pg;	/* Placement.GroupName */
 	bool zonal;			/* subnet or AZ given: zonal idempotency */
 };
 
@@ -929,6 +944,224 @@ static gb_err_t check_capacity(gb_sim_t *sim, const struct gb_sc_region *rg,
 		    t->name, pl->az->name, t->name, others);
 }
 
+/*****************************************************************************
+ *  RunInstances: network interfaces and placement groups
+ *****************************************************************************/
+
+/* A subnet of [rg], or NULL. */
+static struct gb_sim_subnet *region_subnet(gb_sim_t *sim, const struct gb_sc_region *rg,
+					   const char *id)
+{
+	struct gb_sim_subnet *s = id ? find_subnet(sim, id) : NULL;
+	const struct gb_sc_region *at = NULL;
+
+	if (s)
+		gb_scenario_az(sim->sc, s->az->name, &at);
+	return s && at == rg ? s : NULL;
+}
+
+/* EC2: with NetworkInterface.N the subnet and groups go on the interfaces. */
+static gb_err_t check_netif_combination(const struct gb_sim_launch *l,
+					struct gb_sim_error *e)
+{
+	if (l->subnet_id)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterCombination",
+			    "Network interfaces and an instance-level subnet ID may not be specified on the same request");
+	if (l->sg_ids && l->sg_ids->n)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterCombination",
+			    "Network interfaces and an instance-level security groups may not be specified on the same request");
+	return GB_E_OK;
+}
+
+/* One interface against the type: EFA support, its network cards. */
+static gb_err_t check_netif_type(const struct gb_sim_netif *f, const struct gb_itype *t,
+				 struct gb_sim_error *e)
+{
+	int cards = t->ct && t->ct->network_cards > 0 ? t->ct->network_cards : 1;
+	bool efa = strcmp(f->type, "interface") != 0;
+
+	if (efa && !(t->ct && t->ct->efa))
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterCombination",
+			    "%s instances do not support Elastic Fabric Adapters.", t->name);
+	if (f->card_index < 0 || f->card_index >= cards)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+			    "Network card index %ld is not valid for instance type %s: it has %d network card(s), numbered from 0.",
+			    f->card_index, t->name, cards);
+	if (f->device_index < 0)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+			    "Invalid value '%ld' for deviceIndex", f->device_index);
+	return GB_E_OK;
+}
+
+/* Two interfaces on one (card, device) slot, or an interface without a subnet. */
+static gb_err_t check_netif_slots(const struct gb_sim_launch *l, struct gb_sim_error *e)
+{
+	bool primary = false;
+
+	for (size_t k = 0; k < l->nnetifs; k++) {
+		const struct gb_sim_netif *f = &l->netifs[k];
+
+		primary |= f->card_index == 0 && f->device_index == 0;
+		if (!f->subnet_id)
+			return fail(e, GB_E_CLOUDCONFIG, 400, "MissingParameter",
+				    "The request must contain the parameter NetworkInterface.%zu.SubnetId",
+				    k + 1);
+		for (size_t j = 0; j < k; j++) {
+			if (l->netifs[j].card_index == f->card_index &&
+			    l->netifs[j].device_index == f->device_index)
+				return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+					    "Each network interface requires a unique device index and network card index: NetworkInterface.%zu and NetworkInterface.%zu both use device index %ld on network card %ld.",
+					    j + 1, k + 1, f->device_index, f->card_index);
+		}
+	}
+	if (!primary)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+			    "The primary network interface (device index 0 on network card 0) must be specified.");
+	return GB_E_OK;
+}
+
+/*
+ * NetworkInterface.N (EC2 user guide, "Elastic Fabric Adapter": EFA and
+ * EFA-only interfaces on an instance type that supports EFA, at most its
+ * MaximumEfaInterfaces, one per network card slot; all the interfaces of
+ * an instance in subnets of one AZ).  The security groups of each are
+ * checked as the top-level ones.  [*primary] is the subnet of device 0.
+ */
+static gb_err_t check_netifs(gb_sim_t *sim, const struct gb_sc_region *rg,
+			     const struct gb_sim_launch *l, const struct gb_itype *t,
+			     const char **primary, struct gb_sim_error *e)
+{
+	const struct gb_sim_subnet *first = NULL;
+	long nefa = 0;
+	gb_err_t rc;
+
+	if ((rc = check_netif_combination(l, e)) || (rc = check_netif_slots(l, e)))
+		return rc;
+	for (size_t k = 0; k < l->nnetifs; k++) {
+		const struct gb_sim_netif *f = &l->netifs[k];
+		const struct gb_sim_subnet *s = region_subnet(sim, rg, f->subnet_id);
+
+		if ((rc = check_netif_type(f, t, e)) || (rc = check_groups(rg, &f->sg_ids, e)))
+			return rc;
+		if (!s)
+			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidSubnetID.NotFound",
+				    "The subnet ID '%s' does not exist", f->subnet_id);
+		if (first && s->az != first->az)
+			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+				    "The network interfaces of an instance must be in one Availability Zone: subnet %s is in %s, subnet %s in %s.",
+				    first->sn->id, first->az->name, s->sn->id, s->az->name);
+		first = first ? first : s;
+		nefa += strcmp(f->type, "interface") != 0;
+		if (f->card_index == 0 && f->device_index == 0)
+			*primary = f->subnet_id;
+	}
+	if (t->ct && nefa > t->ct->efa_max_interfaces)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+			    "You have exceeded the maximum number of EFA interfaces (%d) for instance type %s: the request has %ld.",
+			    t->ct->efa_max_interfaces, t->name, nefa);
+	if (t->ct && t->ct->max_interfaces > 0 && (long)l->nnetifs > t->ct->max_interfaces)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+			    "You have exceeded the maximum number of network interfaces (%d) for instance type %s.",
+			    t->ct->max_interfaces, t->name);
+	return GB_E_OK;
+}
+
+static struct gb_sim_pgroup *find_pgroup(gb_sim_t *sim, const struct gb_sc_region *rg,
+					 const char *name)
+{
+	for (size_t i = 0; name && i < sim->npgs; i++) {
+		struct gb_sim_pgroup *g = sim->pgs[i];
+
+		if (!g->deleted && g->region == rg && strcmp(g->name, name) == 0)
+			return g;
+	}
+	return NULL;
+}
+
+/* Placement.GroupName: an existing group; a cluster one takes supporting types. */
+static gb_err_t check_pgroup(gb_sim_t *sim, const struct gb_sc_region *rg,
+			     const struct gb_sim_launch *l, const struct gb_itype *t,
+			     struct gb_sim_pgroup **g, struct gb_sim_error *e)
+{
+	*g = NULL;
+	if (!l->placement_group)
+		return GB_E_OK;
+	if (!(*g = find_pgroup(sim, rg, l->placement_group)))
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidPlacementGroup.Unknown",
+			    "The Placement Group '%s' is unknown.", l->placement_group);
+	if (strcmp((*g)->strategy, "cluster") == 0 && !(t->ct && t->ct->cluster_placement))
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterCombination",
+			    "Placement groups may not be used with instances of type '%s'.",
+			    t->name);
+	return GB_E_OK;
+}
+
+/* A cluster group lives in one AZ: the one its first launch went to. */
+static gb_err_t check_pgroup_az(const struct gb_sim_pgroup *g, const struct gb_sc_az *az,
+				struct gb_sim_error *e)
+{
+	if (!g || !g->az || g->az == az || strcmp(g->strategy, "cluster") != 0)
+		return GB_E_OK;
+	return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidPlacementGroup.InUse",
+		    "The placement group '%s' is in use in another availability zone: %s",
+		    g->name, g->az->name);
+}
+
+/* Room for [t] in cluster group [g]: the scenario's cluster_capacity. */
+static gb_err_t pgroup_room(gb_sim_t *sim, const struct gb_sim_pgroup *g,
+			    const struct gb_itype *t, const struct gb_sc_az *az,
+			    long min_count, long *room, struct gb_sim_error *e)
+{
+	long cap = g ? g->region->pg_capacity : GB_SC_UNLIMITED, used = 0;
+
+	*room = LONG_MAX;
+	if (!g || strcmp(g->strategy, "cluster") != 0)
+		return GB_E_OK;
+	for (size_t k = 0; k < g->region->npg_caps; k++) {
+		if (g->region->pg_caps[k].type == t)
+			cap = g->region->pg_caps[k].n;
+	}
+	if (cap == GB_SC_UNLIMITED)
+		return GB_E_OK;
+	for (size_t k = 0; k < sim->ninst; k++) {
+		const struct gb_sim_instance *i = sim->inst[k];
+
+		used += i->pg == g && i->type == t && i->state != GB_SIM_STATE_TERMINATED;
+	}
+	*room = cap > used ? cap - used : 0;
+	if (*room >= min_count)
+		return GB_E_OK;
+	return fail(e, GB_E_CAPACITY, 500, "InsufficientInstanceCapacity",
+		    "We currently do not have sufficient %s capacity in the Availability Zone you requested (%s). Our system will be working on provisioning additional capacity.",
+		    t->name, az->name);
+}
+
+static gb_err_t copy_netifs(struct gb_sim_instance *i, gb_sim_t *sim,
+			    const struct gb_sim_launch *l)
+{
+	if (!l->nnetifs)
+		return GB_E_OK;
+	if (!(i->netifs = calloc(l->nnetifs, sizeof(*i->netifs))))
+		return GB_E_NOMEM;
+	for (size_t k = 0; k < l->nnetifs; k++, i->nnetifs++) {
+		struct gb_sim_netif *f = &i->netifs[k];
+
+		*f = l->netifs[k];
+		memset(&f->sg_ids, 0, sizeof(f->sg_ids));
+		f->subnet = find_subnet(sim, l->netifs[k].subnet_id)->sn;
+		f->subnet_id = f->subnet->id;
+		for (size_t j = 0; j < l->netifs[k].sg_ids.n; j++) {
+			const char *g = l->netifs[k].sg_ids.v[j];
+
+			if (gb_strv_add(&f->sg_ids, g) ||
+			    (f->card_index == 0 && f->device_index == 0 &&
+			     gb_strv_add(&i->sg_ids, g)))
+				return GB_E_NOMEM;
+		}
+	}
+	return GB_E_OK;
+}
+
 static char *token_key(const char *scope, const char *token)
 {
 	size_t a = strlen(scope), b = strlen(token);
@@ -1000,7 +1233,7 @@ static char *profile_arn(const gb_sim_t *sim, const struct gb_sim_launch *l)
 }
 
 /* Allocate one instance with copies of the launch's parameters. */
-static struct gb_sim_instance *instance_new(const gb_sim_t *sim,
+static struct gb_sim_instance *instance_new(gb_sim_t *sim,
 					    const struct gb_sim_launch *l)
 {
 	struct gb_sim_instance *i = calloc(1, sizeof(*i));
@@ -1023,7 +1256,8 @@ static struct gb_sim_instance *instance_new(const gb_sim_t *sim,
 	     (!l->client_token || i->client_token) && (!profile || i->iam_profile_arn);
 	for (size_t k = 0; ok && l->sg_ids && k < l->sg_ids->n; k++)
 		ok = gb_strv_add(&i->sg_ids, l->sg_ids->v[k]) == GB_E_OK;
-	ok = ok && copy_tags(i, l->tags, l->ntags) == GB_E_OK;
+	ok = ok && copy_tags(i, l->tags, l->ntags) == GB_E_OK &&
+	     copy_netifs(i, sim, l) == GB_E_OK;
 	if (ok && l->user_data) {
 		i->user_data = malloc(l->user_data_len + 1);
 		ok = i->user_data != NULL;
@@ -1086,6 +1320,12 @@ static void commit_instance(gb_sim_t *sim, struct gb_sim_reservation *r,
 		reg->usage.instances++;
 		reg->usage.vcpus[t->bucket] += t->vcpus;
 	}
+	if (pl->pg) {
+		i->pg = pl->pg;
+		pl->pg->live++;
+		if (!pl->pg->az && strcmp(pl->pg->strategy, "cluster") == 0)
+			pl->pg->az = pl->az;
+	}
 	i->in_pending_q = true;
 	queue_push(&sim->q_pending, i);
 	sim->inst[sim->ninst++] = i;
@@ -1146,6 +1386,31 @@ static long min3(long a, long b, long c)
 	return m < c ? m : c;
 }
 
+/* Network interfaces, the placement group, then where the launch goes. */
+static gb_err_t check_launch(gb_sim_t *sim, const struct sim_region *r,
+			     const struct gb_sim_launch *l, const struct gb_itype **t,
+			     struct placement *pl, struct gb_sim_error *e)
+{
+	struct gb_sim_launch ll = *l;
+	gb_err_t rc;
+
+	if ((rc = validate_launch(r, l, t, e)))
+		return rc;
+	if (l->nnetifs && (rc = check_netifs(sim, r->rg, l, *t, &ll.subnet_id, e)))
+		return rc;
+	if ((rc = check_groups(r->rg, l->sg_ids, e)) ||
+	    (rc = check_profile(sim, r->rg, l, e)) ||
+	    (rc = check_pgroup(sim, r->rg, l, *t, &pl->pg, e)))
+		return rc;
+	/* EC2 puts a launch into a cluster group's AZ when it names none */
+	if (pl->pg && pl->pg->az && !ll.az && !ll.subnet_id &&
+	    strcmp(pl->pg->strategy, "cluster") == 0)
+		ll.az = pl->pg->az->name;
+	if ((rc = place(sim, r->rg, &ll, *t, pl, e)))
+		return rc;
+	return check_pgroup_az(pl->pg, pl->az, e);
+}
+
 gb_err_t gb_sim_run_instances(gb_sim_t *sim, const char *region,
 			      const struct gb_sim_launch *l, double now,
 			      struct gb_sim_reservation **out,
@@ -1154,7 +1419,7 @@ gb_err_t gb_sim_run_instances(gb_sim_t *sim, const char *region,
 	struct sim_region *r = find_region(sim, region);
 	const struct gb_itype *t = NULL;
 	struct placement pl = { 0 };
-	long qroom = 0, aroom = 0, n;
+	long qroom = 0, aroom = 0, groom = 0, n;
 	char *tkey = NULL;
 	gb_err_t rc;
 
@@ -1163,10 +1428,7 @@ gb_err_t gb_sim_run_instances(gb_sim_t *sim, const char *region,
 	if (!r)
 		return fail(e, GB_E_AUTH, 401, "AuthFailure",
 			    "AWS was not able to validate the provided access credentials");
-	if ((rc = validate_launch(r, l, &t, e)) ||
-	    (rc = check_groups(r->rg, l->sg_ids, e)) ||
-	    (rc = check_profile(sim, r->rg, l, e)) ||
-	    (rc = place(sim, r->rg, l, t, &pl, e)))
+	if ((rc = check_launch(sim, r, l, &t, &pl, e)))
 		return rc;
 	if (l->dry_run) {	/* the token is neither looked up nor recorded */
 		if ((rc = check_offered(sim, r->rg, &pl, t, e)))
@@ -1185,11 +1447,14 @@ gb_err_t gb_sim_run_instances(gb_sim_t *sim, const char *region,
 	if ((rc = l->spot ? spot_quota_room(r, t, l->min_count, &qroom, e) :
 			    quota_room(r, t, l->min_count, &qroom, e)) ||
 	    (rc = check_capacity(sim, r->rg, &pl, t, l, e)) ||
+	    (rc = pgroup_room(sim, pl.pg, t, pl.az, l->min_count, &groom, e)) ||
 	    (rc = address_room(&pl, l->min_count, &aroom, e)))
 		goto out;
 	/* EC2: MaxCount launches the largest possible number above MinCount */
 	n = min3(l->max_count, market_free(find_pool(sim, pl.az, t), l->spot),
 		 qroom < aroom ? qroom : aroom);
+	if (n > groom)
+		n = groom;
 	if (launch(sim, r->rg, &pl, t, l, n, tkey, now, out))
 		rc = fail_nomem(e);
 out:
@@ -1250,6 +1515,8 @@ static const char *filter_value(const char *name, const struct gb_sim_instance *
 		return "spot";		/* On-Demand has none: field_absent() */
 	if (strcmp(name, "spot-instance-request-id") == 0)
 		return i->spot_request_id;
+	if (strcmp(name, "placement-group-name") == 0)
+		return i->pg ? i->pg->name : NULL;
 	return NULL;
 }
 
@@ -1259,7 +1526,7 @@ static bool instance_filter_known(const char *name)
 		"instance-id", "instance-state-name", "availability-zone",
 		"instance-type", "subnet-id", "private-ip-address",
 		"reservation-id", "image-id", "tag-key", "tag-value",
-		"instance-lifecycle", "spot-instance-request-id",
+		"instance-lifecycle", "spot-instance-request-id", "placement-group-name",
 	};
 
 	for (size_t k = 0; k < GB_ARRAY_LEN(names); k++) {
@@ -1272,6 +1539,8 @@ static bool instance_filter_known(const char *name)
 /* A field On-Demand instances do not have matches no filter value, not even "*". */
 static bool field_absent(const char *name, const struct gb_sim_instance *i)
 {
+	if (strcmp(name, "placement-group-name") == 0)
+		return !i->pg;
 	return !i->spot && (strcmp(name, "instance-lifecycle") == 0 ||
 			    strcmp(name, "spot-instance-request-id") == 0);
 }
@@ -1849,4 +2118,446 @@ void gb_sim_events_free(struct gb_sim_event *ev, size_t n)
 		free(ev[i].user_data);
 	}
 	free(ev);
+}
+
+/*****************************************************************************
+ *  DescribeInstanceTypes
+ *****************************************************************************/
+
+/*
+ * The filters of DescribeInstanceTypes (botocore's documentation of the
+ * request) the simulator has the figures for; EC2 has no GPU filter.
+ */
+static const char *const itype_filters[] = {
+	"instance-type", "current-generation", "bare-metal", "hypervisor",
+	"vcpu-info.default-vcpus", "vcpu-info.default-cores",
+	"vcpu-info.default-threads-per-core", "memory-info.size-in-mib",
+	"processor-info.supported-architecture", "network-info.efa-supported",
+	"network-info.ena-support", "network-info.maximum-network-cards",
+	"network-info.maximum-network-interfaces",
+	"network-info.efa-info.maximum-efa-interfaces",
+};
+
+static bool itype_filter_known(const char *name)
+{
+	for (size_t k = 0; k < GB_ARRAY_LEN(itype_filters); k++) {
+		if (strcmp(name, itype_filters[k]) == 0)
+			return true;
+	}
+	return false;
+}
+
+static const char *itype_long(long v, char *buf, size_t n)
+{
+	snprintf(buf, n, "%ld", v);
+	return buf;
+}
+
+static bool itype_metal(const struct gb_itype *t)
+{
+	const char *dot = strchr(t->name, '.');
+
+	return dot && strcmp(dot, ".metal") == 0;
+}
+
+/* What the vCPUs, architecture and name say, the same for every type. */
+static const char *itype_common(const struct gb_itype *t, const char *name,
+				char *buf, size_t n)
+{
+	int threads = strcmp(t->arch, "arm64") == 0 ? 1 : 2;
+
+	if (strcmp(name, "instance-type") == 0)
+		return t->name;
+	if (strcmp(name, "processor-info.supported-architecture") == 0)
+		return t->arch;
+	if (strcmp(name, "vcpu-info.default-vcpus") == 0)
+		return itype_long(t->vcpus, buf, n);
+	if (strcmp(name, "vcpu-info.default-cores") == 0)
+		return itype_long(t->vcpus / threads, buf, n);
+	if (strcmp(name, "vcpu-info.default-threads-per-core") == 0)
+		return itype_long(threads, buf, n);
+	if (strcmp(name, "current-generation") == 0)
+		return "true";
+	if (strcmp(name, "bare-metal") == 0)
+		return itype_metal(t) ? "true" : "false";
+	if (strcmp(name, "hypervisor") == 0)
+		return itype_metal(t) ? NULL : "nitro";
+	if (strcmp(name, "network-info.ena-support") == 0)
+		return "required";
+	return NULL;
+}
+
+const char *gb_sim_itype_value(const struct gb_itype *t, const char *name,
+			       char *buf, size_t n)
+{
+	const struct gb_instance_type *c = t->ct;
+	const char *v = itype_common(t, name, buf, n);
+
+	if (v || !c)
+		return v;
+	if (strcmp(name, "memory-info.size-in-mib") == 0)
+		return itype_long(c->memory_mib, buf, n);
+	if (strcmp(name, "network-info.efa-supported") == 0)
+		return c->efa ? "true" : "false";
+	if (strcmp(name, "network-info.maximum-network-cards") == 0)
+		return itype_long(c->network_cards > 0 ? c->network_cards : 1, buf, n);
+	if (strcmp(name, "network-info.maximum-network-interfaces") == 0)
+		return c->max_interfaces > 0 ? itype_long(c->max_interfaces, buf, n) : NULL;
+	if (strcmp(name, "network-info.efa-info.maximum-efa-interfaces") == 0)
+		return c->efa ? itype_long(c->efa_max_interfaces, buf, n) : NULL;
+	return NULL;
+}
+
+/* Every filter matches one of the type's values (EC2: AND of filters, OR of values). */
+static bool itype_matches(const struct gb_sim_query *q, const struct gb_itype *t)
+{
+	char buf[64];
+
+	for (size_t f = 0; f < q->nfilters; f++) {
+		const struct gb_sim_filter *fl = &q->filters[f];
+
+		if (!any_match(fl, gb_sim_itype_value(t, fl->name, buf, sizeof(buf))))
+			return false;
+	}
+	return true;
+}
+
+/* InstanceType.N: EC2 names every unknown one. */
+static gb_err_t check_itype_names(const struct gb_sim_query *q, struct gb_sim_error *e)
+{
+	struct gb_buf bad = GB_BUF_INIT;
+	gb_err_t rc = GB_E_OK;
+
+	for (size_t k = 0; k < q->nids; k++) {
+		const struct gb_itype *t = gb_itype_find(q->ids[k]);
+
+		if (!t || !t->ct)
+			gb_buf_printf(&bad, "%s%s", bad.len ? ", " : "", q->ids[k]);
+	}
+	if (bad.len)
+		rc = fail(e, GB_E_CLOUDCONFIG, 400, "InvalidInstanceType",
+			  "The following supplied instance types do not exist: [%s]",
+			  gb_buf_str(&bad));
+	gb_buf_free(&bad);
+	return rc;
+}
+
+static bool itype_named(const struct gb_sim_query *q, const struct gb_itype *t)
+{
+	for (size_t k = 0; k < q->nids; k++) {
+		if (strcmp(q->ids[k], t->name) == 0)
+			return true;
+	}
+	return !q->nids;
+}
+
+gb_err_t gb_sim_describe_itypes(gb_sim_t *sim, const char *region,
+				const struct gb_sim_query *q,
+				const struct gb_itype ***out, size_t *n,
+				char next[GB_SIM_TOKEN_MAX], struct gb_sim_error *e)
+{
+	size_t all, k;
+	const struct gb_itype *t = gb_itype_all(&all);
+	uint64_t from;
+	gb_err_t rc;
+
+	*out = NULL;
+	*n = 0;
+	next[0] = '\0';
+	if (!find_region(sim, region))
+		return fail(e, GB_E_AUTH, 401, "AuthFailure",
+			    "AWS was not able to validate the provided access credentials");
+	if (q->max_results && (q->max_results < 5 || q->max_results > 100))
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+			    "Value ( %ld ) for parameter maxResults is invalid. Expecting a value between 5 and 100.",
+			    q->max_results);
+	if ((rc = check_filters(q, itype_filter_known, e)) || (rc = check_itype_names(q, e)) ||
+	    (rc = token_decode(sim, q->next_token, &from, e)))
+		return rc;
+	if (!(*out = calloc(all + 1, sizeof(**out))))
+		return fail_nomem(e);
+	for (k = (size_t)(from < all ? from : all); k < all; k++) {
+		if (!t[k].ct || !itype_named(q, &t[k]) || !itype_matches(q, &t[k]))
+			continue;
+		if (q->max_results && (long)*n == q->max_results) {
+			token_encode(sim, k, next);
+			break;
+		}
+		(*out)[(*n)++] = &t[k];
+	}
+	return GB_E_OK;
+}
+
+/*****************************************************************************
+ *  Placement groups
+ *****************************************************************************/
+
+static gb_err_t pgroup_new(gb_sim_t *sim, const struct gb_sc_region *rg, const char *name,
+			   const char *strategy, const struct gb_sim_kv *tags, size_t ntags,
+			   struct gb_sim_pgroup **out)
+{
+	static const char *const strategies[] = { "cluster", "spread", "partition" };
+	struct gb_sim_pgroup *g = calloc(1, sizeof(*g)), **v;
+
+	if (!g || !(g->name = strdup(name)) ||
+	    !(v = realloc(sim->pgs, (sim->npgs + 1) * sizeof(*v))))
+		goto nomem;
+	sim->pgs = v;
+	random_id(sim, "pg-", g->id);
+	g->region = rg;
+	g->strategy = strategies[0];
+	for (size_t k = 0; k < GB_ARRAY_LEN(strategies); k++) {
+		if (strcmp(strategy, strategies[k]) == 0)
+			g->strategy = strategies[k];
+	}
+	if (ntags && !(g->tags = calloc(ntags, sizeof(*g->tags))))
+		goto nomem;
+	for (size_t k = 0; k < ntags; k++, g->ntags++) {
+		g->tags[k].key = strdup(tags[k].key);
+		g->tags[k].value = strdup(tags[k].value ? tags[k].value : "");
+		if (!g->tags[k].key || !g->tags[k].value)
+			goto nomem;
+	}
+	sim->pgs[sim->npgs++] = g;
+	*out = g;
+	return GB_E_OK;
+nomem:
+	if (g) {
+		gb_sim_tags_free(g->tags, g->ntags);
+		free(g->name);
+	}
+	free(g);
+	return GB_E_NOMEM;
+}
+
+gb_err_t gb_sim_create_pgroup(gb_sim_t *sim, const char *region, const char *name,
+			      const char *strategy, const struct gb_sim_kv *tags,
+			      size_t ntags, bool dry_run, double now,
+			      const struct gb_sim_pgroup **out, struct gb_sim_error *e)
+{
+	struct sim_region *r = find_region(sim, region);
+	struct gb_sim_pgroup *g = NULL;
+	long live = 0;
+	gb_err_t rc;
+
+	*out = NULL;
+	gb_sim_advance(sim, now);
+	if (!r)
+		return fail(e, GB_E_AUTH, 401, "AuthFailure",
+			    "AWS was not able to validate the provided access credentials");
+	if (!name[0] || strlen(name) > 255)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+			    "Value (%s) for parameter groupName is invalid. The name must be 1 to 255 ASCII characters.",
+			    name);
+	if ((rc = check_tags(tags, ntags, e)))
+		return rc;
+	if (find_pgroup(sim, r->rg, name))
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidPlacementGroup.Duplicate",
+			    "The placement group '%s' already exists.", name);
+	for (size_t k = 0; k < sim->npgs; k++)
+		live += !sim->pgs[k]->deleted && sim->pgs[k]->region == r->rg;
+	if (live >= r->rg->pg_limit)
+		return fail(e, GB_E_QUOTA, 400, "PlacementGroupLimitExceeded",
+			    "You have reached the maximum number of placement groups (%ld) for this Region.",
+			    r->rg->pg_limit);
+	if (dry_run)
+		return fail(e, GB_E_CANCELLED, 412, "DryRunOperation",
+			    "Request would have succeeded, but DryRun flag is set.");
+	if (pgroup_new(sim, r->rg, name, strategy, tags, ntags, &g))
+		return fail_nomem(e);
+	*out = g;
+	return GB_E_OK;
+}
+
+gb_err_t gb_sim_delete_pgroup(gb_sim_t *sim, const char *region, const char *name,
+			      bool dry_run, double now, struct gb_sim_error *e)
+{
+	struct sim_region *r = find_region(sim, region);
+	struct gb_sim_pgroup *g;
+
+	gb_sim_advance(sim, now);
+	if (!r)
+		return fail(e, GB_E_AUTH, 401, "AuthFailure",
+			    "AWS was not able to validate the provided access credentials");
+	if (!(g = find_pgroup(sim, r->rg, name)))
+		return fail(e, GB_E_NOTFOUND, 400, "InvalidPlacementGroup.Unknown",
+			    "The Placement Group '%s' is unknown.", name);
+	if (g->live > 0)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidPlacementGroup.InUse",
+			    "The placement group '%s' is in use and may not be deleted.", name);
+	if (dry_run)
+		return fail(e, GB_E_CANCELLED, 412, "DryRunOperation",
+			    "Request would have succeeded, but DryRun flag is set.");
+	g->deleted = true;
+	return GB_E_OK;
+}
+
+static bool pgroup_filter_known(const char *name)
+{
+	static const char *names[] = { "group-name", "group-arn", "strategy", "state",
+				       "tag-key" };
+
+	for (size_t k = 0; k < GB_ARRAY_LEN(names); k++) {
+		if (strcmp(name, names[k]) == 0)
+			return true;
+	}
+	return gb_str_has_prefix(name, "tag:") && name[4];
+}
+
+static bool pgroup_tag_match(const struct gb_sim_filter *f, const struct gb_sim_pgroup *g)
+{
+	for (size_t t = 0; t < g->ntags; t++) {
+		if (strcmp(f->name, "tag-key") == 0 ? any_match(f, g->tags[t].key) :
+		    strcmp(f->name + 4, g->tags[t].key) == 0 && any_match(f, g->tags[t].value))
+			return true;
+	}
+	return false;
+}
+
+/* The ARN EC2 gives a group: arn:aws:ec2:REGION:ACCOUNT:placement-group/NAME. */
+void gb_sim_pgroup_arn(const gb_sim_t *sim, const struct gb_sim_pgroup *g, char *buf,
+		       size_t n)
+{
+	const struct gb_partition *pt = gb_partition_of(g->region->name);
+
+	snprintf(buf, n, "arn:%s:ec2:%s:%s:placement-group/%s", pt ? pt->name : "aws",
+		 g->region->name, sim->sc->account_id, g->name);
+}
+
+static bool pgroup_matches(const gb_sim_t *sim, const struct gb_sim_query *q,
+			   const struct gb_sim_pgroup *g)
+{
+	char arn[512];
+
+	gb_sim_pgroup_arn(sim, g, arn, sizeof(arn));
+	for (size_t f = 0; f < q->nfilters; f++) {
+		const struct gb_sim_filter *fl = &q->filters[f];
+		const char *v = strcmp(fl->name, "group-name") == 0 ? g->name :
+				strcmp(fl->name, "group-arn") == 0 ? arn :
+				strcmp(fl->name, "strategy") == 0 ? g->strategy :
+				strcmp(fl->name, "state") == 0 ? "available" : NULL;
+
+		if (v ? !any_match(fl, v) : !pgroup_tag_match(fl, g))
+			return false;
+	}
+	return true;
+}
+
+/* GroupName.N and GroupId.N: each must name a group of the region. */
+static gb_err_t check_pgroup_names(gb_sim_t *sim, const struct gb_sc_region *rg,
+				   const struct gb_sim_query *q, struct gb_sim_error *e)
+{
+	for (size_t k = 0; k < q->nids; k++) {
+		if (!find_pgroup(sim, rg, q->ids[k]))
+			return fail(e, GB_E_NOTFOUND, 400, "InvalidPlacementGroup.Unknown",
+				    "The Placement Group '%s' is unknown.", q->ids[k]);
+	}
+	for (size_t k = 0; k < q->nids2; k++) {
+		bool found = false;
+
+		if (!valid_hex_id(q->ids2[k], "pg-"))
+			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidPlacementGroupId.Malformed",
+				    "Invalid id: \"%s\" (expecting \"pg-...\")", q->ids2[k]);
+		for (size_t i = 0; i < sim->npgs && !found; i++)
+			found = !sim->pgs[i]->deleted && sim->pgs[i]->region == rg &&
+				strcmp(sim->pgs[i]->id, q->ids2[k]) == 0;
+		if (!found)
+			return fail(e, GB_E_NOTFOUND, 400, "InvalidPlacementGroupId.NotFound",
+				    "The Placement Group ID '%s' does not exist", q->ids2[k]);
+	}
+	return GB_E_OK;
+}
+
+static bool pgroup_named(const struct gb_sim_query *q, const struct gb_sim_pgroup *g)
+{
+	for (size_t k = 0; k < q->nids; k++) {
+		if (strcmp(q->ids[k], g->name) == 0)
+			return true;
+	}
+	for (size_t k = 0; k < q->nids2; k++) {
+		if (strcmp(q->ids2[k], g->id) == 0)
+			return true;
+	}
+	return !q->nids && !q->nids2;
+}
+
+gb_err_t gb_sim_describe_pgroups(gb_sim_t *sim, const char *region,
+				 const struct gb_sim_query *q, double now,
+				 const struct gb_sim_pgroup ***out, size_t *n,
+				 struct gb_sim_error *e)
+{
+	struct sim_region *r = find_region(sim, region);
+	gb_err_t rc;
+
+	*out = NULL;
+	*n = 0;
+	gb_sim_advance(sim, now);
+	if (!r)
+		return fail(e, GB_E_AUTH, 401, "AuthFailure",
+			    "AWS was not able to validate the provided access credentials");
+	if ((rc = check_filters(q, pgroup_filter_known, e)) ||
+	    (rc = check_pgroup_names(sim, r->rg, q, e)))
+		return rc;
+	if (!(*out = calloc(sim->npgs + 1, sizeof(**out))))
+		return fail_nomem(e);
+	for (size_t k = 0; k < sim->npgs; k++) {
+		const struct gb_sim_pgroup *g = sim->pgs[k];
+
+		if (!g->deleted && g->region == r->rg && pgroup_named(q, g) &&
+		    pgroup_matches(sim, q, g))
+			(*out)[(*n)++] = g;
+	}
+	return GB_E_OK;
+}
+
+/*****************************************************************************
+ *  DescribeSecurityGroups
+ *****************************************************************************/
+
+gb_err_t gb_sim_describe_sgroups(gb_sim_t *sim, const char *region,
+				 const struct gb_sim_query *q, size_t **out, size_t *n,
+				 char next[GB_SIM_TOKEN_MAX], struct gb_sim_error *e)
+{
+	struct sim_region *r = find_region(sim, region);
+	const struct gb_strv *sg;
+	uint64_t from;
+	gb_err_t rc;
+
+	*out = NULL;
+	*n = 0;
+	next[0] = '\0';
+	if (!r)
+		return fail(e, GB_E_AUTH, 401, "AuthFailure",
+			    "AWS was not able to validate the provided access credentials");
+	sg = &r->rg->security_groups;
+	if (q->nids && (q->max_results || q->next_token))
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterCombination",
+			    "The parameter groupIds cannot be used with the parameter maxResults");
+	if ((rc = check_max_results(q->max_results, e)) ||
+	    (rc = token_decode(sim, q->next_token, &from, e)))
+		return rc;
+	for (size_t k = 0; k < q->nids; k++) {
+		if (!valid_hex_id(q->ids[k], "sg-"))
+			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidGroupId.Malformed",
+				    "Invalid id: \"%s\" (expecting \"sg-...\")", q->ids[k]);
+		if (gb_strv_find(sg, q->ids[k]) < 0)
+			return fail(e, GB_E_NOTFOUND, 400, "InvalidGroup.NotFound",
+				    "The security group '%s' does not exist", q->ids[k]);
+	}
+	if (!(*out = calloc(sg->n + 1, sizeof(**out))))
+		return fail_nomem(e);
+	for (size_t k = q->nids ? 0 : (size_t)(from < sg->n ? from : sg->n); k < sg->n; k++) {
+		bool named = !q->nids;
+
+		for (size_t j = 0; j < q->nids && !named; j++)
+			named = strcmp(q->ids[j], sg->v[k]) == 0;
+		if (!named)
+			continue;
+		if (q->max_results && (long)*n == q->max_results) {
+			token_encode(sim, k, next);
+			break;
+		}
+		(*out)[(*n)++] = k;
+	}
+	return GB_E_OK;
 }

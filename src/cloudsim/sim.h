@@ -67,6 +67,30 @@ struct gb_sim_kv {
 
 struct gb_sim_reservation;
 
+/* A placement group of one region (CreatePlacementGroup). */
+struct gb_sim_pgroup {
+	char *name;
+	char id[GB_SIM_ID_MAX];			/* "pg-" and 17 hex digits */
+	const struct gb_sc_region *region;
+	const char *strategy;			/* "cluster", "spread", "partition" */
+	const struct gb_sc_az *az;		/* cluster: fixed by its first launch */
+	long live;				/* instances in it not terminated */
+	bool deleted;				/* kept for the instances naming it */
+	struct gb_sim_tag *tags;
+	size_t ntags;
+};
+
+/* NetworkInterface.N of RunInstances, and what an instance records. */
+struct gb_sim_netif {
+	long device_index;
+	long card_index;			/* NetworkCardIndex, default 0 */
+	const char *type;			/* "interface", "efa", "efa-only" (static) */
+	const char *subnet_id;			/* launch: BORROWED; NULL: none given */
+	const struct gb_sc_subnet *subnet;	/* instance: where it is */
+	struct gb_strv sg_ids;			/* SecurityGroupId.N */
+	bool delete_on_termination;		/* default true */
+};
+
 /* MetadataOptions of an instance; zeroed is EC2's default. */
 struct gb_sim_metadata {
 	bool tokens_optional;		/* HttpTokens=optional (default required) */
@@ -105,6 +129,9 @@ struct gb_sim_instance {
 	size_t ntags;
 	char *user_data;			/* decoded; NULL when none */
 	size_t user_data_len;
+	struct gb_sim_pgroup *pg;		/* Placement.GroupName, or NULL */
+	struct gb_sim_netif *netifs;		/* NetworkInterface.N; NULL: the */
+	size_t nnetifs;				/* one default interface */
 	/* private: the simulator's time queues */
 	struct gb_sim_instance *q_pending, *q_shut, *q_term;
 	bool in_pending_q;
@@ -142,6 +169,9 @@ struct gb_sim_launch {
 	bool ebs_optimized;		/* EbsOptimized */
 	bool spot;			/* InstanceMarketOptions.MarketType=spot */
 	double spot_max_price;		/* SpotOptions.MaxPrice; 0: none given */
+	const char *placement_group;	/* Placement.GroupName or NULL */
+	const struct gb_sim_netif *netifs;	/* NetworkInterface.N (BORROWED) */
+	size_t nnetifs;
 };
 
 struct gb_sim_filter {
@@ -155,6 +185,8 @@ struct gb_sim_query {
 	size_t nids;
 	const struct gb_sim_filter *filters;
 	size_t nfilters;
+	const char *const *ids2;	/* GroupId.N of DescribePlacementGroups */
+	size_t nids2;
 	long max_results;		/* 0: all, no paging */
 	const char *next_token;		/* NULL: from the start */
 };
@@ -307,6 +339,64 @@ bool gb_sim_instance_visible(const gb_sim_t *sim, const struct gb_sim_instance *
 /* RET whether DescribeInstances shows [i]'s private address at [now]. */
 bool gb_sim_instance_shows_ip(const gb_sim_t *sim, const struct gb_sim_instance *i,
 			      double now);
+
+/*
+ * DescribeInstanceTypes: InstanceType.N in q->ids (an unknown one is
+ * InvalidInstanceType), filters (instance-type, current-generation,
+ * bare-metal, hypervisor, vcpu-info.default-vcpus, .default-cores,
+ * .default-threads-per-core, memory-info.size-in-mib,
+ * processor-info.supported-architecture, network-info.efa-supported,
+ * .ena-support, .maximum-network-cards, .maximum-network-interfaces,
+ * .efa-info.maximum-efa-interfaces; EC2 has no GPU filter), MaxResults
+ * 5..100 and NextToken.  Only the types with a catalog entry.  OUT *out NEW.
+ */
+gb_err_t gb_sim_describe_itypes(gb_sim_t *sim, const char *region,
+				const struct gb_sim_query *q,
+				const struct gb_itype ***out, size_t *n,
+				char next[GB_SIM_TOKEN_MAX], struct gb_sim_error *e);
+
+/* RET the value of filter [name] of [t] (a static or [buf]), NULL: none. */
+const char *gb_sim_itype_value(const struct gb_itype *t, const char *name,
+			       char *buf, size_t n);
+
+/*
+ * CreatePlacementGroup [name] with [strategy] in [region]: unique per
+ * region (InvalidPlacementGroup.Duplicate), at most the region's
+ * placement-group limit (PlacementGroupLimitExceeded).  OUT *out BORROWED.
+ */
+gb_err_t gb_sim_create_pgroup(gb_sim_t *sim, const char *region, const char *name,
+			      const char *strategy, const struct gb_sim_kv *tags,
+			      size_t ntags, bool dry_run, double now,
+			      const struct gb_sim_pgroup **out, struct gb_sim_error *e);
+
+/* The group's ARN into [buf]. */
+void gb_sim_pgroup_arn(const gb_sim_t *sim, const struct gb_sim_pgroup *g, char *buf,
+		       size_t n);
+
+/* DeletePlacementGroup: InvalidPlacementGroup.Unknown / .InUse. */
+gb_err_t gb_sim_delete_pgroup(gb_sim_t *sim, const char *region, const char *name,
+			      bool dry_run, double now, struct gb_sim_error *e);
+
+/*
+ * DescribePlacementGroups: GroupName.N in q->ids, GroupId.N in q->ids2
+ * (each must exist: InvalidPlacementGroup.Unknown /
+ * InvalidPlacementGroupId.Malformed / .NotFound), filters group-name,
+ * group-arn, strategy, state, tag:KEY, tag-key.  OUT *out NEW array of
+ * BORROWED.
+ */
+gb_err_t gb_sim_describe_pgroups(gb_sim_t *sim, const char *region,
+				 const struct gb_sim_query *q, double now,
+				 const struct gb_sim_pgroup ***out, size_t *n,
+				 struct gb_sim_error *e);
+
+/*
+ * DescribeSecurityGroups: GroupId.N in q->ids (InvalidGroup.NotFound), or
+ * the region's groups paged by MaxResults (5..1000) / NextToken.
+ * OUT *out NEW array of indexes into the region's security_groups.
+ */
+gb_err_t gb_sim_describe_sgroups(gb_sim_t *sim, const char *region,
+				 const struct gb_sim_query *q, size_t **out, size_t *n,
+				 char next[GB_SIM_TOKEN_MAX], struct gb_sim_error *e);
 
 /* RET whether [region] exists in the scenario. */
 bool gb_sim_has_region(const gb_sim_t *sim, const char *region);

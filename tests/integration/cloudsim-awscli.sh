@@ -6,8 +6,11 @@
 # --dry-run (botocore's DryRun parameter and its reading of the 412
 # DryRunOperation document; a bad AMI, subnet, security group, key pair or
 # instance profile named by its EC2 code even in a dry run), Spot
-# (--instance-market-options), and STS (assume-role, web identity,
-# get-caller-identity, a session signing EC2 until it expires).
+# (--instance-market-options), STS (assume-role, web identity,
+# get-caller-identity, a session signing EC2 until it expires), and GPU
+# training capacity (describe-instance-types, placement groups,
+# describe-security-groups, run-instances --network-interfaces with EFA
+# into a cluster group, and EC2's refusals).
 
 . "${srcdir:-.}/cloudsim-lib.sh"
 
@@ -339,6 +342,187 @@ control GET /_sim/sts >"$TMP/sts.json" || fail "GET /_sim/sts"
 expect_eq "sessions of the gpuburst role" "$(jget "$TMP/sts.json" "d['roles']['$ROLE']")" 1
 expect_eq "requests signed by the first session" "$(jget "$TMP/sts.json" "d['sessions'][0]['calls']")" 3
 ok "STS: assume-role (session key, secret, token), get-caller-identity and EC2 with the session; no token AuthFailure; chaining past 1 h and a missing external id refused; web identity unsigned; expired: ExpiredToken (STS), RequestExpired (EC2)"
+
+# --- GPU training capacity (issue 19), on a simulator of its own
+stop_sim
+start_sim "$DATA/awscli-gpu.yaml" --manual-clock
+
+# describe-instance-types: the catalog's figures, filters with wildcards, pages of 5
+awsc ec2 describe-instance-types --instance-types g5.12xlarge >"$TMP/it.json" 2>"$TMP/err" ||
+	fail "describe-instance-types: $(cat "$TMP/err")"
+expect_eq "g5.12xlarge vCPUs, MiB, GPU, count, GPU MiB, total" \
+	"$(jget "$TMP/it.json" '[(t["VCpuInfo"]["DefaultVCpus"], t["MemoryInfo"]["SizeInMiB"], g["Name"], g["Count"], g["MemoryInfo"]["SizeInMiB"], t["GpuInfo"]["TotalGpuMemoryInMiB"]) for t in d["InstanceTypes"] for g in t["GpuInfo"]["Gpus"]]')" \
+	'[[48, 196608, "A10G", 4, 24576, 98304]]'
+expect_eq "g5.12xlarge architecture" \
+	"$(jget "$TMP/it.json" 'd["InstanceTypes"][0]["ProcessorInfo"]["SupportedArchitectures"]')" '["x86_64"]'
+awsc ec2 describe-instance-types --filters 'Name=instance-type,Values=g5.*,g6?.xlarge' \
+	'Name=processor-info.supported-architecture,Values=x86_64' >"$TMP/it.json" 2>"$TMP/err" ||
+	fail "describe-instance-types --filters: $(cat "$TMP/err")"
+expect_eq "g5.* and g6?.xlarge on x86_64" \
+	"$(jget "$TMP/it.json" 'sorted(t["InstanceType"] for t in d["InstanceTypes"])')" \
+	'["g5.12xlarge", "g5.16xlarge", "g5.24xlarge", "g5.2xlarge", "g5.48xlarge", "g5.4xlarge", "g5.8xlarge", "g5.xlarge", "g6e.xlarge"]'
+awsc ec2 describe-instance-types --filters 'Name=processor-info.supported-architecture,Values=arm64' \
+	>"$TMP/it.json" 2>"$TMP/err" || fail "describe-instance-types arm64: $(cat "$TMP/err")"
+expect_eq "arm64 types" "$(jget "$TMP/it.json" 'sorted({t["InstanceType"].split(".")[0] for t in d["InstanceTypes"]})')" \
+	'["g5g"]'
+awsc --debug ec2 describe-instance-types --filters 'Name=instance-type,Values=g5.*' --page-size 5 \
+	>"$TMP/it.json" 2>"$TMP/err" || fail "describe-instance-types --page-size 5: $(cat "$TMP/err")"
+expect_eq "g5 types over pages of 5" "$(jget "$TMP/it.json" 'len(d["InstanceTypes"])')" 8
+expect_eq "requests with NextToken" "$(grep -c "'NextToken': " "$TMP/err")" 1
+awsc ec2 describe-instance-types --max-results 5 --no-paginate >"$TMP/it.json" 2>"$TMP/err" ||
+	fail "describe-instance-types --max-results 5: $(cat "$TMP/err")"
+expect_eq "one page" "$(jget "$TMP/it.json" 'len(d["InstanceTypes"])')" 5
+jget "$TMP/it.json" 'd["NextToken"]' | grep -q '^gbsim1' || fail "no NextToken: $(cat "$TMP/it.json")"
+awsc ec2 describe-instance-types --filters Name=gpu-info.name,Values=H100 >/dev/null 2>"$TMP/err" &&
+	fail "describe-instance-types with a filter EC2 has not succeeded"
+grep -q "InvalidParameterValue.*The filter 'gpu-info.name' is invalid" "$TMP/err" ||
+	fail "unknown filter: $(cat "$TMP/err")"
+awsc ec2 describe-instance-types --instance-types g5.xlarge g9.huge >/dev/null 2>"$TMP/err" &&
+	fail "describe-instance-types of an unknown type succeeded"
+grep -q 'InvalidInstanceType.*The following supplied instance types do not exist: \[g9.huge\]' \
+	"$TMP/err" || fail "unknown type: $(cat "$TMP/err")"
+ok "describe-instance-types: the catalog's figures (g5.12xlarge: 48 vCPUs, 4 A10G), filters with * and ?, 8 g5 types over pages of 5, unknown filter and type refused"
+
+# placement groups: create, duplicate, describe, the region's limit, delete
+awsc ec2 create-placement-group --group-name it-cluster --strategy cluster \
+	--tag-specifications 'ResourceType=placement-group,Tags=[{Key=gpuburst:job,Value=42}]' \
+	>"$TMP/pg.json" 2>"$TMP/err" || fail "create-placement-group: $(cat "$TMP/err")"
+expect_eq "created group" "$(jget "$TMP/pg.json" '[d["PlacementGroup"][k] for k in ("GroupName", "Strategy", "State")]')" \
+	'["it-cluster", "cluster", "available"]'
+PG_ID="$(jget "$TMP/pg.json" 'd["PlacementGroup"]["GroupId"]')"
+case $PG_ID in pg-?????????????????) ;; *) fail "group id '$PG_ID'" ;; esac
+awsc ec2 create-placement-group --group-name it-cluster --strategy cluster >/dev/null 2>"$TMP/err" &&
+	fail "a second it-cluster succeeded"
+grep -q "InvalidPlacementGroup.Duplicate.*The placement group 'it-cluster' already exists." "$TMP/err" ||
+	fail "duplicate: $(cat "$TMP/err")"
+awsc ec2 create-placement-group --group-name it-spread --strategy spread >/dev/null 2>"$TMP/err" ||
+	fail "create-placement-group spread: $(cat "$TMP/err")"
+awsc ec2 create-placement-group --group-name it-third --strategy cluster >/dev/null 2>"$TMP/err" &&
+	fail "a third group past the limit of 2 succeeded"
+grep -q 'PlacementGroupLimitExceeded' "$TMP/err" || fail "limit: $(cat "$TMP/err")"
+awsc ec2 describe-placement-groups --filters Name=tag:gpuburst:job,Values=42 >"$TMP/pgs.json" \
+	2>"$TMP/err" || fail "describe-placement-groups: $(cat "$TMP/err")"
+expect_eq "groups tagged job 42" "$(jget "$TMP/pgs.json" '[(g["GroupName"], g["GroupId"]) for g in d["PlacementGroups"]]')" \
+	"[[\"it-cluster\", \"$PG_ID\"]]"
+awsc ec2 describe-placement-groups --group-names it-spread >"$TMP/pgs.json" 2>"$TMP/err" ||
+	fail "describe-placement-groups --group-names: $(cat "$TMP/err")"
+expect_eq "it-spread's strategy" "$(jget "$TMP/pgs.json" 'd["PlacementGroups"][0]["Strategy"]')" spread
+awsc ec2 describe-placement-groups --group-names nope >/dev/null 2>"$TMP/err" &&
+	fail "describe-placement-groups of an unknown group succeeded"
+grep -q "InvalidPlacementGroup.Unknown.*The Placement Group 'nope' is unknown." "$TMP/err" ||
+	fail "unknown group: $(cat "$TMP/err")"
+awsc ec2 delete-placement-group --group-name it-spread >/dev/null 2>"$TMP/err" ||
+	fail "delete-placement-group: $(cat "$TMP/err")"
+awsc ec2 delete-placement-group --group-name it-spread >/dev/null 2>"$TMP/err" &&
+	fail "deleting it-spread twice succeeded"
+grep -q 'InvalidPlacementGroup.Unknown' "$TMP/err" || fail "delete unknown: $(cat "$TMP/err")"
+ok "placement groups: create (tags, pg- id), Duplicate, the scenario's limit of 2, describe by tag and name, Unknown, delete"
+
+# describe-security-groups: EFA's self-referencing rule, a group without rules
+awsc ec2 describe-security-groups --group-ids sg-0123456789abcdef0 sg-0123456789abcdef1 \
+	>"$TMP/sg.json" 2>"$TMP/err" || fail "describe-security-groups: $(cat "$TMP/err")"
+expect_eq "ingress of the EFA group" \
+	"$(jget "$TMP/sg.json" '[(p["IpProtocol"], [g["GroupId"] for g in p["UserIdGroupPairs"]]) for p in d["SecurityGroups"][0]["IpPermissions"]]')" \
+	'[["-1", ["sg-0123456789abcdef0"]]]'
+expect_eq "egress of the EFA group" \
+	"$(jget "$TMP/sg.json" '[(p["IpProtocol"], [g["GroupId"] for g in p["UserIdGroupPairs"]]) for p in d["SecurityGroups"][0]["IpPermissionsEgress"]]')" \
+	'[["-1", ["sg-0123456789abcdef0"]]]'
+expect_eq "rules of the other" \
+	"$(jget "$TMP/sg.json" '[d["SecurityGroups"][1]["IpPermissions"], d["SecurityGroups"][1]["IpPermissionsEgress"]]')" \
+	'[[], []]'
+awsc ec2 describe-security-groups --group-ids sg-0000000000000000b >/dev/null 2>"$TMP/err" &&
+	fail "describe-security-groups of an unknown group succeeded"
+grep -q "InvalidGroup.NotFound.*The security group 'sg-0000000000000000b' does not exist" "$TMP/err" ||
+	fail "unknown group: $(cat "$TMP/err")"
+awsc ec2 describe-security-groups --page-size 5 >"$TMP/sg.json" 2>"$TMP/err" ||
+	fail "describe-security-groups --page-size 5: $(cat "$TMP/err")"
+expect_eq "the region's groups" "$(jget "$TMP/sg.json" '[g["GroupId"] for g in d["SecurityGroups"]]')" \
+	'["sg-0123456789abcdef0", "sg-0123456789abcdef1"]'
+ok "describe-security-groups: all traffic from and to itself (EFA's rule), a group without rules, InvalidGroup.NotFound, paged"
+
+# run-instances --network-interfaces: the refusals EC2 makes
+EFA0='DeviceIndex=0,NetworkCardIndex=0,InterfaceType=efa,SubnetId=subnet-gpu-a,Groups=sg-0123456789abcdef0,DeleteOnTermination=true'
+run_ni() {	# run_ni OUTFILE TYPE COUNT OPTION...
+	out="$1" type="$2" n="$3"
+	shift 3
+	awsc ec2 run-instances --image-id "$AMI" --instance-type "$type" --count "$n" "$@" \
+		>"$out" 2>"$TMP/err"
+}
+refused() {	# refused CODE MESSAGE-REGEX TYPE OPTION...
+	code="$1" says="$2" type="$3"
+	shift 3
+	run_ni "$TMP/ni.json" "$type" 1 "$@" && fail "run-instances $* succeeded"
+	grep -q "($code) when calling the RunInstances operation.*: $says" "$TMP/err" ||
+		fail "run-instances $*: want $code '$says': $(cat "$TMP/err")"
+}
+refused InvalidParameterCombination \
+	'Network interfaces and an instance-level subnet ID may not be specified on the same request' \
+	p5.48xlarge --subnet-id subnet-gpu-a --network-interfaces "$EFA0"
+refused InvalidParameterCombination \
+	'Network interfaces and an instance-level security groups may not be specified on the same request' \
+	p5.48xlarge --security-group-ids sg-0123456789abcdef0 --network-interfaces "$EFA0"
+awsc ec2 describe-instance-types --instance-types g6.xlarge >"$TMP/it.json" 2>"$TMP/err" ||
+	fail "describe-instance-types g6.xlarge: $(cat "$TMP/err")"
+expect_eq "g6.xlarge EFA" "$(jget "$TMP/it.json" 'd["InstanceTypes"][0]["NetworkInfo"]["EfaSupported"]')" False
+refused InvalidParameterCombination 'g6.xlarge instances do not support Elastic Fabric Adapters.' \
+	g6.xlarge --network-interfaces "$EFA0"
+CARDS="$(jget "$TMP/it.json" 'd["InstanceTypes"][0]["NetworkInfo"]["MaximumNetworkCards"]')"
+refused InvalidParameterValue "Network card index $CARDS is not valid for instance type g6.xlarge" \
+	g6.xlarge --network-interfaces 'DeviceIndex=0,SubnetId=subnet-gpu-a' \
+	"DeviceIndex=0,NetworkCardIndex=$CARDS,SubnetId=subnet-gpu-a"
+refused InvalidParameterValue 'The network interfaces of an instance must be in one Availability Zone' \
+	g6.xlarge --network-interfaces 'DeviceIndex=0,SubnetId=subnet-gpu-a' \
+	'DeviceIndex=1,SubnetId=subnet-gpu-b'
+refused InvalidGroup.NotFound "The security group 'sg-0000000000000000b' does not exist" \
+	g6.xlarge --network-interfaces 'DeviceIndex=0,SubnetId=subnet-gpu-a,Groups=sg-0000000000000000b'
+ok "run-instances --network-interfaces: with --subnet-id or --security-group-ids, EFA on a type without, a card past the type's, two AZs, an unknown group: EC2's codes and messages"
+
+# EFA into the cluster group: what the catalog says p5.48xlarge has
+awsc ec2 describe-instance-types --filters Name=network-info.efa-supported,Values=true \
+	>"$TMP/it.json" 2>"$TMP/err" || fail "describe-instance-types efa-supported: $(cat "$TMP/err")"
+if [ "$(jget "$TMP/it.json" '"p5.48xlarge" in [t["InstanceType"] for t in d["InstanceTypes"]]')" = True ]; then
+	awsc ec2 describe-instance-types --instance-types p5.48xlarge >"$TMP/it.json" 2>"$TMP/err" ||
+		fail "describe-instance-types p5.48xlarge: $(cat "$TMP/err")"
+	NEFA="$(jget "$TMP/it.json" 'd["InstanceTypes"][0]["NetworkInfo"]["EfaInfo"]["MaximumEfaInterfaces"]')"
+	# EFA on card 0, EFA-only on card 1
+	run_ni "$TMP/ni.json" p5.48xlarge 2 --placement GroupName=it-cluster --network-interfaces "$EFA0" \
+		'DeviceIndex=0,NetworkCardIndex=1,InterfaceType=efa-only,SubnetId=subnet-gpu-a2,Groups=sg-0123456789abcdef0' ||
+		fail "run-instances EFA into it-cluster: $(cat "$TMP/err")"
+	expect_eq "group, AZ, interfaces (type, card, subnet)" \
+		"$(jget "$TMP/ni.json" '[[i["Placement"]["GroupName"], i["Placement"]["AvailabilityZone"], [[n["InterfaceType"], n["Attachment"]["NetworkCardIndex"], n["SubnetId"], [g["GroupId"] for g in n["Groups"]]] for n in i["NetworkInterfaces"]]] for i in d["Instances"]][1]')" \
+		'["it-cluster", "ap-south-1a", [["efa", 0, "subnet-gpu-a", ["sg-0123456789abcdef0"]], ["efa-only", 1, "subnet-gpu-a2", ["sg-0123456789abcdef0"]]]]'
+	awsc ec2 describe-instances --filters Name=placement-group-name,Values=it-cluster \
+		>"$TMP/desc.json" 2>"$TMP/err" || fail "describe-instances: $(cat "$TMP/err")"
+	expect_eq "instances in it-cluster" \
+		"$(jget "$TMP/desc.json" 'sum(len(r["Instances"]) for r in d["Reservations"])')" 2
+	refused InvalidPlacementGroup.InUse \
+		"The placement group 'it-cluster' is in use in another availability zone: ap-south-1a" \
+		p5.48xlarge --placement GroupName=it-cluster --subnet-id subnet-gpu-b
+	refused InsufficientInstanceCapacity 'We currently do not have sufficient p5.48xlarge capacity' \
+		p5.48xlarge --placement GroupName=it-cluster
+	MANY=""
+	for k in $(seq 0 "$NEFA"); do
+		MANY="$MANY DeviceIndex=$((k / NEFA)),NetworkCardIndex=$((k % NEFA)),InterfaceType=efa,SubnetId=subnet-gpu-b"
+	done
+	# shellcheck disable=SC2086
+	refused InvalidParameterValue "You have exceeded the maximum number of EFA interfaces ($NEFA)" \
+		p5.48xlarge --network-interfaces $MANY
+	awsc ec2 delete-placement-group --group-name it-cluster >/dev/null 2>"$TMP/err" &&
+		fail "deleting it-cluster with its instances succeeded"
+	grep -q "InvalidPlacementGroup.InUse.*The placement group 'it-cluster' is in use and may not be deleted." \
+		"$TMP/err" || fail "in use: $(cat "$TMP/err")"
+	ok "run-instances --network-interfaces efa + efa-only --placement GroupName=it-cluster: 2 p5.48xlarge in ap-south-1a; another AZ InUse; past the group's capacity ICE; $((NEFA + 1)) EFA interfaces refused; delete-placement-group InUse"
+else
+	# the catalog has no EFA type yet: p5.48xlarge is the P-bucket extra
+	refused InvalidParameterCombination 'p5.48xlarge instances do not support Elastic Fabric Adapters.' \
+		p5.48xlarge --placement GroupName=it-cluster --network-interfaces "$EFA0"
+	refused InvalidParameterCombination \
+		"Placement groups may not be used with instances of type 'p5.48xlarge'." \
+		p5.48xlarge --placement GroupName=it-cluster
+	ok "run-instances EFA into it-cluster: libconf's catalog has no EFA type yet, so p5.48xlarge's EFA and cluster placement are refused as EC2 refuses them (the launch itself: test_cloudsim_api's fixture catalog)"
+fi
+refused InvalidPlacementGroup.Unknown "The Placement Group 'nope' is unknown." \
+	g6.xlarge --placement GroupName=nope
 
 # --- the simulator stops on SIGTERM and removes its pid file
 stop_sim

@@ -17,7 +17,9 @@
 #  2. Requests made by botocore's serializer (create_serializer('ec2')) and
 #     signed by botocore's SigV4Auth, for every action, with realistic
 #     parameters (InstanceMarketOptions, IamInstanceProfile,
-#     TagSpecifications, MetadataOptions...) are accepted by the simulator
+#     TagSpecifications, MetadataOptions, NetworkInterfaces into a
+#     placement group; DescribeInstanceTypes, the placement-group calls and
+#     DescribeSecurityGroups parsed back) are accepted by the simulator
 #     at ENDPOINT, and together use every wire name of its schema.
 #  3. Each accepted name misspelled is UnknownParameter, each bad enum,
 #     integer, boolean or timestamp value InvalidParameterValue, each
@@ -385,6 +387,70 @@ def run_all(sim):
         "ZoneNames": ["ap-south-1a"], "ZoneIds": ["aps1-az2"],
         "AllAvailabilityZones": True, "DryRun": False,
         "Filters": [{"Name": "state", "Values": ["available"]}]})
+    types = accepted(sim, bodies, "DescribeInstanceTypes", {
+        "MaxResults": 5, "DryRun": False,
+        "Filters": [{"Name": "instance-type", "Values": ["g5.*", "g6?.xlarge"]}]},
+        what="(filters, MaxResults)")
+    if types and types.get("NextToken") and len(types["InstanceTypes"]) == 5:
+        nxt = accepted(sim, bodies, "DescribeInstanceTypes", {
+            "MaxResults": 5, "NextToken": types["NextToken"],
+            "Filters": [{"Name": "instance-type",
+                         "Values": ["g5.*", "g6?.xlarge"]}]}, what="(NextToken)")
+        ok("DescribeInstanceTypes: %d + %d types in two pages"
+           % (len(types["InstanceTypes"]), len(nxt["InstanceTypes"]) if nxt else 0))
+    else:
+        fail("DescribeInstanceTypes MaxResults 5 of 9: no NextToken")
+    one = accepted(sim, bodies, "DescribeInstanceTypes",
+                   {"InstanceTypes": ["g5.12xlarge"]}, what="(InstanceTypes)")
+    if one:
+        t = one["InstanceTypes"][0]
+        gpu = t.get("GpuInfo", {}).get("Gpus", [{}])[0]
+        if t.get("VCpuInfo", {}).get("DefaultVCpus") != 48 or \
+           t.get("MemoryInfo", {}).get("SizeInMiB") != 196608 or \
+           gpu.get("Name") != "A10G" or gpu.get("Count") != 4 or \
+           "EfaSupported" not in t.get("NetworkInfo", {}):
+            fail("DescribeInstanceTypes g5.12xlarge parsed as %r" % t)
+    pg = accepted(sim, bodies, "CreatePlacementGroup", {
+        "GroupName": "schema-spread", "Strategy": "spread", "DryRun": False,
+        "TagSpecifications": [{"ResourceType": "placement-group",
+                               "Tags": [{"Key": "gpuburst:job", "Value": "1"}]}]})
+    if pg and pg["PlacementGroup"].get("GroupName") != "schema-spread":
+        fail("CreatePlacementGroup answered %r" % pg)
+    pgs = accepted(sim, bodies, "DescribePlacementGroups", {
+        "GroupNames": ["schema-spread"], "DryRun": False,
+        "Filters": [{"Name": "strategy", "Values": ["spread"]}]})
+    if pgs and pg:
+        accepted(sim, bodies, "DescribePlacementGroups",
+                 {"GroupIds": [pg["PlacementGroup"]["GroupId"]]}, what="(GroupIds)")
+    # a spread group takes any type; the interfaces are plain ones (no EFA type here)
+    ni = accepted(sim, bodies, "RunInstances", {
+        "ImageId": AMI, "InstanceType": "g5.xlarge", "MinCount": 1,
+        "MaxCount": 1, "Placement": {"GroupName": "schema-spread"},
+        "NetworkInterfaces": [{
+            "DeviceIndex": 0, "NetworkCardIndex": 0, "InterfaceType": "interface",
+            "SubnetId": "subnet-schema-a", "Groups": ["sg-0123456789abcdef0"],
+            "DeleteOnTermination": True}]}, what="(NetworkInterfaces, GroupName)")
+    if ni:
+        i = ni["Instances"][0]
+        seen.append(i)
+        if i["Placement"].get("GroupName") != "schema-spread" or \
+           i["NetworkInterfaces"][0].get("InterfaceType") != "interface":
+            fail("RunInstances into a group with interfaces: %r" % i)
+    sgs = accepted(sim, bodies, "DescribeSecurityGroups",
+                   {"GroupIds": ["sg-0123456789abcdef0"], "DryRun": False})
+    if sgs:
+        perm = sgs["SecurityGroups"][0]["IpPermissions"][0]
+        if perm.get("IpProtocol") != "-1" or perm["UserIdGroupPairs"][0].get(
+                "GroupId") != "sg-0123456789abcdef0":
+            fail("DescribeSecurityGroups parsed as %r" % sgs)
+    accepted(sim, bodies, "DescribeSecurityGroups", {"MaxResults": 5},
+             what="(MaxResults)")
+    accepted(sim, bodies, "DescribeSecurityGroups",
+             {"MaxResults": 5, "NextToken": "not-a-token"},
+             400, "InvalidNextToken", "(NextToken)")
+    accepted(sim, bodies, "DeletePlacementGroup",
+             {"GroupName": "schema-spread", "DryRun": False}, 400,
+             "InvalidPlacementGroup.InUse", "(in use)")
     accepted(sim, bodies, "TerminateInstances",
              {"InstanceIds": ids[-1:], "DryRun": True}, 412,
              "DryRunOperation", "(DryRun)")

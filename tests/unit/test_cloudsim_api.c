@@ -28,6 +28,7 @@
 #include <libxml/xpathInternals.h>
 
 #include "cloudsim.h"
+#include "gb_conf.h"
 #include "gb_crypto.h"
 #include "gb_ec2_xml.h"
 #include "gb_log.h"
@@ -2007,7 +2008,445 @@ static void test_sts_control(void **state)
 	gb_cs_response_free(&cr);
 }
 
+
+/*****************************************************************************
+ *  GPU training capacity: instance types, placement groups, EFA interfaces,
+ *  security groups (a fixture catalog with an EFA type, gb_itype_catalog_set)
+ *****************************************************************************/
+
+/* AWS's figures of the three types (instance-type pages), as libconf keeps them. */
+static const struct gb_instance_type gpu_catalog[] = {
+	{ "p5.48xlarge", "p5", 192, 2048 * 1024, 8, "h100", 80 * 1024, "x86_64",
+	  "NVIDIA", true, 32, 32, 64, true },
+	{ "g6.xlarge", "g6", 4, 16 * 1024, 1, "l4", 24 * 1024, "x86_64",
+	  "NVIDIA", false, 0, 1, 4, true },
+	{ "g5.xlarge", "g5", 4, 16 * 1024, 1, "a10g", 24 * 1024, "x86_64",
+	  "NVIDIA", false, 0, 1, 4, false },	/* no cluster: for the refusal */
+};
+
+static const char gpu_scenario[] =
+	"seed: 5\n"
+	"timing: {pending: 1s, shutting_down: 1s, terminated_visible: 1s}\n"
+	"regions:\n"
+	"  ap-south-1:\n"
+	"    security_groups: [sg-1, {id: sg-2, rules: none}, {id: sg-3, rules: egress},\n"
+	"                      sg-4, sg-5, sg-6]\n"
+	"    placement_groups: {limit: 2, cluster_capacity: {p5.48xlarge: 3}}\n"
+	"    azs:\n"
+	"      ap-south-1a:\n"
+	"        capacity: {p5.48xlarge: 10, g6.xlarge: 4, g5.xlarge: 4}\n"
+	"        subnets: {subnet-a: 127.61.1.0/24, subnet-a2: 127.61.3.0/24}\n"
+	"      ap-south-1b:\n"
+	"        capacity: {p5.48xlarge: 10}\n"
+	"        subnets: {subnet-b: 127.61.2.0/24}\n";
+
+static int setup_gpu(void **state)
+{
+	struct gb_scenario *sc = NULL;
+	struct gb_cloudsim *cs = NULL;
+	gb_error_t e;
+
+	gb_itype_catalog_set(gpu_catalog, GB_ARRAY_LEN(gpu_catalog));
+	assert_int_equal(gb_scenario_parse("gpu.yaml", gpu_scenario, sizeof(gpu_scenario) - 1,
+					   &sc, &e), GB_E_OK);
+	assert_int_equal(gb_cloudsim_create(sc, NULL, 1.0, &cs, &e), GB_E_OK);
+	cs->frozen = true;
+	cs->no_sleep = true;
+	cs->wall = fixed_wall;
+	gb_sim_set_epoch(cs->sim, WALL);
+	*state = cs;
+	return 0;
+}
+
+static int teardown_gpu(void **state)
+{
+	gb_cloudsim_destroy(*state);
+	gb_itype_catalog_set(NULL, 0);
+	return 0;
+}
+
+/* Serve [body]; expect [status] [code] (200: none) and, when given, the message. */
+static void expect_call(struct gb_cloudsim *cs, const char *body, int status, const char *code,
+			const char *message)
+{
+	struct resp rs;
+
+	call(cs, body, &rs);
+	if (code)
+		expect_error(&rs, status, code);
+	else if (rs.r.status != status)
+		fail_msg("want %d, got %d: %s", status, rs.r.status, rs.r.body.data);
+	if (message)
+		assert_string_equal(xget(&rs, "/Response/Errors/Error/Message"), message);
+	resp_free(&rs);
+}
+
+#define DIT "Action=DescribeInstanceTypes" V
+#define DITI "/e:DescribeInstanceTypesResponse/e:instanceTypeSet/e:item"
+
+static void test_describe_itypes(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct resp rs;
+
+	call(cs, DIT "&InstanceType.1=p5.48xlarge", &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_int_equal(xcount(&rs, DITI), 1);
+	assert_string_equal(xget(&rs, DITI "/e:instanceType"), "p5.48xlarge");
+	assert_string_equal(xget(&rs, DITI "/e:vCpuInfo/e:defaultVCpus"), "192");
+	assert_string_equal(xget(&rs, DITI "/e:vCpuInfo/e:defaultCores"), "96");
+	assert_string_equal(xget(&rs, DITI "/e:memoryInfo/e:sizeInMiB"), "2097152");
+	assert_string_equal(xget(&rs, DITI "/e:processorInfo/e:supportedArchitectures/e:item"),
+			    "x86_64");
+	assert_string_equal(xget(&rs, DITI "/e:gpuInfo/e:gpus/e:item/e:name"), "H100");
+	assert_string_equal(xget(&rs, DITI "/e:gpuInfo/e:gpus/e:item/e:manufacturer"), "NVIDIA");
+	assert_string_equal(xget(&rs, DITI "/e:gpuInfo/e:gpus/e:item/e:count"), "8");
+	assert_string_equal(xget(&rs, DITI "/e:gpuInfo/e:gpus/e:item/e:memoryInfo/e:sizeInMiB"),
+			    "81920");
+	assert_string_equal(xget(&rs, DITI "/e:gpuInfo/e:totalGpuMemoryInMiB"), "655360");
+	assert_string_equal(xget(&rs, DITI "/e:networkInfo/e:efaSupported"), "true");
+	assert_string_equal(xget(&rs, DITI "/e:networkInfo/e:efaInfo/e:maximumEfaInterfaces"),
+			    "32");
+	assert_string_equal(xget(&rs, DITI "/e:networkInfo/e:maximumNetworkCards"), "32");
+	assert_string_equal(xget(&rs, DITI "/e:networkInfo/e:maximumNetworkInterfaces"), "64");
+	assert_string_equal(xget(&rs, DITI "/e:placementGroupInfo/e:supportedStrategies/e:item[1]"),
+			    "cluster");
+	resp_free(&rs);
+	/* g5.xlarge of the fixture: no EFA, no cluster placement */
+	call(cs, DIT "&InstanceType.1=g5.xlarge", &rs);
+	assert_string_equal(xget(&rs, DITI "/e:networkInfo/e:efaSupported"), "false");
+	assert_int_equal(xcount(&rs, DITI "/e:networkInfo/e:efaInfo"), 0);
+	assert_string_equal(xget(&rs, DITI "/e:gpuInfo/e:gpus/e:item/e:name"), "A10G");
+	assert_int_equal(xcount(&rs, DITI "/e:placementGroupInfo/e:supportedStrategies/e:item"), 2);
+	resp_free(&rs);
+	/* wildcards * and ?, the other filters; a type without a catalog entry is not listed */
+	call(cs, DIT "&Filter.1.Name=instance-type&Filter.1.Value.1=g?.xlarge", &rs);
+	assert_int_equal(xcount(&rs, DITI), 2);
+	assert_string_equal(xget(&rs, DITI "[1]/e:instanceType"), "g6.xlarge");
+	assert_string_equal(xget(&rs, DITI "[2]/e:instanceType"), "g5.xlarge");
+	resp_free(&rs);
+	call(cs, DIT "&Filter.1.Name=instance-type&Filter.1.Value.1=p*", &rs);
+	assert_int_equal(xcount(&rs, DITI), 1);		/* not p4d.24xlarge: no entry */
+	resp_free(&rs);
+	call(cs, DIT "&Filter.1.Name=network-info.efa-supported&Filter.1.Value.1=true", &rs);
+	assert_int_equal(xcount(&rs, DITI), 1);
+	assert_string_equal(xget(&rs, DITI "/e:instanceType"), "p5.48xlarge");
+	resp_free(&rs);
+	call(cs, DIT "&Filter.1.Name=processor-info.supported-architecture&Filter.1.Value.1=arm64",
+	     &rs);
+	assert_int_equal(xcount(&rs, DITI), 0);
+	resp_free(&rs);
+	call(cs, DIT "&Filter.1.Name=vcpu-info.default-cores&Filter.1.Value.1=2"
+		 "&Filter.2.Name=network-info.maximum-network-cards&Filter.2.Value.1=1"
+		 "&Filter.3.Name=instance-type&Filter.3.Value.1=g6*&Filter.3.Value.2=p5*", &rs);
+	assert_int_equal(xcount(&rs, DITI), 1);
+	assert_string_equal(xget(&rs, DITI "/e:instanceType"), "g6.xlarge");
+	resp_free(&rs);
+	call(cs, DIT "&Filter.1.Name=network-info.efa-info.maximum-efa-interfaces"
+		 "&Filter.1.Value.1=32", &rs);
+	assert_int_equal(xcount(&rs, DITI), 1);
+	resp_free(&rs);
+	/* EC2 has no GPU filter */
+	expect_call(cs, DIT "&Filter.1.Name=gpu-info.name&Filter.1.Value.1=H100", 400,
+		    "InvalidParameterValue", "The filter 'gpu-info.name' is invalid");
+	expect_call(cs, DIT "&Filter.1.Name=instance-family&Filter.1.Value.1=p5", 400,
+		    "InvalidParameterValue", "The filter 'instance-family' is invalid");
+	expect_call(cs, DIT "&InstanceType.1=p5.48xlarge&InstanceType.2=x1.huge", 400,
+		    "InvalidInstanceType",
+		    "The following supplied instance types do not exist: [x1.huge]");
+	expect_call(cs, DIT "&MaxResults=4", 400, "InvalidParameterValue", NULL);
+	expect_call(cs, DIT "&MaxResults=101", 400, "InvalidParameterValue", NULL);
+	expect_call(cs, DIT "&NextToken=bogus", 400, "InvalidNextToken", NULL);
+	expect_call(cs, DIT "&DryRun=true", 412, "DryRunOperation", NULL);
+}
+
+/* The real catalog, five per page: every type once, in order. */
+static void test_describe_itypes_pages(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	char body[256], token[GB_SIM_TOKEN_MAX] = "";
+	size_t total, seen = 0;
+	struct resp rs;
+
+	gb_catalog_all(&total);
+	do {
+		snprintf(body, sizeof(body), DIT "&MaxResults=5%s%s", token[0] ? "&NextToken=" : "",
+			 token);
+		call(cs, body, &rs);
+		assert_int_equal(rs.r.status, 200);
+		assert_true(xcount(&rs, DITI) <= 5);
+		assert_string_equal(xget(&rs, DITI "[1]/e:instanceType"),
+				    gb_catalog_all(NULL)[seen].name);
+		seen += (size_t)xcount(&rs, DITI);
+		snprintf(token, sizeof(token), "%s",
+			 xget(&rs, "/e:DescribeInstanceTypesResponse/e:nextToken"));
+		resp_free(&rs);
+	} while (token[0]);
+	assert_int_equal(seen, total);
+}
+
+#define CPG "Action=CreatePlacementGroup" V
+#define DPG "Action=DescribePlacementGroups" V
+#define PGI "/e:DescribePlacementGroupsResponse/e:placementGroupSet/e:item"
+
+static void test_placement_groups(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct resp rs;
+	char id[GB_SIM_ID_MAX + 8], body[256];
+
+	call(cs, CPG "&GroupName=job-1&Strategy=cluster"
+		 "&TagSpecification.1.ResourceType=placement-group"
+		 "&TagSpecification.1.Tag.1.Key=gpuburst:job&TagSpecification.1.Tag.1.Value=42", &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_string_equal(xget(&rs, "//e:placementGroup/e:groupName"), "job-1");
+	assert_string_equal(xget(&rs, "//e:placementGroup/e:strategy"), "cluster");
+	assert_string_equal(xget(&rs, "//e:placementGroup/e:state"), "available");
+	assert_string_equal(xget(&rs, "//e:placementGroup/e:tagSet/e:item/e:value"), "42");
+	snprintf(id, sizeof(id), "%s", xget(&rs, "//e:placementGroup/e:groupId"));
+	assert_true(gb_str_has_prefix(id, "pg-"));
+	assert_int_equal(strlen(id), 20);
+	resp_free(&rs);
+	expect_call(cs, CPG "&GroupName=job-1&Strategy=cluster", 400,
+		    "InvalidPlacementGroup.Duplicate", "The placement group 'job-1' already exists.");
+	expect_call(cs, CPG "&Strategy=cluster", 400, "MissingParameter",
+		    "The request must contain the parameter GroupName");
+	expect_call(cs, CPG "&GroupName=x&Strategy=ring", 400, "InvalidParameterValue", NULL);
+	expect_call(cs, CPG "&GroupName=job-2&Strategy=spread", 200, NULL, NULL);
+	/* the scenario's limit: 2 per region */
+	expect_call(cs, CPG "&GroupName=job-3&Strategy=cluster", 400,
+		    "PlacementGroupLimitExceeded", NULL);
+	/* Describe: all, by name, by id, by filters */
+	call(cs, DPG, &rs);
+	assert_int_equal(xcount(&rs, PGI), 2);
+	resp_free(&rs);
+	call(cs, DPG "&GroupName.1=job-2", &rs);
+	assert_int_equal(xcount(&rs, PGI), 1);
+	assert_string_equal(xget(&rs, PGI "/e:strategy"), "spread");
+	resp_free(&rs);
+	snprintf(body, sizeof(body), DPG "&GroupId.1=%s", id);
+	call(cs, body, &rs);
+	assert_string_equal(xget(&rs, PGI "/e:groupName"), "job-1");
+	resp_free(&rs);
+	call(cs, DPG "&Filter.1.Name=group-arn"
+		 "&Filter.1.Value.1=arn:aws:ec2:ap-south-1:123456789012:placement-group/job-1", &rs);
+	assert_int_equal(xcount(&rs, PGI), 1);
+	assert_string_equal(xget(&rs, PGI "/e:groupArn"),
+			    "arn:aws:ec2:ap-south-1:123456789012:placement-group/job-1");
+	resp_free(&rs);
+	expect_call(cs, DPG "&Filter.1.Name=group-id&Filter.1.Value.1=x", 400,
+		    "InvalidParameterValue", "The filter 'group-id' is invalid");
+	expect_call(cs, DPG "&GroupId.1=pg-0123456789abcdef0", 400,
+		    "InvalidPlacementGroupId.NotFound", NULL);
+	call(cs, DPG "&Filter.1.Name=strategy&Filter.1.Value.1=cluster", &rs);
+	assert_int_equal(xcount(&rs, PGI), 1);
+	assert_string_equal(xget(&rs, PGI "/e:groupName"), "job-1");
+	resp_free(&rs);
+	call(cs, DPG "&Filter.1.Name=tag:gpuburst:job&Filter.1.Value.1=4*", &rs);
+	assert_int_equal(xcount(&rs, PGI), 1);
+	resp_free(&rs);
+	call(cs, DPG "&Filter.1.Name=tag-key&Filter.1.Value.1=nope", &rs);
+	assert_int_equal(xcount(&rs, PGI), 0);
+	resp_free(&rs);
+	call(cs, DPG "&Filter.1.Name=group-name&Filter.1.Value.1=job-?"
+		 "&Filter.2.Name=state&Filter.2.Value.1=available", &rs);
+	assert_int_equal(xcount(&rs, PGI), 2);
+	resp_free(&rs);
+	expect_call(cs, DPG "&GroupName.1=nope", 400, "InvalidPlacementGroup.Unknown",
+		    "The Placement Group 'nope' is unknown.");
+	expect_call(cs, DPG "&Filter.1.Name=partition-count&Filter.1.Value.1=1", 400,
+		    "InvalidParameterValue", "The filter 'partition-count' is invalid");
+	/* the other region knows neither */
+	call_ex(cs, "ap-northeast-1", SECRET, DPG "&GroupName.1=job-1", 0, true, &rs);
+	assert_int_equal(rs.r.status, 401);	/* not in this scenario */
+	resp_free(&rs);
+	/* Delete: then the name is free again */
+	expect_call(cs, "Action=DeletePlacementGroup" V "&GroupName=job-2", 200, NULL, NULL);
+	expect_call(cs, "Action=DeletePlacementGroup" V "&GroupName=job-2", 400,
+		    "InvalidPlacementGroup.Unknown", "The Placement Group 'job-2' is unknown.");
+	expect_call(cs, CPG "&GroupName=job-2&Strategy=partition", 200, NULL, NULL);
+}
+
+#define P5 RUN "&InstanceType=p5.48xlarge"
+
+static void test_cluster_launch(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct resp rs;
+
+	expect_call(cs, CPG "&GroupName=c1&Strategy=cluster", 200, NULL, NULL);
+	expect_call(cs, P5 "&MinCount=1&MaxCount=1&Placement.GroupName=none", 400,
+		    "InvalidPlacementGroup.Unknown", "The Placement Group 'none' is unknown.");
+	expect_call(cs, RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1&Placement.GroupName=c1",
+		    400, "InvalidParameterCombination",
+		    "Placement groups may not be used with instances of type 'g5.xlarge'.");
+	/* the first launch fixes the group's AZ */
+	call(cs, P5 "&MinCount=2&MaxCount=2&SubnetId=subnet-a&Placement.GroupName=c1", &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_string_equal(xget(&rs, "//e:item[1]/e:placement/e:groupName"), "c1");
+	assert_string_equal(xget(&rs, "//e:item[1]/e:placement/e:availabilityZone"),
+			    "ap-south-1a");
+	resp_free(&rs);
+	expect_call(cs, P5 "&MinCount=1&MaxCount=1&SubnetId=subnet-b&Placement.GroupName=c1", 400,
+		    "InvalidPlacementGroup.InUse",
+		    "The placement group 'c1' is in use in another availability zone: ap-south-1a");
+	/* capacity inside the group: 3 p5.48xlarge, all-or-nothing for MinCount */
+	expect_call(cs, P5 "&MinCount=2&MaxCount=2&Placement.GroupName=c1", 500,
+		    "InsufficientInstanceCapacity", NULL);
+	call(cs, P5 "&MinCount=1&MaxCount=5&Placement.GroupName=c1", &rs);
+	assert_int_equal(xcount(&rs, "//e:instancesSet/e:item"), 1);
+	/* no AZ named: the group's */
+	assert_string_equal(xget(&rs, "//e:item[1]/e:placement/e:availabilityZone"),
+			    "ap-south-1a");
+	resp_free(&rs);
+	call(cs, P5 "&MinCount=1&MaxCount=1&SubnetId=subnet-b", &rs);	/* outside any group */
+	assert_string_equal(xget(&rs, "//e:item[1]/e:placement/e:groupName"), "");
+	resp_free(&rs);
+	call(cs, "Action=DescribeInstances" V "&Filter.1.Name=placement-group-name"
+		 "&Filter.1.Value.1=c1", &rs);
+	assert_int_equal(xcount(&rs, "//e:instancesSet/e:item"), 3);
+	assert_string_equal(xget(&rs, "//e:instancesSet/e:item[1]/e:placement/e:groupName"), "c1");
+	resp_free(&rs);
+	expect_call(cs, "Action=DeletePlacementGroup" V "&GroupName=c1", 400,
+		    "InvalidPlacementGroup.InUse",
+		    "The placement group 'c1' is in use and may not be deleted.");
+	{
+		size_t n;
+		struct gb_sim_instance *const *in = gb_sim_instances(cs->sim, &n);
+		char body[512];
+
+		snprintf(body, sizeof(body), "Action=TerminateInstances" V "&InstanceId.1=%s"
+			 "&InstanceId.2=%s&InstanceId.3=%s", in[0]->id, in[1]->id, in[2]->id);
+		expect_call(cs, body, 200, NULL, NULL);
+	}
+	/* shutting-down still holds the group */
+	expect_call(cs, "Action=DeletePlacementGroup" V "&GroupName=c1", 400,
+		    "InvalidPlacementGroup.InUse", NULL);
+	gb_sim_advance(cs->sim, 1.5);
+	expect_call(cs, "Action=DeletePlacementGroup" V "&GroupName=c1", 200, NULL, NULL);
+}
+
+#define NI1 "&NetworkInterface.1.DeviceIndex=0&NetworkInterface.1.SubnetId=subnet-a"
+
+static void test_network_interfaces(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct gb_buf many = GB_BUF_INIT;
+	struct resp rs;
+
+	expect_call(cs, P5 "&MinCount=1&MaxCount=1&SubnetId=subnet-a" NI1, 400,
+		    "InvalidParameterCombination",
+		    "Network interfaces and an instance-level subnet ID may not be specified on the same request");
+	expect_call(cs, P5 "&MinCount=1&MaxCount=1&SecurityGroupId.1=sg-1" NI1, 400,
+		    "InvalidParameterCombination",
+		    "Network interfaces and an instance-level security groups may not be specified on the same request");
+	expect_call(cs, RUN "&InstanceType=g6.xlarge&MinCount=1&MaxCount=1" NI1
+		    "&NetworkInterface.1.InterfaceType=efa", 400, "InvalidParameterCombination",
+		    "g6.xlarge instances do not support Elastic Fabric Adapters.");
+	expect_call(cs, P5 "&MinCount=1&MaxCount=1" NI1 "&NetworkInterface.1.InterfaceType=trunk",
+		    400, "InvalidParameterValue", NULL);
+	expect_call(cs, P5 "&MinCount=1&MaxCount=1" NI1
+		    "&NetworkInterface.2.DeviceIndex=0&NetworkInterface.2.NetworkCardIndex=32"
+		    "&NetworkInterface.2.SubnetId=subnet-a", 400, "InvalidParameterValue",
+		    "Network card index 32 is not valid for instance type p5.48xlarge: it has 32 network card(s), numbered from 0.");
+	expect_call(cs, P5 "&MinCount=1&MaxCount=1" NI1
+		    "&NetworkInterface.2.DeviceIndex=0&NetworkInterface.2.NetworkCardIndex=1"
+		    "&NetworkInterface.2.SubnetId=subnet-b", 400, "InvalidParameterValue",
+		    "The network interfaces of an instance must be in one Availability Zone: subnet subnet-a is in ap-south-1a, subnet subnet-b in ap-south-1b.");
+	expect_call(cs, P5 "&MinCount=1&MaxCount=1" NI1 "&NetworkInterface.1.SecurityGroupId.1=sg-9",
+		    400, "InvalidGroup.NotFound", "The security group 'sg-9' does not exist");
+	expect_call(cs, P5 "&MinCount=1&MaxCount=1&NetworkInterface.1.DeviceIndex=0"
+		    "&NetworkInterface.1.SubnetId=subnet-x", 400, "InvalidSubnetID.NotFound", NULL);
+	expect_call(cs, P5 "&MinCount=1&MaxCount=1&NetworkInterface.1.DeviceIndex=1"
+		    "&NetworkInterface.1.SubnetId=subnet-a", 400, "InvalidParameterValue", NULL);
+	expect_call(cs, P5 "&MinCount=1&MaxCount=1&NetworkInterface.1.SubnetId=subnet-a", 400,
+		    "MissingParameter", "The request must contain the parameter NetworkInterface.1.DeviceIndex");
+	/* 33 EFA interfaces: two on card 0, one on each of cards 1..31; the type has 32 */
+	gb_buf_puts(&many, P5 "&MinCount=1&MaxCount=1");
+	for (int k = 1; k <= 33; k++)
+		gb_buf_printf(&many, "&NetworkInterface.%d.DeviceIndex=%d"
+			      "&NetworkInterface.%d.NetworkCardIndex=%d&NetworkInterface.%d.SubnetId=subnet-a"
+			      "&NetworkInterface.%d.InterfaceType=efa", k, k == 33, k, k == 33 ? 0 : k - 1,
+			      k, k);
+	expect_call(cs, gb_buf_str(&many), 400, "InvalidParameterValue",
+		    "You have exceeded the maximum number of EFA interfaces (32) for instance type p5.48xlarge: the request has 33.");
+	gb_buf_free(&many);
+	/* EFA on card 0, EFA-only on card 1, into one subnet-pair of the AZ */
+	call(cs, P5 "&MinCount=1&MaxCount=1" NI1 "&NetworkInterface.1.InterfaceType=efa"
+		 "&NetworkInterface.1.SecurityGroupId.1=sg-1&NetworkInterface.1.DeleteOnTermination=true"
+		 "&NetworkInterface.2.DeviceIndex=0&NetworkInterface.2.NetworkCardIndex=1"
+		 "&NetworkInterface.2.SubnetId=subnet-a2&NetworkInterface.2.InterfaceType=efa-only"
+		 "&NetworkInterface.2.SecurityGroupId.1=sg-1&NetworkInterface.2.SecurityGroupId.2=sg-4",
+	     &rs);
+	assert_int_equal(rs.r.status, 200);
+	resp_free(&rs);
+	call(cs, "Action=DescribeInstances" V, &rs);
+#define NIS "//e:instancesSet/e:item/e:networkInterfaceSet/e:item"
+	assert_int_equal(xcount(&rs, NIS), 2);
+	assert_string_equal(xget(&rs, NIS "[1]/e:interfaceType"), "efa");
+	assert_string_equal(xget(&rs, NIS "[1]/e:subnetId"), "subnet-a");
+	assert_string_equal(xget(&rs, NIS "[1]/e:attachment/e:deviceIndex"), "0");
+	assert_string_equal(xget(&rs, NIS "[1]/e:attachment/e:networkCardIndex"), "0");
+	assert_string_equal(xget(&rs, NIS "[1]/e:groupSet/e:item/e:groupId"), "sg-1");
+	assert_string_equal(xget(&rs, NIS "[1]/e:privateIpAddress"), "127.61.1.4");
+	assert_string_equal(xget(&rs, NIS "[2]/e:interfaceType"), "efa-only");
+	assert_string_equal(xget(&rs, NIS "[2]/e:subnetId"), "subnet-a2");
+	assert_string_equal(xget(&rs, NIS "[2]/e:attachment/e:networkCardIndex"), "1");
+	assert_int_equal(xcount(&rs, NIS "[2]/e:groupSet/e:item"), 2);
+	assert_string_equal(xget(&rs, NIS "[2]/e:groupSet/e:item[2]/e:groupId"), "sg-4");
+	assert_int_equal(xcount(&rs, NIS "[2]/e:privateIpAddress"), 0);
+	assert_string_equal(xget(&rs, "//e:instancesSet/e:item/e:subnetId"), "subnet-a");
+	assert_string_equal(xget(&rs, "//e:instancesSet/e:item/e:groupSet/e:item/e:groupId"),
+			    "sg-1");
+#undef NIS
+	resp_free(&rs);
+}
+
+#define DSG "Action=DescribeSecurityGroups" V
+#define SGI "/e:DescribeSecurityGroupsResponse/e:securityGroupInfo/e:item"
+
+static void test_security_groups(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	char body[256];
+	struct resp rs;
+
+	call(cs, DSG "&GroupId.1=sg-1&GroupId.2=sg-2&GroupId.3=sg-3", &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_int_equal(xcount(&rs, SGI), 3);
+	/* sg-1: EFA's rule, all traffic from and to itself */
+	assert_string_equal(xget(&rs, SGI "[1]/e:groupId"), "sg-1");
+	assert_string_equal(xget(&rs, SGI "[1]/e:ipPermissions/e:item/e:ipProtocol"), "-1");
+	assert_string_equal(xget(&rs, SGI "[1]/e:ipPermissions/e:item/e:groups/e:item/e:groupId"),
+			    "sg-1");
+	assert_string_equal(xget(&rs, SGI "[1]/e:ipPermissionsEgress/e:item/e:groups/e:item/e:groupId"),
+			    "sg-1");
+	/* sg-2: no rule; sg-3: egress to the world only */
+	assert_int_equal(xcount(&rs, SGI "[2]/e:ipPermissions/e:item"), 0);
+	assert_int_equal(xcount(&rs, SGI "[2]/e:ipPermissionsEgress/e:item"), 0);
+	assert_int_equal(xcount(&rs, SGI "[3]/e:ipPermissions/e:item"), 0);
+	assert_string_equal(xget(&rs, SGI "[3]/e:ipPermissionsEgress/e:item/e:ipRanges/e:item/e:cidrIp"),
+			    "0.0.0.0/0");
+	resp_free(&rs);
+	expect_call(cs, DSG "&GroupId.1=sg-1&GroupId.2=sg-9", 400, "InvalidGroup.NotFound",
+		    "The security group 'sg-9' does not exist");
+	expect_call(cs, DSG "&GroupId.1=default", 400, "InvalidGroupId.Malformed", NULL);
+	/* 6 groups, 5 a page */
+	call(cs, DSG "&MaxResults=5", &rs);
+	assert_int_equal(xcount(&rs, SGI), 5);
+	snprintf(body, sizeof(body), DSG "&MaxResults=5&NextToken=%s",
+		 xget(&rs, "/e:DescribeSecurityGroupsResponse/e:nextToken"));
+	resp_free(&rs);
+	call(cs, body, &rs);
+	assert_int_equal(xcount(&rs, SGI), 1);
+	assert_string_equal(xget(&rs, SGI "/e:groupId"), "sg-6");
+	assert_int_equal(xcount(&rs, "/e:DescribeSecurityGroupsResponse/e:nextToken"), 0);
+	resp_free(&rs);
+	expect_call(cs, DSG "&MaxResults=4", 400, "InvalidParameterValue", NULL);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define TG(fn) cmocka_unit_test_setup_teardown(fn, setup_gpu, teardown_gpu)
 
 int main(void)
 {
@@ -2044,6 +2483,12 @@ int main(void)
 		T(test_sts_caller_identity),
 		T(test_sts_routing),
 		T(test_sts_control),
+		TG(test_describe_itypes),
+		T(test_describe_itypes_pages),
+		TG(test_placement_groups),
+		TG(test_cluster_launch),
+		TG(test_network_interfaces),
+		TG(test_security_groups),
 	};
 	int rc;
 

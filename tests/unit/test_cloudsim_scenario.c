@@ -21,6 +21,8 @@
 #include <cmocka.h>
 
 #include "gb_err.h"
+#include "gb_conf.h"
+#include "gb_str.h"
 #include "gb_util.h"
 #include "scenario.h"
 
@@ -90,6 +92,16 @@ static void test_full(void **state)
 	assert_int_equal(rg->spot_vcpu_quota[GB_ITYPE_BUCKET_G], 32);
 	assert_int_equal(rg->spot_vcpu_quota[GB_ITYPE_BUCKET_P], 96);
 	assert_int_equal(rg->images.n, 1);
+	assert_int_equal(rg->security_groups.n, 3);
+	assert_string_equal(rg->security_groups.v[1], "sg-0bb");
+	assert_int_equal(rg->sg_rules[0], GB_SC_SG_SELF);
+	assert_int_equal(rg->sg_rules[1], GB_SC_SG_NONE);
+	assert_int_equal(rg->sg_rules[2], GB_SC_SG_EGRESS);
+	assert_int_equal(rg->pg_limit, 3);
+	assert_int_equal(rg->pg_capacity, 16);
+	assert_int_equal(rg->npg_caps, 1);
+	assert_string_equal(rg->pg_caps[0].type->name, "g5.xlarge");
+	assert_int_equal(rg->pg_caps[0].n, 2);
 	assert_int_equal(rg->nazs, 2);
 	az = &rg->azs[0];
 	assert_string_equal(az->zone_id, "aps1-az1");
@@ -137,6 +149,9 @@ static void test_defaults(void **state)
 	assert_int_equal(sc->boot, GB_SC_BOOT_NONE);
 	assert_null(sc->boot_dir);
 	assert_int_equal(sc->regions[0].instance_quota, GB_SC_UNLIMITED);
+	assert_int_equal(sc->regions[0].pg_limit, 500);	/* EC2's per Region */
+	assert_int_equal(sc->regions[0].pg_capacity, GB_SC_UNLIMITED);
+	assert_int_equal(sc->regions[0].npg_caps, 0);
 	assert_int_equal(sc->regions[0].spot_vcpu_quota[GB_ITYPE_BUCKET_G], GB_SC_UNLIMITED);
 	assert_false(sc->regions[0].azs[0].pools[0].spot);
 	for (int a = 0; a < GB_SIM_ACTION_COUNT; a++) {
@@ -281,12 +296,53 @@ static void test_itypes(void **state)
 	assert_string_equal(gb_itype_find("g5.xlarge")->arch, "x86_64");
 	assert_null(gb_itype_find("m5.large"));
 	assert_null(gb_itype_find(NULL));
+	/* the G types are the catalog's, with its entry */
+	assert_ptr_equal(gb_itype_find("g5.xlarge")->ct, gb_catalog_find("g5.xlarge"));
+}
+
+/* The bucket follows the family; a catalog's P type replaces the extra. */
+static void test_itype_catalog(void **state)
+{
+	static const struct gb_instance_type fixture[] = {
+		{ "p5.48xlarge", "p5", 192, 2048 * 1024, 8, "h100", 80 * 1024, "x86_64",
+		  "NVIDIA", true, 32, 32, 64, true },
+		{ "g6.xlarge", "g6", 4, 16 * 1024, 1, "l4", 24 * 1024, "x86_64",
+		  "NVIDIA", false, 0, 1, 4, true },
+	};
+	const struct gb_itype *t;
+	char buf[16];
+	size_t n;
+
+	(void)state;
+	assert_int_equal(gb_itype_bucket_of("p5"), GB_ITYPE_BUCKET_P);
+	assert_int_equal(gb_itype_bucket_of("p4d"), GB_ITYPE_BUCKET_P);
+	assert_int_equal(gb_itype_bucket_of("g6e"), GB_ITYPE_BUCKET_G);
+	assert_int_equal(gb_itype_bucket_of("vt1"), GB_ITYPE_BUCKET_G);
+	assert_string_equal(gb_itype_gpu_name("h100", buf, sizeof(buf)), "H100");
+	assert_string_equal(gb_itype_gpu_name("a10g", buf, sizeof(buf)), "A10G");
+	assert_string_equal(gb_itype_gpu_name("t4g", buf, sizeof(buf)), "T4g");
+	assert_string_equal(gb_itype_gpu_name("x9z", buf, sizeof(buf)), "X9Z");
+	gb_itype_catalog_set(fixture, GB_ARRAY_LEN(fixture));
+	t = gb_itype_all(&n);
+	assert_int_equal(n, 3);			/* the fixture and p4d.24xlarge */
+	assert_string_equal(t[0].name, "p5.48xlarge");
+	assert_ptr_equal(t[0].ct, &fixture[0]);
+	assert_int_equal(t[0].bucket, GB_ITYPE_BUCKET_P);
+	assert_int_equal(t[1].bucket, GB_ITYPE_BUCKET_G);
+	assert_string_equal(t[2].name, "p4d.24xlarge");
+	assert_null(t[2].ct);
+	assert_int_equal(t[2].bucket, GB_ITYPE_BUCKET_P);
+	assert_ptr_equal(gb_itype_find("p5.48xlarge"), &t[0]);
+	assert_null(gb_itype_find("g5.xlarge"));
+	gb_itype_catalog_set(NULL, 0);
+	assert_non_null(gb_itype_find("g5.xlarge"));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_itypes),
+		cmocka_unit_test(test_itype_catalog),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_roles),

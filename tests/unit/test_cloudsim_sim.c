@@ -2,8 +2,9 @@
 /*
  * test_cloudsim_sim.c - the simulated cloud's EC2 semantics with a driven
  * clock: MinCount/MaxCount, ICE, idempotency, quotas, offerings, CIDR
- * exhaustion, state timing, capacity events, filters and paging, and Spot
- * as a market of its own (pool, quota, price, events, release)
+ * exhaustion, state timing, capacity events, filters and paging, Spot
+ * as a market of its own (pool, quota, price, events, release), placement
+ * groups, network interfaces, instance types and security groups
  */
 #include "config.h"
 
@@ -17,7 +18,9 @@
 
 #include <cmocka.h>
 
+#include "gb_conf.h"
 #include "gb_err.h"
+#include "gb_str.h"
 #include "scenario.h"
 #include "sim.h"
 
@@ -923,7 +926,299 @@ static void test_spot_capacity_set(void **state)
 	assert_int_equal(p->spot_used, 3);
 }
 
+
+/*****************************************************************************
+ *  GPU training capacity (a fixture catalog: gb_itype_catalog_set)
+ *****************************************************************************/
+
+static const struct gb_instance_type gpu_types[] = {
+	{ "p5.48xlarge", "p5", 192, 2048 * 1024, 8, "h100", 80 * 1024, "x86_64",
+	  "NVIDIA", true, 32, 32, 64, true },
+	{ "g6.xlarge", "g6", 4, 16 * 1024, 1, "l4", 24 * 1024, "x86_64",
+	  "NVIDIA", false, 0, 1, 4, true },
+};
+
+static const char gpu_text[] =
+	"seed: 7\n"
+	"timing: {pending: 1s, shutting_down: 1s, terminated_visible: 60s}\n"
+	"regions:\n"
+	"  ap-south-1:\n"
+	"    quotas: {p_vcpus: 960, g_vt_vcpus: 8}\n"
+	"    security_groups: [sg-1, {id: sg-2, rules: none}, sg-3, sg-4, sg-5, sg-6, sg-7]\n"
+	"    placement_groups: {limit: 3, cluster_capacity: {default: 3, g6.xlarge: 1}}\n"
+	"    azs:\n"
+	"      ap-south-1a:\n"
+	"        capacity: {p5.48xlarge: 8, g6.xlarge: 8}\n"
+	"        subnets: {subnet-a: 127.9.1.0/24, subnet-a2: 127.9.3.0/24}\n"
+	"      ap-south-1b:\n"
+	"        capacity: {p5.48xlarge: 8}\n"
+	"        subnets: {subnet-b: 127.9.2.0/24}\n";
+
+static int setup_gpu(void **state)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+	gb_error_t e;
+
+	gb_itype_catalog_set(gpu_types, GB_ARRAY_LEN(gpu_types));
+	assert_int_equal(gb_scenario_parse("gpu.yaml", gpu_text, sizeof(gpu_text) - 1, &f->sc,
+					   &e), GB_E_OK);
+	assert_int_equal(gb_sim_create(f->sc, &f->sim, &e), GB_E_OK);
+	*state = f;
+	return 0;
+}
+
+static int teardown_gpu(void **state)
+{
+	teardown(state);
+	gb_itype_catalog_set(NULL, 0);
+	return 0;
+}
+
+static const struct gb_sim_pgroup *pg_create(gb_sim_t *sim, const char *name,
+					     const char *strategy)
+{
+	const struct gb_sim_pgroup *g = NULL;
+	struct gb_sim_error e;
+
+	if (gb_sim_create_pgroup(sim, "ap-south-1", name, strategy, NULL, 0, false, 0, &g, &e))
+		fail_msg("CreatePlacementGroup: %s: %s", e.code, e.message);
+	return g;
+}
+
+/* A cluster group: its AZ, its room per type, live instances until terminated. */
+static void test_pgroup_cluster(void **state)
+{
+	struct fix *f = *state;
+	const struct gb_sim_pgroup *g = pg_create(f->sim, "c1", "cluster");
+	struct gb_sim_launch l = launch_of("p5.48xlarge", NULL, 1, 5);
+	const char *ids[3];
+	struct gb_sim_state_change *ch = NULL;
+	struct gb_sim_reservation *r;
+	struct gb_sim_error e;
+	size_t n;
+
+	assert_string_equal(g->strategy, "cluster");
+	assert_null(g->az);
+	l.placement_group = "c1";
+	l.az = "ap-south-1b";
+	/* default capacity 3 per type in one group: MaxCount 5 gives 3 */
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 0, &r), 3);
+	assert_ptr_equal(r->inst[0]->pg, g);
+	assert_string_equal(g->az->name, "ap-south-1b");
+	assert_int_equal(g->live, 3);
+	/* the P bucket: 3 x 192 vCPUs counted there, none in G */
+	assert_int_equal(gb_sim_usage(f->sim, "ap-south-1")->vcpus[GB_ITYPE_BUCKET_P], 576);
+	assert_int_equal(gb_sim_usage(f->sim, "ap-south-1")->vcpus[GB_ITYPE_BUCKET_G], 0);
+	l.min_count = 1;
+	run_err(f->sim, "ap-south-1", &l, 0, 500, "InsufficientInstanceCapacity", &e);
+	l.az = "ap-south-1a";
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidPlacementGroup.InUse", &e);
+	assert_string_equal(e.message,
+			    "The placement group 'c1' is in use in another availability zone: ap-south-1b");
+	/* g6.xlarge holds 1 (the type's own capacity); no AZ named: the group's */
+	l = launch_of("g6.xlarge", NULL, 1, 2);
+	l.placement_group = "c1";
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "Unsupported", &e);	/* not offered in 1b */
+	assert_int_equal(gb_sim_delete_pgroup(f->sim, "ap-south-1", "c1", false, 0, &e),
+			 GB_E_CLOUDCONFIG);
+	assert_string_equal(e.code, "InvalidPlacementGroup.InUse");
+	for (size_t k = 0; k < 3; k++)
+		ids[k] = r->inst[k]->id;
+	assert_int_equal(gb_sim_terminate_instances(f->sim, "ap-south-1", ids, 3, false, 0, &ch,
+						    &n, &e), GB_E_OK);
+	free(ch);
+	assert_int_equal(g->live, 3);			/* shutting-down */
+	gb_sim_advance(f->sim, 1.5);
+	assert_int_equal(g->live, 0);			/* terminated */
+	assert_int_equal(gb_sim_delete_pgroup(f->sim, "ap-south-1", "c1", true, 2, &e),
+			 GB_E_CANCELLED);			/* DryRun */
+	assert_int_equal(gb_sim_delete_pgroup(f->sim, "ap-south-1", "c1", false, 2, &e), GB_E_OK);
+	assert_true(g->deleted);
+	/* the terminated instances still name their group; the name is free again */
+	assert_string_equal(r->inst[0]->pg->name, "c1");
+	assert_ptr_not_equal(pg_create(f->sim, "c1", "spread"), g);
+}
+
+static void test_pgroup_limits(void **state)
+{
+	struct fix *f = *state;
+	const struct gb_sim_pgroup *g = NULL, **v = NULL;
+	struct gb_sim_query q = { 0 };
+	struct gb_sim_kv tag = { "team", "ml" };
+	const char *names[] = { "b" };
+	struct gb_sim_error e;
+	size_t n;
+
+	assert_int_equal(gb_sim_create_pgroup(f->sim, "ap-south-1", "a", "cluster", &tag, 1,
+					      false, 0, &g, &e), GB_E_OK);
+	assert_string_equal(g->tags[0].value, "ml");
+	assert_true(gb_str_has_prefix(g->id, "pg-"));
+	assert_int_equal(gb_sim_create_pgroup(f->sim, "ap-south-1", "a", "spread", NULL, 0, false,
+					      0, &g, &e), GB_E_CLOUDCONFIG);
+	assert_string_equal(e.code, "InvalidPlacementGroup.Duplicate");
+	pg_create(f->sim, "b", "partition");
+	pg_create(f->sim, "c", "spread");
+	assert_int_equal(gb_sim_create_pgroup(f->sim, "ap-south-1", "d", "cluster", NULL, 0, false,
+					      0, &g, &e), GB_E_QUOTA);
+	assert_string_equal(e.code, "PlacementGroupLimitExceeded");
+	assert_int_equal(gb_sim_create_pgroup(f->sim, "ap-northeast-1", "d", "cluster", NULL, 0,
+					      false, 0, &g, &e), GB_E_AUTH);	/* no such region */
+	q.ids = names;
+	q.nids = 1;
+	assert_int_equal(gb_sim_describe_pgroups(f->sim, "ap-south-1", &q, 0, &v, &n, &e), GB_E_OK);
+	assert_int_equal(n, 1);
+	assert_string_equal(v[0]->strategy, "partition");
+	free(v);
+	names[0] = "zz";
+	assert_int_equal(gb_sim_describe_pgroups(f->sim, "ap-south-1", &q, 0, &v, &n, &e),
+			 GB_E_NOTFOUND);
+	assert_string_equal(e.code, "InvalidPlacementGroup.Unknown");
+	assert_int_equal(gb_sim_delete_pgroup(f->sim, "ap-south-1", "zz", false, 0, &e),
+			 GB_E_NOTFOUND);
+	/* a deleted group frees its slot of the limit */
+	assert_int_equal(gb_sim_delete_pgroup(f->sim, "ap-south-1", "b", false, 0, &e), GB_E_OK);
+	pg_create(f->sim, "d", "cluster");
+}
+
+/* What an instance records of its interfaces, and the refusals in the sim. */
+static void test_netifs(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_netif nif[2] = {
+		{ 0, 0, "efa", "subnet-a", NULL, { 0 }, true },
+		{ 0, 1, "efa-only", "subnet-a2", NULL, { 0 }, false },
+	};
+	struct gb_sim_launch l = launch_of("p5.48xlarge", NULL, 1, 1);
+	struct gb_sim_reservation *r;
+	struct gb_sim_instance *i;
+	struct gb_sim_error e;
+
+	assert_int_equal(gb_strv_add(&nif[0].sg_ids, "sg-1"), GB_E_OK);
+	assert_int_equal(gb_strv_add(&nif[1].sg_ids, "sg-3"), GB_E_OK);
+	l.netifs = nif;
+	l.nnetifs = 2;
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 0, &r), 1);
+	i = r->inst[0];
+	assert_int_equal(i->nnetifs, 2);
+	assert_string_equal(i->subnet->id, "subnet-a");		/* the primary's */
+	assert_string_equal(i->netifs[1].subnet->id, "subnet-a2");
+	assert_string_equal(i->netifs[1].type, "efa-only");
+	assert_int_equal(i->netifs[1].card_index, 1);
+	assert_false(i->netifs[1].delete_on_termination);
+	assert_string_equal(i->netifs[1].sg_ids.v[0], "sg-3");
+	assert_int_equal(i->sg_ids.n, 1);
+	assert_string_equal(i->sg_ids.v[0], "sg-1");		/* the primary's groups */
+	/* refusals: a group the region lacks, a card past 32, no primary, two slots alike */
+	gb_strv_free(&nif[1].sg_ids);
+	assert_int_equal(gb_strv_add(&nif[1].sg_ids, "sg-9"), GB_E_OK);
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidGroup.NotFound", &e);
+	nif[1].sg_ids.n = 0;
+	nif[1].card_index = 32;
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidParameterValue", &e);
+	nif[1].card_index = 0;
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidParameterValue", &e);
+	assert_non_null(strstr(e.message, "unique device index"));
+	nif[0].device_index = 2;
+	nif[1].device_index = 1;
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidParameterValue", &e);
+	assert_non_null(strstr(e.message, "primary network interface"));
+	/* checked in a dry run too */
+	l.dry_run = true;
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidParameterValue", &e);
+	nif[0].device_index = 0;
+	nif[1].device_index = 0;
+	nif[1].card_index = 1;
+	run_err(f->sim, "ap-south-1", &l, 0, 412, "DryRunOperation", &e);
+	gb_strv_free(&nif[0].sg_ids);
+	gb_strv_free(&nif[1].sg_ids);
+}
+
+static void test_itypes_query(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_filter flt = { "network-info.efa-supported", (const char *[]){ "false" }, 1 };
+	struct gb_sim_query q = { 0 };
+	const struct gb_itype **v = NULL;
+	const char *ids[] = { "g6.xlarge", "p4d.24xlarge" };
+	char next[GB_SIM_TOKEN_MAX], buf[32];
+	struct gb_sim_error e;
+	size_t n;
+
+	assert_int_equal(gb_sim_describe_itypes(f->sim, "ap-south-1", &q, &v, &n, next, &e),
+			 GB_E_OK);
+	assert_int_equal(n, 2);				/* p4d.24xlarge has no entry */
+	assert_string_equal(next, "");
+	assert_string_equal(gb_sim_itype_value(v[0], "network-info.efa-info.maximum-efa-interfaces",
+					       buf, sizeof(buf)), "32");
+	assert_string_equal(gb_sim_itype_value(v[0], "memory-info.size-in-mib", buf, sizeof(buf)),
+			    "2097152");
+	assert_string_equal(gb_sim_itype_value(v[0], "vcpu-info.default-cores", buf, sizeof(buf)),
+			    "96");
+	assert_null(gb_sim_itype_value(v[1], "network-info.efa-info.maximum-efa-interfaces", buf,
+				       sizeof(buf)));
+	free(v);
+	q.filters = &flt;
+	q.nfilters = 1;
+	assert_int_equal(gb_sim_describe_itypes(f->sim, "ap-south-1", &q, &v, &n, next, &e),
+			 GB_E_OK);
+	assert_int_equal(n, 1);
+	assert_string_equal(v[0]->name, "g6.xlarge");
+	free(v);
+	q.nfilters = 0;
+	q.ids = ids;
+	q.nids = 2;
+	assert_int_equal(gb_sim_describe_itypes(f->sim, "ap-south-1", &q, &v, &n, next, &e),
+			 GB_E_CLOUDCONFIG);
+	assert_string_equal(e.message,
+			    "The following supplied instance types do not exist: [p4d.24xlarge]");
+}
+
+static void test_sgroups_query(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_query q = { 0 };
+	const char *ids[] = { "sg-2", "sg-7" };
+	char next[GB_SIM_TOKEN_MAX], token[GB_SIM_TOKEN_MAX];
+	struct gb_sim_error e;
+	size_t *v = NULL, n;
+
+	q.max_results = 5;
+	assert_int_equal(gb_sim_describe_sgroups(f->sim, "ap-south-1", &q, &v, &n, next, &e),
+			 GB_E_OK);
+	assert_int_equal(n, 5);
+	assert_true(gb_str_has_prefix(next, "gbsim1"));
+	free(v);
+	memcpy(token, next, sizeof(token));
+	q.next_token = token;
+	assert_int_equal(gb_sim_describe_sgroups(f->sim, "ap-south-1", &q, &v, &n, next, &e),
+			 GB_E_OK);
+	assert_int_equal(n, 2);
+	assert_int_equal(v[0], 5);
+	assert_int_equal(v[1], 6);
+	assert_string_equal(next, "");
+	free(v);
+	memset(&q, 0, sizeof(q));
+	q.ids = ids;
+	q.nids = 2;
+	assert_int_equal(gb_sim_describe_sgroups(f->sim, "ap-south-1", &q, &v, &n, next, &e),
+			 GB_E_OK);
+	assert_int_equal(n, 2);
+	assert_int_equal(f->sc->regions[0].sg_rules[v[0]], GB_SC_SG_NONE);
+	assert_int_equal(f->sc->regions[0].sg_rules[v[1]], GB_SC_SG_SELF);
+	free(v);
+	q.max_results = 5;
+	assert_int_equal(gb_sim_describe_sgroups(f->sim, "ap-south-1", &q, &v, &n, next, &e),
+			 GB_E_CLOUDCONFIG);
+	assert_string_equal(e.code, "InvalidParameterCombination");
+	q.max_results = 0;
+	ids[1] = "sg-8";
+	assert_int_equal(gb_sim_describe_sgroups(f->sim, "ap-south-1", &q, &v, &n, next, &e),
+			 GB_E_NOTFOUND);
+	assert_string_equal(e.message, "The security group 'sg-8' does not exist");
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define TG(fn) cmocka_unit_test_setup_teardown(fn, setup_gpu, teardown_gpu)
 
 int main(void)
 {
@@ -949,6 +1244,11 @@ int main(void)
 		T(test_replay),
 		T(test_spot_market),
 		T(test_spot_capacity_set),
+		TG(test_pgroup_cluster),
+		TG(test_pgroup_limits),
+		TG(test_netifs),
+		TG(test_itypes_query),
+		TG(test_sgroups_query),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
