@@ -360,7 +360,7 @@ awsc ec2 describe-instance-types --filters 'Name=instance-type,Values=g5.*,g6?.x
 	fail "describe-instance-types --filters: $(cat "$TMP/err")"
 expect_eq "g5.* and g6?.xlarge on x86_64" \
 	"$(jget "$TMP/it.json" 'sorted(t["InstanceType"] for t in d["InstanceTypes"])')" \
-	'["g5.12xlarge", "g5.16xlarge", "g5.24xlarge", "g5.2xlarge", "g5.48xlarge", "g5.4xlarge", "g5.8xlarge", "g5.xlarge", "g6e.xlarge"]'
+	'["g5.12xlarge", "g5.16xlarge", "g5.24xlarge", "g5.2xlarge", "g5.48xlarge", "g5.4xlarge", "g5.8xlarge", "g5.xlarge", "g6e.xlarge", "g6f.xlarge"]'
 awsc ec2 describe-instance-types --filters 'Name=processor-info.supported-architecture,Values=arm64' \
 	>"$TMP/it.json" 2>"$TMP/err" || fail "describe-instance-types arm64: $(cat "$TMP/err")"
 expect_eq "arm64 types" "$(jget "$TMP/it.json" 'sorted({t["InstanceType"].split(".")[0] for t in d["InstanceTypes"]})')" \
