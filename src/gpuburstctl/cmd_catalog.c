@@ -36,10 +36,10 @@ static void print_types(const struct gb_instance_type *v, size_t n)
 			snprintf(note, sizeof(note), "1/%d GPU: not launched", t->gpu_fraction);
 		else if (t->gpu_maker && strcmp(t->gpu_maker, "NVIDIA"))
 			snprintf(note, sizeof(note), "%s GPU: not launched", t->gpu_maker);
-		printf("%-20s %5d %6d GiB %4d %-14s %4d GiB %-7s %4s %5d %s\n", t->name, t->vcpus,
+		printf("%-20s %5d %6d GiB %4d %-14s %4d GiB %-7s %4s %5d%s%s\n", t->name, t->vcpus,
 		       t->memory_mib / 1024, t->gpus, t->gpu_model ? t->gpu_model : "-",
 		       t->gpu_memory_mib / 1024, t->arch ? t->arch : "-",
-		       t->efa ? "yes" : "no", t->network_cards, note);
+		       t->efa ? "yes" : "no", t->network_cards, *note ? " " : "", note);
 	}
 }
 
@@ -83,9 +83,8 @@ gb_err_t ctl_cmd_catalog(struct ctl *ctl, int argc, char **argv)
 	size_t n;
 	int c;
 
-	while ((c = ctl_getopt(ctl, "catalog", argc, argv, "", longopts, &first, &rc)) !=
-	       CTL_OPT_DONE) {
-		if (c < 0)
+	while ((c = ctl_getopt(ctl, "catalog", argc, argv, ":jh", longopts, &first, &rc)) != -1) {
+		if (c == CTL_OPT_DONE)
 			return rc;
 		return ctl_unimplemented("catalog", c);
 	}
@@ -253,9 +252,9 @@ gb_err_t ctl_cmd_catalog_refresh(struct ctl *ctl, int argc, char **argv)
 	gb_err_t rc;
 	int c;
 
-	while ((c = ctl_getopt(ctl, "catalog refresh", argc, argv, "n", longopts, &first,
-			       &rc)) != CTL_OPT_DONE) {
-		if (c < 0)
+	while ((c = ctl_getopt(ctl, "catalog refresh", argc, argv, ":jhn", longopts, &first,
+			       &rc)) != -1) {
+		if (c == CTL_OPT_DONE)
 			return rc;
 		if (c != 'n')
 			return ctl_unimplemented("catalog refresh", c);
