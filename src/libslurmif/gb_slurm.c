@@ -284,6 +284,7 @@ struct batch_op {
 	enum gb_slurm_node_action action;	/* when no addresses */
 	const char *reason;
 	bool addr_op;
+	const char *features_act;	/* set: an ActiveFeatures update alone */
 };
 
 static void fill_state(update_node_msg_t *m, const struct batch_op *op)
@@ -332,10 +333,14 @@ static gb_err_t run_batch(const struct batch_op *op, size_t from, size_t to,
 		rc = gb_slurm_hostlist_compress(op->names + from, to - from, &names, err);
 		if (rc)
 			goto out;
-		fill_state(&m, op);
+		if (op->features_act)
+			m.features_act = (char *)op->features_act;
+		else
+			fill_state(&m, op);
 	}
 	m.node_names = names;
 	rc = update_rpc(&m, op->addr_op ? "update NodeAddr" :
+			op->features_act ? "update ActiveFeatures" :
 			gb_slurm_action_name(op->action), serr, err);
 out:
 	free(names);
@@ -451,6 +456,41 @@ gb_err_t gb_slurm_nodes_update(enum gb_slurm_node_action action,
 	return run_batches(&op, n, n_failed, err);
 }
 
+gb_err_t gb_slurm_nodes_set_active(char *const *names, size_t n,
+				   const char *features_act, size_t *n_failed,
+				   gb_error_t *err)
+{
+	struct batch_op op = { names, NULL, NULL, GB_SLURM_DOWN, NULL, false,
+			       features_act ? features_act : "" };
+
+	if (n_failed)
+		*n_failed = 0;
+	return run_batches(&op, n, n_failed, err);
+}
+
+char *gb_slurm_features_without(const char *avail, const char *const *drop,
+				size_t n_drop)
+{
+	struct gb_buf b = GB_BUF_INIT;
+	const char *p = avail ? avail : "";
+
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		bool dropped = false;
+
+		for (size_t i = 0; i < n_drop && !dropped; i++)
+			dropped = strlen(drop[i]) == len && strncmp(drop[i], p, len) == 0;
+		if (len && !dropped)
+			gb_buf_printf(&b, "%s%.*s", b.len ? "," : "", (int)len, p);
+		p += len + (p[len] == ',');
+	}
+	if (gb_buf_failed(&b)) {
+		gb_buf_free(&b);
+		return NULL;
+	}
+	return b.len ? gb_buf_steal(&b) : strdup("");
+}
+
 /*****************************************************************************
  *  Reading nodes
  *****************************************************************************/
@@ -499,9 +539,12 @@ static gb_err_t copy_node(const node_info_t *ni, struct gb_slurm_node *n)
 	n->addr = strdup(ni->node_addr ? ni->node_addr : ni->name);
 	n->hostname = strdup(ni->node_hostname ? ni->node_hostname : ni->name);
 	n->reason = ni->reason && *ni->reason ? strdup(ni->reason) : NULL;
+	n->features = strdup(ni->features ? ni->features : "");
+	n->features_act = strdup(ni->features_act ? ni->features_act :
+				 ni->features ? ni->features : "");
 	n->state_str = state_string(s);
-	if (!n->name || !n->addr || !n->hostname || !n->state_str ||
-	    (ni->reason && *ni->reason && !n->reason))
+	if (!n->name || !n->addr || !n->hostname || !n->state_str || !n->features ||
+	    !n->features_act || (ni->reason && *ni->reason && !n->reason))
 		return GB_E_NOMEM;
 	n->reason_time = n->reason ? (double)ni->reason_time : 0;
 	n->state = s;
@@ -566,6 +609,8 @@ void gb_slurm_node_list_free(struct gb_slurm_node_list *l)
 		free(l->v[i].addr);
 		free(l->v[i].hostname);
 		free(l->v[i].reason);
+		free(l->v[i].features);
+		free(l->v[i].features_act);
 		free(l->v[i].state_str);
 	}
 	free(l->v);

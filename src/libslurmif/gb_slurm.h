@@ -87,6 +87,24 @@ enum gb_slurm_node_action {
 };
 
 /*
+ * ActiveFeatures=[features_act] on nodes [names], batched like
+ * gb_slurm_nodes_update.  Slurm keeps it a subset of AvailableFeatures,
+ * without a node_features plugin too, across power-down (checked on
+ * 22.05): a node of a nodeset of several instance types says which one it
+ * got, and gets every type back when it is powered down.
+ */
+gb_err_t gb_slurm_nodes_set_active(char *const *names, size_t n,
+				   const char *features_act, size_t *n_failed,
+				   gb_error_t *err);
+
+/*
+ * [avail] (a comma-separated feature list) without the features of [drop].
+ * RET NEW (free()), "" when nothing is left, NULL when out of memory.
+ */
+char *gb_slurm_features_without(const char *avail, const char *const *drop,
+				size_t n_drop);
+
+/*
  * Apply [action] with [reason] (required for DOWN; may be NULL otherwise)
  * to nodes [names], batched like gb_slurm_nodes_set_addr (the node list
  * is compressed into one expression per batch).
@@ -108,6 +126,8 @@ struct gb_slurm_node {
 	char *addr;		/* NodeAddr */
 	char *hostname;		/* NodeHostname */
 	char *reason;		/* NULL when none */
+	char *features;		/* AvailableFeatures, "" when none */
+	char *features_act;	/* ActiveFeatures, "" when none */
 	double reason_time;	/* epoch seconds, 0 when none */
 	uint32_t state;		/* Slurm's node_state word */
 	char *state_str;	/* "DOWN+CLOUD+POWERED_DOWN" (Slurm's spelling) */

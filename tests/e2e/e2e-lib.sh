@@ -419,7 +419,7 @@ policy:
 EOF
 		[ -n "${APPROVAL_NOTIFY:-}" ] && echo "  approval_notify: $APPROVAL_NOTIFY"
 		[ -n "${ALLOWED_GEO:-}" ] && echo "  allowed_geo_regions: $ALLOWED_GEO"
-		[ "$H100" -gt 0 ] && echo "  allowed_families: [g5, g6, p5, p5e]"
+		[ "$H100" -gt 0 ] && echo "  allowed_families: [g5, g6, p5, p5e, p5en]"
 		[ -n "${ADMINS:-}" ] && echo "admins: $ADMINS"
 		[ -n "${PLANNER:-}" ] && echo "planner: $PLANNER"
 		true

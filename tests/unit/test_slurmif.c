@@ -475,6 +475,32 @@ static void test_release(void **state)
 			    "23.11");
 }
 
+/* ActiveFeatures of a node of several types: its features but the other types. */
+static void test_features_without(void **state)
+{
+	const char *other[] = { "p5e.48xlarge" };
+	const char *both[] = { "p5e.48xlarge", "p5en.48xlarge" };
+	char *f;
+
+	(void)state;
+	f = gb_slurm_features_without("h200,efa,p5e.48xlarge,p5en.48xlarge", other, 1);
+	assert_string_equal(f, "h200,efa,p5en.48xlarge");
+	free(f);
+	/* a prefix of a feature is another feature */
+	f = gb_slurm_features_without("p5e.48xlarge2,p5e.48xlarge", other, 1);
+	assert_string_equal(f, "p5e.48xlarge2");
+	free(f);
+	f = gb_slurm_features_without("p5e.48xlarge,p5en.48xlarge", both, 2);
+	assert_string_equal(f, "");
+	free(f);
+	f = gb_slurm_features_without("a,,b,", NULL, 0);
+	assert_string_equal(f, "a,b");
+	free(f);
+	f = gb_slurm_features_without(NULL, other, 1);
+	assert_string_equal(f, "");
+	free(f);
+}
+
 static void test_update_unreachable(void **state)
 {
 	char dir[] = "/tmp/test_slurmif.XXXXXX", conf[128], fifo[128], want[256];
@@ -533,6 +559,7 @@ int main(void)
 		cmocka_unit_test(test_reason),
 		cmocka_unit_test(test_intent),
 		cmocka_unit_test(test_release),
+		cmocka_unit_test(test_features_without),
 		cmocka_unit_test(test_update_unreachable),
 	};
 
