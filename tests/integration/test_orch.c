@@ -1795,9 +1795,9 @@ static gb_err_t propose(const struct gb_plan_facts *f, const char *summary,
 	if (gb_plan_new(f->instance_type, "llm:test", f->target, &p, err))
 		return GB_E_NOMEM;
 	if (propose_mode == 1)	/* outside the allowed set */
-		gb_plan_add_step(p, "ap-northeast-3", "ap-northeast-3a", "subnet-apne3a-big", 4, 0,
+		gb_plan_add_step(p, "ap-northeast-3", "ap-northeast-3a", "subnet-apne3a-big", NULL, 4, 0,
 				 "far away", err);
-	gb_plan_add_step(p, "ap-northeast-2", "ap-northeast-2a", "subnet-apne2a-1", 4, 0,
+	gb_plan_add_step(p, "ap-northeast-2", "ap-northeast-2a", "subnet-apne2a-1", NULL, 4, 0,
 			 "seoul first", err);
 	*out = p;
 	return GB_E_OK;

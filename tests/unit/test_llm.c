@@ -415,7 +415,7 @@ static void test_schema(void **state)
 	items = json_object_get(json_object_get(json_object_get(j, "properties"), "steps"), "items");
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(
 		json_object_get(items, "properties"), "batch"), "maximum")), 4);
-	assert_int_equal(json_array_size(json_object_get(items, "required")), 5);
+	assert_int_equal(json_array_size(json_object_get(items, "required")), 6);
 	assert_true(json_is_false(json_object_get(items, "additionalProperties")));
 	json_decref(j);
 	free(s);

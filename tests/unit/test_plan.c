@@ -178,11 +178,11 @@ static struct gb_plan *good_plan(void)
 	struct gb_plan *p = NULL;
 
 	assert_int_equal(gb_plan_new("g5.xlarge", "test", 8, &p, NULL), GB_E_OK);
-	assert_int_equal(gb_plan_add_step(p, "ap-south-1", "ap-south-1a", "subnet-aps1a-1", 4, 3,
+	assert_int_equal(gb_plan_add_step(p, "ap-south-1", "ap-south-1a", "subnet-aps1a-1", NULL, 4, 3,
 					  "first", NULL), GB_E_OK);
-	assert_int_equal(gb_plan_add_step(p, "ap-northeast-2", "ap-northeast-2b", "subnet-apne2b-1",
+	assert_int_equal(gb_plan_add_step(p, "ap-northeast-2", "ap-northeast-2b", "subnet-apne2b-1", NULL,
 					  2, 0, "second", NULL), GB_E_OK);
-	assert_int_equal(gb_plan_add_step(p, "ap-northeast-1", "ap-northeast-1c", "subnet-apne1c-1",
+	assert_int_equal(gb_plan_add_step(p, "ap-northeast-1", "ap-northeast-1c", "subnet-apne1c-1", NULL,
 					  1, 0, "third", NULL), GB_E_OK);
 	return p;
 }
@@ -249,7 +249,7 @@ static void test_validate_steps(void **state)
 	expect_rejection(p, 2, "the plan has no steps");
 
 	p = good_plan();
-	gb_plan_add_step(p, "eu-west-1", "eu-west-1a", "subnet-x", 1, 0, "far", NULL);
+	gb_plan_add_step(p, "eu-west-1", "eu-west-1a", "subnet-x", NULL, 1, 0, "far", NULL);
 	expect_rejection(p, 8, "step 4: region eu-west-1 is outside the allowed set "
 			 "{ap-south-1, ap-northeast-2, ap-northeast-1}");
 	p = good_plan();
@@ -267,8 +267,8 @@ static void test_validate_steps(void **state)
 	p->steps[2].batch = 0;
 	expect_rejection(p, 8, "step 3: batch 0 is outside 1..4 (policy.batch_max)");
 	p = good_plan();
-	gb_plan_add_step(p, "ap-south-1", "ap-south-1a", "subnet-aps1a-1", 1, 0, "again", NULL);
-	expect_rejection(p, 8, "step 4: duplicate of step 1 (ap-south-1 ap-south-1a subnet-aps1a-1)");
+	gb_plan_add_step(p, "ap-south-1", "ap-south-1a", "subnet-aps1a-1", NULL, 1, 0, "again", NULL);
+	expect_rejection(p, 8, "step 4: duplicate of step 1 (ap-south-1 ap-south-1a subnet-aps1a-1 g5.xlarge)");
 }
 
 static void test_validate_all_reasons(void **state)
