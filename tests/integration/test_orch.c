@@ -2439,6 +2439,115 @@ static void test_consistency_addresses(void)
 	gb_ec2_instance_list_free(l2);
 }
 
+/*****************************************************************************
+ *  A nodeset of several instance types
+ *****************************************************************************/
+
+struct type_rows {
+	int n, of_type;		/* rows; of them, of [type] */
+	const char *type;
+	char seen[32][48];	/* "az/type" of capacity memory rows */
+	int n_seen;
+};
+
+static int type_rec_row(const struct gb_instance *in, void *arg)
+{
+	struct type_rows *t = arg;
+
+	t->n++;
+	t->of_type += in->instance_type && !strcmp(in->instance_type, t->type);
+	return 0;
+}
+
+static int type_cap_row(const struct gb_capacity *c, void *arg)
+{
+	struct type_rows *t = arg;
+
+	if (t->n_seen < (int)GB_ARRAY_LEN(t->seen))
+		snprintf(t->seen[t->n_seen++], sizeof(t->seen[0]), "%s/%s", c->az ? c->az : "",
+			 c->instance_type);
+	return 0;
+}
+
+static bool type_seen(const struct type_rows *t, const char *az_type)
+{
+	for (int i = 0; i < t->n_seen; i++)
+		if (!strcmp(t->seen[i], az_type))
+			return true;
+	return false;
+}
+
+static int type_att_row(const struct gb_attempt *a, void *arg)
+{
+	struct type_rows *t = arg;
+
+	t->n++;
+	t->of_type += a->instance_type && !strcmp(a->instance_type, t->type) && a->got > 0;
+	return 0;
+}
+
+/*
+ * instance_types [g5.xlarge, g6e.xlarge] (two types the simulator serves;
+ * the config parser checks that a real list has one GPU model): the first
+ * type has no capacity anywhere, the second some in two AZs.  The request
+ * fills from the second type; the records, attempts and the result say
+ * which type each node got, and capacity memory has rows per type.
+ */
+static void test_instance_types(void)
+{
+	static const char *const l[] = { "ap-south-1a=g6e.xlarge=3",
+					 "ap-northeast-2a=g6e.xlarge=2", NULL };
+	static char t5[] = "g5.xlarge", t6e[] = "g6e.xlarge";
+	static char *types[] = { t5, t6e, NULL };
+	struct gb_conf_nodeset *ns = (struct gb_conf_nodeset *)gb_conf_nodeset(conf, "g5");
+	struct req_opts q = REQ("g5", 5, GB_STRATEGY_DEFAULT);
+	struct gb_instance_filter f = GB_INSTANCE_FILTER_ANY;
+	struct type_rows rec = { 0 }, att = { 0 }, cap = { 0 };
+	struct gb_request req;
+	struct gb_orch_result res;
+	bool all_g6e = true, offered = false, offered_b = true;
+	gb_error_t err;
+	gb_err_t rc;
+
+	/* what the config parser sets once instance_types lands (src/libconf) */
+	ns->instance_types = types;
+	ns->n_instance_types = 2;
+	rc = fresh_run(l, &q, &req, &res, &err);
+	for (size_t i = 0; i < res.n_nodes; i++)
+		all_g6e &= res.nodes[i].type && !strcmp(res.nodes[i].type, "g6e.xlarge");
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.launched == 5 && all_g6e,
+	      "instance_types: the first type dry everywhere, 5 nodes of the second (%s)",
+	      res.reason);
+	check(count_region(&res, "ap-south-1") == 3 && count_region(&res, "ap-northeast-2") == 2,
+	      "instance_types: 3 from ap-south-1a, 2 from ap-northeast-2a");
+	rec.type = "g6e.xlarge";
+	f.request_id = req.id;
+	if (gb_state_instance_list(st, &f, type_rec_row, &rec, &err))
+		die(err.text);
+	check(rec.n == 5 && rec.of_type == 5, "instance_types: 5 records, each of g6e.xlarge (%d/%d)",
+	      rec.of_type, rec.n);
+	att.type = "g5.xlarge";
+	if (gb_state_attempt_list(st, req.id, type_att_row, &att, &err))
+		die(err.text);
+	check(att.n >= 2 && att.of_type == 0,
+	      "instance_types: %d attempts, none of g5.xlarge got anything", att.n);
+	if (gb_state_capacity_list(st, NULL, gb_time_now(), 3600, type_cap_row, &cap, &err))
+		die(err.text);
+	check(type_seen(&cap, "ap-south-1a/g5.xlarge") && type_seen(&cap, "ap-south-1a/g6e.xlarge"),
+	      "instance_types: capacity memory rows per (AZ, type) (%d rows)", cap.n_seen);
+	if (gb_state_offering_get(st, "ap-south-1", "ap-south-1a", "g6e.xlarge", 0, &offered,
+				  &err) ||
+	    gb_state_offering_get(st, "ap-south-1", "ap-south-1b", "g6e.xlarge", 0, &offered_b,
+				  &err))
+		die(err.text);
+	check(offered && !offered_b,
+	      "instance_types: the preflight's answer cached per type (g6e.xlarge in 1a, not 1b)");
+	gb_orch_result_clear(&res);
+	req_free(&req);
+	ns->instance_types = NULL;
+	ns->n_instance_types = 0;
+}
+
 int main(void)
 {
 	const char *top = getenv("GB_TOP_BUILDDIR"), *src = getenv("GB_TOP_SRCDIR");
@@ -2470,6 +2579,7 @@ int main(void)
 	test_best_effort_pattern();
 	test_all_or_nothing_pattern();
 	test_default_pattern();
+	test_instance_types();
 	test_large_request();
 	test_offerings_cache();
 	test_extras();
