@@ -446,8 +446,9 @@ typedef gb_err_t (*gb_plan_propose_fn)(const struct gb_plan_facts *f,
 
 /*
  * What happened so far in request [request_id], for a re-plan: every
- * attempt ("attempt #3 ap-south-1 ap-south-1a subnet-x asked 4 got 2 ok",
- * "... got 0 failed InsufficientInstanceCapacity") and every plan version
+ * attempt ("attempt #3 ap-south-1 ap-south-1a subnet-x asked 4 got 2 ok
+ * (g5.xlarge)", "... got 0 failed InsufficientInstanceCapacity (g5.xlarge)",
+ * the type last) and every plan version
  * ("plan v2 llm:openai rejected: step 1: ..."), one per line, oldest first;
  * when over [max] bytes (0: 2000) the oldest lines are left out.
  * OUT *out NEW text (free()), "" when nothing happened yet.

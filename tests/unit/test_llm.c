@@ -1633,7 +1633,7 @@ static void test_history(void **state)
 	assert_int_equal(gb_plan_history(st, rq.id, 0, &h, &e), GB_E_OK);
 	assert_string_equal(h,
 		"plan v1 llm:openai rejected: rejected: step 1: region ap-northeast-3 is outside the allowed set\n"
-		"attempt #0 ap-south-1 ap-south-1a subnet-aps1a-1 asked 3 got 0 failed InsufficientInstanceCapacity\n"
+		"attempt #0 ap-south-1 ap-south-1a subnet-aps1a-1 asked 3 got 0 failed InsufficientInstanceCapacity (g5.xlarge)\n"
 		"plan v2 heuristic fallback: wave 1 left 3 nodes\n");
 	free(h);
 	/* cut at a line boundary, the newest kept */
