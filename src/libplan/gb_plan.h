@@ -275,7 +275,9 @@ struct gb_plan_facts {
  * policy.capacity_half_life ([st] may be NULL: no knowledge), each per
  * pool's (region, AZ, type).  Pools: every candidate region, type, AZ,
  * subnet, in that order.  OUT [f] filled (gb_plan_facts_clear).
- * gb_plan_facts_build: the same for the one type [instance_type].
+ * gb_plan_facts_build: the same for the one type [instance_type]; then
+ * f->types points at f->instance_type (a copy of [f] keeps pointing at
+ * the original: it must outlive the copy).
  */
 gb_err_t gb_plan_facts_build_types(const struct gb_conf *conf,
 				   const struct gb_candidates *cand,
