@@ -58,15 +58,17 @@ struct scenario {
 	const char *name;
 	int nodes;
 	bool job;		/* one multi-node job: locality region */
+	const char *second;	/* the nodeset's second instance type, or NULL */
 };
 
 static const struct scenario all_scenarios[] = {
-	{ "ample", 20, false },
-	{ "scattered", 20, false },
-	{ "home-empty", 16, false },
-	{ "throttle-storm", 16, false },
-	{ "quota-wall", 16, false },
-	{ "job8", 8, true },
+	{ "ample", 20, false, NULL },
+	{ "scattered", 20, false, NULL },
+	{ "home-empty", 16, false, NULL },
+	{ "throttle-storm", 16, false, NULL },
+	{ "quota-wall", 16, false, NULL },
+	{ "job8", 8, true, NULL },
+	{ "second-type", 16, false, "g5.2xlarge" },
 };
 
 enum lane_kind { L_PROBE = 0, L_BEST, L_AON, L_DEFAULT, L_ORACLE, L_COUNT };
@@ -93,6 +95,9 @@ struct opts {
 	const char *only[16];
 	int n_only;
 	int repeat;
+	bool first_type_only;	/* the nodeset without its second type (as
+				 * before nodesets had several); the oracle
+				 * still counts both */
 };
 
 static struct opts O;
@@ -160,6 +165,36 @@ static char *conf_text(const char *endpoint)
 	gb_buf_puts(&b, text + off + 10);
 	free(text);
 	return gb_buf_steal(&b);
+}
+
+/*
+ * The nodeset's instance types for [sc], set by hand on the loaded config
+ * until the config parser sets instance_types (src/libconf); cleared
+ * again before the config is destroyed (types_clear).
+ */
+static char first_type[] = "g5.xlarge";
+static char second_type[32];
+static char *two_types[] = { first_type, second_type, NULL };
+
+static void types_apply(struct gb_conf *c, const struct scenario *sc)
+{
+	struct gb_conf_nodeset *ns = (struct gb_conf_nodeset *)gb_conf_nodeset(c, "g5");
+
+	if (!sc->second || O.first_type_only || !ns)
+		return;
+	gb_strlcpy(second_type, sc->second, sizeof(second_type));
+	ns->instance_types = two_types;
+	ns->n_instance_types = 2;
+}
+
+static void types_clear(struct gb_conf *c)
+{
+	struct gb_conf_nodeset *ns = (struct gb_conf_nodeset *)gb_conf_nodeset(c, "g5");
+
+	if (ns && ns->instance_types == two_types) {
+		ns->instance_types = NULL;
+		ns->n_instance_types = 0;
+	}
 }
 
 static struct gb_conf *load_conf(const char *endpoint)
@@ -248,7 +283,7 @@ static void rm_state(const char *path)
  *****************************************************************************/
 
 struct az_cap {
-	char region[32], az[32];
+	char region[32], az[32], type[32];
 	long avail;
 };
 
@@ -280,7 +315,8 @@ static long quota_room(json_t *rg)
 	return room < 0 ? 0 : room;
 }
 
-static void read_world(const struct gb_simh *s, struct world *w)
+/* The pools of the nodeset's types ([second]: its second type, or NULL). */
+static void read_world(const struct gb_simh *s, const char *second, struct world *w)
 {
 	char *text = NULL;
 	json_error_t je;
@@ -301,9 +337,14 @@ static void read_world(const struct gb_simh *s, struct world *w)
 		w->region[w->n_regions++].room = quota_room(rg);
 		json_array_foreach(json_object_get(rg, "azs"), j, az) {
 			json_array_foreach(json_object_get(az, "pools"), k, pool) {
-				if (strcmp(json_string_value(json_object_get(pool, "instance_type")),
-					   "g5.xlarge"))
+				const char *t = json_string_value(json_object_get(pool,
+										  "instance_type"));
+
+				if (strcmp(t, "g5.xlarge") && (!second || strcmp(t, second)))
 					continue;
+				if (w->n >= (int)GB_ARRAY_LEN(w->az))
+					die("too many pools for the oracle");
+				gb_strlcpy(w->az[w->n].type, t, sizeof(w->az[0].type));
 				gb_strlcpy(w->az[w->n].region, rn, sizeof(w->az[0].region));
 				gb_strlcpy(w->az[w->n].az,
 					   json_string_value(json_object_get(az, "name")),
@@ -402,8 +443,8 @@ static int print_plan(const struct gb_plan_row *p, void *arg)
 static int print_mem(const struct gb_capacity *c, void *arg)
 {
 	(void)arg;
-	fprintf(stderr, "  memory %s asked %.2f got %.2f ice %.2f\n", c->az, c->asked, c->got,
-		c->ice);
+	fprintf(stderr, "  memory %s %s asked %.2f got %.2f ice %.2f\n", c->az, c->instance_type,
+		c->asked, c->got, c->ice);
 	return 0;
 }
 
@@ -459,7 +500,7 @@ static void *run_engine_lane(void *arg)
 	gb_strlcpy(ln->reason, res.reason, sizeof(ln->reason));
 	if (getenv("FILL_TRACE") && ln->kind == L_DEFAULT && ln->clk.scale == O.scale) {
 		gb_state_plan_list(st, req.id, print_plan, NULL, NULL);
-		gb_state_capacity_list(st, "g5.xlarge", gb_time_now(), 3600, print_mem, NULL, NULL);
+		gb_state_capacity_list(st, NULL, gb_time_now(), 3600, print_mem, NULL, NULL);
 	}
 	if (getenv("FILL_TRACE") && ln->kind == L_DEFAULT && (ln->clk.scale == O.scale || getenv("FILL_SEEDS")))
 		for (size_t i = 0; i < res.trace.n; i++)
@@ -500,7 +541,7 @@ static void *run_engine_lane(void *arg)
  *****************************************************************************/
 
 struct take {
-	char region[32], az[32];
+	char region[32], az[32], type[32];
 	int n;
 };
 
@@ -543,6 +584,7 @@ static int plan_takes(struct world *w, const char *only_region, int need,
 				room[k] -= best_take;
 		gb_strlcpy(t[n].region, w->az[best].region, sizeof(t[n].region));
 		gb_strlcpy(t[n].az, w->az[best].az, sizeof(t[n].az));
+		gb_strlcpy(t[n].type, w->az[best].type, sizeof(t[n].type));
 		t[n++].n = (int)best_take;
 		*calls += (int)((best_take + bmax - 1) / bmax);
 		got += (int)best_take;
@@ -554,6 +596,7 @@ struct ocall {
 	struct lane *ln;
 	const struct gb_conf_region *cr;
 	const char *subnet;
+	const char *type;
 	int n;
 	int attempts;
 	int got;
@@ -592,7 +635,7 @@ static void *ocall_main(void *arg)
 	if (gb_ec2_create(&eo, &ec2, &err))
 		die(err.text);
 	p.image_id = c->cr->ami;
-	p.instance_type = "g5.xlarge";
+	p.instance_type = c->type;
 	p.min_count = p.max_count = c->n;
 	p.subnet_id = c->subnet;
 	p.tag_specs = &ts;
@@ -654,7 +697,7 @@ static void *run_oracle_lane(void *arg)
 	int nt, nc = 0, bmax = ln->conf->policy.batch_max;
 
 	memset(t, 0, sizeof(t));
-	read_world(&ln->sim, &w);
+	read_world(&ln->sim, ln->sc->second, &w);
 	gb_random_hex(ln->request_id, GB_REQUEST_ID_LEN, NULL);
 	ln->obtainable = oracle_plan(ln, &w, t, &nt);
 	for (int i = 0; i < nt; i++) {
@@ -664,6 +707,7 @@ static void *run_oracle_lane(void *arg)
 			c[nc].ln = ln;
 			c[nc].cr = cr;
 			c[nc].subnet = subnet_of(cr, t[i].az);
+			c[nc].type = t[i].type;
 			c[nc].n = left < bmax ? left : bmax;
 			c[nc].got = c[nc].attempts = 0;
 			nc++;
@@ -722,13 +766,14 @@ static void seed_memory(const struct scenario *sc, const char *path)
 		memset(&ln, 0, sizeof(ln));
 		start_sim(&sim, sc->name, 1000);
 		if (k == 0)
-			read_world(&sim, &base);
+			read_world(&sim, sc->second, &base);
 		for (int i = 0; i < base.n; i++) {
 			long c = base.az[i].avail +
 				 (rnd(100) < O.noise ? (rnd(2) ? 1 : -1) : 0);
 			gb_error_t err;
 
-			if (gb_simh_capacity(&sim, base.az[i].az, "g5.xlarge", c < 0 ? 0 : c, &err))
+			if (gb_simh_capacity(&sim, base.az[i].az, base.az[i].type, c < 0 ? 0 : c,
+					     &err))
 				die(err.text);
 		}
 		ln.kind = L_DEFAULT;
@@ -737,10 +782,12 @@ static void seed_memory(const struct scenario *sc, const char *path)
 		ln.sc = sc;
 		ln.sim = sim;
 		ln.conf = load_conf(sim.endpoint);
+		types_apply(ln.conf, sc);
 		ln.clk.scale = 1000;
 		ln.clk.wall_offset = 60.0 * 20 * (O.seed_runs - k);
 		gb_strlcpy(ln.state_path, path, sizeof(ln.state_path));
 		run_engine_lane(&ln);
+		types_clear(ln.conf);
 		gb_conf_destroy(ln.conf);
 		gb_simh_stop(&sim);
 	}
@@ -842,6 +889,7 @@ static void run_scenario(const struct scenario *sc, bool warm, const char *dir)
 			die("cannot copy the seeded state file");
 		start_sim(&ln->sim, sc->name, O.scale);
 		ln->conf = load_conf(ln->sim.endpoint);
+		types_apply(ln->conf, sc);
 	}
 	for (int k = 0; k < L_COUNT; k++)
 		pthread_create(&tid[k], NULL, k == L_ORACLE ? run_oracle_lane : run_engine_lane, &L[k]);
@@ -855,6 +903,7 @@ static void run_scenario(const struct scenario *sc, bool warm, const char *dir)
 		sum_rolled[k] += L[k].rolled_back;
 		sum_nodes[k] += sc->nodes;
 		gb_simh_stop(&L[k].sim);
+		types_clear(L[k].conf);
 		gb_conf_destroy(L[k].conf);
 		rm_state(L[k].state_path);
 	}
@@ -899,7 +948,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: fill-bench --sim BIN --srcdir DIR [--scenario NAME]... "
 		"[--time-scale X] [--seed-runs N] [--noise PERCENT] [--markdown FILE] [--hedge N] "
-		"[--no-prior] [--repeat N]\n");
+		"[--no-prior] [--repeat N] [--first-type-only]\n");
 	exit(2);
 }
 
@@ -916,6 +965,7 @@ static void parse(int argc, char **argv)
 		{ "no-prior", no_argument, NULL, 'p' },
 		{ "noise", required_argument, NULL, 'z' },
 		{ "repeat", required_argument, NULL, 'r' },
+		{ "first-type-only", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	long v;
@@ -927,6 +977,7 @@ static void parse(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 's': O.sim = optarg; break;
+		case 'f': O.first_type_only = true; break;
 		case 'd': O.srcdir = optarg; break;
 		case 'c':
 			if (O.n_only < 16)

@@ -162,7 +162,7 @@ static void bench_plan(struct gb_conf *conf, gb_llm_t *l, int n, double *v, size
 {
 	struct gb_candidates cand;
 	struct gb_plan_facts f;
-	struct gb_plan_scope sc;
+	struct gb_plan_scope sc = { 0 };
 	char summary[GB_PLAN_SUMMARY_MAX + 1], id[GB_REQUEST_ID_LEN + 1];
 	gb_error_t e;
 

@@ -151,6 +151,7 @@ static void print_plan(struct ctl *ctl, const struct gb_plan *plan,
 		       const struct gb_policy_verdict *geo)
 {
 	struct ctl_table t;
+	bool typed = false;
 
 	if (ctl->json) {
 		char *body = NULL;
@@ -175,15 +176,30 @@ static void print_plan(struct ctl *ctl, const struct gb_plan *plan,
 	       req->node_count, plan->instance_type, req->home_region, req->nodeset,
 	       plan->planner, plan->total);
 	print_proposal(pr);
-	ctl_table_init(&t, 7, ">#", "REGION", "AZ", "SUBNET", ">BATCH", ">EXPECT", "WHY");
+	/* a TYPE column only when a step launches another of the nodeset's types */
+	for (size_t i = 0; i < plan->n_steps && !typed; i++)
+		typed = strcmp(plan->steps[i].type, plan->instance_type) != 0;
+	if (typed)
+		ctl_table_init(&t, 8, ">#", "REGION", "AZ", "SUBNET", "TYPE", ">BATCH",
+			       ">EXPECT", "WHY");
+	else
+		ctl_table_init(&t, 7, ">#", "REGION", "AZ", "SUBNET", ">BATCH", ">EXPECT",
+			       "WHY");
 	t.indent = "  ";
 	for (size_t i = 0; i < plan->n_steps; i++) {
 		const struct gb_plan_step *s = &plan->steps[i];
 		char n[16], b[16], e[16];
 
-		ctl_table_row(&t, ctl_itoa((long long)i + 1, n, sizeof(n)), s->region, s->az,
-			      s->subnet, ctl_itoa(s->batch, b, sizeof(b)),
-			      s->expect ? ctl_itoa(s->expect, e, sizeof(e)) : "?", s->reason);
+		if (typed)
+			ctl_table_row(&t, ctl_itoa((long long)i + 1, n, sizeof(n)), s->region,
+				      s->az, s->subnet, s->type, ctl_itoa(s->batch, b, sizeof(b)),
+				      s->expect ? ctl_itoa(s->expect, e, sizeof(e)) : "?",
+				      s->reason);
+		else
+			ctl_table_row(&t, ctl_itoa((long long)i + 1, n, sizeof(n)), s->region,
+				      s->az, s->subnet, ctl_itoa(s->batch, b, sizeof(b)),
+				      s->expect ? ctl_itoa(s->expect, e, sizeof(e)) : "?",
+				      s->reason);
 	}
 	ctl_table_print(&t, stdout);
 	ctl_table_free(&t);

@@ -173,6 +173,8 @@ struct gb_orch_node {
 	char *node;			/* NEW, the Slurm node name */
 	char *instance_id;		/* NEW; NULL: unfilled */
 	char *region, *az, *subnet;	/* NEW; NULL when unfilled */
+	char *type;			/* NEW: the instance type it got (one of
+					 * the nodeset's); NULL when unfilled */
 	char *private_ip, *public_ip;	/* NEW or NULL */
 	bool reused;			/* its live instance existed before this
 					 * call (re-run, or the node was up) */

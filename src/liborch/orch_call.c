@@ -139,7 +139,7 @@ gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
 
 gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
 			  const char *region, const char *az,
-			  const char *subnet, gb_error_t *err)
+			  const char *subnet, const char *type, gb_error_t *err)
 {
 	const struct gb_conf_region *cr = gb_conf_region(r->conf, region);
 	gb_err_t rc;
@@ -152,7 +152,7 @@ gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
 				 region, c->max);
 	c->job.kind = ORCH_JOB_RUN;
 	c->job.region = cr->name;
-	rc = gb_orch_launch_params(r->conf, r->ns, r->type, cr->name, subnet, r->req->id,
+	rc = gb_orch_launch_params(r->conf, r->ns, type, cr->name, subnet, r->req->id,
 				   c->nodes, c->min, c->max, c->token, &c->launch, err);
 	/*
 	 * The subnet fixes the AZ; a placed job's group is the AZ's
@@ -187,7 +187,7 @@ gb_err_t orch_call_begin(struct orch_run *r, struct orch_call *c,
 				  sizeof(c->token), err);
 	if (rc)
 		return rc;
-	rc = orch_call_params(r, c, pl->region, pl->az, pl->subnet, err);
+	rc = orch_call_params(r, c, pl->region, pl->az, pl->subnet, pl->type, err);
 	if (rc)
 		return rc;
 	a.request_id = r->req->id;
@@ -195,7 +195,7 @@ gb_err_t orch_call_begin(struct orch_run *r, struct orch_call *c,
 	a.region = pl->region;
 	a.az = pl->az;
 	a.subnet = pl->subnet;
-	a.instance_type = r->type;
+	a.instance_type = pl->type;
 	a.min_count = c->min;
 	a.asked = c->max;
 	a.client_token = c->token;
@@ -205,9 +205,9 @@ gb_err_t orch_call_begin(struct orch_run *r, struct orch_call *c,
 	rc = gb_state_attempt_begin(r->st, &a, err);
 	if (rc == GB_E_OK) {
 		/* the node list makes the call reproducible after a crash */
-		gb_buf_printf(&ev, "seq=%d attempt=%lld region=%s az=%s subnet=%s min=%d max=%d token=%s nodes=",
+		gb_buf_printf(&ev, "seq=%d attempt=%lld region=%s az=%s subnet=%s type=%s min=%d max=%d token=%s nodes=",
 			      c->seq, (long long)a.id, pl->region, pl->az,
-			      pl->subnet, c->min, c->max, c->token);
+			      pl->subnet, pl->type, c->min, c->max, c->token);
 		node_list(c, &ev);
 		rc = gb_buf_failed(&ev) ? gb_errorf(err, GB_E_NOMEM, "out of memory") :
 		     gb_state_event_add(r->st, r->req->id, "launch",
@@ -247,6 +247,7 @@ static void slot_fill(struct orch_run *r, struct slot *s,
 	s->region = gb_strdup0(pl->region);
 	s->az = gb_strdup0(in->availability_zone ? in->availability_zone : pl->az);
 	s->subnet = gb_strdup0(in->subnet_id ? in->subnet_id : pl->subnet);
+	s->type = gb_strdup0(pl->type);
 	s->private_ip = gb_strdup0(in->private_ip);
 	s->public_ip = gb_strdup0(in->public_ip);
 	GB_FREE_NULL(s->code);
@@ -279,7 +280,7 @@ static gb_err_t record_instance(struct orch_run *r, const struct orch_call *c,
 	rec.node = node;
 	rec.az = in->availability_zone ? in->availability_zone : pl->az;
 	rec.subnet = in->subnet_id ? in->subnet_id : pl->subnet;
-	rec.instance_type = r->type;
+	rec.instance_type = pl->type;	/* the type this instance got */
 	rec.private_ip = in->private_ip;
 	rec.public_ip = in->public_ip;
 	rec.state = in->state_code == 16 ? GB_INST_RUNNING : GB_INST_PENDING;
@@ -446,7 +447,9 @@ static void learn_quotas(struct orch_run *r)
 				strcmp(r->pr[j].q_code, pr->q_code);
 		if (!first)
 			continue;
-		units = gb_plan_quota_key(r->type, spot, pr->q_code, key, sizeof(key));
+		/* a vCPU quota counts in the refused pool's type's vCPUs */
+		units = gb_plan_quota_key(r->facts.pools[i].type, spot, pr->q_code, key,
+					  sizeof(key));
 		if (gb_plan_quota_held(r->st, region, key, spot, &held, &e) ||
 		    gb_state_quota_record(r->st, region, key, pr->q_code,
 					  held + (pr->q_min > 1 ? pr->q_min - 1 : 0) * units,
@@ -457,8 +460,9 @@ static void learn_quotas(struct orch_run *r)
 }
 
 /*
- * Capacity memory, one observation per AZ per request: the calls of one
- * run to one AZ (chunks, waves, subnets) are one visit.  Two records:
+ * Capacity memory, one observation per (AZ, type) per request: the calls
+ * of one run to one AZ for one type (chunks, waves, subnets) are one
+ * visit.  Two records:
  *  - schema 2 (the default strategy's estimate): a visit that ran the AZ
  *    dry measured its level (what the run got there in all); one that got
  *    everything it asked, or was cut by the region's quota, proves a
@@ -481,13 +485,11 @@ void orch_learn(struct orch_run *r)
 		bool dry = false, seen = false, first = true;
 
 		for (size_t j = 0; j < i && first; j++)
-			first = strcmp(r->facts.pools[j].region, pl->region) ||
-				strcmp(r->facts.pools[j].az, pl->az);
+			first = !orch_same_capacity(r, j, i);
 		if (!first)
 			continue;
 		for (size_t j = i; j < r->facts.n_pools; j++) {
-			if (strcmp(r->facts.pools[j].region, pl->region) ||
-			    strcmp(r->facts.pools[j].az, pl->az) || !r->pr[j].m_seen)
+			if (!orch_same_capacity(r, j, i) || !r->pr[j].m_seen)
 				continue;
 			seen = true;
 			asked += r->pr[j].m_asked;
@@ -504,15 +506,15 @@ void orch_learn(struct orch_run *r)
 		if (r->placed)
 			dry = false;
 		if (dry && !quota_cut(r, pl->region) ?
-		    gb_state_capacity_level(r->st, pl->region, pl->az, r->type, got,
+		    gb_state_capacity_level(r->st, pl->region, pl->az, pl->type, got,
 					    true, now, hl, &e) :
 		    got > 0 && gb_state_capacity_level(r->st, pl->region, pl->az,
-						       r->type, got, false, now, hl, &e))
+						       pl->type, got, false, now, hl, &e))
 			gb_log_warn("capacity_record_failed req=%s error=%s", r->req->id,
 				    e.text);
 		if (!dry && (got < 2 * r->bmax || (est >= 0 && !isinf(est))))
 			continue;
-		if (gb_state_capacity_record(r->st, pl->region, pl->az, r->type, asked,
+		if (gb_state_capacity_record(r->st, pl->region, pl->az, pl->type, asked,
 					     got, dry, false, now, hl, &e))
 			gb_log_warn("capacity_record_failed req=%s error=%s", r->req->id,
 				    e.text);
@@ -578,13 +580,13 @@ static gb_err_t process(struct orch_run *r, struct orch_call *c,
 	orch_outcome_note(r, c);
 	/* http= and t= (seconds since the start: sent, answered) for replays */
 	if (oc == CALL_OK)
-		orch_trace(r, "call", "seq=%d pool=%s/%s min=%d max=%d got=%d http=%d t=%.2f-%.2f%s",
-			   c->seq, pl->az, pl->subnet, c->min, c->max,
+		orch_trace(r, "call", "seq=%d pool=%s/%s type=%s min=%d max=%d got=%d http=%d t=%.2f-%.2f%s",
+			   c->seq, pl->az, pl->subnet, pl->type, c->min, c->max,
 			   orch_call_got(c), http, c->job.t_start - r->t0,
 			   c->job.t_done - r->t0, c->recovered ? " recovered=1" : "");
 	else
-		orch_trace(r, "call", "seq=%d pool=%s/%s min=%d max=%d got=0 code=%s class=%s http=%d t=%.2f-%.2f msg=%s%s",
-			   c->seq, pl->az, pl->subnet, c->min, c->max,
+		orch_trace(r, "call", "seq=%d pool=%s/%s type=%s min=%d max=%d got=0 code=%s class=%s http=%d t=%.2f-%.2f msg=%s%s",
+			   c->seq, pl->az, pl->subnet, pl->type, c->min, c->max,
 			   c->job.ae.code[0] ? c->job.ae.code : "-",
 			   gb_ec2_class_name(c->job.ae.cls), http,
 			   c->job.t_start - r->t0, c->job.t_done - r->t0,

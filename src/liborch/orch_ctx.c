@@ -128,6 +128,13 @@ void orch_exclude_az(struct orch_run *r, size_t pool, const char *why)
 			orch_exclude_subnet(r, i, why);
 }
 
+void orch_exclude_capacity(struct orch_run *r, size_t pool, const char *why)
+{
+	for (size_t i = 0; i < r->facts.n_pools; i++)
+		if (orch_same_capacity(r, i, pool))
+			orch_exclude_subnet(r, i, why);
+}
+
 void orch_exclude_region(struct orch_run *r, const char *region,
 			 const char *why)
 {
@@ -142,6 +149,7 @@ void orch_slot_clear(struct slot *s)
 	GB_FREE_NULL(s->region);
 	GB_FREE_NULL(s->az);
 	GB_FREE_NULL(s->subnet);
+	GB_FREE_NULL(s->type);
 	GB_FREE_NULL(s->private_ip);
 	GB_FREE_NULL(s->public_ip);
 	s->state = SLOT_EMPTY;
@@ -163,8 +171,10 @@ long orch_pool_index(const struct orch_run *r, const struct gb_plan_step *s)
 	for (size_t i = 0; i < r->facts.n_pools; i++) {
 		const struct gb_pool *p = &r->facts.pools[i];
 
+		/* a step without a type (older plans) means the first type */
 		if (strcmp(p->region, s->region) == 0 && strcmp(p->az, s->az) == 0 &&
-		    strcmp(p->subnet, s->subnet) == 0)
+		    strcmp(p->subnet, s->subnet) == 0 &&
+		    strcmp(p->type, s->type && *s->type ? s->type : r->type) == 0)
 			return (long)i;
 	}
 	return -1;
@@ -184,6 +194,12 @@ bool orch_same_az(const struct orch_run *r, size_t a, size_t b)
 {
 	return strcmp(r->facts.pools[a].region, r->facts.pools[b].region) == 0 &&
 	       strcmp(r->facts.pools[a].az, r->facts.pools[b].az) == 0;
+}
+
+bool orch_same_capacity(const struct orch_run *r, size_t a, size_t b)
+{
+	return orch_same_az(r, a, b) &&
+	       r->facts.pools[a].type_index == r->facts.pools[b].type_index;
 }
 
 int orch_pool_cap(const struct orch_run *r, size_t pool)

@@ -82,15 +82,15 @@ static bool wave_full(const struct orch_run *r, const struct wave *w)
 	return w->n + w->n_fly >= (size_t)r->o->max_parallel;
 }
 
-/* A call in flight or in the batch asks [pool]'s AZ already. */
+/* A call in flight or in the batch asks [pool]'s AZ (for its type) already. */
 static bool az_busy(const struct orch_run *r, const struct wave *w,
 		    size_t pool)
 {
 	for (size_t k = 0; k < w->n; k++)
-		if (orch_same_az(r, w->v[k]->pool, pool))
+		if (orch_same_capacity(r, w->v[k]->pool, pool))
 			return true;
 	for (size_t k = 0; k < w->n_fly; k++)
-		if (orch_same_az(r, w->fly[k]->pool, pool))
+		if (orch_same_capacity(r, w->fly[k]->pool, pool))
 			return true;
 	return false;
 }

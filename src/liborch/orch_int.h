@@ -51,7 +51,8 @@ enum orch_job_kind {
 	ORCH_JOB_RUN = 0,	/* RunInstances */
 	ORCH_JOB_TAGS,		/* CreateTags */
 	ORCH_JOB_TERMINATE,	/* TerminateInstances */
-	ORCH_JOB_OFFERINGS,	/* DescribeInstanceTypeOfferings (one type) */
+	ORCH_JOB_OFFERINGS,	/* DescribeInstanceTypeOfferings (the
+				 * request's types, one call) */
 	ORCH_JOB_DESCRIBE,	/* DescribeInstances (filters) */
 	ORCH_JOB_PLACEMENT,	/* CreatePlacementGroup (cluster) */
 };
@@ -68,8 +69,9 @@ struct orch_job {
 	const struct gb_ec2_kv *tags;
 	size_t n_tags;
 	struct gb_ec2_state_change_list *changes;	/* NEW result */
-	/* OFFERINGS */
-	const char *instance_type;
+	/* OFFERINGS: filter instance-type with these values */
+	const char *const *types;
+	size_t n_types;
 	struct gb_ec2_offering_list *offerings;	/* NEW result */
 	/* DESCRIBE */
 	const struct gb_ec2_describe_params *describe;
@@ -123,6 +125,7 @@ struct slot {
 	const char *name;	/* BORROWED from run->names */
 	enum slot_state state;
 	char *instance_id, *region, *az, *subnet, *private_ip, *public_ip;
+	char *type;		/* the instance's type */
 	char *code;		/* why unfilled (last denial) */
 	char *why;
 	int group;		/* locality group of its instance */
@@ -175,6 +178,15 @@ struct orch_run {
 	const struct gb_conf *conf;
 	const struct gb_request *req;
 	const struct gb_conf_nodeset *ns;
+	/*
+	 * The request's types, in preference order (facts.types is this
+	 * array): the nodeset's instance_types, or the one type the request
+	 * names when it is another (gpuburstctl plan --type X).  [type] is
+	 * types[0], for where one name is needed (messages); every call
+	 * uses its pool's type.
+	 */
+	const char *const *types;
+	size_t n_types;
 	const char *type;
 	const char *home;
 	enum gb_strategy strategy;
@@ -271,7 +283,7 @@ gb_err_t orch_call_begin(struct orch_run *r, struct orch_call *c,
 /* Build the job parameters of [c] (also for a recovered attempt). */
 gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
 			  const char *region, const char *az,
-			  const char *subnet, gb_error_t *err);
+			  const char *subnet, const char *type, gb_error_t *err);
 /*
  * Send [calls] in parallel and process every answer: record instances and
  * attempts, assign nodes, memory, extras, tags.  RET GB_E_OK or a fatal
@@ -328,7 +340,7 @@ enum call_outcome orch_call_outcome(const struct orch_call *c);
 enum orch_scope {
 	ORCH_SCOPE_NONE = 0,
 	ORCH_SCOPE_SUBNET,
-	ORCH_SCOPE_AZ,
+	ORCH_SCOPE_AZ,		/* the AZ for the pool's type (its capacity) */
 	ORCH_SCOPE_REGION,
 };
 
@@ -474,15 +486,24 @@ gb_err_t orch_replan(struct orch_run *r, const char *why, gb_error_t *err);
 /* Every pool's estimate from memory (the default: levels and quota walls). */
 void orch_plan_estimate(struct orch_run *r);
 
-/* Exclude pools: one subnet, a whole AZ, or a whole region. */
+/*
+ * Exclude pools: one subnet, the AZ's pools of [pool]'s type (its
+ * capacity: ICE, unsupported), the whole AZ whatever the type (placement),
+ * or a whole region.
+ */
 void orch_exclude_subnet(struct orch_run *r, size_t pool, const char *why);
+void orch_exclude_capacity(struct orch_run *r, size_t pool, const char *why);
 void orch_exclude_az(struct orch_run *r, size_t pool, const char *why);
 void orch_exclude_region(struct orch_run *r, const char *region,
 			 const char *why);
-/* The pool a plan step names, or -1. */
+/* The pool a plan step names (region, AZ, subnet and type), or -1. */
 long orch_pool_index(const struct orch_run *r, const struct gb_plan_step *s);
-/* Pools [a] and [b] are in the same AZ. */
+/*
+ * Pools [a] and [b] are in the same AZ (locality, placement groups).
+ * orch_same_capacity: ... and of the same type (memory, ICE, levels).
+ */
 bool orch_same_az(const struct orch_run *r, size_t a, size_t b);
+bool orch_same_capacity(const struct orch_run *r, size_t a, size_t b);
 /* Instances one call to [pool] may ask: batch_max, 1 with {node} user data. */
 int orch_pool_cap(const struct orch_run *r, size_t pool);
 

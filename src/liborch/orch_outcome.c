@@ -101,8 +101,8 @@ void orch_outcome_exclude(struct orch_run *r, const struct orch_call *c,
 	case ORCH_SCOPE_SUBNET:
 		orch_exclude_subnet(r, c->pool, word);
 		break;
-	case ORCH_SCOPE_AZ:
-		orch_exclude_az(r, c->pool, word);
+	case ORCH_SCOPE_AZ:	/* the AZ's capacity of the pool's type */
+		orch_exclude_capacity(r, c->pool, word);
 		break;
 	case ORCH_SCOPE_REGION:
 		orch_exclude_region(r, p->region, word);	/* once: a no-op after */
@@ -168,7 +168,7 @@ void orch_judge_pool(struct orch_run *r, struct orch_call *c, bool aon)
 		pr->throttled = 0;
 		if (c->min < c->max && got < c->max) {
 			/* a level measured; empty pools say nothing of others */
-			orch_exclude_az(r, c->pool, "dry");
+			orch_exclude_capacity(r, c->pool, "dry");
 			r->prior_sum += got;
 			r->prior_n++;
 		} else if (pr->got >= 1 && r->facts.pools[c->pool].mem.est >= 0 &&
@@ -179,7 +179,7 @@ void orch_judge_pool(struct orch_run *r, struct orch_call *c, bool aon)
 			 * when every other pool is spent (a probe of one).
 			 */
 			for (size_t i = 0; i < r->facts.n_pools; i++)
-				if (orch_same_az(r, i, c->pool))
+				if (orch_same_capacity(r, i, c->pool))
 					r->pr[i].at_estimate = true;
 		} else {
 			pr->run_est = -1;	/* gave all it was asked: maybe more */

@@ -52,6 +52,8 @@ static void scope_of(const struct orch_run *r, struct gb_plan_scope *s)
 {
 	s->conf = r->conf;
 	s->instance_type = r->type;
+	s->types = r->types;
+	s->n_types = r->n_types;
 	s->target = r->facts.target;
 	s->allowed = r->cand.allowed;
 	s->n_allowed = r->cand.n_allowed;
@@ -65,16 +67,11 @@ static void scope_of(const struct orch_run *r, struct gb_plan_scope *s)
 static bool plan_usable(const struct orch_run *r, const struct gb_plan *p)
 {
 	for (size_t i = 0; i < p->n_steps; i++) {
-		const struct gb_plan_step *st = &p->steps[i];
+		long k = orch_pool_index(r, &p->steps[i]);	/* type included */
+		const struct gb_pool *q = k >= 0 ? &r->facts.pools[k] : NULL;
 
-		for (size_t k = 0; k < r->facts.n_pools; k++) {
-			const struct gb_pool *q = &r->facts.pools[k];
-
-			if (!q->excluded && q->offered != GB_OFFER_NO &&
-			    strcmp(q->region, st->region) == 0 &&
-			    strcmp(q->az, st->az) == 0 && strcmp(q->subnet, st->subnet) == 0)
-				return true;
-		}
+		if (q && !q->excluded && q->offered != GB_OFFER_NO)
+			return true;
 	}
 	return false;
 }
@@ -244,8 +241,8 @@ static void refresh_memory(struct orch_run *r)
 	struct gb_plan_facts f;
 	gb_error_t e;
 
-	if (gb_plan_facts_build(r->conf, &r->cand, r->type, 1, 1,
-				GB_LOCALITY_NONE, r->st, orch_wall(r->o), &f, &e)) {
+	if (gb_plan_facts_build_types(r->conf, &r->cand, r->types, r->n_types, 1, 1,
+				      GB_LOCALITY_NONE, r->st, orch_wall(r->o), &f, &e)) {
 		gb_log_warn("memory_refresh_failed req=%s error=%s", r->req->id, e.text);
 		return;
 	}

@@ -78,7 +78,6 @@ static void run_job(struct worker *w, struct orch_job *j)
 {
 	struct gb_ec2_filter f;
 	struct gb_ec2_offerings_params op = { "availability-zone", &f, 1, 0 };
-	const char *types[1];
 	gb_ec2_t *c;
 
 	memset(&j->ae, 0, sizeof(j->ae));
@@ -107,10 +106,9 @@ static void run_job(struct worker *w, struct orch_job *j)
 						   &j->changes, &j->ae, &j->err);
 		break;
 	case ORCH_JOB_OFFERINGS:
-		types[0] = j->instance_type;
 		f.name = "instance-type";
-		f.values = types;
-		f.n_values = 1;
+		f.values = j->types;
+		f.n_values = j->n_types;
 		j->rc = gb_ec2_describe_instance_type_offerings(
 			c, &op, &j->offerings, &j->ae, &j->err);
 		break;

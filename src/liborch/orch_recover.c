@@ -22,6 +22,8 @@ struct old_attempt {
 	int64_t id;
 	int seq;
 	char *region, *az, *subnet, *token;
+	char *type;		/* the type it was sent with; NULL: r->type
+				 * (recorded before attempts had several) */
 	int min, max;
 	enum gb_attempt_state state;
 	char *nodes;		/* from the launch event, comma-separated */
@@ -62,6 +64,7 @@ static int attempt_row(const struct gb_attempt *a, void *arg)
 	o->region = gb_strdup0(a->region);
 	o->az = gb_strdup0(a->az);
 	o->subnet = gb_strdup0(a->subnet);
+	o->type = gb_strdup0(a->instance_type);
 	o->token = gb_strdup0(a->client_token);
 	o->min = a->min_count;
 	o->max = a->asked;
@@ -111,6 +114,7 @@ static void slot_reuse(struct orch_run *r, struct slot *s,
 	s->region = gb_strdup0(in->region);
 	s->az = gb_strdup0(in->az);
 	s->subnet = gb_strdup0(in->subnet);
+	s->type = gb_strdup0(in->instance_type);
 	s->private_ip = gb_strdup0(in->private_ip);
 	s->public_ip = gb_strdup0(in->public_ip);
 	s->tagged = !ours;	/* ours: the crash may have come before CreateTags */
@@ -169,14 +173,17 @@ static gb_err_t live_instances(struct recov *x, gb_error_t *err)
 	return rc;
 }
 
+/* The pool of [a]: its subnet and the type it was sent with. */
 static long find_pool(const struct orch_run *r, const struct old_attempt *a)
 {
+	const char *type = a->type && *a->type ? a->type : r->type;
+
 	for (size_t i = 0; i < r->facts.n_pools; i++) {
 		const struct gb_pool *p = &r->facts.pools[i];
 
 		if (strcmp(p->region, a->region) == 0 &&
 		    gb_strcmp0(p->az, a->az) == 0 &&
-		    gb_strcmp0(p->subnet, a->subnet) == 0)
+		    gb_strcmp0(p->subnet, a->subnet) == 0 && strcmp(p->type, type) == 0)
 			return (long)i;
 	}
 	return -1;
@@ -261,7 +268,9 @@ static gb_err_t resend(struct recov *x, gb_error_t *err)
 			rc = give_up(r, a, "its node list does not match the request", err);
 			continue;
 		}
-		rc = orch_call_params(r, c, a->region, a->az, a->subnet, err);
+		/* its recorded type: the ClientToken stands for the same call */
+		rc = orch_call_params(r, c, a->region, a->az, a->subnet,
+				      r->facts.pools[p].type, err);
 	}
 	if (!rc && n) {
 		orch_trace(r, "recover", "re-sending %zu attempt(s) with their own tokens", n);
@@ -356,6 +365,7 @@ gb_err_t orch_recover(struct orch_run *r, gb_error_t *err)
 		free(x.v[i].region);
 		free(x.v[i].az);
 		free(x.v[i].subnet);
+		free(x.v[i].type);
 		free(x.v[i].token);
 		free(x.v[i].nodes);
 	}

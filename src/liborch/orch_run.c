@@ -97,6 +97,14 @@ static gb_err_t settle_options(struct orch_run *r,
 				 q->id, q->nodeset ? q->nodeset : "(none)");
 	r->type = q->instance_type && *q->instance_type ? q->instance_type :
 		  r->ns->instance_type;
+	if (r->ns->n_instance_types > 0 && strcmp(r->type, r->ns->instance_type) == 0) {
+		r->types = (const char *const *)r->ns->instance_types;
+		r->n_types = r->ns->n_instance_types;
+	} else {
+		/* another single type (plan --type X), or no list parsed yet */
+		r->types = &r->type;
+		r->n_types = 1;
+	}
 	r->home = ro && ro->home_region ? ro->home_region :
 		  q->home_region && *q->home_region ? q->home_region :
 		  r->ns->home_region;
@@ -142,7 +150,8 @@ static gb_err_t preflight(struct orch_run *r, gb_error_t *err)
 			continue;
 		jobs[n].kind = ORCH_JOB_OFFERINGS;
 		jobs[n].region = region;
-		jobs[n].instance_type = r->type;
+		jobs[n].types = r->types;	/* every type in one call */
+		jobs[n].n_types = r->n_types;
 		jp[n] = &jobs[n];
 		n++;
 	}
@@ -289,26 +298,43 @@ static gb_err_t cause_of(const struct orch_run *r)
 	return GB_E_CAPACITY;
 }
 
+/* The request's types for a reason: "p5.48xlarge or p5e.48xlarge". */
+static const char *types_text(const struct orch_run *r, char *buf, size_t n)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < r->n_types && len < n; i++) {
+		int w = snprintf(buf + len, n - len, "%s%s", i ? " or " : "", r->types[i]);
+
+		len += w > 0 ? (size_t)w : 0;
+	}
+	return buf;
+}
+
 /* The text of [d], without its code: where the request could not go. */
 static void denial_text(const struct orch_run *r, enum denial d, const char *where,
 			struct gb_buf *b)
 {
+	char tt[256];
+	const char *type = types_text(r, tt, sizeof(tt));
+
 	if (d == DENY_ABORT) {
 		gb_buf_puts(b, r->abort_text);
 	} else if (skips_alone(r)) {
 		orch_region_reason(r, true, b);
 	} else if (d == DENY_NOT_OFFERED) {
-		gb_buf_printf(b, "%s is not offered in %s", r->type, where);
+		gb_buf_printf(b, "%s is not offered in %s", type, where);
 	} else if (d == DENY_LOCALITY) {
 		gb_buf_printf(b, "no %s could hold the %d-node job of %s in %s",
-			      r->locality == GB_LOCALITY_AZ ? "AZ" : "region", r->n, r->type,
+			      r->locality == GB_LOCALITY_AZ ? "AZ" : "region", r->n, type,
 			      where);
 	} else if (d == DENY_DEADLINE) {
 		gb_buf_printf(b, "request deadline passed in %s", where);
 	} else if (d == DENY_QUOTA) {
-		gb_buf_printf(b, "quota exhausted for %s in %s", r->type, where);
+		gb_buf_printf(b, "quota exhausted for %s in %s", type, where);
 	} else {
-		gb_buf_printf(b, "no %s capacity in %s", r->type, where);
+		gb_buf_printf(b, "no %s capacity in %s", type, where);
 	}
 }
 
@@ -354,6 +380,7 @@ static gb_err_t node_result(const struct orch_run *r, const struct slot *s,
 		nd->region = gb_strdup0(s->region);
 		nd->az = gb_strdup0(s->az);
 		nd->subnet = gb_strdup0(s->subnet);
+		nd->type = gb_strdup0(s->type ? s->type : r->type);
 		nd->private_ip = gb_strdup0(s->private_ip);
 		nd->public_ip = gb_strdup0(s->public_ip);
 	} else {
@@ -417,6 +444,7 @@ void gb_orch_result_clear(struct gb_orch_result *r)
 		struct gb_orch_node *n = &r->nodes[i];
 
 		free(n->node);
+		free(n->type);
 		free(n->instance_id);
 		free(n->region);
 		free(n->az);
@@ -544,9 +572,9 @@ static gb_err_t prepare(struct orch_run *r, const struct gb_orch_resume_opts *ro
 		return e.code == GB_E_NOMEM ? gb_errorf(err, GB_E_NOMEM, "%s", e.text) :
 		       GB_E_OK;
 	}
-	rc = gb_plan_facts_build(r->conf, &r->cand, r->type, r->n,
-				 r->grouped ? r->n : 1, r->locality, r->st,
-				 orch_wall(r->o), &r->facts, err);
+	rc = gb_plan_facts_build_types(r->conf, &r->cand, r->types, r->n_types, r->n,
+				       r->grouped ? r->n : 1, r->locality, r->st,
+				       orch_wall(r->o), &r->facts, err);
 	if (rc)
 		return rc;
 	r->facts.hedge = r->hedge;
@@ -563,6 +591,7 @@ static gb_err_t prepare(struct orch_run *r, const struct gb_orch_resume_opts *ro
 
 static gb_err_t execute(struct orch_run *r, gb_error_t *err)
 {
+	char tt[256];
 	gb_err_t rc;
 
 	if (r->abort_rc)
@@ -586,7 +615,8 @@ static gb_err_t execute(struct orch_run *r, gb_error_t *err)
 	for (size_t i = 0; i < r->cand.n; i++)
 		if (!region_offers(r, r->cand.v[i].region->name))
 			orch_trace(r, "preflight", "region=%s NOT_OFFERED %s",
-				   r->cand.v[i].region->name, r->type);
+				   r->cand.v[i].region->name,
+				   types_text(r, tt, sizeof(tt)));
 	if ((rc = orch_plan_make(r, "initial plan", err)) || !r->plan)
 		return rc;
 	switch (r->strategy) {

@@ -2,9 +2,9 @@
 /*
  * facts.c - pools, the offerings preflight and capacity memory
  *
- * A pool is (region, AZ, subnet).  EC2 capacity lives per AZ and instance
- * type, so the memory and the offerings are per AZ and every subnet of an
- * AZ shares them; subnets only add addresses.
+ * A pool is (region, type, AZ, subnet).  EC2 capacity lives per AZ and
+ * instance type, so the memory and the offerings are per (AZ, type) and
+ * every subnet of an AZ shares them; subnets only add addresses.
  */
 #include "config.h"
 
@@ -37,7 +37,7 @@ void gb_plan_facts_clear(struct gb_plan_facts *f)
 	memset(f, 0, sizeof(*f));
 }
 
-static size_t count_pools(const struct gb_candidates *cand)
+static size_t count_pools(const struct gb_candidates *cand, size_t n_types)
 {
 	size_t n = 0;
 
@@ -47,7 +47,7 @@ static size_t count_pools(const struct gb_candidates *cand)
 		for (size_t a = 0; a < r->n_azs; a++)
 			n += r->azs[a].n_subnets;
 	}
-	return n;
+	return n * n_types;
 }
 
 /* The estimate of the asked/got/ice counters (before schema 2). */
@@ -134,7 +134,8 @@ static int mem_row(const struct gb_capacity *c, void *arg)
 	for (size_t i = 0; i < f->n_pools; i++) {
 		struct gb_pool *p = &f->pools[i];
 
-		if (strcmp(p->region, c->region) || gb_strcmp0(p->az, c->az))
+		if (strcmp(p->region, c->region) || gb_strcmp0(p->az, c->az) ||
+		    gb_strcmp0(p->type, c->instance_type))
 			continue;
 		mem_fill(&p->mem, c);
 	}
@@ -169,10 +170,84 @@ static void cached_offerings(struct gb_plan_facts *f, gb_state_t *st)
 		struct gb_pool *p = &f->pools[i];
 		bool offered;
 
-		if (gb_state_offering_get(st, p->region, p->az, f->instance_type,
+		if (gb_state_offering_get(st, p->region, p->az, p->type,
 					  since, &offered, NULL) == GB_E_OK)
 			p->offered = offered ? GB_OFFER_YES : GB_OFFER_NO;
 	}
+}
+
+/* The pools of candidate [i] for type [t], in AZ and subnet order, at [k]. */
+static size_t add_pools(struct gb_plan_facts *f, size_t i, size_t t, size_t k)
+{
+	const struct gb_conf_region *r = f->cand->v[i].region;
+
+	for (size_t a = 0; a < r->n_azs; a++) {
+		for (size_t s = 0; s < r->azs[a].n_subnets; s++) {
+			struct gb_pool *p = &f->pools[k++];
+
+			p->region = r->name;
+			p->az = r->azs[a].name;
+			p->subnet = r->azs[a].subnets[s];
+			p->type = f->types[t];
+			p->type_index = (int)t;
+			p->rank = (int)i;
+			p->az_index = (int)a;
+			p->subnet_index = (int)s;
+			p->distance_km = f->cand->v[i].distance_km;
+			p->mem.est = -1;
+			p->mem.floor = -1;
+			p->mem.quota_room = HUGE_VAL;
+		}
+	}
+	return k;
+}
+
+gb_err_t gb_plan_facts_build_types(const struct gb_conf *conf,
+				   const struct gb_candidates *cand,
+				   const char *const *types, size_t n_types,
+				   int target, int job_size,
+				   enum gb_locality locality,
+				   struct gb_state *st, double now,
+				   struct gb_plan_facts *f, gb_error_t *err)
+{
+	struct mem_ctx mc = { f };
+	size_t n, k = 0;
+	gb_err_t rc;
+
+	memset(f, 0, sizeof(*f));
+	if (!types || n_types == 0 || !types[0])
+		return gb_errorf(err, GB_E_INVALID, "facts: no instance type");
+	f->conf = conf;
+	f->instance_type = types[0];
+	f->types = types;
+	f->n_types = n_types;
+	f->target = target;
+	f->job_size = job_size > 0 ? job_size : 1;
+	f->locality = locality;
+	f->cand = cand;
+	f->now = now;
+	f->batch_max = conf->policy.batch_max;
+	f->hedge = 1;
+	n = count_pools(cand, n_types);
+	if (n && !(f->pools = calloc(n, sizeof(*f->pools))))
+		return gb_errorf(err, GB_E_NOMEM, "facts: out of memory");
+	for (size_t i = 0; i < cand->n; i++)
+		for (size_t t = 0; t < n_types; t++)
+			k = add_pools(f, i, t, k);
+	f->n_pools = k;
+	if (st) {
+		cached_offerings(f, st);
+		for (size_t t = 0; t < n_types; t++) {
+			rc = gb_state_capacity_list(st, types[t], now,
+						    conf->policy.capacity_half_life,
+						    mem_row, &mc, err);
+			if (rc)
+				return rc;
+		}
+	}
+	for (size_t i = 0; i < f->n_pools; i++)
+		gb_plan_pool_estimate(f, &f->pools[i]);
+	return GB_E_OK;
 }
 
 gb_err_t gb_plan_facts_build(const struct gb_conf *conf,
@@ -182,55 +257,17 @@ gb_err_t gb_plan_facts_build(const struct gb_conf *conf,
 			     struct gb_state *st, double now,
 			     struct gb_plan_facts *f, gb_error_t *err)
 {
-	struct mem_ctx mc = { f };
-	size_t n, k = 0;
 	gb_err_t rc;
 
-	memset(f, 0, sizeof(*f));
-	f->conf = conf;
-	f->instance_type = instance_type;
-	f->target = target;
-	f->job_size = job_size > 0 ? job_size : 1;
-	f->locality = locality;
-	f->cand = cand;
-	f->now = now;
-	f->batch_max = conf->policy.batch_max;
-	f->hedge = 1;
-	n = count_pools(cand);
-	if (n && !(f->pools = calloc(n, sizeof(*f->pools))))
-		return gb_errorf(err, GB_E_NOMEM, "facts: out of memory");
-	for (size_t i = 0; i < cand->n; i++) {
-		const struct gb_conf_region *r = cand->v[i].region;
-
-		for (size_t a = 0; a < r->n_azs; a++) {
-			for (size_t s = 0; s < r->azs[a].n_subnets; s++) {
-				struct gb_pool *p = &f->pools[k++];
-
-				p->region = r->name;
-				p->az = r->azs[a].name;
-				p->subnet = r->azs[a].subnets[s];
-				p->rank = (int)i;
-				p->az_index = (int)a;
-				p->subnet_index = (int)s;
-				p->distance_km = cand->v[i].distance_km;
-				p->mem.est = -1;
-				p->mem.floor = -1;
-				p->mem.quota_room = HUGE_VAL;
-			}
-		}
-	}
-	f->n_pools = k;
-	if (st) {
-		cached_offerings(f, st);
-		rc = gb_state_capacity_list(st, instance_type, now,
-					    conf->policy.capacity_half_life,
-					    mem_row, &mc, err);
-		if (rc)
-			return rc;
-	}
-	for (size_t i = 0; i < f->n_pools; i++)
-		gb_plan_pool_estimate(f, &f->pools[i]);
-	return GB_E_OK;
+	/*
+	 * f->types must outlive this call: point it at f->instance_type,
+	 * which holds the caller's (BORROWED) string.
+	 */
+	rc = gb_plan_facts_build_types(conf, cand, &instance_type, 1, target,
+				       job_size, locality, st, now, f, err);
+	if (rc == GB_E_OK)
+		f->types = &f->instance_type;
+	return rc;
 }
 
 /*****************************************************************************
@@ -368,23 +405,22 @@ static int quota_row(const struct gb_quota *q, void *arg)
 	struct quota_ctx *c = arg;
 	struct gb_plan_facts *f = c->f;
 	double room, held = 0;
+	bool have_held = false;
 	int units;
-	bool any = false;
 
-	if (!quota_bounds(q, f->instance_type, c->spot, &units))
-		return 0;	/* forgotten, or another type's quota */
-	for (size_t i = 0; i < f->n_pools && !any; i++)
-		any = strcmp(f->pools[i].region, q->region) == 0;
-	if (!any)
-		return 0;
-	if ((c->rc = gb_plan_quota_held(c->st, q->region, q->quota, c->spot,
-					&held, c->err)))
-		return 1;
-	room = room_of(q, held, units);
+	/* per pool: a vCPU quota counts each type in its own vCPUs */
 	for (size_t i = 0; i < f->n_pools; i++) {
 		struct gb_pool *p = &f->pools[i];
 
-		if (strcmp(p->region, q->region) || room >= p->mem.quota_room)
+		if (strcmp(p->region, q->region) ||
+		    !quota_bounds(q, p->type, c->spot, &units))
+			continue;	/* forgotten, or another type's quota */
+		if (!have_held && (c->rc = gb_plan_quota_held(c->st, q->region, q->quota,
+							      c->spot, &held, c->err)))
+			return 1;
+		have_held = true;
+		room = room_of(q, held, units);
+		if (room >= p->mem.quota_room)
 			continue;
 		p->mem.quota_room = room < 0 ? 0 : room;
 		gb_strlcpy(p->mem.quota_code, q->code, sizeof(p->mem.quota_code));
@@ -424,46 +460,53 @@ static bool offered_in(const struct gb_ec2_offering_list *l, const char *type,
 	return false;
 }
 
-/* Store what the cloud said, one row per configured AZ and one per region. */
+/*
+ * Store what the cloud said: one row per configured (AZ, type) and one per
+ * (region, type).
+ */
 void gb_plan_offerings_apply(struct gb_plan_facts *f, const char *region,
 			     const struct gb_ec2_offering_list *l,
 			     struct gb_state *st)
 {
-	bool any = false;
-	const char *last_az = NULL;
+	const char *last_az = NULL, *last_type = NULL;
 	gb_error_t e;
 
-	for (size_t i = 0; i < f->n_pools; i++) {
-		struct gb_pool *p = &f->pools[i];
-		bool yes;
+	for (size_t t = 0; t < f->n_types; t++) {
+		bool any = false;
 
-		if (strcmp(p->region, region))
-			continue;
-		yes = offered_in(l, f->instance_type, p->az);
-		p->offered = yes ? GB_OFFER_YES : GB_OFFER_NO;
-		any |= yes;
-		if (st && gb_strcmp0(last_az, p->az) &&
-		    gb_state_offering_put(st, region, p->az, f->instance_type,
-					  yes, f->now, &e))
-			gb_log_warn("offerings_cache_failed region=%s az=%s error=%s",
-				    region, p->az, e.text);
-		last_az = p->az;
+		for (size_t i = 0; i < f->n_pools; i++) {
+			struct gb_pool *p = &f->pools[i];
+			bool yes;
+
+			if (strcmp(p->region, region) || p->type_index != (int)t)
+				continue;
+			yes = offered_in(l, p->type, p->az);
+			p->offered = yes ? GB_OFFER_YES : GB_OFFER_NO;
+			any |= yes;
+			if (st && (gb_strcmp0(last_az, p->az) || last_type != p->type) &&
+			    gb_state_offering_put(st, region, p->az, p->type, yes, f->now, &e))
+				gb_log_warn("offerings_cache_failed region=%s az=%s type=%s error=%s",
+					    region, p->az, p->type, GB_LOG_Q(e.text));
+			last_az = p->az;
+			last_type = p->type;
+		}
+		if (st && gb_state_offering_put(st, region, NULL, f->types[t], any,
+						f->now, &e))
+			gb_log_warn("offerings_cache_failed region=%s type=%s error=%s",
+				    region, f->types[t], GB_LOG_Q(e.text));
 	}
-	if (st && gb_state_offering_put(st, region, NULL, f->instance_type, any,
-					f->now, &e))
-		gb_log_warn("offerings_cache_failed region=%s error=%s", region,
-			    e.text);
 }
 
 /*****************************************************************************
  *  The capacity summary (for the LLM planner's prompt)
  *****************************************************************************/
 
-/* Pools of one AZ share their memory: keep the first subnet's only. */
+/* Pools of one (AZ, type) share their memory: keep the first subnet's only. */
 static bool first_of_az(const struct gb_plan_facts *f, size_t i)
 {
 	return i == 0 || strcmp(f->pools[i - 1].az, f->pools[i].az) != 0 ||
-	       strcmp(f->pools[i - 1].region, f->pools[i].region) != 0;
+	       strcmp(f->pools[i - 1].region, f->pools[i].region) != 0 ||
+	       f->pools[i - 1].type_index != f->pools[i].type_index;
 }
 
 /* Informative = much asked recently; dry and fresh facts matter most. */
@@ -493,10 +536,13 @@ static void age(double now, double t, char *buf, size_t n)
 static void item(const struct gb_plan_facts *f, const struct gb_pool *p,
 		 char *buf, size_t n)
 {
-	char a1[16], est[16];
+	char a1[16], est[16], where[96];
 
+	/* one type: the AZ alone, as before several types */
+	snprintf(where, sizeof(where), "%s%s%s", p->az, f->n_types > 1 ? "/" : "",
+		 f->n_types > 1 ? p->type : "");
 	if (p->offered == GB_OFFER_NO) {
-		snprintf(buf, n, "%s not-offered;", p->az);
+		snprintf(buf, n, "%s not-offered;", where);
 		return;
 	}
 	if (p->mem.est < 0)
@@ -507,7 +553,7 @@ static void item(const struct gb_plan_facts *f, const struct gb_pool *p,
 		snprintf(est, sizeof(est), "%.0f", floor(p->mem.est + 0.25));
 	age(f->now, p->mem.last_ice_at, a1, sizeof(a1));
 	snprintf(buf, n, "%s got %.1f/%.1f dry %.1f est %s last-dry %s%s;",
-		 p->az, p->mem.got, p->mem.asked, p->mem.ice, est, a1,
+		 where, p->mem.got, p->mem.asked, p->mem.ice, est, a1,
 		 p->mem.recent_ice ? " cooling" : "");
 }
 

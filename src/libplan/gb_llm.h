@@ -33,10 +33,12 @@
  *
  * The answer must be exactly the output schema (gb_llm_schema()):
  *   {"instance_type": str, "total": int, "steps": [{"region": str,
- *    "az": str, "subnet": str, "batch": int, "reason": str}, ...],
- *    "rationale": str}
- * parsed with duplicate keys rejected and no member missing, extra or of
- * another type; a truncated answer (finish_reason "length", stop reason
+ *    "az": str, "subnet": str, "type": str, "batch": int, "reason": str},
+ *    ...], "rationale": str}
+ * parsed with duplicate keys rejected and no member missing (but a step's
+ * "type": absent, the step launches the plan's instance_type), extra or of
+ * another type; the facts list request.instance_types and each pool's
+ * "type", which a step names like its region, az and subnet; a truncated answer (finish_reason "length", stop reason
  * "max_tokens") is refused.  The plan's planner is "llm:<provider>" and
  * its rationale the model's.  Nothing here validates the plan against the
  * request's rules: the caller (the orchestrator) runs gb_plan_validate()

@@ -2,10 +2,11 @@
 /*
  * gb_plan.h - candidates, preflight, capacity memory, planners, THE validator
  *
- * A request asks for N nodes of one instance type on behalf of a home
- * region.  libplan answers "where": the candidate regions (the home
- * region's fallback group, home first when launchable, the rest nearest
- * first by great-circle distance), the pools in them ((region, AZ, subnet)
+ * A request asks for N nodes of a nodeset's instance types (one or more,
+ * in preference order, equivalent GPUs) on behalf of a home region.
+ * libplan answers "where": the candidate regions (the home region's
+ * fallback group, home first when launchable, the rest nearest first by
+ * great-circle distance), the pools in them ((region, type, AZ, subnet)
  * that offer the type), what capacity memory says about each pool, and a
  * plan: an ordered list of pools with a batch size and a one-line reason
  * each.  Every plan, from any planner (the heuristic one here, the LLM one
@@ -63,6 +64,9 @@ struct gb_plan_step {
 	char *region;		/* "ap-south-1" */
 	char *az;		/* "ap-south-1a" */
 	char *subnet;		/* "subnet-..." of that AZ in the config */
+	char *type;		/* instance type launched here, one of the
+				 * request's; JSON "type", absent in plans
+				 * stored before it: the plan's instance_type */
 	int batch;		/* max instances per RunInstances call here,
 				 * 1 <= batch <= policy.batch_max */
 	int expect;		/* instances the planner expects from this
@@ -71,7 +75,7 @@ struct gb_plan_step {
 };
 
 struct gb_plan {
-	char *instance_type;	/* the request's type */
+	char *instance_type;	/* the request's first (preferred) type */
 	int total;		/* instances this plan aims to obtain, <= target */
 	struct gb_plan_step *steps;	/* in order of preference */
 	size_t n_steps;
@@ -84,10 +88,14 @@ gb_err_t gb_plan_new(const char *instance_type, const char *planner,
 		     int total, struct gb_plan **out, gb_error_t *err);
 void gb_plan_free(struct gb_plan *p);
 
-/* Append a step (strings copied).  RET GB_E_OK or GB_E_NOMEM. */
+/*
+ * Append a step (strings copied); [type] NULL or "": the plan's
+ * instance_type.  RET GB_E_OK or GB_E_NOMEM.
+ */
 gb_err_t gb_plan_add_step(struct gb_plan *p, const char *region,
-			  const char *az, const char *subnet, int batch,
-			  int expect, const char *reason, gb_error_t *err);
+			  const char *az, const char *subnet, const char *type,
+			  int batch, int expect, const char *reason,
+			  gb_error_t *err);
 
 /* Replace the rationale (copied; NULL clears). */
 gb_err_t gb_plan_set_rationale(struct gb_plan *p, const char *text,
@@ -97,7 +105,9 @@ gb_err_t gb_plan_set_rationale(struct gb_plan *p, const char *text,
  * JSON, as stored in plans.body:
  *   {"instance_type":"g5.xlarge","total":8,"planner":"heuristic",
  *    "rationale":"...","steps":[{"region":..,"az":..,"subnet":..,
- *    "batch":4,"expect":3,"reason":".."}, ...]}
+ *    "type":"g5.xlarge","batch":4,"expect":3,"reason":".."}, ...]}
+ * A step without "type" (stored before it existed) gets the plan's
+ * instance_type.
  * to_json: OUT *out NEW compact text (free()).
  * from_json: OUT *out NEW plan; GB_E_PARSE names the member that is
  * missing or of the wrong type ("steps[2].batch: expected an integer").
@@ -194,10 +204,18 @@ struct gb_pool_memory {
 	char quota_code[40];	/* the wall's EC2 code, "" when none */
 };
 
+/*
+ * A pool is (region, type, AZ, subnet).  EC2 capacity lives per AZ and
+ * type: pools of one (region, AZ, type) share memory and offerings (their
+ * subnets only add addresses); locality groups (a region or an AZ) span
+ * the types.
+ */
 struct gb_pool {
 	const char *region;	/* BORROWED from the config */
 	const char *az;
 	const char *subnet;
+	const char *type;	/* BORROWED: one of facts.types */
+	int type_index;		/* its index in facts.types (preference) */
 	int rank;		/* candidate index of the region (0 = first) */
 	int az_index;		/* index of the AZ in the region's config */
 	int subnet_index;	/* index of the subnet in the AZ */
@@ -212,14 +230,17 @@ struct gb_pool {
 
 struct gb_plan_facts {
 	const struct gb_conf *conf;	/* BORROWED */
-	const char *instance_type;	/* BORROWED */
+	const char *instance_type;	/* BORROWED: types[0] */
+	const char *const *types;	/* BORROWED: the request's types, in
+					 * preference order */
+	size_t n_types;
 	int target;		/* instances still wanted */
 	int job_size;		/* nodes that must share a locality group;
 				 * 1 when they may spread */
 	enum gb_locality locality;
 	const struct gb_candidates *cand;	/* BORROWED */
 	struct gb_pool *pools;	/* NEW: every configured pool of v[], in
-				 * candidate, AZ, subnet order */
+				 * candidate, type, AZ, subnet order */
 	size_t n_pools;
 	double now;		/* epoch seconds for memory decay */
 	int batch_max;		/* policy.batch_max */
@@ -247,11 +268,24 @@ struct gb_plan_facts {
 };
 
 /*
- * Build the pools of [cand] for [type] with what the state file knows:
- * offerings cached since now - policy.offerings_ttl, and capacity memory
- * decayed with policy.capacity_half_life ([st] may be NULL: no knowledge).
- * OUT [f] filled (gb_plan_facts_clear).
+ * Build the pools of [cand] for the [n_types] [types] (preference order,
+ * n_types >= 1; the array and its strings BORROWED, they must outlive
+ * [f]) with what the state file knows: offerings cached since now -
+ * policy.offerings_ttl, and capacity memory decayed with
+ * policy.capacity_half_life ([st] may be NULL: no knowledge), each per
+ * pool's (region, AZ, type).  Pools: every candidate region, type, AZ,
+ * subnet, in that order.  OUT [f] filled (gb_plan_facts_clear).
+ * gb_plan_facts_build: the same for the one type [instance_type]; then
+ * f->types points at f->instance_type (a copy of [f] keeps pointing at
+ * the original: it must outlive the copy).
  */
+gb_err_t gb_plan_facts_build_types(const struct gb_conf *conf,
+				   const struct gb_candidates *cand,
+				   const char *const *types, size_t n_types,
+				   int target, int job_size,
+				   enum gb_locality locality,
+				   struct gb_state *st, double now,
+				   struct gb_plan_facts *f, gb_error_t *err);
 gb_err_t gb_plan_facts_build(const struct gb_conf *conf,
 			     const struct gb_candidates *cand,
 			     const char *instance_type, int target,
@@ -262,8 +296,10 @@ void gb_plan_facts_clear(struct gb_plan_facts *f);
 
 /*
  * The preflight's answer (liborch sends the request): apply the
- * DescribeInstanceTypeOfferings answer [l] for [region] to f->pools and
- * cache it in [st] (may be NULL).
+ * DescribeInstanceTypeOfferings answer [l] for [region] (asked for every
+ * one of f->types) to f->pools, each pool by its AZ and type, and cache it
+ * in [st] (may be NULL), one row per (AZ, type) and one per (region,
+ * type).
  */
 struct gb_ec2_offering_list;
 void gb_plan_offerings_apply(struct gb_plan_facts *f, const char *region,
@@ -291,7 +327,8 @@ int gb_plan_quota_key(const char *type, bool spot, const char *code,
 
 /*
  * Every pool's quota_room (and walled, quota_code) from the quota memory
- * in [st] that applies to f->instance_type ([spot] market), minus what the
+ * in [st] that applies to the pool's type ([spot] market; a vCPU quota
+ * counts in the units of that type), minus what the
  * live instances recorded in [st] already hold in each region; HUGE_VAL
  * when nothing is remembered.  Remembered = observations decayed to at
  * least a quarter of one (two half-lives after a single refusal).
@@ -355,7 +392,8 @@ double gb_plan_quota_room(const struct gb_quota *q,
 /*
  * The capacity memory in at most GB_PLAN_SUMMARY_MAX characters (the LLM
  * planner's prompt): the most informative pools first, one compact item
- * each, e.g. "ap-south-1a got 9.2/12.0 dry 3.1 est 3 last-ice 4m;".
+ * each, e.g. "ap-south-1a got 9.2/12.0 dry 3.1 est 3 last-ice 4m;"; with
+ * several types each item names its type ("ap-south-1a/p5e.48xlarge ...").
  * Writes into [buf] of [n] bytes (NUL-terminated, truncated at an item
  * boundary).  RET the length written.
  */
@@ -410,8 +448,9 @@ typedef gb_err_t (*gb_plan_propose_fn)(const struct gb_plan_facts *f,
 
 /*
  * What happened so far in request [request_id], for a re-plan: every
- * attempt ("attempt #3 ap-south-1 ap-south-1a subnet-x asked 4 got 2 ok",
- * "... got 0 failed InsufficientInstanceCapacity") and every plan version
+ * attempt ("attempt #3 ap-south-1 ap-south-1a subnet-x asked 4 got 2 ok
+ * (g5.xlarge)", "... got 0 failed InsufficientInstanceCapacity (g5.xlarge)",
+ * the type last) and every plan version
  * ("plan v2 llm:openai rejected: step 1: ..."), one per line, oldest first;
  * when over [max] bytes (0: 2000) the oldest lines are left out.
  * OUT *out NEW text (free()), "" when nothing happened yet.
@@ -422,10 +461,13 @@ gb_err_t gb_plan_history(struct gb_state *st, const char *request_id,
 /* What a plan is checked against: the request's limits. */
 struct gb_plan_scope {
 	const struct gb_conf *conf;	/* families, catalog, pools, batch_max */
-	const char *instance_type;	/* the request's type */
+	const char *instance_type;	/* the request's (first) type */
 	int target;			/* the request's nodes still wanted */
 	const char *const *allowed;	/* allowed regions */
 	size_t n_allowed;
+	const char *const *types;	/* the request's types; NULL/0: only
+					 * instance_type */
+	size_t n_types;
 };
 
 /*
@@ -439,8 +481,11 @@ struct gb_plan_scope {
  *    eu-west-1 is outside the allowed set {ap-south-1, ...}");
  *  - (region, az, subnet) configured ("step 2: subnet subnet-x is not
  *    configured in ap-south-1a");
+ *  - every step's type one of the request's types ("step 2: instance
+ *    type p4d.24xlarge is not one of the request's types {p5.48xlarge,
+ *    p5e.48xlarge}");
  *  - 1 <= batch <= policy.batch_max ("step 1: batch 9 is outside 1..4");
- *  - no (region, az, subnet) twice ("step 4: duplicate of step 1").
+ *  - no (region, az, subnet, type) twice ("step 4: duplicate of step 1").
  * Steps are numbered from 1.  RET GB_E_OK, or GB_E_PLAN with the first
  * rejection in [err]; every rejection is appended to [errs] (may be NULL).
  */

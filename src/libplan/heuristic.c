@@ -11,7 +11,10 @@
  *  5. pools that ran dry within policy.ice_cooldown ("cooling");
  *  6. pools whose region's remembered quota has no room left ("walled",
  *     with facts.bounds only);
- * ties by candidate order (home, then distance), AZ and subnet order.
+ * ties by candidate order (home, then distance), type preference (the
+ * nodeset's instance_types order), AZ and subnet order: the types of one
+ * nodeset are equivalent GPUs, so a nearer region's second type comes
+ * before a farther region's first.
  * With locality and a job of several nodes the pools are grouped by
  * region (or AZ) first: groups that memory says can hold the whole job,
  * nearest first; then groups memory cannot judge; then the rest.
@@ -71,13 +74,15 @@ static int cmp_pool(const struct gb_pool *a, const struct gb_pool *b)
 		return a->mem.assumed ? 1 : -1;	/* measured before assumed */
 	if (a->rank != b->rank)
 		return a->rank < b->rank ? -1 : 1;
+	if (a->type_index != b->type_index)
+		return a->type_index < b->type_index ? -1 : 1;
 	if (a->az_index != b->az_index)
 		return a->az_index < b->az_index ? -1 : 1;
 	return a->subnet_index < b->subnet_index ? -1 :
 	       a->subnet_index > b->subnet_index;
 }
 
-/* Locality groups: a region, or an AZ. */
+/* Locality groups: a region, or an AZ, whatever the pools' types. */
 struct group {
 	const char *region;
 	const char *az;		/* NULL for a region group */
@@ -106,13 +111,17 @@ static int cmp_group(const void *x, const void *y)
 	return a->az_index < b->az_index ? -1 : a->az_index > b->az_index;
 }
 
-/* First subnet of its AZ among the usable pools (memory is per AZ). */
+/*
+ * First subnet of its (AZ, type) among the usable pools (memory is per AZ
+ * and type).
+ */
 static bool first_subnet(const struct gb_plan_facts *f, size_t i)
 {
 	for (size_t j = 0; j < i; j++)
 		if (usable(&f->pools[j]) &&
 		    strcmp(f->pools[j].region, f->pools[i].region) == 0 &&
-		    strcmp(f->pools[j].az, f->pools[i].az) == 0)
+		    strcmp(f->pools[j].az, f->pools[i].az) == 0 &&
+		    f->pools[j].type_index == f->pools[i].type_index)
 			return false;
 	return true;
 }
@@ -161,7 +170,8 @@ static void reason_of(const struct gb_plan_facts *f, const struct gb_pool *p,
 	const struct gb_candidate *c = &f->cand->v[p->rank];
 
 	if (!first) {
-		snprintf(buf, n, "another subnet of %s (address rotation)", p->az);
+		snprintf(buf, n, "another subnet of %s%s%s (address rotation)", p->az,
+			 f->n_types > 1 ? " for " : "", f->n_types > 1 ? p->type : "");
 		return;
 	}
 	if (p->mem.assumed) {
@@ -250,8 +260,8 @@ static gb_err_t add(struct gb_plan *plan, const struct gb_plan_facts *f,
 
 	reason_of(f, p, first, why, sizeof(why));
 	sizing(f, p, first, &batch, &expect);
-	return gb_plan_add_step(plan, p->region, p->az, p->subnet, batch,
-				expect, why, err);
+	return gb_plan_add_step(plan, p->region, p->az, p->subnet, p->type,
+				batch, expect, why, err);
 }
 
 /* Indices of the usable pools (of group [g], or all), in pool order. */
@@ -300,10 +310,16 @@ static gb_err_t no_pool(const struct gb_plan_facts *f, gb_error_t *err)
 	struct gb_buf b = GB_BUF_INIT;
 	gb_err_t rc;
 
+	struct gb_buf t = GB_BUF_INIT;
+
 	for (size_t i = 0; f->cand && i < f->cand->n; i++)
 		gb_buf_printf(&b, "%s%s", i ? ", " : "", f->cand->v[i].region->name);
+	for (size_t i = 0; i < f->n_types; i++)
+		gb_buf_printf(&t, "%s%s", i ? " or " : "", f->types[i]);
 	rc = gb_errorf(err, GB_E_PLAN, "no usable pool offers %s in %s",
-		       f->instance_type, b.len ? gb_buf_str(&b) : "(no region)");
+		       t.len ? gb_buf_str(&t) : f->instance_type,
+		       b.len ? gb_buf_str(&b) : "(no region)");
+	gb_buf_free(&t);
 	gb_buf_free(&b);
 	return rc;
 }
@@ -447,9 +463,9 @@ gb_err_t gb_plan_ordered(const struct gb_plan_facts *f, struct gb_plan **out,
 
 		if (!usable(p))
 			continue;
-		snprintf(why, sizeof(why), "candidate %d, AZ %d, subnet %d in config order",
-			 p->rank + 1, p->az_index + 1, p->subnet_index + 1);
-		rc = gb_plan_add_step(plan, p->region, p->az, p->subnet,
+		snprintf(why, sizeof(why), "candidate %d, type %d, AZ %d, subnet %d in config order",
+			 p->rank + 1, p->type_index + 1, p->az_index + 1, p->subnet_index + 1);
+		rc = gb_plan_add_step(plan, p->region, p->az, p->subnet, p->type,
 				      f->batch_max, 0, why, err);
 		if (rc)
 			goto fail;

@@ -82,10 +82,13 @@ static int attempt_row(const struct gb_attempt *a, void *arg)
 {
 	const char *state = gb_attempt_state_name(a->state);
 
-	add_line(arg, a->started_at, "attempt #%d %s %s %s asked %d got %d %s%s%s", a->seq,
-		 a->region ? a->region : "-", a->az ? a->az : "-",
+	/* the type last: the pool's type, for a nodeset of several */
+	add_line(arg, a->started_at, "attempt #%d %s %s %s asked %d got %d %s%s%s%s%s%s",
+		 a->seq, a->region ? a->region : "-", a->az ? a->az : "-",
 		 a->subnet ? a->subnet : "-", a->asked, a->got, state,
-		 a->error_code ? " " : "", a->error_code ? a->error_code : "");
+		 a->error_code ? " " : "", a->error_code ? a->error_code : "",
+		 a->instance_type ? " (" : "", a->instance_type ? a->instance_type : "",
+		 a->instance_type ? ")" : "");
 	return 0;
 }
 

@@ -390,10 +390,12 @@ static const char system_prompt[] =
 	"for a Slurm cluster. You only propose a plan: a validator checks it against hard "
 	"rules and discards any plan that breaks one, so follow them exactly.\n"
 	"Rules:\n"
-	"1. instance_type is exactly request.instance_type.\n"
-	"2. Every step names a pool listed in pools (region, az and subnet exactly as "
-	"given) whose region is in limits.allowed_regions; never a pool with "
-	"excluded=true or offered=\"no\"; each pool at most once.\n"
+	"1. instance_type is exactly request.instance_type; each step's type is the "
+	"type of its pool, one of request.instance_types (equivalent GPUs, in order "
+	"of preference).\n"
+	"2. Every step names a pool listed in pools (region, az, subnet and type "
+	"exactly as given) whose region is in limits.allowed_regions; never a pool "
+	"with excluded=true or offered=\"no\"; each pool at most once.\n"
 	"3. 1 <= total <= request.target.\n"
 	"4. 1 <= batch <= limits.batch_max in every step (batch is the most instances "
 	"asked for in one launch call in that pool).\n"
@@ -509,8 +511,9 @@ static json_t *pool_json(const struct gb_plan_facts *f, const struct gb_pool *p)
 				"cooling", m->recent_ice,
 				"last_dry_seconds_ago", m->last_ice_at > 0 ?
 					num1(f->now - m->last_ice_at) : json_null());
-	o = json_pack("{s:s,s:s,s:s,s:o,s:s,s:b,s:o}", "region", p->region, "az", p->az,
-		      "subnet", p->subnet, "distance_km", num1(p->distance_km),
+	o = json_pack("{s:s,s:s,s:s,s:s,s:o,s:s,s:b,s:o}", "region", p->region, "az", p->az,
+		      "subnet", p->subnet, "type", p->type ? p->type : f->instance_type,
+		      "distance_km", num1(p->distance_km),
 		      "offered", offer_name(p->offered), "excluded", p->excluded,
 		      "memory", mem ? mem : json_null());
 	if (o && p->excluded && p->why[0])
@@ -569,12 +572,17 @@ static json_t *candidates_json(const struct gb_plan_facts *f)
 static json_t *facts_json(const struct gb_plan_facts *f, const char *summary,
 			  const char *untrusted)
 {
-	json_t *pools = json_array(), *req;
+	json_t *pools = json_array(), *types = json_array(), *req;
 
 	for (size_t i = 0; pools && i < f->n_pools; i++)
 		json_array_append_new(pools, pool_json(f, &f->pools[i]));
-	req = json_pack("{s:s,s:i,s:i,s:s,s:s?,s:i}",
-			"instance_type", f->instance_type, "target", f->target,
+	for (size_t i = 0; types && i < f->n_types; i++)
+		json_array_append_new(types, json_string(f->types[i]));
+	if (types && f->n_types == 0)
+		json_array_append_new(types, json_string(f->instance_type));
+	req = json_pack("{s:s,s:o,s:i,s:i,s:s,s:s?,s:i}",
+			"instance_type", f->instance_type,
+			"instance_types", types ? types : json_null(), "target", f->target,
 			"job_size", f->job_size,
 			"locality", gb_conf_locality_name(f->locality),
 			"home_region", f->cand ? f->cand->home : NULL,
@@ -634,12 +642,14 @@ static json_t *schema_json(int batch_max)
 
 	if (batch && batch_max > 0)
 		json_object_set_new(batch, "maximum", json_integer(batch_max));
-	step = json_pack("{s:s,s:{s:{s:s},s:{s:s},s:{s:s},s:o,s:{s:s}},s:[s,s,s,s,s],s:b}",
+	/* strict schemas (OpenAI) need every property required: "type" too */
+	step = json_pack("{s:s,s:{s:{s:s},s:{s:s},s:{s:s},s:{s:s},s:o,s:{s:s}},s:[s,s,s,s,s,s],s:b}",
 			 "type", "object", "properties",
 			 "region", "type", "string", "az", "type", "string",
-			 "subnet", "type", "string", "batch", batch ? batch : json_null(),
+			 "subnet", "type", "string", "type", "type", "string",
+			 "batch", batch ? batch : json_null(),
 			 "reason", "type", "string",
-			 "required", "region", "az", "subnet", "batch", "reason",
+			 "required", "region", "az", "subnet", "type", "batch", "reason",
 			 "additionalProperties", 0);
 	return json_pack("{s:s,s:{s:{s:s},s:{s:s,s:i},s:{s:s,s:i,s:i,s:o},s:{s:s}},s:[s,s,s,s],s:b}",
 			 "type", "object", "properties",
@@ -692,6 +702,7 @@ struct member {
 	const char *key;
 	json_type type;
 	const char *what;
+	bool optional;		/* may be absent (not in the schema's sense) */
 };
 
 static const struct member plan_members[] = {
@@ -705,6 +716,8 @@ static const struct member step_members[] = {
 	{ "region", JSON_STRING, "a string" },
 	{ "az", JSON_STRING, "a string" },
 	{ "subnet", JSON_STRING, "a string" },
+	/* absent: the plan's instance_type (a model not held to the schema) */
+	{ "type", JSON_STRING, "a string", true },
 	{ "batch", JSON_INTEGER, "an integer" },
 	{ "reason", JSON_STRING, "a string" },
 };
@@ -734,6 +747,8 @@ static gb_err_t members(json_t *o, const char *where, const struct member *m,
 				 (int)(*where ? strlen(where) - 1 : 0), where, type_name(o));
 	for (size_t i = 0; i < n; i++) {
 		v = json_object_get(o, m[i].key);
+		if (!v && m[i].optional)
+			continue;
 		if (!v)
 			return gb_errorf(err, GB_E_PARSE, "plan: %s%s: missing", where, m[i].key);
 		if (json_typeof(v) != m[i].type)
@@ -768,7 +783,7 @@ static bool name_ok(const char *s)
 static gb_err_t step_parse(struct gb_plan *p, json_t *s, size_t i,
 			   gb_error_t *err)
 {
-	const char *region, *az, *subnet, *reason;
+	const char *region, *az, *subnet, *reason, *type = NULL;
 	json_int_t batch;
 	json_error_t je;
 	char *r1, where[32];
@@ -777,20 +792,20 @@ static gb_err_t step_parse(struct gb_plan *p, json_t *s, size_t i,
 	snprintf(where, sizeof(where), "steps[%zu].", i);
 	if ((rc = members(s, where, step_members, GB_ARRAY_LEN(step_members), err)))
 		return rc;
-	if (json_unpack_ex(s, &je, JSON_STRICT, "{s:s,s:s,s:s,s:I,s:s}",
+	if (json_unpack_ex(s, &je, JSON_STRICT, "{s:s,s:s,s:s,s?s,s:I,s:s}",
 			   "region", &region, "az", &az, "subnet", &subnet,
-			   "batch", &batch, "reason", &reason))
+			   "type", &type, "batch", &batch, "reason", &reason))
 		return gb_errorf(err, GB_E_PARSE, "plan: steps[%zu]: %s", i, je.text);
-	if (!name_ok(region) || !name_ok(az) || !name_ok(subnet))
+	if (!name_ok(region) || !name_ok(az) || !name_ok(subnet) || (type && !name_ok(type)))
 		return gb_errorf(err, GB_E_PARSE,
-				 "plan: steps[%zu]: region, az and subnet must be 1-128 printable characters",
+				 "plan: steps[%zu]: region, az, subnet and type must be 1-128 printable characters",
 				 i);
 	if (batch < -1000000 || batch > 1000000)
 		return gb_errorf(err, GB_E_PARSE, "plan: steps[%zu].batch: %lld is out of range",
 				 i, (long long)batch);
 	if (!(r1 = one_line(reason, GB_PLAN_REASON_MAX - 1)))
 		return gb_errorf(err, GB_E_NOMEM, "plan: out of memory");
-	rc = gb_plan_add_step(p, region, az, subnet, (int)batch, 0, r1, err);
+	rc = gb_plan_add_step(p, region, az, subnet, type, (int)batch, 0, r1, err);
 	free(r1);
 	return rc;
 }

@@ -36,6 +36,7 @@ static void step_clear(struct gb_plan_step *s)
 	free(s->region);
 	free(s->az);
 	free(s->subnet);
+	free(s->type);
 	free(s->reason);
 }
 
@@ -53,8 +54,9 @@ void gb_plan_free(struct gb_plan *p)
 }
 
 gb_err_t gb_plan_add_step(struct gb_plan *p, const char *region,
-			  const char *az, const char *subnet, int batch,
-			  int expect, const char *reason, gb_error_t *err)
+			  const char *az, const char *subnet, const char *type,
+			  int batch, int expect, const char *reason,
+			  gb_error_t *err)
 {
 	struct gb_plan_step *v, *s;
 
@@ -67,10 +69,11 @@ gb_err_t gb_plan_add_step(struct gb_plan *p, const char *region,
 	s->region = gb_strdup0(region ? region : "");
 	s->az = gb_strdup0(az ? az : "");
 	s->subnet = gb_strdup0(subnet ? subnet : "");
+	s->type = gb_strdup0(type && *type ? type : p->instance_type);
 	s->reason = gb_strdup0(reason ? reason : "");
 	s->batch = batch;
 	s->expect = expect;
-	if (!s->region || !s->az || !s->subnet || !s->reason) {
+	if (!s->region || !s->az || !s->subnet || !s->type || !s->reason) {
 		step_clear(s);
 		return gb_errorf(err, GB_E_NOMEM, "plan: out of memory");
 	}
@@ -96,9 +99,10 @@ gb_err_t gb_plan_set_rationale(struct gb_plan *p, const char *text,
 
 static json_t *step_json(const struct gb_plan_step *s)
 {
-	return json_pack("{s:s,s:s,s:s,s:i,s:i,s:s}", "region", s->region,
-			 "az", s->az, "subnet", s->subnet, "batch", s->batch,
-			 "expect", s->expect, "reason", s->reason);
+	return json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:s}", "region", s->region,
+			 "az", s->az, "subnet", s->subnet, "type", s->type,
+			 "batch", s->batch, "expect", s->expect, "reason",
+			 s->reason);
 }
 
 gb_err_t gb_plan_to_json(const struct gb_plan *p, char **out, gb_error_t *err)
@@ -172,7 +176,7 @@ static gb_err_t steps_from_json(struct gb_plan *p, json_t *steps,
 
 	for (size_t i = 0; i < json_array_size(steps); i++) {
 		json_t *s = json_array_get(steps, i);
-		const char *region, *az, *subnet, *reason;
+		const char *region, *az, *subnet, *type, *reason;
 		int batch = 0, expect = 0;
 
 		snprintf(where, sizeof(where), "steps[%zu]", i);
@@ -186,9 +190,11 @@ static gb_err_t steps_from_json(struct gb_plan *p, json_t *steps,
 		    !get_int(s, "expect", where, true, &expect, err, &rc))
 			return rc;
 		reason = get_str(s, "reason", where, true, err, &rc);
+		/* absent in plans stored before steps had a type: the plan's */
+		type = rc ? NULL : get_str(s, "type", where, true, err, &rc);
 		if (rc)
 			return rc;
-		rc = gb_plan_add_step(p, region, az, subnet, batch, expect,
+		rc = gb_plan_add_step(p, region, az, subnet, type, batch, expect,
 				      reason, err);
 		if (rc)
 			return rc;

@@ -115,10 +115,57 @@ static void check_pool(const struct gb_plan_scope *s, size_t k,
 	       *st->subnet ? st->subnet : "(none)", st->az);
 }
 
-static bool same_pool(const struct gb_plan_step *a, const struct gb_plan_step *b)
+/* A step's type: its own, or the plan's (a step made without one). */
+static const char *step_type(const struct gb_plan *p, const struct gb_plan_step *st)
+{
+	return st->type && *st->type ? st->type : p->instance_type ? p->instance_type : "";
+}
+
+static bool same_pool(const struct gb_plan *p, const struct gb_plan_step *a,
+		      const struct gb_plan_step *b)
 {
 	return strcmp(a->region, b->region) == 0 && strcmp(a->az, b->az) == 0 &&
-	       strcmp(a->subnet, b->subnet) == 0;
+	       strcmp(a->subnet, b->subnet) == 0 &&
+	       strcmp(step_type(p, a), step_type(p, b)) == 0;
+}
+
+static bool request_type(const struct gb_plan_scope *s, const char *t)
+{
+	if (!s->types || s->n_types == 0)
+		return !s->instance_type || strcmp(s->instance_type, t) == 0;
+	for (size_t i = 0; i < s->n_types; i++)
+		if (s->types[i] && strcmp(s->types[i], t) == 0)
+			return true;
+	return false;
+}
+
+static void request_types(const struct gb_plan_scope *s, struct gb_buf *b)
+{
+	gb_buf_putc(b, '{');
+	if (!s->types || s->n_types == 0)
+		gb_buf_printf(b, "%s", s->instance_type ? s->instance_type : "");
+	for (size_t i = 0; s->types && i < s->n_types; i++)
+		gb_buf_printf(b, "%s%s", i ? ", " : "", s->types[i]);
+	gb_buf_putc(b, '}');
+}
+
+/* The step's type must be one the request may launch. */
+static void check_step_type(const struct gb_plan_scope *s, const struct gb_plan *p,
+			    size_t k, const struct gb_plan_step *st, struct verdict *v)
+{
+	const char *t = step_type(p, st);
+	struct gb_buf b = GB_BUF_INIT;
+
+	if (!request_type(s, t)) {
+		request_types(s, &b);
+		reject(v, "step %zu: instance type %s is not one of the request's types %s",
+		       k, *t ? t : "(none)", gb_buf_str(&b));
+	} else if (!gb_conf_type_allowed(s->conf, t)) {
+		families(s->conf, &b);
+		reject(v, "step %zu: instance type %s is not allowed: only GPU families %s",
+		       k, t, gb_buf_str(&b));
+	}
+	gb_buf_free(&b);
 }
 
 static void check_step(const struct gb_plan_scope *s, const struct gb_plan *p,
@@ -137,13 +184,14 @@ static void check_step(const struct gb_plan_scope *s, const struct gb_plan *p,
 	} else {
 		check_pool(s, k, st, v);
 	}
+	check_step_type(s, p, k, st, v);
 	if (st->batch < 1 || st->batch > bmax)
 		reject(v, "step %zu: batch %d is outside 1..%d (policy.batch_max)",
 		       k, st->batch, bmax);
 	for (size_t j = 0; j < i; j++) {
-		if (same_pool(st, &p->steps[j])) {
-			reject(v, "step %zu: duplicate of step %zu (%s %s %s)", k,
-			       j + 1, st->region, st->az, st->subnet);
+		if (same_pool(p, st, &p->steps[j])) {
+			reject(v, "step %zu: duplicate of step %zu (%s %s %s %s)", k,
+			       j + 1, st->region, st->az, st->subnet, step_type(p, st));
 			break;
 		}
 	}

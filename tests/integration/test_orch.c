@@ -1795,9 +1795,9 @@ static gb_err_t propose(const struct gb_plan_facts *f, const char *summary,
 	if (gb_plan_new(f->instance_type, "llm:test", f->target, &p, err))
 		return GB_E_NOMEM;
 	if (propose_mode == 1)	/* outside the allowed set */
-		gb_plan_add_step(p, "ap-northeast-3", "ap-northeast-3a", "subnet-apne3a-big", 4, 0,
+		gb_plan_add_step(p, "ap-northeast-3", "ap-northeast-3a", "subnet-apne3a-big", NULL, 4, 0,
 				 "far away", err);
-	gb_plan_add_step(p, "ap-northeast-2", "ap-northeast-2a", "subnet-apne2a-1", 4, 0,
+	gb_plan_add_step(p, "ap-northeast-2", "ap-northeast-2a", "subnet-apne2a-1", NULL, 4, 0,
 			 "seoul first", err);
 	*out = p;
 	return GB_E_OK;
@@ -1888,6 +1888,9 @@ static int started_attempts(const char *id)
  * jobless power-up (spread); else a job, whose nodes are one locality
  * group: the recovered instances fill it before any new wave.
  */
+static char crash_id[GB_REQUEST_ID_LEN + 1];	/* the last crash_rerun's request */
+static void (*crash_prep)(void);	/* run on the fresh state file, or NULL */
+
 static void crash_rerun(const char *const *l, int n, int64_t job, const char *what)
 {
 	struct req_opts q = REQ("g5", n, GB_STRATEGY_DEFAULT);
@@ -1903,6 +1906,8 @@ static void crash_rerun(const char *const *l, int n, int64_t job, const char *wh
 	int status;
 
 	fresh_state();
+	if (crash_prep)
+		crash_prep();
 	make_orch(NULL);
 	landscape(l);
 	snprintf(nodes, sizeof(nodes), "g5-[%d-%d]", node_no, node_no + q.n - 1);
@@ -1916,6 +1921,7 @@ static void crash_rerun(const char *const *l, int n, int64_t job, const char *wh
 	req.node_count = q.n;
 	if (gb_state_request_add(st, &req, &err))
 		die(err.text);
+	gb_strlcpy(crash_id, req.id, sizeof(crash_id));
 	/* every RunInstances of the first wave hangs 3 s in the simulator */
 	fault("{\"count\":4,\"kind\":\"latency\",\"latency\":3,\"action\":\"RunInstances\"}");
 	fflush(stdout);
@@ -1957,6 +1963,135 @@ static void crash_rerun(const char *const *l, int n, int64_t job, const char *wh
 	no_faults();
 }
 
+struct type_rows {
+	int n, of_type;		/* rows; of them, of [type] */
+	const char *type;
+	char seen[32][48];	/* "az/type" of capacity memory rows */
+	int n_seen;
+};
+
+static int type_rec_row(const struct gb_instance *in, void *arg)
+{
+	struct type_rows *t = arg;
+
+	t->n++;
+	t->of_type += in->instance_type && !strcmp(in->instance_type, t->type);
+	return 0;
+}
+
+static int type_cap_row(const struct gb_capacity *c, void *arg)
+{
+	struct type_rows *t = arg;
+
+	if (t->n_seen < (int)GB_ARRAY_LEN(t->seen))
+		snprintf(t->seen[t->n_seen++], sizeof(t->seen[0]), "%s/%s", c->az ? c->az : "",
+			 c->instance_type);
+	return 0;
+}
+
+static bool type_seen(const struct type_rows *t, const char *az_type)
+{
+	for (int i = 0; i < t->n_seen; i++)
+		if (!strcmp(t->seen[i], az_type))
+			return true;
+	return false;
+}
+
+static int type_att_row(const struct gb_attempt *a, void *arg)
+{
+	struct type_rows *t = arg;
+
+	t->n++;
+	t->of_type += a->instance_type && !strcmp(a->instance_type, t->type) && a->got > 0;
+	return 0;
+}
+
+/* Re-sent calls by type ("call" lines with recovered=1). */
+struct recovered {
+	int g5, g6e, wrong;
+};
+
+static int recovered_row(const struct gb_event *ev, void *arg)
+{
+	struct recovered *x = arg;
+
+	if (strcmp(ev->kind, "call") || !ev->detail || !strstr(ev->detail, "recovered=1"))
+		return 0;
+	if (strstr(ev->detail, "type=g6e.xlarge"))
+		x->g6e++;
+	else if (strstr(ev->detail, "type=g5.xlarge"))
+		x->g5++;
+	/* a g6e.xlarge pool launched as g5.xlarge would ICE: it gave nothing */
+	x->wrong += strstr(ev->detail, "type=g6e.xlarge") && strstr(ev->detail, " got=0 ");
+	return 0;
+}
+
+/*
+ * The offerings cache says g5.xlarge is offered nowhere and g6e.xlarge
+ * where the simulator offers it: the calls in flight at the crash are of
+ * the second type.
+ */
+static void g5_not_offered(void)
+{
+	static const char *const azs[][2] = {
+		{ "ap-south-1", "ap-south-1a" }, { "ap-south-1", "ap-south-1b" },
+		{ "ap-northeast-1", "ap-northeast-1a" }, { "ap-northeast-1", "ap-northeast-1c" },
+		{ "ap-northeast-2", "ap-northeast-2a" }, { "ap-northeast-2", "ap-northeast-2b" },
+		{ "ap-northeast-2", "ap-northeast-2c" },
+	};
+	double now = gb_time_now();
+	gb_error_t err;
+
+	for (size_t i = 0; i < GB_ARRAY_LEN(azs); i++) {
+		bool g6e = false;
+
+		for (size_t k = 0; k < N_POOLS; k++)
+			g6e |= !strcmp(all_pools[k][0], azs[i][1]) &&
+			       !strcmp(all_pools[k][1], "g6e.xlarge");
+		if (gb_state_offering_put(st, azs[i][0], azs[i][1], "g5.xlarge", false, now, &err) ||
+		    gb_state_offering_put(st, azs[i][0], azs[i][1], "g6e.xlarge", g6e, now, &err))
+			die(err.text);
+	}
+}
+
+/*
+ * A nodeset of two types, the first dry: the attempts in flight at the
+ * crash are re-sent with the type they were sent with (their ClientToken
+ * stands for that call), and every record is of the type it got.
+ */
+static void crash_rerun_types(void)
+{
+	static const char *const l[] = { "ap-south-1a=g6e.xlarge=2", "ap-northeast-2a=g6e.xlarge=2",
+					 NULL };
+	static char t5[] = "g5.xlarge", t6e[] = "g6e.xlarge";
+	static char *types[] = { t5, t6e, NULL };
+	struct gb_conf_nodeset *ns = (struct gb_conf_nodeset *)gb_conf_nodeset(conf, "g5");
+	struct gb_instance_filter f = GB_INSTANCE_FILTER_ANY;
+	struct type_rows rec = { 0 };
+	struct recovered rc = { 0, 0, 0 };
+	gb_error_t err;
+
+	/* what the config parser sets once instance_types lands (src/libconf) */
+	ns->instance_types = types;
+	ns->n_instance_types = 2;
+	crash_prep = g5_not_offered;
+	crash_rerun(l, 4, 0, "two types, the first dry");
+	crash_prep = NULL;
+	rec.type = "g6e.xlarge";
+	f.alive = true;
+	if (gb_state_instance_list(st, &f, type_rec_row, &rec, &err))
+		die(err.text);
+	check(rec.n == 4 && rec.of_type == 4,
+	      "crash (two types): the 4 live records are g6e.xlarge (%d/%d)", rec.of_type, rec.n);
+	if (gb_state_event_list(st, crash_id, recovered_row, &rc, &err))
+		die(err.text);
+	check(rc.g6e >= 1 && rc.wrong == 0 && rc.g5 == 0,
+	      "crash (two types): %d re-sent call(s) of g6e.xlarge, each with its recorded type, "
+	      "%d of g5.xlarge", rc.g6e, rc.g5);
+	ns->instance_types = NULL;
+	ns->n_instance_types = 0;
+}
+
 static void test_crash_rerun(void)
 {
 	static const char *const spread[] = { "ap-south-1a=g5.xlarge=2", "ap-south-1b=g5.xlarge=2",
@@ -1966,6 +2101,7 @@ static void test_crash_rerun(void)
 
 	crash_rerun(spread, 5, 0, "jobless");
 	crash_rerun(mumbai, 4, 4242, "a 4-node job, locality region");
+	crash_rerun_types();
 }
 
 /*****************************************************************************
@@ -2439,6 +2575,72 @@ static void test_consistency_addresses(void)
 	gb_ec2_instance_list_free(l2);
 }
 
+/*****************************************************************************
+ *  A nodeset of several instance types
+ *****************************************************************************/
+
+/*
+ * instance_types [g5.xlarge, g6e.xlarge] (two types the simulator serves;
+ * the config parser checks that a real list has one GPU model): the first
+ * type has no capacity anywhere, the second some in two AZs.  The request
+ * fills from the second type; the records, attempts and the result say
+ * which type each node got, and capacity memory has rows per type.
+ */
+static void test_instance_types(void)
+{
+	static const char *const l[] = { "ap-south-1a=g6e.xlarge=3",
+					 "ap-northeast-2a=g6e.xlarge=2", NULL };
+	static char t5[] = "g5.xlarge", t6e[] = "g6e.xlarge";
+	static char *types[] = { t5, t6e, NULL };
+	struct gb_conf_nodeset *ns = (struct gb_conf_nodeset *)gb_conf_nodeset(conf, "g5");
+	struct req_opts q = REQ("g5", 5, GB_STRATEGY_DEFAULT);
+	struct gb_instance_filter f = GB_INSTANCE_FILTER_ANY;
+	struct type_rows rec = { 0 }, att = { 0 }, cap = { 0 };
+	struct gb_request req;
+	struct gb_orch_result res;
+	bool all_g6e = true, offered = false, offered_b = true;
+	gb_error_t err;
+	gb_err_t rc;
+
+	/* what the config parser sets once instance_types lands (src/libconf) */
+	ns->instance_types = types;
+	ns->n_instance_types = 2;
+	rc = fresh_run(l, &q, &req, &res, &err);
+	for (size_t i = 0; i < res.n_nodes; i++)
+		all_g6e &= res.nodes[i].type && !strcmp(res.nodes[i].type, "g6e.xlarge");
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.launched == 5 && all_g6e,
+	      "instance_types: the first type dry everywhere, 5 nodes of the second (%s)",
+	      res.reason);
+	check(count_region(&res, "ap-south-1") == 3 && count_region(&res, "ap-northeast-2") == 2,
+	      "instance_types: 3 from ap-south-1a, 2 from ap-northeast-2a");
+	rec.type = "g6e.xlarge";
+	f.request_id = req.id;
+	if (gb_state_instance_list(st, &f, type_rec_row, &rec, &err))
+		die(err.text);
+	check(rec.n == 5 && rec.of_type == 5, "instance_types: 5 records, each of g6e.xlarge (%d/%d)",
+	      rec.of_type, rec.n);
+	att.type = "g5.xlarge";
+	if (gb_state_attempt_list(st, req.id, type_att_row, &att, &err))
+		die(err.text);
+	check(att.n >= 2 && att.of_type == 0,
+	      "instance_types: %d attempts, none of g5.xlarge got anything", att.n);
+	if (gb_state_capacity_list(st, NULL, gb_time_now(), 3600, type_cap_row, &cap, &err))
+		die(err.text);
+	check(type_seen(&cap, "ap-south-1a/g5.xlarge") && type_seen(&cap, "ap-south-1a/g6e.xlarge"),
+	      "instance_types: capacity memory rows per (AZ, type) (%d rows)", cap.n_seen);
+	if (gb_state_offering_get(st, "ap-south-1", "ap-south-1a", "g6e.xlarge", 0, &offered,
+				  &err) ||
+	    gb_state_offering_get(st, "ap-south-1", "ap-south-1b", "g6e.xlarge", 0, &offered_b,
+				  &err))
+		die(err.text);
+	check(offered && !offered_b,
+	      "instance_types: the preflight's answer cached per type (g6e.xlarge in 1a, not 1b)");
+	gb_orch_result_clear(&res);
+	req_free(&req);
+	ns->instance_types = NULL;
+	ns->n_instance_types = 0;
+}
+
 int main(void)
 {
 	const char *top = getenv("GB_TOP_BUILDDIR"), *src = getenv("GB_TOP_SRCDIR");
@@ -2470,6 +2672,7 @@ int main(void)
 	test_best_effort_pattern();
 	test_all_or_nothing_pattern();
 	test_default_pattern();
+	test_instance_types();
 	test_large_request();
 	test_offerings_cache();
 	test_extras();

@@ -403,6 +403,61 @@ static void test_prompt_facts(void **state)
 	free(user2);
 }
 
+/*
+ * Two instance types: the facts list request.instance_types and each
+ * pool's type; a step may name its type (absent: the plan's).
+ */
+static void test_types(void **state)
+{
+	struct fx *f = *state;
+	static const char *const types[] = { "g5.xlarge", "g6.xlarge" };
+	static const char typed[] =
+		"{\"instance_type\":\"g5.xlarge\",\"total\":2,\"steps\":["
+		"{\"region\":\"ap-south-1\",\"az\":\"ap-south-1a\",\"subnet\":\"subnet-aps1a-1\","
+		"\"type\":\"g6.xlarge\",\"batch\":2,\"reason\":\"second type\"},"
+		"{\"region\":\"ap-south-1\",\"az\":\"ap-south-1b\",\"subnet\":\"subnet-aps1b-1\","
+		"\"batch\":2,\"reason\":\"no type\"}],\"rationale\":\"r\"}";
+	struct gb_plan_facts tf;
+	struct gb_plan *p = NULL;
+	char *sys = NULL, *user = NULL;
+	json_t *u, *pools, *rt;
+	size_t k;
+	gb_error_t e;
+
+	assert_int_equal(gb_plan_facts_build_types(f->conf, &f->cand, types, 2, 3, 1,
+						   GB_LOCALITY_NONE, NULL, 1.8e9, &tf, &e), GB_E_OK);
+	assert_int_equal(gb_llm_prompt(&tf, "", &sys, &user, NULL), GB_E_OK);
+	assert_non_null(strstr(sys, "one of request.instance_types"));
+	u = load_strict(user);
+	rt = json_object_get(json_object_get(u, "request"), "instance_types");
+	assert_int_equal(json_array_size(rt), 2);
+	assert_string_equal(json_string_value(json_array_get(rt, 1)), "g6.xlarge");
+	pools = json_object_get(u, "pools");
+	assert_int_equal(json_array_size(pools), tf.n_pools);
+	assert_int_equal(tf.n_pools, 2 * f->facts.n_pools);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(pools, 0), "type")),
+			    "g5.xlarge");
+	/* the first region's pools of the second type follow its first type's */
+	for (k = 0; k < tf.n_pools && strcmp(tf.pools[k].type, "g6.xlarge"); k++)
+		;
+	assert_true(k > 0 && k < tf.n_pools);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(pools, k), "type")),
+			    "g6.xlarge");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(pools, k), "region")),
+			    tf.pools[0].region);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(pools, k), "subnet")),
+			    tf.pools[0].subnet);
+	json_decref(u);
+	free(sys);
+	free(user);
+	gb_plan_facts_clear(&tf);
+	assert_int_equal(gb_llm_plan_parse(typed, strlen(typed), "llm:x", &p, &e), GB_E_OK);
+	assert_int_equal(p->n_steps, 2);
+	assert_string_equal(p->steps[0].type, "g6.xlarge");
+	assert_string_equal(p->steps[1].type, "g5.xlarge");
+	gb_plan_free(p);
+}
+
 static void test_schema(void **state)
 {
 	char *s = gb_llm_schema(4);
@@ -415,7 +470,7 @@ static void test_schema(void **state)
 	items = json_object_get(json_object_get(json_object_get(j, "properties"), "steps"), "items");
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(
 		json_object_get(items, "properties"), "batch"), "maximum")), 4);
-	assert_int_equal(json_array_size(json_object_get(items, "required")), 5);
+	assert_int_equal(json_array_size(json_object_get(items, "required")), 6);
 	assert_true(json_is_false(json_object_get(items, "additionalProperties")));
 	json_decref(j);
 	free(s);
@@ -1578,7 +1633,7 @@ static void test_history(void **state)
 	assert_int_equal(gb_plan_history(st, rq.id, 0, &h, &e), GB_E_OK);
 	assert_string_equal(h,
 		"plan v1 llm:openai rejected: rejected: step 1: region ap-northeast-3 is outside the allowed set\n"
-		"attempt #0 ap-south-1 ap-south-1a subnet-aps1a-1 asked 3 got 0 failed InsufficientInstanceCapacity\n"
+		"attempt #0 ap-south-1 ap-south-1a subnet-aps1a-1 asked 3 got 0 failed InsufficientInstanceCapacity (g5.xlarge)\n"
 		"plan v2 heuristic fallback: wave 1 left 3 nodes\n");
 	free(h);
 	/* cut at a line boundary, the newest kept */
@@ -1594,6 +1649,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_prompt_untrusted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prompt_untrusted_utf8, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prompt_facts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_types, setup, teardown),
 		cmocka_unit_test(test_schema),
 		cmocka_unit_test(test_plan_parse_good),
 		cmocka_unit_test(test_plan_parse_bad),

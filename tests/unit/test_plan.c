@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "gb_conf.h"
+#include "gb_ec2.h"
 #include "gb_orch.h"
 #include "gb_plan.h"
 #include "gb_state.h"
@@ -178,11 +179,11 @@ static struct gb_plan *good_plan(void)
 	struct gb_plan *p = NULL;
 
 	assert_int_equal(gb_plan_new("g5.xlarge", "test", 8, &p, NULL), GB_E_OK);
-	assert_int_equal(gb_plan_add_step(p, "ap-south-1", "ap-south-1a", "subnet-aps1a-1", 4, 3,
+	assert_int_equal(gb_plan_add_step(p, "ap-south-1", "ap-south-1a", "subnet-aps1a-1", NULL, 4, 3,
 					  "first", NULL), GB_E_OK);
-	assert_int_equal(gb_plan_add_step(p, "ap-northeast-2", "ap-northeast-2b", "subnet-apne2b-1",
+	assert_int_equal(gb_plan_add_step(p, "ap-northeast-2", "ap-northeast-2b", "subnet-apne2b-1", NULL,
 					  2, 0, "second", NULL), GB_E_OK);
-	assert_int_equal(gb_plan_add_step(p, "ap-northeast-1", "ap-northeast-1c", "subnet-apne1c-1",
+	assert_int_equal(gb_plan_add_step(p, "ap-northeast-1", "ap-northeast-1c", "subnet-apne1c-1", NULL,
 					  1, 0, "third", NULL), GB_E_OK);
 	return p;
 }
@@ -249,7 +250,7 @@ static void test_validate_steps(void **state)
 	expect_rejection(p, 2, "the plan has no steps");
 
 	p = good_plan();
-	gb_plan_add_step(p, "eu-west-1", "eu-west-1a", "subnet-x", 1, 0, "far", NULL);
+	gb_plan_add_step(p, "eu-west-1", "eu-west-1a", "subnet-x", NULL, 1, 0, "far", NULL);
 	expect_rejection(p, 8, "step 4: region eu-west-1 is outside the allowed set "
 			 "{ap-south-1, ap-northeast-2, ap-northeast-1}");
 	p = good_plan();
@@ -267,8 +268,8 @@ static void test_validate_steps(void **state)
 	p->steps[2].batch = 0;
 	expect_rejection(p, 8, "step 3: batch 0 is outside 1..4 (policy.batch_max)");
 	p = good_plan();
-	gb_plan_add_step(p, "ap-south-1", "ap-south-1a", "subnet-aps1a-1", 1, 0, "again", NULL);
-	expect_rejection(p, 8, "step 4: duplicate of step 1 (ap-south-1 ap-south-1a subnet-aps1a-1)");
+	gb_plan_add_step(p, "ap-south-1", "ap-south-1a", "subnet-aps1a-1", NULL, 1, 0, "again", NULL);
+	expect_rejection(p, 8, "step 4: duplicate of step 1 (ap-south-1 ap-south-1a subnet-aps1a-1 g5.xlarge)");
 }
 
 static void test_validate_all_reasons(void **state)
@@ -861,6 +862,146 @@ static void test_user_data(void **state)
 	free(big);
 }
 
+/*
+ * Two instance types of one nodeset: pools per (region, type, AZ, subnet),
+ * memory per type, the heuristic's order (a nearer region's second type
+ * before a farther region's first), the validator's type rule, the step's
+ * type in plan JSON and the preflight's answer applied per type.
+ */
+static const char *const two_types[] = { "g5.xlarge", "g6.xlarge" };
+
+static const struct gb_pool *pool_typed(const struct gb_plan_facts *f, const char *subnet,
+					const char *type)
+{
+	for (size_t i = 0; i < f->n_pools; i++)
+		if (!strcmp(f->pools[i].subnet, subnet) && !strcmp(f->pools[i].type, type))
+			return &f->pools[i];
+	fail_msg("no pool %s %s", subnet, type);
+	return NULL;
+}
+
+static void test_types(void **state)
+{
+	gb_state_t *st = temp_state();
+	struct gb_candidates c;
+	struct gb_plan_facts f;
+	struct gb_plan *p = NULL, *back = NULL;
+	double now = 1.8e9, hl = conf->policy.capacity_half_life;
+	char summary[GB_PLAN_SUMMARY_MAX + 1], *js = NULL;
+	gb_error_t err;
+
+	(void)state;
+	/* g5.xlarge ran dry in ap-south-1a a minute ago; g6.xlarge never asked */
+	assert_int_equal(gb_state_capacity_record(st, "ap-south-1", "ap-south-1a", "g5.xlarge",
+						  4, 0, true, false, now - 60, hl, &err), GB_E_OK);
+	assert_int_equal(gb_plan_candidates(conf, "ap-southeast-1", GB_MODE_MULTI_REGION, &c, &err),
+			 GB_E_OK);
+	assert_int_equal(gb_plan_facts_build_types(conf, &c, two_types, 2, 8, 1, GB_LOCALITY_NONE,
+						   st, now, &f, &err), GB_E_OK);
+	assert_int_equal(f.n_pools, 16);
+	assert_int_equal(f.n_types, 2);
+	assert_string_equal(f.instance_type, "g5.xlarge");
+	/* candidate, type, AZ, subnet order */
+	assert_string_equal(f.pools[0].subnet, "subnet-aps1a-1");
+	assert_string_equal(f.pools[0].type, "g5.xlarge");
+	assert_int_equal(f.pools[0].type_index, 0);
+	assert_string_equal(f.pools[2].subnet, "subnet-aps1b-1");
+	assert_string_equal(f.pools[3].subnet, "subnet-aps1a-1");
+	assert_string_equal(f.pools[3].type, "g6.xlarge");
+	assert_int_equal(f.pools[3].type_index, 1);
+	assert_string_equal(f.pools[6].region, "ap-northeast-2");
+	assert_string_equal(f.pools[6].type, "g5.xlarge");
+	/* memory per type: the dry g5.xlarge does not make g6.xlarge dry */
+	assert_true(pool_typed(&f, "subnet-aps1a-1", "g5.xlarge")->mem.recent_ice);
+	assert_true(pool_typed(&f, "subnet-aps1a-2", "g5.xlarge")->mem.recent_ice);
+	assert_false(pool_typed(&f, "subnet-aps1a-1", "g6.xlarge")->mem.known);
+	assert_false(pool_typed(&f, "subnet-aps1a-1", "g6.xlarge")->mem.recent_ice);
+	gb_plan_capacity_summary(&f, summary, sizeof(summary));
+	assert_non_null(strstr(summary, "ap-south-1a/g5.xlarge got 0.0/4.0"));
+
+	assert_int_equal(gb_plan_heuristic(&f, &p, &err), GB_E_OK);
+	assert_int_equal(p->n_steps, 16);
+	assert_string_equal(p->instance_type, "g5.xlarge");
+	assert_string_equal(p->steps[0].subnet, "subnet-aps1b-1");
+	assert_string_equal(p->steps[0].type, "g5.xlarge");
+	/* Mumbai's second type before Seoul's first: distance matters more */
+	assert_string_equal(p->steps[1].subnet, "subnet-aps1a-1");
+	assert_string_equal(p->steps[1].type, "g6.xlarge");
+	assert_string_equal(p->steps[2].subnet, "subnet-aps1a-2");
+	assert_string_equal(p->steps[2].reason,
+			    "another subnet of ap-south-1a for g6.xlarge (address rotation)");
+	assert_string_equal(p->steps[3].subnet, "subnet-aps1b-1");
+	assert_string_equal(p->steps[3].type, "g6.xlarge");
+	assert_string_equal(p->steps[4].region, "ap-northeast-2");
+	assert_string_equal(p->steps[4].type, "g5.xlarge");
+	assert_string_equal(p->steps[7].region, "ap-northeast-2");
+	assert_string_equal(p->steps[7].type, "g6.xlarge");
+	/* the cooling g5.xlarge pools last */
+	assert_string_equal(p->steps[14].subnet, "subnet-aps1a-1");
+	assert_string_equal(p->steps[14].type, "g5.xlarge");
+	assert_string_equal(p->steps[15].subnet, "subnet-aps1a-2");
+	assert_string_equal(p->steps[15].type, "g5.xlarge");
+	{
+		struct gb_plan_scope s = { conf, "g5.xlarge", 8, c.allowed, c.n_allowed,
+					   two_types, 2 };
+		struct gb_plan_scope one = { conf, "g5.xlarge", 8, c.allowed, c.n_allowed };
+
+		assert_int_equal(gb_plan_validate(&s, p, NULL, &err), GB_E_OK);
+		/* a request of g5.xlarge alone: the g6.xlarge steps are foreign */
+		assert_int_equal(gb_plan_validate(&one, p, NULL, &err), GB_E_PLAN);
+		assert_string_equal(err.text, "step 2: instance type g6.xlarge is not one of the request's types {g5.xlarge}");
+		/* the same subnet with another type is another pool, not a duplicate */
+		assert_int_equal(gb_plan_add_step(p, "ap-south-1", "ap-south-1a", "subnet-aps1a-1",
+						  "g6e.xlarge", 1, 0, "foreign", &err), GB_E_OK);
+		assert_int_equal(gb_plan_validate(&s, p, NULL, &err), GB_E_PLAN);
+		assert_string_equal(err.text, "step 17: instance type g6e.xlarge is not one of the request's types {g5.xlarge, g6.xlarge}");
+	}
+	/* JSON: the step's type round trips */
+	assert_int_equal(gb_plan_to_json(p, &js, &err), GB_E_OK);
+	assert_non_null(strstr(js, "\"subnet\":\"subnet-aps1a-1\",\"type\":\"g6.xlarge\""));
+	assert_int_equal(gb_plan_from_json(js, &back, &err), GB_E_OK);
+	assert_int_equal(back->n_steps, 17);
+	assert_string_equal(back->steps[1].type, "g6.xlarge");
+	assert_string_equal(back->steps[16].type, "g6e.xlarge");
+	gb_plan_free(back);
+	free(js);
+	/* a plan stored before steps had a type: the plan's instance_type */
+	assert_int_equal(gb_plan_from_json("{\"instance_type\":\"g5.xlarge\",\"total\":2,"
+					   "\"planner\":\"heuristic\",\"steps\":[{\"region\":"
+					   "\"ap-south-1\",\"az\":\"ap-south-1b\",\"subnet\":"
+					   "\"subnet-aps1b-1\",\"batch\":2}]}", &back, &err), GB_E_OK);
+	assert_string_equal(back->steps[0].type, "g5.xlarge");
+	gb_plan_free(back);
+	gb_plan_free(p);
+
+	/* the preflight: g5.xlarge offered in ap-south-1b only, g6.xlarge in both AZs */
+	{
+		char t5[] = "g5.xlarge", t6[] = "g6.xlarge", kind[] = "availability-zone";
+		char a1[] = "ap-south-1a", b1[] = "ap-south-1b";
+		struct gb_ec2_offering v[] = {
+			{ t5, kind, b1 },
+			{ t6, kind, a1 },
+			{ t6, kind, b1 },
+		};
+		struct gb_ec2_offering_list l = { v, 3, NULL, NULL };
+		bool offered = true;
+
+		gb_plan_offerings_apply(&f, "ap-south-1", &l, st);
+		assert_int_equal(pool_typed(&f, "subnet-aps1a-1", "g5.xlarge")->offered, GB_OFFER_NO);
+		assert_int_equal(pool_typed(&f, "subnet-aps1b-1", "g5.xlarge")->offered, GB_OFFER_YES);
+		assert_int_equal(pool_typed(&f, "subnet-aps1a-2", "g6.xlarge")->offered, GB_OFFER_YES);
+		assert_int_equal(gb_state_offering_get(st, "ap-south-1", "ap-south-1a", "g5.xlarge",
+						       now - 1, &offered, &err), GB_E_OK);
+		assert_false(offered);
+		assert_int_equal(gb_state_offering_get(st, "ap-south-1", "ap-south-1a", "g6.xlarge",
+						       now - 1, &offered, &err), GB_E_OK);
+		assert_true(offered);
+	}
+	gb_plan_facts_clear(&f);
+	gb_plan_candidates_clear(&c);
+	drop_state(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -877,6 +1018,7 @@ int main(void)
 		cmocka_unit_test(test_memory_and_heuristic),
 		cmocka_unit_test(test_bounds_and_quota),
 		cmocka_unit_test(test_memory_of),
+		cmocka_unit_test(test_types),
 		cmocka_unit_test(test_summary_bounded),
 		cmocka_unit_test(test_token),
 		cmocka_unit_test(test_user_data),
