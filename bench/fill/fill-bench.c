@@ -169,12 +169,14 @@ static char *conf_text(const char *endpoint)
 
 /*
  * The nodeset's instance types for [sc], set by hand on the loaded config
- * until the config parser sets instance_types (src/libconf); cleared
- * again before the config is destroyed (types_clear).
+ * (one bench config for every scenario); the parser's own list is put
+ * back before the config is destroyed (types_clear).
  */
 static char first_type[] = "g5.xlarge";
 static char second_type[32];
 static char *two_types[] = { first_type, second_type, NULL };
+static char **types0;
+static size_t n_types0;
 
 static void types_apply(struct gb_conf *c, const struct scenario *sc)
 {
@@ -183,6 +185,8 @@ static void types_apply(struct gb_conf *c, const struct scenario *sc)
 	if (!sc->second || O.first_type_only || !ns)
 		return;
 	gb_strlcpy(second_type, sc->second, sizeof(second_type));
+	types0 = ns->instance_types;
+	n_types0 = ns->n_instance_types;
 	ns->instance_types = two_types;
 	ns->n_instance_types = 2;
 }
@@ -192,8 +196,8 @@ static void types_clear(struct gb_conf *c)
 	struct gb_conf_nodeset *ns = (struct gb_conf_nodeset *)gb_conf_nodeset(c, "g5");
 
 	if (ns && ns->instance_types == two_types) {
-		ns->instance_types = NULL;
-		ns->n_instance_types = 0;
+		ns->instance_types = types0;
+		ns->n_instance_types = n_types0;
 	}
 }
 

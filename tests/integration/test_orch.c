@@ -2071,7 +2071,10 @@ static void crash_rerun_types(void)
 	struct recovered rc = { 0, 0, 0 };
 	gb_error_t err;
 
-	/* what the config parser sets once instance_types lands (src/libconf) */
+	/* the nodeset's types for this test only (restored below) */
+	char **types0 = ns->instance_types;
+	size_t n_types0 = ns->n_instance_types;
+
 	ns->instance_types = types;
 	ns->n_instance_types = 2;
 	crash_prep = g5_not_offered;
@@ -2088,8 +2091,8 @@ static void crash_rerun_types(void)
 	check(rc.g6e >= 1 && rc.wrong == 0 && rc.g5 == 0,
 	      "crash (two types): %d re-sent call(s) of g6e.xlarge, each with its recorded type, "
 	      "%d of g5.xlarge", rc.g6e, rc.g5);
-	ns->instance_types = NULL;
-	ns->n_instance_types = 0;
+	ns->instance_types = types0;
+	ns->n_instance_types = n_types0;
 }
 
 static void test_crash_rerun(void)
@@ -2602,7 +2605,10 @@ static void test_instance_types(void)
 	gb_error_t err;
 	gb_err_t rc;
 
-	/* what the config parser sets once instance_types lands (src/libconf) */
+	/* the nodeset's types for this test only (restored below) */
+	char **types0 = ns->instance_types;
+	size_t n_types0 = ns->n_instance_types;
+
 	ns->instance_types = types;
 	ns->n_instance_types = 2;
 	rc = fresh_run(l, &q, &req, &res, &err);
@@ -2637,8 +2643,8 @@ static void test_instance_types(void)
 	      "instance_types: the preflight's answer cached per type (g6e.xlarge in 1a, not 1b)");
 	gb_orch_result_clear(&res);
 	req_free(&req);
-	ns->instance_types = NULL;
-	ns->n_instance_types = 0;
+	ns->instance_types = types0;
+	ns->n_instance_types = n_types0;
 }
 
 int main(void)
