@@ -18,7 +18,17 @@
  * real-time run, minus nothing but a scaled-up share of our own CPU time.
  * Exit status 1 when any strategy breaks an invariant (more live instances
  * than nodes, a node with two instances, an unrecorded instance, an extra
- * still alive 60 s after the run, or an internal error of the engine).
+ * still alive 60 s after the run, an internal error of the engine, or
+ * anything left once the run is over: after the 60 s the job ends, its
+ * instances are terminated and its placement groups deleted, as reconcile
+ * deletes them, and a group or a live instance of the request still there
+ * fails the run, loudly).
+ *
+ * The train-* scenarios use nodeset h100 (p5.48xlarge, efa, placement
+ * cluster): their job runs all_or_nothing in one AZ at a time whatever the
+ * strategy, each AZ in a cluster placement group of its own; the oracle
+ * makes one group in the first AZ that can hold the job (pool, quota and
+ * the scenario's cluster_capacity, which all_scenarios repeats).
  *
  * The last lines sum up the extras (instances beyond the nodes, from
  * hedges and spares; rolled-back ones apart) of each strategy per 100
@@ -54,22 +64,57 @@
 #include "gb_str.h"
 #include "gb_util.h"
 
+/* how many instances one cluster placement group holds in [region]
+ * (the scenario's placement_groups.cluster_capacity, which the simulator's
+ * /_sim/state does not show); a region not listed: only the AZ limits */
+struct group_cap {
+	const char *region;
+	int n;
+};
+
 struct scenario {
 	const char *name;
 	int nodes;
-	bool job;		/* one multi-node job: locality region */
+	bool job;		/* one multi-node job: locality region, or
+				 * az with placement */
+	bool placement;		/* nodeset h100: p5.48xlarge, efa, placement
+				 * cluster (every strategy all_or_nothing) */
+	struct group_cap groups[4];
 	const char *second;	/* the nodeset's second instance type, or NULL */
 };
 
 static const struct scenario all_scenarios[] = {
-	{ "ample", 20, false, NULL },
-	{ "scattered", 20, false, NULL },
-	{ "home-empty", 16, false, NULL },
-	{ "throttle-storm", 16, false, NULL },
-	{ "quota-wall", 16, false, NULL },
-	{ "job8", 8, true, NULL },
-	{ "second-type", 16, false, "g5.2xlarge" },
+	{ "ample", 20, false, false, { { NULL, 0 } }, NULL },
+	{ "scattered", 20, false, false, { { NULL, 0 } }, NULL },
+	{ "home-empty", 16, false, false, { { NULL, 0 } }, NULL },
+	{ "throttle-storm", 16, false, false, { { NULL, 0 } }, NULL },
+	{ "quota-wall", 16, false, false, { { NULL, 0 } }, NULL },
+	{ "job8", 8, true, false, { { NULL, 0 } }, NULL },
+	{ "second-type", 16, false, false, { { NULL, 0 } }, "g5.2xlarge" },
+	{ "train-fallback", 4, true, true,
+	  { { "ap-southeast-1", 2 }, { "ap-northeast-1", 3 }, { NULL, 0 } }, NULL },
+	{ "train-nowhere", 4, true, true,
+	  { { "ap-southeast-1", 2 }, { "ap-northeast-1", 3 }, { NULL, 0 } }, NULL },
 };
+
+/* the nodeset, instance type and vCPUs of a scenario's nodes */
+static const char *sc_nodeset(const struct scenario *sc)
+{
+	return sc->placement ? "h100" : "g5";
+}
+
+static const char *sc_type(const struct scenario *sc)
+{
+	return sc->placement ? "p5.48xlarge" : "g5.xlarge";
+}
+
+static int group_cap(const struct scenario *sc, const char *region)
+{
+	for (int i = 0; i < 4 && sc->groups[i].region; i++)
+		if (!strcmp(sc->groups[i].region, region))
+			return sc->groups[i].n;
+	return 1 << 30;
+}
 
 enum lane_kind { L_PROBE = 0, L_BEST, L_AON, L_DEFAULT, L_ORACLE, L_COUNT };
 static const char *const lane_names[L_COUNT] = {
@@ -298,17 +343,21 @@ struct world {
 	int n_regions;
 };
 
-static long quota_room(json_t *rg)
+/* room for instances of [sc]'s type: g5.xlarge 4 vCPUs of the G bucket,
+ * p5.48xlarge 192 of the P bucket */
+static long quota_room(json_t *rg, const struct scenario *sc)
 {
+	const char *bucket = sc->placement ? "p_vcpus" : "g_vt_vcpus";
+	long vcpus = sc->placement ? 192 : 4;
 	json_t *q = json_object_get(rg, "quotas"), *u = json_object_get(rg, "usage");
-	json_t *vq = json_object_get(q, "g_vt_vcpus"), *iq = json_object_get(q, "instances");
+	json_t *vq = json_object_get(q, bucket), *iq = json_object_get(q, "instances");
 	long room = 1L << 30;
 
 	if (json_is_integer(vq)) {
 		long r = (long)(json_integer_value(vq) -
-				json_integer_value(json_object_get(u, "g_vt_vcpus"))) / 4;
+				json_integer_value(json_object_get(u, bucket))) / vcpus;
 
-		room = r < room ? r : room;	/* g5.xlarge: 4 vCPUs */
+		room = r < room ? r : room;
 	}
 	if (json_is_integer(iq)) {
 		long r = (long)(json_integer_value(iq) -
@@ -319,8 +368,9 @@ static long quota_room(json_t *rg)
 	return room < 0 ? 0 : room;
 }
 
-/* The pools of the nodeset's types ([second]: its second type, or NULL). */
-static void read_world(const struct gb_simh *s, const char *second, struct world *w)
+/* The pools of [sc]'s types ([second]: the nodeset's second type, or NULL). */
+static void read_world(const struct gb_simh *s, const struct scenario *sc,
+		       const char *second, struct world *w)
 {
 	char *text = NULL;
 	json_error_t je;
@@ -338,13 +388,13 @@ static void read_world(const struct gb_simh *s, const char *second, struct world
 		const char *rn = json_string_value(json_object_get(rg, "name"));
 
 		gb_strlcpy(w->region[w->n_regions].name, rn, sizeof(w->region[0].name));
-		w->region[w->n_regions++].room = quota_room(rg);
+		w->region[w->n_regions++].room = quota_room(rg, sc);
 		json_array_foreach(json_object_get(rg, "azs"), j, az) {
 			json_array_foreach(json_object_get(az, "pools"), k, pool) {
 				const char *t = json_string_value(json_object_get(pool,
 										  "instance_type"));
 
-				if (strcmp(t, "g5.xlarge") && (!second || strcmp(t, second)))
+				if (strcmp(t, sc_type(sc)) && (!second || strcmp(t, second)))
 					continue;
 				if (w->n >= (int)GB_ARRAY_LEN(w->az))
 					die("too many pools for the oracle");
@@ -427,6 +477,8 @@ struct lane {
 	char reason[GB_ORCH_REASON_MAX];
 	struct live live60;
 	int recorded_alive;
+	int groups_made, groups_left, alive_left;	/* after the run (end_run) */
+	int in_use;		/* DeletePlacementGroup answered InUse */
 	bool release;		/* a warm-up run: its jobs end, nodes suspended */
 };
 
@@ -478,10 +530,11 @@ static void *run_engine_lane(void *arg)
 	if (gb_orch_create(&oo, &o, &err))
 		die(err.text);
 	/* fresh node names: a node with a live instance counts as filled */
-	snprintf(nodes, sizeof(nodes), "g5-[%d-%d]", ln->node0, ln->node0 + ln->sc->nodes - 1);
+	snprintf(nodes, sizeof(nodes), "%s-[%d-%d]", sc_nodeset(ln->sc), ln->node0,
+		 ln->node0 + ln->sc->nodes - 1);
 	req.kind = GB_REQ_RESUME;
 	req.state = GB_RSTATE_RUNNING;
-	req.nodeset = "g5";
+	req.nodeset = sc_nodeset(ln->sc);
 	req.job_id = ln->sc->job ? 4242 : 0;
 	req.nodes = nodes;
 	req.node_count = ln->sc->nodes;
@@ -489,7 +542,9 @@ static void *run_engine_lane(void *arg)
 		die(err.text);
 	gb_strlcpy(ln->request_id, req.id, sizeof(ln->request_id));
 	ro.strategy = lane_strategy[ln->kind];
-	ro.locality = ln->sc->job ? GB_LOCALITY_REGION : GB_LOCALITY_NONE;
+	/* placement: cluster takes az (and all_or_nothing, whatever ro.strategy) */
+	ro.locality = ln->sc->placement ? GB_LOCALITY_AZ : ln->sc->job ? GB_LOCALITY_REGION :
+		      GB_LOCALITY_NONE;
 	rc = gb_orch_resume(o, st, &req, &ro, &res, &err);
 	ln->internal_error = rc == GB_E_INTERNAL || rc == GB_E_STATE;
 	if (rc)
@@ -599,51 +654,73 @@ static int plan_takes(struct world *w, const char *only_region, int need,
 struct ocall {
 	struct lane *ln;
 	const struct gb_conf_region *cr;
+	const char *az;
 	const char *subnet;
 	const char *type;
 	int n;
 	int attempts;
+	int other;		/* CreatePlacementGroup requests */
 	int got;
 	double done;
 };
 
-static void *ocall_main(void *arg)
+/* An EC2 client of [region] against the lane's simulator; OUT *creds NEW
+ * (destroy after the client). */
+static gb_ec2_t *lane_ec2(const struct lane *ln, const char *region, gb_creds_t **creds)
 {
-	struct ocall *c = arg;
 	struct gb_ec2_opts eo = { 0 };
-	struct gb_ec2_run_params p = { 0 };
-	struct gb_ec2_kv kv[2] = { { "gpuburst:cluster", "bench" },
-				   { "gpuburst:request", c->ln->request_id } };
-	struct gb_ec2_tag_spec ts = { "instance", kv, 2 };
-	struct gb_ec2_instance_list *l = NULL;
-	struct gb_ec2_error ae = { 0 };
-	gb_creds_t *creds = NULL;
 	struct gb_creds_opts co = { 0 };
 	gb_ec2_t *ec2 = NULL;
 	gb_error_t err;
 
-	co.access_key_id = c->ln->conf->cloud.access_key_id;
-	co.secret_access_key = c->ln->conf->cloud.secret_access_key;
+	co.access_key_id = ln->conf->cloud.access_key_id;
+	co.secret_access_key = ln->conf->cloud.secret_access_key;
 	co.no_env = co.no_files = co.no_imds = true;
-	if (gb_creds_create(&co, &creds, &err))
+	if (gb_creds_create(&co, creds, &err))
 		die(err.text);
-	eo.region = c->cr->name;
-	eo.endpoint = c->ln->sim.endpoint;
-	eo.creds = creds;
+	eo.region = region;
+	eo.endpoint = ln->sim.endpoint;
+	eo.creds = *creds;
 	eo.http.no_proxy = true;
 	eo.retry.max_attempts = 5;
 	eo.retry.max_total = 60;
 	eo.sleep = sim_sleep;
 	eo.mono = sim_mono;
-	eo.seam_ctx = &c->ln->clk;
+	eo.seam_ctx = (void *)&ln->clk;
 	if (gb_ec2_create(&eo, &ec2, &err))
 		die(err.text);
+	return ec2;
+}
+
+static void *ocall_main(void *arg)
+{
+	struct ocall *c = arg;
+	struct gb_ec2_run_params p = { 0 };
+	struct gb_ec2_kv kv[2] = { { "gpuburst:cluster", "bench" },
+				   { "gpuburst:request", c->ln->request_id } };
+	struct gb_ec2_tag_spec ts = { "instance", kv, 2 }, gs = { "placement-group", kv, 2 };
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_error ae = { 0 };
+	gb_creds_t *creds = NULL;
+	gb_ec2_t *ec2 = lane_ec2(c->ln, c->cr->name, &creds);
+	char group[256];
+	gb_error_t err;
+
 	p.image_id = c->cr->ami;
 	p.instance_type = c->type;
 	p.min_count = p.max_count = c->n;
 	p.subnet_id = c->subnet;
 	p.tag_specs = &ts;
 	p.n_tag_specs = 1;
+	if (c->ln->sc->placement) {
+		/* the engine's name and tags, so that the same clean-up finds it */
+		snprintf(group, sizeof(group), "gpuburst-bench-%s-%s", c->ln->request_id, c->az);
+		if (gb_ec2_create_placement_group(ec2, group, "cluster", &gs, &ae, &err))
+			die(err.text);
+		c->other = ae.attempts;
+		memset(&ae, 0, sizeof(ae));
+		p.placement_group = group;
+	}
 	if (gb_ec2_run_instances(ec2, &p, &l, &ae, &err) == GB_E_OK)
 		c->got = (int)l->n;
 	c->attempts = ae.attempts;
@@ -662,12 +739,40 @@ static const char *subnet_of(const struct gb_conf_region *cr, const char *az)
 	return NULL;
 }
 
+/*
+ * A placement job: the whole job in one call, into a cluster group of its
+ * own in the first AZ where the pool, the region's quota and the region's
+ * group size (the scenario's cluster_capacity) all hold it; RET the nodes,
+ * or 0 when no AZ does.
+ */
+static int group_plan(const struct scenario *sc, const struct world *w, struct take *t, int *nt)
+{
+	for (int i = 0; i < w->n; i++) {
+		long room = 0;
+
+		for (int k = 0; k < w->n_regions; k++)
+			if (!strcmp(w->region[k].name, w->az[i].region))
+				room = w->region[k].room;
+		if (w->az[i].avail < sc->nodes || room < sc->nodes ||
+		    group_cap(sc, w->az[i].region) < sc->nodes)
+			continue;
+		gb_strlcpy(t[0].region, w->az[i].region, sizeof(t[0].region));
+		gb_strlcpy(t[0].az, w->az[i].az, sizeof(t[0].az));
+		t[0].n = sc->nodes;
+		*nt = 1;
+		return sc->nodes;
+	}
+	return 0;
+}
+
 /* The oracle's best plan; RET what it can obtain. */
 static int oracle_plan(struct lane *ln, struct world *w, struct take *t, int *nt)
 {
 	int bmax = ln->conf->policy.batch_max, calls, best_calls = 1 << 30, got = 0;
 
 	*nt = 0;
+	if (ln->sc->placement)
+		return group_plan(ln->sc, w, t, nt);
 	if (!ln->sc->job) {
 		got = plan_takes(w, NULL, ln->sc->nodes, t, bmax, &calls);
 		for (*nt = 0; *nt < 64 && t[*nt].n > 0; (*nt)++)
@@ -701,19 +806,23 @@ static void *run_oracle_lane(void *arg)
 	int nt, nc = 0, bmax = ln->conf->policy.batch_max;
 
 	memset(t, 0, sizeof(t));
-	read_world(&ln->sim, ln->sc->second, &w);
+	read_world(&ln->sim, ln->sc, ln->sc->second, &w);
 	gb_random_hex(ln->request_id, GB_REQUEST_ID_LEN, NULL);
 	ln->obtainable = oracle_plan(ln, &w, t, &nt);
 	for (int i = 0; i < nt; i++) {
 		const struct gb_conf_region *cr = gb_conf_region(ln->conf, t[i].region);
 
-		for (int left = t[i].n; left > 0 && nc < 128; left -= bmax) {
+		/* a placement job goes in one call, as the engine sends it */
+		int chunk = ln->sc->placement ? t[i].n : bmax;
+
+		for (int left = t[i].n; left > 0 && nc < 128; left -= chunk) {
 			c[nc].ln = ln;
 			c[nc].cr = cr;
+			c[nc].az = t[i].az;
 			c[nc].subnet = subnet_of(cr, t[i].az);
 			c[nc].type = t[i].type;
-			c[nc].n = left < bmax ? left : bmax;
-			c[nc].got = c[nc].attempts = 0;
+			c[nc].n = left < chunk ? left : chunk;
+			c[nc].got = c[nc].attempts = c[nc].other = 0;
 			nc++;
 		}
 	}
@@ -729,6 +838,7 @@ static void *run_oracle_lane(void *arg)
 			pthread_join(tid[i], NULL);
 			ln->obtained += c[i].got;
 			ln->calls += c[i].attempts;
+			ln->other += c[i].other;
 			if (c[i].done > ln->ttc)
 				ln->ttc = c[i].done;
 		}
@@ -736,6 +846,149 @@ static void *run_oracle_lane(void *arg)
 	ln->recorded_alive = ln->obtained;
 	snprintf(ln->reason, sizeof(ln->reason), "%d calls in parallel", nc);
 	return NULL;
+}
+
+/*****************************************************************************
+ *  After a run: the job ends, its placement groups go, nothing is left
+ *****************************************************************************/
+
+#define END_REGIONS 16
+#define END_TRIES 120		/* DeletePlacementGroup attempts, 1 s apart */
+
+struct ended {
+	const struct lane *ln;
+	const struct gb_conf *conf;
+	struct gb_strv ids[END_REGIONS];	/* live instances, per region */
+};
+
+static int end_instance(const struct gb_ec2_instance *in, const char *region, void *arg)
+{
+	struct ended *e = arg;
+	const char *req = gb_ec2_instance_tag(in, "gpuburst:request");
+
+	if (!req || strcmp(req, e->ln->request_id) || !in->state_name ||
+	    (strcmp(in->state_name, "pending") && strcmp(in->state_name, "running")))
+		return 0;
+	for (size_t r = 0; r < e->conf->n_regions && r < END_REGIONS; r++)
+		if (!strcmp(e->conf->regions[r].name, region))
+			gb_strv_add(&e->ids[r], in->instance_id);
+	return 0;
+}
+
+/* the job's nodes are released: every live instance of the request goes */
+static void end_instances(gb_orch_t *o, const struct lane *ln)
+{
+	struct ended e = { ln, ln->conf, { { 0 } } };
+	gb_error_t err;
+
+	if (gb_orch_cloud_instances(o, NULL, true, end_instance, &e, &err))
+		die(err.text);
+	for (size_t r = 0; r < ln->conf->n_regions && r < END_REGIONS; r++) {
+		struct gb_ec2_state_change_list *sl = NULL;
+		gb_creds_t *creds = NULL;
+		gb_ec2_t *ec2;
+
+		if (e.ids[r].n == 0)
+			continue;
+		ec2 = lane_ec2(ln, ln->conf->regions[r].name, &creds);
+		if (gb_ec2_terminate_instances(ec2, (const char *const *)e.ids[r].v, e.ids[r].n,
+					       &sl, NULL, &err))
+			die(err.text);
+		gb_ec2_state_change_list_free(sl);
+		gb_ec2_destroy(ec2);
+		gb_creds_destroy(creds);
+		gb_strv_free(&e.ids[r]);
+	}
+}
+
+/* [g] is one of the request's groups, not yet going away */
+static bool run_group(const struct lane *ln, const struct gb_ec2_placement_group *g)
+{
+	for (size_t t = 0; t < g->n_tags; t++)
+		if (!strcmp(g->tags[t].key, "gpuburst:request") &&
+		    !strcmp(g->tags[t].value, ln->request_id))
+			return !g->state || !strcmp(g->state, "available") ||
+			       !strcmp(g->state, "pending");
+	return false;
+}
+
+/*
+ * One pass over [region]'s groups of the request: each is deleted (with
+ * [del]) or counted; RET how many are still there (EC2 says InUse while an
+ * instance in the group is shutting down: a later pass), names added to
+ * [seen].
+ */
+static int group_pass(gb_orch_t *o, struct lane *ln, const char *region, bool del,
+		      struct gb_strv *seen)
+{
+	struct gb_ec2_placement_group_list *l = NULL;
+	int there = 0;
+	gb_error_t err;
+
+	if (gb_orch_cloud_groups(o, region, &l, &err))
+		die(err.text);
+	for (size_t k = 0; k < l->n; k++) {
+		struct gb_ec2_error ae = { 0 };
+
+		if (!run_group(ln, &l->v[k]))
+			continue;
+		if (gb_strv_find(seen, l->v[k].group_name) < 0)
+			gb_strv_add(seen, l->v[k].group_name);
+		if (del && gb_orch_delete_group(o, region, l->v[k].group_name, &ae, &err) == GB_E_OK)
+			continue;
+		if (del && !strcmp(ae.code, GB_EC2_CODE_PG_IN_USE))
+			ln->in_use++;
+		else if (del)
+			fprintf(stderr, "fill-bench: %s %s: DeletePlacementGroup %s: %s\n",
+				ln->sc->name, lane_names[ln->kind], l->v[k].group_name, err.text);
+		there++;
+	}
+	gb_ec2_placement_group_list_free(l);
+	return there;
+}
+
+/*
+ * After the measurement: the job ends (every live instance of the request
+ * is terminated), then its placement groups are deleted as reconcile
+ * deletes them, retried while the simulator's instances finish shutting
+ * down.  Counted: the groups the run made, those left, and the request's
+ * live instances left; the last two must be 0.
+ */
+static void end_run(struct lane *ln)
+{
+	struct gb_orch_opts oo = { 0 };
+	struct gb_strv seen = { 0 };
+	struct live l;
+	gb_orch_t *o = NULL;
+	gb_error_t err;
+
+	oo.conf = ln->conf;
+	oo.state_path = ln->state_path;
+	oo.mono = sim_mono;
+	oo.sleep = sim_sleep;
+	oo.wall = sim_wall;
+	oo.seam_ctx = &ln->clk;
+	if (gb_orch_create(&oo, &o, &err))
+		die(err.text);
+	end_instances(o, ln);
+	for (size_t r = 0; r < ln->conf->n_regions; r++) {
+		const char *rn = ln->conf->regions[r].name;
+
+		for (int k = 0; k < END_TRIES && group_pass(o, ln, rn, true, &seen) > 0; k++)
+			sim_sleep(1, &ln->clk);
+	}
+	ln->groups_made = (int)seen.n;
+	ln->groups_left = 0;
+	for (size_t r = 0; r < ln->conf->n_regions; r++)
+		ln->groups_left += group_pass(o, ln, ln->conf->regions[r].name, false, &seen);
+	read_live(&ln->sim, ln->request_id, &l);
+	ln->alive_left = l.alive;
+	if (ln->groups_left || ln->alive_left)
+		fprintf(stderr, "fill-bench: FAILED %s %s: after the run %d placement group(s) and "
+			"%d instance(s) of request %s are left\n", ln->sc->name, lane_names[ln->kind],
+			ln->groups_left, ln->alive_left, ln->request_id);
+	gb_strv_free(&seen);
+	gb_orch_destroy(o);
 }
 
 /*****************************************************************************
@@ -770,7 +1023,7 @@ static void seed_memory(const struct scenario *sc, const char *path)
 		memset(&ln, 0, sizeof(ln));
 		start_sim(&sim, sc->name, 1000);
 		if (k == 0)
-			read_world(&sim, sc->second, &base);
+			read_world(&sim, sc, sc->second, &base);
 		for (int i = 0; i < base.n; i++) {
 			long c = base.az[i].avail +
 				 (rnd(100) < O.noise ? (rnd(2) ? 1 : -1) : 0);
@@ -810,7 +1063,7 @@ static bool lane_ok(const struct lane *ln)
 {
 	return !ln->internal_error && ln->live60.alive == ln->obtained &&
 	       ln->live60.dup_nodes == 0 && ln->recorded_alive == ln->obtained &&
-	       ln->obtained <= ln->sc->nodes;
+	       ln->obtained <= ln->sc->nodes && ln->groups_left == 0 && ln->alive_left == 0;
 }
 
 static void verdict(const struct lane *L, const struct scenario *sc, bool warm, FILE *out)
@@ -819,49 +1072,69 @@ static void verdict(const struct lane *L, const struct scenario *sc, bool warm, 
 
 	fprintf(out, "default: %s obtainable capacity (%d/%d)", d->obtained >= o->obtainable ?
 		"100% of" : "MISSED", d->obtained, o->obtainable);
-	if (warm)
-		fprintf(out, "; calls %.2fx oracle (target <= 1.2), time %.2fx oracle (target <= 1.5)",
+	if (warm && o->calls == 0)
+		fprintf(out, "; the oracle found nothing to ask for");
+	else if (warm)
+		fprintf(out, "; calls %.2fx oracle%s, time %.2fx oracle%s",
 			o->calls ? (double)d->calls / o->calls : 0,
-			o->ttc > 0 ? d->ttc / o->ttc : 0);
+			sc->placement ? "" : " (target <= 1.2)", o->ttc > 0 ? d->ttc / o->ttc : 0,
+			sc->placement ? "" : " (target <= 1.5)");
 	else
 		fprintf(out, "; calls %.2fx probe_fill, time %.2fx probe_fill%s",
 			p->calls ? (double)d->calls / p->calls : 0,
 			p->ttc > 0 ? d->ttc / p->ttc : 0,
 			!strcmp(sc->name, "scattered") ? " (target <= 0.5 each)" : "");
 	fprintf(out, "; extras alive after 60 s: %d\n", d->live60.alive - d->obtained);
+	fprintf(out, "after the run (job ended, groups deleted), every strategy:");
+	for (int k = 0; k < L_COUNT; k++)
+		fprintf(out, "%s %s %d group(s) and %d instance(s) left%s (%d InUse)", k ? "," : "",
+			lane_names[k], L[k].groups_left, L[k].alive_left,
+			L[k].groups_left || L[k].alive_left ? " FAILED" : "", L[k].in_use);
+	fprintf(out, "\n");
+}
+
+static const char *sc_what(const struct scenario *sc)
+{
+	if (sc->placement)
+		return ", one job, efa + placement cluster: every strategy runs all_or_nothing, "
+		       "one AZ and one group at a time";
+	return sc->job ? ", one job, locality region" : "";
 }
 
 static void print_table(const struct lane *L, const struct scenario *sc, bool warm, FILE *out,
 			bool markdown)
 {
 	if (markdown) {
-		fprintf(out, "\n**%s** (%d nodes%s, %s", sc->name, sc->nodes,
-			sc->job ? ", one job, locality region" : "", warm ? "warm" : "cold");
+		fprintf(out, "\n**%s** (%d nodes%s, %s", sc->name, sc->nodes, sc_what(sc),
+			warm ? "warm" : "cold");
 		if (O.repeat > 1)
 			fprintf(out, ", seed +%d", seed_shift);
 		fprintf(out, ")\n\n");
-		fprintf(out, "| strategy | obtained / obtainable | RunInstances calls | other calls | time to capacity s | extras (terminated) | rolled back | alive extras at 60 s | invariants |\n");
-		fprintf(out, "|---|---|---|---|---|---|---|---|---|\n");
+		fprintf(out, "| strategy | obtained / obtainable | RunInstances calls | other calls | time to capacity s | extras (terminated) | rolled back | alive extras at 60 s | placement groups made / left | invariants |\n");
+		fprintf(out, "|---|---|---|---|---|---|---|---|---|---|\n");
 	} else {
-		fprintf(out, "\n== %s (%d nodes%s) %s ==\n", sc->name, sc->nodes,
-			sc->job ? ", one job, locality region" : "", warm ? "WARM" : "COLD");
-		fprintf(out, "%-15s %11s %6s %6s %9s %7s %7s %8s %5s  %s\n", "strategy", "obtained",
-			"calls", "other", "ttc_s", "extras", "rolled", "alive60", "inv", "reason");
+		fprintf(out, "\n== %s (%d nodes%s) %s ==\n", sc->name, sc->nodes, sc_what(sc),
+			warm ? "WARM" : "COLD");
+		fprintf(out, "%-15s %11s %6s %6s %9s %7s %7s %8s %7s %5s  %s\n", "strategy",
+			"obtained", "calls", "other", "ttc_s", "extras", "rolled", "alive60", "groups",
+			"inv", "reason");
 	}
 	for (int k = 0; k < L_COUNT; k++) {
 		const struct lane *ln = &L[k];
-		char ob[32];
+		char ob[32], gr[32];
 
 		snprintf(ob, sizeof(ob), "%d/%d", ln->obtained, L[L_ORACLE].obtainable);
+		snprintf(gr, sizeof(gr), "%d/%d", ln->groups_made, ln->groups_left);
 		if (markdown)
-			fprintf(out, "| %s | %s | %d | %d | %.1f | %d | %d | %d | %s |\n", lane_names[k],
-				ob, ln->calls, ln->other, ln->ttc, ln->extras, ln->rolled_back,
-				ln->live60.alive - ln->obtained, lane_ok(ln) ? "ok" : "BROKEN");
+			fprintf(out, "| %s | %s | %d | %d | %.1f | %d | %d | %d | %s | %s |\n",
+				lane_names[k], ob, ln->calls, ln->other, ln->ttc, ln->extras,
+				ln->rolled_back, ln->live60.alive - ln->obtained, gr,
+				lane_ok(ln) ? "ok" : "BROKEN");
 		else
-			fprintf(out, "%-15s %11s %6d %6d %9.1f %7d %7d %8d %5s  %s\n", lane_names[k],
-				ob, ln->calls, ln->other, ln->ttc, ln->extras, ln->rolled_back,
-				ln->live60.alive - ln->obtained, lane_ok(ln) ? "ok" : "BROKEN",
-				ln->reason);
+			fprintf(out, "%-15s %11s %6d %6d %9.1f %7d %7d %8d %7s %5s  %s\n",
+				lane_names[k], ob, ln->calls, ln->other, ln->ttc, ln->extras,
+				ln->rolled_back, ln->live60.alive - ln->obtained, gr,
+				lane_ok(ln) ? "ok" : "BROKEN", ln->reason);
 	}
 	if (markdown)
 		fprintf(out, "\n");
@@ -902,6 +1175,7 @@ static void run_scenario(const struct scenario *sc, bool warm, const char *dir)
 	sim_sleep(60, &L[0].clk);	/* 60 simulated seconds */
 	for (int k = 0; k < L_COUNT; k++) {
 		read_live(&L[k].sim, L[k].request_id, &L[k].live60);
+		end_run(&L[k]);
 		violations += !lane_ok(&L[k]);
 		sum_extras[k] += L[k].extras;
 		sum_rolled[k] += L[k].rolled_back;
