@@ -141,6 +141,9 @@ struct gb_orch_opts {
  */
 gb_err_t gb_orch_create(const struct gb_orch_opts *opts, gb_orch_t **out,
 			gb_error_t *err);
+
+/* RET BORROWED the configuration [o] was made with. */
+const struct gb_conf *gb_orch_conf(const gb_orch_t *o);
 void gb_orch_destroy(gb_orch_t *o);
 
 /*****************************************************************************
@@ -165,8 +168,14 @@ struct gb_orch_resume_opts {
 	 * req->input (what Slurm gave for the job).
 	 */
 	const char *untrusted;
+	/*
+	 * The types the request may launch, a subset of the nodeset's in its
+	 * order (a job's constraint naming some of them); NULL: all of them.
+	 */
+	const char *const *types;
+	size_t n_types;
 };
-#define GB_ORCH_RESUME_OPTS_INIT { NULL, -1, -1, -1, NULL, 0, 0, NULL }
+#define GB_ORCH_RESUME_OPTS_INIT { NULL, -1, -1, -1, NULL, 0, 0, NULL, NULL, 0 }
 
 /* One requested node and what became of it. */
 struct gb_orch_node {

@@ -183,3 +183,8 @@ const char *gb_orch_code_name(enum gb_orch_code c)
 
 	return (unsigned)c < GB_ARRAY_LEN(names) ? names[c] : "";
 }
+
+const struct gb_conf *gb_orch_conf(const gb_orch_t *o)
+{
+	return o ? o->conf : NULL;
+}

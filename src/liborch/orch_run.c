@@ -105,6 +105,12 @@ static gb_err_t settle_options(struct orch_run *r,
 		r->types = &r->type;
 		r->n_types = 1;
 	}
+	if (ro && ro->types && ro->n_types > 0 && r->types != &r->type) {
+		/* the job asked for some of them (-C): those, in the nodeset's order */
+		r->types = ro->types;
+		r->n_types = ro->n_types;
+		r->type = ro->types[0];
+	}
 	r->home = ro && ro->home_region ? ro->home_region :
 		  q->home_region && *q->home_region ? q->home_region :
 		  r->ns->home_region;

@@ -666,7 +666,8 @@ gb_err_t gb_slurm_job_text(uint32_t job_id, struct gb_slurm_job_text *out,
 	}
 	if ((rc = dup_field(msg->job_array[0].admin_comment, &out->admin_comment, err)) ||
 	    (rc = dup_field(msg->job_array[0].name, &out->name, err)) ||
-	    (rc = dup_field(msg->job_array[0].comment, &out->comment, err)))
+	    (rc = dup_field(msg->job_array[0].comment, &out->comment, err)) ||
+	    (rc = dup_field(msg->job_array[0].features, &out->features, err)))
 		gb_slurm_job_text_clear(out);
 out:
 	slurm_free_job_info_msg(msg);
@@ -680,6 +681,7 @@ void gb_slurm_job_text_clear(struct gb_slurm_job_text *t)
 	free(t->admin_comment);
 	free(t->name);
 	free(t->comment);
+	free(t->features);
 	memset(t, 0, sizeof(*t));
 }
 

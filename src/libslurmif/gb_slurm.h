@@ -161,6 +161,7 @@ struct gb_slurm_job_text {
 	char *admin_comment;
 	char *name;
 	char *comment;
+	char *features;		/* the job's constraint (-C), or NULL */
 };
 
 /*

@@ -41,6 +41,18 @@ size_t prog_slurm_update(gb_state_t *st, const char *req_id, int action,
 #define PROG_CLEAR_ADDR (-2)
 
 /*
+ * Nodes of a nodeset of several instance types say in Slurm which type
+ * each got: ActiveFeatures = its AvailableFeatures without the nodeset's
+ * other types ([types][i] is [names][i]'s type); with [types] NULL, every
+ * type again (AvailableFeatures: a powered-down node can be any of them).
+ * Nodes of one-type nodesets, and nodes already so, are left alone.
+ * Best effort as prog_slurm_update ("slurm_update" event, action
+ * active_features).  RET how many nodes failed.
+ */
+size_t prog_slurm_types(gb_state_t *st, const struct gb_conf *conf, const char *req_id,
+			char *const *names, char *const *types, size_t n);
+
+/*
  * The update prog_slurm_update() would make, not made because Slurm cannot
  * be reached ([why]): logged and recorded as its "slurm_update" event, all
  * [n] nodes failed, [why] the error.  ([action] not set-address.)

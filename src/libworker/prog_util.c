@@ -263,3 +263,90 @@ double prog_request_end(gb_state_t *st, const char *id)
 		return 0;
 	return t;
 }
+
+/* The features [sn] should have for [type] (NULL: every type). */
+static char *wanted_features(const struct gb_conf_nodeset *ns, const struct gb_slurm_node *sn,
+			     const char *type)
+{
+	const char *drop[64];
+	size_t k = 0;
+
+	for (size_t i = 0; type && i < ns->n_instance_types && k < GB_ARRAY_LEN(drop); i++)
+		if (strcmp(ns->instance_types[i], type))
+			drop[k++] = ns->instance_types[i];
+	return gb_slurm_features_without(sn->features, drop, k);
+}
+
+size_t prog_slurm_types(gb_state_t *st, const struct gb_conf *conf, const char *req_id,
+			char *const *names, char *const *types, size_t n)
+{
+	char lq[GB_ERROR_TEXT_MAX + 8];
+	struct gb_slurm_node_list *nl = NULL;
+	struct gb_strv want = { 0 };
+	size_t failed = 0;
+	bool any = false;
+	gb_error_t e = { 0 };
+
+	for (size_t i = 0; i < n && !any; i++) {
+		const struct gb_conf_nodeset *ns = gb_conf_nodeset_for_node(conf, names[i]);
+
+		any = ns && ns->n_instance_types > 1;
+	}
+	if (!any)
+		return 0;
+	if (gb_slurm_nodes_load(&nl, &e)) {
+		gb_log_warn("slurm_features_unread req=%s error=%s", req_id ? req_id : "-",
+			    gb_log_q(lq, sizeof(lq), e.text));
+		return n;
+	}
+	/* one update per distinct feature list */
+	for (size_t i = 0; i < n; i++) {
+		const struct gb_conf_nodeset *ns = gb_conf_nodeset_for_node(conf, names[i]);
+		const struct gb_slurm_node *sn = gb_slurm_node_find(nl, names[i]);
+		char *f;
+
+		if (!ns || ns->n_instance_types < 2 || !sn)
+			continue;
+		if (!(f = wanted_features(ns, sn, types ? types[i] : NULL)))
+			break;
+		if (strcmp(f, sn->features_act) && gb_strv_find(&want, f) < 0 &&
+		    gb_strv_add(&want, f)) {
+			free(f);
+			break;
+		}
+		free(f);
+	}
+	for (size_t w = 0; w < want.n; w++) {
+		struct gb_strv group = { 0 };
+		size_t nf = 0;
+		gb_err_t rc;
+
+		for (size_t i = 0; i < n; i++) {
+			const struct gb_conf_nodeset *ns = gb_conf_nodeset_for_node(conf, names[i]);
+			const struct gb_slurm_node *sn = gb_slurm_node_find(nl, names[i]);
+			char *f = ns && ns->n_instance_types > 1 && sn ?
+				  wanted_features(ns, sn, types ? types[i] : NULL) : NULL;
+
+			if (f && strcmp(f, want.v[w]) == 0 && gb_strv_find(&group, names[i]) < 0)
+				gb_strv_add(&group, names[i]);
+			free(f);
+		}
+		rc = gb_slurm_nodes_set_active(group.v, group.n, want.v[w], &nf, &e);
+		failed += nf;
+		if (rc)
+			gb_log_error("slurm_update action=active_features features=%s count=%zu "
+				     "failed=%zu req=%s error=%s", want.v[w], group.n, nf,
+				     req_id ? req_id : "-", gb_log_q(lq, sizeof(lq), e.text));
+		else
+			gb_log_info("slurm_update action=active_features features=%s count=%zu req=%s",
+				    want.v[w], group.n, req_id ? req_id : "-");
+		prog_event_json(st, req_id, "slurm_update",
+				json_pack("{s:s,s:s,s:I,s:I,s:s?}", "action", "active_features",
+					  "features", want.v[w], "count", (json_int_t)group.n,
+					  "failed", (json_int_t)nf, "error", rc ? e.text : NULL));
+		gb_strv_free(&group);
+	}
+	gb_strv_free(&want);
+	gb_slurm_node_list_free(nl);
+	return failed;
+}

@@ -125,8 +125,43 @@ static gb_err_t open_attempts(gb_state_t *st, const struct gb_request *req,
  * [text] ("" when none) for a proposing planner, which quotes it as
  * untrusted data.
  */
+/*
+ * The nodeset's types [features] (a job's -C constraint) names, in the
+ * nodeset's order, into [out] (BORROWED from the config); none: all of
+ * them.  A type counts when it appears as a whole word of the constraint
+ * ("p5en.48xlarge", "p5e.48xlarge|p5en.48xlarge", "[p5en.48xlarge&efa]").
+ */
+static size_t job_types(const struct gb_conf_nodeset *ns, const char *features,
+			const char **out, size_t max)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; ns && features && i < ns->n_instance_types && k < max; i++) {
+		const char *t = ns->instance_types[i], *p = features;
+		size_t len = strlen(t);
+
+		while ((p = strstr(p, t))) {
+			bool start = p == features || strchr("&|,()[]*: ", p[-1]);
+			bool end = strchr("&|,()[]*: ", p[len]) != NULL;
+
+			if (start && end) {
+				out[k++] = t;
+				break;
+			}
+			p += len;
+		}
+	}
+	return k;
+}
+
+/*
+ * What the job says it wants: its home region (the RET, in [buf], or NULL),
+ * the text of its name and comment ([text]) and the nodeset's types its
+ * constraint names (OUT [types], *n_types; 0: any).
+ */
 static const char *job_intent(struct wthread *t, const struct gb_request *req,
-			      char *buf, size_t n, char *text, size_t tn)
+			      char *buf, size_t n, char *text, size_t tn,
+			      const char **types, size_t max_types, size_t *n_types)
 {
 	char lq[GB_ERROR_TEXT_MAX + 8];
 	struct gb_slurm_job_text jt;
@@ -135,6 +170,7 @@ static const char *job_intent(struct wthread *t, const struct gb_request *req,
 	gb_err_t rc;
 
 	text[0] = '\0';
+	*n_types = 0;
 	if (req->job_id <= 0 || req->job_id > 4294967295LL)
 		return NULL;
 	rc = gb_slurm_job_text((uint32_t)req->job_id, &jt, &e);
@@ -147,6 +183,11 @@ static const char *job_intent(struct wthread *t, const struct gb_request *req,
 	if (jt.name || jt.comment)
 		snprintf(text, tn, "job name: %s; job comment: %s",
 			 jt.name ? jt.name : "", jt.comment ? jt.comment : "");
+	*n_types = job_types(req->nodeset ? gb_conf_nodeset(t->w->conf, req->nodeset) : NULL,
+			     jt.features, types, max_types);
+	if (*n_types)
+		gb_log_info("intent req=%s job=%lld types=%zu first_type=%s", req->id,
+			    (long long)req->job_id, *n_types, types[0]);
 	rc = gb_intent_home_region(jt.admin_comment, buf, n, &e);
 	if (rc == GB_E_INVALID) {
 		gb_log_warn("intent_ignored req=%s job=%lld error=%s", req->id,
@@ -334,6 +375,25 @@ static gb_err_t geo_gate(struct wthread *t, const struct gb_request *req,
 	return rc;
 }
 
+/* Slurm's ActiveFeatures say which of the nodeset's types each node got. */
+static void node_types(struct wthread *t, const struct gb_request *req,
+		       const struct gb_orch_result *res)
+{
+	struct gb_strv names = { 0 }, types = { 0 };
+
+	for (size_t i = 0; i < res->n_nodes; i++) {
+		const struct gb_orch_node *on = &res->nodes[i];
+
+		if (on->instance_id && on->type &&
+		    (gb_strv_add(&names, on->node) || gb_strv_add(&types, on->type)))
+			break;	/* out of memory: the features are a courtesy */
+	}
+	if (names.n == types.n)
+		prog_slurm_types(t->st, t->w->conf, req->id, names.v, types.v, names.n);
+	gb_strv_free(&names);
+	gb_strv_free(&types);
+}
+
 /*
  * The orchestrator gets every node of the request, also those that have a
  * live instance already: a re-run after a crash must know which live
@@ -355,6 +415,8 @@ gb_err_t worker_resume(struct wthread *t, const struct gb_request *req,
 	size_t nu = 0, filled = 0, no_ip = 0, reused = 0, open = 0;
 	char home[GB_REGION_NAME_MAX], reason[GB_ORCH_REASON_MAX + 64];
 	char text[1024];
+	const char *types[16];
+	size_t n_types = 0;
 	gb_err_t rc;
 
 	if ((rc = find_live(t->st, nodes, &set, &missing, &no_ip, err)) ||
@@ -371,9 +433,14 @@ gb_err_t worker_resume(struct wthread *t, const struct gb_request *req,
 		goto out;
 	}
 	addrs_free(&set);
-	ro.home_region = job_intent(t, req, home, sizeof(home), text, sizeof(text));
+	ro.home_region = job_intent(t, req, home, sizeof(home), text, sizeof(text), types,
+				    GB_ARRAY_LEN(types), &n_types);
 	if (text[0])
 		ro.untrusted = text;
+	if (n_types) {
+		ro.types = types;
+		ro.n_types = n_types;
+	}
 	if (missing.n) {
 		ro.nodes = (const char *const *)missing.v;
 		ro.n_nodes = missing.n;
@@ -400,6 +467,7 @@ gb_err_t worker_resume(struct wthread *t, const struct gb_request *req,
 		reused += res.nodes[i].reused;
 	prog_slurm_update(t->st, req->id, PROG_SET_ADDR, set.names.v, set.ips.v,
 			  set.names.n, NULL);
+	node_types(t, req, &res);
 	down_unfilled(t, req, u, nu);
 	if (reused)
 		snprintf(reason, sizeof(reason), "%s; %zu nodes already had a live instance",

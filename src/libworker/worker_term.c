@@ -217,6 +217,9 @@ gb_err_t gb_worker_terminate_now(gb_orch_t *orch, gb_state_t *st,
 	if (t->once)
 		end_jobs(st, t, &live);
 	slurm_update(st, t, PROG_CLEAR_ADDR, &live, NULL, &t->slurm_failed);
+	/* a node of several types may be any of them again */
+	t->slurm_failed += prog_slurm_types(st, gb_orch_conf(orch), t->req_id, live.v, NULL,
+					    live.n);
 out:
 	gb_strv_free(&live);
 	return rc;

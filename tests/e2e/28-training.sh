@@ -11,7 +11,7 @@
 # deletes every group the request made; nothing else is left.
 . "${srcdir:-.}/e2e-lib.sh"
 SCENARIO="$GB_TOP_SRCDIR/tests/data/cloudsim/e2e-training.yaml"
-e2e_start --nodes 1 --h100 4
+e2e_start --nodes 1 --train 4
 
 awsc --version >/dev/null 2>&1 || skip "the AWS CLI does not run"
 groups_of() {	# groups_of REQ: the names of REQ's placement groups, sorted
@@ -22,13 +22,13 @@ groups_of() {	# groups_of REQ: the names of REQ's placement groups, sorted
 print(" ".join(sorted(g["GroupName"] for g in json.load(open(sys.argv[1]))["PlacementGroups"])))' "$TMP/pg.json"
 }
 
-J=$(submit -N4 -p gpu -w h100-[1-4] --gres=gpu:h100:8 --wrap 'srun sh -c "echo \$SLURMD_NODENAME"; sleep 8')
+J=$(submit -N4 -p gpu -w train-[1-4] --gres=gpu:h100:8 --wrap 'srun sh -c "echo \$SLURMD_NODENAME"; sleep 8')
 wait_for 60 "job $J running" '[ "$(job_state $J)" = RUNNING ]'
 R=$(sql "SELECT id FROM requests WHERE job_id=$J AND kind='resume'")
 expect_eq "request $R" "$(sql "SELECT state, result, launched FROM requests WHERE id='$R'")" "done|success|4"
 expect_eq "nodes, AZ, type" \
 	"$(sql "SELECT group_concat(node || ':' || az || ':' || instance_type, ' ') FROM (SELECT * FROM instances WHERE request_id='$R' AND state IN ('pending', 'running') ORDER BY node)")" \
-	"h100-1:ap-south-1b:p5.48xlarge h100-2:ap-south-1b:p5.48xlarge h100-3:ap-south-1b:p5.48xlarge h100-4:ap-south-1b:p5.48xlarge"
+	"train-1:ap-south-1b:p5.48xlarge train-2:ap-south-1b:p5.48xlarge train-3:ap-south-1b:p5.48xlarge train-4:ap-south-1b:p5.48xlarge"
 G="gpuburst-e2e-$R-ap-south-1b"
 
 # --- what EC2 (the simulator) has: one group, four instances, 32 EFA each
@@ -66,7 +66,7 @@ expect_eq "the AZ is not dry for launches outside groups" \
 ok "fallback: a group in ap-southeast-1a (holds 2), then ap-south-1a (AZ holds 2), then ap-south-1b; one group per AZ, one call of 4 each"
 
 # --- Slurm ran it on the GPUs the catalog gives
-for n in h100-1 h100-2 h100-3 h100-4; do
+for n in train-1 train-2 train-3 train-4; do
 	expect_eq "$n gres" "$(node_field $n Gres)" "gpu:h100:8"
 	node_field $n AvailableFeatures | tr ',' '\n' | grep -qx efa || fail "$n has no efa feature"
 done

@@ -397,10 +397,10 @@ EOF
     home_region: ap-southeast-1
     partition: gpu
 EOF
-		[ "$H100" -gt 0 ] && cat <<EOF
-  - name: h100
-    nodes: h100-[1-$H100]
-    instance_types: [${H100_TYPES:-p5.48xlarge}]
+		[ "$TRAIN" -gt 0 ] && cat <<EOF
+  - name: train
+    nodes: train-[1-$TRAIN]
+    instance_types: [${TRAIN_TYPES:-p5.48xlarge}]
     home_region: ap-southeast-1
     partition: gpu
     efa: true
@@ -419,7 +419,7 @@ policy:
 EOF
 		[ -n "${APPROVAL_NOTIFY:-}" ] && echo "  approval_notify: $APPROVAL_NOTIFY"
 		[ -n "${ALLOWED_GEO:-}" ] && echo "  allowed_geo_regions: $ALLOWED_GEO"
-		[ "$H100" -gt 0 ] && echo "  allowed_families: [g5, g6, p5, p5e, p5en]"
+		[ "$TRAIN" -gt 0 ] && echo "  allowed_families: [g5, g6, p5, p5e, p5en]"
 		[ -n "${ADMINS:-}" ] && echo "admins: $ADMINS"
 		[ -n "${PLANNER:-}" ] && echo "planner: $PLANNER"
 		true
@@ -481,10 +481,10 @@ plugin_so() {
 	[ -f "$so" ] || fail "$so was not built"
 }
 
-# e2e_start [--nodes N] [--l4 M] [--h100 K] [--job-submit]: the lab with N
-# a10g nodes gpu-[1-N] (g5.xlarge), M l4 nodes l4-[1-M] (g6.xlarge), K h100
-# nodes h100-[1-K] ($H100_TYPES, default p5.48xlarge; efa, placement
-# cluster) and cpu-1, a
+# e2e_start [--nodes N] [--l4 M] [--train K] [--job-submit]: the lab with N
+# a10g nodes gpu-[1-N] (g5.xlarge), M l4 nodes l4-[1-M] (g6.xlarge), K
+# training nodes train-[1-K] (nodeset train: instance_types $TRAIN_TYPES,
+# default p5.48xlarge; efa, placement cluster) and cpu-1, a
 # CLOUD node in no nodeset.  The node and gres lines are `gpuburstctl
 # slurm-conf --lab`'s.  gpu is the default partition, unless --job-submit
 # loads job_submit/gpuburst: then cpu is, and the plugin routes GPU jobs.
@@ -496,12 +496,12 @@ plugin_so() {
 # merged lines of `gpuburstctl slurm-conf --merge` in place of the site's
 # lines of the same keys (the lab's own power-saving lines are left out).
 e2e_start() {
-	NODES=4 L4=0 H100=0 JOB_SUBMIT= SITE=
+	NODES=4 L4=0 TRAIN=0 JOB_SUBMIT= SITE=
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--nodes) NODES=$2; shift ;;
 		--l4) L4=$2; shift ;;
-		--h100) H100=$2; shift ;;
+		--train) TRAIN=$2; shift ;;
 		--job-submit) JOB_SUBMIT=1 ;;
 		--site) SITE=1 ;;
 		*) fail "e2e_start: unknown option $1" ;;
@@ -511,9 +511,9 @@ e2e_start() {
 	[ -n "$JOB_SUBMIT" ] && plugin_so
 	mkdir -p "$TMP/bin" "$TMP/fail-nodes" "$LAB/etc"
 	# one port per node (slurmd binds INADDR_ANY), then the simulator's
-	ports=$("$LABCTL" free-ports $((NODES + L4 + H100 + 3))) || fail "no free ports"
-	SIM_PORT=$((ports + NODES + L4 + H100 + 1))
-	SITE_PORT=$((ports + NODES + L4 + H100 + 2))
+	ports=$("$LABCTL" free-ports $((NODES + L4 + TRAIN + 3))) || fail "no free ports"
+	SIM_PORT=$((ports + NODES + L4 + TRAIN + 1))
+	SITE_PORT=$((ports + NODES + L4 + TRAIN + 2))
 	ENDPOINT="http://127.0.0.1:$SIM_PORT"
 	# the configuration first: the plugin reads it when slurmctld starts
 	write_config
@@ -525,7 +525,7 @@ e2e_start() {
 	if [ -n "$JOB_SUBMIT" ]; then def=cpu; else def=gpu; fi
 	sed -i "s/^PartitionName=$def .*/& Default=YES/" "$TMP/nodes.conf"
 	cat >>"$TMP/nodes.conf" <<EOF
-NodeName=cpu-1 Port=$((ports + NODES + L4 + H100)) CPUs=1 RealMemory=500 State=CLOUD
+NodeName=cpu-1 Port=$((ports + NODES + L4 + TRAIN)) CPUs=1 RealMemory=500 State=CLOUD
 PartitionName=cpu Nodes=cpu-1 MaxTime=INFINITE State=UP$([ "$def" = cpu ] && echo " Default=YES")
 EOF
 	"$CTL" -c "$CONF" slurm-conf --lab --section gres >"$TMP/gres.conf" 2>"$TMP/slurm-conf.err" ||
