@@ -758,6 +758,7 @@ static int group_plan(const struct scenario *sc, const struct world *w, struct t
 			continue;
 		gb_strlcpy(t[0].region, w->az[i].region, sizeof(t[0].region));
 		gb_strlcpy(t[0].az, w->az[i].az, sizeof(t[0].az));
+		gb_strlcpy(t[0].type, w->az[i].type, sizeof(t[0].type));
 		t[0].n = sc->nodes;
 		*nt = 1;
 		return sc->nodes;
