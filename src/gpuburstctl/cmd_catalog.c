@@ -8,7 +8,8 @@
  * region, keeps the types with GPUs (EC2 has no filter for that: GpuInfo
  * is read from each answer), and writes their union atomically.  Programs
  * read it when they load the configuration: the job_submit plugin at
- * slurmctld's start and reconfigure, never on the submit path.
+ * slurmctld's start and reconfigure (before 23.11: when gpuburst.yaml
+ * changed), never on the submit path.
  */
 #include "config.h"
 
@@ -301,7 +302,7 @@ gb_err_t ctl_cmd_catalog_refresh(struct ctl *ctl, int argc, char **argv)
 		       f.n, nvidia, source, dry ? "" : "");
 		printf("%s%s\n", path, dry ? ": unchanged (dry run)" :
 		       ": programs read it when they next load the configuration "
-		       "(slurmctld: scontrol reconfigure)");
+		       "(slurmctld: scontrol reconfigure; before Slurm 23.11 touch gpuburst.yaml first)");
 	}
 out:
 	gb_creds_destroy(creds);
