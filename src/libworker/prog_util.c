@@ -283,6 +283,7 @@ size_t prog_slurm_types(gb_state_t *st, const struct gb_conf *conf, const char *
 	char lq[GB_ERROR_TEXT_MAX + 8];
 	struct gb_slurm_node_list *nl = NULL;
 	struct gb_strv want = { 0 };
+	char **f = NULL;	/* per node: the list it should have, NULL: leave it */
 	size_t failed = 0;
 	bool any = false;
 	gb_error_t e = { 0 };
@@ -299,38 +300,32 @@ size_t prog_slurm_types(gb_state_t *st, const struct gb_conf *conf, const char *
 			    gb_log_q(lq, sizeof(lq), e.text));
 		return n;
 	}
-	/* one update per distinct feature list */
+	if (!(f = calloc(n, sizeof(*f))))
+		goto out;	/* out of memory: the features are a courtesy */
+	/* each node's list once; one update per distinct list */
 	for (size_t i = 0; i < n; i++) {
 		const struct gb_conf_nodeset *ns = gb_conf_nodeset_for_node(conf, names[i]);
 		const struct gb_slurm_node *sn = gb_slurm_node_find(nl, names[i]);
-		char *f;
 
-		if (!ns || ns->n_instance_types < 2 || !sn)
+		if (!ns || ns->n_instance_types < 2 || !sn ||
+		    !(f[i] = wanted_features(ns, sn, types ? types[i] : NULL)))
 			continue;
-		if (!(f = wanted_features(ns, sn, types ? types[i] : NULL)))
-			break;
-		if (strcmp(f, sn->features_act) && gb_strv_find(&want, f) < 0 &&
-		    gb_strv_add(&want, f)) {
-			free(f);
-			break;
+		if (!strcmp(f[i], sn->features_act)) {
+			free(f[i]);
+			f[i] = NULL;	/* so already */
+		} else if (gb_strv_find(&want, f[i]) < 0) {
+			gb_strv_add(&want, f[i]);
 		}
-		free(f);
 	}
 	for (size_t w = 0; w < want.n; w++) {
 		struct gb_strv group = { 0 };
 		size_t nf = 0;
 		gb_err_t rc;
 
-		for (size_t i = 0; i < n; i++) {
-			const struct gb_conf_nodeset *ns = gb_conf_nodeset_for_node(conf, names[i]);
-			const struct gb_slurm_node *sn = gb_slurm_node_find(nl, names[i]);
-			char *f = ns && ns->n_instance_types > 1 && sn ?
-				  wanted_features(ns, sn, types ? types[i] : NULL) : NULL;
-
-			if (f && strcmp(f, want.v[w]) == 0 && gb_strv_find(&group, names[i]) < 0)
+		for (size_t i = 0; i < n; i++)
+			if (f[i] && strcmp(f[i], want.v[w]) == 0 &&
+			    gb_strv_find(&group, names[i]) < 0)
 				gb_strv_add(&group, names[i]);
-			free(f);
-		}
 		rc = gb_slurm_nodes_set_active(group.v, group.n, want.v[w], &nf, &e);
 		failed += nf;
 		if (rc)
@@ -346,6 +341,10 @@ size_t prog_slurm_types(gb_state_t *st, const struct gb_conf *conf, const char *
 					  "failed", (json_int_t)nf, "error", rc ? e.text : NULL));
 		gb_strv_free(&group);
 	}
+out:
+	for (size_t i = 0; f && i < n; i++)
+		free(f[i]);
+	free(f);
 	gb_strv_free(&want);
 	gb_slurm_node_list_free(nl);
 	return failed;
