@@ -1112,7 +1112,7 @@ static void test_netifs(void **state)
 	gb_strv_free(&nif[1].sg_ids);
 	assert_int_equal(gb_strv_add(&nif[1].sg_ids, "sg-9"), GB_E_OK);
 	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidGroup.NotFound", &e);
-	nif[1].sg_ids.n = 0;
+	gb_strv_free(&nif[1].sg_ids);
 	nif[1].card_index = 32;
 	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidParameterValue", &e);
 	nif[1].card_index = 0;
