@@ -84,10 +84,17 @@ struct js_conf {
 	char path[PATH_MAX];		/* the file it came from */
 };
 
-/* A configuration file as last looked at: path "" when it has none. */
+/*
+ * The files a configuration is read from, as last looked at: gpuburst.yaml
+ * (path "" when its path is too long) and the catalog file of the
+ * configuration in use, <state_dir>/catalog (gpuburstctl catalog refresh
+ * writes it; catalog "" before any configuration was loaded).
+ */
 struct js_seen {
 	char path[PATH_MAX];
 	struct stat st;			/* zero when stat() failed */
+	char catalog[PATH_MAX];
+	struct stat catalog_st;		/* zero when stat() failed (no file) */
 };
 
 static pthread_mutex_t js_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -104,17 +111,45 @@ static void js_free(struct js_conf *c)
 	free(c);
 }
 
+static void js_stat(const char *path, struct stat *st)
+{
+	if (!path[0] || stat(path, st) != 0)
+		memset(st, 0, sizeof(*st));
+}
+
 /*
  * Where the configuration is, for slurm.conf at [slurm_conf_path] (NULL:
- * the default), and its stat() into [seen].  File-system I/O (access(),
- * stat()): init() or the reload thread only.
+ * the default), and its stat() into [seen]; and the stat() of [catalog],
+ * the catalog file of the configuration in use ("": none yet).  Both are
+ * looked at before the files are read, so that a change made during the
+ * read is seen by the next check.  File-system I/O (access(), stat()):
+ * init() or the reload thread only.
  */
-static void js_locate(const char *slurm_conf_path, struct js_seen *seen)
+static void js_locate(const char *slurm_conf_path, const char *catalog,
+		      struct js_seen *seen)
 {
 	if (!gb_conf_path_slurm(slurm_conf_path, seen->path, sizeof(seen->path)))
 		seen->path[0] = '\0';
-	if (!seen->path[0] || stat(seen->path, &seen->st) != 0)
-		memset(&seen->st, 0, sizeof(seen->st));
+	js_stat(seen->path, &seen->st);
+	gb_strlcpy(seen->catalog, catalog, sizeof(seen->catalog));
+	js_stat(seen->catalog, &seen->catalog_st);
+}
+
+/*
+ * After [c] was loaded from [seen]: when its catalog file is not the one
+ * [seen] looked at (the first load, or state_dir changed), look at it now.
+ * A refresh between the read and this stat() is then seen only at the
+ * refresh after it; a refresh is not that frequent.
+ */
+static void js_locate_catalog(const struct js_conf *c, struct js_seen *seen)
+{
+	char catalog[PATH_MAX];
+
+	gb_conf_catalog_file(c->conf, catalog, sizeof(catalog));
+	if (strcmp(catalog, seen->catalog) == 0)
+		return;
+	gb_strlcpy(seen->catalog, catalog, sizeof(seen->catalog));
+	js_stat(seen->catalog, &seen->catalog_st);
 }
 
 /*
@@ -162,19 +197,25 @@ static void js_announce(const struct js_conf *c, const char *verb)
 {
 	const char *parts = gb_route_partitions(c->route);
 
-	slurm_info("%s: %s %s: %zu nodesets, burst partitions %s, GPU jobs without a partition %s",
+	slurm_info("%s: %s %s: %zu nodesets, burst partitions %s, GPU jobs without a partition %s, catalog %s",
 		   plugin_type, verb, c->path, c->conf->n_nodesets,
 		   *parts ? parts : "(none)",
-		   c->conf->job_submit.route_gpu_jobs ? "routed" : "left alone");
+		   c->conf->job_submit.route_gpu_jobs ? "routed" : "left alone",
+		   c->conf->catalog_path ? c->conf->catalog_path : "built in");
 }
 
-static bool same_file(const struct js_seen *a, const struct js_seen *b)
+static bool same_stat(const struct stat *a, const struct stat *b)
 {
-	return !strcmp(a->path, b->path) &&
-	       a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino &&
-	       a->st.st_size == b->st.st_size &&
-	       a->st.st_mtim.tv_sec == b->st.st_mtim.tv_sec &&
-	       a->st.st_mtim.tv_nsec == b->st.st_mtim.tv_nsec;
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+static bool same_files(const struct js_seen *a, const struct js_seen *b)
+{
+	return !strcmp(a->path, b->path) && same_stat(&a->st, &b->st) &&
+	       !strcmp(a->catalog, b->catalog) && same_stat(&a->catalog_st, &b->catalog_st);
 }
 
 /*****************************************************************************
@@ -188,9 +229,11 @@ static bool same_file(const struct js_seen *a, const struct js_seen *b)
  * slurm_conf.last_update.  The submit path only compares that number with
  * the one it last handed over and, when it moved, wakes the reload thread
  * (js_handover()): a read from a hung file system, or a FIFO, would hang
- * that thread, never slurmctld's locks.  The thread stat()s the file and,
- * when it changed (path, inode, size or mtime), loads it and swaps the
- * configuration pointer; until then jobs keep the current configuration.
+ * that thread, never slurmctld's locks.  The thread stat()s the file and
+ * the catalog file of the configuration in use and, when either changed
+ * (path, inode, size or mtime: `gpuburstctl catalog refresh` renames a new
+ * catalog into place), loads the configuration and swaps the pointer;
+ * until then jobs keep the current configuration.
  * A bad file keeps the previous configuration and is logged once.
  *
  * last_update counts whole seconds, so a second reconfigure in the same
@@ -273,12 +316,14 @@ static enum js_check js_check(struct js_reloader *r, struct js_conf **out,
 {
 	struct js_seen now;
 
-	js_locate(r->slurm_conf, &now);
-	if (same_file(&now, &r->seen))
+	js_locate(r->slurm_conf, r->seen.catalog, &now);
+	if (same_files(&now, &r->seen))
 		return JS_UNCHANGED;
-	/* whatever comes of it, this file has had its one log line */
-	r->seen = now;
+	/* whatever comes of it, these files have had their one log line */
 	*out = js_load(&now, why, n);
+	if (*out)
+		js_locate_catalog(*out, &now);
+	r->seen = now;
 	return *out ? JS_RELOADED : JS_KEPT;
 }
 
@@ -449,8 +494,9 @@ extern int init(void)
 	struct js_seen seen;
 	int rc;
 
-	js_locate(slurm_conf.slurm_conf, &seen);
-	c = js_load(&seen, why, sizeof(why));
+	js_locate(slurm_conf.slurm_conf, "", &seen);
+	if ((c = js_load(&seen, why, sizeof(why))))
+		js_locate_catalog(c, &seen);
 	if (c && !gb_slurm_has(SLURM_VERSION_NUMBER, GB_SLURM_RECONFIG_REEXEC) &&
 	    !(r = js_reloader_new(&seen, why, sizeof(why)))) {
 		js_free(c);

@@ -8,8 +8,7 @@
  * region, keeps the types with GPUs (EC2 has no filter for that: GpuInfo
  * is read from each answer), and writes their union atomically.  Programs
  * read it when they load the configuration: the job_submit plugin at
- * slurmctld's start and reconfigure (before 23.11: when gpuburst.yaml
- * changed), never on the submit path.
+ * slurmctld's start and reconfigure, never on the submit path.
  */
 #include "config.h"
 
@@ -265,6 +264,9 @@ gb_err_t ctl_cmd_catalog_refresh(struct ctl *ctl, int argc, char **argv)
 		return ctl_usage("catalog refresh", "unexpected argument '%s'", argv[optind]);
 	if (!(conf = ctl_conf(ctl, &rc)))
 		return rc;
+	if (!gb_conf_catalog_file(conf, path, sizeof(path)))
+		return ctl_fail(GB_E_CONFIG, "catalog refresh: %s/%s is too long for a path",
+				conf->state_dir, GB_CATALOG_FILE);
 	ctl_log_open(ctl);
 	if ((rc = gb_plan_creds_create(conf, &creds, &err))) {
 		rc = ctl_fail(rc, "catalog refresh: credentials: %s", err.text);
@@ -281,7 +283,6 @@ gb_err_t ctl_cmd_catalog_refresh(struct ctl *ctl, int argc, char **argv)
 	qsort(f.v, f.n, sizeof(*f.v), by_name);
 	for (size_t i = 0; i < f.n; i++)
 		nvidia += strcmp(f.v[i].gpu_maker, "NVIDIA") == 0;
-	snprintf(path, sizeof(path), "%s/%s", conf->state_dir, GB_CATALOG_FILE);
 	snprintf(source, sizeof(source), "DescribeInstanceTypes in %s", gb_buf_str(&f.regions));
 	if (!dry && (rc = gb_catalog_write(path, f.v, f.n, source, ctl->now, &err))) {
 		rc = ctl_fail(rc, "catalog refresh: %s", err.text);
@@ -302,7 +303,7 @@ gb_err_t ctl_cmd_catalog_refresh(struct ctl *ctl, int argc, char **argv)
 		       f.n, nvidia, source, dry ? "" : "");
 		printf("%s%s\n", path, dry ? ": unchanged (dry run)" :
 		       ": programs read it when they next load the configuration "
-		       "(slurmctld: scontrol reconfigure; before Slurm 23.11 touch gpuburst.yaml first)");
+		       "(slurmctld: scontrol reconfigure)");
 	}
 out:
 	gb_creds_destroy(creds);

@@ -486,6 +486,18 @@ static void types(struct reader *r, char **p, char *end, struct gb_conf *conf)
 	}
 }
 
+bool gb_conf_catalog_file(const struct gb_conf *conf, char *buf, size_t n)
+{
+	if (n == 0)
+		return false;
+	if (!conf->state_dir ||
+	    snprintf(buf, n, "%s/%s", conf->state_dir, GB_CATALOG_FILE) >= (int)n) {
+		buf[0] = '\0';
+		return false;
+	}
+	return true;
+}
+
 void conf_catalog_load(struct conf_ctx *c)
 {
 	struct gb_conf *conf = c->conf;
@@ -495,10 +507,7 @@ void conf_catalog_load(struct conf_ctx *c)
 	gb_error_t e;
 	gb_err_t rc;
 
-	if (!conf->state_dir)
-		return;
-	if (snprintf(path, sizeof(path), "%s/%s", conf->state_dir, GB_CATALOG_FILE) >=
-	    (int)sizeof(path))
+	if (!gb_conf_catalog_file(conf, path, sizeof(path)))
 		return;		/* the path check of state_dir reports it */
 	r.path = path;
 	/*

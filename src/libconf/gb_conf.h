@@ -475,6 +475,13 @@ gb_err_t gb_catalog_write(const char *path, const struct gb_instance_type *v,
 #define GB_CATALOG_FILE "catalog"
 
 /*
+ * Put the path of [conf]'s catalog file, <state_dir>/catalog, into [buf]
+ * (whether the file exists or not).  RET false when it does not fit in
+ * [n] bytes (or [conf] has no state_dir), [buf] then "".
+ */
+bool gb_conf_catalog_file(const struct gb_conf *conf, char *buf, size_t n);
+
+/*
  * RET whether [type] belongs to one of the allowed families of [conf]
  * (or the defaults when [conf] is NULL): "g5.xlarge" is in family "g5",
  * "g5g.xlarge" in "g5g".

@@ -4,7 +4,9 @@
 # AdminComment, policy rejections exactly as sbatch prints them, the
 # approval notice, job_modify() refusing updates, and `scontrol
 # reconfigure` reloading the YAML (a broken file keeps the old one, said
-# once).  Config: tests/data/plugin/gpuburst.yaml, next to slurm.conf.
+# once) and the catalog file of `gpuburstctl catalog refresh` (when only
+# it changed).  Config: tests/data/plugin/gpuburst.yaml, next to
+# slurm.conf, with state_dir in the test's directory.
 set -u
 . "$GB_TOP_SRCDIR/tests/integration/plugin-lib.sh"
 plugin_lab_require
@@ -12,6 +14,9 @@ plugin_lab_init
 unset GPUBURST_CONF GPUBURST_ENV
 yaml=$LAB/etc/gpuburst.yaml
 cp "$GB_TOP_SRCDIR/tests/data/plugin/gpuburst.yaml" "$yaml"
+mkdir "$T/state"
+echo "state_dir: $T/state" >> "$yaml"
+catalog=$T/state/catalog
 plugin_lab_start > "$T/start.out" 2>&1 || {
 	cat "$T/start.out"; tail -20 "$LAB/log/slurmctld.log"; exit 1; }
 log=$LAB/log/slurmctld.log
@@ -188,6 +193,56 @@ log_wait 10 "job_submit/gpuburst: $verb $yaml: 4 nodesets, burst partitions gpub
 	bad "no '$verb' line after the fixed file's reconfigure"
 submit --gres=gpu:a10g:1
 accepted "fixed file: routing on again" Partition=gpuburst "Features=g5.xlarge|g5.12xlarge"
+
+# --- only the catalog changes: `gpuburstctl catalog refresh` renames a new
+# <state_dir>/catalog into place, and the next reconfigure loads the
+# configuration with it (before 23.11 the reload thread looks at the
+# catalog file as it looks at gpuburst.yaml).  In this catalog g6.xlarge's
+# GPU is an A10G, a fiction that routing shows: a10g jobs may go to g6.
+cat > "$T/catalog.new" <<'CATALOG'
+gpuburst-catalog 1
+refreshed 2026-12-03T13:41:47Z
+source plugin-lab.sh: g6.xlarge with an A10G
+g5.xlarge g5 4 16384 1 24576 0 x86_64 NVIDIA 0 1 4 yes A10G
+g5.12xlarge g5 48 196608 4 24576 0 x86_64 NVIDIA 1 1 15 yes A10G
+g6.xlarge g6 4 16384 1 24576 0 x86_64 NVIDIA 0 1 4 yes A10G
+g6e.xlarge g6e 4 32768 1 49152 0 x86_64 NVIDIA 0 1 4 yes L40S
+CATALOG
+mv "$T/catalog.new" "$catalog"
+log_mark
+lab scontrol reconfigure || bad "scontrol reconfigure failed"
+reload_wake
+log_wait 10 "job_submit/gpuburst: $verb $yaml: 4 nodesets" "catalog $catalog" ||
+	{ bad "no '$verb' line naming $catalog after the catalog changed:"; log_lines gpuburst; }
+submit --gres=gpu:a10g:1
+accepted "refreshed catalog" Partition=gpuburst "Features=g5.xlarge|g5.12xlarge|g6.xlarge"
+
+# a damaged catalog is a configuration error like a damaged gpuburst.yaml
+# (the previous configuration stays), naming the file and line
+echo "gpuburst-catalog 9" > "$T/catalog.new"
+mv "$T/catalog.new" "$catalog"
+why="catalog $catalog:1: catalog format version 9, this gpuburst reads version 1"
+if reconfigure_reexecs; then
+	want="error: job_submit/gpuburst: "
+else
+	want="error: job_submit/gpuburst: reconfigure: keeping the previous configuration: "
+fi
+log_mark
+reconfigure_broken
+log_wait 10 "$want" "$why" || { bad "no line '$want...$why' after reconfigure:"; log_lines gpuburst; }
+submit --gres=gpu:a10g:1
+accepted "damaged catalog: the refreshed one still in use" Partition=gpuburst \
+	"Features=g5.xlarge|g5.12xlarge|g6.xlarge"
+
+# no catalog file: the built-in catalog again
+rm "$catalog"
+log_mark
+lab scontrol reconfigure || bad "scontrol reconfigure failed"
+reload_wake
+log_wait 10 "job_submit/gpuburst: $verb $yaml: 4 nodesets" "catalog built in" ||
+	{ bad "no '$verb' line with the built-in catalog after the file went:"; log_lines gpuburst; }
+submit --gres=gpu:a10g:1
+accepted "built-in catalog again" Partition=gpuburst "Features=g5.xlarge|g5.12xlarge"
 
 [ "$fail" = 0 ] && echo "PASS: $n submissions and updates through slurmctld behaved"
 exit $fail
