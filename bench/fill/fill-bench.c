@@ -192,63 +192,51 @@ static void die(const char *what)
 	exit(2);
 }
 
-static char *conf_text(const char *endpoint)
+/*
+ * Replace the one [from] in [text] (NEW, freed here) with [to].  RET NEW.
+ */
+static char *conf_subst(char *text, const char *from, const char *to)
 {
-	char path[1024], *text = NULL;
 	struct gb_buf b = GB_BUF_INIT;
-	size_t len, off;
-	gb_error_t err;
+	char *at = strstr(text, from);
 
-	snprintf(path, sizeof(path), "%s/bench/fill/gpuburst.yaml", O.srcdir);
-	if (gb_file_read(path, 1 << 20, &text, &len, &err))
-		die(err.text);
-	off = strcspn(text, "@");
-	if (strncmp(text + off, "@ENDPOINT@", 10))
-		die("no endpoint placeholder in bench/fill/gpuburst.yaml");
-	gb_buf_append(&b, text, off);
-	gb_buf_puts(&b, endpoint);
-	gb_buf_puts(&b, text + off + 10);
+	if (!at || strstr(at + 1, from)) {
+		fprintf(stderr, "fill-bench: bench/fill/gpuburst.yaml: '%s' is not there exactly once\n",
+			from);
+		exit(2);
+	}
+	gb_buf_append(&b, text, (size_t)(at - text));
+	gb_buf_puts(&b, to);
+	gb_buf_puts(&b, at + strlen(from));
 	free(text);
 	return gb_buf_steal(&b);
 }
 
 /*
- * The nodeset's instance types for [sc], set by hand on the loaded config
- * (one bench config for every scenario); the parser's own list is put
- * back before the config is destroyed (types_clear).
+ * bench/fill/gpuburst.yaml for a simulator at [endpoint] and scenario
+ * [sc]: a scenario with a second type lists both types on nodeset g5
+ * (one bench config for every scenario; the parser checks the list).
  */
-static char first_type[] = "g5.xlarge";
-static char second_type[32];
-static char *two_types[] = { first_type, second_type, NULL };
-static char **types0;
-static size_t n_types0;
-
-static void types_apply(struct gb_conf *c, const struct scenario *sc)
+static char *conf_text(const char *endpoint, const struct scenario *sc)
 {
-	struct gb_conf_nodeset *ns = (struct gb_conf_nodeset *)gb_conf_nodeset(c, "g5");
+	char path[1024], types[128], *text = NULL;
+	size_t len;
+	gb_error_t err;
 
-	if (!sc->second || O.first_type_only || !ns)
-		return;
-	gb_strlcpy(second_type, sc->second, sizeof(second_type));
-	types0 = ns->instance_types;
-	n_types0 = ns->n_instance_types;
-	ns->instance_types = two_types;
-	ns->n_instance_types = 2;
-}
-
-static void types_clear(struct gb_conf *c)
-{
-	struct gb_conf_nodeset *ns = (struct gb_conf_nodeset *)gb_conf_nodeset(c, "g5");
-
-	if (ns && ns->instance_types == two_types) {
-		ns->instance_types = types0;
-		ns->n_instance_types = n_types0;
+	snprintf(path, sizeof(path), "%s/bench/fill/gpuburst.yaml", O.srcdir);
+	if (gb_file_read(path, 1 << 20, &text, &len, &err))
+		die(err.text);
+	text = conf_subst(text, "@ENDPOINT@", endpoint);
+	if (sc->second && !O.first_type_only) {
+		snprintf(types, sizeof(types), "instance_types: [g5.xlarge, %s]\n", sc->second);
+		text = conf_subst(text, "instance_type: g5.xlarge\n", types);
 	}
+	return text;
 }
 
-static struct gb_conf *load_conf(const char *endpoint)
+static struct gb_conf *load_conf(const char *endpoint, const struct scenario *sc)
 {
-	char *text = conf_text(endpoint);
+	char *text = conf_text(endpoint, sc);
 	struct gb_conf *c = NULL;
 	gb_error_t err;
 
@@ -1039,13 +1027,11 @@ static void seed_memory(const struct scenario *sc, const char *path)
 		ln.node0 = 100 + 100 * k;
 		ln.sc = sc;
 		ln.sim = sim;
-		ln.conf = load_conf(sim.endpoint);
-		types_apply(ln.conf, sc);
+		ln.conf = load_conf(sim.endpoint, sc);
 		ln.clk.scale = 1000;
 		ln.clk.wall_offset = 60.0 * 20 * (O.seed_runs - k);
 		gb_strlcpy(ln.state_path, path, sizeof(ln.state_path));
 		run_engine_lane(&ln);
-		types_clear(ln.conf);
 		gb_conf_destroy(ln.conf);
 		gb_simh_stop(&sim);
 	}
@@ -1166,8 +1152,7 @@ static void run_scenario(const struct scenario *sc, bool warm, const char *dir)
 		if (warm && k != L_ORACLE && !copy_file(seeded, ln->state_path))
 			die("cannot copy the seeded state file");
 		start_sim(&ln->sim, sc->name, O.scale);
-		ln->conf = load_conf(ln->sim.endpoint);
-		types_apply(ln->conf, sc);
+		ln->conf = load_conf(ln->sim.endpoint, sc);
 	}
 	for (int k = 0; k < L_COUNT; k++)
 		pthread_create(&tid[k], NULL, k == L_ORACLE ? run_oracle_lane : run_engine_lane, &L[k]);
@@ -1182,7 +1167,6 @@ static void run_scenario(const struct scenario *sc, bool warm, const char *dir)
 		sum_rolled[k] += L[k].rolled_back;
 		sum_nodes[k] += sc->nodes;
 		gb_simh_stop(&L[k].sim);
-		types_clear(L[k].conf);
 		gb_conf_destroy(L[k].conf);
 		rm_state(L[k].state_path);
 	}
