@@ -90,7 +90,7 @@ static int quota_cb(const struct gb_quota *q, void *arg)
 		return 1;
 	}
 	c->nq++;
-	if ((c->rc = gb_plan_quota_view(c->ctl->st, &r->q, c->ctl->now,
+	if ((c->rc = gb_plan_quota_view(c->conf, c->ctl->st, &r->q, c->ctl->now,
 					c->conf->policy.capacity_half_life, &r->v, &c->err)))
 		return 1;
 	return 0;
@@ -157,7 +157,7 @@ static double room_for(const struct cap *c, const char *region, const char *type
 	for (size_t i = 0; i < c->conf->n_nodesets; i++) {
 		const struct gb_conf_nodeset *ns = &c->conf->nodesets[i];
 
-		if (strcmp(ns->instance_type, type) == 0) {
+		if (gb_conf_nodeset_has_type(ns, type)) {
 			n++;
 			n_spot += ns->market == GB_MARKET_SPOT;
 		}
@@ -169,7 +169,7 @@ static double room_for(const struct cap *c, const char *region, const char *type
 
 		if (strcmp(c->qv[i].q.region, region))
 			continue;
-		r = gb_plan_quota_room(&c->qv[i].q, &c->qv[i].v, type, spot);
+		r = gb_plan_quota_room(c->conf, &c->qv[i].q, &c->qv[i].v, type, spot);
 		if (r < room) {
 			room = r;
 			*code = c->qv[i].q.code;
@@ -517,8 +517,8 @@ static gb_err_t show(struct cap *c)
 		offering_out(c, &c->ov[i]);
 	for (size_t i = 0; i < c->nq; i++) {
 		if (c->type &&
-		    isinf(gb_plan_quota_room(&c->qv[i].q, &c->qv[i].v, c->type, false)) &&
-		    isinf(gb_plan_quota_room(&c->qv[i].q, &c->qv[i].v, c->type, true)))
+		    isinf(gb_plan_quota_room(c->conf, &c->qv[i].q, &c->qv[i].v, c->type, false)) &&
+		    isinf(gb_plan_quota_room(c->conf, &c->qv[i].q, &c->qv[i].v, c->type, true)))
 			continue;	/* not a quota of that type */
 		quota_out(c, &c->qv[i]);
 	}

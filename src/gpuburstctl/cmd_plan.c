@@ -89,7 +89,8 @@ static gb_err_t parse(struct ctl *ctl, int argc, char **argv,
 
 /*
  * The nodeset that lends mode, locality and default strategy: the one
- * named; else the first of the type (and home region, when given); else
+ * named; else the first with the type among its instance types (and the
+ * home region, when given); else
  * the first of the home region; else the first one.
  */
 static const struct gb_conf_nodeset *pick_nodeset(const struct gb_conf *conf,
@@ -103,7 +104,7 @@ static const struct gb_conf_nodeset *pick_nodeset(const struct gb_conf *conf,
 		const struct gb_conf_nodeset *ns = &conf->nodesets[i];
 		bool home = !p->home || strcmp(ns->home_region, p->home) == 0;
 
-		if (strcmp(ns->instance_type, p->type) == 0) {
+		if (gb_conf_nodeset_has_type(ns, p->type)) {
 			if (home)
 				return ns;
 			if (!of_type)

@@ -449,6 +449,15 @@ const struct gb_conf_nodeset *gb_conf_nodeset(const struct gb_conf *conf,
 	return NULL;
 }
 
+bool gb_conf_nodeset_has_type(const struct gb_conf_nodeset *ns, const char *type)
+{
+	for (size_t i = 0; type && i < ns->n_instance_types; i++) {
+		if (strcmp(ns->instance_types[i], type) == 0)
+			return true;
+	}
+	return false;
+}
+
 const struct gb_conf_nodeset *gb_conf_nodeset_for_node(const struct gb_conf *conf,
 						       const char *node)
 {

@@ -312,6 +312,8 @@ const struct gb_conf_region *gb_conf_region(const struct gb_conf *conf,
 					    const char *name);
 const struct gb_conf_nodeset *gb_conf_nodeset(const struct gb_conf *conf,
 					      const char *name);
+/* RET whether [type] is one of the instance types of [ns]. */
+bool gb_conf_nodeset_has_type(const struct gb_conf_nodeset *ns, const char *type);
 /* The nodeset whose pattern contains [node] (patterns never overlap). */
 const struct gb_conf_nodeset *gb_conf_nodeset_for_node(const struct gb_conf *conf,
 						       const char *node);

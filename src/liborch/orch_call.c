@@ -448,9 +448,9 @@ static void learn_quotas(struct orch_run *r)
 		if (!first)
 			continue;
 		/* a vCPU quota counts in the refused pool's type's vCPUs */
-		units = gb_plan_quota_key(r->facts.pools[i].type, spot, pr->q_code, key,
-					  sizeof(key));
-		if (gb_plan_quota_held(r->st, region, key, spot, &held, &e) ||
+		units = gb_plan_quota_key(r->conf, r->facts.pools[i].type, spot, pr->q_code,
+					  key, sizeof(key));
+		if (gb_plan_quota_held(r->conf, r->st, region, key, spot, &held, &e) ||
 		    gb_state_quota_record(r->st, region, key, pr->q_code,
 					  held + (pr->q_min > 1 ? pr->q_min - 1 : 0) * units,
 					  true, now, r->conf->policy.capacity_half_life, &e))

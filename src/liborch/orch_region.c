@@ -101,7 +101,7 @@ static int wall_row(const struct gb_quota *q, void *arg)
 		candidate = strcmp(r->cand.v[i].region->name, q->region) == 0;
 	if (!candidate)
 		return 0;
-	if ((c->rc = gb_plan_quota_view(r->st, q, r->facts.now,
+	if ((c->rc = gb_plan_quota_view(r->conf, r->st, q, r->facts.now,
 					r->conf->policy.capacity_half_life, &v, c->err)))
 		return 1;
 	if (!v.heeded)

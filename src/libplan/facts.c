@@ -274,11 +274,10 @@ gb_err_t gb_plan_facts_build(const struct gb_conf *conf,
  *  Quota memory
  *****************************************************************************/
 
-int gb_plan_quota_key(const char *type, bool spot, const char *code,
-		      char *buf, size_t n)
+int gb_plan_quota_key(const struct gb_conf *conf, const char *type, bool spot,
+		      const char *code, char *buf, size_t n)
 {
-	/* no conf here (liborch calls it per EC2 error): the built-in catalog */
-	const struct gb_instance_type *it = type ? gb_conf_instance_type(NULL, type) : NULL;
+	const struct gb_instance_type *it = type ? gb_conf_instance_type(conf, type) : NULL;
 	char bucket = type && *type ? type[0] : '?';
 	enum gb_ec2_class cls;
 
@@ -301,6 +300,7 @@ int gb_plan_quota_key(const char *type, bool spot, const char *code,
 }
 
 struct held_ctx {
+	const struct gb_conf *conf;
 	const char *quota;
 	bool spot;
 	double units;
@@ -325,18 +325,18 @@ static int held_row(const struct gb_instance *in, void *arg)
 		h->units += colon && strcmp(colon + 1, in->instance_type) == 0;
 		return 0;
 	}
-	u = gb_plan_quota_key(in->instance_type, h->spot, code, key, sizeof(key));
+	u = gb_plan_quota_key(h->conf, in->instance_type, h->spot, code, key, sizeof(key));
 	if (strcmp(key, h->quota) == 0)
 		h->units += u;
 	return 0;
 }
 
-gb_err_t gb_plan_quota_held(struct gb_state *st, const char *region,
-			    const char *quota, bool spot, double *held,
-			    gb_error_t *err)
+gb_err_t gb_plan_quota_held(const struct gb_conf *conf, struct gb_state *st,
+			    const char *region, const char *quota, bool spot,
+			    double *held, gb_error_t *err)
 {
 	struct gb_instance_filter flt = GB_INSTANCE_FILTER_ANY;
-	struct held_ctx h = { quota, spot, 0 };
+	struct held_ctx h = { conf, quota, spot, 0 };
 	gb_err_t rc;
 
 	*held = 0;
@@ -358,12 +358,12 @@ struct quota_ctx {
 };
 
 /* Is [q] remembered and a quota of [type]?  OUT *units one instance counts. */
-static bool quota_bounds(const struct gb_quota *q, const char *type, bool spot,
-			 int *units)
+static bool quota_bounds(const struct gb_conf *conf, const struct gb_quota *q,
+			 const char *type, bool spot, int *units)
 {
 	char key[64];
 
-	*units = gb_plan_quota_key(type, spot, q->code, key, sizeof(key));
+	*units = gb_plan_quota_key(conf, type, spot, q->code, key, sizeof(key));
 	return q->limit_n >= MEMORY_MIN_VISITS && strcmp(key, q->quota) == 0;
 }
 
@@ -373,8 +373,8 @@ static double room_of(const struct gb_quota *q, double held, int units)
 	return floor((q->limit_sum / q->limit_n - held) / units + 1e-9);
 }
 
-gb_err_t gb_plan_quota_view(struct gb_state *st, const struct gb_quota *q,
-			    double now, double half_life,
+gb_err_t gb_plan_quota_view(const struct gb_conf *conf, struct gb_state *st,
+			    const struct gb_quota *q, double now, double half_life,
 			    struct gb_plan_quota_view *v, gb_error_t *err)
 {
 	memset(v, 0, sizeof(*v));
@@ -383,18 +383,18 @@ gb_err_t gb_plan_quota_view(struct gb_state *st, const struct gb_quota *q,
 	/* limit_n(t) = limit_n(now) * 2^(-(t - now) / half_life) */
 	if (v->heeded)
 		v->forget_at = now + half_life * log2(q->limit_n / MEMORY_MIN_VISITS);
-	return gb_plan_quota_held(st, q->region, q->quota,
+	return gb_plan_quota_held(conf, st, q->region, q->quota,
 				  strstr(q->quota, ":spot") != NULL, &v->held, err);
 }
 
-double gb_plan_quota_room(const struct gb_quota *q,
+double gb_plan_quota_room(const struct gb_conf *conf, const struct gb_quota *q,
 			  const struct gb_plan_quota_view *v, const char *type,
 			  bool spot)
 {
 	double room;
 	int units;
 
-	if (!v->heeded || !quota_bounds(q, type, spot, &units))
+	if (!v->heeded || !quota_bounds(conf, q, type, spot, &units))
 		return HUGE_VAL;
 	room = room_of(q, v->held, units);
 	return room < 0 ? 0 : room;
@@ -413,10 +413,11 @@ static int quota_row(const struct gb_quota *q, void *arg)
 		struct gb_pool *p = &f->pools[i];
 
 		if (strcmp(p->region, q->region) ||
-		    !quota_bounds(q, p->type, c->spot, &units))
+		    !quota_bounds(f->conf, q, p->type, c->spot, &units))
 			continue;	/* forgotten, or another type's quota */
-		if (!have_held && (c->rc = gb_plan_quota_held(c->st, q->region, q->quota,
-							      c->spot, &held, c->err)))
+		if (!have_held &&
+		    (c->rc = gb_plan_quota_held(f->conf, c->st, q->region, q->quota,
+						c->spot, &held, c->err)))
 			return 1;
 		have_held = true;
 		room = room_of(q, held, units);

@@ -318,12 +318,13 @@ void gb_plan_pool_estimate(const struct gb_plan_facts *f, struct gb_pool *p);
  * GB_EC2_CLASS_REGION (OptInRequired, AuthFailure, ...: the account may
  * not use the region at all, whatever the type; remembered with a limit
  * of 0, which nothing holds), else "<code>:<type>".  RET what one
- * instance of [type] counts against it: its vCPUs for a vCPU quota (4
- * when the catalog does not know the type), else 1.
+ * instance of [type] counts against it: its vCPUs for a vCPU quota (from
+ * the catalog in use by [conf], NULL: the built-in; 4 when the catalog
+ * does not know the type), else 1.
  */
 #define GB_PLAN_QUOTA_ACCOUNT "account"
-int gb_plan_quota_key(const char *type, bool spot, const char *code,
-		      char *buf, size_t n);
+int gb_plan_quota_key(const struct gb_conf *conf, const char *type, bool spot,
+		      const char *code, char *buf, size_t n);
 
 /*
  * Every pool's quota_room (and walled, quota_code) from the quota memory
@@ -338,9 +339,10 @@ gb_err_t gb_plan_quota_rooms(struct gb_plan_facts *f, struct gb_state *st,
 
 /*
  * OUT *held: what the live instances recorded in [st] in [region] hold of
- * [quota] (a gb_plan_quota_key() name), in its unit.
+ * [quota] (a gb_plan_quota_key() name under [conf]), in its unit.
  */
-gb_err_t gb_plan_quota_held(struct gb_state *st, const char *region,
+gb_err_t gb_plan_quota_held(const struct gb_conf *conf, struct gb_state *st,
+			    const char *region,
 			    const char *quota, bool spot, double *held,
 			    gb_error_t *err);
 
@@ -374,9 +376,11 @@ struct gb_plan_quota_view {
 
 /*
  * OUT [v] for quota memory row [q] (gb_state_quota_list(), decayed to
- * [now] with [half_life]); [st] gives the live instances (may be NULL: 0).
+ * [now] with [half_life]); [st] gives the live instances (may be NULL: 0),
+ * counted in the units of [conf]'s catalog.
  */
-gb_err_t gb_plan_quota_view(struct gb_state *st, const struct gb_quota *q,
+gb_err_t gb_plan_quota_view(const struct gb_conf *conf, struct gb_state *st,
+			    const struct gb_quota *q,
 			    double now, double half_life,
 			    struct gb_plan_quota_view *v, gb_error_t *err);
 
@@ -385,7 +389,7 @@ gb_err_t gb_plan_quota_view(struct gb_state *st, const struct gb_quota *q,
  * [v], leaves room for: the room gb_plan_quota_rooms() gives a pool of its
  * region (>= 0); HUGE_VAL when [q] does not bound [type] or is not heeded.
  */
-double gb_plan_quota_room(const struct gb_quota *q,
+double gb_plan_quota_room(const struct gb_conf *conf, const struct gb_quota *q,
 			  const struct gb_plan_quota_view *v, const char *type,
 			  bool spot);
 

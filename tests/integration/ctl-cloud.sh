@@ -11,7 +11,8 @@
 # bad AMI, subnet, security group, key pair or instance profile and a
 # missing permission each fail naming the region, the nodeset, EC2's code
 # and the fix; several unreachable regions each fail, in configuration
-# order; progress on stderr only when it is a terminal.
+# order; progress on stderr only when it is a terminal; a type that is a
+# nodeset's second type plans with that nodeset.
 . "$srcdir/cloudsim-lib.sh"
 
 CTL="$GB_TOP_BUILDDIR/src/gpuburstctl/gpuburstctl"
@@ -74,6 +75,15 @@ expect_eq "plan --json error" "$(jget "$TMP/out" '[sorted(d), d["error"]["code"]
 	'[["error", "schema"], "INVALID", "instance type m7i.xlarge is not in the GPU catalog"]'
 grep -q 'not in the GPU catalog' "$TMP/err" || fail "plan --json: the message left stderr"
 ok "plan errors: home in no group (23), type not in the catalog (10)"
+
+# a type that is a nodeset's second type picks that nodeset
+write_conf "$TMP/two.yaml" "$SECRET_OK" \
+	'  - {name: g5b, nodes: "g5b-[1-4]", instance_types: [g6.2xlarge, g6.xlarge], home_region: ap-southeast-1}'
+env SLURM_CONF="$TMP/no-slurm.conf" AWS_EC2_METADATA_DISABLED=true "$CTL" -c "$TMP/two.yaml" \
+	plan --type g6.xlarge --count 2 >"$TMP/out" 2>"$TMP/err" || fail "plan --type g6.xlarge: $(cat "$TMP/out" "$TMP/err")"
+grep -q '^Plan for 2 x g6.xlarge, home ap-southeast-1 (nodeset g5b, ' "$TMP/out" ||
+	fail "plan for a second type: $(cat "$TMP/out")"
+ok "plan: a nodeset's second type picks it"
 
 # ---- plan with the LLM planner (a scripted OpenAI-style endpoint on
 # 127.0.0.1): the model's plan names a region outside the fallback group;

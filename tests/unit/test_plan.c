@@ -615,23 +615,23 @@ static void test_bounds_and_quota(void **state)
 	assert_true(isinf(pool_of(&f, "subnet-aps1b-1")->mem.quota_room));
 	gb_plan_facts_clear(&f);
 
-	assert_int_equal(gb_plan_quota_key("g5.xlarge", false, "VcpuLimitExceeded", key,
+	assert_int_equal(gb_plan_quota_key(NULL, "g5.xlarge", false, "VcpuLimitExceeded", key,
 					   sizeof(key)), 4);
 	assert_string_equal(key, "vcpus:G");
-	assert_int_equal(gb_plan_quota_key("g6e.12xlarge", true, "VcpuLimitExceeded", key,
+	assert_int_equal(gb_plan_quota_key(NULL, "g6e.12xlarge", true, "VcpuLimitExceeded", key,
 					   sizeof(key)), 48);
 	assert_string_equal(key, "vcpus:G:spot");
-	assert_int_equal(gb_plan_quota_key("g5.xlarge", false, "InstanceLimitExceeded", key,
+	assert_int_equal(gb_plan_quota_key(NULL, "g5.xlarge", false, "InstanceLimitExceeded", key,
 					   sizeof(key)), 1);
 	assert_string_equal(key, "instances");
-	assert_int_equal(gb_plan_quota_key("g5.xlarge", true, "MaxSpotInstanceCountExceeded", key,
+	assert_int_equal(gb_plan_quota_key(NULL, "g5.xlarge", true, "MaxSpotInstanceCountExceeded", key,
 					   sizeof(key)), 1);
 	assert_string_equal(key, "MaxSpotInstanceCountExceeded:g5.xlarge");
 	/* a region the account may not use: one wall for every type */
-	assert_int_equal(gb_plan_quota_key("g6e.xlarge", true, "OptInRequired", key,
+	assert_int_equal(gb_plan_quota_key(NULL, "g6e.xlarge", true, "OptInRequired", key,
 					   sizeof(key)), 1);
 	assert_string_equal(key, GB_PLAN_QUOTA_ACCOUNT);
-	assert_int_equal(gb_plan_quota_key("g5.xlarge", false, "AuthFailure", key,
+	assert_int_equal(gb_plan_quota_key(NULL, "g5.xlarge", false, "AuthFailure", key,
 					   sizeof(key)), 1);
 	assert_string_equal(key, "account");
 	assert_int_equal(gb_state_quota_record(st, "ap-south-1", "account", "PendingVerification",
@@ -694,9 +694,9 @@ static int view_row(const struct gb_quota *q, void *arg)
 	struct view_out *o = arg;
 	gb_error_t err;
 
-	assert_int_equal(gb_plan_quota_view(o->st, q, o->now, o->hl, &o->v, &err), GB_E_OK);
-	o->room = gb_plan_quota_room(q, &o->v, "g5.xlarge", false);
-	assert_true(isinf(gb_plan_quota_room(q, &o->v, "g5.xlarge", true)));	/* on-demand only */
+	assert_int_equal(gb_plan_quota_view(NULL, o->st, q, o->now, o->hl, &o->v, &err), GB_E_OK);
+	o->room = gb_plan_quota_room(NULL, q, &o->v, "g5.xlarge", false);
+	assert_true(isinf(gb_plan_quota_room(NULL, q, &o->v, "g5.xlarge", true)));	/* on-demand only */
 	return 0;
 }
 
@@ -880,6 +880,55 @@ static const struct gb_pool *pool_typed(const struct gb_plan_facts *f, const cha
 	return NULL;
 }
 
+/*
+ * A vCPU quota counts each instance in the vCPUs of the catalog in use: a
+ * type only a refreshed catalog knows counts its own, not the default 4.
+ */
+static void test_quota_key_catalog(void **state)
+{
+	char dir[] = "/tmp/test-plan-cat.XXXXXX", path[300], key[64], *yaml;
+	const struct gb_instance_type *all;
+	struct gb_instance_type *v;
+	struct gb_conf *c = NULL;
+	gb_error_t err;
+	size_t n;
+
+	(void)state;
+	all = gb_catalog_all(&n);
+	v = calloc(n + 1, sizeof(*v));
+	assert_non_null(v);
+	memcpy(v, all, n * sizeof(*v));
+	v[n] = *gb_catalog_find("g6.2xlarge");
+	v[n].name = "g7.2xlarge";
+	v[n].family = "g7";
+	v[n].vcpus = 12;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/%s", dir, GB_CATALOG_FILE);
+	assert_int_equal(gb_catalog_write(path, v, n + 1, "test_plan", 1e9, &err), GB_E_OK);
+	free(v);
+	assert_int_not_equal(asprintf(&yaml, "state_dir: %s\n%s", dir,
+				      "cluster_name: t\nenvironment: dev\n"
+				      "regions: [{name: ap-south-1, ami: ami-00000000000000001, "
+				      "azs: [{name: ap-south-1a, subnets: [subnet-1]}]}]\n"
+				      "fallback_groups: {g: {consumer_regions: [ap-south-1], "
+				      "fallback_regions: [ap-south-1]}}\n"
+				      "nodesets: [{name: g6, nodes: \"g6-[1-2]\", "
+				      "instance_type: g6.xlarge, home_region: ap-south-1, "
+				      "mode: single_region}]\n"), -1);
+	if (gb_conf_load_string("gpuburst.yaml", yaml, strlen(yaml), &c, NULL, &err))
+		fail_msg("%s", err.text);
+	free(yaml);
+	assert_non_null(c->catalog_path);
+	assert_int_equal(gb_plan_quota_key(c, "g7.2xlarge", false, "VcpuLimitExceeded", key,
+					   sizeof(key)), 12);
+	assert_string_equal(key, "vcpus:G");
+	assert_int_equal(gb_plan_quota_key(NULL, "g7.2xlarge", false, "VcpuLimitExceeded", key,
+					   sizeof(key)), 4);
+	gb_conf_destroy(c);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_types(void **state)
 {
 	gb_state_t *st = temp_state();
@@ -1018,6 +1067,7 @@ int main(void)
 		cmocka_unit_test(test_memory_and_heuristic),
 		cmocka_unit_test(test_bounds_and_quota),
 		cmocka_unit_test(test_memory_of),
+		cmocka_unit_test(test_quota_key_catalog),
 		cmocka_unit_test(test_types),
 		cmocka_unit_test(test_summary_bounded),
 		cmocka_unit_test(test_token),
