@@ -983,6 +983,11 @@ static gb_err_t check_netif_type(const struct gb_sim_netif *f, const struct gb_i
 	if (efa && !(t->ct && t->ct->efa))
 		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterCombination",
 			    "%s instances do not support Elastic Fabric Adapters.", t->name);
+	/* more cards than EFA interfaces (p6-b300): card 0 is ENA only */
+	if (efa && f->card_index == 0 && cards > t->ct->efa_max_interfaces)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterCombination",
+			    "Network card 0 of instance type %s does not support Elastic Fabric Adapters: use the network cards 1 to %d.",
+			    t->name, cards - 1);
 	if (f->card_index < 0 || f->card_index >= cards)
 		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
 			    "Network card index %ld is not valid for instance type %s: it has %d network card(s), numbered from 0.",

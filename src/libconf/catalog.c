@@ -4,16 +4,16 @@
  *
  * Every size of the current NVIDIA GPU families of EC2, from AWS's
  * instance-type pages ("Accelerated computing": vCPUs, memory GiB, GPUs,
- * GPU memory, network cards, network interfaces, EFA).  Memory is stored
- * in MiB because Slurm's RealMemory is in MiB; GPU memory is the page's
- * GiB per GPU times 1024 (DescribeInstanceTypes reports exact MiB, a few
- * of them a little lower: a refreshed catalog, catalog_file.c, carries
- * those).  gpu_model is gb_catalog_gres_name() of EC2's GpuInfo Name
- * (test_conf checks every entry).
- *
- * Figures marked "unconfirmed" could not be checked against the AWS page
- * when they were written: `gpuburstctl catalog refresh` replaces them with
- * EC2's own.  Every family listed supports cluster placement groups.
+ * network cards, network interfaces, EFA), checked against published
+ * DescribeInstanceTypes data (2026: VCpuInfo, MemoryInfo, GpuInfo,
+ * NetworkInfo.MaximumNetworkInterfaces and MaximumNetworkCards,
+ * EfaInfo.MaximumEfaInterfaces).  Memory is stored in MiB because Slurm's
+ * RealMemory is in MiB; GPU memory is GpuInfo's MemoryInfo.SizeInMiB per
+ * GPU, EC2's exact figure (22888 MiB for the "24 GB" A10G and L4), so
+ * that the built-in catalog and a refreshed one agree.  gpu_model is
+ * gb_catalog_gres_name() of EC2's GpuInfo Name (test_conf checks every
+ * entry).  `gpuburstctl catalog refresh` replaces the table with what EC2
+ * says now.  Every family listed supports cluster placement groups.
  */
 #include "config.h"
 
@@ -24,13 +24,14 @@
 #define GIB 1024
 
 /*
- * One macro per family: what is constant across its sizes.  [efa] is
+ * One macro per family: what is constant across its sizes.  [gmem] is
+ * MiB per GPU (GpuInfo), [mem] GiB per instance.  [efa] is
  * EfaInfo.MaximumEfaInterfaces (0: no EFA), [cards] NetworkInfo.
  * MaximumNetworkCards, [enis] NetworkInfo.MaximumNetworkInterfaces.
  */
 #define TYPE_(fam, size, cpu, mem, gpu, model, gname, gmem, ar, efa_, cards, enis, frac) \
 	{ .name = fam "." size, .family = fam, .vcpus = cpu, .memory_mib = (mem) * GIB, \
-	  .gpus = gpu, .gpu_model = model, .gpu_memory_mib = (int)((gmem) * GIB), \
+	  .gpus = gpu, .gpu_model = model, .gpu_memory_mib = gmem, \
 	  .arch = ar, .gpu_maker = "NVIDIA", .efa = (efa_) > 0, \
 	  .efa_max_interfaces = efa_, .network_cards = cards, .max_interfaces = enis, \
 	  .cluster_placement = true, .gpu_name = gname, .gpu_fraction = frac }
@@ -39,17 +40,17 @@
 
 /* G families: one network card below 24xlarge; EFA from 8xlarge up. */
 #define G4DN(size, cpu, mem, gpu, efa, enis) \
-	TYPE_("g4dn", size, cpu, mem, gpu, "t4", "T4", 16, X86, efa, 1, enis, 0)
+	TYPE_("g4dn", size, cpu, mem, gpu, "t4", "T4", 16384, X86, efa, 1, enis, 0)
 #define G5(size, cpu, mem, gpu, efa, enis) \
-	TYPE_("g5", size, cpu, mem, gpu, "a10g", "A10G", 24, X86, efa, 1, enis, 0)
+	TYPE_("g5", size, cpu, mem, gpu, "a10g", "A10G", 22888, X86, efa, 1, enis, 0)
 #define G5G(size, cpu, mem, gpu, enis) \
-	TYPE_("g5g", size, cpu, mem, gpu, "t4g", "T4g", 16, ARM, 0, 1, enis, 0)
+	TYPE_("g5g", size, cpu, mem, gpu, "t4g", "T4g", 16384, ARM, 0, 1, enis, 0)
 #define G6(size, cpu, mem, gpu, efa, enis) \
-	TYPE_("g6", size, cpu, mem, gpu, "l4", "L4", 24, X86, efa, 1, enis, 0)
+	TYPE_("g6", size, cpu, mem, gpu, "l4", "L4", 22888, X86, efa, 1, enis, 0)
 #define GR6(size, cpu, mem, gpu, efa, enis) \
-	TYPE_("gr6", size, cpu, mem, gpu, "l4", "L4", 24, X86, efa, 1, enis, 0)
+	TYPE_("gr6", size, cpu, mem, gpu, "l4", "L4", 22888, X86, efa, 1, enis, 0)
 #define G6E(size, cpu, mem, gpu, efa, cards, enis) \
-	TYPE_("g6e", size, cpu, mem, gpu, "l40s", "L40S", 48, X86, efa, cards, enis, 0)
+	TYPE_("g6e", size, cpu, mem, gpu, "l40s", "L40S", 45776, X86, efa, cards, enis, 0)
 /* Fractional L4 (NVIDIA vGPU): [frac] is the share's denominator. */
 #define G6F(size, cpu, mem, frac, gmem, enis) \
 	TYPE_("g6f", size, cpu, mem, 1, "l4", "L4", gmem, X86, 0, 1, enis, frac)
@@ -58,23 +59,23 @@
 
 /* P families. */
 #define P3(size, cpu, mem, gpu, enis) \
-	TYPE_("p3", size, cpu, mem, gpu, "v100", "V100", 16, X86, 0, 1, enis, 0)
+	TYPE_("p3", size, cpu, mem, gpu, "v100", "V100", 16384, X86, 0, 1, enis, 0)
 #define P3DN(size, cpu, mem, gpu, efa, enis) \
-	TYPE_("p3dn", size, cpu, mem, gpu, "v100", "V100", 32, X86, efa, 1, enis, 0)
+	TYPE_("p3dn", size, cpu, mem, gpu, "v100", "V100", 32768, X86, efa, 1, enis, 0)
 #define P4D(size, cpu, mem, gpu, efa, cards, enis) \
-	TYPE_("p4d", size, cpu, mem, gpu, "a100", "A100", 40, X86, efa, cards, enis, 0)
+	TYPE_("p4d", size, cpu, mem, gpu, "a100", "A100", 40960, X86, efa, cards, enis, 0)
 #define P4DE(size, cpu, mem, gpu, efa, cards, enis) \
-	TYPE_("p4de", size, cpu, mem, gpu, "a100", "A100", 80, X86, efa, cards, enis, 0)
+	TYPE_("p4de", size, cpu, mem, gpu, "a100", "A100", 81920, X86, efa, cards, enis, 0)
 #define P5(size, cpu, mem, gpu, efa, cards, enis) \
-	TYPE_("p5", size, cpu, mem, gpu, "h100", "H100", 80, X86, efa, cards, enis, 0)
+	TYPE_("p5", size, cpu, mem, gpu, "h100", "H100", 81920, X86, efa, cards, enis, 0)
 #define P5E(size, cpu, mem, gpu, efa, cards, enis) \
-	TYPE_("p5e", size, cpu, mem, gpu, "h200", "H200", 141, X86, efa, cards, enis, 0)
+	TYPE_("p5e", size, cpu, mem, gpu, "h200", "H200", 144384, X86, efa, cards, enis, 0)
 #define P5EN(size, cpu, mem, gpu, efa, cards, enis) \
-	TYPE_("p5en", size, cpu, mem, gpu, "h200", "H200", 141, X86, efa, cards, enis, 0)
+	TYPE_("p5en", size, cpu, mem, gpu, "h200", "H200", 144384, X86, efa, cards, enis, 0)
 #define P6_B200(size, cpu, mem, gpu, efa, cards, enis) \
-	TYPE_("p6-b200", size, cpu, mem, gpu, "b200", "B200", 179, X86, efa, cards, enis, 0)
+	TYPE_("p6-b200", size, cpu, mem, gpu, "b200", "B200", 183359, X86, efa, cards, enis, 0)
 #define P6_B300(size, cpu, mem, gpu, efa, cards, enis) \
-	TYPE_("p6-b300", size, cpu, mem, gpu, "b300", "B300", 268, X86, efa, cards, enis, 0)
+	TYPE_("p6-b300", size, cpu, mem, gpu, "b300", "B300", 275040, X86, efa, cards, enis, 0)
 
 static const struct gb_instance_type catalog[] = {
 	G4DN("xlarge", 4, 16, 1, 0, 3),
@@ -102,7 +103,6 @@ static const struct gb_instance_type catalog[] = {
 	G5G("16xlarge", 64, 128, 2, 15),
 	G5G("metal", 64, 128, 2, 15),
 
-	/* network interfaces from 12xlarge up unconfirmed */
 	G6("xlarge", 4, 16, 1, 0, 4),
 	G6("2xlarge", 8, 32, 1, 0, 4),
 	G6("4xlarge", 16, 64, 1, 0, 8),
@@ -112,11 +112,11 @@ static const struct gb_instance_type catalog[] = {
 	G6("24xlarge", 96, 384, 4, 1, 15),
 	G6("48xlarge", 192, 768, 8, 1, 15),
 
-	/* g6 with twice the memory per vCPU; whole L4s; interfaces unconfirmed */
+	/* g6 with twice the memory per vCPU; whole L4s */
 	GR6("4xlarge", 16, 128, 1, 0, 8),
 	GR6("8xlarge", 32, 256, 1, 1, 8),
 
-	/* 24xlarge: 2 network cards, 48xlarge: 4; interfaces unconfirmed */
+	/* 24xlarge: 2 network cards, 48xlarge: 4 */
 	G6E("xlarge", 4, 32, 1, 0, 1, 4),
 	G6E("2xlarge", 8, 64, 1, 0, 1, 4),
 	G6E("4xlarge", 16, 128, 1, 0, 1, 8),
@@ -128,14 +128,15 @@ static const struct gb_instance_type catalog[] = {
 
 	/*
 	 * Fractional L4s: in the catalog so that the refusal can say why
-	 * (gb_conf_type_check): Slurm's gres counts whole GPUs.  Interfaces
-	 * unconfirmed.
+	 * (gb_conf_type_check): Slurm's gres counts whole GPUs.  GPU memory
+	 * is the share's (EC2 says 0 GPUs for these types: the catalog keeps
+	 * 1, the share in gpu_fraction).
 	 */
-	G6F("large", 2, 8, 8, 3, 2),
-	G6F("xlarge", 4, 16, 8, 3, 4),
-	G6F("2xlarge", 8, 32, 4, 6, 4),
-	G6F("4xlarge", 16, 64, 2, 12, 8),
-	GR6F("4xlarge", 16, 128, 2, 12, 8),
+	G6F("large", 2, 8, 8, 2861, 2),
+	G6F("xlarge", 4, 16, 8, 2861, 4),
+	G6F("2xlarge", 8, 32, 4, 5722, 4),
+	G6F("4xlarge", 16, 64, 2, 11444, 8),
+	GR6F("4xlarge", 16, 128, 2, 11444, 8),
 
 	P3("2xlarge", 8, 61, 1, 4),
 	P3("8xlarge", 32, 244, 4, 8),
@@ -149,23 +150,23 @@ static const struct gb_instance_type catalog[] = {
 
 	/*
 	 * p5.48xlarge: 32 network cards, one EFA each (3200 Gbps), 64
-	 * interfaces.  p5.4xlarge (one H100): EFA and interfaces unconfirmed.
+	 * interfaces.  p5.4xlarge: one H100, one EFA.
 	 */
 	P5("4xlarge", 16, 256, 1, 1, 1, 4),
 	P5("48xlarge", 192, 2048, 8, 32, 32, 64),
 	P5E("48xlarge", 192, 2048, 8, 32, 32, 64),
 
-	/* EFAv3: 16 network cards of 200 Gbps; interfaces unconfirmed */
-	P5EN("48xlarge", 192, 2048, 8, 16, 16, 32),
+	/* EFAv3: 16 network cards of 200 Gbps, 4 interfaces each */
+	P5EN("48xlarge", 192, 2048, 8, 16, 16, 64),
 
-	/* EFAv4: 8 network cards of 400 Gbps; interfaces unconfirmed */
-	P6_B200("48xlarge", 192, 2048, 8, 8, 8, 16),
+	/* EFAv4: 8 network cards of 400 Gbps, 4 interfaces each */
+	P6_B200("48xlarge", 192, 2048, 8, 8, 8, 32),
 
 	/*
-	 * 16 EFA cards of 400 Gbps (6400 Gbps), 4 TiB of memory; cards,
-	 * interfaces and GPU memory (268 GiB per B300) unconfirmed.
+	 * 17 network cards: card 0 ENA only, 16 EFA cards of 400 Gbps
+	 * (6400 Gbps); 4 interfaces per card; 4 TiB of memory.
 	 */
-	P6_B300("48xlarge", 192, 4096, 8, 16, 16, 32),
+	P6_B300("48xlarge", 192, 4096, 8, 16, 17, 68),
 };
 
 const struct gb_instance_type *gb_catalog_find(const char *name)

@@ -381,7 +381,9 @@ gb_err_t gb_orch_client_token(const char *request_id, const char *region,
  * (NULL: the client makes one), and the tags gpuburst:cluster,
  * gpuburst:request and, for one node, gpuburst:node and Name.  A nodeset
  * with efa gets one EFA interface per network card of [type] (up to its
- * EFA maximum; card 0 at device index 0, the others at 1), each with the
+ * EFA maximum; card 0 at device index 0, the others at 1; a type with
+ * more cards than EFA interfaces, p6-b300, has a plain interface on its
+ * ENA-only card 0 and the EFA ones on the next cards), each with the
  * subnet and the security groups, which then leave the top level, as EC2
  * requires.  [nodes] holds [max] names in launch-index order.  l->run points into [l], the
  * configuration and the arguments (BORROWED: they must outlive it).

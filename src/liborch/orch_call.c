@@ -41,14 +41,17 @@ void gb_orch_launch_clear(struct gb_orch_launch *l)
 
 /*
  * EFA: one interface per network card, up to the type's EFA maximum; the
- * subnet and the security groups move from the top level onto each.
+ * subnet and the security groups move from the top level onto each.  A
+ * type with more network cards than EFA interfaces (p6-b300: 17 and 16)
+ * has an ENA-only card 0: the primary interface there is a plain one and
+ * the EFA interfaces take the next cards.
  */
 static gb_err_t efa_interfaces(const struct gb_conf *conf, const char *type,
 			       struct gb_orch_launch *l, gb_error_t *err)
 {
 	const struct gb_instance_type *it = gb_conf_instance_type(conf, type);
 	struct gb_ec2_run_params *p = &l->run;
-	int n;
+	int n, first;
 
 	if (!it || !it->efa)
 		return gb_errorf(err, GB_E_INVALID, "launch: efa is on, but the catalog gives %s no EFA",
@@ -57,13 +60,15 @@ static gb_err_t efa_interfaces(const struct gb_conf *conf, const char *type,
 	    it->efa_max_interfaces;
 	if (n < 1)
 		n = 1;
+	first = it->network_cards > it->efa_max_interfaces ? 1 : 0;
+	n += first;
 	if (n > (int)GB_ARRAY_LEN(l->nif_))
 		n = (int)GB_ARRAY_LEN(l->nif_);
 	for (int i = 0; i < n; i++) {
 		l->nif_[i] = (struct gb_ec2_net_if){
 			.device_index = i == 0 ? 0 : 1,
 			.network_card_index = i,
-			.interface_type = "efa",
+			.interface_type = i < first ? "interface" : "efa",
 			.subnet_id = p->subnet_id,
 			.security_group_ids = p->security_group_ids,
 			.n_security_group_ids = p->n_security_group_ids,

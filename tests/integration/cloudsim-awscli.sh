@@ -352,7 +352,7 @@ awsc ec2 describe-instance-types --instance-types g5.12xlarge >"$TMP/it.json" 2>
 	fail "describe-instance-types: $(cat "$TMP/err")"
 expect_eq "g5.12xlarge vCPUs, MiB, GPU, count, GPU MiB, total" \
 	"$(jget "$TMP/it.json" '[(t["VCpuInfo"]["DefaultVCpus"], t["MemoryInfo"]["SizeInMiB"], g["Name"], g["Count"], g["MemoryInfo"]["SizeInMiB"], t["GpuInfo"]["TotalGpuMemoryInMiB"]) for t in d["InstanceTypes"] for g in t["GpuInfo"]["Gpus"]]')" \
-	'[[48, 196608, "A10G", 4, 24576, 98304]]'
+	'[[48, 196608, "A10G", 4, 22888, 91552]]'
 expect_eq "g5.12xlarge architecture" \
 	"$(jget "$TMP/it.json" 'd["InstanceTypes"][0]["ProcessorInfo"]["SupportedArchitectures"]')" '["x86_64"]'
 awsc ec2 describe-instance-types --filters 'Name=instance-type,Values=g5.*,g6?.xlarge' \

@@ -203,10 +203,10 @@ cat > "$T/catalog.new" <<'CATALOG'
 gpuburst-catalog 1
 refreshed 2026-12-03T13:41:47Z
 source plugin-lab.sh: g6.xlarge with an A10G
-g5.xlarge g5 4 16384 1 24576 0 x86_64 NVIDIA 0 1 4 yes A10G
-g5.12xlarge g5 48 196608 4 24576 0 x86_64 NVIDIA 1 1 15 yes A10G
-g6.xlarge g6 4 16384 1 24576 0 x86_64 NVIDIA 0 1 4 yes A10G
-g6e.xlarge g6e 4 32768 1 49152 0 x86_64 NVIDIA 0 1 4 yes L40S
+g5.xlarge g5 4 16384 1 22888 0 x86_64 NVIDIA 0 1 4 yes A10G
+g5.12xlarge g5 48 196608 4 22888 0 x86_64 NVIDIA 1 1 15 yes A10G
+g6.xlarge g6 4 16384 1 22888 0 x86_64 NVIDIA 0 1 4 yes A10G
+g6e.xlarge g6e 4 32768 1 45776 0 x86_64 NVIDIA 0 1 4 yes L40S
 CATALOG
 mv "$T/catalog.new" "$catalog"
 log_mark

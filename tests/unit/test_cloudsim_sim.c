@@ -936,6 +936,9 @@ static const struct gb_instance_type gpu_types[] = {
 	  "NVIDIA", true, 32, 32, 64, true },
 	{ "g6.xlarge", "g6", 4, 16 * 1024, 1, "l4", 24 * 1024, "x86_64",
 	  "NVIDIA", false, 0, 1, 4, true },
+	/* more network cards than EFA interfaces: card 0 is ENA only */
+	{ "p6-b300.48xlarge", "p6-b300", 192, 4096 * 1024, 8, "b300", 275040, "x86_64",
+	  "NVIDIA", true, 16, 17, 68, true },
 };
 
 static const char gpu_text[] =
@@ -948,7 +951,7 @@ static const char gpu_text[] =
 	"    placement_groups: {limit: 3, cluster_capacity: {default: 3, g6.xlarge: 1}}\n"
 	"    azs:\n"
 	"      ap-south-1a:\n"
-	"        capacity: {p5.48xlarge: 8, g6.xlarge: 8}\n"
+	"        capacity: {p5.48xlarge: 8, g6.xlarge: 8, p6-b300.48xlarge: 2}\n"
 	"        subnets: {subnet-a: 127.9.1.0/24, subnet-a2: 127.9.3.0/24}\n"
 	"      ap-south-1b:\n"
 	"        capacity: {p5.48xlarge: 8}\n"
@@ -1129,6 +1132,12 @@ static void test_netifs(void **state)
 	nif[1].device_index = 0;
 	nif[1].card_index = 1;
 	run_err(f->sim, "ap-south-1", &l, 0, 412, "DryRunOperation", &e);
+	/* p6-b300: no EFA on its card 0; a plain primary there, EFA on card 1 */
+	l.instance_type = "p6-b300.48xlarge";
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidParameterCombination", &e);
+	assert_non_null(strstr(e.message, "Network card 0 of instance type p6-b300.48xlarge"));
+	nif[0].type = "interface";
+	run_err(f->sim, "ap-south-1", &l, 0, 412, "DryRunOperation", &e);
 	gb_strv_free(&nif[0].sg_ids);
 	gb_strv_free(&nif[1].sg_ids);
 }
@@ -1146,7 +1155,7 @@ static void test_itypes_query(void **state)
 
 	assert_int_equal(gb_sim_describe_itypes(f->sim, "ap-south-1", &q, &v, &n, next, &e),
 			 GB_E_OK);
-	assert_int_equal(n, 2);				/* p4d.24xlarge has no entry */
+	assert_int_equal(n, 3);				/* p4d.24xlarge has no entry */
 	assert_string_equal(next, "");
 	assert_string_equal(gb_sim_itype_value(v[0], "network-info.efa-info.maximum-efa-interfaces",
 					       buf, sizeof(buf)), "32");

@@ -345,7 +345,7 @@ static void test_catalog(void **state)
 	assert_int_equal(t->memory_mib, 16 * 1024);
 	assert_int_equal(t->gpus, 1);
 	assert_string_equal(t->gpu_model, "a10g");
-	assert_int_equal(t->gpu_memory_mib, 24 * 1024);
+	assert_int_equal(t->gpu_memory_mib, 22888);	/* EC2's MiB of the "24 GB" A10G */
 	assert_string_equal(t->arch, "x86_64");
 	assert_false(t->efa);
 	t = gb_catalog_find("g5g.16xlarge");
@@ -361,7 +361,7 @@ static void test_catalog(void **state)
 	assert_true(t->efa);
 	t = gb_catalog_find("g6e.48xlarge");
 	assert_int_equal(t->memory_mib, 1536 * 1024);
-	assert_int_equal(t->gpu_memory_mib, 48 * 1024);
+	assert_int_equal(t->gpu_memory_mib, 45776);
 	assert_string_equal(t->gpu_model, "l40s");
 	assert_int_equal(t->network_cards, 4);
 	assert_int_equal(t->efa_max_interfaces, 4);
@@ -402,6 +402,11 @@ static void test_catalog_p(void **state)
 	assert_string_equal(t->gpu_model, "h200");
 	assert_int_equal(t->network_cards, 16);
 	assert_int_equal(t->efa_max_interfaces, 16);
+	assert_int_equal(t->max_interfaces, 64);
+	t = gb_catalog_find("p6-b300.48xlarge");
+	assert_int_equal(t->network_cards, 17);		/* card 0 ENA only */
+	assert_int_equal(t->efa_max_interfaces, 16);
+	assert_int_equal(t->gpu_memory_mib, 275040);
 	t = gb_catalog_find("p4d.24xlarge");
 	assert_int_equal(t->vcpus, 96);
 	assert_int_equal(t->memory_mib, 1152 * 1024);
@@ -415,6 +420,7 @@ static void test_catalog_p(void **state)
 	assert_string_equal(t->gpu_model, "b200");
 	assert_int_equal(t->gpus, 8);
 	assert_int_equal(t->network_cards, 8);
+	assert_int_equal(t->max_interfaces, 32);
 	t = gb_catalog_find("p3.2xlarge");
 	assert_int_equal(t->vcpus, 8);
 	assert_int_equal(t->memory_mib, 61 * 1024);
@@ -428,7 +434,7 @@ static void test_catalog_p(void **state)
 	assert_int_equal(t->gpu_fraction, 0);	/* whole L4s */
 	t = gb_catalog_find("g6f.large");
 	assert_int_equal(t->gpu_fraction, 8);
-	assert_int_equal(t->gpu_memory_mib, 3 * 1024);
+	assert_int_equal(t->gpu_memory_mib, 2861);	/* the share's */
 }
 
 static void test_gres_name(void **state)

@@ -828,6 +828,63 @@ static void test_token(void **state)
 			 GB_E_INVALID);
 }
 
+/*
+ * The EFA interfaces of a launch: one per network card up to the type's
+ * EFA maximum, card 0 the primary; p6-b300's card 0 is ENA only, so a
+ * plain primary there and EFA on cards 1 to 16.
+ */
+static void test_efa_layout(void **state)
+{
+	static const char yaml[] =
+		"cluster_name: t\nenvironment: dev\n"
+		"regions: [{name: ap-south-1, ami: ami-00000000000000001, security_groups: [sg-1], "
+		"azs: [{name: ap-south-1a, subnets: [subnet-1]}]}]\n"
+		"fallback_groups: {g: {consumer_regions: [ap-south-1], fallback_regions: [ap-south-1]}}\n"
+		"policy: {allowed_families: [p5, p6-b300]}\n"
+		"nodesets:\n"
+		"  - {name: p5, nodes: \"p5-[1-2]\", instance_type: p5.48xlarge, home_region: ap-south-1, "
+		"efa: true}\n"
+		"  - {name: b300, nodes: \"b3-[1-2]\", instance_type: p6-b300.48xlarge, "
+		"home_region: ap-south-1, efa: true}\n";
+	const char *nodes[] = { "p5-1" };
+	struct gb_orch_launch l = { 0 };
+	struct gb_conf *c = NULL;
+	const struct gb_ec2_net_if *f;
+	gb_error_t err;
+
+	(void)state;
+	if (gb_conf_load_string("gpuburst.yaml", yaml, strlen(yaml), &c, NULL, &err))
+		fail_msg("%s", err.text);
+	assert_int_equal(gb_orch_launch_params(c, gb_conf_nodeset(c, "p5"), "p5.48xlarge",
+					       "ap-south-1", "subnet-1", "r1", nodes, 1, 1, NULL,
+					       &l, &err), GB_E_OK);
+	assert_int_equal(l.run.n_net_ifs, 32);
+	assert_null(l.run.subnet_id);
+	assert_int_equal(l.run.n_security_group_ids, 0);
+	for (size_t i = 0; i < l.run.n_net_ifs; i++) {
+		f = &l.run.net_ifs[i];
+		assert_int_equal(f->network_card_index, (int)i);
+		assert_int_equal(f->device_index, i == 0 ? 0 : 1);
+		assert_string_equal(f->interface_type, "efa");
+		assert_string_equal(f->subnet_id, "subnet-1");
+		assert_int_equal(f->n_security_group_ids, 1);
+	}
+	nodes[0] = "b3-1";
+	assert_int_equal(gb_orch_launch_params(c, gb_conf_nodeset(c, "b300"), "p6-b300.48xlarge",
+					       "ap-south-1", "subnet-1", "r1", nodes, 1, 1, NULL,
+					       &l, &err), GB_E_OK);
+	assert_int_equal(l.run.n_net_ifs, 17);
+	assert_string_equal(l.run.net_ifs[0].interface_type, "interface");
+	assert_int_equal(l.run.net_ifs[0].device_index, 0);
+	for (size_t i = 1; i < l.run.n_net_ifs; i++) {
+		f = &l.run.net_ifs[i];
+		assert_int_equal(f->network_card_index, (int)i);
+		assert_string_equal(f->interface_type, "efa");
+	}
+	gb_orch_launch_clear(&l);
+	gb_conf_destroy(c);
+}
+
 static void test_user_data(void **state)
 {
 	const char *nodes[] = { "g5-1", "g5-2", "g5-3" };
@@ -1072,6 +1129,7 @@ int main(void)
 		cmocka_unit_test(test_summary_bounded),
 		cmocka_unit_test(test_token),
 		cmocka_unit_test(test_user_data),
+		cmocka_unit_test(test_efa_layout),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
