@@ -68,6 +68,8 @@ struct line {
 	char *detail;		/* NEW */
 	const char *region;	/* BORROWED from the config, or NULL */
 	const char *nodeset;
+	const char *type;	/* the instance type of a launch check of a
+				 * nodeset with several, else NULL */
 	char ec2_code[128];	/* "" when none */
 };
 
@@ -92,6 +94,8 @@ static void report(struct doctor *d, const struct line *l)
 		json_object_set_new(o, "region", json_string(l->region));
 	if (o && l->nodeset)
 		json_object_set_new(o, "nodeset", json_string(l->nodeset));
+	if (o && l->type)
+		json_object_set_new(o, "instance_type", json_string(l->type));
 	if (o && l->ec2_code[0])
 		json_object_set_new(o, "ec2_code", json_string(l->ec2_code));
 	json_array_append_new(d->checks, o);
@@ -359,12 +363,16 @@ struct region_pool {
 	bool shown;			/* a progress line is on it */
 };
 
-static void job_line(struct region_job *j, const char *nodeset, gb_err_t code,
-		     const char *ec2_code, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
+/*
+ * One line of region [j]: "region R", or for [nodeset] "launch R NODESET"
+ * ("launch R NODESET TYPE" when [type] is given: a nodeset with several).
+ */
+static void job_line(struct region_job *j, const char *nodeset, const char *type,
+		     gb_err_t code, const char *ec2_code, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
 
-static void job_line(struct region_job *j, const char *nodeset, gb_err_t code,
-		     const char *ec2_code, const char *fmt, ...)
+static void job_line(struct region_job *j, const char *nodeset, const char *type,
+		     gb_err_t code, const char *ec2_code, const char *fmt, ...)
 {
 	struct line *v = realloc(j->lines, (j->n_lines + 1) * sizeof(*v));
 	struct line *l;
@@ -379,12 +387,14 @@ static void job_line(struct region_job *j, const char *nodeset, gb_err_t code,
 	l = &v[j->n_lines++];
 	memset(l, 0, sizeof(*l));
 	if (nodeset)
-		snprintf(l->name, sizeof(l->name), "launch %s %s", j->r->name, nodeset);
+		snprintf(l->name, sizeof(l->name), "launch %s %s%s%s", j->r->name, nodeset,
+			 type ? " " : "", type ? type : "");
 	else
 		snprintf(l->name, sizeof(l->name), "region %s", j->r->name);
 	l->code = code;
 	l->region = j->r->name;
 	l->nodeset = nodeset;
+	l->type = type;
 	snprintf(l->ec2_code, sizeof(l->ec2_code), "%s", ec2_code ? ec2_code : "");
 	va_start(ap, fmt);
 	vsnprintf(detail, sizeof(detail), fmt, ap);
@@ -415,17 +425,17 @@ static bool check_zones(struct region_job *j, gb_ec2_t *ec2)
 
 	rc = gb_ec2_describe_availability_zones(ec2, NULL, 0, &azs, &ae, &err);
 	if (rc) {
-		job_line(j, NULL, rc, ae.code, "%s: %s", gb_ec2_endpoint(ec2), err.text);
+		job_line(j, NULL, NULL, rc, ae.code, "%s: %s", gb_ec2_endpoint(ec2), err.text);
 		return false;
 	}
 	for (size_t i = 0; i < j->r->n_azs; i++)
 		if (!zone_listed(azs, j->r->azs[i].name))
 			gb_buf_printf(&missing, "%s%s", missing.len ? ", " : "", j->r->azs[i].name);
 	if (missing.len)
-		job_line(j, NULL, GB_E_CONFIG, NULL, "%s answered, but has no zone %s",
+		job_line(j, NULL, NULL, GB_E_CONFIG, NULL, "%s answered, but has no zone %s",
 			 gb_ec2_endpoint(ec2), gb_buf_str(&missing));
 	else
-		job_line(j, NULL, GB_E_OK, NULL, "%s answered in %.2f s (%zu zones)%s%s",
+		job_line(j, NULL, NULL, GB_E_OK, NULL, "%s answered in %.2f s (%zu zones)%s%s",
 			 gb_ec2_endpoint(ec2), gb_time_mono() - t0, azs->n,
 			 gb_ec2_proxy(ec2) ? " via proxy " : "",
 			 gb_ec2_proxy(ec2) ? gb_ec2_proxy(ec2) : "");
@@ -472,12 +482,13 @@ static void launch_fix(const struct gb_ec2_error *ae, const char *r, const char 
 }
 
 /*
- * RunInstances DryRun of [ns] in every subnet of the region, with the
- * parameters the orchestrator would send.  An AZ that does not offer the
- * type is no failure: the planner's preflight skips it.
+ * RunInstances DryRun of [type] of [ns] in every subnet of the region,
+ * with the parameters the orchestrator would send.  An AZ that does not
+ * offer the type is no failure: the planner's preflight skips it.
  */
 static void check_launch(struct region_job *j, gb_ec2_t *ec2,
-			 const struct gb_conf_nodeset *ns, const char *node)
+			 const struct gb_conf_nodeset *ns, const char *type,
+			 const char *node)
 {
 	struct gb_buf okay = GB_BUF_INIT, skipped = GB_BUF_INIT;
 	const struct gb_conf_region *r = j->r;
@@ -485,25 +496,20 @@ static void check_launch(struct region_job *j, gb_ec2_t *ec2,
 	struct gb_ec2_error ae;
 	gb_error_t err = { 0 };
 	const char *nodes[1] = { node };
+	const char *shown = ns->n_instance_types > 1 ? type : NULL;
 	char fix[512];
 	bool failed = false;
 	gb_err_t rc;
 
-	if (!r->ami) {
-		job_line(j, ns->name, GB_E_CONFIG, NULL,
-			 "region %s has no ami, so nodeset %s cannot launch there: set its ami",
-			 r->name, ns->name);
-		return;
-	}
 	for (size_t a = 0; a < r->n_azs && !failed; a++) {
 		for (size_t k = 0; k < r->azs[a].n_subnets && !failed; k++) {
 			const char *sn = r->azs[a].subnets[k];
 
 			memset(&ae, 0, sizeof(ae));
-			rc = gb_orch_launch_params(j->conf, ns, ns->instance_type, r->name, sn,
+			rc = gb_orch_launch_params(j->conf, ns, type, r->name, sn,
 						   DOCTOR_REQUEST_ID, nodes, 1, 1, NULL, &l, &err);
 			if (rc) {
-				job_line(j, ns->name, rc, NULL, "%s (fix the user_data of region %s)",
+				job_line(j, ns->name, shown, rc, NULL, "%s (fix the user_data of region %s)",
 					 err.text, r->name);
 				failed = true;
 				break;
@@ -516,22 +522,22 @@ static void check_launch(struct region_job *j, gb_ec2_t *ec2,
 					      r->azs[a].name, ae.code);
 			} else {
 				launch_fix(&ae, r->name, ns->name, sn, fix, sizeof(fix));
-				job_line(j, ns->name, rc, ae.code,
+				job_line(j, ns->name, shown, rc, ae.code,
 					 "DryRun of %s from %s in subnet %s: %s; fix: %s",
-					 ns->instance_type, r->ami, sn, err.text, fix);
+					 type, r->ami, sn, err.text, fix);
 				failed = true;
 			}
 		}
 	}
 	if (!failed && okay.len)
-		job_line(j, ns->name, GB_E_OK, "DryRunOperation",
-			 "DryRun of %s from %s accepted in %s%s%s%s", ns->instance_type, r->ami,
+		job_line(j, ns->name, shown, GB_E_OK, "DryRunOperation",
+			 "DryRun of %s from %s accepted in %s%s%s%s", type, r->ami,
 			 gb_buf_str(&okay), skipped.len ? "; not offered in " : "",
 			 gb_buf_str(&skipped), skipped.len ? ", which the planner skips" : "");
 	else if (!failed)
-		job_line(j, ns->name, GB_E_OK, NULL,
+		job_line(j, ns->name, shown, GB_E_OK, NULL,
 			 "%s is offered in no AZ of %s (%s): the planner never launches it here",
-			 ns->instance_type, r->name, gb_buf_str(&skipped));
+			 type, r->name, gb_buf_str(&skipped));
 	gb_orch_launch_clear(&l);
 	gb_buf_free(&okay);
 	gb_buf_free(&skipped);
@@ -580,7 +586,7 @@ static void check_efa_groups(struct region_job *j, gb_ec2_t *ec2)
 	if (!efa)
 		goto out;
 	if (!r->n_security_groups) {
-		job_line(j, NULL, GB_E_CONFIG, NULL, "efa (nodeset %s) needs security_groups in "
+		job_line(j, NULL, NULL, GB_E_CONFIG, NULL, "efa (nodeset %s) needs security_groups in "
 			 "region %s: the VPC's default group has no rule for EFA traffic",
 			 gb_buf_str(&names), r->name);
 		goto out;
@@ -588,7 +594,7 @@ static void check_efa_groups(struct region_job *j, gb_ec2_t *ec2)
 	rc = gb_ec2_describe_security_groups(ec2, (const char *const *)r->security_groups,
 					     r->n_security_groups, &l, &ae, &err);
 	if (rc) {
-		job_line(j, NULL, rc, ae.code, "efa: DescribeSecurityGroups in %s: %s", r->name,
+		job_line(j, NULL, NULL, rc, ae.code, "efa: DescribeSecurityGroups in %s: %s", r->name,
 			 err.text);
 		goto out;
 	}
@@ -599,10 +605,10 @@ static void check_efa_groups(struct region_job *j, gb_ec2_t *ec2)
 			gb_buf_printf(&lacking, "%s%s", lacking.len ? ", " : "", l->v[i].group_id);
 	}
 	if (ok)
-		job_line(j, NULL, GB_E_OK, NULL, "efa: a security group of %s allows all traffic "
+		job_line(j, NULL, NULL, GB_E_OK, NULL, "efa: a security group of %s allows all traffic "
 			 "from and to itself (nodeset %s)", r->name, gb_buf_str(&names));
 	else
-		job_line(j, NULL, GB_E_CONFIG, NULL, "efa (nodeset %s): no security group of region "
+		job_line(j, NULL, NULL, GB_E_CONFIG, NULL, "efa (nodeset %s): no security group of region "
 			 "%s allows all traffic from and to itself (%s); fix: add to one of them an "
 			 "inbound and an outbound rule for all traffic with the group itself as "
 			 "source and destination", gb_buf_str(&names), r->name, gb_buf_str(&lacking));
@@ -620,7 +626,7 @@ static void check_region(struct region_job *j)
 	gb_err_t rc;
 
 	if (!j->creds) {
-		job_line(j, NULL, GB_E_AUTH, NULL, "not checked: no credentials");
+		job_line(j, NULL, NULL, GB_E_AUTH, NULL, "not checked: no credentials");
 		return;
 	}
 	eo.region = j->r->name;
@@ -632,11 +638,22 @@ static void check_region(struct region_job *j)
 	eo.retry.max_attempts = 1;
 	rc = gb_ec2_create(&eo, &ec2, &err);
 	if (rc)
-		job_line(j, NULL, rc, NULL, "endpoint: %s", err.text);
+		job_line(j, NULL, NULL, rc, NULL, "endpoint: %s", err.text);
 	else if (check_zones(j, ec2)) {
 		check_efa_groups(j, ec2);
-		for (size_t i = 0; i < j->n_ns; i++)
-			check_launch(j, ec2, j->ns[i], j->first_node[i]);
+		/* every type of a nodeset: each may be launched */
+		for (size_t i = 0; i < j->n_ns; i++) {
+			const struct gb_conf_nodeset *ns = j->ns[i];
+
+			if (!j->r->ami) {
+				job_line(j, ns->name, NULL, GB_E_CONFIG, NULL,
+					 "region %s has no ami, so nodeset %s cannot launch there: set its ami",
+					 j->r->name, ns->name);
+				continue;
+			}
+			for (size_t t = 0; t < ns->n_instance_types; t++)
+				check_launch(j, ec2, ns, ns->instance_types[t], j->first_node[i]);
+		}
 	}
 	gb_ec2_destroy(ec2);
 }

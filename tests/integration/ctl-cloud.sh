@@ -6,7 +6,7 @@
 # plan and the other read-only commands creating no state directory;
 # doctor's checks one per line, JSON, the exit status of the first failed
 # check, a wrong secret and a world-writable state directory caught, no
-# secret printed; doctor's RunInstances DryRun per region and nodeset
+# secret printed; doctor's RunInstances DryRun per region, nodeset and type
 # (tests/data/cloudsim/doctor.yaml): a good launch configuration passes, a
 # bad AMI, subnet, security group, key pair or instance profile and a
 # missing permission each fail naming the region, the nodeset, EC2's code
@@ -273,6 +273,20 @@ expect_eq "launch checks in json" \
 	"$(jget "$TMP/dr.json" '[(c["name"], c["ok"], c["region"], c["nodeset"], c["ec2_code"]) for c in d["checks"] if c["name"].startswith("launch ")]')" \
 	'[["launch ap-south-1 g5", true, "ap-south-1", "g5", "DryRunOperation"], ["launch ap-northeast-1 g5", true, "ap-northeast-1", "g5", "DryRunOperation"]]'
 ok "doctor: a good launch configuration passes the DryRun in every subnet (a full AZ too), nothing launched, no progress through a pipe"
+
+# a nodeset with two types: each is dry-run, on a line of its own
+dr_conf "$TMP/dr.yaml"
+sed -i 's/instance_type: g5.xlarge,/instance_types: [g5.xlarge, g5.2xlarge],/' "$TMP/dr.yaml"
+doctor "$TMP/dr.yaml" "$TMP/dr.out"
+grep -q "^ok   launch ap-south-1 g5 g5.xlarge: DryRun of g5.xlarge from $AMI1 accepted in subnet-dr-a, subnet-dr-b\$" "$TMP/dr.out" ||
+	fail "two types, the first: $(cat "$TMP/dr.out")"
+grep -q "^ok   launch ap-south-1 g5 g5.2xlarge: g5.2xlarge is offered in no AZ of ap-south-1 " "$TMP/dr.out" ||
+	fail "two types, the second: $(cat "$TMP/dr.out")"
+SLURM_CONF="$TMP/slurm.conf" "$CTL" -c "$TMP/dr.yaml" --json doctor >"$TMP/dr.json" 2>/dev/null
+expect_eq "two types in json" \
+	"$(jget "$TMP/dr.json" '[(c["name"], c["nodeset"], c["instance_type"]) for c in d["checks"] if c["name"].startswith("launch ap-south-1")]')" \
+	'[["launch ap-south-1 g5 g5.xlarge", "g5", "g5.xlarge"], ["launch ap-south-1 g5 g5.2xlarge", "g5", "g5.2xlarge"]]'
+ok "doctor: each type of a nodeset with two is dry-run and named"
 
 # a region with a bad AMI fails, naming region, nodeset, code and fix; exit 18 (CLOUDCONFIG)
 dr_conf "$TMP/dr.yaml" ami-0a1b2c3d4e5f6000f
