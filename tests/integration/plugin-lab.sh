@@ -138,12 +138,19 @@ update 0 "" gres=gpu:a10g:2
 # slurmctld's init() ("loaded"), before it in the plugin's reload thread,
 # woken by the next submission ("reloaded")
 if reconfigure_reexecs; then verb=loaded; else verb=reloaded; fi
+# reloaded DESC TEXT...: scontrol reconfigure, the reload woken, and then
+# the plugin's line that it loaded $yaml, with each TEXT in order
+reloaded() {
+	local desc=$1
+	shift
+	log_mark
+	lab scontrol reconfigure || bad "$desc: scontrol reconfigure failed"
+	reload_wake
+	log_wait 10 "job_submit/gpuburst: $verb $yaml: " "$@" ||
+		{ bad "$desc: no '$verb' line with '$*':"; log_lines gpuburst; }
+}
 sed -i 's/^  route_gpu_jobs: true$/  route_gpu_jobs: false/' "$yaml"
-log_mark
-lab scontrol reconfigure || bad "scontrol reconfigure failed"
-reload_wake
-log_wait 10 "job_submit/gpuburst: $verb $yaml: 4 nodesets, burst partitions gpuburst, tokyo, GPU jobs without a partition left alone" ||
-	bad "no '$verb' line after reconfigure"
+reloaded "routing off" "4 nodesets, burst partitions gpuburst, tokyo, GPU jobs without a partition left alone"
 submit --gres=gpu:a10g:1
 accepted "routing off after reconfigure" Partition=cpu "Features=(null)"
 
@@ -186,11 +193,7 @@ got=$(grep -c -F "$want" "$log")
 [ "$got" = "$want_n" ] || { bad "want $want_n line(s) '$want' in slurmctld.log, got $got:"; grep 'job_submit/gpuburst' "$log" | tail -5; }
 
 sed -i 's/^  route_gpu_jobs: maybe$/  route_gpu_jobs: true/' "$yaml"
-log_mark
-lab scontrol reconfigure || bad "scontrol reconfigure failed"
-reload_wake
-log_wait 10 "job_submit/gpuburst: $verb $yaml: 4 nodesets, burst partitions gpuburst, tokyo, GPU jobs without a partition routed" ||
-	bad "no '$verb' line after the fixed file's reconfigure"
+reloaded "fixed file" "4 nodesets, burst partitions gpuburst, tokyo, GPU jobs without a partition routed"
 submit --gres=gpu:a10g:1
 accepted "fixed file: routing on again" Partition=gpuburst "Features=g5.xlarge|g5.12xlarge"
 
@@ -209,11 +212,7 @@ g6.xlarge g6 4 16384 1 22888 0 x86_64 NVIDIA 0 1 4 yes A10G
 g6e.xlarge g6e 4 32768 1 45776 0 x86_64 NVIDIA 0 1 4 yes L40S
 CATALOG
 mv "$T/catalog.new" "$catalog"
-log_mark
-lab scontrol reconfigure || bad "scontrol reconfigure failed"
-reload_wake
-log_wait 10 "job_submit/gpuburst: $verb $yaml: 4 nodesets" "catalog $catalog" ||
-	{ bad "no '$verb' line naming $catalog after the catalog changed:"; log_lines gpuburst; }
+reloaded "refreshed catalog" "4 nodesets" "catalog $catalog"
 submit --gres=gpu:a10g:1
 accepted "refreshed catalog" Partition=gpuburst "Features=g5.xlarge|g5.12xlarge|g6.xlarge"
 
@@ -236,11 +235,7 @@ accepted "damaged catalog: the refreshed one still in use" Partition=gpuburst \
 
 # no catalog file: the built-in catalog again
 rm "$catalog"
-log_mark
-lab scontrol reconfigure || bad "scontrol reconfigure failed"
-reload_wake
-log_wait 10 "job_submit/gpuburst: $verb $yaml: 4 nodesets" "catalog built in" ||
-	{ bad "no '$verb' line with the built-in catalog after the file went:"; log_lines gpuburst; }
+reloaded "no catalog file" "4 nodesets" "catalog built in"
 submit --gres=gpu:a10g:1
 accepted "built-in catalog again" Partition=gpuburst "Features=g5.xlarge|g5.12xlarge"
 
