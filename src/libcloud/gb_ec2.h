@@ -3,7 +3,8 @@
  * gb_ec2.h - EC2 Query API client (Version 2016-11-15): RunInstances,
  * DescribeInstances, TerminateInstances, DescribeInstanceTypeOfferings,
  * CreateTags, DescribeAvailabilityZones, DescribeInstanceTypes,
- * Create/Delete/DescribePlacementGroups, DescribeSecurityGroups
+ * Create/Delete/DescribePlacementGroups, DescribeSecurityGroups,
+ * DescribeCapacityReservations, DescribeCapacityBlockOfferings
  *
  * Requests are "POST /" with an application/x-www-form-urlencoded body
  * ("Action=...&Version=2016-11-15&..."; lists 1-based: SecurityGroupId.1,
@@ -24,8 +25,9 @@
  *    caller find out;
  *  - GB_E_PARSE for a success response that cannot be read; GB_E_CLOUD
  *    for one that reads but carries a wrong field (DescribeInstanceTypes,
- *    DescribePlacementGroups, DescribeSecurityGroups: a missing name or
- *    id, a figure that is not a number; the text names field and item);
+ *    DescribePlacementGroups, DescribeSecurityGroups, the two capacity
+ *    calls: a missing name or id, a figure that is not a number, a date
+ *    that is not ISO 8601; the text names field and item);
  *  - GB_E_INVALID for bad parameters (nothing is sent), GB_E_AUTH or
  *    GB_E_CONFIG when no credentials can be had, GB_E_NOMEM.
  * The optional struct gb_ec2_error receives the AWS Code, Message,
@@ -69,7 +71,7 @@
 #define GB_EC2_INSTANCE_TYPES_MAX 100	/* DescribeInstanceTypes: InstanceType.N */
 #define GB_EC2_INSTANCE_TYPES_PAGE 100	/* its MaxResults (5..100) */
 #define GB_EC2_SECURITY_GROUPS_PAGE 1000	/* DescribeSecurityGroups MaxResults (5..1000) */
-#define GB_EC2_CAPACITY_RESERVATIONS_PAGE 1000	/* DescribeCapacityReservations MaxResults (1..1000) */
+#define GB_EC2_CAPACITY_RESERVATIONS_PAGE 1000	/* DescribeCapacityReservations MaxResults */
 #define GB_EC2_CAPACITY_RESERVATIONS_MAX 1000	/* CapacityReservationId.N per call */
 
 /* ---- errors and their classes ------------------------------------------ */
