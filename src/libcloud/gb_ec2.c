@@ -256,6 +256,73 @@ static void form_net_ifs(struct gb_buf *out, const struct gb_ec2_run_params *p)
 	}
 }
 
+/* EC2 CapacityReservationPreference: "capacity-reservations-only | open | none" */
+static bool preference_ok(const char *s)
+{
+	return !strcmp(s, "open") || !strcmp(s, "none") ||
+	       !strcmp(s, "capacity-reservations-only");
+}
+
+/* A string that is set must not be empty: "" would silently drop the reservation. */
+static gb_err_t not_empty(const char *name, const char *v, gb_error_t *err)
+{
+	if (v && !*v)
+		return gb_errorf(err, GB_E_INVALID, "RunInstances: %s is empty", name);
+	return GB_E_OK;
+}
+
+/*
+ * EC2 CapacityReservationSpecification: a preference or a target, not
+ * both; a target is a reservation id or a resource group ARN.  EC2
+ * InstanceMarketOptions: a Capacity Block is launched into by its
+ * reservation id, and MarketType is capacity-block or spot, not both.
+ */
+static gb_err_t check_capacity_reservation(const struct gb_ec2_run_params *p,
+					   gb_error_t *err)
+{
+	const char *id = p->capacity_reservation_id;
+	const char *arn = p->capacity_reservation_group_arn;
+	const char *pref = p->capacity_reservation_preference;
+	gb_err_t rc;
+
+	if ((rc = not_empty("CapacityReservationId", id, err)) ||
+	    (rc = not_empty("CapacityReservationResourceGroupArn", arn, err)))
+		return rc;
+	if (id && arn)
+		return gb_errorf(err, GB_E_INVALID,
+				 "RunInstances: CapacityReservationId and CapacityReservationResourceGroupArn exclude each other");
+	if ((id || arn) && pref)
+		return gb_errorf(err, GB_E_INVALID,
+				 "RunInstances: CapacityReservationTarget and CapacityReservationPreference exclude each other");
+	if (pref && !preference_ok(pref))
+		return gb_errorf(err, GB_E_INVALID,
+				 "RunInstances: CapacityReservationPreference '%.40s' is not open, none or capacity-reservations-only",
+				 pref);
+	if (p->capacity_block && !id)
+		return gb_errorf(err, GB_E_INVALID,
+				 "RunInstances: a capacity block needs its CapacityReservationId");
+	if (p->capacity_block && p->spot)
+		return gb_errorf(err, GB_E_INVALID,
+				 "RunInstances: MarketType capacity-block and spot exclude each other");
+	return GB_E_OK;
+}
+
+static void form_capacity_reservation(struct gb_buf *out, const struct gb_ec2_run_params *p)
+{
+	if (p->capacity_reservation_id)
+		gb_sigv4_form_put(out, "CapacityReservationSpecification.CapacityReservationTarget."
+				  "CapacityReservationId", p->capacity_reservation_id);
+	if (p->capacity_reservation_group_arn)
+		gb_sigv4_form_put(out, "CapacityReservationSpecification.CapacityReservationTarget."
+				  "CapacityReservationResourceGroupArn",
+				  p->capacity_reservation_group_arn);
+	if (p->capacity_reservation_preference)
+		gb_sigv4_form_put(out, "CapacityReservationSpecification.CapacityReservationPreference",
+				  p->capacity_reservation_preference);
+	if (p->capacity_block)
+		gb_sigv4_form_put(out, "InstanceMarketOptions.MarketType", "capacity-block");
+}
+
 static gb_err_t check_run(const struct gb_ec2_run_params *p, gb_error_t *err)
 {
 	static const char *const what = "RunInstances";
@@ -275,7 +342,8 @@ static gb_err_t check_run(const struct gb_ec2_run_params *p, gb_error_t *err)
 		return gb_errorf(err, GB_E_INVALID,
 				 "RunInstances: UserData over %d bytes or missing",
 				 GB_EC2_USER_DATA_MAX);
-	if ((rc = check_tag_specs(what, p->tag_specs, p->n_tag_specs, err)))
+	if ((rc = check_tag_specs(what, p->tag_specs, p->n_tag_specs, err)) ||
+	    (rc = check_capacity_reservation(p, err)))
 		return rc;
 	return check_net_ifs(p, err);
 }
@@ -333,6 +401,7 @@ gb_err_t gb_ec2_form_run_instances(const struct gb_ec2_run_params *p,
 	if (p->metadata_tags)
 		gb_sigv4_form_put(out, "MetadataOptions.InstanceMetadataTags", "enabled");
 	form_tag_specs(out, p->tag_specs, p->n_tag_specs);
+	form_capacity_reservation(out, p);
 	if (p->spot) {
 		gb_sigv4_form_put(out, "InstanceMarketOptions.MarketType", "spot");
 		if (p->spot_instance_type)
@@ -594,6 +663,98 @@ gb_err_t gb_ec2_form_describe_security_groups(const char *const *ids, size_t n_i
 	/* pages only for "all groups": named groups come back together */
 	if (!n_ids)
 		form_int(out, "MaxResults", GB_EC2_SECURITY_GROUPS_PAGE);
+	if (next_token)
+		gb_sigv4_form_put(out, "NextToken", next_token);
+	return form_done(out, err);
+}
+
+/* MaxResults of the capacity calls: 1..1000, 0 omitted. */
+static gb_err_t check_max_results_1k(const char *what, int v, gb_error_t *err)
+{
+	if (v < 0 || v > GB_EC2_CAPACITY_RESERVATIONS_PAGE)
+		return gb_errorf(err, GB_E_INVALID, "%s: MaxResults %d is outside 1..%d",
+				 what, v, GB_EC2_CAPACITY_RESERVATIONS_PAGE);
+	return GB_E_OK;
+}
+
+gb_err_t gb_ec2_form_describe_capacity_reservations(
+	const struct gb_ec2_capacity_reservations_params *p, const char *next_token,
+	struct gb_buf *out, gb_error_t *err)
+{
+	static const char *const what = "DescribeCapacityReservations";
+	struct gb_ec2_capacity_reservations_params none = { 0 };
+	gb_err_t rc;
+
+	if (!p)
+		p = &none;
+	if ((rc = need_list(what, "CapacityReservationId", p->ids, p->n_ids, err)) ||
+	    (rc = check_max_results_1k(what, p->max_results, err)))
+		return rc;
+	if (p->n_ids > GB_EC2_CAPACITY_RESERVATIONS_MAX)
+		return gb_errorf(err, GB_E_INVALID,
+				 "%s: %zu reservation ids (at most %d per call)", what,
+				 p->n_ids, GB_EC2_CAPACITY_RESERVATIONS_MAX);
+	form_start(out, what);
+	for (size_t i = 0; i < p->n_ids; i++)
+		form_putf(out, p->ids[i], "CapacityReservationId.%zu", i + 1);
+	rc = form_filters(out, what, p->filters, p->n_filters, err);
+	if (rc)
+		return rc;
+	/* as DescribeInstances: named reservations come back together */
+	if (p->max_results && !p->n_ids)
+		form_int(out, "MaxResults", p->max_results);
+	if (next_token)
+		gb_sigv4_form_put(out, "NextToken", next_token);
+	return form_done(out, err);
+}
+
+static gb_err_t check_block_offerings(const struct gb_ec2_capacity_block_offerings_params *p,
+				      gb_error_t *err)
+{
+	static const char *const what = "DescribeCapacityBlockOfferings";
+	gb_err_t rc;
+
+	if (!p)
+		return gb_errorf(err, GB_E_INVALID, "%s: no parameters", what);
+	if ((rc = need(what, "InstanceType", p->instance_type, err)) ||
+	    (rc = check_max_results_1k(what, p->max_results, err)))
+		return rc;
+	if (p->instance_count < 1)
+		return gb_errorf(err, GB_E_INVALID, "%s: InstanceCount %d is below 1", what,
+				 p->instance_count);
+	if (p->duration_hours < 1)
+		return gb_errorf(err, GB_E_INVALID, "%s: CapacityDurationHours %d is below 1",
+				 what, p->duration_hours);
+	if (p->start_range < 0 || p->end_range < 0)
+		return gb_errorf(err, GB_E_INVALID, "%s: a negative date range", what);
+	if (p->start_range && p->end_range && p->end_range < p->start_range)
+		return gb_errorf(err, GB_E_INVALID, "%s: EndDateRange before StartDateRange",
+				 what);
+	return GB_E_OK;
+}
+
+gb_err_t gb_ec2_form_describe_capacity_block_offerings(
+	const struct gb_ec2_capacity_block_offerings_params *p, const char *next_token,
+	struct gb_buf *out, gb_error_t *err)
+{
+	char when[32];
+	gb_err_t rc = check_block_offerings(p, err);
+
+	if (rc)
+		return rc;
+	form_start(out, "DescribeCapacityBlockOfferings");
+	gb_sigv4_form_put(out, "InstanceType", p->instance_type);
+	form_int(out, "InstanceCount", p->instance_count);
+	form_int(out, "CapacityDurationHours", p->duration_hours);
+	/* EC2 Query timestamps: ISO 8601 UTC, as botocore serializes them */
+	if (p->start_range)
+		gb_sigv4_form_put(out, "StartDateRange",
+				  gb_time_iso(p->start_range, when, sizeof(when)));
+	if (p->end_range)
+		gb_sigv4_form_put(out, "EndDateRange",
+				  gb_time_iso(p->end_range, when, sizeof(when)));
+	if (p->max_results)
+		form_int(out, "MaxResults", p->max_results);
 	if (next_token)
 		gb_sigv4_form_put(out, "NextToken", next_token);
 	return form_done(out, err);
@@ -1066,53 +1227,114 @@ static gb_err_t check_page(gb_ec2_t *c, const char *action, int pages,
 	return GB_E_OK;
 }
 
-gb_err_t gb_ec2_describe_instances(gb_ec2_t *c,
-				   const struct gb_ec2_describe_params *p,
-				   struct gb_ec2_instance_list **out,
-				   struct gb_ec2_error *ae, gb_error_t *err)
+/*
+ * A paginated Describe*: [form] writes the body of one page ([token] NULL
+ * for the first); [take] reads an answer, moves its items to the caller's
+ * list and hands back the page's nextToken (NEW, or NULL at the end).
+ * Both get [ctx], which holds the action's typed parameters and list.
+ */
+struct pager {
+	const char *action;
+	gb_err_t (*form)(void *ctx, const char *token, struct gb_buf *body,
+			 gb_error_t *err);
+	gb_err_t (*take)(void *ctx, const struct gb_http_response *resp, char **next,
+			 gb_error_t *err);
+	void *ctx;
+};
+
+/* Every page of [pg], each through ec2_call and check_page. */
+static gb_err_t paginate(gb_ec2_t *c, const struct pager *pg, struct gb_ec2_error *ae,
+			 gb_error_t *err)
 {
-	struct gb_ec2_instance_list *all = calloc(1, sizeof(*all));
-	struct gb_ec2_instance_list *page = NULL;
 	char *token = NULL;
 	int pages = 0;
-	gb_err_t rc = GB_E_OK;
+	gb_err_t rc;
 
-	*out = NULL;
-	if (!all)
-		return gb_errorf(err, GB_E_NOMEM, "out of memory");
 	do {
 		struct gb_http_response resp = { 0 };
 		struct gb_buf body = GB_BUF_INIT;
+		char *next = NULL;
 
-		rc = gb_ec2_form_describe_instances(p, token, &body, err);
+		rc = pg->form(pg->ctx, token, &body, err);
 		if (!rc)
-			rc = ec2_call(c, "DescribeInstances", &body, &resp, ae, err);
-		if (!rc) {
-			rc = gb_ec2_xml_parse_instances(resp.body, resp.body_len,
-							&page, err);
-			if (rc)
-				gb_error_prefix(err, "DescribeInstances %s", c->region);
-		}
+			rc = ec2_call(c, pg->action, &body, &resp, ae, err);
+		if (!rc)
+			rc = pg->take(pg->ctx, &resp, &next, err);
 		gb_http_response_free(&resp);
 		gb_buf_free(&body);
 		if (rc)
 			break;
 		pages++;
-		rc = check_page(c, "DescribeInstances", pages, token, page->next_token,
-				err);
-		if (!rc)
-			LIST_TAKE_PAGE(rc, all, page, err);
+		rc = check_page(c, pg->action, pages, token, next, err);
 		free(token);
-		token = page->next_token;
-		page->next_token = NULL;
-		gb_ec2_instance_list_free(page);
-		page = NULL;
+		token = next;
 	} while (!rc && token);
 	free(token);
+	return rc;
+}
+
+/*
+ * LIST_TAKE_PAGE, then *[next] = the page's next_token (moved out of it).
+ * On OOM [rc] = GB_E_NOMEM and *[next] is untouched.
+ */
+#define LIST_TAKE_NEXT(rc, all, page, next, err) \
+	do { \
+		LIST_TAKE_PAGE(rc, all, page, err); \
+		if (!(rc)) { \
+			*(next) = (page)->next_token; \
+			(page)->next_token = NULL; \
+		} \
+	} while (0)
+
+/* ---- DescribeInstances ---- */
+
+struct instances_pages {
+	gb_ec2_t *c;
+	const struct gb_ec2_describe_params *p;
+	struct gb_ec2_instance_list *all;
+};
+
+static gb_err_t instances_form(void *ctx, const char *token, struct gb_buf *body,
+			       gb_error_t *err)
+{
+	struct instances_pages *ip = ctx;
+
+	return gb_ec2_form_describe_instances(ip->p, token, body, err);
+}
+
+static gb_err_t instances_take(void *ctx, const struct gb_http_response *r, char **next,
+			       gb_error_t *err)
+{
+	struct instances_pages *ip = ctx;
+	struct gb_ec2_instance_list *page = NULL;
+	gb_err_t rc = gb_ec2_xml_parse_instances(r->body, r->body_len, &page, err);
+
+	if (rc) {
+		gb_error_prefix(err, "DescribeInstances %s", ip->c->region);
+		return rc;
+	}
+	LIST_TAKE_NEXT(rc, ip->all, page, next, err);
+	gb_ec2_instance_list_free(page);
+	return rc;
+}
+
+gb_err_t gb_ec2_describe_instances(gb_ec2_t *c,
+				   const struct gb_ec2_describe_params *p,
+				   struct gb_ec2_instance_list **out,
+				   struct gb_ec2_error *ae, gb_error_t *err)
+{
+	struct instances_pages ip = { c, p, calloc(1, sizeof(*ip.all)) };
+	struct pager pg = { "DescribeInstances", instances_form, instances_take, &ip };
+	gb_err_t rc;
+
+	*out = NULL;
+	if (!ip.all)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	rc = paginate(c, &pg, ae, err);
 	if (rc)
-		gb_ec2_instance_list_free(all);
+		gb_ec2_instance_list_free(ip.all);
 	else
-		*out = all;
+		*out = ip.all;
 	return rc;
 }
 
@@ -1154,49 +1376,53 @@ gb_err_t gb_ec2_terminate_instances(gb_ec2_t *c, const char *const *ids,
 	return rc;
 }
 
+/* ---- DescribeInstanceTypeOfferings ---- */
+
+struct offerings_pages {
+	const struct gb_ec2_offerings_params *p;
+	struct gb_ec2_offering_list *all;
+};
+
+static gb_err_t offerings_form(void *ctx, const char *token, struct gb_buf *body,
+			       gb_error_t *err)
+{
+	struct offerings_pages *op = ctx;
+
+	return gb_ec2_form_describe_instance_type_offerings(op->p, token, body, err);
+}
+
+static gb_err_t offerings_take(void *ctx, const struct gb_http_response *r, char **next,
+			       gb_error_t *err)
+{
+	struct offerings_pages *op = ctx;
+	struct gb_ec2_offering_list *page = NULL;
+	gb_err_t rc = gb_ec2_xml_parse_offerings(r->body, r->body_len, &page, err);
+
+	if (rc)
+		return rc;
+	LIST_TAKE_NEXT(rc, op->all, page, next, err);
+	gb_ec2_offering_list_free(page);
+	return rc;
+}
+
 gb_err_t gb_ec2_describe_instance_type_offerings(
 	gb_ec2_t *c, const struct gb_ec2_offerings_params *p,
 	struct gb_ec2_offering_list **out, struct gb_ec2_error *ae,
 	gb_error_t *err)
 {
-	static const char *const action = "DescribeInstanceTypeOfferings";
-	struct gb_ec2_offering_list *all = calloc(1, sizeof(*all));
-	char *token = NULL;
-	int pages = 0;
-	gb_err_t rc = GB_E_OK;
+	struct offerings_pages op = { p, calloc(1, sizeof(*op.all)) };
+	struct pager pg = { "DescribeInstanceTypeOfferings", offerings_form, offerings_take,
+			    &op };
+	gb_err_t rc;
 
 	*out = NULL;
-	if (!all)
+	if (!op.all)
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
-	do {
-		struct gb_http_response resp = { 0 };
-		struct gb_buf body = GB_BUF_INIT;
-		struct gb_ec2_offering_list *page = NULL;
-
-		rc = gb_ec2_form_describe_instance_type_offerings(p, token, &body, err);
-		if (!rc)
-			rc = ec2_call(c, action, &body, &resp, ae, err);
-		if (!rc)
-			rc = gb_ec2_xml_parse_offerings(resp.body, resp.body_len,
-							&page, err);
-		gb_http_response_free(&resp);
-		gb_buf_free(&body);
-		if (rc)
-			break;
-		pages++;
-		rc = check_page(c, action, pages, token, page->next_token, err);
-		if (!rc)
-			LIST_TAKE_PAGE(rc, all, page, err);
-		free(token);
-		token = page->next_token;
-		page->next_token = NULL;
-		gb_ec2_offering_list_free(page);
-	} while (!rc && token);
-	free(token);
+	rc = paginate(c, &pg, ae, err);
 	if (rc)
-		gb_ec2_offering_list_free(all);
+		gb_ec2_offering_list_free(op.all);
 	else
-		*out = all;
+		*out = op.all;
 	return rc;
 }
 
@@ -1246,6 +1472,42 @@ gb_err_t gb_ec2_describe_availability_zones(gb_ec2_t *c,
 	return rc;
 }
 
+/* ---- DescribeInstanceTypes ---- */
+
+struct types_pages {
+	gb_ec2_t *c;
+	const char *const *types;
+	size_t n_types;
+	const struct gb_ec2_filter *filters;
+	size_t n_filters;
+	struct gb_ec2_instance_type_list *all;
+};
+
+static gb_err_t types_form(void *ctx, const char *token, struct gb_buf *body,
+			   gb_error_t *err)
+{
+	struct types_pages *tp = ctx;
+
+	return gb_ec2_form_describe_instance_types(tp->types, tp->n_types, tp->filters,
+						   tp->n_filters, token, body, err);
+}
+
+static gb_err_t types_take(void *ctx, const struct gb_http_response *r, char **next,
+			   gb_error_t *err)
+{
+	struct types_pages *tp = ctx;
+	struct gb_ec2_instance_type_list *page = NULL;
+	gb_err_t rc = gb_ec2_xml_parse_instance_types(r->body, r->body_len, &page, err);
+
+	if (rc) {
+		gb_error_prefix(err, "DescribeInstanceTypes %s", tp->c->region);
+		return rc;
+	}
+	LIST_TAKE_NEXT(rc, tp->all, page, next, err);
+	gb_ec2_instance_type_list_free(page);
+	return rc;
+}
+
 gb_err_t gb_ec2_describe_instance_types(gb_ec2_t *c, const char *const *types,
 					size_t n_types,
 					const struct gb_ec2_filter *filters,
@@ -1253,50 +1515,21 @@ gb_err_t gb_ec2_describe_instance_types(gb_ec2_t *c, const char *const *types,
 					struct gb_ec2_instance_type_list **out,
 					struct gb_ec2_error *ae, gb_error_t *err)
 {
-	static const char *const action = "DescribeInstanceTypes";
-	struct gb_ec2_instance_type_list *all = calloc(1, sizeof(*all));
-	char *token = NULL;
-	int pages = 0;
-	gb_err_t rc = GB_E_OK;
+	struct types_pages tp = { c, types, n_types, filters, n_filters,
+				  calloc(1, sizeof(*tp.all)) };
+	struct pager pg = { "DescribeInstanceTypes", types_form, types_take, &tp };
+	gb_err_t rc;
 
 	*out = NULL;
 	if (ae)
 		memset(ae, 0, sizeof(*ae));
-	if (!all)
+	if (!tp.all)
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
-	do {
-		struct gb_http_response resp = { 0 };
-		struct gb_buf body = GB_BUF_INIT;
-		struct gb_ec2_instance_type_list *page = NULL;
-
-		rc = gb_ec2_form_describe_instance_types(types, n_types, filters, n_filters,
-							 token, &body, err);
-		if (!rc)
-			rc = ec2_call(c, action, &body, &resp, ae, err);
-		if (!rc) {
-			rc = gb_ec2_xml_parse_instance_types(resp.body, resp.body_len, &page,
-							     err);
-			if (rc)
-				gb_error_prefix(err, "%s %s", action, c->region);
-		}
-		gb_http_response_free(&resp);
-		gb_buf_free(&body);
-		if (rc)
-			break;
-		pages++;
-		rc = check_page(c, action, pages, token, page->next_token, err);
-		if (!rc)
-			LIST_TAKE_PAGE(rc, all, page, err);
-		free(token);
-		token = page->next_token;
-		page->next_token = NULL;
-		gb_ec2_instance_type_list_free(page);
-	} while (!rc && token);
-	free(token);
+	rc = paginate(c, &pg, ae, err);
 	if (rc)
-		gb_ec2_instance_type_list_free(all);
+		gb_ec2_instance_type_list_free(tp.all);
 	else
-		*out = all;
+		*out = tp.all;
 	return rc;
 }
 
@@ -1381,53 +1614,168 @@ gb_err_t gb_ec2_describe_placement_groups(gb_ec2_t *c, const char *const *names,
 	return rc;
 }
 
+/* ---- DescribeSecurityGroups ---- */
+
+struct sgs_pages {
+	gb_ec2_t *c;
+	const char *const *ids;
+	size_t n_ids;
+	struct gb_ec2_security_group_list *all;
+};
+
+static gb_err_t sgs_form(void *ctx, const char *token, struct gb_buf *body,
+			 gb_error_t *err)
+{
+	struct sgs_pages *sp = ctx;
+
+	return gb_ec2_form_describe_security_groups(sp->ids, sp->n_ids, token, body, err);
+}
+
+static gb_err_t sgs_take(void *ctx, const struct gb_http_response *r, char **next,
+			 gb_error_t *err)
+{
+	struct sgs_pages *sp = ctx;
+	struct gb_ec2_security_group_list *page = NULL;
+	gb_err_t rc = gb_ec2_xml_parse_security_groups(r->body, r->body_len, &page, err);
+
+	if (rc) {
+		gb_error_prefix(err, "DescribeSecurityGroups %s", sp->c->region);
+		return rc;
+	}
+	LIST_TAKE_NEXT(rc, sp->all, page, next, err);
+	gb_ec2_security_group_list_free(page);
+	return rc;
+}
+
 gb_err_t gb_ec2_describe_security_groups(gb_ec2_t *c, const char *const *ids,
 					 size_t n_ids,
 					 struct gb_ec2_security_group_list **out,
 					 struct gb_ec2_error *ae, gb_error_t *err)
 {
-	static const char *const action = "DescribeSecurityGroups";
-	struct gb_ec2_security_group_list *all = calloc(1, sizeof(*all));
-	char *token = NULL;
-	int pages = 0;
-	gb_err_t rc = GB_E_OK;
+	struct sgs_pages sp = { c, ids, n_ids, calloc(1, sizeof(*sp.all)) };
+	struct pager pg = { "DescribeSecurityGroups", sgs_form, sgs_take, &sp };
+	gb_err_t rc;
 
 	*out = NULL;
 	if (ae)
 		memset(ae, 0, sizeof(*ae));
-	if (!all)
+	if (!sp.all)
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
-	do {
-		struct gb_http_response resp = { 0 };
-		struct gb_buf body = GB_BUF_INIT;
-		struct gb_ec2_security_group_list *page = NULL;
-
-		rc = gb_ec2_form_describe_security_groups(ids, n_ids, token, &body, err);
-		if (!rc)
-			rc = ec2_call(c, action, &body, &resp, ae, err);
-		if (!rc) {
-			rc = gb_ec2_xml_parse_security_groups(resp.body, resp.body_len, &page,
-							      err);
-			if (rc)
-				gb_error_prefix(err, "%s %s", action, c->region);
-		}
-		gb_http_response_free(&resp);
-		gb_buf_free(&body);
-		if (rc)
-			break;
-		pages++;
-		rc = check_page(c, action, pages, token, page->next_token, err);
-		if (!rc)
-			LIST_TAKE_PAGE(rc, all, page, err);
-		free(token);
-		token = page->next_token;
-		page->next_token = NULL;
-		gb_ec2_security_group_list_free(page);
-	} while (!rc && token);
-	free(token);
+	rc = paginate(c, &pg, ae, err);
 	if (rc)
-		gb_ec2_security_group_list_free(all);
+		gb_ec2_security_group_list_free(sp.all);
 	else
-		*out = all;
+		*out = sp.all;
+	return rc;
+}
+
+/* ---- DescribeCapacityReservations ---- */
+
+struct reservations_pages {
+	gb_ec2_t *c;
+	const struct gb_ec2_capacity_reservations_params *p;
+	struct gb_ec2_capacity_reservation_list *all;
+};
+
+static gb_err_t reservations_form(void *ctx, const char *token, struct gb_buf *body,
+				  gb_error_t *err)
+{
+	struct reservations_pages *rp = ctx;
+
+	return gb_ec2_form_describe_capacity_reservations(rp->p, token, body, err);
+}
+
+static gb_err_t reservations_take(void *ctx, const struct gb_http_response *r,
+				  char **next, gb_error_t *err)
+{
+	struct reservations_pages *rp = ctx;
+	struct gb_ec2_capacity_reservation_list *page = NULL;
+	gb_err_t rc = gb_ec2_xml_parse_capacity_reservations(r->body, r->body_len, &page,
+							      err);
+
+	if (rc) {
+		gb_error_prefix(err, "DescribeCapacityReservations %s", rp->c->region);
+		return rc;
+	}
+	LIST_TAKE_NEXT(rc, rp->all, page, next, err);
+	gb_ec2_capacity_reservation_list_free(page);
+	return rc;
+}
+
+gb_err_t gb_ec2_describe_capacity_reservations(
+	gb_ec2_t *c, const struct gb_ec2_capacity_reservations_params *p,
+	struct gb_ec2_capacity_reservation_list **out,
+	struct gb_ec2_error *ae, gb_error_t *err)
+{
+	struct reservations_pages rp = { c, p, calloc(1, sizeof(*rp.all)) };
+	struct pager pg = { "DescribeCapacityReservations", reservations_form,
+			    reservations_take, &rp };
+	gb_err_t rc;
+
+	*out = NULL;
+	if (ae)
+		memset(ae, 0, sizeof(*ae));
+	if (!rp.all)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	rc = paginate(c, &pg, ae, err);
+	if (rc)
+		gb_ec2_capacity_reservation_list_free(rp.all);
+	else
+		*out = rp.all;
+	return rc;
+}
+
+/* ---- DescribeCapacityBlockOfferings ---- */
+
+struct blocks_pages {
+	gb_ec2_t *c;
+	const struct gb_ec2_capacity_block_offerings_params *p;
+	struct gb_ec2_capacity_block_offering_list *all;
+};
+
+static gb_err_t blocks_form(void *ctx, const char *token, struct gb_buf *body,
+			    gb_error_t *err)
+{
+	struct blocks_pages *bp = ctx;
+
+	return gb_ec2_form_describe_capacity_block_offerings(bp->p, token, body, err);
+}
+
+static gb_err_t blocks_take(void *ctx, const struct gb_http_response *r, char **next,
+			    gb_error_t *err)
+{
+	struct blocks_pages *bp = ctx;
+	struct gb_ec2_capacity_block_offering_list *page = NULL;
+	gb_err_t rc = gb_ec2_xml_parse_capacity_block_offerings(r->body, r->body_len, &page,
+								 err);
+
+	if (rc) {
+		gb_error_prefix(err, "DescribeCapacityBlockOfferings %s", bp->c->region);
+		return rc;
+	}
+	LIST_TAKE_NEXT(rc, bp->all, page, next, err);
+	gb_ec2_capacity_block_offering_list_free(page);
+	return rc;
+}
+
+gb_err_t gb_ec2_describe_capacity_block_offerings(
+	gb_ec2_t *c, const struct gb_ec2_capacity_block_offerings_params *p,
+	struct gb_ec2_capacity_block_offering_list **out,
+	struct gb_ec2_error *ae, gb_error_t *err)
+{
+	struct blocks_pages bp = { c, p, calloc(1, sizeof(*bp.all)) };
+	struct pager pg = { "DescribeCapacityBlockOfferings", blocks_form, blocks_take, &bp };
+	gb_err_t rc;
+
+	*out = NULL;
+	if (ae)
+		memset(ae, 0, sizeof(*ae));
+	if (!bp.all)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	rc = paginate(c, &pg, ae, err);
+	if (rc)
+		gb_ec2_capacity_block_offering_list_free(bp.all);
+	else
+		*out = bp.all;
 	return rc;
 }

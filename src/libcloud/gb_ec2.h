@@ -3,7 +3,8 @@
  * gb_ec2.h - EC2 Query API client (Version 2016-11-15): RunInstances,
  * DescribeInstances, TerminateInstances, DescribeInstanceTypeOfferings,
  * CreateTags, DescribeAvailabilityZones, DescribeInstanceTypes,
- * Create/Delete/DescribePlacementGroups, DescribeSecurityGroups
+ * Create/Delete/DescribePlacementGroups, DescribeSecurityGroups,
+ * DescribeCapacityReservations, DescribeCapacityBlockOfferings
  *
  * Requests are "POST /" with an application/x-www-form-urlencoded body
  * ("Action=...&Version=2016-11-15&..."; lists 1-based: SecurityGroupId.1,
@@ -24,8 +25,9 @@
  *    caller find out;
  *  - GB_E_PARSE for a success response that cannot be read; GB_E_CLOUD
  *    for one that reads but carries a wrong field (DescribeInstanceTypes,
- *    DescribePlacementGroups, DescribeSecurityGroups: a missing name or
- *    id, a figure that is not a number; the text names field and item);
+ *    DescribePlacementGroups, DescribeSecurityGroups, the two capacity
+ *    calls: a missing name or id, a figure that is not a number, a date
+ *    that is not ISO 8601; the text names field and item);
  *  - GB_E_INVALID for bad parameters (nothing is sent), GB_E_AUTH or
  *    GB_E_CONFIG when no credentials can be had, GB_E_NOMEM.
  * The optional struct gb_ec2_error receives the AWS Code, Message,
@@ -69,6 +71,8 @@
 #define GB_EC2_INSTANCE_TYPES_MAX 100	/* DescribeInstanceTypes: InstanceType.N */
 #define GB_EC2_INSTANCE_TYPES_PAGE 100	/* its MaxResults (5..100) */
 #define GB_EC2_SECURITY_GROUPS_PAGE 1000	/* DescribeSecurityGroups MaxResults (5..1000) */
+#define GB_EC2_CAPACITY_RESERVATIONS_PAGE 1000	/* DescribeCapacityReservations MaxResults */
+#define GB_EC2_CAPACITY_RESERVATIONS_MAX 1000	/* CapacityReservationId.N per call */
 
 /* ---- errors and their classes ------------------------------------------ */
 
@@ -115,6 +119,19 @@ enum gb_ec2_class {
  */
 #define GB_EC2_CODE_PARAM_COMBINATION "InvalidParameterCombination"
 #define GB_EC2_CODE_PARAM_VALUE "InvalidParameterValue"
+/*
+ * The capacity ladder: a targeted reservation (ODCR or Capacity Block)
+ * with no instance left (ReservationCapacityExceeded, CAPACITY: of that
+ * reservation only); a reservation id EC2 does not know
+ * (InvalidCapacityReservationId.NotFound, CONFIG); spot-only refusals
+ * that say nothing of on-demand capacity: a price cap below the spot
+ * price (SpotMaxPriceTooLow, CAPACITY) and the spot instance count
+ * (MaxSpotInstanceCountExceeded, QUOTA).
+ */
+#define GB_EC2_CODE_RESERVATION_FULL "ReservationCapacityExceeded"
+#define GB_EC2_CODE_RESERVATION_UNKNOWN "InvalidCapacityReservationId.NotFound"
+#define GB_EC2_CODE_SPOT_PRICE "SpotMaxPriceTooLow"
+#define GB_EC2_CODE_SPOT_COUNT "MaxSpotInstanceCountExceeded"
 
 struct gb_ec2_error {
 	enum gb_ec2_class cls;
@@ -311,6 +328,61 @@ struct gb_ec2_security_group_list {
 	char *next_token;
 };
 
+/*
+ * DescribeCapacityReservations: one On-Demand Capacity Reservation or
+ * Capacity Block (reservation_type "capacity-block").  Times are epoch
+ * seconds, 0 when absent (end_date 0: no end, EndDateType unlimited).
+ */
+struct gb_ec2_capacity_reservation {
+	char *id;			/* capacityReservationId: "cr-..." */
+	char *arn;			/* capacityReservationArn */
+	char *instance_type;
+	char *availability_zone;
+	char *platform;			/* instancePlatform: "Linux/UNIX" */
+	char *tenancy;			/* "default", "dedicated" */
+	char *state;			/* active, expired, cancelled, pending,
+					 * failed, scheduled, payment-pending,
+					 * payment-failed, assessing, delayed,
+					 * unsupported */
+	char *reservation_type;		/* "default" or "capacity-block"; NULL:
+					 * absent (a default one) */
+	char *match_criteria;		/* instanceMatchCriteria: "open", "targeted" */
+	char *end_date_type;		/* "unlimited", "limited" */
+	int total;			/* totalInstanceCount */
+	int available;			/* availableInstanceCount */
+	double start_date;		/* startDate */
+	double end_date;		/* endDate */
+	struct gb_ec2_tag *tags;
+	size_t n_tags;
+};
+
+struct gb_ec2_capacity_reservation_list {
+	struct gb_ec2_capacity_reservation *v;
+	size_t n;
+	char *request_id;
+	char *next_token;
+};
+
+/* DescribeCapacityBlockOfferings: a Capacity Block that can be bought. */
+struct gb_ec2_capacity_block_offering {
+	char *id;			/* capacityBlockOfferingId */
+	char *instance_type;
+	char *availability_zone;
+	int count;			/* instanceCount */
+	double start_date, end_date;	/* epoch seconds */
+	int duration_hours;		/* capacityBlockDurationHours */
+	char *upfront_fee;		/* upfrontFee, as sent ("1234.56") */
+	char *currency;			/* currencyCode: "USD" */
+	char *tenancy;
+};
+
+struct gb_ec2_capacity_block_offering_list {
+	struct gb_ec2_capacity_block_offering *v;
+	size_t n;
+	char *request_id;
+	char *next_token;
+};
+
 /* Free a result and everything in it; NULL is accepted. */
 void gb_ec2_instance_list_free(struct gb_ec2_instance_list *l);
 void gb_ec2_state_change_list_free(struct gb_ec2_state_change_list *l);
@@ -319,6 +391,8 @@ void gb_ec2_az_list_free(struct gb_ec2_az_list *l);
 void gb_ec2_instance_type_list_free(struct gb_ec2_instance_type_list *l);
 void gb_ec2_placement_group_list_free(struct gb_ec2_placement_group_list *l);
 void gb_ec2_security_group_list_free(struct gb_ec2_security_group_list *l);
+void gb_ec2_capacity_reservation_list_free(struct gb_ec2_capacity_reservation_list *l);
+void gb_ec2_capacity_block_offering_list_free(struct gb_ec2_capacity_block_offering_list *l);
 
 /* RET BORROWED value of tag [key] of [inst], or NULL. */
 const char *gb_ec2_instance_tag(const struct gb_ec2_instance *inst,
@@ -386,6 +460,42 @@ struct gb_ec2_run_params {
 						 * and security_group_ids must be unset */
 	size_t n_net_ifs;
 	const char *placement_group;		/* Placement.GroupName */
+	/*
+	 * CapacityReservationSpecification: at most one of a target
+	 * (CapacityReservationTarget.CapacityReservationId or
+	 * .CapacityReservationResourceGroupArn) and a preference
+	 * (CapacityReservationPreference: "open", "none",
+	 * "capacity-reservations-only"); all NULL: omitted.
+	 */
+	const char *capacity_reservation_id;
+	const char *capacity_reservation_group_arn;
+	const char *capacity_reservation_preference;
+	bool capacity_block;			/* InstanceMarketOptions.MarketType=
+						 * capacity-block (with
+						 * capacity_reservation_id; not with spot) */
+};
+
+/* DescribeCapacityReservations */
+struct gb_ec2_capacity_reservations_params {
+	const char *const *ids;			/* CapacityReservationId.N (at most
+						 * GB_EC2_CAPACITY_RESERVATIONS_MAX) */
+	size_t n_ids;
+	const struct gb_ec2_filter *filters;	/* Filter.N: instance-type,
+						 * availability-zone, state, ... */
+	size_t n_filters;
+	int max_results;	/* 1..1000; 0: omitted (and never with ids) */
+};
+
+/* DescribeCapacityBlockOfferings */
+struct gb_ec2_capacity_block_offerings_params {
+	const char *instance_type;		/* InstanceType (required) */
+	int instance_count;			/* InstanceCount (required, >= 1) */
+	int duration_hours;			/* CapacityDurationHours (required:
+						 * 24..182 days in whole days, or
+						 * 1..13 x 24 h; EC2 checks) */
+	double start_range, end_range;		/* StartDateRange, EndDateRange
+						 * (epoch s, 0: omitted) */
+	int max_results;			/* 1..1000; 0: omitted */
 };
 
 struct gb_ec2_describe_params {
@@ -549,6 +659,23 @@ gb_err_t gb_ec2_describe_security_groups(gb_ec2_t *c, const char *const *ids,
 					 struct gb_ec2_security_group_list **out,
 					 struct gb_ec2_error *ae, gb_error_t *err);
 
+/*
+ * DescribeCapacityReservations of [p] (may be NULL: every reservation of
+ * the region), paginated as DescribeInstances.  An item without
+ * capacityReservationId, or a count or date that does not parse, is
+ * GB_E_CLOUD naming the field and the reservation.
+ */
+gb_err_t gb_ec2_describe_capacity_reservations(
+	gb_ec2_t *c, const struct gb_ec2_capacity_reservations_params *p,
+	struct gb_ec2_capacity_reservation_list **out,
+	struct gb_ec2_error *ae, gb_error_t *err);
+
+/* DescribeCapacityBlockOfferings of [p] (required fields checked here), paginated. */
+gb_err_t gb_ec2_describe_capacity_block_offerings(
+	gb_ec2_t *c, const struct gb_ec2_capacity_block_offerings_params *p,
+	struct gb_ec2_capacity_block_offering_list **out,
+	struct gb_ec2_error *ae, gb_error_t *err);
+
 /* DescribeAvailabilityZones (zones of the client's region). */
 gb_err_t gb_ec2_describe_availability_zones(gb_ec2_t *c,
 					    const struct gb_ec2_filter *filters,
@@ -633,6 +760,23 @@ gb_err_t gb_ec2_form_describe_placement_groups(const char *const *names,
 gb_err_t gb_ec2_form_describe_security_groups(const char *const *ids, size_t n_ids,
 					      const char *next_token,
 					      struct gb_buf *out, gb_error_t *err);
+
+/*
+ * DescribeCapacityReservations: CapacityReservationId.N, Filter.N,
+ * MaxResults (only without ids), NextToken.
+ */
+gb_err_t gb_ec2_form_describe_capacity_reservations(
+	const struct gb_ec2_capacity_reservations_params *p, const char *next_token,
+	struct gb_buf *out, gb_error_t *err);
+
+/*
+ * DescribeCapacityBlockOfferings: InstanceType, InstanceCount,
+ * CapacityDurationHours, StartDateRange, EndDateRange (ISO 8601 UTC),
+ * MaxResults, NextToken.
+ */
+gb_err_t gb_ec2_form_describe_capacity_block_offerings(
+	const struct gb_ec2_capacity_block_offerings_params *p, const char *next_token,
+	struct gb_buf *out, gb_error_t *err);
 
 /*
  * Write a new client token ("gb-" and 32 random hex digits) into [buf] of

@@ -28,13 +28,13 @@ static const struct {
 	{ "InsufficientCapacityOnHost", GB_EC2_CLASS_CAPACITY },
 	{ "InsufficientFreeAddressesInSubnet", GB_EC2_CLASS_ADDRESSES },
 	{ "Unsupported", GB_EC2_CLASS_UNSUPPORTED },	/* type not offered in the AZ */
-	{ "SpotMaxPriceTooLow", GB_EC2_CLASS_CAPACITY },
+	{ GB_EC2_CODE_SPOT_PRICE, GB_EC2_CLASS_CAPACITY },
 	{ "UnfulfillableCapacity", GB_EC2_CLASS_CAPACITY },
-	{ "ReservationCapacityExceeded", GB_EC2_CLASS_CAPACITY },
+	{ GB_EC2_CODE_RESERVATION_FULL, GB_EC2_CLASS_CAPACITY },	/* of that reservation */
 	/* account limits, per region */
 	{ "InstanceLimitExceeded", GB_EC2_CLASS_QUOTA },
 	{ "VcpuLimitExceeded", GB_EC2_CLASS_QUOTA },
-	{ "MaxSpotInstanceCountExceeded", GB_EC2_CLASS_QUOTA },
+	{ GB_EC2_CODE_SPOT_COUNT, GB_EC2_CLASS_QUOTA },
 	{ "ResourceLimitExceeded", GB_EC2_CLASS_QUOTA },
 	/* request rate */
 	{ "RequestLimitExceeded", GB_EC2_CLASS_THROTTLE },
@@ -65,6 +65,9 @@ static const struct {
 	{ "InvalidInstanceID.NotFound", GB_EC2_CLASS_CONFIG },
 	{ "InvalidInstanceID.Malformed", GB_EC2_CLASS_CONFIG },
 	{ "InvalidInstanceType", GB_EC2_CLASS_CONFIG },
+	/* a targeted reservation (ODCR or Capacity Block) EC2 does not know */
+	{ GB_EC2_CODE_RESERVATION_UNKNOWN, GB_EC2_CLASS_CONFIG },
+	{ "InvalidCapacityReservationId.Malformed", GB_EC2_CLASS_CONFIG },
 	{ "IdempotentParameterMismatch", GB_EC2_CLASS_IDEMPOTENT },
 	{ "IdempotentInstanceTerminated", GB_EC2_CLASS_IDEMPOTENT },
 	{ "InvalidClientToken", GB_EC2_CLASS_CONFIG },

@@ -1159,6 +1159,214 @@ out:
 	return rc;
 }
 
+/* ---- capacity reservations and Capacity Block offerings ----------------- */
+
+/*
+ * *t = the ISO 8601 time at child [name] of [p] (as launchTime), 0 when
+ * absent.  RET GB_E_OK; GB_E_CLOUD naming [name] and [owner] when it is
+ * not such a time; GB_E_NOMEM.
+ */
+static gb_err_t fdate(struct px *x, xmlNodePtr p, const char *name, const char *owner,
+		      double *t, gb_error_t *err)
+{
+	char *s = ctext(x, p, name);
+	gb_err_t rc = GB_E_OK;
+
+	*t = 0;
+	if (!s)
+		return x->oom ? gb_errorf(err, GB_E_NOMEM, "out of memory") : GB_E_OK;
+	*t = parse_iso(s);
+	if (*t <= 0)
+		rc = gb_errorf(err, GB_E_CLOUD, "%s: <%s> '%.40s' is not an ISO 8601 time",
+			       owner, name, s);
+	free(s);
+	return rc;
+}
+
+void gb_ec2_capacity_reservation_list_free(struct gb_ec2_capacity_reservation_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		struct gb_ec2_capacity_reservation *r = &l->v[i];
+		char *fields[] = {
+			r->id, r->arn, r->instance_type, r->availability_zone, r->platform,
+			r->tenancy, r->state, r->reservation_type, r->match_criteria,
+			r->end_date_type,
+		};
+
+		for (size_t k = 0; k < GB_ARRAY_LEN(fields); k++)
+			free(fields[k]);
+		tags_free(r->tags, r->n_tags);
+	}
+	free(l->v);
+	free(l->request_id);
+	free(l->next_token);
+	free(l);
+}
+
+/* EC2 CapacityReservation, by its locationNames. */
+static gb_err_t parse_reservation(struct px *x, xmlNodePtr it, size_t i,
+				  struct gb_ec2_capacity_reservation *r, gb_error_t *err)
+{
+	char owner[96];
+	gb_err_t rc;
+
+	r->id = ctext(x, it, "capacityReservationId");
+	if (!x->oom && (!r->id || !*r->id))
+		return gb_errorf(err, GB_E_CLOUD,
+				 "capacity reservation item %zu without <capacityReservationId>", i);
+	r->arn = ctext(x, it, "capacityReservationArn");
+	r->instance_type = ctext(x, it, "instanceType");
+	r->availability_zone = ctext(x, it, "availabilityZone");
+	r->platform = ctext(x, it, "instancePlatform");
+	r->tenancy = ctext(x, it, "tenancy");
+	r->state = ctext(x, it, "state");
+	r->reservation_type = ctext(x, it, "reservationType");
+	r->match_criteria = ctext(x, it, "instanceMatchCriteria");
+	r->end_date_type = ctext(x, it, "endDateType");
+	snprintf(owner, sizeof(owner), "capacity reservation %.64s", r->id ? r->id : "?");
+	if ((rc = fnum(x, it, "totalInstanceCount", 0, INT_MAX, 0, owner, &r->total, err)) ||
+	    (rc = fnum(x, it, "availableInstanceCount", 0, INT_MAX, 0, owner, &r->available,
+		       err)) ||
+	    (rc = fdate(x, it, "startDate", owner, &r->start_date, err)) ||
+	    (rc = fdate(x, it, "endDate", owner, &r->end_date, err)))
+		return rc;
+	return parse_tag_set(x, it, "capacity reservation", &r->tags, &r->n_tags, err);
+}
+
+gb_err_t gb_ec2_xml_parse_capacity_reservations(
+	const char *body, size_t len, struct gb_ec2_capacity_reservation_list **out,
+	gb_error_t *err)
+{
+	struct gb_ec2_capacity_reservation_list *l = NULL;
+	xmlNodePtr set;
+	struct px x;
+	gb_err_t rc;
+
+	*out = NULL;
+	rc = px_open(&x, body, len, err);
+	if (rc)
+		return rc;
+	if (!is_el(x.root, "DescribeCapacityReservationsResponse")) {
+		rc = wrong_root(&x, "DescribeCapacityReservationsResponse", err);
+		goto out;
+	}
+	set = child(x.root, "capacityReservationSet");
+	if (!LIST_NEW(l, count_items(set))) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	l->request_id = ctext(&x, x.root, "requestId");
+	l->next_token = next_token(&x);
+	for (xmlNodePtr it = set ? set->children : NULL; it && !rc; it = it->next) {
+		if (!is_el(it, "item"))
+			continue;
+		l->n++;
+		rc = parse_reservation(&x, it, l->n, &l->v[l->n - 1], err);
+	}
+	if (!rc && x.oom)
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+out:
+	px_close(&x);
+	if (rc)
+		gb_ec2_capacity_reservation_list_free(l);
+	else
+		*out = l;
+	return rc;
+}
+
+void gb_ec2_capacity_block_offering_list_free(struct gb_ec2_capacity_block_offering_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].id);
+		free(l->v[i].instance_type);
+		free(l->v[i].availability_zone);
+		free(l->v[i].upfront_fee);
+		free(l->v[i].currency);
+		free(l->v[i].tenancy);
+	}
+	free(l->v);
+	free(l->request_id);
+	free(l->next_token);
+	free(l);
+}
+
+/* EC2 CapacityBlockOffering, by its locationNames. */
+static gb_err_t parse_block_offering(struct px *x, xmlNodePtr it, size_t i,
+				     struct gb_ec2_capacity_block_offering *o,
+				     gb_error_t *err)
+{
+	char owner[96];
+	gb_err_t rc;
+
+	o->id = ctext(x, it, "capacityBlockOfferingId");
+	o->instance_type = ctext(x, it, "instanceType");
+	o->availability_zone = ctext(x, it, "availabilityZone");
+	if (!x->oom && (!o->id || !*o->id))
+		return gb_errorf(err, GB_E_CLOUD,
+				 "capacity block offering item %zu without <capacityBlockOfferingId>",
+				 i);
+	if (!x->oom && (!o->instance_type || !*o->instance_type ||
+			!o->availability_zone || !*o->availability_zone))
+		return gb_errorf(err, GB_E_CLOUD,
+				 "capacity block offering %.64s without <instanceType> or <availabilityZone>",
+				 o->id);
+	o->upfront_fee = ctext(x, it, "upfrontFee");
+	o->currency = ctext(x, it, "currencyCode");
+	o->tenancy = ctext(x, it, "tenancy");
+	snprintf(owner, sizeof(owner), "capacity block offering %.64s", o->id ? o->id : "?");
+	if ((rc = fnum(x, it, "instanceCount", 0, INT_MAX, 0, owner, &o->count, err)) ||
+	    (rc = fnum(x, it, "capacityBlockDurationHours", 0, INT_MAX, 0, owner,
+		       &o->duration_hours, err)) ||
+	    (rc = fdate(x, it, "startDate", owner, &o->start_date, err)))
+		return rc;
+	return fdate(x, it, "endDate", owner, &o->end_date, err);
+}
+
+gb_err_t gb_ec2_xml_parse_capacity_block_offerings(
+	const char *body, size_t len, struct gb_ec2_capacity_block_offering_list **out,
+	gb_error_t *err)
+{
+	struct gb_ec2_capacity_block_offering_list *l = NULL;
+	xmlNodePtr set;
+	struct px x;
+	gb_err_t rc;
+
+	*out = NULL;
+	rc = px_open(&x, body, len, err);
+	if (rc)
+		return rc;
+	if (!is_el(x.root, "DescribeCapacityBlockOfferingsResponse")) {
+		rc = wrong_root(&x, "DescribeCapacityBlockOfferingsResponse", err);
+		goto out;
+	}
+	set = child(x.root, "capacityBlockOfferingSet");
+	if (!LIST_NEW(l, count_items(set))) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	l->request_id = ctext(&x, x.root, "requestId");
+	l->next_token = next_token(&x);
+	for (xmlNodePtr it = set ? set->children : NULL; it && !rc; it = it->next) {
+		if (!is_el(it, "item"))
+			continue;
+		l->n++;
+		rc = parse_block_offering(&x, it, l->n, &l->v[l->n - 1], err);
+	}
+	if (!rc && x.oom)
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+out:
+	px_close(&x);
+	if (rc)
+		gb_ec2_capacity_block_offering_list_free(l);
+	else
+		*out = l;
+	return rc;
+}
+
 /* ---- acknowledgements ---------------------------------------------------- */
 
 gb_err_t gb_ec2_xml_parse_ack(const char *body, size_t len, const char *root,

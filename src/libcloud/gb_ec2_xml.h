@@ -79,6 +79,24 @@ gb_err_t gb_ec2_xml_parse_security_groups(const char *body, size_t len,
 					  gb_error_t *err);
 
 /*
+ * DescribeCapacityReservationsResponse: capacityReservationSet/item;
+ * GB_E_CLOUD for an item without capacityReservationId, a count that is
+ * not a non-negative number or a date that is not ISO 8601.
+ */
+gb_err_t gb_ec2_xml_parse_capacity_reservations(
+	const char *body, size_t len, struct gb_ec2_capacity_reservation_list **out,
+	gb_error_t *err);
+
+/*
+ * DescribeCapacityBlockOfferingsResponse: capacityBlockOfferingSet/item;
+ * GB_E_CLOUD for an item without capacityBlockOfferingId, instanceType or
+ * availabilityZone, or with a bad number or date.
+ */
+gb_err_t gb_ec2_xml_parse_capacity_block_offerings(
+	const char *body, size_t len, struct gb_ec2_capacity_block_offering_list **out,
+	gb_error_t *err);
+
+/*
  * A response that only acknowledges (CreateTagsResponse: <return>true):
  * [root] is the expected root element name.
  * OUT *request_id NEW or NULL (may be NULL to ignore).

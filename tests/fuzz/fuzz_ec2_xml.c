@@ -40,6 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gb_ec2_state_change_list *sc = NULL;
 	struct gb_ec2_offering_list *of = NULL;
 	struct gb_ec2_az_list *az = NULL;
+	struct gb_ec2_capacity_reservation_list *cr_l = NULL;
+	struct gb_ec2_capacity_block_offering_list *cb = NULL;
 	struct gb_ec2_error ae;
 	struct gb_creds_snapshot cr = { 0 };
 	char *rid = NULL, *arn = NULL;
@@ -66,6 +68,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	gb_ec2_offering_list_free(of);
 	gb_ec2_xml_parse_azs(body, size, &az, &e);
 	gb_ec2_az_list_free(az);
+	if (gb_ec2_xml_parse_capacity_reservations(body, size, &cr_l, &e) == GB_E_OK) {
+		for (size_t i = 0; i < cr_l->n; i++) {
+			if (!cr_l->v[i].id || !*cr_l->v[i].id)
+				abort();	/* the parser promises one */
+		}
+	}
+	gb_ec2_capacity_reservation_list_free(cr_l);
+	if (gb_ec2_xml_parse_capacity_block_offerings(body, size, &cb, &e) == GB_E_OK) {
+		for (size_t i = 0; i < cb->n; i++) {
+			if (!cb->v[i].id || !cb->v[i].instance_type || !cb->v[i].availability_zone)
+				abort();	/* the parser promises all three */
+		}
+	}
+	gb_ec2_capacity_block_offering_list_free(cb);
 	gb_ec2_xml_parse_ack(body, size, "CreateTagsResponse", &rid, &e);
 	free(rid);
 	if (gb_sts_parse_credentials(body, size, "AssumeRoleResult", &cr, &arn,

@@ -240,7 +240,7 @@ static bool reply_ok_issue19(const char *action, const struct testsrv_req *r,
 			     struct testsrv_resp *resp)
 {
 	bool more = strstr(r->body, "&NextToken=") || strstr(r->body, "&InstanceType.1=") ||
-		    strstr(r->body, "&GroupId.1=");
+		    strstr(r->body, "&GroupId.1=") || strstr(r->body, "&CapacityReservationId.1=");
 
 	if (!strcmp(action, "DescribeInstanceTypes"))
 		reply_file(resp, more ? "describe-instance-types-page2.xml"
@@ -248,6 +248,13 @@ static bool reply_ok_issue19(const char *action, const struct testsrv_req *r,
 	else if (!strcmp(action, "DescribeSecurityGroups"))
 		reply_file(resp, more ? "describe-security-groups-page2.xml"
 				      : "describe-security-groups-page1.xml");
+	else if (!strcmp(action, "DescribeCapacityReservations"))
+		reply_file(resp, more ? "describe-capacity-reservations-page2.xml"
+				      : "describe-capacity-reservations-page1.xml");
+	else if (!strcmp(action, "DescribeCapacityBlockOfferings"))
+		reply_file(resp, strstr(r->body, "&NextToken=")
+					 ? "describe-capacity-block-offerings-page2.xml"
+					 : "describe-capacity-block-offerings-page1.xml");
 	else if (!strcmp(action, "DescribePlacementGroups"))
 		reply_file(resp, "describe-placement-groups.xml");
 	else if (!strcmp(action, "CreatePlacementGroup"))
@@ -1500,6 +1507,235 @@ static void test_net_ifs_refused_without_sending(void **state)
 	fix_stop(&f);
 }
 
+/* ---- the capacity ladder: reservations, Capacity Blocks ------------------- */
+
+static void test_capacity_reservations_pages(void **state)
+{
+	static const char *const st[] = { "active", "scheduled" };
+	static const struct gb_ec2_filter flt[] = { { "state", st, 2 } };
+	static const char *const ids[] = { "cr-0c3d4e5f607182930" };
+	struct gb_ec2_capacity_reservations_params rp = { .filters = flt, .n_filters = 1,
+							  .max_results = 100 };
+	struct gb_ec2_capacity_reservations_params named = { .ids = ids, .n_ids = 1,
+							     .max_results = 100 };
+	struct gb_ec2_opts cap1 = { .max_pages = 1 };
+	struct gb_ec2_capacity_reservation_list *l = NULL;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e;
+	size_t len;
+	char path[512];
+	char *page1 = NULL;
+
+	(void)state;
+	fix_start(&f, NULL, 0, NULL);
+	if (gb_ec2_describe_capacity_reservations(f.ec2, &rp, &l, &ae, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(testsrv_count(f.srv), 2);
+	assert_string_equal(body_of(&f, 0), "Action=DescribeCapacityReservations"
+			    "&Version=2016-11-15&Filter.1.Name=state&Filter.1.Value.1=active"
+			    "&Filter.1.Value.2=scheduled&MaxResults=100");
+	assert_string_equal(body_of(&f, 1), "Action=DescribeCapacityReservations"
+			    "&Version=2016-11-15&Filter.1.Name=state&Filter.1.Value.1=active"
+			    "&Filter.1.Value.2=scheduled&MaxResults=100"
+			    "&NextToken=eyJ2IjoiMSIsImMiOiJjci0yIn0%3D");
+	assert_int_equal(l->n, 3);
+	assert_string_equal(l->v[0].id, "cr-0a1b2c3d4e5f60718");
+	assert_string_equal(l->v[0].reservation_type, "capacity-block");
+	assert_int_equal(l->v[0].available, 3);
+	assert_string_equal(l->v[1].id, "cr-0b2c3d4e5f6071829");
+	assert_true(l->v[1].end_date == 0);
+	assert_string_equal(l->v[2].id, "cr-0c3d4e5f607182930");
+	assert_string_equal(l->v[2].state, "scheduled");
+	assert_string_equal(l->request_id, "7f1c2a3b-4d5e-4f60-8172-839405a6EXAN");
+	assert_null(l->next_token);
+	gb_ec2_capacity_reservation_list_free(l);
+	/* named reservations: CapacityReservationId.N, no MaxResults, one page */
+	if (gb_ec2_describe_capacity_reservations(f.ec2, &named, &l, &ae, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(testsrv_count(f.srv), 3);
+	assert_string_equal(body_of(&f, 2), "Action=DescribeCapacityReservations"
+			    "&Version=2016-11-15&CapacityReservationId.1=cr-0c3d4e5f607182930");
+	assert_int_equal(l->n, 1);
+	gb_ec2_capacity_reservation_list_free(l);
+	/* NULL parameters: every reservation of the region */
+	if (gb_ec2_describe_capacity_reservations(f.ec2, NULL, &l, &ae, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_string_equal(body_of(&f, 3), "Action=DescribeCapacityReservations"
+			    "&Version=2016-11-15");
+	assert_int_equal(l->n, 3);
+	gb_ec2_capacity_reservation_list_free(l);
+	fix_stop(&f);
+	/* more pages than allowed */
+	fix_start(&f, NULL, 0, &cap1);
+	assert_int_equal(gb_ec2_describe_capacity_reservations(f.ec2, NULL, &l, &ae, &e),
+			 GB_E_CLOUD);
+	assert_null(l);
+	assert_string_equal(e.text, "DescribeCapacityReservations ap-northeast-1: more than 1 pages");
+	fix_stop(&f);
+	/* a server that serves page 1 for ever: the repeated token stops it */
+	snprintf(path, sizeof(path), "%s/tests/data/ec2/constructed/"
+		 "describe-capacity-reservations-page1.xml", GB_TOP_SRCDIR);
+	assert_int_equal(gb_file_read(path, 1 << 20, &page1, &len, NULL), GB_E_OK);
+	fix_start(&f, NULL, 0, NULL);
+	f.ep.body = page1;
+	assert_int_equal(gb_ec2_describe_capacity_reservations(f.ec2, NULL, &l, &ae, &e),
+			 GB_E_PARSE);
+	assert_null(l);
+	assert_string_equal(e.text, "DescribeCapacityReservations ap-northeast-1: NextToken repeated");
+	assert_int_equal(testsrv_count(f.srv), 2);
+	fix_stop(&f);
+	free(page1);
+	/* an unknown reservation: CONFIG, not retried */
+	{
+		static const enum step s[] = { S_CODE };
+
+		fix_start(&f, s, 1, NULL);
+		f.ep.err_status = 400;
+		f.ep.err_code = GB_EC2_CODE_RESERVATION_UNKNOWN;
+		f.ep.err_msg = "The capacity reservation ID 'cr-0c3d4e5f607182930' does not exist";
+		assert_int_equal(gb_ec2_describe_capacity_reservations(f.ec2, &named, &l, &ae, &e),
+				 GB_E_CLOUDCONFIG);
+		assert_null(l);
+		assert_int_equal(ae.cls, GB_EC2_CLASS_CONFIG);
+		assert_true(ae.known_code);
+		assert_int_equal(ae.attempts, 1);
+		fix_stop(&f);
+	}
+	/* a reply with a bad date: GB_E_CLOUD naming action, region, reservation, field */
+	fix_start(&f, NULL, 0, NULL);
+	f.ep.body = "<DescribeCapacityReservationsResponse><capacityReservationSet><item>"
+		    "<capacityReservationId>cr-1</capacityReservationId><startDate>tomorrow"
+		    "</startDate></item></capacityReservationSet>"
+		    "</DescribeCapacityReservationsResponse>";
+	assert_int_equal(gb_ec2_describe_capacity_reservations(f.ec2, NULL, &l, &ae, &e),
+			 GB_E_CLOUD);
+	assert_null(l);
+	assert_string_equal(e.text, "DescribeCapacityReservations ap-northeast-1: capacity "
+			    "reservation cr-1: <startDate> 'tomorrow' is not an ISO 8601 time");
+	/* and a bad parameter sends nothing */
+	rp.max_results = 1001;
+	assert_int_equal(gb_ec2_describe_capacity_reservations(f.ec2, &rp, &l, &ae, &e),
+			 GB_E_INVALID);
+	assert_int_equal(testsrv_count(f.srv), 1);
+	fix_stop(&f);
+}
+
+static void test_capacity_block_offerings_pages(void **state)
+{
+	struct gb_ec2_capacity_block_offerings_params bp = {
+		.instance_type = "p5.48xlarge", .instance_count = 2, .duration_hours = 48,
+		.start_range = 1796292000.0,	/* 2026-12-03T10:00:00Z */
+		.end_range = 1796896800.0,	/* 2026-12-10T10:00:00Z */
+	};
+	struct gb_ec2_capacity_block_offering_list *l = NULL;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e;
+
+	(void)state;
+	fix_start(&f, NULL, 0, NULL);
+	if (gb_ec2_describe_capacity_block_offerings(f.ec2, &bp, &l, &ae, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(testsrv_count(f.srv), 2);
+	assert_string_equal(body_of(&f, 0), "Action=DescribeCapacityBlockOfferings"
+			    "&Version=2016-11-15&InstanceType=p5.48xlarge&InstanceCount=2"
+			    "&CapacityDurationHours=48&StartDateRange=2026-12-03T10%3A00%3A00Z"
+			    "&EndDateRange=2026-12-10T10%3A00%3A00Z");
+	assert_string_equal(body_of(&f, 1), "Action=DescribeCapacityBlockOfferings"
+			    "&Version=2016-11-15&InstanceType=p5.48xlarge&InstanceCount=2"
+			    "&CapacityDurationHours=48&StartDateRange=2026-12-03T10%3A00%3A00Z"
+			    "&EndDateRange=2026-12-10T10%3A00%3A00Z"
+			    "&NextToken=eyJ2IjoiMSIsImMiOiJjYnItMiJ9");
+	assert_int_equal(l->n, 2);
+	assert_string_equal(l->v[0].id, "cbr-0123456789abcdef0");
+	assert_string_equal(l->v[0].upfront_fee, "3787.20");
+	assert_true(l->v[0].start_date == 1796297400.0);
+	assert_string_equal(l->v[1].id, "cbr-0fedcba9876543210");
+	assert_string_equal(l->v[1].availability_zone, "ap-northeast-1c");
+	assert_string_equal(l->request_id, "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5EXAN");
+	assert_null(l->next_token);
+	gb_ec2_capacity_block_offering_list_free(l);
+	/* required fields are checked here: nothing is sent */
+	bp.instance_count = 0;
+	assert_int_equal(gb_ec2_describe_capacity_block_offerings(f.ec2, &bp, &l, &ae, &e),
+			 GB_E_INVALID);
+	assert_null(l);
+	assert_int_equal(gb_ec2_describe_capacity_block_offerings(f.ec2, NULL, &l, &ae, &e),
+			 GB_E_INVALID);
+	assert_int_equal(testsrv_count(f.srv), 2);
+	fix_stop(&f);
+	/* throttled once: retried with the very same body */
+	{
+		static const enum step s[] = { S_THROTTLE, S_OK, S_OK };
+
+		bp.instance_count = 2;
+		fix_start(&f, s, 3, NULL);
+		if (gb_ec2_describe_capacity_block_offerings(f.ec2, &bp, &l, &ae, &e) != GB_E_OK)
+			fail_msg("%s", e.text);
+		assert_int_equal(testsrv_count(f.srv), 3);
+		assert_string_equal(body_of(&f, 0), body_of(&f, 1));
+		assert_int_equal(l->n, 2);
+		gb_ec2_capacity_block_offering_list_free(l);
+		fix_stop(&f);
+	}
+}
+
+/* RunInstances into a Capacity Block, and the ladder's error classes. */
+static void test_run_capacity_block(void **state)
+{
+	static const struct {
+		const char *code;
+		gb_err_t rc;
+		enum gb_ec2_class cls;
+	} cases[] = {
+		{ GB_EC2_CODE_RESERVATION_FULL, GB_E_CAPACITY, GB_EC2_CLASS_CAPACITY },
+		{ GB_EC2_CODE_RESERVATION_UNKNOWN, GB_E_CLOUDCONFIG, GB_EC2_CLASS_CONFIG },
+		{ "InvalidCapacityReservationId.Malformed", GB_E_CLOUDCONFIG, GB_EC2_CLASS_CONFIG },
+	};
+	static const enum step st = S_CODE;
+	struct gb_ec2_run_params p = run4;
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e;
+	char *v;
+
+	(void)state;
+	p.capacity_reservation_id = "cr-0a1b2c3d4e5f60718";
+	p.capacity_block = true;
+	fix_start(&f, NULL, 0, NULL);
+	if (gb_ec2_run_instances(f.ec2, &p, &l, &ae, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	v = form_get(body_of(&f, 0), "CapacityReservationSpecification."
+		     "CapacityReservationTarget.CapacityReservationId");
+	assert_string_equal(v, "cr-0a1b2c3d4e5f60718");
+	free(v);
+	v = form_get(body_of(&f, 0), "InstanceMarketOptions.MarketType");
+	assert_string_equal(v, "capacity-block");
+	free(v);
+	gb_ec2_instance_list_free(l);
+	/* with spot: refused, nothing sent */
+	p.spot = true;
+	assert_int_equal(gb_ec2_run_instances(f.ec2, &p, &l, &ae, &e), GB_E_INVALID);
+	assert_null(l);
+	assert_int_equal(testsrv_count(f.srv), 1);
+	fix_stop(&f);
+	p.spot = false;
+	for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++) {
+		fix_start(&f, &st, 1, NULL);
+		f.ep.err_status = 400;
+		f.ep.err_code = cases[i].code;
+		f.ep.err_msg = "refused";
+		assert_int_equal(gb_ec2_run_instances(f.ec2, &p, &l, &ae, &e), cases[i].rc);
+		assert_null(l);
+		assert_int_equal(ae.cls, cases[i].cls);
+		assert_true(ae.known_code);
+		assert_int_equal(ae.attempts, 1);
+		fix_stop(&f);
+	}
+}
+
 static void test_create_options(void **state)
 {
 	struct gb_creds_opts co = { .access_key_id = AK, .secret_access_key = SK };
@@ -1574,6 +1810,9 @@ int main(void)
 		cmocka_unit_test(test_security_groups_pages),
 		cmocka_unit_test(test_run_efa_placement),
 		cmocka_unit_test(test_net_ifs_refused_without_sending),
+		cmocka_unit_test(test_capacity_reservations_pages),
+		cmocka_unit_test(test_capacity_block_offerings_pages),
+		cmocka_unit_test(test_run_capacity_block),
 	};
 	static const char *const vars[] = { "http_proxy", "https_proxy", "HTTPS_PROXY",
 					    "all_proxy", "ALL_PROXY" };

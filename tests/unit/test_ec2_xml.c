@@ -742,6 +742,10 @@ static void test_classification(void **state)
 		{ "PlacementGroupLimitExceeded", 400, GB_EC2_CLASS_QUOTA, true },
 		{ "InvalidParameterCombination", 400, GB_EC2_CLASS_CONFIG, true },
 		{ "InvalidParameterValue", 400, GB_EC2_CLASS_CONFIG, true },
+		/* the capacity ladder: reservations and Capacity Blocks */
+		{ "ReservationCapacityExceeded", 400, GB_EC2_CLASS_CAPACITY, true },
+		{ "InvalidCapacityReservationId.NotFound", 400, GB_EC2_CLASS_CONFIG, true },
+		{ "InvalidCapacityReservationId.Malformed", 400, GB_EC2_CLASS_CONFIG, true },
 		/* the account may not use this region */
 		{ "OptInRequired", 401, GB_EC2_CLASS_REGION, true },
 		{ "PendingVerification", 401, GB_EC2_CLASS_REGION, true },
@@ -1401,6 +1405,361 @@ static void test_form_issue19_rejects(void **state)
 	gb_buf_free(&b);
 }
 
+/* ---- the capacity ladder ------------------------------------------------- */
+
+static void test_form_capacity(void **state)
+{
+	static const char *const ids[] = { "cr-1", "cr-2" };
+	static const char *const st[] = { "active", "scheduled" };
+	static const char *const types[] = { "p5.48xlarge" };
+	static const struct gb_ec2_filter f[] = { { "instance-type", types, 1 },
+						  { "state", st, 2 } };
+	struct gb_ec2_run_params rp = { .image_id = "ami-1", .instance_type = "p5.48xlarge",
+					.min_count = 1, .max_count = 1 };
+	struct gb_ec2_capacity_reservations_params cp = { ids, 2, f, 2, 0 };
+	struct gb_ec2_capacity_block_offerings_params bp = { "p5.48xlarge", 4, 24, 0, 0, 0 };
+	struct gb_buf b = GB_BUF_INIT;
+	gb_error_t e;
+
+	(void)state;
+	rp.capacity_reservation_id = "cr-0a1b2c3d4e5f60718";
+	rp.capacity_block = true;
+	assert_int_equal(gb_ec2_form_run_instances(&rp, "t", &b, &e), GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=RunInstances&Version=2016-11-15"
+			    "&ImageId=ami-1&InstanceType=p5.48xlarge&MinCount=1&MaxCount=1"
+			    "&ClientToken=t&CapacityReservationSpecification.CapacityReservationTarget."
+			    "CapacityReservationId=cr-0a1b2c3d4e5f60718"
+			    "&InstanceMarketOptions.MarketType=capacity-block");
+	gb_buf_reset(&b);
+	rp.capacity_reservation_id = NULL;
+	rp.capacity_block = false;
+	rp.capacity_reservation_group_arn =
+		"arn:aws:resource-groups:ap-northeast-1:111122223333:group/gpu-crs";
+	assert_int_equal(gb_ec2_form_run_instances(&rp, "t", &b, &e), GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=RunInstances&Version=2016-11-15"
+			    "&ImageId=ami-1&InstanceType=p5.48xlarge&MinCount=1&MaxCount=1"
+			    "&ClientToken=t&CapacityReservationSpecification.CapacityReservationTarget."
+			    "CapacityReservationResourceGroupArn=arn%3Aaws%3Aresource-groups%3A"
+			    "ap-northeast-1%3A111122223333%3Agroup%2Fgpu-crs");
+	gb_buf_reset(&b);
+	rp.capacity_reservation_group_arn = NULL;
+	rp.capacity_reservation_preference = "capacity-reservations-only";
+	assert_int_equal(gb_ec2_form_run_instances(&rp, "t", &b, &e), GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=RunInstances&Version=2016-11-15"
+			    "&ImageId=ami-1&InstanceType=p5.48xlarge&MinCount=1&MaxCount=1"
+			    "&ClientToken=t&CapacityReservationSpecification."
+			    "CapacityReservationPreference=capacity-reservations-only");
+	gb_buf_reset(&b);
+	/* DescribeCapacityReservations: named ids, filters; MaxResults only without ids */
+	assert_int_equal(gb_ec2_form_describe_capacity_reservations(&cp, NULL, &b, &e), GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=DescribeCapacityReservations"
+			    "&Version=2016-11-15&CapacityReservationId.1=cr-1"
+			    "&CapacityReservationId.2=cr-2&Filter.1.Name=instance-type"
+			    "&Filter.1.Value.1=p5.48xlarge&Filter.2.Name=state&Filter.2.Value.1=active"
+			    "&Filter.2.Value.2=scheduled");
+	gb_buf_reset(&b);
+	cp.n_ids = 0;
+	cp.n_filters = 0;
+	cp.max_results = 1;
+	assert_int_equal(gb_ec2_form_describe_capacity_reservations(&cp, "n/1=", &b, &e),
+			 GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=DescribeCapacityReservations"
+			    "&Version=2016-11-15&MaxResults=1&NextToken=n%2F1%3D");
+	gb_buf_reset(&b);
+	assert_int_equal(gb_ec2_form_describe_capacity_reservations(NULL, NULL, &b, &e), GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=DescribeCapacityReservations"
+			    "&Version=2016-11-15");
+	gb_buf_reset(&b);
+	/* DescribeCapacityBlockOfferings: dates ISO 8601 UTC, omitted when 0 */
+	assert_int_equal(gb_ec2_form_describe_capacity_block_offerings(&bp, NULL, &b, &e),
+			 GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=DescribeCapacityBlockOfferings"
+			    "&Version=2016-11-15&InstanceType=p5.48xlarge&InstanceCount=4"
+			    "&CapacityDurationHours=24");
+	gb_buf_reset(&b);
+	bp.start_range = 1796292000.0;	/* 2026-12-03T10:00:00Z */
+	bp.end_range = 1796896800.0;	/* 2026-12-10T10:00:00Z */
+	bp.max_results = 1000;
+	assert_int_equal(gb_ec2_form_describe_capacity_block_offerings(&bp, "tok", &b, &e),
+			 GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=DescribeCapacityBlockOfferings"
+			    "&Version=2016-11-15&InstanceType=p5.48xlarge&InstanceCount=4"
+			    "&CapacityDurationHours=24&StartDateRange=2026-12-03T10%3A00%3A00Z"
+			    "&EndDateRange=2026-12-10T10%3A00%3A00Z&MaxResults=1000&NextToken=tok");
+	gb_buf_free(&b);
+}
+
+static void test_form_capacity_rejects(void **state)
+{
+	static const char *const empty[] = { "" };
+	static const char *many[GB_EC2_CAPACITY_RESERVATIONS_MAX + 1];
+	static const struct {
+		const char *id, *arn, *pref;
+		bool block, spot;
+		const char *msg;
+	} runs[] = {
+		{ "cr-1", NULL, "open", false, false,
+		  "RunInstances: CapacityReservationTarget and CapacityReservationPreference exclude each other" },
+		{ NULL, "arn:g", "none", false, false,
+		  "RunInstances: CapacityReservationTarget and CapacityReservationPreference exclude each other" },
+		{ "cr-1", "arn:g", NULL, false, false,
+		  "RunInstances: CapacityReservationId and CapacityReservationResourceGroupArn exclude each other" },
+		{ NULL, NULL, "targeted", false, false,
+		  "RunInstances: CapacityReservationPreference 'targeted' is not open, none or capacity-reservations-only" },
+		{ NULL, NULL, "", false, false,
+		  "RunInstances: CapacityReservationPreference '' is not open, none or capacity-reservations-only" },
+		{ NULL, NULL, NULL, true, false,
+		  "RunInstances: a capacity block needs its CapacityReservationId" },
+		{ NULL, "arn:g", NULL, true, false,
+		  "RunInstances: a capacity block needs its CapacityReservationId" },
+		{ "cr-1", NULL, NULL, true, true,
+		  "RunInstances: MarketType capacity-block and spot exclude each other" },
+		{ "", NULL, NULL, false, false, "RunInstances: CapacityReservationId is empty" },
+		{ NULL, "", NULL, false, false,
+		  "RunInstances: CapacityReservationResourceGroupArn is empty" },
+	};
+	static const struct {
+		const char *type;
+		int count, hours;
+		double start, end;
+		int max;
+		const char *msg;
+	} blocks[] = {
+		{ NULL, 1, 24, 0, 0, 0, "DescribeCapacityBlockOfferings: InstanceType is required" },
+		{ "", 1, 24, 0, 0, 0, "DescribeCapacityBlockOfferings: InstanceType is required" },
+		{ "p5.48xlarge", 0, 24, 0, 0, 0,
+		  "DescribeCapacityBlockOfferings: InstanceCount 0 is below 1" },
+		{ "p5.48xlarge", 1, 0, 0, 0, 0,
+		  "DescribeCapacityBlockOfferings: CapacityDurationHours 0 is below 1" },
+		{ "p5.48xlarge", 1, 24, -1, 0, 0,
+		  "DescribeCapacityBlockOfferings: a negative date range" },
+		{ "p5.48xlarge", 1, 24, 1796896800.0, 1796292000.0, 0,
+		  "DescribeCapacityBlockOfferings: EndDateRange before StartDateRange" },
+		{ "p5.48xlarge", 1, 24, 0, 0, 1001,
+		  "DescribeCapacityBlockOfferings: MaxResults 1001 is outside 1..1000" },
+		{ "p5.48xlarge", 1, 24, 0, 0, -1,
+		  "DescribeCapacityBlockOfferings: MaxResults -1 is outside 1..1000" },
+	};
+	struct gb_ec2_capacity_reservations_params cp = { 0 };
+	struct gb_buf b = GB_BUF_INIT;
+	gb_error_t e;
+
+	(void)state;
+	for (size_t i = 0; i < GB_ARRAY_LEN(runs); i++) {
+		struct gb_ec2_run_params p = { .image_id = "ami-1", .instance_type = "p5.48xlarge",
+					       .min_count = 1, .max_count = 1 };
+
+		p.capacity_reservation_id = runs[i].id;
+		p.capacity_reservation_group_arn = runs[i].arn;
+		p.capacity_reservation_preference = runs[i].pref;
+		p.capacity_block = runs[i].block;
+		p.spot = runs[i].spot;
+		assert_int_equal(gb_ec2_form_run_instances(&p, "t", &b, &e), GB_E_INVALID);
+		assert_string_equal(e.text, runs[i].msg);
+	}
+	for (size_t i = 0; i < GB_ARRAY_LEN(blocks); i++) {
+		struct gb_ec2_capacity_block_offerings_params p = {
+			blocks[i].type, blocks[i].count, blocks[i].hours, blocks[i].start,
+			blocks[i].end, blocks[i].max };
+
+		assert_int_equal(gb_ec2_form_describe_capacity_block_offerings(&p, NULL, &b, &e),
+				 GB_E_INVALID);
+		assert_string_equal(e.text, blocks[i].msg);
+	}
+	assert_int_equal(gb_ec2_form_describe_capacity_block_offerings(NULL, NULL, &b, &e),
+			 GB_E_INVALID);
+	assert_string_equal(e.text, "DescribeCapacityBlockOfferings: no parameters");
+	cp.ids = empty;
+	cp.n_ids = 1;
+	assert_int_equal(gb_ec2_form_describe_capacity_reservations(&cp, NULL, &b, &e),
+			 GB_E_INVALID);
+	assert_string_equal(e.text, "DescribeCapacityReservations: CapacityReservationId 1 is empty");
+	for (size_t i = 0; i < GB_ARRAY_LEN(many); i++)
+		many[i] = "cr-1";
+	cp.ids = many;
+	cp.n_ids = GB_ARRAY_LEN(many);
+	assert_int_equal(gb_ec2_form_describe_capacity_reservations(&cp, NULL, &b, &e),
+			 GB_E_INVALID);
+	assert_string_equal(e.text, "DescribeCapacityReservations: 1001 reservation ids (at most 1000 per call)");
+	cp.n_ids = 0;
+	cp.max_results = 1001;
+	assert_int_equal(gb_ec2_form_describe_capacity_reservations(&cp, NULL, &b, &e),
+			 GB_E_INVALID);
+	assert_string_equal(e.text, "DescribeCapacityReservations: MaxResults 1001 is outside 1..1000");
+	/* nothing was written by any refused call */
+	assert_int_equal(b.len, 0);
+	gb_buf_free(&b);
+}
+
+static void test_capacity_reservations_parse(void **state)
+{
+	static const char noid[] =
+		"<DescribeCapacityReservationsResponse><capacityReservationSet><item>"
+		"<instanceType>p5.48xlarge</instanceType></item></capacityReservationSet>"
+		"</DescribeCapacityReservationsResponse>";
+	static const char badcount[] =
+		"<DescribeCapacityReservationsResponse><capacityReservationSet><item>"
+		"<capacityReservationId>cr-9</capacityReservationId><availableInstanceCount>-1"
+		"</availableInstanceCount></item></capacityReservationSet>"
+		"</DescribeCapacityReservationsResponse>";
+	static const char baddate[] =
+		"<DescribeCapacityReservationsResponse><capacityReservationSet><item>"
+		"<capacityReservationId>cr-9</capacityReservationId><endDate>2026-13-45T99:00:00Z"
+		"</endDate></item></capacityReservationSet></DescribeCapacityReservationsResponse>";
+	static const char empty[] =
+		"<DescribeCapacityReservationsResponse><requestId>r</requestId>"
+		"<capacityReservationSet/></DescribeCapacityReservationsResponse>";
+	struct gb_ec2_capacity_reservation_list *l = NULL;
+	const struct gb_ec2_capacity_reservation *r;
+	size_t len;
+	char *xml = slurp("constructed/describe-capacity-reservations-page1.xml", &len);
+	gb_error_t e;
+
+	(void)state;
+	if (gb_ec2_xml_parse_capacity_reservations(xml, len, &l, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(l->n, 2);
+	assert_string_equal(l->request_id, "7f1c2a3b-4d5e-4f60-8172-839405a6EXAM");
+	assert_string_equal(l->next_token, "eyJ2IjoiMSIsImMiOiJjci0yIn0=");
+	r = &l->v[0];
+	assert_string_equal(r->id, "cr-0a1b2c3d4e5f60718");
+	assert_string_equal(r->arn, "arn:aws:ec2:ap-northeast-1:111122223333:"
+			    "capacity-reservation/cr-0a1b2c3d4e5f60718");
+	assert_string_equal(r->instance_type, "p5.48xlarge");
+	assert_string_equal(r->availability_zone, "ap-northeast-1a");
+	assert_string_equal(r->platform, "Linux/UNIX");
+	assert_string_equal(r->tenancy, "default");
+	assert_string_equal(r->state, "active");
+	assert_string_equal(r->reservation_type, "capacity-block");
+	assert_string_equal(r->match_criteria, "targeted");
+	assert_string_equal(r->end_date_type, "limited");
+	assert_int_equal(r->total, 4);
+	assert_int_equal(r->available, 3);
+	assert_true(r->start_date == 1796292000.0);	/* 2026-12-03T10:00:00Z */
+	assert_true(r->end_date == 1796464800.0);	/* 2026-12-05T10:00:00Z */
+	assert_int_equal(r->n_tags, 2);
+	assert_string_equal(r->tags[0].key, "gpuburst:cluster");
+	assert_string_equal(r->tags[0].value, "gpu-cluster");
+	assert_string_equal(r->tags[1].key, "Name");
+	r = &l->v[1];
+	assert_string_equal(r->id, "cr-0b2c3d4e5f6071829");
+	assert_null(r->reservation_type);
+	assert_string_equal(r->match_criteria, "open");
+	assert_string_equal(r->end_date_type, "unlimited");
+	assert_int_equal(r->available, 0);
+	assert_true(r->start_date == 1790812800.0);	/* 2026-10-01T00:00:00Z */
+	assert_true(r->end_date == 0);
+	assert_int_equal(r->n_tags, 0);
+	assert_null(r->tags);
+	gb_ec2_capacity_reservation_list_free(l);
+	free(xml);
+	xml = slurp("constructed/describe-capacity-reservations-page2.xml", &len);
+	assert_int_equal(gb_ec2_xml_parse_capacity_reservations(xml, len, &l, &e), GB_E_OK);
+	assert_int_equal(l->n, 1);
+	assert_null(l->next_token);
+	assert_string_equal(l->v[0].state, "scheduled");
+	gb_ec2_capacity_reservation_list_free(l);
+	free(xml);
+	assert_int_equal(gb_ec2_xml_parse_capacity_reservations(LIT(empty), &l, &e), GB_E_OK);
+	assert_int_equal(l->n, 0);
+	assert_string_equal(l->request_id, "r");
+	gb_ec2_capacity_reservation_list_free(l);
+	l = (void *)1;
+	assert_int_equal(gb_ec2_xml_parse_capacity_reservations(LIT(noid), &l, &e), GB_E_CLOUD);
+	assert_string_equal(e.text, "capacity reservation item 1 without <capacityReservationId>");
+	assert_null(l);
+	assert_int_equal(gb_ec2_xml_parse_capacity_reservations(LIT(badcount), &l, &e),
+			 GB_E_CLOUD);
+	assert_string_equal(e.text, "capacity reservation cr-9: <availableInstanceCount> '-1' "
+			    "is not a number in 0..2147483647");
+	assert_int_equal(gb_ec2_xml_parse_capacity_reservations(LIT(baddate), &l, &e),
+			 GB_E_CLOUD);
+	assert_string_equal(e.text, "capacity reservation cr-9: <endDate> '2026-13-45T99:00:00Z' "
+			    "is not an ISO 8601 time");
+	assert_int_equal(gb_ec2_xml_parse_capacity_reservations(LIT("<CreateTagsResponse/>"), &l,
+								&e), GB_E_PARSE);
+	assert_string_equal(e.text,
+			    "expected DescribeCapacityReservationsResponse, got <CreateTagsResponse>");
+	gb_ec2_capacity_reservation_list_free(NULL);
+}
+
+static void test_capacity_block_offerings_parse(void **state)
+{
+	static const char noid[] =
+		"<DescribeCapacityBlockOfferingsResponse><capacityBlockOfferingSet><item>"
+		"<instanceType>p5.48xlarge</instanceType></item></capacityBlockOfferingSet>"
+		"</DescribeCapacityBlockOfferingsResponse>";
+	static const char noaz[] =
+		"<DescribeCapacityBlockOfferingsResponse><capacityBlockOfferingSet><item>"
+		"<capacityBlockOfferingId>cbr-9</capacityBlockOfferingId><instanceType>p5.48xlarge"
+		"</instanceType></item></capacityBlockOfferingSet>"
+		"</DescribeCapacityBlockOfferingsResponse>";
+	static const char badcount[] =
+		"<DescribeCapacityBlockOfferingsResponse><capacityBlockOfferingSet><item>"
+		"<capacityBlockOfferingId>cbr-9</capacityBlockOfferingId><instanceType>p5.48xlarge"
+		"</instanceType><availabilityZone>ap-northeast-1a</availabilityZone>"
+		"<instanceCount>two</instanceCount></item></capacityBlockOfferingSet>"
+		"</DescribeCapacityBlockOfferingsResponse>";
+	static const char baddate[] =
+		"<DescribeCapacityBlockOfferingsResponse><capacityBlockOfferingSet><item>"
+		"<capacityBlockOfferingId>cbr-9</capacityBlockOfferingId><instanceType>p5.48xlarge"
+		"</instanceType><availabilityZone>ap-northeast-1a</availabilityZone>"
+		"<startDate>1796297400</startDate></item></capacityBlockOfferingSet>"
+		"</DescribeCapacityBlockOfferingsResponse>";
+	struct gb_ec2_capacity_block_offering_list *l = NULL;
+	const struct gb_ec2_capacity_block_offering *o;
+	size_t len;
+	char *xml = slurp("constructed/describe-capacity-block-offerings-page1.xml", &len);
+	gb_error_t e;
+
+	(void)state;
+	if (gb_ec2_xml_parse_capacity_block_offerings(xml, len, &l, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(l->n, 1);
+	assert_string_equal(l->request_id, "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5EXAM");
+	assert_string_equal(l->next_token, "eyJ2IjoiMSIsImMiOiJjYnItMiJ9");
+	o = &l->v[0];
+	assert_string_equal(o->id, "cbr-0123456789abcdef0");
+	assert_string_equal(o->instance_type, "p5.48xlarge");
+	assert_string_equal(o->availability_zone, "ap-northeast-1a");
+	assert_int_equal(o->count, 2);
+	assert_true(o->start_date == 1796297400.0);	/* 2026-12-03T11:30:00Z */
+	assert_true(o->end_date == 1796470200.0);	/* 2026-12-05T11:30:00Z */
+	assert_int_equal(o->duration_hours, 48);
+	assert_string_equal(o->upfront_fee, "3787.20");
+	assert_string_equal(o->currency, "USD");
+	assert_string_equal(o->tenancy, "default");
+	gb_ec2_capacity_block_offering_list_free(l);
+	free(xml);
+	xml = slurp("constructed/describe-capacity-block-offerings-page2.xml", &len);
+	assert_int_equal(gb_ec2_xml_parse_capacity_block_offerings(xml, len, &l, &e), GB_E_OK);
+	assert_int_equal(l->n, 1);
+	assert_null(l->next_token);
+	assert_string_equal(l->v[0].availability_zone, "ap-northeast-1c");
+	gb_ec2_capacity_block_offering_list_free(l);
+	free(xml);
+	l = (void *)1;
+	assert_int_equal(gb_ec2_xml_parse_capacity_block_offerings(LIT(noid), &l, &e), GB_E_CLOUD);
+	assert_string_equal(e.text, "capacity block offering item 1 without <capacityBlockOfferingId>");
+	assert_null(l);
+	assert_int_equal(gb_ec2_xml_parse_capacity_block_offerings(LIT(noaz), &l, &e), GB_E_CLOUD);
+	assert_string_equal(e.text, "capacity block offering cbr-9 without <instanceType> or "
+			    "<availabilityZone>");
+	assert_int_equal(gb_ec2_xml_parse_capacity_block_offerings(LIT(badcount), &l, &e),
+			 GB_E_CLOUD);
+	assert_string_equal(e.text, "capacity block offering cbr-9: <instanceCount> 'two' is not "
+			    "a number in 0..2147483647");
+	assert_int_equal(gb_ec2_xml_parse_capacity_block_offerings(LIT(baddate), &l, &e),
+			 GB_E_CLOUD);
+	assert_string_equal(e.text, "capacity block offering cbr-9: <startDate> '1796297400' is "
+			    "not an ISO 8601 time");
+	assert_int_equal(gb_ec2_xml_parse_capacity_block_offerings(LIT("<Response><Errors/></Response>"),
+								   &l, &e), GB_E_PARSE);
+	assert_string_equal(e.text, "expected DescribeCapacityBlockOfferingsResponse, got an "
+			    "error envelope <Response>");
+	gb_ec2_capacity_block_offering_list_free(NULL);
+}
+
 static void test_client_token(void **state)
 {
 	char a[40], b[40];
@@ -1550,6 +1909,10 @@ int main(void)
 		cmocka_unit_test(test_security_groups_parse),
 		cmocka_unit_test(test_form_issue19),
 		cmocka_unit_test(test_form_issue19_rejects),
+		cmocka_unit_test(test_form_capacity),
+		cmocka_unit_test(test_form_capacity_rejects),
+		cmocka_unit_test(test_capacity_reservations_parse),
+		cmocka_unit_test(test_capacity_block_offerings_parse),
 		cmocka_unit_test(test_client_token),
 		cmocka_unit_test(test_backoff),
 	};
