@@ -67,6 +67,31 @@ struct gb_sim_kv {
 
 struct gb_sim_reservation;
 
+/*
+ * A capacity reservation of the scenario and what is in it.  Instances in
+ * it take its slots, not the (AZ, type) pool's; a terminated one gives its
+ * slot back once terminated.  A Capacity Block's instances are terminated
+ * at its end.
+ */
+struct gb_sim_cr {
+	const struct gb_sc_cr *sc;		/* BORROWED from the scenario */
+	const struct gb_sc_region *region;
+	long used;				/* pending, running or shutting-down */
+	bool ended;				/* a block's end was applied */
+};
+
+/* RET EC2's state of [cr] at [now]: the scenario's override, else by time. */
+const char *gb_sim_cr_state(const struct gb_sim_cr *cr, double now);
+/* RET availableInstanceCount at [now] (0 unless active). */
+long gb_sim_cr_available(const struct gb_sim_cr *cr, double now);
+
+/* CapacityReservationSpecification.CapacityReservationPreference */
+enum gb_sim_cr_pref {
+	GB_SIM_CR_PREF_OPEN = 0,		/* the default */
+	GB_SIM_CR_PREF_NONE,
+	GB_SIM_CR_PREF_ONLY,			/* capacity-reservations-only */
+};
+
 /* A placement group of one region (CreatePlacementGroup). */
 struct gb_sim_pgroup {
 	char *name;
@@ -132,6 +157,8 @@ struct gb_sim_instance {
 	struct gb_sim_pgroup *pg;		/* Placement.GroupName, or NULL */
 	struct gb_sim_netif *netifs;		/* NetworkInterface.N; NULL: the */
 	size_t nnetifs;				/* one default interface */
+	struct gb_sim_cr *cr;			/* the reservation it runs in, or NULL */
+	bool cr_ended;				/* terminated at its Capacity Block's end */
 	/* private: the simulator's time queues */
 	struct gb_sim_instance *q_pending, *q_shut, *q_term;
 	bool in_pending_q;
@@ -172,6 +199,9 @@ struct gb_sim_launch {
 	const char *placement_group;	/* Placement.GroupName or NULL */
 	const struct gb_sim_netif *netifs;	/* NetworkInterface.N (BORROWED) */
 	size_t nnetifs;
+	const char *cr_id;		/* CapacityReservationTarget.CapacityReservationId */
+	enum gb_sim_cr_pref cr_pref;
+	bool capacity_block;		/* InstanceMarketOptions.MarketType=capacity-block */
 };
 
 struct gb_sim_filter {
@@ -397,6 +427,46 @@ gb_err_t gb_sim_describe_pgroups(gb_sim_t *sim, const char *region,
 gb_err_t gb_sim_describe_sgroups(gb_sim_t *sim, const char *region,
 				 const struct gb_sim_query *q, size_t **out, size_t *n,
 				 char next[GB_SIM_TOKEN_MAX], struct gb_sim_error *e);
+
+/*
+ * DescribeCapacityReservations: CapacityReservationId.N in q->ids (each must
+ * exist: InvalidCapacityReservationId.Malformed / .NotFound; not with
+ * MaxResults or NextToken), filters instance-type, availability-zone, state,
+ * instance-match-criteria, instance-platform, tenancy, end-date-type,
+ * owner-id; MaxResults 1..1000.  OUT *out NEW array of BORROWED.
+ */
+gb_err_t gb_sim_describe_crs(gb_sim_t *sim, const char *region,
+			     const struct gb_sim_query *q, double now,
+			     const struct gb_sim_cr ***out, size_t *n,
+			     char next[GB_SIM_TOKEN_MAX], struct gb_sim_error *e);
+
+/* DescribeCapacityBlockOfferings: what is asked (0 / NULL: not given). */
+struct gb_sim_cb_query {
+	const char *instance_type;
+	long count;
+	long hours;			/* CapacityDurationHours (required) */
+	double start_range, end_range;	/* simulated seconds; < 0: not given */
+	long max_results;
+	const char *next_token;
+};
+
+struct gb_sim_cb_offering {
+	const struct gb_sc_cb_offer *sc;
+	long count;			/* what was asked, else the scenario's */
+	double fee;			/* USD for [count] instances */
+};
+
+/*
+ * The region's capacity_block_offerings that fit [q] (type, at least
+ * q->count instances, exactly q->hours, starting at or after
+ * start_range, ending at or before end_range) and start after [now].
+ * OUT *out NEW.
+ */
+gb_err_t gb_sim_describe_cb_offerings(gb_sim_t *sim, const char *region,
+				      const struct gb_sim_cb_query *q, double now,
+				      struct gb_sim_cb_offering **out, size_t *n,
+				      char next[GB_SIM_TOKEN_MAX],
+				      struct gb_sim_error *e);
 
 /* RET whether [region] exists in the scenario. */
 bool gb_sim_has_region(const gb_sim_t *sim, const char *region);
