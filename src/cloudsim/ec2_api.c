@@ -539,14 +539,28 @@ static void instance_tail_el(struct gb_buf *b, const struct inst_view *v)
 	const struct gb_sim_instance *i = v->i;
 	int threads = strcmp(i->type->arch, "arm64") == 0 ? 1 : 2;
 
+	static const char *const prefs[] = {
+		[GB_SIM_CR_PREF_OPEN] = "open", [GB_SIM_CR_PREF_NONE] = "none",
+		[GB_SIM_CR_PREF_ONLY] = "capacity-reservations-only",
+	};
+
 	gb_buf_printf(b, "<ebsOptimized>%s</ebsOptimized><enaSupport>true</enaSupport>"
 		      "<cpuOptions><coreCount>%d</coreCount><threadsPerCore>%d</threadsPerCore>"
-		      "</cpuOptions><capacityReservationSpecification>"
-		      "<capacityReservationPreference>open</capacityReservationPreference>"
-		      "</capacityReservationSpecification>"
-		      "<hibernationOptions><configured>false</configured></hibernationOptions>"
-		      "<enclaveOptions><enabled>false</enabled></enclaveOptions>",
+		      "</cpuOptions>",
 		      i->ebs_optimized ? "true" : "false", i->type->vcpus / threads, threads);
+	if (i->cr)
+		gb_cs_xml_el(b, "capacityReservationId", i->cr->sc->id);
+	if (i->cr_targeted)
+		gb_buf_printf(b, "<capacityReservationSpecification><capacityReservationTarget>"
+			      "<capacityReservationId>%s</capacityReservationId>"
+			      "</capacityReservationTarget></capacityReservationSpecification>",
+			      i->cr->sc->id);
+	else
+		gb_buf_printf(b, "<capacityReservationSpecification><capacityReservationPreference>"
+			      "%s</capacityReservationPreference></capacityReservationSpecification>",
+			      prefs[i->cr_pref]);
+	gb_buf_puts(b, "<hibernationOptions><configured>false</configured></hibernationOptions>"
+		    "<enclaveOptions><enabled>false</enabled></enclaveOptions>");
 	metadata_el(b, i);
 	gb_buf_puts(b, "<maintenanceOptions><autoRecovery>default</autoRecovery>"
 		    "</maintenanceOptions><privateDnsNameOptions><hostnameType>ip-name"
@@ -618,6 +632,8 @@ static void instance_el(struct gb_buf *b, const struct gb_sim_instance *i, doubl
 		gb_buf_puts(b, "<instanceLifecycle>spot</instanceLifecycle>");
 		gb_cs_xml_el(b, "spotInstanceRequestId", i->spot_request_id);
 	}
+	if (i->cr && i->cr->sc->kind == GB_SC_CR_BLOCK)
+		gb_buf_puts(b, "<instanceLifecycle>capacity-block</instanceLifecycle>");
 	gb_buf_puts(b, "<virtualizationType>hvm</virtualizationType>");
 	gb_cs_xml_el(b, "clientToken", i->client_token);
 	tagset_el(b, i);

@@ -1306,6 +1306,7 @@ static struct gb_sim_instance *instance_new(gb_sim_t *sim,
 	i->monitoring = l->monitoring;
 	i->ebs_optimized = l->ebs_optimized;
 	i->spot = l->spot;
+	i->cr_pref = l->cr_pref;
 	i->client_token = l->client_token ? strdup(l->client_token) : NULL;
 	i->iam_profile_arn = profile ? profile_arn(sim, l) : NULL;
 	ok = i->image_id && (!l->key_name || i->key_name) &&
@@ -1376,6 +1377,7 @@ static void commit_instance(gb_sim_t *sim, struct gb_sim_reservation *r,
 			cr->used++;
 		else
 			find_pool(sim, pl->az, t)->used++;
+		i->cr_targeted = cr && pl->targeted;
 		reg->usage.instances++;
 		reg->usage.vcpus[t->bucket] += t->vcpus;
 	}

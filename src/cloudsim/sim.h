@@ -159,6 +159,8 @@ struct gb_sim_instance {
 	size_t nnetifs;				/* one default interface */
 	struct gb_sim_cr *cr;			/* the reservation it runs in, or NULL */
 	bool cr_ended;				/* terminated at its Capacity Block's end */
+	bool cr_targeted;			/* CapacityReservationTarget named [cr] */
+	enum gb_sim_cr_pref cr_pref;		/* the launch's preference */
 	/* private: the simulator's time queues */
 	struct gb_sim_instance *q_pending, *q_shut, *q_term;
 	bool in_pending_q;

@@ -2515,6 +2515,16 @@ static void test_capacity_reservation_launch(void **state)
 	assert_int_equal(rs.r.status, 200);
 	assert_int_equal(xcount(&rs, "//e:instancesSet/e:item"), 2);
 	assert_string_equal(xget(&rs, "//e:item[1]/e:placement/e:availabilityZone"), "ap-south-1a");
+	assert_string_equal(xget(&rs, "//e:item[2]/e:capacityReservationId"), "cr-00000000000000001");
+	assert_string_equal(xget(&rs, "//e:item[2]/e:capacityReservationSpecification/"
+				 "e:capacityReservationTarget/e:capacityReservationId"),
+			    "cr-00000000000000001");
+	resp_free(&rs);
+	call(cs, RUN "&InstanceType=g6.xlarge&MinCount=1&MaxCount=1"
+		 "&CapacityReservationSpecification.CapacityReservationPreference=none", &rs);
+	assert_string_equal(xget(&rs, "//e:item[1]/e:capacityReservationSpecification/"
+				 "e:capacityReservationPreference"), "none");
+	assert_int_equal(xcount(&rs, "//e:item[1]/e:capacityReservationId"), 0);
 	resp_free(&rs);
 	expect_call(cs, RUN "&InstanceType=g6.xlarge&MinCount=1&MaxCount=1"
 		    "&CapacityReservationSpecification.CapacityReservationPreference=open" CRT
@@ -2536,6 +2546,7 @@ static void test_capacity_reservation_launch(void **state)
 	call(cs, CB_RUN "cr-00000000000000002", &rs);
 	assert_int_equal(rs.r.status, 200);
 	assert_string_equal(xget(&rs, "//e:item[2]/e:placement/e:availabilityZone"), "ap-south-1b");
+	assert_string_equal(xget(&rs, "//e:item[2]/e:instanceLifecycle"), "capacity-block");
 	resp_free(&rs);
 	call(cs, DCR "&CapacityReservationId.1=cr-00000000000000002", &rs);
 	assert_string_equal(xget(&rs, CRI "/e:availableInstanceCount"), "0");
