@@ -1475,6 +1475,14 @@ static gb_err_t check_capacity_keys(struct pctx *c, struct gb_sc_region *rg)
 	char what[96];
 
 	for (size_t k = 0; k < rg->ncrs; k++) {
+		/* ids are EC2's, unique across Regions */
+		for (const struct gb_sc_region *o = c->sc->regions; o < rg; o++) {
+			for (size_t j = 0; j < o->ncrs; j++) {
+				if (strcmp(o->crs[j].id, rg->crs[k].id) == 0)
+					return gb_errorf(c->err, GB_E_CONFIG, "%s:%u: capacity reservation %s is also in region %s",
+							 c->name, rg->crs[k].line, rg->crs[k].id, o->name);
+			}
+		}
 		snprintf(what, sizeof(what), "capacity reservation %s", rg->crs[k].id);
 		if (resolve_az(c, rg, what, rg->crs[k].line, rg->crs[k].az_name,
 			       rg->crs[k].type, &rg->crs[k].az))
