@@ -838,8 +838,8 @@ static bool market_options(struct call *c, struct gb_sim_launch *l)
 
 /*
  * CapacityReservationSpecification: a preference or a target, not both
- * (EC2 API reference: "you can specify only one").  Resource groups are
- * not modelled: a ResourceGroupArn is refused as Unsupported.
+ * (EC2 API reference: "you can specify only one"); a resource group is one
+ * of the scenario's resource_groups.
  */
 static bool cr_spec(struct call *c, struct gb_sim_launch *l)
 {
@@ -854,10 +854,7 @@ static bool cr_spec(struct call *c, struct gb_sim_launch *l)
 	if (l->cr_id && group)
 		return refuse(c, "InvalidParameterCombination",
 			      "CapacityReservationId and CapacityReservationResourceGroupArn cannot be used together");
-	if (group)
-		return refuse(c, "Unsupported",
-			      "The simulator does not model Capacity Reservation resource groups: CapacityReservationResourceGroupArn %s is not supported",
-			      group);
+	l->cr_group_arn = group;
 	if (pref && !strcmp(pref, "none"))
 		l->cr_pref = GB_SIM_CR_PREF_NONE;
 	else if (pref && !strcmp(pref, "capacity-reservations-only"))

@@ -1449,6 +1449,44 @@ static gb_err_t region_cb_offers(struct pctx *c, yaml_node_t *v, void *obj)
 	return GB_E_OK;
 }
 
+/* resource_groups: {ARN: [cr ids]}: what CapacityReservationResourceGroupArn names */
+static bool rgroup_arn_ok(const char *arn, const char *region)
+{
+	size_t n = strlen("arn:aws:resource-groups:");
+	const char *p = arn + n;
+
+	if (strncmp(arn, "arn:aws:resource-groups:", n) || strncmp(p, region, strlen(region)))
+		return false;
+	p += strlen(region);
+	if (*p++ != ':' || strspn(p, "0123456789") != 12 || strncmp(p + 12, ":group/", 7))
+		return false;
+	p += 12 + 7;
+	return *p && strlen(p) <= 300 && strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == strlen(p);
+}
+
+static gb_err_t rgroup_pair(struct pctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+	struct gb_sc_region *rg = arg;
+	struct gb_sc_rgroup *g = grow(c, (void **)&rg->rgroups, &rg->nrgroups, sizeof(*g));
+
+	if (!g || get_str(c, k, "resource group ARN", &g->arn))
+		return GB_E_CONFIG;
+	g->line = (unsigned)k->start_mark.line + 1;
+	if (!rgroup_arn_ok(g->arn, rg->name))
+		return perr(c, k, "resource group ARN must be arn:aws:resource-groups:%s:ACCOUNT:group/NAME, not '%s'",
+			    rg->name, g->arn);
+	if (strv_from_seq(c, v, "resource group", &g->ids))
+		return GB_E_CONFIG;
+	if (!g->ids.n)
+		return perr(c, v, "resource group %s names no capacity reservation", g->arn);
+	return GB_E_OK;
+}
+
+static gb_err_t region_rgroups(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return each_pair(c, v, "resource_groups", rgroup_pair, obj);
+}
+
 /* An AZ of [rg] offering [t]: resolved after the region is read. */
 static gb_err_t resolve_az(struct pctx *c, const struct gb_sc_region *rg, const char *what,
 			   unsigned line, const char *name, const struct gb_itype *t,
@@ -1470,22 +1508,51 @@ static gb_err_t resolve_az(struct pctx *c, const struct gb_sc_region *rg, const 
 			 c->name, line, what, name, rg->name);
 }
 
+/* Reservation ids are EC2's: unique across Regions. */
+static gb_err_t cr_unique(struct pctx *c, const struct gb_sc_region *rg,
+			  const struct gb_sc_cr *cr)
+{
+	for (const struct gb_sc_region *o = c->sc->regions; o < rg; o++) {
+		for (size_t j = 0; j < o->ncrs; j++) {
+			if (strcmp(o->crs[j].id, cr->id) == 0)
+				return gb_errorf(c->err, GB_E_CONFIG,
+						 "%s:%u: capacity reservation %s is also in region %s",
+						 c->name, cr->line, cr->id, o->name);
+		}
+	}
+	return GB_E_OK;
+}
+
+/* Every id of a resource group is a reservation of its region. */
+static gb_err_t rgroup_ids(struct pctx *c, const struct gb_sc_region *rg,
+			   const struct gb_sc_rgroup *g)
+{
+	for (size_t j = 0; j < g->ids.n; j++) {
+		size_t r = 0;
+
+		while (r < rg->ncrs && strcmp(rg->crs[r].id, g->ids.v[j]) != 0)
+			r++;
+		if (r == rg->ncrs)
+			return gb_errorf(c->err, GB_E_CONFIG,
+					 "%s:%u: resource group %s: no capacity reservation '%s' in region %s",
+					 c->name, g->line, g->arn, g->ids.v[j], rg->name);
+	}
+	return GB_E_OK;
+}
+
 static gb_err_t check_capacity_keys(struct pctx *c, struct gb_sc_region *rg)
 {
 	char what[96];
 
 	for (size_t k = 0; k < rg->ncrs; k++) {
-		/* ids are EC2's, unique across Regions */
-		for (const struct gb_sc_region *o = c->sc->regions; o < rg; o++) {
-			for (size_t j = 0; j < o->ncrs; j++) {
-				if (strcmp(o->crs[j].id, rg->crs[k].id) == 0)
-					return gb_errorf(c->err, GB_E_CONFIG, "%s:%u: capacity reservation %s is also in region %s",
-							 c->name, rg->crs[k].line, rg->crs[k].id, o->name);
-			}
-		}
 		snprintf(what, sizeof(what), "capacity reservation %s", rg->crs[k].id);
-		if (resolve_az(c, rg, what, rg->crs[k].line, rg->crs[k].az_name,
+		if (cr_unique(c, rg, &rg->crs[k]) ||
+		    resolve_az(c, rg, what, rg->crs[k].line, rg->crs[k].az_name,
 			       rg->crs[k].type, &rg->crs[k].az))
+			return GB_E_CONFIG;
+	}
+	for (size_t k = 0; k < rg->nrgroups; k++) {
+		if (rgroup_ids(c, rg, &rg->rgroups[k]))
 			return GB_E_CONFIG;
 	}
 	for (size_t k = 0; k < rg->ncb_offers; k++) {
@@ -1507,6 +1574,7 @@ static const struct keydef region_keys[] = {
 	{ "azs", region_azs },
 	{ "capacity_reservations", region_crs },
 	{ "capacity_block_offerings", region_cb_offers },
+	{ "resource_groups", region_rgroups },
 	{ NULL, NULL },
 };
 
@@ -2104,6 +2172,11 @@ static void region_free(struct gb_sc_region *rg)
 		free(rg->cb_offers[k].upfront_fee);
 	}
 	free(rg->cb_offers);
+	for (size_t k = 0; k < rg->nrgroups; k++) {
+		free(rg->rgroups[k].arn);
+		gb_strv_free(&rg->rgroups[k].ids);
+	}
+	free(rg->rgroups);
 	free(rg->name);
 }
 

@@ -173,6 +173,13 @@ struct gb_sc_cr {
 	unsigned line;			/* for messages */
 };
 
+/* A Capacity Reservation resource group (`resource_groups: {ARN: [ids]}`). */
+struct gb_sc_rgroup {
+	char *arn;			/* arn:aws:resource-groups:REGION:ACCOUNT:group/NAME */
+	struct gb_strv ids;		/* reservations of the region */
+	unsigned line;
+};
+
 /* A Capacity Block DescribeCapacityBlockOfferings can offer. */
 struct gb_sc_cb_offer {
 	const struct gb_itype *type;
@@ -205,6 +212,8 @@ struct gb_sc_region {
 	size_t ncrs;
 	struct gb_sc_cb_offer *cb_offers;	/* capacity_block_offerings */
 	size_t ncb_offers;
+	struct gb_sc_rgroup *rgroups;	/* resource_groups */
+	size_t nrgroups;
 };
 
 enum gb_sc_event_op {

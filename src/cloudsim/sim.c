@@ -1512,6 +1512,48 @@ static const char *open_cr_az(gb_sim_t *sim, const struct gb_sc_region *rg,
 }
 
 /*
+ * CapacityReservationResourceGroupArn: a group of the region's
+ * resource_groups (an unknown one InvalidParameterValue: the simulator's
+ * choice, not confirmed).  The launch goes to one reservation of the group:
+ * of its type and market, in the AZ it names if any, active, the one with
+ * the most free slots.
+ */
+static gb_err_t group_cr(gb_sim_t *sim, const struct gb_sc_region *rg,
+			 const struct gb_sim_launch *l, const struct gb_itype *t,
+			 const char **id, struct gb_sim_error *e)
+{
+	const struct gb_sc_rgroup *g = NULL;
+	const struct gb_sim_subnet *sn = l->subnet_id ? find_subnet(sim, l->subnet_id) : NULL;
+	const char *az = sn ? sn->az->name : l->az;
+	long best = -1;
+
+	for (size_t k = 0; k < rg->nrgroups && !g; k++) {
+		if (strcmp(rg->rgroups[k].arn, l->cr_group_arn) == 0)
+			g = &rg->rgroups[k];
+	}
+	if (!g)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+			    "The resource group %s does not exist or is not a Capacity Reservation group",
+			    l->cr_group_arn);
+	for (size_t k = 0; k < g->ids.n; k++) {
+		struct gb_sim_cr *cr = find_cr(sim, rg, g->ids.v[k]);
+		long room = gb_sim_cr_available(cr, sim->now);
+
+		if (cr->sc->type != t || (cr->sc->kind == GB_SC_CR_BLOCK) != l->capacity_block ||
+		    (az && strcmp(az, cr->sc->az->name) != 0) || room <= best)
+			continue;
+		best = room;
+		*id = cr->sc->id;
+	}
+	if (best < 0)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterCombination",
+			    "No Capacity Reservation in resource group %s matches the launch (instance type %s%s%s%s)",
+			    l->cr_group_arn, t->name, az ? ", Availability Zone " : "", az ? az : "",
+			    l->capacity_block ? ", capacity-block" : "");
+	return GB_E_OK;
+}
+
+/*
  * CapacityReservationTarget.CapacityReservationId: the reservation must
  * exist in the region, be of the launch's type (its AZ is checked once
  * placed) and match the market: a Capacity Block only with MarketType
@@ -1524,35 +1566,39 @@ static gb_err_t check_cr_target(gb_sim_t *sim, const struct gb_sc_region *rg,
 				struct placement *pl, struct gb_sim_error *e)
 {
 	struct gb_sim_cr *cr;
+	const char *id = l->cr_id;
+	gb_err_t rc;
 
-	if (!l->cr_id) {
+	if (!id && l->cr_group_arn && (rc = group_cr(sim, rg, l, t, &id, e)))
+		return rc;
+	if (!id) {
 		if (l->capacity_block)
 			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterCombination",
-				    "InstanceMarketOptions.MarketType capacity-block requires CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId naming a Capacity Block");
+				    "InstanceMarketOptions.MarketType capacity-block requires a CapacityReservationSpecification.CapacityReservationTarget naming a Capacity Block");
 		return GB_E_OK;
 	}
-	if (!cr_id_ok(l->cr_id))
+	if (!cr_id_ok(id))
 		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidCapacityReservationId.Malformed",
-			    "Invalid id: \"%s\" (expecting \"cr-...\")", l->cr_id);
-	if (!(cr = find_cr(sim, rg, l->cr_id)))
+			    "Invalid id: \"%s\" (expecting \"cr-...\")", id);
+	if (!(cr = find_cr(sim, rg, id)))
 		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidCapacityReservationId.NotFound",
-			    "The capacity reservation ID '%s' does not exist", l->cr_id);
+			    "The capacity reservation ID '%s' does not exist", id);
 	if (l->spot)
 		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterCombination",
 			    "Spot Instances cannot be launched into Capacity Reservation %s",
-			    l->cr_id);
+			    id);
 	if (cr->sc->kind == GB_SC_CR_BLOCK && !l->capacity_block)
 		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterCombination",
 			    "%s is a Capacity Block: launch into it with InstanceMarketOptions.MarketType capacity-block",
-			    l->cr_id);
+			    id);
 	if (cr->sc->kind != GB_SC_CR_BLOCK && l->capacity_block)
 		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterCombination",
 			    "%s is not a Capacity Block: InstanceMarketOptions.MarketType capacity-block needs one",
-			    l->cr_id);
+			    id);
 	if (cr->sc->type != t)
 		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterCombination",
 			    "The instance type %s does not match the instance type %s of Capacity Reservation %s",
-			    t->name, cr->sc->type->name, l->cr_id);
+			    t->name, cr->sc->type->name, id);
 	pl->cr = cr;
 	pl->targeted = true;
 	return GB_E_OK;

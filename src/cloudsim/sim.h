@@ -202,6 +202,7 @@ struct gb_sim_launch {
 	const struct gb_sim_netif *netifs;	/* NetworkInterface.N (BORROWED) */
 	size_t nnetifs;
 	const char *cr_id;		/* CapacityReservationTarget.CapacityReservationId */
+	const char *cr_group_arn;	/* ...Target.CapacityReservationResourceGroupArn */
 	enum gb_sim_cr_pref cr_pref;
 	bool capacity_block;		/* InstanceMarketOptions.MarketType=capacity-block */
 };

@@ -595,7 +595,13 @@ awsc ec2 describe-capacity-reservations --capacity-reservation-ids "$CR0" >"$TMP
 	fail "describe-capacity-reservations: $(cat "$TMP/err")"
 expect_eq "available in $CR0 after terminating" \
 	"$(jget "$TMP/cr.json" 'd["CapacityReservations"][0]["AvailableInstanceCount"]')" 2
-ok "run-instances --capacity-reservation-specification CapacityReservationTarget: 2 of MaxCount 5 in $CR0's AZ, the third ReservationCapacityExceeded, another type InvalidParameterCombination; terminated instances give their slots back"
+GROUP=arn:aws:resource-groups:ap-south-1:123456789012:group/it
+awsc ec2 run-instances --image-id "$AMI" --instance-type g5.xlarge --count 1 \
+	--capacity-reservation-specification "CapacityReservationTarget={CapacityReservationResourceGroupArn=$GROUP}" \
+	>"$TMP/run.json" 2>"$TMP/err" || fail "run-instances into $GROUP: $(cat "$TMP/err")"
+expect_eq "reservation of the launch into $GROUP" \
+	"$(jget "$TMP/run.json" 'd["Instances"][0]["CapacityReservationId"]')" "$CR0"
+ok "run-instances --capacity-reservation-specification CapacityReservationTarget: 2 of MaxCount 5 in $CR0's AZ, the third ReservationCapacityExceeded, another type InvalidParameterCombination; terminated instances give their slots back; a resource group's launch goes to $CR0"
 
 awsc ec2 run-instances --image-id "$AMI" --instance-type g6.xlarge --count 2 \
 	>"$TMP/run.json" 2>"$TMP/err" || fail "run-instances g6.xlarge: $(cat "$TMP/err")"

@@ -533,8 +533,8 @@ def capacity_reservations(sim, bodies, seen):
         "MaxCount": 1, "CapacityReservationSpecification": {
             "CapacityReservationTarget": {
                 "CapacityReservationResourceGroupArn":
-                "arn:aws:resource-groups:ap-south-1:123456789012:group/g"}}},
-        400, "Unsupported", "(resource group)")
+                "arn:aws:resource-groups:ap-south-1:123456789012:group/gpu"}}},
+        400, "ReservationCapacityExceeded", "(resource group, full)")
     if "capacity-block" in enum_of(sim.model, "RunInstances",
                                    "InstanceMarketOptions.MarketType"):
         cb = accepted(sim, bodies, "RunInstances", {

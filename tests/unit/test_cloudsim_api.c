@@ -2045,6 +2045,9 @@ static const char gpu_scenario[] =
 	"         kind: capacity-block, start: 0, end: 1h}\n"
 	"      - {id: cr-00000000000000003, az: ap-south-1a, type: p5.48xlarge, count: 4,\n"
 	"         kind: capacity-block, start: 2h, end: 26h}\n"
+	"    resource_groups:\n"
+	"      arn:aws:resource-groups:ap-south-1:123456789012:group/gpu:\n"
+	"        [cr-00000000000000001, cr-00000000000000002]\n"
 	"    capacity_block_offerings:\n"
 	"      - {type: p5.48xlarge, az: ap-south-1b, count: 8, start: 3h,\n"
 	"         duration_hours: 48, upfront_fee: 8000}\n";
@@ -2458,6 +2461,8 @@ static void test_security_groups(void **state)
 #define DCR "Action=DescribeCapacityReservations" V
 #define CRI "/e:DescribeCapacityReservationsResponse/e:capacityReservationSet/e:item"
 #define CRT "&CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId="
+#define CRG "&CapacityReservationSpecification.CapacityReservationTarget." \
+	"CapacityReservationResourceGroupArn=arn:aws:resource-groups:ap-south-1:123456789012:group/"
 #define CB_RUN RUN "&InstanceType=p5.48xlarge&MinCount=2&MaxCount=2" \
 	"&InstanceMarketOptions.MarketType=capacity-block" CRT
 
@@ -2532,10 +2537,13 @@ static void test_capacity_reservation_launch(void **state)
 	expect_call(cs, RUN "&InstanceType=g6.xlarge&MinCount=1&MaxCount=1"
 		    "&CapacityReservationSpecification.CapacityReservationPreference=sometimes",
 		    400, "InvalidParameterValue", NULL);
-	expect_call(cs, RUN "&InstanceType=g6.xlarge&MinCount=1&MaxCount=1"
-		    "&CapacityReservationSpecification.CapacityReservationTarget."
-		    "CapacityReservationResourceGroupArn=arn:aws:resource-groups:ap-south-1:"
-		    "123456789012:group/g", 400, "Unsupported", NULL);
+	expect_call(cs, RUN "&InstanceType=g6.xlarge&MinCount=1&MaxCount=1" CRG "nope", 400,
+		    "InvalidParameterValue", NULL);
+	/* the group's g6.xlarge reservation is full now; its Capacity Block is p5 */
+	expect_call(cs, RUN "&InstanceType=g6.xlarge&MinCount=1&MaxCount=1" CRG "gpu", 400,
+		    "ReservationCapacityExceeded", NULL);
+	expect_call(cs, RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1" CRG "gpu", 400,
+		    "InvalidParameterCombination", NULL);
 	/* Capacity Blocks: the market type, the window, no Spot options */
 	expect_call(cs, RUN "&InstanceType=p5.48xlarge&MinCount=1&MaxCount=1" CRT
 		    "cr-00000000000000002", 400, "InvalidParameterCombination", NULL);
@@ -2543,8 +2551,10 @@ static void test_capacity_reservation_launch(void **state)
 		    "&InstanceMarketOptions.SpotOptions.MaxPrice=1", 400,
 		    "InvalidParameterCombination", NULL);
 	expect_call(cs, CB_RUN "cr-00000000000000003", 400, "InvalidParameterValue", NULL);
-	call(cs, CB_RUN "cr-00000000000000002", &rs);
+	call(cs, RUN "&InstanceType=p5.48xlarge&MinCount=2&MaxCount=2"
+		 "&InstanceMarketOptions.MarketType=capacity-block" CRG "gpu", &rs);
 	assert_int_equal(rs.r.status, 200);
+	assert_string_equal(xget(&rs, "//e:item[1]/e:capacityReservationId"), "cr-00000000000000002");
 	assert_string_equal(xget(&rs, "//e:item[2]/e:placement/e:availabilityZone"), "ap-south-1b");
 	assert_string_equal(xget(&rs, "//e:item[2]/e:instanceLifecycle"), "capacity-block");
 	resp_free(&rs);

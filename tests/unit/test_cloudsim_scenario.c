@@ -256,7 +256,7 @@ static void test_missing_file(void **state)
 	assert_non_null(strstr(e.text, "no-such.yaml"));
 }
 
-/* capacity_reservations and capacity_block_offerings, resolved to the region's AZs */
+/* capacity_reservations, capacity_block_offerings, resource_groups of capacity.yaml */
 static void test_capacity_keys(void **state)
 {
 	struct gb_scenario *sc = load_ok(DATA "/capacity.yaml");
@@ -284,6 +284,10 @@ static void test_capacity_keys(void **state)
 	assert_int_equal(rg->cb_offers[1].hours, 48);
 	assert_string_equal(rg->cb_offers[1].upfront_fee, "3931.20");
 	assert_true(fabs(rg->cb_offers[0].start - 3 * 86400) < 1e-9);
+	assert_int_equal(rg->nrgroups, 1);
+	assert_string_equal(rg->rgroups[0].arn,
+			    "arn:aws:resource-groups:ap-south-1:123456789012:group/it");
+	assert_int_equal(rg->rgroups[0].ids.n, 1);
 	gb_scenario_destroy(sc);
 }
 
