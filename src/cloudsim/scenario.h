@@ -8,6 +8,9 @@
  * their rules (security_groups: [ID | {id, rules: self|none|egress}]),
  * placement groups (placement_groups: {limit: 500, cluster_capacity: N |
  * {default: N, TYPE: N}}),
+ * capacity reservations and Capacity Blocks (capacity_reservations:
+ * [{id, az, type, count, match, kind, start, end, state}]), Capacity Block
+ * offerings, Capacity Reservation resource groups,
  * instance-type offerings per AZ, per-action faults (latency distribution,
  * throttling, 5xx, dropped connections, slow bodies), capacity that appears
  * or disappears at given times, test credentials and the random seed that

@@ -16,6 +16,10 @@
  * Spot is a market of its own: a Spot launch takes Spot capacity of the
  * (AZ, type) only, counts against the region's Spot vCPU quota only, and
  * needs a MaxPrice (when given) at or above the pool's Spot price.
+ * Capacity reservations hold slots of their own (struct gb_sim_cr): a
+ * targeted launch takes only its reservation's, an untargeted On-Demand
+ * launch an open reservation's first; a Capacity Block's instances end
+ * with it.
  * EC2 errors come back in struct gb_sim_error (code, message, HTTP status).
  *
  * Not thread-safe: the caller serializes (the server holds one mutex).
@@ -290,6 +294,12 @@ void gb_sim_advance(gb_sim_t *sim, double now);
  * no Spot capacity available that matches your request." when fewer than
  * MinCount fit), the Spot vCPU quota instead (MaxSpotInstanceCountExceeded),
  * and SpotMaxPriceTooLow when l->spot_max_price is below the pool's price.
+ *
+ * l->cr_id / l->cr_group_arn: that reservation's slots only (fewer than
+ * MinCount: ReservationCapacityExceeded), of the launch's type and AZ, active
+ * (InvalidParameterValue otherwise); a Capacity Block only with
+ * l->capacity_block.  l->cr_pref: none skips open reservations,
+ * capacity-reservations-only uses nothing else.
  *
  * l->dry_run: every check a launch makes up to the point where capacity
  * is taken (parameters, image, key pair, security groups, instance
