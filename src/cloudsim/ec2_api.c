@@ -328,11 +328,21 @@ static void state_reason_el(struct gb_buf *b, const struct gb_sim_instance *i,
 			    "<message>pending</message></stateReason>");
 		return;
 	}
+	gmtime_r(&t, &tm);
+	if (i->cr_ended) {
+		/* the code EC2 gives a Capacity Block's end is not confirmed */
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S GMT", &tm);
+		snprintf(reason, sizeof(reason), "Capacity Block expired (%s)", when);
+		gb_cs_xml_el(b, "reason", reason);
+		gb_buf_puts(b, "<stateReason><code>Server.ScheduledStop</code>"
+			    "<message>Server.ScheduledStop: the Capacity Block ended</message>"
+			    "</stateReason>");
+		return;
+	}
 	if (!i->user_terminated) {
 		gb_buf_puts(b, "<reason/>");
 		return;
 	}
-	gmtime_r(&t, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S GMT", &tm);
 	snprintf(reason, sizeof(reason), "User initiated (%s)", when);
 	gb_cs_xml_el(b, "reason", reason);
@@ -529,14 +539,28 @@ static void instance_tail_el(struct gb_buf *b, const struct inst_view *v)
 	const struct gb_sim_instance *i = v->i;
 	int threads = strcmp(i->type->arch, "arm64") == 0 ? 1 : 2;
 
+	static const char *const prefs[] = {
+		[GB_SIM_CR_PREF_OPEN] = "open", [GB_SIM_CR_PREF_NONE] = "none",
+		[GB_SIM_CR_PREF_ONLY] = "capacity-reservations-only",
+	};
+
 	gb_buf_printf(b, "<ebsOptimized>%s</ebsOptimized><enaSupport>true</enaSupport>"
 		      "<cpuOptions><coreCount>%d</coreCount><threadsPerCore>%d</threadsPerCore>"
-		      "</cpuOptions><capacityReservationSpecification>"
-		      "<capacityReservationPreference>open</capacityReservationPreference>"
-		      "</capacityReservationSpecification>"
-		      "<hibernationOptions><configured>false</configured></hibernationOptions>"
-		      "<enclaveOptions><enabled>false</enabled></enclaveOptions>",
+		      "</cpuOptions>",
 		      i->ebs_optimized ? "true" : "false", i->type->vcpus / threads, threads);
+	if (i->cr)
+		gb_cs_xml_el(b, "capacityReservationId", i->cr->sc->id);
+	if (i->cr_targeted)
+		gb_buf_printf(b, "<capacityReservationSpecification><capacityReservationTarget>"
+			      "<capacityReservationId>%s</capacityReservationId>"
+			      "</capacityReservationTarget></capacityReservationSpecification>",
+			      i->cr->sc->id);
+	else
+		gb_buf_printf(b, "<capacityReservationSpecification><capacityReservationPreference>"
+			      "%s</capacityReservationPreference></capacityReservationSpecification>",
+			      prefs[i->cr_pref]);
+	gb_buf_puts(b, "<hibernationOptions><configured>false</configured></hibernationOptions>"
+		    "<enclaveOptions><enabled>false</enabled></enclaveOptions>");
 	metadata_el(b, i);
 	gb_buf_puts(b, "<maintenanceOptions><autoRecovery>default</autoRecovery>"
 		    "</maintenanceOptions><privateDnsNameOptions><hostnameType>ip-name"
@@ -608,6 +632,8 @@ static void instance_el(struct gb_buf *b, const struct gb_sim_instance *i, doubl
 		gb_buf_puts(b, "<instanceLifecycle>spot</instanceLifecycle>");
 		gb_cs_xml_el(b, "spotInstanceRequestId", i->spot_request_id);
 	}
+	if (i->cr && i->cr->sc->kind == GB_SC_CR_BLOCK)
+		gb_buf_puts(b, "<instanceLifecycle>capacity-block</instanceLifecycle>");
 	gb_buf_puts(b, "<virtualizationType>hvm</virtualizationType>");
 	gb_cs_xml_el(b, "clientToken", i->client_token);
 	tagset_el(b, i);
@@ -784,6 +810,10 @@ static bool market_options(struct call *c, struct gb_sim_launch *l)
 	const char *opt = param_under(&c->p, SPOT);
 
 	l->spot = param_is(&c->p, "InstanceMarketOptions.MarketType", "spot");
+	l->capacity_block = param_is(&c->p, "InstanceMarketOptions.MarketType", "capacity-block");
+	if (opt && l->capacity_block)
+		return refuse(c, "InvalidParameterCombination",
+			      "The parameter %s cannot be used with InstanceMarketOptions.MarketType capacity-block", opt);
 	if (opt && !l->spot)
 		return refuse(c, "InvalidParameterCombination",
 			      "The parameter %s requires InstanceMarketOptions.MarketType spot", opt);
@@ -801,6 +831,34 @@ static bool market_options(struct call *c, struct gb_sim_launch *l)
 		return refuse(c, "InvalidParameterValue",
 			      "Value (%s) for parameter " SPOT ".MaxPrice is invalid. Expecting a price per hour such as 0.45",
 			      price);
+	return true;
+}
+
+#define CRS "CapacityReservationSpecification."
+
+/*
+ * CapacityReservationSpecification: a preference or a target, not both
+ * (EC2 API reference: "you can specify only one"); a resource group is one
+ * of the scenario's resource_groups.
+ */
+static bool cr_spec(struct call *c, struct gb_sim_launch *l)
+{
+	const char *pref = param(&c->p, CRS "CapacityReservationPreference");
+	const char *group = param(&c->p, CRS "CapacityReservationTarget."
+				  "CapacityReservationResourceGroupArn");
+
+	l->cr_id = param(&c->p, CRS "CapacityReservationTarget.CapacityReservationId");
+	if (pref && (l->cr_id || group))
+		return refuse(c, "InvalidParameterCombination",
+			      "CapacityReservationPreference and CapacityReservationTarget cannot be used together");
+	if (l->cr_id && group)
+		return refuse(c, "InvalidParameterCombination",
+			      "CapacityReservationId and CapacityReservationResourceGroupArn cannot be used together");
+	l->cr_group_arn = group;
+	if (pref && !strcmp(pref, "none"))
+		l->cr_pref = GB_SIM_CR_PREF_NONE;
+	else if (pref && !strcmp(pref, "capacity-reservations-only"))
+		l->cr_pref = GB_SIM_CR_PREF_ONLY;
 	return true;
 }
 
@@ -904,7 +962,8 @@ static void act_run(struct call *c, struct gb_cs_response *r, double now)
 
 	l.min_count = param_long(&c->p, "MinCount", 0);
 	l.max_count = param_long(&c->p, "MaxCount", 0);
-	if (!user_data(c, &l, &ud) || !market_options(c, &l) || !security_groups(c, &sgv) ||
+	if (!user_data(c, &l, &ud) || !market_options(c, &l) || !cr_spec(c, &l) ||
+	    !security_groups(c, &sgv) ||
 	    !network_interfaces(c, &nifs, &nnifs))
 		goto out;
 	l.netifs = nifs;
@@ -1454,6 +1513,133 @@ out:
 	free(ids);
 }
 
+static void cr_el(struct gb_buf *b, const struct gb_sim_cr *cr, const struct gb_cloudsim *cs,
+		  double now)
+{
+	double epoch = gb_sim_epoch(cs->sim);
+	const struct gb_sc_cr *s = cr->sc;
+
+	gb_buf_puts(b, "<item>");
+	gb_cs_xml_el(b, "capacityReservationId", s->id);
+	gb_cs_xml_el(b, "ownerId", cs->sc->account_id);
+	gb_buf_printf(b, "<capacityReservationArn>arn:aws:ec2:%s:%s:capacity-reservation/%s"
+		      "</capacityReservationArn>", cr->region->name, cs->sc->account_id, s->id);
+	gb_cs_xml_el(b, "availabilityZoneId", s->az->zone_id);
+	gb_cs_xml_el(b, "instanceType", s->type->name);
+	gb_buf_puts(b, "<instancePlatform>Linux/UNIX</instancePlatform>");
+	gb_cs_xml_el(b, "availabilityZone", s->az->name);
+	gb_buf_puts(b, "<tenancy>default</tenancy>");
+	xml_long(b, "totalInstanceCount", s->count);
+	xml_long(b, "availableInstanceCount", gb_sim_cr_available(cr, now));
+	gb_buf_puts(b, "<ebsOptimized>false</ebsOptimized><ephemeralStorage>false</ephemeralStorage>");
+	gb_cs_xml_el(b, "state", gb_sim_cr_state(cr, now));
+	time_el(b, "startDate", epoch + s->start);
+	if (s->end >= 0)
+		time_el(b, "endDate", epoch + s->end);
+	gb_cs_xml_el(b, "endDateType", s->end >= 0 ? "limited" : "unlimited");
+	gb_cs_xml_el(b, "instanceMatchCriteria", s->open ? "open" : "targeted");
+	time_el(b, "createDate", epoch + (s->start < 0 ? s->start : 0));
+	gb_buf_puts(b, "<tagSet/>");
+	gb_cs_xml_el(b, "reservationType", s->kind == GB_SC_CR_BLOCK ? "capacity-block" : "default");
+	gb_buf_puts(b, "</item>");
+}
+
+static void act_crs(struct call *c, struct gb_cs_response *r, double now)
+{
+	const char **ids = calloc(c->p.n + 1, sizeof(*ids));
+	struct gb_sim_query q = { 0 };
+	struct gb_sim_filter *f = NULL;
+	const struct gb_sim_cr **v = NULL;
+	char next[GB_SIM_TOKEN_MAX];
+	size_t n = 0;
+
+	if (!query_parse(c, &q, ids, "CapacityReservationId.", &f) ||
+	    failed(c, gb_sim_describe_crs(c->cs->sim, c->region, &q, now, &v, &n, next,
+					  &c->err)))
+		goto out;
+	if (c->dry_run) {
+		dry_run_answer(c);
+		goto out;
+	}
+	xml_begin(&r->body, "DescribeCapacityReservations", r->request_id);
+	gb_buf_puts(&r->body, "<capacityReservationSet>");
+	for (size_t k = 0; k < n; k++)
+		cr_el(&r->body, v[k], c->cs, now);
+	gb_buf_puts(&r->body, "</capacityReservationSet>");
+	if (next[0])
+		gb_cs_xml_el(&r->body, "nextToken", next);
+	xml_end(&r->body, "DescribeCapacityReservations");
+out:
+	free(v);
+	filters_free(f, q.nfilters);
+	free(ids);
+}
+
+/* A timestamp parameter as simulated seconds; -1 when absent. */
+static double param_sim_time(struct call *c, const char *key)
+{
+	const char *v = param(&c->p, key);
+	double t = 0;
+
+	if (!v || !gb_schema_timestamp(v, &t))	/* the schema checked the form */
+		return -1;
+	t -= gb_sim_epoch(c->cs->sim);
+	return t < 0 ? 0 : t;
+}
+
+static void cb_offering_el(struct gb_buf *b, const struct gb_sim_cb_offering *o,
+			   double epoch)
+{
+	char id[40];
+
+	snprintf(id, sizeof(id), "cb-%017" PRIx64,
+		 (uint64_t)((fnv1a(o->sc->az->name, o->sc->type->name) ^ o->sc->line) &
+		 0xfffffffffffffffULL));
+	gb_buf_puts(b, "<item>");
+	gb_cs_xml_el(b, "capacityBlockOfferingId", id);
+	gb_cs_xml_el(b, "instanceType", o->sc->type->name);
+	gb_cs_xml_el(b, "availabilityZone", o->sc->az->name);
+	xml_long(b, "instanceCount", o->count);
+	time_el(b, "startDate", epoch + o->sc->start);
+	time_el(b, "endDate", epoch + o->sc->start + (double)o->sc->hours * 3600);
+	xml_long(b, "capacityBlockDurationHours", o->sc->hours);
+	gb_buf_printf(b, "<upfrontFee>%.2f</upfrontFee>", o->fee);
+	gb_buf_puts(b, "<currencyCode>USD</currencyCode><tenancy>default</tenancy></item>");
+}
+
+static void act_cb_offerings(struct call *c, struct gb_cs_response *r, double now)
+{
+	struct gb_sim_cb_query q = { 0 };
+	struct gb_sim_cb_offering *v = NULL;
+	char next[GB_SIM_TOKEN_MAX];
+	size_t n = 0;
+
+	q.instance_type = param(&c->p, "InstanceType");
+	q.count = param_long(&c->p, "InstanceCount", 0);
+	q.hours = param_long(&c->p, "CapacityDurationHours", 0);
+	q.start_range = param_sim_time(c, "StartDateRange");
+	q.end_range = param_sim_time(c, "EndDateRange");
+	q.max_results = param_long(&c->p, "MaxResults", 0);
+	q.next_token = param(&c->p, "NextToken");
+	if (failed(c, gb_sim_describe_cb_offerings(c->cs->sim, c->region, &q, now, &v, &n,
+						   next, &c->err)))
+		goto out;
+	if (c->dry_run) {
+		dry_run_answer(c);
+		goto out;
+	}
+	xml_begin(&r->body, "DescribeCapacityBlockOfferings", r->request_id);
+	gb_buf_puts(&r->body, "<capacityBlockOfferingSet>");
+	for (size_t k = 0; k < n; k++)
+		cb_offering_el(&r->body, &v[k], gb_sim_epoch(c->cs->sim));
+	gb_buf_puts(&r->body, "</capacityBlockOfferingSet>");
+	if (next[0])
+		gb_cs_xml_el(&r->body, "nextToken", next);
+	xml_end(&r->body, "DescribeCapacityBlockOfferings");
+out:
+	free(v);
+}
+
 /*****************************************************************************
  *  Dispatch
  *****************************************************************************/
@@ -1472,6 +1658,8 @@ static const action_fn actions[GB_SIM_ACTION_COUNT] = {
 	[GB_SIM_ACTION_DESCRIBE_PLACEMENT_GROUPS] = act_describe_pg,
 	[GB_SIM_ACTION_DELETE_PLACEMENT_GROUP] = act_delete_pg,
 	[GB_SIM_ACTION_DESCRIBE_SECURITY_GROUPS] = act_sgroups,
+	[GB_SIM_ACTION_DESCRIBE_CAPACITY_RESERVATIONS] = act_crs,
+	[GB_SIM_ACTION_DESCRIBE_CAPACITY_BLOCK_OFFERINGS] = act_cb_offerings,
 };
 
 /* The schema (schema.c) first, then the one parameter every action has: DryRun. */

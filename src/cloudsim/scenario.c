@@ -44,6 +44,8 @@ static const char *action_names[GB_SIM_ACTION_COUNT] = {
 	[GB_SIM_ACTION_DESCRIBE_PLACEMENT_GROUPS] = "DescribePlacementGroups",
 	[GB_SIM_ACTION_DELETE_PLACEMENT_GROUP] = "DeletePlacementGroup",
 	[GB_SIM_ACTION_DESCRIBE_SECURITY_GROUPS] = "DescribeSecurityGroups",
+	[GB_SIM_ACTION_DESCRIBE_CAPACITY_RESERVATIONS] = "DescribeCapacityReservations",
+	[GB_SIM_ACTION_DESCRIBE_CAPACITY_BLOCK_OFFERINGS] = "DescribeCapacityBlockOfferings",
 };
 
 /* Parser state: the document and where errors go. */
@@ -1213,6 +1215,355 @@ static gb_err_t region_instance_profiles(struct pctx *c, yaml_node_t *v, void *o
 			     &((struct gb_sc_region *)obj)->instance_profiles);
 }
 
+/*
+ * capacity_reservations: [{id, az, type, count, match, kind, start, end,
+ * state}]: what DescribeCapacityReservations lists and RunInstances can
+ * launch into.  AZs and types are checked once the region's azs are read.
+ */
+struct cr_in {
+	struct gb_sc_cr *cr;
+	bool has_end;
+};
+
+/* EC2's CapacityReservationState values (botocore's model). */
+static const char *const cr_states[] = {
+	"active", "expired", "cancelled", "pending", "failed", "scheduled",
+	"payment-pending", "payment-failed", "assessing", "delayed", "unsupported",
+	"unavailable", NULL,
+};
+
+static bool hex_id_ok(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return strncmp(s, prefix, n) == 0 && strlen(s + n) == 17 &&
+	       strspn(s + n, "0123456789abcdef") == 17;
+}
+
+static gb_err_t cr_id(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	struct gb_sc_cr *cr = ((struct cr_in *)obj)->cr;
+
+	if (get_str(c, v, "id", &cr->id))
+		return GB_E_CONFIG;
+	if (!hex_id_ok(cr->id, "cr-"))
+		return perr(c, v, "capacity reservation id must be cr- and 17 hex digits, not '%s'",
+			    cr->id);
+	return GB_E_OK;
+}
+
+static gb_err_t cr_az(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return get_str(c, v, "az", &((struct cr_in *)obj)->cr->az_name);
+}
+
+static gb_err_t cr_type(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	struct gb_sc_cr *cr = ((struct cr_in *)obj)->cr;
+
+	return (cr->type = want_itype(c, v)) ? GB_E_OK : GB_E_CONFIG;
+}
+
+static gb_err_t cr_count(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return get_long(c, v, "count", 1, 100000, &((struct cr_in *)obj)->cr->count);
+}
+
+static gb_err_t cr_match(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	struct gb_sc_cr *cr = ((struct cr_in *)obj)->cr;
+
+	if (want_scalar(c, v, "match"))
+		return GB_E_CONFIG;
+	if (strcmp(sval(v), "open") && strcmp(sval(v), "targeted"))
+		return perr(c, v, "match must be open or targeted, not '%s'", sval(v));
+	cr->open = strcmp(sval(v), "open") == 0;
+	return GB_E_OK;
+}
+
+static gb_err_t cr_kind(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	struct gb_sc_cr *cr = ((struct cr_in *)obj)->cr;
+
+	if (want_scalar(c, v, "kind"))
+		return GB_E_CONFIG;
+	if (strcmp(sval(v), "default") && strcmp(sval(v), "capacity-block"))
+		return perr(c, v, "kind must be default or capacity-block, not '%s'", sval(v));
+	cr->kind = strcmp(sval(v), "default") ? GB_SC_CR_BLOCK : GB_SC_CR_DEFAULT;
+	return GB_E_OK;
+}
+
+static gb_err_t cr_start(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return get_duration(c, v, "start", &((struct cr_in *)obj)->cr->start);
+}
+
+static gb_err_t cr_end(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	((struct cr_in *)obj)->has_end = true;
+	return get_duration(c, v, "end", &((struct cr_in *)obj)->cr->end);
+}
+
+static gb_err_t cr_state(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	struct gb_sc_cr *cr = ((struct cr_in *)obj)->cr;
+
+	if (get_str(c, v, "state", &cr->state))
+		return GB_E_CONFIG;
+	for (size_t i = 0; cr_states[i]; i++) {
+		if (strcmp(cr->state, cr_states[i]) == 0)
+			return GB_E_OK;
+	}
+	return perr(c, v, "state must be one of EC2's (active, expired, cancelled, pending, failed, scheduled, payment-pending, payment-failed, assessing, delayed, unsupported, unavailable), not '%s'",
+		    cr->state);
+}
+
+static const struct keydef cr_keys[] = {
+	{ "id", cr_id },
+	{ "az", cr_az },
+	{ "type", cr_type },
+	{ "count", cr_count },
+	{ "match", cr_match },
+	{ "kind", cr_kind },
+	{ "start", cr_start },
+	{ "end", cr_end },
+	{ "state", cr_state },
+	{ NULL, NULL },
+};
+
+static gb_err_t parse_cr(struct pctx *c, yaml_node_t *e, struct gb_sc_cr *cr)
+{
+	struct cr_in in = { cr, false };
+
+	cr->line = (unsigned)e->start_mark.line + 1;
+	cr->end = -1;
+	if (parse_map(c, e, "capacity reservation", cr_keys, &in))
+		return GB_E_CONFIG;
+	if (!cr->id || !cr->az_name || !cr->type || !cr->count)
+		return perr(c, e, "capacity reservation needs id, az, type and count");
+	if (in.has_end && cr->end <= cr->start)
+		return perr(c, e, "capacity reservation %s: end must be after start", cr->id);
+	if (cr->kind == GB_SC_CR_BLOCK && !in.has_end)
+		return perr(c, e, "capacity reservation %s: a capacity-block needs end", cr->id);
+	if (cr->kind == GB_SC_CR_BLOCK && cr->count > GB_SC_CR_BLOCK_MAX)
+		return perr(c, e, "capacity reservation %s: a capacity-block holds at most %d instances, not %ld",
+			    cr->id, GB_SC_CR_BLOCK_MAX, cr->count);
+	return GB_E_OK;
+}
+
+static gb_err_t region_crs(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	struct gb_sc_region *rg = obj;
+
+	if (v->type != YAML_SEQUENCE_NODE)
+		return perr(c, v, "capacity_reservations must be a list");
+	for (yaml_node_item_t *i = v->data.sequence.items.start;
+	     i < v->data.sequence.items.top; i++) {
+		struct gb_sc_cr *cr = grow(c, (void **)&rg->crs, &rg->ncrs, sizeof(*cr));
+
+		if (!cr || parse_cr(c, node(c, *i), cr))
+			return GB_E_CONFIG;
+		for (size_t j = 0; j + 1 < rg->ncrs; j++) {
+			if (strcmp(rg->crs[j].id, cr->id) == 0)
+				return perr(c, node(c, *i), "duplicate capacity reservation '%s'",
+					    cr->id);
+		}
+	}
+	return GB_E_OK;
+}
+
+/* capacity_block_offerings: [{type, az, count, start, duration_hours, upfront_fee}] */
+static gb_err_t cbo_type(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	struct gb_sc_cb_offer *o = obj;
+
+	return (o->type = want_itype(c, v)) ? GB_E_OK : GB_E_CONFIG;
+}
+
+static gb_err_t cbo_az(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return get_str(c, v, "az", &((struct gb_sc_cb_offer *)obj)->az_name);
+}
+
+static gb_err_t cbo_count(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return get_long(c, v, "count", 1, GB_SC_CR_BLOCK_MAX,
+			&((struct gb_sc_cb_offer *)obj)->count);
+}
+
+static gb_err_t cbo_start(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return get_duration(c, v, "start", &((struct gb_sc_cb_offer *)obj)->start);
+}
+
+static gb_err_t cbo_hours(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return get_long(c, v, "duration_hours", 1, 182 * 24,
+			&((struct gb_sc_cb_offer *)obj)->hours);
+}
+
+static gb_err_t cbo_fee(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	struct gb_sc_cb_offer *o = obj;
+	double d;
+
+	if (get_str(c, v, "upfront_fee", &o->upfront_fee))
+		return GB_E_CONFIG;
+	if (gb_parse_double(o->upfront_fee, &d) != GB_E_OK || d < 0 ||
+	    strspn(o->upfront_fee, "0123456789.") != strlen(o->upfront_fee))
+		return perr(c, v, "upfront_fee must be a price in USD such as 1234.56, not '%s'",
+			    o->upfront_fee);
+	return GB_E_OK;
+}
+
+static const struct keydef cbo_keys[] = {
+	{ "type", cbo_type },
+	{ "az", cbo_az },
+	{ "count", cbo_count },
+	{ "start", cbo_start },
+	{ "duration_hours", cbo_hours },
+	{ "upfront_fee", cbo_fee },
+	{ NULL, NULL },
+};
+
+static gb_err_t region_cb_offers(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	struct gb_sc_region *rg = obj;
+
+	if (v->type != YAML_SEQUENCE_NODE)
+		return perr(c, v, "capacity_block_offerings must be a list");
+	for (yaml_node_item_t *i = v->data.sequence.items.start;
+	     i < v->data.sequence.items.top; i++) {
+		yaml_node_t *e = node(c, *i);
+		struct gb_sc_cb_offer *o = grow(c, (void **)&rg->cb_offers, &rg->ncb_offers,
+						sizeof(*o));
+
+		if (!o)
+			return GB_E_NOMEM;
+		o->line = (unsigned)e->start_mark.line + 1;
+		if (parse_map(c, e, "capacity block offering", cbo_keys, o))
+			return GB_E_CONFIG;
+		if (!o->type || !o->az_name || !o->count || !o->hours || !o->upfront_fee)
+			return perr(c, e, "capacity block offering needs type, az, count, duration_hours and upfront_fee");
+	}
+	return GB_E_OK;
+}
+
+/* resource_groups: {ARN: [cr ids]}: what CapacityReservationResourceGroupArn names */
+static bool rgroup_arn_ok(const char *arn, const char *region)
+{
+	size_t n = strlen("arn:aws:resource-groups:");
+	const char *p = arn + n;
+
+	if (strncmp(arn, "arn:aws:resource-groups:", n) || strncmp(p, region, strlen(region)))
+		return false;
+	p += strlen(region);
+	if (*p++ != ':' || strspn(p, "0123456789") != 12 || strncmp(p + 12, ":group/", 7))
+		return false;
+	p += 12 + 7;
+	return *p && strlen(p) <= 300 && strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == strlen(p);
+}
+
+static gb_err_t rgroup_pair(struct pctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+	struct gb_sc_region *rg = arg;
+	struct gb_sc_rgroup *g = grow(c, (void **)&rg->rgroups, &rg->nrgroups, sizeof(*g));
+
+	if (!g || get_str(c, k, "resource group ARN", &g->arn))
+		return GB_E_CONFIG;
+	g->line = (unsigned)k->start_mark.line + 1;
+	if (!rgroup_arn_ok(g->arn, rg->name))
+		return perr(c, k, "resource group ARN must be arn:aws:resource-groups:%s:ACCOUNT:group/NAME, not '%s'",
+			    rg->name, g->arn);
+	if (strv_from_seq(c, v, "resource group", &g->ids))
+		return GB_E_CONFIG;
+	if (!g->ids.n)
+		return perr(c, v, "resource group %s names no capacity reservation", g->arn);
+	return GB_E_OK;
+}
+
+static gb_err_t region_rgroups(struct pctx *c, yaml_node_t *v, void *obj)
+{
+	return each_pair(c, v, "resource_groups", rgroup_pair, obj);
+}
+
+/* An AZ of [rg] offering [t]: resolved after the region is read. */
+static gb_err_t resolve_az(struct pctx *c, const struct gb_sc_region *rg, const char *what,
+			   unsigned line, const char *name, const struct gb_itype *t,
+			   const struct gb_sc_az **out)
+{
+	for (size_t z = 0; z < rg->nazs; z++) {
+		if (strcmp(rg->azs[z].name, name) != 0)
+			continue;
+		for (size_t p = 0; p < rg->azs[z].npools; p++) {
+			if (rg->azs[z].pools[p].type == t) {
+				*out = &rg->azs[z];
+				return GB_E_OK;
+			}
+		}
+		return gb_errorf(c->err, GB_E_CONFIG, "%s:%u: %s: %s does not offer %s",
+				 c->name, line, what, name, t->name);
+	}
+	return gb_errorf(c->err, GB_E_CONFIG, "%s:%u: %s: availability zone '%s' is not in region %s",
+			 c->name, line, what, name, rg->name);
+}
+
+/* Reservation ids are EC2's: unique across Regions. */
+static gb_err_t cr_unique(struct pctx *c, const struct gb_sc_region *rg,
+			  const struct gb_sc_cr *cr)
+{
+	for (const struct gb_sc_region *o = c->sc->regions; o < rg; o++) {
+		for (size_t j = 0; j < o->ncrs; j++) {
+			if (strcmp(o->crs[j].id, cr->id) == 0)
+				return gb_errorf(c->err, GB_E_CONFIG,
+						 "%s:%u: capacity reservation %s is also in region %s",
+						 c->name, cr->line, cr->id, o->name);
+		}
+	}
+	return GB_E_OK;
+}
+
+/* Every id of a resource group is a reservation of its region. */
+static gb_err_t rgroup_ids(struct pctx *c, const struct gb_sc_region *rg,
+			   const struct gb_sc_rgroup *g)
+{
+	for (size_t j = 0; j < g->ids.n; j++) {
+		size_t r = 0;
+
+		while (r < rg->ncrs && strcmp(rg->crs[r].id, g->ids.v[j]) != 0)
+			r++;
+		if (r == rg->ncrs)
+			return gb_errorf(c->err, GB_E_CONFIG,
+					 "%s:%u: resource group %s: no capacity reservation '%s' in region %s",
+					 c->name, g->line, g->arn, g->ids.v[j], rg->name);
+	}
+	return GB_E_OK;
+}
+
+static gb_err_t check_capacity_keys(struct pctx *c, struct gb_sc_region *rg)
+{
+	char what[96];
+
+	for (size_t k = 0; k < rg->ncrs; k++) {
+		snprintf(what, sizeof(what), "capacity reservation %s", rg->crs[k].id);
+		if (cr_unique(c, rg, &rg->crs[k]) ||
+		    resolve_az(c, rg, what, rg->crs[k].line, rg->crs[k].az_name,
+			       rg->crs[k].type, &rg->crs[k].az))
+			return GB_E_CONFIG;
+	}
+	for (size_t k = 0; k < rg->nrgroups; k++) {
+		if (rgroup_ids(c, rg, &rg->rgroups[k]))
+			return GB_E_CONFIG;
+	}
+	for (size_t k = 0; k < rg->ncb_offers; k++) {
+		if (resolve_az(c, rg, "capacity block offering", rg->cb_offers[k].line,
+			       rg->cb_offers[k].az_name, rg->cb_offers[k].type,
+			       &rg->cb_offers[k].az))
+			return GB_E_CONFIG;
+	}
+	return GB_E_OK;
+}
+
 static const struct keydef region_keys[] = {
 	{ "quotas", region_quotas },
 	{ "images", region_images },
@@ -1221,6 +1572,9 @@ static const struct keydef region_keys[] = {
 	{ "instance_profiles", region_instance_profiles },
 	{ "placement_groups", region_placement_groups },
 	{ "azs", region_azs },
+	{ "capacity_reservations", region_crs },
+	{ "capacity_block_offerings", region_cb_offers },
+	{ "resource_groups", region_rgroups },
 	{ NULL, NULL },
 };
 
@@ -1245,7 +1599,7 @@ static gb_err_t region_pair(struct pctx *c, yaml_node_t *k, yaml_node_t *v,
 	if (rg->nazs == 0)
 		return perr(c, v, "region %s needs at least one availability zone (azs)",
 			    rg->name);
-	return GB_E_OK;
+	return check_capacity_keys(c, rg);
 }
 
 static gb_err_t parse_regions(struct pctx *c, yaml_node_t *v, void *obj)
@@ -1807,6 +2161,22 @@ static void region_free(struct gb_sc_region *rg)
 	free(rg->sg_rules);
 	free(rg->pg_caps);
 	gb_strv_free(&rg->instance_profiles);
+	for (size_t k = 0; k < rg->ncrs; k++) {
+		free(rg->crs[k].id);
+		free(rg->crs[k].az_name);
+		free(rg->crs[k].state);
+	}
+	free(rg->crs);
+	for (size_t k = 0; k < rg->ncb_offers; k++) {
+		free(rg->cb_offers[k].az_name);
+		free(rg->cb_offers[k].upfront_fee);
+	}
+	free(rg->cb_offers);
+	for (size_t k = 0; k < rg->nrgroups; k++) {
+		free(rg->rgroups[k].arn);
+		gb_strv_free(&rg->rgroups[k].ids);
+	}
+	free(rg->rgroups);
 	free(rg->name);
 }
 

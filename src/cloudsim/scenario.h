@@ -8,6 +8,9 @@
  * their rules (security_groups: [ID | {id, rules: self|none|egress}]),
  * placement groups (placement_groups: {limit: 500, cluster_capacity: N |
  * {default: N, TYPE: N}}),
+ * capacity reservations and Capacity Blocks (capacity_reservations:
+ * [{id, az, type, count, match, kind, start, end, state}]), Capacity Block
+ * offerings, Capacity Reservation resource groups,
  * instance-type offerings per AZ, per-action faults (latency distribution,
  * throttling, 5xx, dropped connections, slow bodies), capacity that appears
  * or disappears at given times, test credentials and the random seed that
@@ -46,6 +49,8 @@ enum gb_sim_action {
 	GB_SIM_ACTION_DESCRIBE_PLACEMENT_GROUPS,
 	GB_SIM_ACTION_DELETE_PLACEMENT_GROUP,
 	GB_SIM_ACTION_DESCRIBE_SECURITY_GROUPS,
+	GB_SIM_ACTION_DESCRIBE_CAPACITY_RESERVATIONS,
+	GB_SIM_ACTION_DESCRIBE_CAPACITY_BLOCK_OFFERINGS,
 	GB_SIM_ACTION_COUNT
 };
 
@@ -147,6 +152,49 @@ struct gb_sc_pg_cap {
 
 #define GB_SC_PG_LIMIT 500		/* EC2: placement groups per Region */
 
+enum gb_sc_cr_kind {
+	GB_SC_CR_DEFAULT = 0,		/* an On-Demand Capacity Reservation */
+	GB_SC_CR_BLOCK,			/* a Capacity Block for ML */
+};
+
+#define GB_SC_CR_BLOCK_MAX 64		/* EC2: instances in one Capacity Block */
+
+/*
+ * A capacity reservation (`capacity_reservations:`): [count] instances of
+ * [type] in [az] from [start] (simulated seconds) to [end] (< 0: none).
+ */
+struct gb_sc_cr {
+	char *id;			/* "cr-" and 17 hex digits */
+	char *az_name;			/* as written */
+	const struct gb_sc_az *az;	/* resolved once the region is read */
+	const struct gb_itype *type;
+	long count;
+	bool open;			/* match: open (default targeted) */
+	enum gb_sc_cr_kind kind;
+	double start, end;
+	char *state;			/* an override of EC2's states, or NULL */
+	unsigned line;			/* for messages */
+};
+
+/* A Capacity Reservation resource group (`resource_groups: {ARN: [ids]}`). */
+struct gb_sc_rgroup {
+	char *arn;			/* arn:aws:resource-groups:REGION:ACCOUNT:group/NAME */
+	struct gb_strv ids;		/* reservations of the region */
+	unsigned line;
+};
+
+/* A Capacity Block DescribeCapacityBlockOfferings can offer. */
+struct gb_sc_cb_offer {
+	const struct gb_itype *type;
+	char *az_name;
+	const struct gb_sc_az *az;
+	long count;			/* at most this many instances */
+	double start;			/* simulated seconds */
+	long hours;			/* duration_hours */
+	char *upfront_fee;		/* USD, as written, for [count] instances */
+	unsigned line;
+};
+
 struct gb_sc_region {
 	char *name;
 	long vcpu_quota[GB_ITYPE_BUCKET_COUNT];	/* GB_SC_UNLIMITED if unset */
@@ -163,6 +211,12 @@ struct gb_sc_region {
 	struct gb_strv instance_profiles; /* IAM instance profile names; empty = any */
 	struct gb_sc_az *azs;
 	size_t nazs;
+	struct gb_sc_cr *crs;		/* capacity_reservations */
+	size_t ncrs;
+	struct gb_sc_cb_offer *cb_offers;	/* capacity_block_offerings */
+	size_t ncb_offers;
+	struct gb_sc_rgroup *rgroups;	/* resource_groups */
+	size_t nrgroups;
 };
 
 enum gb_sc_event_op {

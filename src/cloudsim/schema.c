@@ -34,7 +34,9 @@ static const char *const v_location_type[] = {
 /* RunInstances tags what it creates (EC2 API reference, TagSpecification) */
 static const char *const v_launch_resource[] = {
 	"instance", "volume", "network-interface", "spot-instances-request", NULL };
-static const char *const v_market[] = { "spot", NULL };
+static const char *const v_market[] = { "spot", "capacity-block", NULL };
+static const char *const v_cr_pref[] = {
+	"capacity-reservations-only", "open", "none", NULL };
 static const char *const v_spot_type[] = { "one-time", "persistent", NULL };
 static const char *const v_interruption[] = { "hibernate", "stop", "terminate", NULL };
 static const char *const v_http_tokens[] = { "optional", "required", NULL };
@@ -94,6 +96,10 @@ static const struct gb_schema_param run_instances[] = {
 	STR("NetworkInterface.N.SubnetId"),
 	STR("NetworkInterface.N.SecurityGroupId.N"),
 	BOOL("NetworkInterface.N.DeleteOnTermination"),
+	ENUM("CapacityReservationSpecification.CapacityReservationPreference", v_cr_pref),
+	STR("CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId"),
+	STR("CapacityReservationSpecification.CapacityReservationTarget."
+	    "CapacityReservationResourceGroupArn"),
 };
 
 static const struct gb_schema_param describe_instances[] = {
@@ -168,6 +174,25 @@ static const struct gb_schema_param describe_security_groups[] = {
 	STR("NextToken"),
 };
 
+static const struct gb_schema_param describe_capacity_reservations[] = {
+	BOOL("DryRun"),
+	STR("CapacityReservationId.N"),
+	FILTERS,
+	INT_RANGE("MaxResults", 1, 1000),
+	STR("NextToken"),
+};
+
+static const struct gb_schema_param describe_capacity_block_offerings[] = {
+	BOOL("DryRun"),
+	STR("InstanceType"),
+	INT_MIN_F("InstanceCount", 1, 0),
+	TIME("StartDateRange"),
+	TIME("EndDateRange"),
+	INT_MIN_F("CapacityDurationHours", 1, GB_SCHEMA_REQUIRED),
+	INT_RANGE("MaxResults", 1, 1000),
+	STR("NextToken"),
+};
+
 #define ACTION(name, t) { name, t, GB_ARRAY_LEN(t) }
 
 /* In enum gb_sim_action order. */
@@ -191,6 +216,10 @@ static const struct gb_schema_action ec2_actions[GB_SIM_ACTION_COUNT] = {
 						      delete_placement_group),
 	[GB_SIM_ACTION_DESCRIBE_SECURITY_GROUPS] = ACTION("DescribeSecurityGroups",
 							describe_security_groups),
+	[GB_SIM_ACTION_DESCRIBE_CAPACITY_RESERVATIONS] = ACTION(
+		"DescribeCapacityReservations", describe_capacity_reservations),
+	[GB_SIM_ACTION_DESCRIBE_CAPACITY_BLOCK_OFFERINGS] = ACTION(
+		"DescribeCapacityBlockOfferings", describe_capacity_block_offerings),
 };
 
 const struct gb_schema_service gb_schema_ec2 = {

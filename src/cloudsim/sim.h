@@ -16,6 +16,10 @@
  * Spot is a market of its own: a Spot launch takes Spot capacity of the
  * (AZ, type) only, counts against the region's Spot vCPU quota only, and
  * needs a MaxPrice (when given) at or above the pool's Spot price.
+ * Capacity reservations hold slots of their own (struct gb_sim_cr): a
+ * targeted launch takes only its reservation's, an untargeted On-Demand
+ * launch an open reservation's first; a Capacity Block's instances end
+ * with it.
  * EC2 errors come back in struct gb_sim_error (code, message, HTTP status).
  *
  * Not thread-safe: the caller serializes (the server holds one mutex).
@@ -66,6 +70,31 @@ struct gb_sim_kv {
 };
 
 struct gb_sim_reservation;
+
+/*
+ * A capacity reservation of the scenario and what is in it.  Instances in
+ * it take its slots, not the (AZ, type) pool's; a terminated one gives its
+ * slot back once terminated.  A Capacity Block's instances are terminated
+ * at its end.
+ */
+struct gb_sim_cr {
+	const struct gb_sc_cr *sc;		/* BORROWED from the scenario */
+	const struct gb_sc_region *region;
+	long used;				/* pending, running or shutting-down */
+	bool ended;				/* a block's end was applied */
+};
+
+/* RET EC2's state of [cr] at [now]: the scenario's override, else by time. */
+const char *gb_sim_cr_state(const struct gb_sim_cr *cr, double now);
+/* RET availableInstanceCount at [now] (0 unless active). */
+long gb_sim_cr_available(const struct gb_sim_cr *cr, double now);
+
+/* CapacityReservationSpecification.CapacityReservationPreference */
+enum gb_sim_cr_pref {
+	GB_SIM_CR_PREF_OPEN = 0,		/* the default */
+	GB_SIM_CR_PREF_NONE,
+	GB_SIM_CR_PREF_ONLY,			/* capacity-reservations-only */
+};
 
 /* A placement group of one region (CreatePlacementGroup). */
 struct gb_sim_pgroup {
@@ -132,6 +161,10 @@ struct gb_sim_instance {
 	struct gb_sim_pgroup *pg;		/* Placement.GroupName, or NULL */
 	struct gb_sim_netif *netifs;		/* NetworkInterface.N; NULL: the */
 	size_t nnetifs;				/* one default interface */
+	struct gb_sim_cr *cr;			/* the reservation it runs in, or NULL */
+	bool cr_ended;				/* terminated at its Capacity Block's end */
+	bool cr_targeted;			/* CapacityReservationTarget named [cr] */
+	enum gb_sim_cr_pref cr_pref;		/* the launch's preference */
 	/* private: the simulator's time queues */
 	struct gb_sim_instance *q_pending, *q_shut, *q_term;
 	bool in_pending_q;
@@ -172,6 +205,10 @@ struct gb_sim_launch {
 	const char *placement_group;	/* Placement.GroupName or NULL */
 	const struct gb_sim_netif *netifs;	/* NetworkInterface.N (BORROWED) */
 	size_t nnetifs;
+	const char *cr_id;		/* CapacityReservationTarget.CapacityReservationId */
+	const char *cr_group_arn;	/* ...Target.CapacityReservationResourceGroupArn */
+	enum gb_sim_cr_pref cr_pref;
+	bool capacity_block;		/* InstanceMarketOptions.MarketType=capacity-block */
 };
 
 struct gb_sim_filter {
@@ -257,6 +294,12 @@ void gb_sim_advance(gb_sim_t *sim, double now);
  * no Spot capacity available that matches your request." when fewer than
  * MinCount fit), the Spot vCPU quota instead (MaxSpotInstanceCountExceeded),
  * and SpotMaxPriceTooLow when l->spot_max_price is below the pool's price.
+ *
+ * l->cr_id / l->cr_group_arn: that reservation's slots only (fewer than
+ * MinCount: ReservationCapacityExceeded), of the launch's type and AZ, active
+ * (InvalidParameterValue otherwise); a Capacity Block only with
+ * l->capacity_block.  l->cr_pref: none skips open reservations,
+ * capacity-reservations-only uses nothing else.
  *
  * l->dry_run: every check a launch makes up to the point where capacity
  * is taken (parameters, image, key pair, security groups, instance
@@ -397,6 +440,46 @@ gb_err_t gb_sim_describe_pgroups(gb_sim_t *sim, const char *region,
 gb_err_t gb_sim_describe_sgroups(gb_sim_t *sim, const char *region,
 				 const struct gb_sim_query *q, size_t **out, size_t *n,
 				 char next[GB_SIM_TOKEN_MAX], struct gb_sim_error *e);
+
+/*
+ * DescribeCapacityReservations: CapacityReservationId.N in q->ids (each must
+ * exist: InvalidCapacityReservationId.Malformed / .NotFound; not with
+ * MaxResults or NextToken), filters instance-type, availability-zone, state,
+ * instance-match-criteria, instance-platform, tenancy, end-date-type,
+ * owner-id; MaxResults 1..1000.  OUT *out NEW array of BORROWED.
+ */
+gb_err_t gb_sim_describe_crs(gb_sim_t *sim, const char *region,
+			     const struct gb_sim_query *q, double now,
+			     const struct gb_sim_cr ***out, size_t *n,
+			     char next[GB_SIM_TOKEN_MAX], struct gb_sim_error *e);
+
+/* DescribeCapacityBlockOfferings: what is asked (0 / NULL: not given). */
+struct gb_sim_cb_query {
+	const char *instance_type;
+	long count;
+	long hours;			/* CapacityDurationHours (required) */
+	double start_range, end_range;	/* simulated seconds; < 0: not given */
+	long max_results;
+	const char *next_token;
+};
+
+struct gb_sim_cb_offering {
+	const struct gb_sc_cb_offer *sc;
+	long count;			/* what was asked, else the scenario's */
+	double fee;			/* USD for [count] instances */
+};
+
+/*
+ * The region's capacity_block_offerings that fit [q] (type, at least
+ * q->count instances, exactly q->hours, starting at or after
+ * start_range, ending at or before end_range) and start after [now].
+ * OUT *out NEW.
+ */
+gb_err_t gb_sim_describe_cb_offerings(gb_sim_t *sim, const char *region,
+				      const struct gb_sim_cb_query *q, double now,
+				      struct gb_sim_cb_offering **out, size_t *n,
+				      char next[GB_SIM_TOKEN_MAX],
+				      struct gb_sim_error *e);
 
 /* RET whether [region] exists in the scenario. */
 bool gb_sim_has_region(const gb_sim_t *sim, const char *region);

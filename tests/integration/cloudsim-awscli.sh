@@ -10,7 +10,11 @@
 # get-caller-identity, a session signing EC2 until it expires), and GPU
 # training capacity (describe-instance-types, placement groups,
 # describe-security-groups, run-instances --network-interfaces with EFA
-# into a cluster group, and EC2's refusals).
+# into a cluster group, and EC2's refusals), and capacity reservations
+# (describe-capacity-reservations, run-instances
+# --capacity-reservation-specification, MarketType capacity-block on the
+# simulated clock, describe-capacity-block-offerings; what this CLI cannot
+# send is listed as not checked, the rest still runs).
 
 . "${srcdir:-.}/cloudsim-lib.sh"
 
@@ -523,6 +527,140 @@ else
 fi
 refused InvalidPlacementGroup.Unknown "The Placement Group 'nope' is unknown." \
 	g6.xlarge --placement GroupName=nope
+
+# --- capacity reservations and Capacity Blocks (issue 20), on a simulator of its own
+stop_sim
+start_sim "$DATA/capacity.yaml" --manual-clock
+CR0=cr-0123456789abcdef0 CR1=cr-0123456789abcdef1 CB2=cr-0123456789abcdef2 CB3=cr-0123456789abcdef3
+unchecked=""
+
+awsc ec2 describe-capacity-reservations >"$TMP/cr.json" 2>"$TMP/err" ||
+	fail "describe-capacity-reservations: $(cat "$TMP/err")"
+expect_eq "reservations: id, type, AZ, state, total, available, match" \
+	"$(jget "$TMP/cr.json" '[(c["CapacityReservationId"], c["InstanceType"], c["AvailabilityZone"], c["State"], c["TotalInstanceCount"], c["AvailableInstanceCount"], c["InstanceMatchCriteria"]) for c in d["CapacityReservations"]]')" \
+	"[[\"$CR0\", \"g5.xlarge\", \"ap-south-1a\", \"active\", 2, 2, \"targeted\"], [\"$CR1\", \"g6.xlarge\", \"ap-south-1b\", \"active\", 1, 1, \"open\"], [\"$CB2\", \"p5.48xlarge\", \"ap-south-1a\", \"active\", 2, 2, \"targeted\"], [\"$CB3\", \"p5.48xlarge\", \"ap-south-1b\", \"scheduled\", 4, 0, \"targeted\"]]"
+expect_eq "platform, tenancy, end date type, ARN of $CR0" \
+	"$(jget "$TMP/cr.json" '[(c["InstancePlatform"], c["Tenancy"], c["EndDateType"], c["CapacityReservationArn"]) for c in d["CapacityReservations"][:1]]')" \
+	"[[\"Linux/UNIX\", \"default\", \"unlimited\", \"arn:aws:ec2:ap-south-1:123456789012:capacity-reservation/$CR0\"]]"
+if jget "$TMP/cr.json" 'd["CapacityReservations"][2]["ReservationType"]' >"$TMP/rt" 2>/dev/null; then
+	expect_eq "reservation type of $CB2" "$(cat "$TMP/rt")" capacity-block
+else
+	unchecked="$unchecked ReservationType(this CLI's model lacks it)"
+fi
+awsc ec2 describe-capacity-reservations --filters Name=state,Values=scheduled \
+	Name=instance-type,Values=p5.48xlarge >"$TMP/cr.json" 2>"$TMP/err" ||
+	fail "describe-capacity-reservations --filters: $(cat "$TMP/err")"
+expect_eq "scheduled p5.48xlarge" \
+	"$(jget "$TMP/cr.json" '[c["CapacityReservationId"] for c in d["CapacityReservations"]]')" "[\"$CB3\"]"
+calls_before="$(grep -c 'action=DescribeCapacityReservations ' "$TMP/sim.log")"
+awsc ec2 describe-capacity-reservations --page-size 3 >"$TMP/cr.json" 2>"$TMP/err" ||
+	fail "describe-capacity-reservations --page-size 3: $(cat "$TMP/err")"
+calls="$(($(grep -c 'action=DescribeCapacityReservations ' "$TMP/sim.log") - calls_before))"
+expect_eq "all pages of 3 (reservations, calls)" \
+	"$(jget "$TMP/cr.json" 'len(d["CapacityReservations"])') $calls" "4 2"
+for bad in "cr-0123456789abcdef9:InvalidCapacityReservationId.NotFound" \
+	   "cr-42:InvalidCapacityReservationId.Malformed"; do
+	awsc ec2 describe-capacity-reservations --capacity-reservation-ids "${bad%:*}" \
+		>/dev/null 2>"$TMP/err" && fail "describe-capacity-reservations ${bad%:*} succeeded"
+	grep -q "(${bad##*:}) when calling the DescribeCapacityReservations" "$TMP/err" ||
+		fail "describe-capacity-reservations ${bad%:*}: want ${bad##*:}: $(cat "$TMP/err")"
+done
+ok "describe-capacity-reservations: 4 reservations with EC2's members, state on the simulated clock, filters state and instance-type, two pages of 3 (--page-size), NotFound and Malformed ids"
+
+target() {	# target ID: the --capacity-reservation-specification of a targeted launch
+	echo "CapacityReservationTarget={CapacityReservationId=$1}"
+}
+awsc ec2 run-instances --image-id "$AMI" --instance-type g5.xlarge --count 1:5 \
+	--capacity-reservation-specification "$(target "$CR0")" >"$TMP/run.json" 2>"$TMP/err" ||
+	fail "run-instances into $CR0: $(cat "$TMP/err")"
+expect_eq "launched into $CR0 (MaxCount 5), AZ" \
+	"$(jget "$TMP/run.json" '[len(d["Instances"]), sorted(set(i["Placement"]["AvailabilityZone"] for i in d["Instances"]))]')" \
+	'[2, ["ap-south-1a"]]'
+CR0_IDS="$(jget "$TMP/run.json" '" ".join(i["InstanceId"] for i in d["Instances"])')"
+awsc ec2 run-instances --image-id "$AMI" --instance-type g5.xlarge --count 1 \
+	--capacity-reservation-specification "$(target "$CR0")" >/dev/null 2>"$TMP/err" &&
+	fail "a third instance in $CR0 launched"
+grep -q "(ReservationCapacityExceeded) when calling the RunInstances" "$TMP/err" ||
+	fail "want ReservationCapacityExceeded: $(cat "$TMP/err")"
+awsc ec2 run-instances --image-id "$AMI" --instance-type g6.xlarge --count 1 \
+	--capacity-reservation-specification "$(target "$CR0")" >/dev/null 2>"$TMP/err" &&
+	fail "g6.xlarge into the g5.xlarge reservation launched"
+grep -q "(InvalidParameterCombination).*does not match the instance type g5.xlarge" "$TMP/err" ||
+	fail "want the type mismatch: $(cat "$TMP/err")"
+# shellcheck disable=SC2086
+awsc ec2 terminate-instances --instance-ids $CR0_IDS >/dev/null 2>"$TMP/err" ||
+	fail "terminate-instances: $(cat "$TMP/err")"
+control POST /_sim/time '{"advance": 2}' >/dev/null || fail "control time"
+awsc ec2 describe-capacity-reservations --capacity-reservation-ids "$CR0" >"$TMP/cr.json" 2>"$TMP/err" ||
+	fail "describe-capacity-reservations: $(cat "$TMP/err")"
+expect_eq "available in $CR0 after terminating" \
+	"$(jget "$TMP/cr.json" 'd["CapacityReservations"][0]["AvailableInstanceCount"]')" 2
+GROUP=arn:aws:resource-groups:ap-south-1:123456789012:group/it
+awsc ec2 run-instances --image-id "$AMI" --instance-type g5.xlarge --count 1 \
+	--capacity-reservation-specification "CapacityReservationTarget={CapacityReservationResourceGroupArn=$GROUP}" \
+	>"$TMP/run.json" 2>"$TMP/err" || fail "run-instances into $GROUP: $(cat "$TMP/err")"
+expect_eq "reservation of the launch into $GROUP" \
+	"$(jget "$TMP/run.json" 'd["Instances"][0]["CapacityReservationId"]')" "$CR0"
+ok "run-instances --capacity-reservation-specification CapacityReservationTarget: 2 of MaxCount 5 in $CR0's AZ, the third ReservationCapacityExceeded, another type InvalidParameterCombination; terminated instances give their slots back; a resource group's launch goes to $CR0"
+
+awsc ec2 run-instances --image-id "$AMI" --instance-type g6.xlarge --count 2 \
+	>"$TMP/run.json" 2>"$TMP/err" || fail "run-instances g6.xlarge: $(cat "$TMP/err")"
+awsc ec2 describe-capacity-reservations --capacity-reservation-ids "$CR1" >"$TMP/cr.json" 2>"$TMP/err" ||
+	fail "describe-capacity-reservations: $(cat "$TMP/err")"
+expect_eq "open $CR1 used by an untargeted launch (AZ, available)" \
+	"$(jget "$TMP/run.json" 'd["Instances"][0]["Placement"]["AvailabilityZone"]') $(jget "$TMP/cr.json" 'd["CapacityReservations"][0]["AvailableInstanceCount"]')" \
+	"ap-south-1b 0"
+awsc ec2 run-instances --image-id "$AMI" --instance-type g6.xlarge --count 1 \
+	--capacity-reservation-specification CapacityReservationPreference=capacity-reservations-only \
+	>/dev/null 2>"$TMP/err" && fail "capacity-reservations-only launched with $CR1 full"
+grep -q "(ReservationCapacityExceeded)" "$TMP/err" || fail "want ReservationCapacityExceeded: $(cat "$TMP/err")"
+ok "run-instances without a target: the open $CR1 first (1 of 2 in it); capacity-reservations-only with it full refused"
+
+if awsc ec2 run-instances help 2>/dev/null | grep -q capacity-block; then
+	cb_run() {	# cb_run OUTFILE ID
+		awsc ec2 run-instances --image-id "$AMI" --instance-type p5.48xlarge --count 2 \
+			--instance-market-options MarketType=capacity-block \
+			--capacity-reservation-specification "$(target "$2")" >"$1" 2>"$TMP/err"
+	}
+	cb_run "$TMP/cb.json" "$CB3" && fail "launched into the scheduled $CB3"
+	grep -q "(InvalidParameterValue).*$CB3 is scheduled" "$TMP/err" ||
+		fail "want $CB3 scheduled: $(cat "$TMP/err")"
+	cb_run "$TMP/cb.json" "$CB2" || fail "run-instances into $CB2: $(cat "$TMP/err")"
+	CB_IDS="$(jget "$TMP/cb.json" '" ".join(i["InstanceId"] for i in d["Instances"])')"
+	awsc ec2 run-instances --image-id "$AMI" --instance-type p5.48xlarge --count 1 \
+		--capacity-reservation-specification "$(target "$CB2")" >/dev/null 2>"$TMP/err" &&
+		fail "a Capacity Block launch without MarketType capacity-block succeeded"
+	grep -q "(InvalidParameterCombination)" "$TMP/err" || fail "want InvalidParameterCombination: $(cat "$TMP/err")"
+	control POST /_sim/time '{"advance": 3600}' >/dev/null || fail "control time"
+	# shellcheck disable=SC2086
+	awsc ec2 describe-instances --instance-ids $CB_IDS >"$TMP/d.json" 2>"$TMP/err" ||
+		fail "describe-instances: $(cat "$TMP/err")"
+	expect_eq "instances of $CB2 at its end: state, reason" \
+		"$(jget "$TMP/d.json" 'sorted(set((i["State"]["Name"], i["StateReason"]["Code"]) for r in d["Reservations"] for i in r["Instances"]))')" \
+		'[["terminated", "Server.ScheduledStop"]]'
+	awsc ec2 describe-capacity-reservations --capacity-reservation-ids "$CB2" >"$TMP/cr.json" 2>"$TMP/err" ||
+		fail "describe-capacity-reservations: $(cat "$TMP/err")"
+	expect_eq "state of $CB2 after its end" "$(jget "$TMP/cr.json" 'd["CapacityReservations"][0]["State"]')" expired
+	ok "run-instances --instance-market-options MarketType=capacity-block: the scheduled $CB3 refused, 2 in $CB2, without the market type refused; at $CB2's end its instances are terminated (Server.ScheduledStop) and it is expired"
+else
+	unchecked="$unchecked run-instances-MarketType=capacity-block"
+fi
+
+if awsc ec2 describe-capacity-block-offerings help >/dev/null 2>&1; then
+	awsc ec2 describe-capacity-block-offerings --instance-type p5.48xlarge --instance-count 2 \
+		--capacity-duration-hours 48 >"$TMP/cbo.json" 2>"$TMP/err" ||
+		fail "describe-capacity-block-offerings: $(cat "$TMP/err")"
+	expect_eq "offerings: type, AZ, count, hours, fee, currency" \
+		"$(jget "$TMP/cbo.json" '[(o["InstanceType"], o["AvailabilityZone"], o["InstanceCount"], o["CapacityBlockDurationHours"], o["UpfrontFee"], o["CurrencyCode"]) for o in d["CapacityBlockOfferings"]]')" \
+		'[["p5.48xlarge", "ap-south-1b", 2, 48, "3931.20", "USD"]]'
+	awsc ec2 describe-capacity-block-offerings --instance-type p5.48xlarge --instance-count 2 \
+		--capacity-duration-hours 30 >/dev/null 2>"$TMP/err" && fail "30 hours accepted"
+	grep -q "(InvalidParameterValue)" "$TMP/err" || fail "want InvalidParameterValue: $(cat "$TMP/err")"
+	ok "describe-capacity-block-offerings: the one 48-hour offering of 2 p5.48xlarge; 30 hours InvalidParameterValue"
+else
+	unchecked="$unchecked describe-capacity-block-offerings"
+fi
+[ -z "$unchecked" ] || echo "# not checked ($("$AWS" --version 2>&1 | cut -d" " -f1) lacks them):$unchecked"
 
 # --- the simulator stops on SIGTERM and removes its pid file
 stop_sim

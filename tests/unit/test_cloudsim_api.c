@@ -2038,7 +2038,19 @@ static const char gpu_scenario[] =
 	"        subnets: {subnet-a: 127.61.1.0/24, subnet-a2: 127.61.3.0/24}\n"
 	"      ap-south-1b:\n"
 	"        capacity: {p5.48xlarge: 10}\n"
-	"        subnets: {subnet-b: 127.61.2.0/24}\n";
+	"        subnets: {subnet-b: 127.61.2.0/24}\n"
+	"    capacity_reservations:\n"
+	"      - {id: cr-00000000000000001, az: ap-south-1a, type: g6.xlarge, count: 2}\n"
+	"      - {id: cr-00000000000000002, az: ap-south-1b, type: p5.48xlarge, count: 2,\n"
+	"         kind: capacity-block, start: 0, end: 1h}\n"
+	"      - {id: cr-00000000000000003, az: ap-south-1a, type: p5.48xlarge, count: 4,\n"
+	"         kind: capacity-block, start: 2h, end: 26h}\n"
+	"    resource_groups:\n"
+	"      arn:aws:resource-groups:ap-south-1:123456789012:group/gpu:\n"
+	"        [cr-00000000000000001, cr-00000000000000002]\n"
+	"    capacity_block_offerings:\n"
+	"      - {type: p5.48xlarge, az: ap-south-1b, count: 8, start: 3h,\n"
+	"         duration_hours: 48, upfront_fee: 8000}\n";
 
 static int setup_gpu(void **state)
 {
@@ -2445,6 +2457,143 @@ static void test_security_groups(void **state)
 	expect_call(cs, DSG "&MaxResults=4", 400, "InvalidParameterValue", NULL);
 }
 
+
+#define DCR "Action=DescribeCapacityReservations" V
+#define CRI "/e:DescribeCapacityReservationsResponse/e:capacityReservationSet/e:item"
+#define CRT "&CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId="
+#define CRG "&CapacityReservationSpecification.CapacityReservationTarget." \
+	"CapacityReservationResourceGroupArn=arn:aws:resource-groups:ap-south-1:123456789012:group/"
+#define CB_RUN RUN "&InstanceType=p5.48xlarge&MinCount=2&MaxCount=2" \
+	"&InstanceMarketOptions.MarketType=capacity-block" CRT
+
+static void test_capacity_reservations(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct resp rs;
+
+	call(cs, DCR "&CapacityReservationId.1=cr-00000000000000002", &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_int_equal(xcount(&rs, CRI), 1);
+	assert_string_equal(xget(&rs, CRI "/e:capacityReservationArn"),
+			    "arn:aws:ec2:ap-south-1:123456789012:capacity-reservation/cr-00000000000000002");
+	assert_string_equal(xget(&rs, CRI "/e:reservationType"), "capacity-block");
+	assert_string_equal(xget(&rs, CRI "/e:state"), "active");
+	assert_string_equal(xget(&rs, CRI "/e:instancePlatform"), "Linux/UNIX");
+	assert_string_equal(xget(&rs, CRI "/e:endDateType"), "limited");
+	assert_string_equal(xget(&rs, CRI "/e:instanceMatchCriteria"), "targeted");
+	assert_string_equal(xget(&rs, CRI "/e:totalInstanceCount"), "2");
+	assert_string_equal(xget(&rs, CRI "/e:availableInstanceCount"), "2");
+	resp_free(&rs);
+	call(cs, DCR "&Filter.1.Name=state&Filter.1.Value.1=scheduled", &rs);
+	assert_int_equal(xcount(&rs, CRI), 1);
+	assert_string_equal(xget(&rs, CRI "/e:capacityReservationId"), "cr-00000000000000003");
+	resp_free(&rs);
+	call(cs, DCR "&MaxResults=1", &rs);
+	assert_int_equal(xcount(&rs, CRI), 1);
+	assert_int_equal(xcount(&rs, "//e:nextToken"), 1);
+	resp_free(&rs);
+	expect_call(cs, DCR "&CapacityReservationId.1=cr-00000000000000009", 400,
+		    "InvalidCapacityReservationId.NotFound",
+		    "The capacity reservation ID 'cr-00000000000000009' does not exist");
+	expect_call(cs, DCR "&CapacityReservationId.1=cr-1", 400,
+		    "InvalidCapacityReservationId.Malformed", NULL);
+	expect_call(cs, DCR "&CapacityReservationId.1=cr-00000000000000001&MaxResults=5", 400,
+		    "InvalidParameterCombination", NULL);
+	expect_call(cs, DCR "&MaxResults=0", 400, "InvalidParameterValue", NULL);
+	expect_call(cs, DCR "&MaxResults=1001", 400, "InvalidParameterValue", NULL);
+	expect_call(cs, DCR "&CapacityReservationIds.1=cr-00000000000000001", 400,
+		    "UnknownParameter", NULL);
+	expect_call(cs, DCR "&Filter.1.Name=reservation-type&Filter.1.Value.1=default", 400,
+		    "InvalidParameterValue", "The filter 'reservation-type' is invalid");
+	expect_call(cs, DCR "&DryRun=true", 412, "DryRunOperation", NULL);
+}
+
+static void test_capacity_reservation_launch(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct resp rs;
+
+	expect_call(cs, RUN "&InstanceType=g6.xlarge&MinCount=3&MaxCount=3" CRT
+		    "cr-00000000000000001", 400, "ReservationCapacityExceeded", NULL);
+	call(cs, RUN "&InstanceType=g6.xlarge&MinCount=1&MaxCount=4" CRT "cr-00000000000000001",
+	     &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_int_equal(xcount(&rs, "//e:instancesSet/e:item"), 2);
+	assert_string_equal(xget(&rs, "//e:item[1]/e:placement/e:availabilityZone"), "ap-south-1a");
+	assert_string_equal(xget(&rs, "//e:item[2]/e:capacityReservationId"), "cr-00000000000000001");
+	assert_string_equal(xget(&rs, "//e:item[2]/e:capacityReservationSpecification/"
+				 "e:capacityReservationTarget/e:capacityReservationId"),
+			    "cr-00000000000000001");
+	resp_free(&rs);
+	call(cs, RUN "&InstanceType=g6.xlarge&MinCount=1&MaxCount=1"
+		 "&CapacityReservationSpecification.CapacityReservationPreference=none", &rs);
+	assert_string_equal(xget(&rs, "//e:item[1]/e:capacityReservationSpecification/"
+				 "e:capacityReservationPreference"), "none");
+	assert_int_equal(xcount(&rs, "//e:item[1]/e:capacityReservationId"), 0);
+	resp_free(&rs);
+	expect_call(cs, RUN "&InstanceType=g6.xlarge&MinCount=1&MaxCount=1"
+		    "&CapacityReservationSpecification.CapacityReservationPreference=open" CRT
+		    "cr-00000000000000001", 400, "InvalidParameterCombination", NULL);
+	expect_call(cs, RUN "&InstanceType=g6.xlarge&MinCount=1&MaxCount=1"
+		    "&CapacityReservationSpecification.CapacityReservationPreference=sometimes",
+		    400, "InvalidParameterValue", NULL);
+	expect_call(cs, RUN "&InstanceType=g6.xlarge&MinCount=1&MaxCount=1" CRG "nope", 400,
+		    "InvalidParameterValue", NULL);
+	/* the group's g6.xlarge reservation is full now; its Capacity Block is p5 */
+	expect_call(cs, RUN "&InstanceType=g6.xlarge&MinCount=1&MaxCount=1" CRG "gpu", 400,
+		    "ReservationCapacityExceeded", NULL);
+	expect_call(cs, RUN "&InstanceType=g5.xlarge&MinCount=1&MaxCount=1" CRG "gpu", 400,
+		    "InvalidParameterCombination", NULL);
+	/* Capacity Blocks: the market type, the window, no Spot options */
+	expect_call(cs, RUN "&InstanceType=p5.48xlarge&MinCount=1&MaxCount=1" CRT
+		    "cr-00000000000000002", 400, "InvalidParameterCombination", NULL);
+	expect_call(cs, CB_RUN "cr-00000000000000002"
+		    "&InstanceMarketOptions.SpotOptions.MaxPrice=1", 400,
+		    "InvalidParameterCombination", NULL);
+	expect_call(cs, CB_RUN "cr-00000000000000003", 400, "InvalidParameterValue", NULL);
+	call(cs, RUN "&InstanceType=p5.48xlarge&MinCount=2&MaxCount=2"
+		 "&InstanceMarketOptions.MarketType=capacity-block" CRG "gpu", &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_string_equal(xget(&rs, "//e:item[1]/e:capacityReservationId"), "cr-00000000000000002");
+	assert_string_equal(xget(&rs, "//e:item[2]/e:placement/e:availabilityZone"), "ap-south-1b");
+	assert_string_equal(xget(&rs, "//e:item[2]/e:instanceLifecycle"), "capacity-block");
+	resp_free(&rs);
+	call(cs, DCR "&CapacityReservationId.1=cr-00000000000000002", &rs);
+	assert_string_equal(xget(&rs, CRI "/e:availableInstanceCount"), "0");
+	resp_free(&rs);
+}
+
+#define DCBO "Action=DescribeCapacityBlockOfferings" V
+#define CBI "/e:DescribeCapacityBlockOfferingsResponse/e:capacityBlockOfferingSet/e:item"
+
+static void test_capacity_block_offerings(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	struct resp rs;
+
+	call(cs, DCBO "&InstanceType=p5.48xlarge&InstanceCount=4&CapacityDurationHours=48", &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_int_equal(xcount(&rs, CBI), 1);
+	assert_string_equal(xget(&rs, CBI "/e:instanceCount"), "4");
+	assert_string_equal(xget(&rs, CBI "/e:upfrontFee"), "4000.00");
+	assert_string_equal(xget(&rs, CBI "/e:currencyCode"), "USD");
+	assert_string_equal(xget(&rs, CBI "/e:capacityBlockDurationHours"), "48");
+	assert_true(gb_str_has_prefix(xget(&rs, CBI "/e:capacityBlockOfferingId"), "cb-"));
+	resp_free(&rs);
+	call(cs, DCBO "&InstanceType=p5.48xlarge&InstanceCount=9&CapacityDurationHours=48", &rs);
+	assert_int_equal(xcount(&rs, CBI), 0);
+	resp_free(&rs);
+	expect_call(cs, DCBO "&InstanceType=p5.48xlarge&InstanceCount=1", 400,
+		    "MissingParameter", NULL);
+	expect_call(cs, DCBO "&CapacityDurationHours=30", 400, "InvalidParameterValue", NULL);
+	expect_call(cs, DCBO "&CapacityDurationHours=24&InstanceCount=0", 400,
+		    "InvalidParameterValue", NULL);
+	expect_call(cs, DCBO "&CapacityDurationHours=24&StartDateRange=tomorrow", 400,
+		    "InvalidParameterValue", NULL);
+	expect_call(cs, DCBO "&CapacityDurationHours=24&UltraserverCount=1", 400,
+		    "UnknownParameter", NULL);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 #define TG(fn) cmocka_unit_test_setup_teardown(fn, setup_gpu, teardown_gpu)
 
@@ -2489,6 +2638,9 @@ int main(void)
 		TG(test_cluster_launch),
 		TG(test_network_interfaces),
 		TG(test_security_groups),
+		TG(test_capacity_reservations),
+		TG(test_capacity_reservation_launch),
+		TG(test_capacity_block_offerings),
 	};
 	int rc;
 

@@ -256,6 +256,41 @@ static void test_missing_file(void **state)
 	assert_non_null(strstr(e.text, "no-such.yaml"));
 }
 
+/* capacity_reservations, capacity_block_offerings, resource_groups of capacity.yaml */
+static void test_capacity_keys(void **state)
+{
+	struct gb_scenario *sc = load_ok(DATA "/capacity.yaml");
+	const struct gb_sc_region *rg = &sc->regions[0];
+	const struct gb_sc_cr *cr = rg->crs;
+
+	(void)state;
+	assert_int_equal(rg->ncrs, 4);
+	assert_string_equal(cr[0].id, "cr-0123456789abcdef0");
+	assert_ptr_equal(cr[0].az, &rg->azs[0]);
+	assert_string_equal(cr[0].type->name, "g5.xlarge");
+	assert_int_equal(cr[0].count, 2);
+	assert_false(cr[0].open);			/* targeted by default */
+	assert_int_equal(cr[0].kind, GB_SC_CR_DEFAULT);
+	assert_true(cr[0].start == 0 && cr[0].end < 0);	/* no end */
+	assert_null(cr[0].state);
+	assert_true(cr[1].open);
+	assert_ptr_equal(cr[1].az, &rg->azs[1]);
+	assert_int_equal(cr[2].kind, GB_SC_CR_BLOCK);
+	assert_true(fabs(cr[2].end - 3600) < 1e-9);
+	assert_true(fabs(cr[3].start - 86400) < 1e-9 && fabs(cr[3].end - 172800) < 1e-9);
+	assert_int_equal(rg->ncb_offers, 2);
+	assert_ptr_equal(rg->cb_offers[1].az, &rg->azs[1]);
+	assert_int_equal(rg->cb_offers[1].count, 2);
+	assert_int_equal(rg->cb_offers[1].hours, 48);
+	assert_string_equal(rg->cb_offers[1].upfront_fee, "3931.20");
+	assert_true(fabs(rg->cb_offers[0].start - 3 * 86400) < 1e-9);
+	assert_int_equal(rg->nrgroups, 1);
+	assert_string_equal(rg->rgroups[0].arn,
+			    "arn:aws:resource-groups:ap-south-1:123456789012:group/it");
+	assert_int_equal(rg->rgroups[0].ids.n, 1);
+	gb_scenario_destroy(sc);
+}
+
 static void test_shipped_scenarios(void **state)
 {
 	static const char *files[] = { "default.yaml", "bench.yaml",
@@ -346,6 +381,7 @@ int main(void)
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_roles),
+		cmocka_unit_test(test_capacity_keys),
 		cmocka_unit_test(test_invalid_files),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_shipped_scenarios),

@@ -4,7 +4,8 @@
  * clock: MinCount/MaxCount, ICE, idempotency, quotas, offerings, CIDR
  * exhaustion, state timing, capacity events, filters and paging, Spot
  * as a market of its own (pool, quota, price, events, release), placement
- * groups, network interfaces, instance types and security groups
+ * groups, network interfaces, instance types, security groups, capacity
+ * reservations and Capacity Block offerings
  */
 #include "config.h"
 
@@ -1226,7 +1227,265 @@ static void test_sgroups_query(void **state)
 	assert_string_equal(e.message, "The security group 'sg-8' does not exist");
 }
 
+/* Capacity reservations: ODCRs (targeted, open), a Capacity Block, offerings */
+static const char cr_text[] =
+	"seed: 5\n"
+	"timing: {pending: 1s, shutting_down: 1s, terminated_visible: 60s}\n"
+	"regions:\n"
+	"  ap-south-1:\n"
+	"    azs:\n"
+	"      ap-south-1a:\n"
+	"        capacity: {g5.xlarge: 2, p5.48xlarge: 0}\n"
+	"        subnets: {subnet-a: 127.3.0.0/24}\n"
+	"      ap-south-1b:\n"
+	"        capacity: {g5.xlarge: 1}\n"
+	"        subnets: {subnet-b: 127.3.1.0/24}\n"
+	"    capacity_reservations:\n"
+	"      - {id: cr-0000000000000000a, az: ap-south-1a, type: g5.xlarge, count: 2}\n"
+	"      - {id: cr-0000000000000000b, az: ap-south-1b, type: g5.xlarge, count: 2,\n"
+	"         match: open}\n"
+	"      - {id: cr-0000000000000000c, az: ap-south-1a, type: p5.48xlarge, count: 2,\n"
+	"         kind: capacity-block, start: 100s, end: 200s}\n"
+	"      - {id: cr-0000000000000000d, az: ap-south-1a, type: g5.xlarge, count: 1,\n"
+	"         state: cancelled}\n"
+	"    capacity_block_offerings:\n"
+	"      - {type: p5.48xlarge, az: ap-south-1a, count: 4, start: 1h,\n"
+	"         duration_hours: 24, upfront_fee: 1000.00}\n"
+	"      - {type: p5.48xlarge, az: ap-south-1a, count: 8, start: 48h,\n"
+	"         duration_hours: 24, upfront_fee: 4000}\n"
+	"      - {type: p5.48xlarge, az: ap-south-1a, count: 8, start: 2h,\n"
+	"         duration_hours: 168, upfront_fee: 9000}\n";
+
+static int setup_cr(void **state)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+	gb_error_t e;
+
+	if (gb_scenario_parse("cr.yaml", cr_text, sizeof(cr_text) - 1, &f->sc, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(gb_sim_create(f->sc, &f->sim, &e), GB_E_OK);
+	*state = f;
+	return 0;
+}
+
+static const struct gb_sim_cr *cr_of(gb_sim_t *sim, const char *id, double now)
+{
+	const char *ids[] = { id };
+	struct gb_sim_query q = { .ids = ids, .nids = 1 };
+	const struct gb_sim_cr **v = NULL, *cr;
+	char next[GB_SIM_TOKEN_MAX];
+	struct gb_sim_error e;
+	size_t n;
+
+	assert_int_equal(gb_sim_describe_crs(sim, "ap-south-1", &q, now, &v, &n, next, &e),
+			 GB_E_OK);
+	assert_int_equal(n, 1);
+	cr = v[0];
+	free(v);
+	return cr;
+}
+
+static void test_cr_targeted(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_launch l = launch_of("g5.xlarge", NULL, 1, 5);
+	struct gb_sim_reservation *r = NULL;
+	struct gb_sim_state_change *ch = NULL;
+	struct gb_sim_error e;
+	const char *id;
+	size_t n;
+
+	l.cr_id = "cr-00000000000000009";
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidCapacityReservationId.NotFound", &e);
+	l.cr_id = "cr-123";
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidCapacityReservationId.Malformed", &e);
+	l.cr_id = "cr-0000000000000000a";
+	l.instance_type = "g6.xlarge";
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidParameterCombination", &e);
+	assert_string_equal(e.message, "The instance type g6.xlarge does not match the instance type g5.xlarge of Capacity Reservation cr-0000000000000000a");
+	l.instance_type = "g5.xlarge";
+	l.subnet_id = "subnet-b";
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidParameterCombination", &e);
+	l.subnet_id = NULL;
+	l.spot = true;
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidParameterCombination", &e);
+	l.spot = false;
+	/* MaxCount 5: the reservation's 2, never the pool's */
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 0, &r), 2);
+	assert_ptr_equal(r->inst[0]->cr, cr_of(f->sim, l.cr_id, 0));
+	assert_string_equal(r->inst[1]->az->name, "ap-south-1a");
+	assert_int_equal(gb_sim_cr_available(cr_of(f->sim, l.cr_id, 0), 0), 0);
+	assert_int_equal(gb_sim_pools(f->sim, &n)[0].used, 0);
+	run_err(f->sim, "ap-south-1", &l, 1, 400, "ReservationCapacityExceeded", &e);
+	assert_string_equal(e.message, "The requested number of instances (1) exceeds the available capacity of Capacity Reservation cr-0000000000000000a (0 of 2).");
+	/* a terminated instance gives its slot back once terminated */
+	id = r->inst[0]->id;
+	assert_int_equal(gb_sim_terminate_instances(f->sim, "ap-south-1", &id, 1, false, 2, &ch,
+						    &n, &e), GB_E_OK);
+	free(ch);
+	assert_int_equal(gb_sim_cr_available(cr_of(f->sim, l.cr_id, 2.5), 2.5), 0);
+	assert_int_equal(gb_sim_cr_available(cr_of(f->sim, l.cr_id, 3), 3), 1);
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 3, NULL), 1);
+	/* a cancelled one takes nothing */
+	l.cr_id = "cr-0000000000000000d";
+	run_err(f->sim, "ap-south-1", &l, 4, 400, "InvalidParameterValue", &e);
+	assert_string_equal(e.message, "Capacity Reservation cr-0000000000000000d is in state cancelled: instances can be launched only into an active one");
+}
+
+static void test_cr_open(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_launch l = launch_of("g5.xlarge", NULL, 3, 3);
+	struct gb_sim_reservation *r = NULL;
+	const struct gb_sim_cr *cr;
+	struct gb_sim_error e;
+
+	/* no AZ: EC2 lands it where the open reservation is, 2 in it, 1 from the pool */
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 0, &r), 3);
+	cr = cr_of(f->sim, "cr-0000000000000000b", 0);
+	assert_ptr_equal(r->inst[0]->cr, cr);
+	assert_ptr_equal(r->inst[1]->cr, cr);
+	assert_null(r->inst[2]->cr);
+	assert_string_equal(r->inst[2]->az->name, "ap-south-1b");
+	assert_int_equal(gb_sim_cr_available(cr, 0), 0);
+	/* the pool of ap-south-1b is full now: capacity-reservations-only fails */
+	l.min_count = l.max_count = 1;
+	l.cr_pref = GB_SIM_CR_PREF_ONLY;
+	l.az = "ap-south-1b";
+	run_err(f->sim, "ap-south-1", &l, 1, 400, "ReservationCapacityExceeded", &e);
+	/* preference none never uses it */
+	l.cr_pref = GB_SIM_CR_PREF_NONE;
+	l.az = "ap-south-1a";
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 1, &r), 1);
+	assert_null(r->inst[0]->cr);
+}
+
+static void test_cr_block(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_launch l = launch_of("p5.48xlarge", NULL, 2, 2);
+	struct gb_sim_reservation *r = NULL;
+	struct gb_sim_instance **v = NULL;
+	struct gb_sim_query q = { 0 };
+	char next[GB_SIM_TOKEN_MAX];
+	struct gb_sim_error e;
+	size_t n;
+
+	l.capacity_block = true;
+	run_err(f->sim, "ap-south-1", &l, 0, 400, "InvalidParameterCombination", &e);
+	l.cr_id = "cr-0000000000000000c";
+	assert_string_equal(gb_sim_cr_state(cr_of(f->sim, l.cr_id, 0), 0), "scheduled");
+	run_err(f->sim, "ap-south-1", &l, 50, 400, "InvalidParameterValue", &e);
+	assert_true(gb_str_has_prefix(e.message, "Capacity Block cr-0000000000000000c is scheduled"));
+	l.capacity_block = false;
+	run_err(f->sim, "ap-south-1", &l, 100, 400, "InvalidParameterCombination", &e);
+	l.capacity_block = true;
+	assert_int_equal(run_ok(f->sim, "ap-south-1", &l, 100, &r), 2);
+	assert_string_equal(gb_sim_cr_state(cr_of(f->sim, l.cr_id, 150), 150), "active");
+	/* the block's end terminates its instances */
+	assert_int_equal(gb_sim_describe_instances(f->sim, "ap-south-1", &q, 200, &v, &n, next,
+						   &e), GB_E_OK);
+	assert_int_equal(n, 2);
+	assert_int_equal(v[0]->state, GB_SIM_STATE_SHUTTING_DOWN);
+	assert_true(v[0]->cr_ended);
+	assert_false(v[0]->user_terminated);
+	free(v);
+	assert_string_equal(gb_sim_cr_state(cr_of(f->sim, l.cr_id, 201), 201), "expired");
+	assert_int_equal(cr_of(f->sim, l.cr_id, 201)->used, 0);
+	run_err(f->sim, "ap-south-1", &l, 201, 400, "InvalidParameterValue", &e);
+}
+
+static void test_cr_describe(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_filter flt = { "instance-match-criteria", (const char *[]){ "targeted" }, 1 };
+	struct gb_sim_filter bad = { "reservation-type", (const char *[]){ "default" }, 1 };
+	const char *ids[] = { "cr-0000000000000000a", "cr-0000000000000000e" };
+	struct gb_sim_query q = { .max_results = 2 };
+	const struct gb_sim_cr **v = NULL;
+	char next[GB_SIM_TOKEN_MAX], token[GB_SIM_TOKEN_MAX];
+	struct gb_sim_error e;
+	size_t n;
+
+	assert_int_equal(gb_sim_describe_crs(f->sim, "ap-south-1", &q, 0, &v, &n, next, &e),
+			 GB_E_OK);
+	assert_int_equal(n, 2);
+	assert_true(gb_str_has_prefix(next, "gbsim1"));
+	free(v);
+	memcpy(token, next, sizeof(token));
+	q.next_token = token;
+	q.filters = &flt;
+	q.nfilters = 1;
+	assert_int_equal(gb_sim_describe_crs(f->sim, "ap-south-1", &q, 0, &v, &n, next, &e),
+			 GB_E_OK);
+	assert_int_equal(n, 2);			/* c and d; b is open */
+	assert_string_equal(v[0]->sc->id, "cr-0000000000000000c");
+	assert_string_equal(next, "");
+	free(v);
+	q.filters = &bad;
+	assert_int_equal(gb_sim_describe_crs(f->sim, "ap-south-1", &q, 0, &v, &n, next, &e),
+			 GB_E_CLOUDCONFIG);
+	assert_string_equal(e.message, "The filter 'reservation-type' is invalid");
+	memset(&q, 0, sizeof(q));
+	q.ids = ids;
+	q.nids = 2;
+	assert_int_equal(gb_sim_describe_crs(f->sim, "ap-south-1", &q, 0, &v, &n, next, &e),
+			 GB_E_NOTFOUND);
+	assert_string_equal(e.code, "InvalidCapacityReservationId.NotFound");
+	ids[1] = "cr-0000000000000000A";
+	assert_int_equal(gb_sim_describe_crs(f->sim, "ap-south-1", &q, 0, &v, &n, next, &e),
+			 GB_E_CLOUDCONFIG);
+	assert_string_equal(e.code, "InvalidCapacityReservationId.Malformed");
+	q.nids = 1;
+	q.max_results = 5;
+	assert_int_equal(gb_sim_describe_crs(f->sim, "ap-south-1", &q, 0, &v, &n, next, &e),
+			 GB_E_CLOUDCONFIG);
+	assert_string_equal(e.code, "InvalidParameterCombination");
+	/* another region has none of them */
+	q.max_results = 0;
+	assert_int_equal(gb_sim_describe_crs(f->sim, "ap-northeast-1", &q, 0, &v, &n, next, &e),
+			 GB_E_AUTH);
+}
+
+static void test_cb_offerings(void **state)
+{
+	struct fix *f = *state;
+	struct gb_sim_cb_query q = { "p5.48xlarge", 2, 24, -1, -1, 0, NULL };
+	struct gb_sim_cb_offering *v = NULL;
+	char next[GB_SIM_TOKEN_MAX];
+	struct gb_sim_error e;
+	size_t n;
+
+	assert_int_equal(gb_sim_describe_cb_offerings(f->sim, "ap-south-1", &q, 0, &v, &n, next,
+						      &e), GB_E_OK);
+	assert_int_equal(n, 2);
+	assert_int_equal(v[0].count, 2);
+	assert_true(v[0].fee > 499.99 && v[0].fee < 500.01);
+	free(v);
+	q.count = 5;		/* only the 8-instance one */
+	q.end_range = 24 * 3600;
+	assert_int_equal(gb_sim_describe_cb_offerings(f->sim, "ap-south-1", &q, 0, &v, &n, next,
+						      &e), GB_E_OK);
+	assert_int_equal(n, 0);
+	free(v);
+	q.end_range = -1;
+	q.hours = 168;
+	assert_int_equal(gb_sim_describe_cb_offerings(f->sim, "ap-south-1", &q, 0, &v, &n, next,
+						      &e), GB_E_OK);
+	assert_int_equal(n, 1);
+	free(v);
+	q.hours = 25;
+	assert_int_equal(gb_sim_describe_cb_offerings(f->sim, "ap-south-1", &q, 0, &v, &n, next,
+						      &e), GB_E_CLOUDCONFIG);
+	assert_string_equal(e.code, "InvalidParameterValue");
+	q.hours = 24;
+	q.count = 65;
+	assert_int_equal(gb_sim_describe_cb_offerings(f->sim, "ap-south-1", &q, 0, &v, &n, next,
+						      &e), GB_E_CLOUDCONFIG);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define TC(fn) cmocka_unit_test_setup_teardown(fn, setup_cr, teardown)
 #define TG(fn) cmocka_unit_test_setup_teardown(fn, setup_gpu, teardown_gpu)
 
 int main(void)
@@ -1258,6 +1517,11 @@ int main(void)
 		TG(test_netifs),
 		TG(test_itypes_query),
 		TG(test_sgroups_query),
+		TC(test_cr_targeted),
+		TC(test_cr_open),
+		TC(test_cr_block),
+		TC(test_cr_describe),
+		TC(test_cb_offerings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
