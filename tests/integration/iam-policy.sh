@@ -30,10 +30,13 @@ for s in policy["Statement"]:
     if s["Effect"] == "Allow":
         allowed |= {a for a in actions(s) if a.startswith("ec2:")}
 # every action gb_ec2.c sends: ec2_call(c, "Action", ...), ack_call(c,
-# "Action", ...) (an answer of a plain true) or
-# ec2_call(c, action, ...) with a `static const char *const action = "..."`
+# "Action", ...) (an answer of a plain true),
+# ec2_call(c, action, ...) with a `static const char *const action = "..."`,
+# or a paginated call's `struct pager pg = { "Action", ...`
 src = open(top + "/src/libcloud/gb_ec2.c").read()
 called = set(re.findall(r'(?:ec2|ack)_call\(c, "(\w+)"', src))
+if re.search(r'ec2_call\(c, pg->action,', src):
+    called |= set(re.findall(r'struct pager pg = \{ "(\w+)"', src))
 if re.search(r'ec2_call\(c, action,', src):
     called |= set(re.findall(r'const char \*const action = "(\w+)"', src))
 called = set("ec2:" + a for a in called)
