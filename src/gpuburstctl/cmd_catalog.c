@@ -214,19 +214,12 @@ static gb_err_t refresh_region(const struct gb_conf *conf, const struct gb_conf_
 			       gb_creds_t *creds, struct refresh *f, gb_error_t *err)
 {
 	struct gb_ec2_instance_type_list *l = NULL;
-	struct gb_ec2_opts eo = { 0 };
 	struct gb_ec2_error ae = { 0 };
-	gb_ec2_t *ec2 = NULL;
+	gb_ec2_t *ec2 = ctl_ec2_client(conf, r, creds, CATALOG_TIMEOUT_MS, err);
 	gb_err_t rc;
 
-	eo.region = r->name;
-	eo.endpoint = gb_conf_endpoint(conf, r);
-	eo.creds = creds;
-	eo.http.timeout_ms = CATALOG_TIMEOUT_MS;
-	gb_plan_http_opts(conf, &eo.http);
-	eo.max_pages = 100;
-	if ((rc = gb_ec2_create(&eo, &ec2, err)))
-		return rc;
+	if (!ec2)
+		return err->code ? err->code : GB_E_INVALID;
 	rc = gb_ec2_describe_instance_types(ec2, NULL, 0, NULL, 0, &l, &ae, err);
 	if (!rc && !take(f, l))
 		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");

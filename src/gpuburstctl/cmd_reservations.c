@@ -31,24 +31,6 @@
 
 static const char CB_KIND[] = "capacity-block";
 
-/* A client for [r]; RET NULL with the reason in [err]. */
-static gb_ec2_t *region_client(const struct gb_conf *conf, const struct gb_conf_region *r,
-			       gb_creds_t *creds, gb_error_t *err)
-{
-	struct gb_ec2_opts eo = { 0 };
-	gb_ec2_t *ec2 = NULL;
-
-	eo.region = r->name;
-	eo.endpoint = gb_conf_endpoint(conf, r);
-	eo.creds = creds;
-	eo.http.timeout_ms = RESERVATIONS_TIMEOUT_MS;
-	gb_plan_http_opts(conf, &eo.http);
-	eo.max_pages = 100;
-	if (gb_ec2_create(&eo, &ec2, err))
-		return NULL;
-	return ec2;
-}
-
 /*
  * The regions asked into [v] (room for conf->n_regions): [only] (which must
  * be configured), else all of them.
@@ -190,7 +172,8 @@ static gb_err_t run_listing(struct ctl *ctl, struct listing *ls, int argc, char 
 	for (size_t i = 0; i < n; i++) {
 		struct gb_ec2_capacity_reservation_list *l = NULL;
 		struct gb_ec2_error ae = { 0 };
-		gb_ec2_t *ec2 = region_client(conf, regions[i], creds, &err);
+		gb_ec2_t *ec2 = ctl_ec2_client(conf, regions[i], creds, RESERVATIONS_TIMEOUT_MS,
+					     &err);
 
 		rc = ec2 ? gb_ec2_describe_capacity_reservations(ec2, &p, &l, &ae, &err) :
 			   GB_E_INVALID;
@@ -321,7 +304,8 @@ gb_err_t ctl_cmd_capacity_blocks_offerings(struct ctl *ctl, int argc, char **arg
 	for (size_t i = 0; i < n; i++) {
 		struct gb_ec2_capacity_block_offering_list *l = NULL;
 		struct gb_ec2_error ae = { 0 };
-		gb_ec2_t *ec2 = region_client(conf, regions[i], creds, &err);
+		gb_ec2_t *ec2 = ctl_ec2_client(conf, regions[i], creds, RESERVATIONS_TIMEOUT_MS,
+					     &err);
 
 		rc = ec2 ? gb_ec2_describe_capacity_block_offerings(ec2, &p, &l, &ae, &err) :
 			   GB_E_INVALID;

@@ -12,6 +12,7 @@
 
 #include "ctl.h"
 #include "gb_log.h"
+#include "gb_plan.h"
 #include "gb_util.h"
 
 /*****************************************************************************
@@ -418,4 +419,21 @@ void ctl_table_free(struct ctl_table *t)
 {
 	gb_strv_free(&t->cells);
 	memset(t, 0, sizeof(*t));
+}
+
+gb_ec2_t *ctl_ec2_client(const struct gb_conf *conf, const struct gb_conf_region *r,
+			 gb_creds_t *creds, long timeout_ms, gb_error_t *err)
+{
+	struct gb_ec2_opts eo = { 0 };
+	gb_ec2_t *ec2 = NULL;
+
+	eo.region = r->name;
+	eo.endpoint = gb_conf_endpoint(conf, r);
+	eo.creds = creds;
+	eo.http.timeout_ms = timeout_ms;
+	gb_plan_http_opts(conf, &eo.http);
+	eo.max_pages = 100;
+	if (gb_ec2_create(&eo, &ec2, err))
+		return NULL;
+	return ec2;
 }
