@@ -215,11 +215,11 @@ static gb_err_t refresh_region(const struct gb_conf *conf, const struct gb_conf_
 {
 	struct gb_ec2_instance_type_list *l = NULL;
 	struct gb_ec2_error ae = { 0 };
-	gb_ec2_t *ec2 = ctl_ec2_client(conf, r, creds, CATALOG_TIMEOUT_MS, err);
+	gb_ec2_t *ec2 = NULL;
 	gb_err_t rc;
 
-	if (!ec2)
-		return err->code ? err->code : GB_E_INVALID;
+	if ((rc = ctl_ec2_client(conf, r, creds, CATALOG_TIMEOUT_MS, &ec2, err)))
+		return rc;
 	rc = gb_ec2_describe_instance_types(ec2, NULL, 0, NULL, 0, &l, &ae, err);
 	if (!rc && !take(f, l))
 		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");

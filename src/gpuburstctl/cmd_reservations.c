@@ -31,19 +31,10 @@
 
 static const char CB_KIND[] = "capacity-block";
 
-/*
- * The regions asked into [v] (room for conf->n_regions): [only] (which must
- * be configured), else all of them.
- */
-static gb_err_t pick_regions(const struct gb_conf *conf, const char *cmd, const char *only,
-			     const struct gb_conf_region **v, size_t *n)
+/* --region [only]: it must be configured. */
+static gb_err_t check_region(const struct gb_conf *conf, const char *cmd, const char *only)
 {
-	*n = 0;
-	for (size_t i = 0; i < conf->n_regions; i++) {
-		if (!only || strcmp(conf->regions[i].name, only) == 0)
-			v[(*n)++] = &conf->regions[i];
-	}
-	if (only && *n == 0)
+	if (only && !gb_conf_region(conf, only))
 		return ctl_usage(cmd, "region %s is not configured", only);
 	return GB_E_OK;
 }
@@ -122,7 +113,6 @@ static gb_err_t run_listing(struct ctl *ctl, struct listing *ls, int argc, char 
 	};
 	struct gb_ec2_filter flt = { "instance-type", NULL, 0 };
 	struct gb_ec2_capacity_reservations_params p = { 0 };
-	const struct gb_conf_region **regions = NULL;
 	const char *only = NULL, *type = NULL;
 	const struct gb_conf *conf;
 	json_t *failed = NULL;
@@ -130,7 +120,6 @@ static gb_err_t run_listing(struct ctl *ctl, struct listing *ls, int argc, char 
 	gb_error_t err = { 0 };
 	gb_err_t rc, first_rc = GB_E_OK;
 	bool first = true;
-	size_t n = 0;
 	int c;
 
 	while ((c = ctl_getopt(ctl, ls->cmd, argc, argv, ":jhr:t:", longopts, &first, &rc)) != -1) {
@@ -147,10 +136,8 @@ static gb_err_t run_listing(struct ctl *ctl, struct listing *ls, int argc, char 
 		return ctl_usage(ls->cmd, "unexpected argument '%s'", argv[optind]);
 	if (!(conf = ctl_conf(ctl, &rc)))
 		return rc;
-	if (!(regions = calloc(conf->n_regions ? conf->n_regions : 1, sizeof(*regions))))
-		return ctl_fail(GB_E_NOMEM, "%s: out of memory", ls->cmd);
-	if ((rc = pick_regions(conf, ls->cmd, only, regions, &n)))
-		goto out;
+	if ((rc = check_region(conf, ls->cmd, only)))
+		return rc;
 	if (type) {
 		flt.values = &type;
 		flt.n_values = 1;
@@ -169,21 +156,23 @@ static gb_err_t run_listing(struct ctl *ctl, struct listing *ls, int argc, char 
 		ctl_table_init(&ls->t, 10, "REGION", "ID", "KIND", "TYPE", "AZ", "STATE",
 			       "AVAILABLE", "MATCH", "START", "END");
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < conf->n_regions; i++) {
+		const struct gb_conf_region *r = &conf->regions[i];
 		struct gb_ec2_capacity_reservation_list *l = NULL;
 		struct gb_ec2_error ae = { 0 };
-		gb_ec2_t *ec2 = ctl_ec2_client(conf, regions[i], creds, RESERVATIONS_TIMEOUT_MS,
-					     &err);
+		gb_ec2_t *ec2 = NULL;
 
-		rc = ec2 ? gb_ec2_describe_capacity_reservations(ec2, &p, &l, &ae, &err) :
-			   GB_E_INVALID;
-		if (rc)
-			region_failed(ls->cmd, "DescribeCapacityReservations", regions[i]->name, rc,
-				      &err, &first_rc, failed);
-		else
+		if (only && strcmp(r->name, only))
+			continue;
+		if (!(rc = ctl_ec2_client(conf, r, creds, RESERVATIONS_TIMEOUT_MS, &ec2, &err)))
+			rc = gb_ec2_describe_capacity_reservations(ec2, &p, &l, &ae, &err);
+		if (rc) {
+			region_failed(ls->cmd, "DescribeCapacityReservations", r->name, rc, &err,
+				      &first_rc, failed);
+		} else {
 			ls->answered++;
-		if (!rc)
-			list_region(ls, regions[i]->name, l);
+			list_region(ls, r->name, l);
+		}
 		gb_ec2_capacity_reservation_list_free(l);
 		gb_ec2_destroy(ec2);
 	}
@@ -204,7 +193,6 @@ out:
 	json_decref(ls->items);
 	json_decref(failed);
 	gb_creds_destroy(creds);
-	free(regions);
 	return rc;
 }
 
@@ -246,7 +234,6 @@ gb_err_t ctl_cmd_capacity_blocks_offerings(struct ctl *ctl, int argc, char **arg
 		CTL_COMMON_LONGOPTS, { 0 }
 	};
 	struct gb_ec2_capacity_block_offerings_params p = { 0 };
-	const struct gb_conf_region **regions = NULL;
 	const char *only = NULL;
 	const struct gb_conf *conf;
 	struct ctl_table t = { 0 };
@@ -256,7 +243,7 @@ gb_err_t ctl_cmd_capacity_blocks_offerings(struct ctl *ctl, int argc, char **arg
 	gb_err_t rc, first_rc = GB_E_OK;
 	long count = 0, days = 0;
 	bool first = true;
-	size_t n = 0, shown = 0;
+	size_t shown = 0;
 	int c;
 
 	while ((c = ctl_getopt(ctl, cmd, argc, argv, ":jht:n:d:r:", longopts, &first, &rc)) != -1) {
@@ -285,10 +272,8 @@ gb_err_t ctl_cmd_capacity_blocks_offerings(struct ctl *ctl, int argc, char **arg
 		return ctl_fail(rc, "%s: %s", cmd, err.text);
 	p.instance_count = (int)count;
 	p.duration_hours = (int)days * 24;
-	if (!(regions = calloc(conf->n_regions ? conf->n_regions : 1, sizeof(*regions))))
-		return ctl_fail(GB_E_NOMEM, "%s: out of memory", cmd);
-	if ((rc = pick_regions(conf, cmd, only, regions, &n)))
-		goto out;
+	if ((rc = check_region(conf, cmd, only)))
+		return rc;
 	ctl_log_open(ctl);
 	if ((rc = gb_plan_creds_create(conf, &creds, &err))) {
 		rc = ctl_fail(rc, "%s: credentials: %s", cmd, err.text);
@@ -301,29 +286,31 @@ gb_err_t ctl_cmd_capacity_blocks_offerings(struct ctl *ctl, int argc, char **arg
 		ctl_table_init(&t, 8, "REGION", "OFFERING", "TYPE", "AZ", "COUNT", "START", "END",
 			       "UPFRONT_FEE");
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < conf->n_regions; i++) {
+		const struct gb_conf_region *r = &conf->regions[i];
 		struct gb_ec2_capacity_block_offering_list *l = NULL;
 		struct gb_ec2_error ae = { 0 };
-		gb_ec2_t *ec2 = ctl_ec2_client(conf, regions[i], creds, RESERVATIONS_TIMEOUT_MS,
-					     &err);
+		gb_ec2_t *ec2 = NULL;
 
-		rc = ec2 ? gb_ec2_describe_capacity_block_offerings(ec2, &p, &l, &ae, &err) :
-			   GB_E_INVALID;
+		if (only && strcmp(r->name, only))
+			continue;
+		if (!(rc = ctl_ec2_client(conf, r, creds, RESERVATIONS_TIMEOUT_MS, &ec2, &err)))
+			rc = gb_ec2_describe_capacity_block_offerings(ec2, &p, &l, &ae, &err);
 		if (rc)
-			region_failed(cmd, "DescribeCapacityBlockOfferings", regions[i]->name, rc,
-				      &err, &first_rc, failed);
+			region_failed(cmd, "DescribeCapacityBlockOfferings", r->name, rc, &err,
+				      &first_rc, failed);
 		for (size_t k = 0; !rc && k < l->n; k++) {
 			const struct gb_ec2_capacity_block_offering *o = &l->v[k];
 			char start[32], end[32], num[24], fee[64];
 
 			shown++;
 			if (items) {
-				json_array_append_new(items, offering_json(regions[i]->name, o));
+				json_array_append_new(items, offering_json(r->name, o));
 				continue;
 			}
 			snprintf(fee, sizeof(fee), "%s %s", o->upfront_fee ? o->upfront_fee : "?",
 				 o->currency ? o->currency : "");
-			ctl_table_row(&t, regions[i]->name, o->id ? o->id : "-",
+			ctl_table_row(&t, r->name, o->id ? o->id : "-",
 				      o->instance_type ? o->instance_type : "-",
 				      o->availability_zone ? o->availability_zone : "-",
 				      ctl_itoa(o->count, num, sizeof(num)),
@@ -350,6 +337,5 @@ out:
 	json_decref(items);
 	json_decref(failed);
 	gb_creds_destroy(creds);
-	free(regions);
 	return rc;
 }

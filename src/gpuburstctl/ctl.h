@@ -216,11 +216,11 @@ double ctl_instance_ran(const struct gb_instance *in, double now);
 /*
  * An EC2 client for region [r] of [conf] (its endpoint, the proxy and TLS
  * settings), signing with [creds] (BORROWED), [timeout_ms] per request, up
- * to 100 pages per Describe call.  RET NEW (gb_ec2_destroy), or NULL with
- * the reason in [err].
+ * to 100 pages per Describe call.  OUT *out NEW (gb_ec2_destroy).
+ * RET gb_ec2_create()'s.
  */
-gb_ec2_t *ctl_ec2_client(const struct gb_conf *conf, const struct gb_conf_region *r,
-			 gb_creds_t *creds, long timeout_ms, gb_error_t *err);
+gb_err_t ctl_ec2_client(const struct gb_conf *conf, const struct gb_conf_region *r,
+			gb_creds_t *creds, long timeout_ms, gb_ec2_t **out, gb_error_t *err);
 
 gb_err_t ctl_cmd_config_check(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_config_keys(struct ctl *ctl, int argc, char **argv);

@@ -421,11 +421,10 @@ void ctl_table_free(struct ctl_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-gb_ec2_t *ctl_ec2_client(const struct gb_conf *conf, const struct gb_conf_region *r,
-			 gb_creds_t *creds, long timeout_ms, gb_error_t *err)
+gb_err_t ctl_ec2_client(const struct gb_conf *conf, const struct gb_conf_region *r,
+			gb_creds_t *creds, long timeout_ms, gb_ec2_t **out, gb_error_t *err)
 {
 	struct gb_ec2_opts eo = { 0 };
-	gb_ec2_t *ec2 = NULL;
 
 	eo.region = r->name;
 	eo.endpoint = gb_conf_endpoint(conf, r);
@@ -433,7 +432,5 @@ gb_ec2_t *ctl_ec2_client(const struct gb_conf *conf, const struct gb_conf_region
 	eo.http.timeout_ms = timeout_ms;
 	gb_plan_http_opts(conf, &eo.http);
 	eo.max_pages = 100;
-	if (gb_ec2_create(&eo, &ec2, err))
-		return NULL;
-	return ec2;
+	return gb_ec2_create(&eo, out, err);
 }
