@@ -53,7 +53,8 @@ enum conf_type {
 /* Row flags. */
 #define CF_REQUIRED	0x01u	/* absent or null is an error */
 #define CF_EMPTY_NULL	0x02u	/* "" is allowed and stores NULL */
-#define CF_NONEMPTY	0x04u	/* a list must have at least one item */
+#define CF_NONEMPTY	0x04u	/* a list (CT_STRV, CT_LIST) must have at
+				   least one item */
 #define CF_AUTO		0x08u	/* CT_DURATION: "auto" stores -1 */
 #define CF_OFF		0x10u	/* CT_DURATION: "off" and 0 store 0, under min */
 #define CF_SECRET	0x20u	/* CT_STR: messages never show the value */

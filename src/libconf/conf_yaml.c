@@ -695,6 +695,10 @@ static void walk_list(struct conf_ctx *c, const struct conf_key *k,
 		return;
 	}
 	total = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+	if (total == 0 && (k->flags & CF_NONEMPTY)) {
+		conf_error_at(c, n, "'%s' must not be empty", k->name);
+		return;
+	}
 	if (!(arr = elems_alloc(c, k, sc, total, obj)))
 		return;
 	for (size_t i = 0; i < total; i++) {
@@ -839,9 +843,14 @@ static void unknown_key(struct conf_ctx *c, const struct conf_schema *sc,
 
 	for (int i = 0; sc->keys[i].name; i++)
 		gb_buf_printf(&b, "%s%s", i ? ", " : "", sc->keys[i].name);
-	conf_error_at(c, kn, "unknown key '%s' %s (expected one of: %s)",
-		      conf_show((const char *)kn->data.scalar.value, tmp, sizeof(tmp)),
-		      where_str(where, w, sizeof(w)), gb_buf_str(&b));
+	if (!sc->keys[0].name)	/* a mapping that only says "here": {} */
+		conf_error_at(c, kn, "unknown key '%s' %s (it takes no keys: write {})",
+			      conf_show((const char *)kn->data.scalar.value, tmp, sizeof(tmp)),
+			      where_str(where, w, sizeof(w)));
+	else
+		conf_error_at(c, kn, "unknown key '%s' %s (expected one of: %s)",
+			      conf_show((const char *)kn->data.scalar.value, tmp, sizeof(tmp)),
+			      where_str(where, w, sizeof(w)), gb_buf_str(&b));
 	if (gb_buf_failed(&b))
 		conf_nomem(c);
 	gb_buf_free(&b);
@@ -982,8 +991,15 @@ static void elems_free(const struct conf_key *k, void *obj)
 			sc->fini(elem);
 	}
 	free(arr);
+	*(char **)((char *)obj + k->off) = NULL;
+	*(size_t *)((char *)obj + k->off_n) = 0;
 }
 
+/*
+ * Freed pointers are set to NULL: two schemas may fill one field (the
+ * rungs of capacity: read ids under reservations and capacity_blocks into
+ * the same struct), and the second row must then find nothing to free.
+ */
 void conf_free_obj(const struct conf_schema *sc, void *obj)
 {
 	for (const struct conf_key *k = sc->keys; k->name; k++) {
@@ -994,9 +1010,11 @@ void conf_free_obj(const struct conf_schema *sc, void *obj)
 		case CT_ABSPATH:
 		case CT_URL:
 			free(*(char **)p);
+			*(char **)p = NULL;
 			break;
 		case CT_STRV:
 			strv_free(*(char ***)p);
+			*(char ***)p = NULL;
 			break;
 		case CT_MAP:
 			conf_free_obj(k->arg, p);
