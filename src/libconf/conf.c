@@ -475,6 +475,16 @@ size_t gb_conf_nodeset_size(const struct gb_conf_nodeset *ns)
 	return ns && ns->pattern_ ? gb_hostlist_count(ns->pattern_) : 0;
 }
 
+const struct gb_conf_rung *gb_conf_nodeset_rung(const struct gb_conf_nodeset *ns,
+						 enum gb_capacity_kind kind)
+{
+	for (size_t i = 0; ns && i < ns->n_capacity; i++) {
+		if (ns->capacity[i].kind == kind)
+			return &ns->capacity[i];
+	}
+	return NULL;
+}
+
 const struct gb_conf_group *gb_conf_group_for(const struct gb_conf *conf,
 					      const char *consumer)
 {
@@ -536,6 +546,11 @@ const char *gb_conf_locality_name(enum gb_locality l)
 const char *gb_conf_market_name(enum gb_market m)
 {
 	return enum_name(&conf_enum_market, (int)m);
+}
+
+const char *gb_conf_capacity_name(enum gb_capacity_kind c)
+{
+	return enum_name(&conf_enum_capacity, (int)c);
 }
 
 const char *gb_conf_placement_name(enum gb_placement p)

@@ -329,6 +329,55 @@ static void check_home(struct conf_ctx *c, const struct gb_conf_nodeset *ns)
 	gb_buf_free(&b);
 }
 
+/* "ap-south-1, ap-northeast-1": the configured regions. */
+static void region_list(const struct gb_conf *conf, struct gb_buf *b)
+{
+	for (size_t i = 0; i < conf->n_regions; i++) {
+		if (conf->regions[i].name)
+			gb_buf_printf(b, "%s%s", b->len ? ", " : "", conf->regions[i].name);
+	}
+}
+
+/*
+ * A resource group of the reservations rung is searched in its own region:
+ * a configured one, in the ARN's partition when the region has a known one.
+ * Malformed ARNs were reported when read.
+ */
+static void check_group_arn(struct conf_ctx *c, const struct gb_conf_nodeset *ns,
+			    char *const *arn)
+{
+	char part[72], region[72], tmp[CONF_SHOW_MAX + 8];
+	const struct gb_partition *p;
+	struct gb_buf b = GB_BUF_INIT;
+
+	if (!conf_group_arn_parse(*arn, part, region, sizeof(region)))
+		return;
+	if (!configured(c->conf, region)) {
+		region_list(c->conf, &b);
+		conf_error(c, conf_mark_of(c, arn),
+			   "resource group '%s' of nodeset '%s' is in region '%s', which is not configured under regions (%s%s)",
+			   conf_show(*arn, tmp, sizeof(tmp)), ns->name, region,
+			   b.len ? "configured: " : "none is configured", gb_buf_str(&b));
+	} else if ((p = gb_partition_of(region)) && strcmp(p->name, part) != 0) {
+		conf_error(c, conf_mark_of(c, arn),
+			   "resource group '%s' of nodeset '%s' names partition %s, but region '%s' is in %s",
+			   conf_show(*arn, tmp, sizeof(tmp)), ns->name, part, region, p->name);
+	}
+	if (gb_buf_failed(&b))
+		conf_nomem(c);
+	gb_buf_free(&b);
+}
+
+static void check_ladder(struct conf_ctx *c, const struct gb_conf_nodeset *ns)
+{
+	for (size_t i = 0; i < ns->n_capacity; i++) {
+		const struct gb_conf_rung *r = &ns->capacity[i];
+
+		for (size_t j = 0; j < r->n_resource_groups; j++)
+			check_group_arn(c, ns, &r->resource_groups[j]);
+	}
+}
+
 /*
  * Every host of a single-item pattern starts with its text before the
  * first '['; two such patterns can share a host only if one of those
@@ -420,6 +469,7 @@ static void check_nodesets(struct conf_ctx *c)
 		if (!ns->name)
 			continue;
 		check_type(c, ns);
+		check_ladder(c, ns);
 		if (ns->home_region)
 			check_home(c, ns);
 	}

@@ -28,7 +28,7 @@
 /* Limits that keep a hostile file from costing more than a bad error. */
 #define CONF_MAX_FILE_BYTES (1024 * 1024)
 #define CONF_MAX_NODE_VISITS 100000	/* aliases can repeat a subtree */
-#define CONF_MAX_DEPTH 64		/* the schema itself nests 6 deep */
+#define CONF_MAX_DEPTH 64		/* the schema itself nests 7 deep */
 #define CONF_MAX_ERRORS 100
 #define CONF_MAX_KEYS 32		/* rows per mapping */
 #define CONF_MAX_USER_DATA 16384	/* EC2's UserData limit, bytes */
@@ -147,6 +147,17 @@ extern const struct conf_schema conf_schema_top;
 extern const struct conf_enum conf_enum_env, conf_enum_mode,
 	conf_enum_strategy, conf_enum_locality, conf_enum_market, conf_enum_placement,
 	conf_enum_planner, conf_enum_llm, conf_enum_level;
+/* The names of enum gb_capacity_kind (not a key's values: the rungs are keys). */
+extern const struct conf_enum conf_enum_capacity;
+
+/*
+ * RET whether [arn] is a resource group's ARN,
+ * arn:PARTITION:resource-groups:REGION:ACCOUNT:group/NAME (PARTITION aws,
+ * aws-cn or aws-us-gov, ACCOUNT 12 digits, NAME 1-128 of [A-Za-z0-9._-]);
+ * when it is, its partition and region are copied to [partition] and
+ * [region] of [n] bytes each (either may be NULL).
+ */
+bool conf_group_arn_parse(const char *arn, char *partition, char *region, size_t n);
 
 /* conf_yaml.c: messages, marks, walking. */
 void conf_error(struct conf_ctx *c, struct gb_conf_mark m, const char *fmt, ...)

@@ -26,6 +26,7 @@ _Static_assert(sizeof(enum gb_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum gb_strategy) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum gb_locality) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum gb_market) == sizeof(int), "enum size");
+_Static_assert(GB_CAPACITY_BLOCK + 1 == GB_CAPACITY_COUNT, "GB_CAPACITY_COUNT");
 _Static_assert(sizeof(enum gb_placement) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum gb_planner_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum gb_llm_provider) == sizeof(int), "enum size");
@@ -49,6 +50,9 @@ CONF_ENUM(conf_enum_strategy, "default", "probe_fill", "best_effort",
 	  "all_or_nothing");
 CONF_ENUM(conf_enum_locality, "region", "az", "none");
 CONF_ENUM(conf_enum_market, "on-demand", "spot");
+CONF_ENUM(conf_enum_capacity, "on-demand", "spot", "reservation", "capacity-block");
+_Static_assert(GB_ARRAY_LEN(conf_enum_capacity_names) == GB_CAPACITY_COUNT,
+	       "a name per capacity kind");
 CONF_ENUM(conf_enum_placement, "none", "cluster");
 CONF_ENUM(conf_enum_planner, "heuristic", "llm");
 CONF_ENUM(conf_enum_llm, NULL, "openai", "bedrock", "anthropic");
@@ -72,9 +76,9 @@ CONF_ENUM(conf_enum_level, "error", "warning", "notice", "info", "debug");
 #define K_STRV(k, f, d, fl, ...) \
 	{ .name = k, .type = CT_STRV, .off = offsetof(S, f), \
 	  .off_n = offsetof(S, n_##f), .def = d, .flags = fl, __VA_ARGS__ }
-#define K_LIST(k, f, n, sc) \
+#define K_LIST(k, f, n, sc, ...) \
 	{ .name = k, .type = CT_LIST, .off = offsetof(S, f), \
-	  .off_n = offsetof(S, n), .arg = sc }
+	  .off_n = offsetof(S, n), .arg = sc, __VA_ARGS__ }
 #define K_DICT(k, f, n, sc) \
 	{ .name = k, .type = CT_DICT, .off = offsetof(S, f), \
 	  .off_n = offsetof(S, n), .arg = sc }
@@ -675,6 +679,392 @@ static const struct conf_schema group_schema = {
 };
 
 /*****************************************************************************
+ *  nodesets[].capacity: the ladder of capacity kinds
+ *****************************************************************************/
+
+/*
+ * Each item of capacity: is a mapping with one key, the kind; its value is
+ * read by the kind's schema into the same struct gb_conf_rung (rows at
+ * offset 0, as cloud.credentials), so reservations and capacity_blocks
+ * share the field ids.  rung_post() sets the kind, nodeset_capacity() checks
+ * the ladder as a whole.
+ */
+static const struct {
+	const char *key;		/* the key of the item */
+	enum gb_capacity_kind kind;
+} rung_kinds[] = {
+	{ "reservations", GB_CAPACITY_RESERVATION },
+	{ "capacity_blocks", GB_CAPACITY_BLOCK },
+	{ "spot", GB_CAPACITY_SPOT },
+	{ "on_demand", GB_CAPACITY_ON_DEMAND },
+};
+#define RUNG_KEYS "reservations, capacity_blocks, spot, on_demand"
+
+/* The item key of [kind] ("capacity_blocks"). */
+static const char *rung_key(enum gb_capacity_kind kind)
+{
+	for (size_t i = 0; i < GB_ARRAY_LEN(rung_kinds); i++) {
+		if (rung_kinds[i].kind == kind)
+			return rung_kinds[i].key;
+	}
+	return "?";
+}
+
+/* EC2's capacity reservation ids (Capacity Blocks have them too). */
+static bool cr_id_ok(const char *s)
+{
+	size_t n;
+
+	if (!gb_str_has_prefix(s, "cr-"))
+		return false;
+	n = strlen(s + 3);
+	return (n == 8 || n == 17) && strspn(s + 3, "0123456789abcdef") == n;
+}
+
+static bool check_cr_ids(struct conf_ctx *c, const struct conf_key *k,
+			 yaml_node_t *n, void *dst)
+{
+	char **v = *(char ***)dst, tmp[CONF_SHOW_MAX + 8];
+	bool ok = true;
+
+	(void)n;
+	for (size_t i = 0; v[i]; i++) {
+		if (cr_id_ok(v[i]))
+			continue;
+		conf_error(c, conf_mark_of(c, &v[i]),
+			   "items of '%s' must be capacity reservation ids ('cr-' and 8 or 17 lower-case hex digits, such as cr-0123456789abcdef0), got '%s'",
+			   k->name, conf_show(v[i], tmp, sizeof(tmp)));
+		ok = false;
+	}
+	return ok;
+}
+
+/* Copy the [len] bytes at [s] to [out] of [n] bytes; RET whether they fit. */
+static bool field_copy(const char *s, size_t len, char *out, size_t n)
+{
+	if (!out)
+		return true;
+	if (len >= n)
+		return false;
+	memcpy(out, s, len);
+	out[len] = '\0';
+	return true;
+}
+
+bool conf_group_arn_parse(const char *arn, char *partition, char *region, size_t n)
+{
+	static const char *const partitions[] = { "aws", "aws-cn", "aws-us-gov" };
+	const char *f[6];		/* the six fields between ':' */
+	size_t len[6], name_len;
+	bool part_ok = false;
+
+	for (int i = 0; i < 6; i++) {
+		f[i] = i ? f[i - 1] + len[i - 1] + 1 : arn;
+		len[i] = strcspn(f[i], ":");
+		if (i < 5 && f[i][len[i]] != ':')
+			return false;
+	}
+	if (f[5][len[5]] || len[0] != 3 || strncmp(f[0], "arn", 3) != 0 ||
+	    len[2] != 15 || strncmp(f[2], "resource-groups", 15) != 0)
+		return false;
+	for (size_t i = 0; i < GB_ARRAY_LEN(partitions); i++)
+		part_ok |= len[1] == strlen(partitions[i]) &&
+			   strncmp(f[1], partitions[i], len[1]) == 0;
+	if (!part_ok || len[4] != 12 || strspn(f[4], "0123456789") < 12 ||
+	    len[3] == 0 || len[3] > 64 || strspn(f[3], "abcdefghijklmnopqrstuvwxyz"
+						 "0123456789-") < len[3])
+		return false;
+	if (!gb_str_has_prefix(f[5], "group/"))
+		return false;
+	name_len = len[5] - 6;
+	if (name_len < 1 || name_len > 128 ||
+	    strspn(f[5] + 6, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		   "0123456789._-") != name_len)
+		return false;
+	return field_copy(f[1], len[1], partition, n) && field_copy(f[3], len[3], region, n);
+}
+
+/* Whether each ARN is well formed; its region is checked in conf_check.c. */
+static bool check_group_arns(struct conf_ctx *c, const struct conf_key *k,
+			     yaml_node_t *n, void *dst)
+{
+	char **v = *(char ***)dst, tmp[CONF_SHOW_MAX + 8];
+	bool ok = true;
+
+	(void)n;
+	for (size_t i = 0; v[i]; i++) {
+		if (conf_group_arn_parse(v[i], NULL, NULL, 0))
+			continue;
+		conf_error(c, conf_mark_of(c, &v[i]),
+			   "items of '%s' must be resource group ARNs, arn:PARTITION:resource-groups:REGION:ACCOUNT:group/NAME (PARTITION aws, aws-cn or aws-us-gov; ACCOUNT 12 digits; NAME 1 to 128 of A-Z a-z 0-9 . _ -), got '%s'",
+			   k->name, conf_show(v[i], tmp, sizeof(tmp)));
+		ok = false;
+	}
+	return ok;
+}
+
+/*
+ * [s] as a plain decimal ("12.50", "3", ".5"), without leading zeros in
+ * its integer part and trailing zeros in its fraction ("12.5", "3", "0.5").
+ * RET NEW the text, or NULL when [s] is not one (or memory ran out: *oom).
+ */
+static char *price_norm(const char *s, bool *oom)
+{
+	size_t ip = strspn(s, "0123456789"), fp = 0, lead;
+	const char *frac = s + ip + 1;
+	char *out = NULL;
+
+	if (s[ip] == '.') {
+		fp = strspn(frac, "0123456789");
+		if (frac[fp])
+			return NULL;
+	} else if (s[ip]) {
+		return NULL;
+	}
+	if (ip + fp == 0 || ip + fp > 24)
+		return NULL;
+	lead = strspn(s, "0");
+	lead = lead < ip ? lead : ip;
+	while (fp && frac[fp - 1] == '0')
+		fp--;
+	if (asprintf(&out, "%.*s%s%s%.*s", (int)(ip - lead), s + lead,
+		     ip == lead ? "0" : "", fp ? "." : "", (int)fp, frac) < 0) {
+		*oom = true;
+		return NULL;
+	}
+	return out;
+}
+
+/* EC2's SpotPrice: US dollars per hour, a decimal number; stored normalised. */
+static bool check_max_price(struct conf_ctx *c, const struct conf_key *k,
+			    yaml_node_t *n, void *dst)
+{
+	char **s = dst, *norm, tmp[CONF_SHOW_MAX + 8];
+	bool oom = false;
+	double v = 0;
+
+	norm = price_norm(*s, &oom);
+	if (oom) {
+		conf_nomem(c);
+		return false;
+	}
+	if (norm && gb_parse_double(norm, &v) == GB_E_OK && v > 0 && v <= 100000) {
+		free(*s);
+		*s = norm;
+		return true;
+	}
+	free(norm);
+	conf_error_at(c, n, "'%s' must be a price in US dollars per hour, a decimal number above 0 and at most 100000 such as \"12.50\", got '%s'",
+		      k->name, conf_show(*s, tmp, sizeof(tmp)));
+	return false;
+}
+
+#define S struct gb_conf_rung
+static const struct conf_key reservation_keys[] = {
+	K_STRV("ids", ids, NULL, 0, .check = check_cr_ids),
+	/* each in a configured region: conf_check.c */
+	K_STRV("resource_groups", resource_groups, NULL, 0, .check = check_group_arns),
+	K_BOOL("open", open, "false"),
+	K_END
+};
+
+static const struct conf_key block_keys[] = {
+	K_STRV("ids", ids, NULL, 0, .check = check_cr_ids),
+	K_END
+};
+
+static const struct conf_key spot_keys[] = {
+	K_STR("max_price", max_price, NULL, 0, .check = check_max_price),
+	K_END
+};
+#undef S
+
+static const struct conf_key on_demand_keys[] = {
+	K_END
+};
+
+#define RUNG_SCHEMA(var, what, keys) \
+	static const struct conf_schema var = { \
+		what, keys, sizeof(struct gb_conf_rung), CONF_NO_OFF, \
+		CONF_NO_OFF, NULL, NULL \
+	}
+RUNG_SCHEMA(reservation_schema, "reservations", reservation_keys);
+RUNG_SCHEMA(block_schema, "capacity_blocks", block_keys);
+RUNG_SCHEMA(spot_schema, "spot", spot_keys);
+RUNG_SCHEMA(on_demand_schema, "on_demand", on_demand_keys);
+
+/* A rung's value is read into the rung itself. */
+#define K_RUNG(k, sc) \
+	{ .name = k, .type = CT_MAP, .off = 0, .off_n = CONF_NO_OFF, .arg = sc }
+static const struct conf_key rung_keys[] = {
+	K_RUNG("reservations", &reservation_schema),
+	K_RUNG("capacity_blocks", &block_schema),
+	K_RUNG("spot", &spot_schema),
+	K_RUNG("on_demand", &on_demand_schema),
+	K_END
+};
+
+/*
+ * RET whether the item [map] names its kind alone, setting *kind; else
+ * report why, unless the walker already did (an unknown key).
+ */
+static bool rung_kind_of(struct conf_ctx *c, yaml_node_t *map,
+			 enum gb_capacity_kind *kind)
+{
+	size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+	struct gb_buf b = GB_BUF_INIT;
+	bool found = false;
+
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *kn = yaml_document_get_node(c->doc,
+							 map->data.mapping.pairs.start[i].key);
+		const char *key = kn && kn->type == YAML_SCALAR_NODE ?
+				  (const char *)kn->data.scalar.value : "?";
+
+		gb_buf_printf(&b, "%s%s", i ? ", " : "", key);
+		for (size_t j = 0; j < GB_ARRAY_LEN(rung_kinds); j++) {
+			if (strcmp(key, rung_kinds[j].key) == 0) {
+				*kind = rung_kinds[j].kind;
+				found = true;
+			}
+		}
+	}
+	if (n == 0)
+		conf_error_at(c, map, "items of 'capacity' must name one capacity kind (one of: " RUNG_KEYS "), got an empty mapping");
+	else if (n > 1)
+		conf_error_at(c, map, "items of 'capacity' must have exactly one key, their capacity kind (one of: " RUNG_KEYS "), got %zu (%s): write one item per kind",
+			      n, gb_buf_str(&b));
+	if (gb_buf_failed(&b))
+		conf_nomem(c);
+	gb_buf_free(&b);
+	return n == 1 && found;
+}
+
+/*
+ * The kind of the rung, from its one key (also when its value is left
+ * empty: "- spot:" is "- spot: {}").  A rung whose kind is not known keeps
+ * GB_CAPACITY_COUNT, which the ladder's checks skip.
+ */
+static void rung_post(struct conf_ctx *c, const struct conf_schema *sc,
+		      yaml_node_t *map, void *obj, yaml_node_t *const *seen)
+{
+	struct gb_conf_rung *r = obj;
+	enum gb_capacity_kind kind;
+	yaml_node_t *at;
+
+	r->kind = (enum gb_capacity_kind)GB_CAPACITY_COUNT;
+	if (!rung_kind_of(c, map, &kind))
+		return;
+	r->kind = kind;
+	if (kind != GB_CAPACITY_RESERVATION || r->n_ids || r->n_resource_groups || r->open)
+		return;
+	at = SEEN("reservations") ? SEEN("reservations") : map;
+	conf_error_at(c, at, "'reservations' selects no reservation: give non-empty 'ids', non-empty 'resource_groups' or 'open: true'");
+}
+
+static const struct conf_schema rung_schema = {
+	"capacity", rung_keys, sizeof(struct gb_conf_rung), CONF_NO_OFF,
+	offsetof(struct gb_conf_rung, mark), rung_post, NULL
+};
+
+/* "line 7" or "line 7, column 12" for [first], seen again at [here]. */
+static const char *at_str(struct gb_conf_mark first, struct gb_conf_mark here,
+			  char *buf, size_t n)
+{
+	if (first.line == here.line)
+		snprintf(buf, n, "line %u, column %u", first.line, first.col);
+	else
+		snprintf(buf, n, "line %u", first.line);
+	return buf;
+}
+
+/* An id twice in one ladder: in one rung, or in reservations and capacity_blocks. */
+static void dup_rung_id(struct conf_ctx *c, const struct conf_named *first,
+			const struct conf_named *dup, const void *arg)
+{
+	const char *ns = arg;
+	struct gb_conf_mark f = conf_mark_of(c, first->addr), m = conf_mark_of(c, dup->addr);
+	char tmp[CONF_SHOW_MAX + 8], at[64];
+
+	conf_show(dup->name, tmp, sizeof(tmp));
+	if (first->owner == dup->owner)
+		conf_error(c, m, "duplicate id '%s' in '%s' of nodeset '%s' (first at %s)",
+			   tmp, rung_key((enum gb_capacity_kind)dup->owner), ns,
+			   at_str(f, m, at, sizeof(at)));
+	else
+		conf_error(c, m, "id '%s' is in both '%s' and '%s' of nodeset '%s' (first at %s): a capacity reservation is either an On-Demand Capacity Reservation or a Capacity Block",
+			   tmp, rung_key((enum gb_capacity_kind)first->owner),
+			   rung_key((enum gb_capacity_kind)dup->owner), ns,
+			   at_str(f, m, at, sizeof(at)));
+}
+
+/* Each kind once; each id once, in one rung only. */
+static void ladder_check(struct conf_ctx *c, const struct gb_conf_nodeset *ns,
+			 yaml_node_t *list)
+{
+	const struct gb_conf_rung *first[GB_CAPACITY_COUNT] = { NULL };
+	const char *name = ns->name ? ns->name : "?";
+	struct conf_namev ids = { 0 };
+	char at[64];
+
+	for (size_t i = 0; i < ns->n_capacity; i++) {
+		const struct gb_conf_rung *r = &ns->capacity[i];
+		yaml_node_t *item = yaml_document_get_node(c->doc,
+							   list->data.sequence.items.start[i]);
+
+		/* items that are no mapping were not read (and are reported) */
+		if (!item || item->type != YAML_MAPPING_NODE || r->kind >= GB_CAPACITY_COUNT)
+			continue;
+		if (first[r->kind]) {
+			conf_error(c, r->mark, "capacity kind '%s' is twice in the ladder of nodeset '%s' (first at %s): each kind is tried once",
+				   rung_key(r->kind), name,
+				   at_str(first[r->kind]->mark, r->mark, at, sizeof(at)));
+			continue;
+		}
+		first[r->kind] = r;
+		for (size_t j = 0; j < r->n_ids; j++)
+			conf_namev_add(c, &ids, r->ids[j], &r->ids[j], (size_t)r->kind);
+	}
+	conf_dups_report(c, &ids, dup_rung_id, name);
+	conf_namev_free(&ids);
+}
+
+/* No capacity: the ladder is one rung of market (written or default). */
+static void ladder_of_market(struct conf_ctx *c, struct gb_conf_nodeset *ns,
+			     yaml_node_t *market)
+{
+	if (!(ns->capacity = calloc(1, sizeof(*ns->capacity)))) {
+		conf_nomem(c);
+		return;
+	}
+	ns->n_capacity = 1;
+	ns->capacity[0].kind = ns->market == GB_MARKET_SPOT ? GB_CAPACITY_SPOT :
+			       GB_CAPACITY_ON_DEMAND;
+	ns->capacity[0].mark = market ? conf_node_mark(market) : ns->mark;
+}
+
+/*
+ * market: is the shorthand of a one-rung ladder, so a nodeset gives one
+ * or the other; whichever it gives, market says spot exactly when the
+ * ladder is [spot], for the code that reads market alone.
+ */
+static void nodeset_capacity(struct conf_ctx *c, const struct conf_schema *sc,
+			     struct gb_conf_nodeset *ns, yaml_node_t *const *seen)
+{
+	yaml_node_t *list = SEEN("capacity"), *market = SEEN("market");
+
+	if (list && market)
+		conf_error_at(c, market, "nodeset '%s' has both 'capacity' and 'market: %s': give one: market: spot is capacity: [spot: {}], market: on-demand is capacity: [on_demand: {}]",
+			      ns->name ? ns->name : "?", gb_conf_market_name(ns->market));
+	if (!list)
+		ladder_of_market(c, ns, market);
+	else if (list->type == YAML_SEQUENCE_NODE)
+		ladder_check(c, ns, list);
+	ns->market = ns->n_capacity == 1 && ns->capacity[0].kind == GB_CAPACITY_SPOT ?
+		     GB_MARKET_SPOT : GB_MARKET_ON_DEMAND;
+}
+
+/*****************************************************************************
  *  nodesets:
  *****************************************************************************/
 
@@ -742,6 +1132,7 @@ static void nodeset_post(struct conf_ctx *c, const struct conf_schema *sc,
 
 	nodeset_types(c, sc, map, ns, seen);
 	nodeset_locality(c, sc, ns, seen);
+	nodeset_capacity(c, sc, ns, seen);
 	if (!ns->nodes)
 		return;
 	if (gb_hostlist_parse(ns->nodes, &ns->pattern_, &e)) {
@@ -784,7 +1175,9 @@ static const struct conf_key nodeset_keys[] = {
 	K_ENUM("strategy", strategy, "default", &conf_enum_strategy),
 	/* efa and placement: cluster default it to az (nodeset_post) */
 	K_ENUM("locality", locality, "region", &conf_enum_locality),
+	/* market: X is capacity: [X: {}]; not both (nodeset_post) */
 	K_ENUM("market", market, "on-demand", &conf_enum_market),
+	K_LIST("capacity", capacity, n_capacity, &rung_schema, .flags = CF_NONEMPTY),
 	K_STR("partition", partition, "gpuburst", 0),
 	K_END
 };
@@ -834,6 +1227,9 @@ static const struct conf_key policy_keys[] = {
 	K_DUR("request_deadline", request_deadline, "1h", 1, 30 * DAY, 0),
 	K_DUR("offerings_ttl", offerings_ttl, "1h", 0, 30 * DAY, 0),
 	K_DUR("capacity_half_life", capacity_half_life, "1h", 1, 30 * DAY, 0),
+	K_DUR("capacity_block_margin", capacity_block_margin, "40m", 0, 7 * DAY, 0),
+	K_DUR("capacity_block_wait", capacity_block_wait, "5m", 0, DAY, 0),
+	K_DUR("reservation_ttl", reservation_ttl, "60s", 0, DAY, 0),
 	/* under a day would prune what cool-downs and resume-fail still read */
 	K_DUR("retention", retention, "90d", DAY, 3650 * DAY, CF_OFF),
 	/* each must be a family of the catalog in use: conf_check.c */

@@ -61,6 +61,19 @@ enum gb_market {
 	GB_MARKET_SPOT,
 };
 
+/*
+ * A capacity kind: one rung of a nodeset's ladder (capacity:).  Not
+ * "enum gb_capacity": struct gb_capacity is libstate's capacity memory, and
+ * C gives struct and enum tags one namespace.
+ */
+enum gb_capacity_kind {
+	GB_CAPACITY_ON_DEMAND = 0,
+	GB_CAPACITY_SPOT,
+	GB_CAPACITY_RESERVATION,	/* On-Demand Capacity Reservations */
+	GB_CAPACITY_BLOCK,		/* EC2 Capacity Blocks for ML */
+};
+#define GB_CAPACITY_COUNT 4
+
 enum gb_planner_kind {
 	GB_PLANNER_HEURISTIC = 0,
 	GB_PLANNER_LLM,
@@ -76,6 +89,25 @@ enum gb_llm_provider {
 /* Where in the file a value came from, for later messages. */
 struct gb_conf_mark {
 	unsigned line, col;		/* 1-based; 0 when built in */
+};
+
+/*
+ * One rung of a nodeset's capacity ladder.  Only the fields of its kind
+ * are set; the others are NULL, 0 or false.
+ */
+struct gb_conf_rung {
+	enum gb_capacity_kind kind;
+	char **ids;			/* reservation / capacity_blocks: "cr-...",
+					 * NULL-terminated, or NULL */
+	size_t n_ids;
+	char **resource_groups;		/* reservation: resource group ARNs,
+					 * NULL-terminated, or NULL */
+	size_t n_resource_groups;
+	bool open;			/* reservation: open reservations matching
+					 * type and AZ */
+	char *max_price;		/* spot: USD per hour as EC2 takes it
+					 * ("12.5", normalised); NULL: no cap */
+	struct gb_conf_mark mark;	/* where it was written */
 };
 
 struct gb_conf_az {
@@ -136,7 +168,11 @@ struct gb_conf_nodeset {
 	enum gb_mode mode;
 	enum gb_strategy strategy;
 	enum gb_locality locality;
-	enum gb_market market;
+	enum gb_market market;		/* GB_MARKET_SPOT exactly when the
+					 * ladder is [spot] (set at load) */
+	struct gb_conf_rung *capacity;	/* the ladder, in the order tried; never empty:
+					 * without capacity: one rung of [market] */
+	size_t n_capacity;
 	char *partition;		/* Slurm partition, default "gpuburst" */
 	struct gb_conf_mark mark;
 	struct gb_hostlist *pattern_;	/* private: parsed [nodes] */
@@ -194,6 +230,13 @@ struct gb_conf_policy {
 	double request_deadline;	/* stuck requests fail after, default 3600 s */
 	double offerings_ttl;		/* default 3600 s */
 	double capacity_half_life;	/* default 3600 s */
+	double capacity_block_margin;	/* a Capacity Block's nodes drain this
+					 * long before it ends, default 40m */
+	double capacity_block_wait;	/* a request waits this long for a
+					 * Capacity Block of its ladder to
+					 * open, default 5m; 0: never */
+	double reservation_ttl;		/* DescribeCapacityReservations answers
+					 * are reused this long, default 60 s */
 	double retention;		/* finished requests kept, default
 					   90 days; 0: forever ("off") */
 	char **allowed_families;	/* default g4dn g5 g5g g6 g6e */
@@ -319,6 +362,12 @@ const struct gb_conf_nodeset *gb_conf_nodeset_for_node(const struct gb_conf *con
 						       const char *node);
 /* RET the number of Slurm nodes of [ns] (its pattern's host count). */
 size_t gb_conf_nodeset_size(const struct gb_conf_nodeset *ns);
+/*
+ * RET BORROWED the rung of [kind] in the ladder of [ns] (each kind is
+ * there at most once), or NULL.
+ */
+const struct gb_conf_rung *gb_conf_nodeset_rung(const struct gb_conf_nodeset *ns,
+						 enum gb_capacity_kind kind);
 /* The group listing [consumer] among its consumer regions. */
 const struct gb_conf_group *gb_conf_group_for(const struct gb_conf *conf,
 					      const char *consumer);
@@ -336,6 +385,8 @@ const char *gb_conf_mode_name(enum gb_mode m);
 const char *gb_conf_strategy_name(enum gb_strategy s);
 const char *gb_conf_locality_name(enum gb_locality l);
 const char *gb_conf_market_name(enum gb_market m);
+/* "on-demand", "spot", "reservation", "capacity-block" (the names the state file and tags use) */
+const char *gb_conf_capacity_name(enum gb_capacity_kind c);
 const char *gb_conf_placement_name(enum gb_placement p);
 const char *gb_conf_llm_provider_name(enum gb_llm_provider p);
 gb_err_t gb_conf_strategy_parse(const char *s, enum gb_strategy *out);

@@ -212,6 +212,35 @@ static void print_groups(FILE *fp, const struct gb_conf *conf)
 	}
 }
 
+/* "reservation(cr-1, group my-odcrs, open)", "spot(max 12.5)", "on-demand" */
+static void print_rung(FILE *fp, const struct gb_conf_rung *r)
+{
+	const char *sep = "(";
+
+	fputs(gb_conf_capacity_name(r->kind), fp);
+	for (size_t i = 0; i < r->n_ids; i++, sep = ", ")
+		fprintf(fp, "%s%s", sep, r->ids[i]);
+	for (size_t i = 0; i < r->n_resource_groups; i++, sep = ", ") {
+		const char *g = strstr(r->resource_groups[i], ":group/");
+
+		fprintf(fp, "%sgroup %s", sep, g ? g + 7 : r->resource_groups[i]);
+	}
+	if (r->open) {
+		fprintf(fp, "%sopen", sep);
+		sep = ", ";
+	}
+	if (r->max_price) {
+		fprintf(fp, "%smax %s", sep, r->max_price);
+		sep = ", ";
+	}
+	if (r->kind == GB_CAPACITY_BLOCK && !r->n_ids) {
+		fprintf(fp, "%sany", sep);	/* every block of the nodeset's types */
+		sep = ", ";
+	}
+	if (*sep == ',')
+		fputc(')', fp);
+}
+
 static void print_nodeset(FILE *fp, const struct gb_conf *conf,
 			  const struct gb_conf_nodeset *ns)
 {
@@ -236,6 +265,12 @@ static void print_nodeset(FILE *fp, const struct gb_conf *conf,
 		gb_conf_strategy_name(ns->strategy),
 		gb_conf_locality_name(ns->locality), gb_conf_market_name(ns->market),
 		ns->partition);
+	fputs("    capacity ", fp);
+	for (size_t i = 0; i < ns->n_capacity; i++) {
+		fputs(i ? " > " : "", fp);
+		print_rung(fp, &ns->capacity[i]);
+	}
+	fputc('\n', fp);
 	if (ns->efa || ns->placement != GB_PLACEMENT_NONE)
 		fprintf(fp, "    efa %s, placement %s\n", yesno(ns->efa),
 			gb_conf_placement_name(ns->placement));
@@ -292,6 +327,10 @@ static void print_policy(FILE *fp, const struct gb_conf_policy *p)
 		dur(p->request_deadline, d, sizeof(d)), dur(p->offerings_ttl, e, sizeof(e)),
 		dur(p->capacity_half_life, f, sizeof(f)),
 		p->retention > 0 ? dur(p->retention, g, sizeof(g)) : "off (kept forever)");
+	fprintf(fp, "  capacity_block_margin %s, capacity_block_wait %s, reservation_ttl %s\n",
+		dur(p->capacity_block_margin, b, sizeof(b)),
+		dur(p->capacity_block_wait, c, sizeof(c)),
+		dur(p->reservation_ttl, d, sizeof(d)));
 	fprintf(fp, "  error_cooldown %s, doubling up to %s\n",
 		dur(p->error_cooldown, b, sizeof(b)),
 		dur(p->error_cooldown_max > p->error_cooldown ? p->error_cooldown_max
