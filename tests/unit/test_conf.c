@@ -584,6 +584,122 @@ static void test_nodeset_types(void **state)
 	free(yaml);
 }
 
+/* The kinds of [ns]'s ladder, "reservation > spot". */
+static const char *ladder_of(const struct gb_conf_nodeset *ns)
+{
+	static char buf[256];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < ns->n_capacity; i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? " > " : "",
+					gb_conf_capacity_name(ns->capacity[i].kind));
+	return buf;
+}
+
+static void test_capacity(void **state)
+{
+	static const char yaml[] =
+		"cluster_name: c\n"
+		"regions: [{name: us-east-1, ami: ami-1, azs: [{name: us-east-1a, subnets: [s-1]}]}]\n"
+		"fallback_groups: {g: {consumer_regions: [us-east-1], fallback_regions: [us-east-1]}}\n"
+		"nodesets:\n"
+		"  - name: ladder\n"
+		"    nodes: l-[1-2]\n"
+		"    instance_type: g5.xlarge\n"
+		"    home_region: us-east-1\n"
+		"    capacity:\n"
+		"      - reservations:\n"
+		"          ids: [cr-0123456789abcdef0, cr-01234567]\n"
+		"          resource_groups: ['arn:aws:resource-groups:us-east-1:123456789012:group/g-1']\n"
+		"      - capacity_blocks: {ids: [cr-0aaaabbbbccccdddd]}\n"
+		"      - spot: {max_price: 012.50}\n"
+		"      - on_demand: {}\n"
+		"  - {name: plain, nodes: p-1, instance_type: g5.xlarge, home_region: us-east-1}\n"
+		"  - {name: sp, nodes: s-1, instance_type: g5.xlarge, home_region: us-east-1,"
+		" market: spot}\n"
+		"  - {name: sp2, nodes: t-1, instance_type: g5.xlarge, home_region: us-east-1,"
+		" capacity: [spot: ]}\n"
+		"  - {name: sp_od, nodes: u-1, instance_type: g5.xlarge, home_region: us-east-1,"
+		" capacity: [spot: {}, on_demand: {}]}\n"
+		"  - {name: cb, nodes: v-1, instance_type: g5.xlarge, home_region: us-east-1,"
+		" capacity: [capacity_blocks: {}]}\n";
+	const struct gb_conf_nodeset *ns;
+	const struct gb_conf_rung *r;
+	struct gb_conf *conf;
+
+	(void)state;
+	clear_env();
+	conf = load_ok(yaml);
+	ns = gb_conf_nodeset(conf, "ladder");
+	assert_int_equal(ns->n_capacity, 4);
+	assert_string_equal(ladder_of(ns), "reservation > capacity-block > spot > on-demand");
+	assert_int_equal(ns->market, GB_MARKET_ON_DEMAND);
+	r = &ns->capacity[0];
+	assert_ptr_equal(gb_conf_nodeset_rung(ns, GB_CAPACITY_RESERVATION), r);
+	assert_int_equal(r->n_ids, 2);
+	assert_string_equal(r->ids[0], "cr-0123456789abcdef0");
+	assert_string_equal(r->ids[1], "cr-01234567");
+	assert_null(r->ids[2]);
+	assert_int_equal(r->n_resource_groups, 1);
+	assert_string_equal(r->resource_groups[0],
+			    "arn:aws:resource-groups:us-east-1:123456789012:group/g-1");
+	assert_null(r->resource_groups[1]);
+	assert_false(r->open);
+	assert_null(r->max_price);
+	assert_int_equal(r->mark.line, 10);
+	assert_int_equal(r->mark.col, 9);
+	r = gb_conf_nodeset_rung(ns, GB_CAPACITY_BLOCK);
+	assert_ptr_equal(r, &ns->capacity[1]);
+	assert_int_equal(r->n_ids, 1);
+	assert_string_equal(r->ids[0], "cr-0aaaabbbbccccdddd");
+	assert_null(r->resource_groups);
+	r = gb_conf_nodeset_rung(ns, GB_CAPACITY_SPOT);
+	assert_ptr_equal(r, &ns->capacity[2]);
+	assert_string_equal(r->max_price, "12.5");	/* normalised */
+	assert_null(r->ids);
+	r = gb_conf_nodeset_rung(ns, GB_CAPACITY_ON_DEMAND);
+	assert_ptr_equal(r, &ns->capacity[3]);
+	assert_int_equal(r->n_ids + r->n_resource_groups, 0);
+	assert_null(r->max_price);
+
+	/* no capacity: [on-demand]; market: spot and [spot: ] are [spot] */
+	ns = gb_conf_nodeset(conf, "plain");
+	assert_string_equal(ladder_of(ns), "on-demand");
+	assert_int_equal(ns->market, GB_MARKET_ON_DEMAND);
+	assert_null(gb_conf_nodeset_rung(ns, GB_CAPACITY_SPOT));
+	assert_int_equal(ns->capacity[0].mark.line, ns->mark.line);
+	ns = gb_conf_nodeset(conf, "sp");
+	assert_string_equal(ladder_of(ns), "spot");
+	assert_int_equal(ns->market, GB_MARKET_SPOT);
+	assert_null(gb_conf_nodeset_rung(ns, GB_CAPACITY_SPOT)->max_price);
+	ns = gb_conf_nodeset(conf, "sp2");
+	assert_string_equal(ladder_of(ns), "spot");
+	assert_int_equal(ns->market, GB_MARKET_SPOT);
+	/* market is spot only when the ladder is [spot] alone */
+	ns = gb_conf_nodeset(conf, "sp_od");
+	assert_string_equal(ladder_of(ns), "spot > on-demand");
+	assert_int_equal(ns->market, GB_MARKET_ON_DEMAND);
+	ns = gb_conf_nodeset(conf, "cb");
+	assert_string_equal(ladder_of(ns), "capacity-block");
+	assert_null(ns->capacity[0].ids);	/* {}: every block of its types */
+	assert_int_equal(ns->market, GB_MARKET_ON_DEMAND);
+	assert_null(gb_conf_nodeset_rung(NULL, GB_CAPACITY_ON_DEMAND));
+	gb_conf_destroy(conf);
+
+	/* one message per problem, at the value */
+	assert_string_equal(load_bad_free(
+		"cluster_name: c\n"
+		"nodesets: [{name: a, nodes: a-1, instance_type: g5.xlarge, home_region: x,\n"
+		"  capacity: [spot: {max_price: 0}], market: spot}]\n"),
+		"t.yaml:2:73: home region 'x' of nodeset 'a' is in no fallback group "
+		"(no fallback_groups are configured)\n"
+		"t.yaml:3:32: 'max_price' must be a price in US dollars per hour, a decimal number "
+		"above 0 and at most 100000 such as \"12.50\", got '0'\n"
+		"t.yaml:3:45: nodeset 'a' has both 'capacity' and 'market: spot': give one: "
+		"market: spot is capacity: [spot: {}], market: on-demand is capacity: [on_demand: {}]\n");
+}
+
 /*****************************************************************************
  *  The catalog file
  *****************************************************************************/
@@ -1024,6 +1140,8 @@ static void test_defaults(void **state)
 	assert_true(p->ice_cooldown == 600 && p->orphan_timeout == 600);
 	assert_true(p->request_deadline == 3600 && p->offerings_ttl == 3600);
 	assert_true(p->capacity_half_life == 3600);
+	assert_true(p->capacity_block_margin == 40 * 60 && p->capacity_block_wait == 5 * 60);
+	assert_true(p->reservation_ttl == 60);
 	assert_true(p->retention == 90 * 86400.0);
 	assert_int_equal(p->n_allowed_families, 5);
 	assert_string_equal(p->allowed_families[0], "g4dn");
@@ -1418,6 +1536,11 @@ static void test_names(void **state)
 	assert_string_equal(gb_conf_market_name(GB_MARKET_ON_DEMAND), "on-demand");
 	assert_string_equal(gb_conf_llm_provider_name(GB_LLM_NONE), "none");
 	assert_string_equal(gb_conf_llm_provider_name(GB_LLM_ANTHROPIC), "anthropic");
+	assert_string_equal(gb_conf_capacity_name(GB_CAPACITY_ON_DEMAND), "on-demand");
+	assert_string_equal(gb_conf_capacity_name(GB_CAPACITY_SPOT), "spot");
+	assert_string_equal(gb_conf_capacity_name(GB_CAPACITY_RESERVATION), "reservation");
+	assert_string_equal(gb_conf_capacity_name(GB_CAPACITY_BLOCK), "capacity-block");
+	assert_string_equal(gb_conf_capacity_name(GB_CAPACITY_COUNT), "unknown");
 	for (int i = 0; i < GB_STRATEGY_COUNT; i++) {
 		assert_int_equal(gb_conf_strategy_parse(gb_conf_strategy_name(i), &s), GB_E_OK);
 		assert_int_equal(s, i);
@@ -1441,7 +1564,7 @@ static void test_path(void **state)
 
 struct key_seen {
 	size_t n;
-	bool timeout, subnets, consumer, level, retention, stopped_at_3;
+	bool timeout, subnets, consumer, level, retention, ladder, stopped_at_3;
 };
 
 static int key_cb(const struct gb_conf_key_info *k, void *arg)
@@ -1471,6 +1594,11 @@ static int key_cb(const struct gb_conf_key_info *k, void *arg)
 	}
 	if (strcmp(k->path, "fallback_groups.NAME.consumer_regions") == 0)
 		s->consumer = true;
+	if (strcmp(k->path, "nodesets[].capacity[].reservations.ids") == 0) {
+		s->ladder = true;
+		assert_string_equal(k->type, "list of strings");
+		assert_false(k->required);
+	}
 	if (strcmp(k->path, "log.level") == 0) {
 		s->level = true;
 		assert_string_equal(k->values, "error, warning, notice, info, debug");
@@ -1494,7 +1622,7 @@ static void test_keys(void **state)
 
 	(void)state;
 	assert_int_equal(gb_conf_keys(key_cb, &s), 0);
-	assert_true(s.timeout && s.subnets && s.consumer && s.level && s.retention);
+	assert_true(s.timeout && s.subnets && s.consumer && s.level && s.retention && s.ladder);
 	assert_true(s.n > 60);
 	assert_int_equal(gb_conf_keys(stop_cb, &n), 42);
 	assert_int_equal(n, 3);
@@ -1564,6 +1692,7 @@ int main(void)
 		cmocka_unit_test(test_type_allowed),
 		cmocka_unit_test(test_type_check),
 		cmocka_unit_test(test_nodeset_types),
+		cmocka_unit_test(test_capacity),
 		cmocka_unit_test(test_catalog_file),
 		cmocka_unit_test(test_catalog_file_bad),
 		cmocka_unit_test(test_regions),
