@@ -506,7 +506,7 @@ static void check_launch(struct region_job *j, gb_ec2_t *ec2,
 			const char *sn = r->azs[a].subnets[k];
 
 			memset(&ae, 0, sizeof(ae));
-			rc = gb_orch_launch_params(j->conf, ns, type, r->name, sn,
+			rc = gb_orch_launch_params(j->conf, ns, type, NULL, r->name, sn,
 						   DOCTOR_REQUEST_ID, nodes, 1, 1, NULL, &l, &err);
 			if (rc) {
 				job_line(j, ns->name, shown, rc, NULL, "%s (fix the user_data of region %s)",

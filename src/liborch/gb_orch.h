@@ -376,10 +376,17 @@ gb_err_t gb_orch_client_token(const char *request_id, const char *region,
  * The RunInstances parameters of one launch, as the orchestrator sends
  * them (gpuburstctl doctor dry-runs the same): the region's AMI, security
  * groups (the first 16), key pair, instance profile and rendered user
- * data, instance type [type], the spot market when [ns] (may be NULL) asks
- * for it, MinCount [min], MaxCount [max], [subnet], ClientToken [token]
- * (NULL: the client makes one), and the tags gpuburst:cluster,
- * gpuburst:request and, for one node, gpuburst:node and Name.  A nodeset
+ * data, instance type [type], the capacity [cap] draws on (NULL: spot
+ * when [ns], which may be NULL, has market spot, else on-demand):
+ * spot with its price cap; a targeted reservation
+ * (CapacityReservationTarget.CapacityReservationId), a resource group
+ * (...CapacityReservationResourceGroupArn), or open reservations only
+ * (CapacityReservationPreference capacity-reservations-only: never
+ * on-demand behind the rung's back); a Capacity Block (MarketType
+ * capacity-block and its id), MinCount [min], MaxCount [max], [subnet],
+ * ClientToken [token] (NULL: the client makes one), and the tags
+ * gpuburst:cluster, gpuburst:request and gpuburst:capacity (the kind's
+ * name).  A nodeset
  * with efa gets one EFA interface per network card of [type] (up to its
  * EFA maximum; card 0 at device index 0, the others at 1; a type with
  * more cards than EFA interfaces, p6-b300, has a plain interface on its
@@ -395,6 +402,13 @@ gb_err_t gb_orch_client_token(const char *request_id, const char *region,
 /* EC2's most network cards on one instance (p5.48xlarge and its kin: 32). */
 #define GB_ORCH_NET_IFS_MAX 64
 
+/* What a launch draws on: a rung of the ladder (a gb_pool's). */
+struct gb_orch_capacity {
+	enum gb_capacity_kind kind;
+	const char *target;	/* reservation id or resource group ARN; NULL */
+	const char *max_price;	/* spot: USD per hour; NULL: none */
+};
+
 struct gb_orch_launch {
 	struct gb_ec2_run_params run;
 	/* private: what run points to */
@@ -407,6 +421,7 @@ struct gb_orch_launch {
 
 gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
 			       const struct gb_conf_nodeset *ns, const char *type,
+			       const struct gb_orch_capacity *cap,
 			       const char *region, const char *subnet,
 			       const char *request_id, const char *const *nodes,
 			       int min, int max, const char *token,

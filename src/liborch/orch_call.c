@@ -83,8 +83,40 @@ static gb_err_t efa_interfaces(const struct gb_conf *conf, const char *type,
 	return GB_E_OK;
 }
 
+/* What [cap] draws on, into the RunInstances parameters [p]. */
+static void capacity_params(const struct gb_conf_nodeset *ns,
+			    const struct gb_orch_capacity *cap,
+			    struct gb_ec2_run_params *p)
+{
+	enum gb_capacity_kind k = cap ? cap->kind :
+				  ns && ns->market == GB_MARKET_SPOT ? GB_CAPACITY_SPOT :
+				  GB_CAPACITY_ON_DEMAND;
+
+	switch (k) {
+	case GB_CAPACITY_ON_DEMAND:
+		break;
+	case GB_CAPACITY_SPOT:
+		p->spot = true;
+		p->spot_max_price = cap ? cap->max_price : NULL;
+		break;
+	case GB_CAPACITY_RESERVATION:
+		if (!cap->target)
+			p->capacity_reservation_preference = "capacity-reservations-only";
+		else if (gb_str_has_prefix(cap->target, "arn:"))
+			p->capacity_reservation_group_arn = cap->target;
+		else
+			p->capacity_reservation_id = cap->target;
+		break;
+	case GB_CAPACITY_BLOCK:
+		p->capacity_block = true;
+		p->capacity_reservation_id = cap->target;
+		break;
+	}
+}
+
 gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
 			       const struct gb_conf_nodeset *ns, const char *type,
+			       const struct gb_orch_capacity *cap,
 			       const char *region, const char *subnet,
 			       const char *request_id, const char *const *nodes,
 			       int min, int max, const char *token,
@@ -115,9 +147,14 @@ gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
 	p->key_name = cr->key_name;
 	p->iam_instance_profile_name = cr->iam_profile;
 	p->client_token = token;
-	p->spot = ns && ns->market == GB_MARKET_SPOT;
+	capacity_params(ns, cap, p);
 	l->kv_[nk++] = (struct gb_ec2_kv){ "gpuburst:cluster", conf->cluster_name };
 	l->kv_[nk++] = (struct gb_ec2_kv){ "gpuburst:request", request_id };
+	l->kv_[nk++] = (struct gb_ec2_kv){
+		"gpuburst:capacity",
+		gb_conf_capacity_name(p->capacity_block ? GB_CAPACITY_BLOCK :
+				      p->spot ? GB_CAPACITY_SPOT :
+				      cap ? cap->kind : GB_CAPACITY_ON_DEMAND) };
 	/*
 	 * No gpuburst:node at launch, not even for MaxCount 1: a hedged node
 	 * has two launches, and only the instance its record keeps is the
@@ -143,29 +180,34 @@ gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
 }
 
 gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
-			  const char *region, const char *az,
-			  const char *subnet, const char *type, gb_error_t *err)
+			  gb_error_t *err)
 {
-	const struct gb_conf_region *cr = gb_conf_region(r->conf, region);
+	const struct gb_pool *pl = &r->facts.pools[c->pool];
+	const struct gb_conf_region *cr = gb_conf_region(r->conf, pl->region);
+	struct gb_orch_capacity cap = { pl->capacity, pl->target, pl->max_price };
 	gb_err_t rc;
 
 	if (!cr)
-		return gb_errorf(err, GB_E_INTERNAL, "call: region %s not configured", region);
+		return gb_errorf(err, GB_E_INTERNAL, "call: region %s not configured", pl->region);
 	if (cr->user_data_per_node && c->max != 1)
 		return gb_errorf(err, GB_E_INTERNAL,
 				 "call: {node} in the user data of %s needs MaxCount 1, not %d",
-				 region, c->max);
+				 pl->region, c->max);
 	c->job.kind = ORCH_JOB_RUN;
 	c->job.region = cr->name;
-	rc = gb_orch_launch_params(r->conf, r->ns, type, cr->name, subnet, r->req->id,
-				   c->nodes, c->min, c->max, c->token, &c->launch, err);
+	rc = gb_orch_launch_params(r->conf, r->ns, pl->type, &cap, cr->name, pl->subnet,
+				   r->req->id, c->nodes, c->min, c->max, c->token,
+				   &c->launch, err);
 	/*
 	 * The subnet fixes the AZ; a placed job's group is the AZ's
 	 * (deterministic: a recovered attempt names the group it was sent
-	 * with, as its ClientToken requires).
+	 * with, as its ClientToken requires).  A reservation or a Capacity
+	 * Block is placed already: EC2 chose where it lies, and a launch
+	 * into it names no group of ours.
 	 */
-	if (!rc && r->placed) {
-		orch_place_name(r, az, c->group, sizeof(c->group));
+	if (!rc && r->placed && pl->capacity != GB_CAPACITY_RESERVATION &&
+	    pl->capacity != GB_CAPACITY_BLOCK) {
+		orch_place_name(r, pl->az, c->group, sizeof(c->group));
 		c->launch.run.placement_group = c->group;
 	}
 	c->job.run = c->launch.run;
@@ -192,7 +234,7 @@ gb_err_t orch_call_begin(struct orch_run *r, struct orch_call *c,
 				  sizeof(c->token), err);
 	if (rc)
 		return rc;
-	rc = orch_call_params(r, c, pl->region, pl->az, pl->subnet, pl->type, err);
+	rc = orch_call_params(r, c, err);
 	if (rc)
 		return rc;
 	a.request_id = r->req->id;
@@ -201,6 +243,8 @@ gb_err_t orch_call_begin(struct orch_run *r, struct orch_call *c,
 	a.az = pl->az;
 	a.subnet = pl->subnet;
 	a.instance_type = pl->type;
+	a.capacity = gb_conf_capacity_name(pl->capacity);
+	a.capacity_target = pl->target;
 	a.min_count = c->min;
 	a.asked = c->max;
 	a.client_token = c->token;
@@ -210,9 +254,10 @@ gb_err_t orch_call_begin(struct orch_run *r, struct orch_call *c,
 	rc = gb_state_attempt_begin(r->st, &a, err);
 	if (rc == GB_E_OK) {
 		/* the node list makes the call reproducible after a crash */
-		gb_buf_printf(&ev, "seq=%d attempt=%lld region=%s az=%s subnet=%s type=%s min=%d max=%d token=%s nodes=",
+		gb_buf_printf(&ev, "seq=%d attempt=%lld region=%s az=%s subnet=%s type=%s capacity=%s%s%s min=%d max=%d token=%s nodes=",
 			      c->seq, (long long)a.id, pl->region, pl->az,
-			      pl->subnet, pl->type, c->min, c->max, c->token);
+			      pl->subnet, pl->type, a.capacity, pl->target ? " target=" : "",
+			      pl->target ? pl->target : "", c->min, c->max, c->token);
 		node_list(c, &ev);
 		rc = gb_buf_failed(&ev) ? gb_errorf(err, GB_E_NOMEM, "out of memory") :
 		     gb_state_event_add(r->st, r->req->id, "launch",
@@ -286,6 +331,8 @@ static gb_err_t record_instance(struct orch_run *r, const struct orch_call *c,
 	rec.az = in->availability_zone ? in->availability_zone : pl->az;
 	rec.subnet = in->subnet_id ? in->subnet_id : pl->subnet;
 	rec.instance_type = pl->type;	/* the type this instance got */
+	rec.capacity = gb_conf_capacity_name(pl->capacity);
+	rec.capacity_target = pl->target;
 	rec.private_ip = in->private_ip;
 	rec.public_ip = in->public_ip;
 	rec.state = in->state_code == 16 ? GB_INST_RUNNING : GB_INST_PENDING;
@@ -435,13 +482,13 @@ static bool quota_cut(const struct orch_run *r, const char *region)
  */
 static void learn_quotas(struct orch_run *r)
 {
-	bool spot = r->ns && r->ns->market == GB_MARKET_SPOT;
 	double held, now = orch_wall(r->o);
 	gb_error_t e;
 
 	for (size_t i = 0; i < r->facts.n_pools; i++) {
 		const struct pool_run *pr = &r->pr[i];
 		const char *region = r->facts.pools[i].region;
+		bool spot = r->facts.pools[i].capacity == GB_CAPACITY_SPOT;
 		bool first = pr->q_refused;
 		char key[64];
 		int units;
@@ -485,10 +532,14 @@ void orch_learn(struct orch_run *r)
 
 	for (size_t i = 0; r->pr && i < r->facts.n_pools; i++) {
 		const struct gb_pool *pl = &r->facts.pools[i];
+		const char *kind = gb_conf_capacity_name(pl->capacity);
 		double est = pl->mem.counter_est;
 		int asked = 0, got = 0;
 		bool dry = false, seen = false, first = true;
 
+		/* a reservation's count is EC2's to say, not memory's to guess */
+		if (pl->reserved >= 0)
+			continue;
 		for (size_t j = 0; j < i && first; j++)
 			first = !orch_same_capacity(r, j, i);
 		if (!first)
@@ -511,21 +562,35 @@ void orch_learn(struct orch_run *r)
 		if (r->placed)
 			dry = false;
 		if (dry && !quota_cut(r, pl->region) ?
-		    gb_state_capacity_level(r->st, pl->region, pl->az, pl->type, got,
-					    true, now, hl, &e) :
-		    got > 0 && gb_state_capacity_level(r->st, pl->region, pl->az,
-						       pl->type, got, false, now, hl, &e))
+		    gb_state_capacity_level(r->st, pl->region, pl->az, pl->type, kind,
+					    got, true, now, hl, &e) :
+		    got > 0 && gb_state_capacity_level(r->st, pl->region, pl->az, pl->type,
+						       kind, got, false, now, hl, &e))
 			gb_log_warn("capacity_record_failed req=%s error=%s", r->req->id,
 				    e.text);
 		if (!dry && (got < 2 * r->bmax || (est >= 0 && !isinf(est))))
 			continue;
-		if (gb_state_capacity_record(r->st, pl->region, pl->az, pl->type, asked,
-					     got, dry, false, now, hl, &e))
+		if (gb_state_capacity_record(r->st, pl->region, pl->az, pl->type, kind,
+					     asked, got, dry, false, now, hl, &e))
 			gb_log_warn("capacity_record_failed req=%s error=%s", r->req->id,
 				    e.text);
 	}
 	if (r->pr)
 		learn_quotas(r);
+}
+
+/*
+ * " capacity=spot", " capacity=reservation target=" ...: what the call's
+ * pool drew on, for the trace (nothing for on-demand, as before the
+ * ladder).  RET [buf].
+ */
+static const char *capacity_word(const struct gb_pool *pl, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	if (pl->capacity != GB_CAPACITY_ON_DEMAND)
+		snprintf(buf, n, " capacity=%s%s", gb_conf_capacity_name(pl->capacity),
+			 pl->target ? " target=" : "");
+	return buf;
 }
 
 static void note_region(struct orch_run *r, const char *region)
@@ -540,7 +605,7 @@ static gb_err_t process(struct orch_run *r, struct orch_call *c,
 	const struct gb_pool *pl = &r->facts.pools[c->pool];
 	enum call_outcome oc = orch_call_outcome(c);
 	int http = c->job.ae.attempts > 0 ? c->job.ae.attempts : 1;
-	char q[GB_ERROR_TEXT_MAX];
+	char q[GB_ERROR_TEXT_MAX], cw[64];
 	gb_err_t rc;
 
 	r->api_calls += http;
@@ -552,6 +617,10 @@ static gb_err_t process(struct orch_run *r, struct orch_call *c,
 		orch_region_accepted(r, pl->region);
 	if (oc == CALL_OK && (rc = take_instances(r, c, x, err)))
 		return rc;
+	if (oc == CALL_OK)
+		orch_ladder_took(r, c->pool, orch_call_got(c));
+	else if (oc == CALL_ICE && pl->reserved > 0)
+		orch_ladder_took(r, c->pool, pl->reserved);	/* EC2 knows better */
 	if (oc != CALL_OK)
 		deny_nodes(r, c);
 	if ((rc = finish_attempt(r, c, err)))
@@ -577,7 +646,7 @@ static gb_err_t process(struct orch_run *r, struct orch_call *c,
 		for (size_t i = 0; i < r->facts.n_pools; i++) {
 			struct pool_run *pr = &r->pr[i];
 
-			if (strcmp(r->facts.pools[i].region, pl->region) || pr->m_seen)
+			if (!orch_same_quota(r, i, c->pool) || pr->m_seen)
 				continue;
 			pr->m_seen = pr->m_dry = true;
 		}
@@ -585,13 +654,15 @@ static gb_err_t process(struct orch_run *r, struct orch_call *c,
 	orch_outcome_note(r, c);
 	/* http= and t= (seconds since the start: sent, answered) for replays */
 	if (oc == CALL_OK)
-		orch_trace(r, "call", "seq=%d pool=%s/%s type=%s min=%d max=%d got=%d http=%d t=%.2f-%.2f%s",
-			   c->seq, pl->az, pl->subnet, pl->type, c->min, c->max,
+		orch_trace(r, "call", "seq=%d pool=%s/%s type=%s%s%s min=%d max=%d got=%d http=%d t=%.2f-%.2f%s",
+			   c->seq, pl->az, pl->subnet, pl->type, capacity_word(pl, cw, sizeof(cw)),
+			   pl->target ? pl->target : "", c->min, c->max,
 			   orch_call_got(c), http, c->job.t_start - r->t0,
 			   c->job.t_done - r->t0, c->recovered ? " recovered=1" : "");
 	else
-		orch_trace(r, "call", "seq=%d pool=%s/%s type=%s min=%d max=%d got=0 code=%s class=%s http=%d t=%.2f-%.2f msg=%s%s",
-			   c->seq, pl->az, pl->subnet, pl->type, c->min, c->max,
+		orch_trace(r, "call", "seq=%d pool=%s/%s type=%s%s%s min=%d max=%d got=0 code=%s class=%s http=%d t=%.2f-%.2f msg=%s%s",
+			   c->seq, pl->az, pl->subnet, pl->type, capacity_word(pl, cw, sizeof(cw)),
+			   pl->target ? pl->target : "", c->min, c->max,
 			   c->job.ae.code[0] ? c->job.ae.code : "-",
 			   gb_ec2_class_name(c->job.ae.cls), http,
 			   c->job.t_start - r->t0, c->job.t_done - r->t0,

@@ -174,7 +174,8 @@ long orch_pool_index(const struct orch_run *r, const struct gb_plan_step *s)
 		/* a step without a type (older plans) means the first type */
 		if (strcmp(p->region, s->region) == 0 && strcmp(p->az, s->az) == 0 &&
 		    strcmp(p->subnet, s->subnet) == 0 &&
-		    strcmp(p->type, s->type && *s->type ? s->type : r->type) == 0)
+		    strcmp(p->type, s->type && *s->type ? s->type : r->type) == 0 &&
+		    p->capacity == s->capacity && gb_strcmp0(p->target, s->target) == 0)
 			return (long)i;
 	}
 	return -1;
@@ -198,8 +199,27 @@ bool orch_same_az(const struct orch_run *r, size_t a, size_t b)
 
 bool orch_same_capacity(const struct orch_run *r, size_t a, size_t b)
 {
-	return orch_same_az(r, a, b) &&
-	       r->facts.pools[a].type_index == r->facts.pools[b].type_index;
+	return gb_plan_same_capacity(&r->facts.pools[a], &r->facts.pools[b]);
+}
+
+/* Which quotas a pool's launches count against: spot, blocks', on-demand's. */
+static int market_of(const struct gb_pool *p)
+{
+	return p->capacity == GB_CAPACITY_SPOT ? 1 : p->capacity == GB_CAPACITY_BLOCK ? 2 : 0;
+}
+
+bool orch_same_quota(const struct orch_run *r, size_t a, size_t b)
+{
+	const struct gb_pool *pa = &r->facts.pools[a], *pb = &r->facts.pools[b];
+
+	return strcmp(pa->region, pb->region) == 0 && market_of(pa) == market_of(pb);
+}
+
+void orch_exclude_quota(struct orch_run *r, size_t pool, const char *why)
+{
+	for (size_t i = 0; i < r->facts.n_pools; i++)
+		if (orch_same_quota(r, i, pool))
+			orch_exclude_subnet(r, i, why);
 }
 
 int orch_pool_cap(const struct orch_run *r, size_t pool)

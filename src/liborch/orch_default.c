@@ -13,7 +13,7 @@
  *   SEND      begin the batch's attempts and send them; they fly
  *   LAND      wait for answers, record them, judge their pools
  *   REPLAN    nodes are left that no call in flight names: a new plan
- *   BACKOFF   only pools backing off after throttling are left: wait
+ *   BACKOFF   only pools backing off (throttled, a block not open yet) are left: wait
  *   WALL      every pool left is behind a remembered quota wall: stop
  *   DONE      the group is over (filled, stalled, stopped, or nothing left)
  */
@@ -646,7 +646,7 @@ static void enter_send(struct dgroup *d)
 
 static void enter_backoff(struct dgroup *d)
 {
-	orch_trace(d->r, "backoff", "group=%d wait: only pools backing off after throttling are left",
+	orch_trace(d->r, "backoff", "group=%d wait: only pools backing off after throttling or Capacity Blocks not open yet are left",
 		   d->group);
 }
 

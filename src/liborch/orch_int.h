@@ -55,6 +55,8 @@ enum orch_job_kind {
 				 * request's types, one call) */
 	ORCH_JOB_DESCRIBE,	/* DescribeInstances (filters) */
 	ORCH_JOB_PLACEMENT,	/* CreatePlacementGroup (cluster) */
+	ORCH_JOB_RESERVATIONS,	/* DescribeCapacityReservations (the
+				 * request's types) */
 };
 
 struct orch_job {
@@ -73,6 +75,8 @@ struct orch_job {
 	const char *const *types;
 	size_t n_types;
 	struct gb_ec2_offering_list *offerings;	/* NEW result */
+	/* RESERVATIONS: filter instance-type with [types] too */
+	struct gb_ec2_capacity_reservation_list *reservations;	/* NEW result */
 	/* DESCRIBE */
 	const struct gb_ec2_describe_params *describe;
 	/* PLACEMENT: group [group] with the tags of [spec] */
@@ -218,6 +222,14 @@ struct orch_run {
 	int launched_recorded;	/* ... and recorded */
 
 	struct gb_candidates cand;
+	/*
+	 * The capacity ladder: the nodeset's rungs and the reservations and
+	 * Capacity Blocks known in the candidate regions (ladder.resv is
+	 * [resv], NEW, its strings in [resv_strs]), orch_ladder.c.
+	 */
+	struct gb_plan_ladder ladder;
+	struct gb_plan_resv *resv;
+	struct gb_strv resv_strs;
 	struct gb_plan_facts facts;
 	struct pool_run *pr;	/* one per facts.pools[] */
 	struct gb_plan *plan;
@@ -282,8 +294,7 @@ gb_err_t orch_call_begin(struct orch_run *r, struct orch_call *c,
 			 gb_error_t *err);
 /* Build the job parameters of [c] (also for a recovered attempt). */
 gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
-			  const char *region, const char *az,
-			  const char *subnet, const char *type, gb_error_t *err);
+			  gb_error_t *err);
 /*
  * Send [calls] in parallel and process every answer: record instances and
  * attempts, assign nodes, memory, extras, tags.  RET GB_E_OK or a fatal
@@ -320,6 +331,23 @@ void orch_place_name(const struct orch_run *r, const char *az, char *buf,
 /* Free the run's groups. */
 void orch_place_clear(struct orch_run *r);
 
+/*
+ * The capacity ladder (orch_ladder.c).  orch_ladder_load: before the facts
+ * are built, the reservations and Capacity Blocks of the candidate regions
+ * that the ladder's rungs may use, from the state file's cache when
+ * fetched within policy.reservation_ttl, else from
+ * DescribeCapacityReservations (one call per region, in parallel, cached);
+ * a region that does not answer has none (traced).  Sets r->ladder.
+ * orch_ladder_wait: after, a Capacity Block pool that opens later is
+ * backed off until it opens (the default strategy waits for it).
+ * orch_ladder_took: [got] instances launched into [pool]'s reservation
+ * count it down, in the run and in the cache.
+ */
+gb_err_t orch_ladder_load(struct orch_run *r, gb_error_t *err);
+void orch_ladder_wait(struct orch_run *r);
+void orch_ladder_took(struct orch_run *r, size_t pool, int got);
+void orch_ladder_clear(struct orch_run *r);
+
 /* What a processed call said, for the strategies. */
 enum call_outcome {
 	CALL_OK = 0,		/* got >= 1 */
@@ -341,6 +369,7 @@ enum orch_scope {
 	ORCH_SCOPE_NONE = 0,
 	ORCH_SCOPE_SUBNET,
 	ORCH_SCOPE_AZ,		/* the AZ for the pool's type (its capacity) */
+	ORCH_SCOPE_QUOTA,	/* the region, for pools of the pool's quotas */
 	ORCH_SCOPE_REGION,
 };
 
@@ -487,23 +516,30 @@ gb_err_t orch_replan(struct orch_run *r, const char *why, gb_error_t *err);
 void orch_plan_estimate(struct orch_run *r);
 
 /*
- * Exclude pools: one subnet, the AZ's pools of [pool]'s type (its
- * capacity: ICE, unsupported), the whole AZ whatever the type (placement),
- * or a whole region.
+ * Exclude pools: one subnet, the AZ's pools of [pool]'s type and capacity
+ * kind (its capacity: ICE, unsupported; a reservation's pools), the
+ * region's pools of [pool]'s quotas (a quota refusal: a spot quota leaves
+ * on-demand alone), the whole AZ whatever the type (placement), or a whole
+ * region.
  */
 void orch_exclude_subnet(struct orch_run *r, size_t pool, const char *why);
 void orch_exclude_capacity(struct orch_run *r, size_t pool, const char *why);
+void orch_exclude_quota(struct orch_run *r, size_t pool, const char *why);
 void orch_exclude_az(struct orch_run *r, size_t pool, const char *why);
 void orch_exclude_region(struct orch_run *r, const char *region,
 			 const char *why);
-/* The pool a plan step names (region, AZ, subnet and type), or -1. */
+/* The pool a plan step names (region, AZ, subnet, type, capacity, target), or -1. */
 long orch_pool_index(const struct orch_run *r, const struct gb_plan_step *s);
 /*
  * Pools [a] and [b] are in the same AZ (locality, placement groups).
- * orch_same_capacity: ... and of the same type (memory, ICE, levels).
+ * orch_same_capacity: ... of the same type and capacity kind, and the
+ * same reservation or block (memory, ICE, levels: gb_plan_same_capacity).
+ * orch_same_quota: in the same region, counting against the same quotas
+ * (spot pools, Capacity Block pools, the others: on-demand's).
  */
 bool orch_same_az(const struct orch_run *r, size_t a, size_t b);
 bool orch_same_capacity(const struct orch_run *r, size_t a, size_t b);
+bool orch_same_quota(const struct orch_run *r, size_t a, size_t b);
 /* Instances one call to [pool] may ask: batch_max, 1 with {node} user data. */
 int orch_pool_cap(const struct orch_run *r, size_t pool);
 

@@ -27,7 +27,8 @@ static const struct orch_rule rules[CALL__COUNT] = {
 	[CALL_ICE] = { ORCH_SCOPE_AZ, "dry", false, false, false },
 	[CALL_ADDRESSES] = { ORCH_SCOPE_SUBNET, "addresses", false, false, false },
 	[CALL_UNSUPPORTED] = { ORCH_SCOPE_AZ, "unsupported", false, false, false },
-	[CALL_QUOTA] = { ORCH_SCOPE_REGION, "quota", false, false, true },
+	/* the region's pools that count against the same quotas */
+	[CALL_QUOTA] = { ORCH_SCOPE_QUOTA, "quota", false, false, true },
 	/* past tuning.throttle_limit throttled calls in a row: the subnet */
 	[CALL_THROTTLE] = { ORCH_SCOPE_SUBNET, "throttled", true, false, false },
 	[CALL_ABORT] = { ORCH_SCOPE_NONE, "abort", false, true, false },
@@ -103,6 +104,12 @@ void orch_outcome_exclude(struct orch_run *r, const struct orch_call *c,
 		break;
 	case ORCH_SCOPE_AZ:	/* the AZ's capacity of the pool's type */
 		orch_exclude_capacity(r, c->pool, word);
+		break;
+	case ORCH_SCOPE_QUOTA:
+		orch_exclude_quota(r, c->pool, word);
+		if (rule->trace)
+			orch_trace(r, word, "region=%s capacity=%s excluded for this run",
+				   p->region, gb_conf_capacity_name(p->capacity));
 		break;
 	case ORCH_SCOPE_REGION:
 		orch_exclude_region(r, p->region, word);	/* once: a no-op after */

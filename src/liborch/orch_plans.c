@@ -57,6 +57,8 @@ static void scope_of(const struct orch_run *r, struct gb_plan_scope *s)
 	s->target = r->facts.target;
 	s->allowed = r->cand.allowed;
 	s->n_allowed = r->cand.n_allowed;
+	s->rungs = r->ladder.rungs;
+	s->n_rungs = r->ladder.n_rungs;
 }
 
 /*
@@ -228,8 +230,7 @@ void orch_plan_estimate(struct orch_run *r)
 
 	r->facts.bounds = r->strategy == GB_STRATEGY_DEFAULT;
 	if (r->facts.bounds &&
-	    gb_plan_quota_rooms(&r->facts, r->st, r->ns && r->ns->market == GB_MARKET_SPOT,
-				&e))
+	    gb_plan_quota_rooms(&r->facts, r->st, &e))
 		gb_log_warn("quota_memory_failed req=%s error=%s", r->req->id, e.text);
 	for (size_t i = 0; i < r->facts.n_pools; i++)
 		gb_plan_pool_estimate(&r->facts, &r->facts.pools[i]);
@@ -241,8 +242,8 @@ static void refresh_memory(struct orch_run *r)
 	struct gb_plan_facts f;
 	gb_error_t e;
 
-	if (gb_plan_facts_build_types(r->conf, &r->cand, r->types, r->n_types, 1, 1,
-				      GB_LOCALITY_NONE, r->st, orch_wall(r->o), &f, &e)) {
+	if (gb_plan_facts_build_ladder(r->conf, &r->cand, r->types, r->n_types, &r->ladder,
+				       1, 1, GB_LOCALITY_NONE, r->st, orch_wall(r->o), &f, &e)) {
 		gb_log_warn("memory_refresh_failed req=%s error=%s", r->req->id, e.text);
 		return;
 	}

@@ -47,9 +47,11 @@ void orch_job_clear(struct orch_job *j)
 	gb_ec2_instance_list_free(j->instances);
 	gb_ec2_state_change_list_free(j->changes);
 	gb_ec2_offering_list_free(j->offerings);
+	gb_ec2_capacity_reservation_list_free(j->reservations);
 	j->instances = NULL;
 	j->changes = NULL;
 	j->offerings = NULL;
+	j->reservations = NULL;
 }
 
 static gb_ec2_t *client(struct worker *w, const char *region,
@@ -72,6 +74,19 @@ static void describe(gb_ec2_t *c, struct orch_job *j)
 {
 	j->rc = gb_ec2_describe_instances(c, j->describe, &j->instances, &j->ae,
 					  &j->err);
+}
+
+static void reservations(gb_ec2_t *c, struct orch_job *j)
+{
+	static const char *const states[] = { "active", "scheduled" };
+	struct gb_ec2_filter f[2] = {
+		{ "instance-type", j->types, j->n_types },
+		{ "state", states, 2 },
+	};
+	struct gb_ec2_capacity_reservations_params p = { NULL, 0, f, 2, 0 };
+
+	j->rc = gb_ec2_describe_capacity_reservations(c, &p, &j->reservations, &j->ae,
+						      &j->err);
 }
 
 static void run_job(struct worker *w, struct orch_job *j)
@@ -118,6 +133,9 @@ static void run_job(struct worker *w, struct orch_job *j)
 	case ORCH_JOB_PLACEMENT:
 		j->rc = gb_ec2_create_placement_group(c, j->group, "cluster", j->spec,
 						      &j->ae, &j->err);
+		break;
+	case ORCH_JOB_RESERVATIONS:
+		reservations(c, j);
 		break;
 	}
 out:

@@ -24,6 +24,8 @@ struct old_attempt {
 	char *region, *az, *subnet, *token;
 	char *type;		/* the type it was sent with; NULL: r->type
 				 * (recorded before attempts had several) */
+	char *capacity;		/* the rung's kind it drew on */
+	char *target;		/* ... and its reservation, or NULL */
 	int min, max;
 	enum gb_attempt_state state;
 	char *nodes;		/* from the launch event, comma-separated */
@@ -65,11 +67,14 @@ static int attempt_row(const struct gb_attempt *a, void *arg)
 	o->az = gb_strdup0(a->az);
 	o->subnet = gb_strdup0(a->subnet);
 	o->type = gb_strdup0(a->instance_type);
+	o->capacity = gb_strdup0(a->capacity ? a->capacity : "on-demand");
+	o->target = gb_strdup0(a->capacity_target);
 	o->token = gb_strdup0(a->client_token);
 	o->min = a->min_count;
 	o->max = a->asked;
 	o->state = a->state;
-	x->nomem |= !o->region || !o->token;
+	x->nomem |= !o->region || !o->token || !o->capacity ||
+		    (a->capacity_target && !o->target);
 	return x->nomem;
 }
 
@@ -173,7 +178,10 @@ static gb_err_t live_instances(struct recov *x, gb_error_t *err)
 	return rc;
 }
 
-/* The pool of [a]: its subnet and the type it was sent with. */
+/*
+ * The pool of [a]: its subnet, the type and the capacity it was sent with
+ * (an exhausted reservation's pool is still one: excluded, found here).
+ */
 static long find_pool(const struct orch_run *r, const struct old_attempt *a)
 {
 	const char *type = a->type && *a->type ? a->type : r->type;
@@ -183,7 +191,9 @@ static long find_pool(const struct orch_run *r, const struct old_attempt *a)
 
 		if (strcmp(p->region, a->region) == 0 &&
 		    gb_strcmp0(p->az, a->az) == 0 &&
-		    gb_strcmp0(p->subnet, a->subnet) == 0 && strcmp(p->type, type) == 0)
+		    gb_strcmp0(p->subnet, a->subnet) == 0 && strcmp(p->type, type) == 0 &&
+		    strcmp(gb_conf_capacity_name(p->capacity), a->capacity) == 0 &&
+		    gb_strcmp0(p->target, a->target) == 0)
 			return (long)i;
 	}
 	return -1;
@@ -268,9 +278,8 @@ static gb_err_t resend(struct recov *x, gb_error_t *err)
 			rc = give_up(r, a, "its node list does not match the request", err);
 			continue;
 		}
-		/* its recorded type: the ClientToken stands for the same call */
-		rc = orch_call_params(r, c, a->region, a->az, a->subnet,
-				      r->facts.pools[p].type, err);
+		/* its recorded pool: the ClientToken stands for the same call */
+		rc = orch_call_params(r, c, err);
 	}
 	if (!rc && n) {
 		orch_trace(r, "recover", "re-sending %zu attempt(s) with their own tokens", n);
@@ -366,6 +375,8 @@ gb_err_t orch_recover(struct orch_run *r, gb_error_t *err)
 		free(x.v[i].az);
 		free(x.v[i].subnet);
 		free(x.v[i].type);
+		free(x.v[i].capacity);
+		free(x.v[i].target);
 		free(x.v[i].token);
 		free(x.v[i].nodes);
 	}

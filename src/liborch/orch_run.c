@@ -525,6 +525,7 @@ static void run_free(struct orch_run *r)
 	orch_place_clear(r);
 	gb_strv_free(&r->names);
 	gb_plan_facts_clear(&r->facts);
+	orch_ladder_clear(r);
 	gb_plan_candidates_clear(&r->cand);
 	gb_plan_free(r->plan);
 	orch_pool_destroy(r->pool);
@@ -578,9 +579,12 @@ static gb_err_t prepare(struct orch_run *r, const struct gb_orch_resume_opts *ro
 		return e.code == GB_E_NOMEM ? gb_errorf(err, GB_E_NOMEM, "%s", e.text) :
 		       GB_E_OK;
 	}
-	rc = gb_plan_facts_build_types(r->conf, &r->cand, r->types, r->n_types, r->n,
-				       r->grouped ? r->n : 1, r->locality, r->st,
-				       orch_wall(r->o), &r->facts, err);
+	if ((rc = orch_pool_create(r->o, r->o->max_parallel, &r->pool, err)) ||
+	    (rc = orch_ladder_load(r, err)))
+		return rc;
+	rc = gb_plan_facts_build_ladder(r->conf, &r->cand, r->types, r->n_types, &r->ladder,
+					r->n, r->grouped ? r->n : 1, r->locality, r->st,
+					orch_wall(r->o), &r->facts, err);
 	if (rc)
 		return rc;
 	r->facts.hedge = r->hedge;
@@ -592,7 +596,8 @@ static gb_err_t prepare(struct orch_run *r, const struct gb_orch_resume_opts *ro
 		r->pr[i].run_est = -1;
 		r->pr[i].room0 = r->facts.pools[i].mem.quota_room;
 	}
-	return orch_pool_create(r->o, r->o->max_parallel, &r->pool, err);
+	orch_ladder_wait(r);
+	return GB_E_OK;
 }
 
 static gb_err_t execute(struct orch_run *r, gb_error_t *err)

@@ -118,7 +118,8 @@ static bool probe_subnet(struct orch_run *r, size_t pool, char *code,
 		} else {
 			const struct orch_rule *rule = orch_rule(oc);
 
-			if (rule->abort || rule->scope == ORCH_SCOPE_REGION)
+			if (rule->abort || rule->scope == ORCH_SCOPE_REGION ||
+			    rule->scope == ORCH_SCOPE_QUOTA)
 				return false;	/* the region is over */
 			code[0] = '\0';	/* only the subnet or AZ is */
 			return true;

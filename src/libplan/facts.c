@@ -34,20 +34,15 @@ void gb_plan_facts_clear(struct gb_plan_facts *f)
 	if (!f)
 		return;
 	free(f->pools);
-	memset(f, 0, sizeof(*f));
-}
-
-static size_t count_pools(const struct gb_candidates *cand, size_t n_types)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < cand->n; i++) {
-		const struct gb_conf_region *r = cand->v[i].region;
-
-		for (size_t a = 0; a < r->n_azs; a++)
-			n += r->azs[a].n_subnets;
+	for (size_t i = 0; i < f->n_resv; i++) {
+		free((char *)f->resv[i].region);
+		free((char *)f->resv[i].id);
+		free((char *)f->resv[i].type);
+		free((char *)f->resv[i].az);
+		free((char *)f->resv[i].state);
 	}
-	return n * n_types;
+	free(f->resv);
+	memset(f, 0, sizeof(*f));
 }
 
 /* The estimate of the asked/got/ice counters (before schema 2). */
@@ -94,6 +89,13 @@ void gb_plan_pool_estimate(const struct gb_plan_facts *f, struct gb_pool *p)
 
 	m->recent_ice = m->last_ice_at > 0 && f->now - m->last_ice_at < cooldown;
 	m->walled = false;
+	if (p->reserved >= 0) {
+		/* EC2 said what the reservation holds: no guess beats it */
+		m->recent_ice = false;
+		m->counter_est = m->est = p->reserved;
+		m->measured = true;
+		return;
+	}
 	m->counter_est = counter_estimate(f, m);
 	if (!f->bounds) {
 		m->est = m->counter_est;
@@ -135,7 +137,9 @@ static int mem_row(const struct gb_capacity *c, void *arg)
 		struct gb_pool *p = &f->pools[i];
 
 		if (strcmp(p->region, c->region) || gb_strcmp0(p->az, c->az) ||
-		    gb_strcmp0(p->type, c->instance_type))
+		    gb_strcmp0(p->type, c->instance_type) ||
+		    strcmp(gb_conf_capacity_name(p->capacity),
+			   c->capacity ? c->capacity : "on-demand"))
 			continue;
 		mem_fill(&p->mem, c);
 	}
@@ -176,42 +180,288 @@ static void cached_offerings(struct gb_plan_facts *f, gb_state_t *st)
 	}
 }
 
-/* The pools of candidate [i] for type [t], in AZ and subnet order, at [k]. */
-static size_t add_pools(struct gb_plan_facts *f, size_t i, size_t t, size_t k)
+/* The pools being built, and what they point into. */
+struct pools_in {
+	struct gb_plan_facts *f;
+	size_t cap;
+	const struct gb_plan_ladder *ladder;
+	gb_error_t *err;
+};
+
+static const struct gb_conf_rung on_demand_rung = { .kind = GB_CAPACITY_ON_DEMAND };
+
+/* RET a new pool at the end of f->pools (zeroed but for the defaults), or NULL. */
+static struct gb_pool *pool_new(struct pools_in *in)
 {
+	struct gb_plan_facts *f = in->f;
+	struct gb_pool *p;
+
+	if (f->n_pools == in->cap) {
+		size_t cap = in->cap ? 2 * in->cap : 64;
+		struct gb_pool *v = realloc(f->pools, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		f->pools = v;
+		in->cap = cap;
+	}
+	p = &f->pools[f->n_pools++];
+	memset(p, 0, sizeof(*p));
+	p->mem.est = -1;
+	p->mem.floor = -1;
+	p->mem.quota_room = HUGE_VAL;
+	p->reserved = -1;
+	return p;
+}
+
+/*
+ * The pools of candidate [i], rung [k], type [t] in AZ [a] (every AZ when
+ * a < 0), one per subnet; [rv] the reservation or block they launch into,
+ * or NULL.  RET GB_E_OK or GB_E_NOMEM.
+ */
+static gb_err_t add_pools(struct pools_in *in, size_t i, size_t k, size_t t,
+			  long a, const char *target, int reserved,
+			  const struct gb_plan_resv *rv)
+{
+	struct gb_plan_facts *f = in->f;
 	const struct gb_conf_region *r = f->cand->v[i].region;
 
-	for (size_t a = 0; a < r->n_azs; a++) {
-		for (size_t s = 0; s < r->azs[a].n_subnets; s++) {
-			struct gb_pool *p = &f->pools[k++];
+	for (size_t z = 0; z < r->n_azs; z++) {
+		if (a >= 0 && z != (size_t)a)
+			continue;
+		for (size_t s = 0; s < r->azs[z].n_subnets; s++) {
+			struct gb_pool *p = pool_new(in);
 
+			if (!p)
+				return gb_errorf(in->err, GB_E_NOMEM, "facts: out of memory");
 			p->region = r->name;
-			p->az = r->azs[a].name;
-			p->subnet = r->azs[a].subnets[s];
+			p->az = r->azs[z].name;
+			p->subnet = r->azs[z].subnets[s];
 			p->type = f->types[t];
 			p->type_index = (int)t;
 			p->rank = (int)i;
-			p->az_index = (int)a;
+			p->az_index = (int)z;
 			p->subnet_index = (int)s;
 			p->distance_km = f->cand->v[i].distance_km;
-			p->mem.est = -1;
-			p->mem.floor = -1;
-			p->mem.quota_room = HUGE_VAL;
+			p->rung = (int)k;
+			p->capacity = f->rungs[k].kind;
+			p->max_price = f->rungs[k].max_price;
+			p->target = target;
+			p->reserved = reserved;
+			if (rv && rv->kind == GB_CAPACITY_BLOCK) {
+				p->opens_at = rv->start;
+				p->ends_at = rv->end;
+			}
 		}
 	}
-	return k;
+	return GB_E_OK;
 }
 
-gb_err_t gb_plan_facts_build_types(const struct gb_conf *conf,
-				   const struct gb_candidates *cand,
-				   const char *const *types, size_t n_types,
-				   int target, int job_size,
-				   enum gb_locality locality,
-				   struct gb_state *st, double now,
-				   struct gb_plan_facts *f, gb_error_t *err)
+static long type_index(const struct gb_plan_facts *f, const char *type)
 {
+	for (size_t t = 0; type && t < f->n_types; t++)
+		if (strcmp(f->types[t], type) == 0)
+			return (long)t;
+	return -1;
+}
+
+static long az_index(const struct gb_conf_region *r, const char *az)
+{
+	for (size_t z = 0; az && z < r->n_azs; z++)
+		if (strcmp(r->azs[z].name, az) == 0)
+			return (long)z;
+	return -1;
+}
+
+static bool listed(char *const *v, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Why reservation [rv] can give nothing now ("" when it can): not active,
+ * nothing left, a block that ends within the margin or opens too late.
+ */
+static void resv_why(const struct pools_in *in, const struct gb_plan_resv *rv,
+		     char *why, size_t n)
+{
+	const struct gb_plan_facts *f = in->f;
+	const struct gb_conf_policy *pol = &f->conf->policy;
+	bool block = rv->kind == GB_CAPACITY_BLOCK;
+
+	why[0] = '\0';
+	if (block && rv->end > 0 && f->now >= rv->end - pol->capacity_block_margin)
+		snprintf(why, n, "%s ends within the margin", rv->id);
+	else if (block && rv->start > f->now &&
+		 (!in->ladder->wait || rv->start - f->now > pol->capacity_block_wait))
+		snprintf(why, n, "%s opens in %.0f s", rv->id, rv->start - f->now);
+	else if (block && strcmp(rv->state, "scheduled") == 0 && rv->start > f->now)
+		;	/* opens soon: the engine waits for it */
+	else if (strcmp(rv->state, "active") != 0)
+		snprintf(why, n, "%s is %s", rv->id, rv->state);
+	else if (rv->available <= 0)
+		snprintf(why, n, "%s has none available", rv->id);
+}
+
+/* Exclude the pools [from..] with [why] (nothing when empty). */
+static void exclude_from(struct gb_plan_facts *f, size_t from, const char *why)
+{
+	for (size_t j = from; why[0] && j < f->n_pools; j++) {
+		f->pools[j].excluded = true;
+		gb_strlcpy(f->pools[j].why, why, sizeof(f->pools[j].why));
+	}
+}
+
+/* A reservations or capacity_blocks rung's pools of candidate [i]: one per named reservation. */
+static gb_err_t reserved_pools(struct pools_in *in, size_t i, size_t k)
+{
+	struct gb_plan_facts *f = in->f;
+	const struct gb_conf_rung *rg = &f->rungs[k];
+	const struct gb_conf_region *r = f->cand->v[i].region;
+	char why[64];
+	gb_err_t rc;
+
+	for (size_t j = 0; j < f->n_resv; j++) {
+		const struct gb_plan_resv *rv = &f->resv[j];
+		long t = type_index(f, rv->type), z = az_index(r, rv->az);
+		size_t from = f->n_pools;
+
+		if (strcmp(rv->region, r->name) || rv->kind != rg->kind || t < 0 || z < 0)
+			continue;
+		if (rg->n_ids ? !listed(rg->ids, rg->n_ids, rv->id) :
+		    rg->kind != GB_CAPACITY_BLOCK)
+			continue;	/* not one the rung names */
+		rc = add_pools(in, i, k, (size_t)t, z, rv->id,
+			       rv->available > 0 ? rv->available : 0, rv);
+		if (rc)
+			return rc;
+		resv_why(in, rv, why, sizeof(why));
+		exclude_from(f, from, why);
+	}
+	return GB_E_OK;
+}
+
+/* Open reservations of candidate [i]: per (type, AZ), their available counts summed. */
+static gb_err_t open_pools(struct pools_in *in, size_t i, size_t k)
+{
+	struct gb_plan_facts *f = in->f;
+	const struct gb_conf_region *r = f->cand->v[i].region;
+	char why[64];
+	gb_err_t rc;
+
+	for (size_t t = 0; t < f->n_types; t++) {
+		for (size_t z = 0; z < r->n_azs; z++) {
+			int avail = 0;
+			bool any = false;
+
+			for (size_t j = 0; j < f->n_resv; j++) {
+				const struct gb_plan_resv *rv = &f->resv[j];
+
+				if (rv->kind != GB_CAPACITY_RESERVATION || !rv->open ||
+				    strcmp(rv->region, r->name) || strcmp(rv->type, f->types[t]) ||
+				    strcmp(rv->az, r->azs[z].name))
+					continue;
+				resv_why(in, rv, why, sizeof(why));
+				any = true;
+				avail += why[0] ? 0 : rv->available;
+			}
+			if (!any)
+				continue;
+			if ((rc = add_pools(in, i, k, t, (long)z, NULL, avail, NULL)))
+				return rc;
+			if (avail == 0)
+				exclude_from(f, f->n_pools - r->azs[z].n_subnets,
+					     "open reservations have none available");
+		}
+	}
+	return GB_E_OK;
+}
+
+/* Resource groups of candidate [i]'s region: what they hold is not listed. */
+static gb_err_t group_pools(struct pools_in *in, size_t i, size_t k)
+{
+	struct gb_plan_facts *f = in->f;
+	const struct gb_conf_rung *rg = &f->rungs[k];
+	const char *region = f->cand->v[i].region->name;
+	size_t rl = strlen(region);
+	gb_err_t rc;
+
+	for (size_t g = 0; g < rg->n_resource_groups; g++) {
+		/* arn:PARTITION:resource-groups:REGION:ACCOUNT:group/NAME */
+		const char *a = strstr(rg->resource_groups[g], ":resource-groups:");
+
+		if (!a || strncmp(a + 17, region, rl) || a[17 + rl] != ':')
+			continue;
+		for (size_t t = 0; t < f->n_types; t++)
+			if ((rc = add_pools(in, i, k, t, -1, rg->resource_groups[g], -1, NULL)))
+				return rc;
+	}
+	return GB_E_OK;
+}
+
+static gb_err_t rung_pools(struct pools_in *in, size_t i, size_t k)
+{
+	struct gb_plan_facts *f = in->f;
+	const struct gb_conf_rung *rg = &f->rungs[k];
+	gb_err_t rc = GB_E_OK;
+
+	switch (rg->kind) {
+	case GB_CAPACITY_ON_DEMAND:
+	case GB_CAPACITY_SPOT:
+		for (size_t t = 0; t < f->n_types && !rc; t++)
+			rc = add_pools(in, i, k, t, -1, NULL, -1, NULL);
+		return rc;
+	case GB_CAPACITY_RESERVATION:
+		if (rg->n_ids && (rc = reserved_pools(in, i, k)))
+			return rc;
+		if (rg->open && (rc = open_pools(in, i, k)))
+			return rc;
+		return group_pools(in, i, k);
+	case GB_CAPACITY_BLOCK:
+		return reserved_pools(in, i, k);
+	}
+	return GB_E_OK;
+}
+
+/* Copy the ladder's reservations: pools point into them. */
+static gb_err_t copy_resv(struct gb_plan_facts *f, const struct gb_plan_ladder *l,
+			  gb_error_t *err)
+{
+	if (!l || l->n_resv == 0)
+		return GB_E_OK;
+	if (!(f->resv = calloc(l->n_resv, sizeof(*f->resv))))
+		return gb_errorf(err, GB_E_NOMEM, "facts: out of memory");
+	for (size_t j = 0; j < l->n_resv; j++) {
+		const struct gb_plan_resv *a = &l->resv[j];
+		struct gb_plan_resv *b = &f->resv[f->n_resv++];
+
+		*b = *a;
+		b->region = gb_strdup0(a->region);
+		b->id = gb_strdup0(a->id);
+		b->type = gb_strdup0(a->type);
+		b->az = gb_strdup0(a->az);
+		b->state = gb_strdup0(a->state ? a->state : "active");
+		if (!b->region || !b->id || !b->type || !b->az || !b->state)
+			return gb_errorf(err, GB_E_NOMEM, "facts: out of memory");
+	}
+	return GB_E_OK;
+}
+
+gb_err_t gb_plan_facts_build_ladder(const struct gb_conf *conf,
+				    const struct gb_candidates *cand,
+				    const char *const *types, size_t n_types,
+				    const struct gb_plan_ladder *ladder,
+				    int target, int job_size,
+				    enum gb_locality locality,
+				    struct gb_state *st, double now,
+				    struct gb_plan_facts *f, gb_error_t *err)
+{
+	static const struct gb_plan_ladder none = { 0 };
+	struct pools_in in = { f, 0, ladder ? ladder : &none, err };
 	struct mem_ctx mc = { f };
-	size_t n, k = 0;
 	gb_err_t rc;
 
 	memset(f, 0, sizeof(*f));
@@ -228,13 +478,14 @@ gb_err_t gb_plan_facts_build_types(const struct gb_conf *conf,
 	f->now = now;
 	f->batch_max = conf->policy.batch_max;
 	f->hedge = 1;
-	n = count_pools(cand, n_types);
-	if (n && !(f->pools = calloc(n, sizeof(*f->pools))))
-		return gb_errorf(err, GB_E_NOMEM, "facts: out of memory");
+	f->rungs = in.ladder->n_rungs ? in.ladder->rungs : &on_demand_rung;
+	f->n_rungs = in.ladder->n_rungs ? in.ladder->n_rungs : 1;
+	if ((rc = copy_resv(f, in.ladder, err)))
+		return rc;
 	for (size_t i = 0; i < cand->n; i++)
-		for (size_t t = 0; t < n_types; t++)
-			k = add_pools(f, i, t, k);
-	f->n_pools = k;
+		for (size_t k = 0; k < f->n_rungs; k++)
+			if ((rc = rung_pools(&in, i, k)))
+				return rc;
 	if (st) {
 		cached_offerings(f, st);
 		for (size_t t = 0; t < n_types; t++) {
@@ -248,6 +499,18 @@ gb_err_t gb_plan_facts_build_types(const struct gb_conf *conf,
 	for (size_t i = 0; i < f->n_pools; i++)
 		gb_plan_pool_estimate(f, &f->pools[i]);
 	return GB_E_OK;
+}
+
+gb_err_t gb_plan_facts_build_types(const struct gb_conf *conf,
+				   const struct gb_candidates *cand,
+				   const char *const *types, size_t n_types,
+				   int target, int job_size,
+				   enum gb_locality locality,
+				   struct gb_state *st, double now,
+				   struct gb_plan_facts *f, gb_error_t *err)
+{
+	return gb_plan_facts_build_ladder(conf, cand, types, n_types, NULL, target,
+					  job_size, locality, st, now, f, err);
 }
 
 gb_err_t gb_plan_facts_build(const struct gb_conf *conf,
@@ -351,7 +614,6 @@ gb_err_t gb_plan_quota_held(const struct gb_conf *conf, struct gb_state *st,
 
 struct quota_ctx {
 	struct gb_plan_facts *f;
-	bool spot;
 	struct gb_state *st;
 	gb_err_t rc;
 	gb_error_t *err;
@@ -411,13 +673,14 @@ static int quota_row(const struct gb_quota *q, void *arg)
 	/* per pool: a vCPU quota counts each type in its own vCPUs */
 	for (size_t i = 0; i < f->n_pools; i++) {
 		struct gb_pool *p = &f->pools[i];
+		bool spot = p->capacity == GB_CAPACITY_SPOT;
 
-		if (strcmp(p->region, q->region) ||
-		    !quota_bounds(f->conf, q, p->type, c->spot, &units))
-			continue;	/* forgotten, or another type's quota */
+		if (p->capacity == GB_CAPACITY_BLOCK || strcmp(p->region, q->region) ||
+		    !quota_bounds(f->conf, q, p->type, spot, &units))
+			continue;	/* forgotten, or another type's or market's quota */
 		if (!have_held &&
 		    (c->rc = gb_plan_quota_held(f->conf, c->st, q->region, q->quota,
-						c->spot, &held, c->err)))
+						spot, &held, c->err)))
 			return 1;
 		have_held = true;
 		room = room_of(q, held, units);
@@ -430,9 +693,9 @@ static int quota_row(const struct gb_quota *q, void *arg)
 }
 
 gb_err_t gb_plan_quota_rooms(struct gb_plan_facts *f, struct gb_state *st,
-			     bool spot, gb_error_t *err)
+			     gb_error_t *err)
 {
-	struct quota_ctx c = { f, spot, st, GB_E_OK, err };
+	struct quota_ctx c = { f, st, GB_E_OK, err };
 	double hl = f->conf ? f->conf->policy.capacity_half_life : 3600;
 	gb_err_t rc;
 

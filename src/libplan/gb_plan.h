@@ -67,6 +67,11 @@ struct gb_plan_step {
 	char *type;		/* instance type launched here, one of the
 				 * request's; JSON "type", absent in plans
 				 * stored before it: the plan's instance_type */
+	enum gb_capacity_kind capacity;	/* the ladder's rung launched here;
+				 * JSON "capacity", absent: on-demand */
+	char *target;		/* the reservation id ("cr-...") or resource
+				 * group ARN launched into; NULL: none
+				 * (on-demand, spot, open reservations) */
 	int batch;		/* max instances per RunInstances call here,
 				 * 1 <= batch <= policy.batch_max */
 	int expect;		/* instances the planner expects from this
@@ -97,6 +102,15 @@ gb_err_t gb_plan_add_step(struct gb_plan *p, const char *region,
 			  int batch, int expect, const char *reason,
 			  gb_error_t *err);
 
+/*
+ * Set the capacity kind and target (copied; NULL: none) of step [s]
+ * (gb_plan_add_step gives on-demand and no target).  RET GB_E_OK or
+ * GB_E_NOMEM.
+ */
+gb_err_t gb_plan_step_capacity(struct gb_plan_step *s,
+			       enum gb_capacity_kind capacity,
+			       const char *target, gb_error_t *err);
+
 /* Replace the rationale (copied; NULL clears). */
 gb_err_t gb_plan_set_rationale(struct gb_plan *p, const char *text,
 			       gb_error_t *err);
@@ -105,9 +119,11 @@ gb_err_t gb_plan_set_rationale(struct gb_plan *p, const char *text,
  * JSON, as stored in plans.body:
  *   {"instance_type":"g5.xlarge","total":8,"planner":"heuristic",
  *    "rationale":"...","steps":[{"region":..,"az":..,"subnet":..,
- *    "type":"g5.xlarge","batch":4,"expect":3,"reason":".."}, ...]}
+ *    "type":"g5.xlarge","capacity":"reservation","target":"cr-...",
+ *    "batch":4,"expect":3,"reason":".."}, ...]}
  * A step without "type" (stored before it existed) gets the plan's
- * instance_type.
+ * instance_type; without "capacity", on-demand; "target" is present only
+ * when the step has one.
  * to_json: OUT *out NEW compact text (free()).
  * from_json: OUT *out NEW plan; GB_E_PARSE names the member that is
  * missing or of the wrong type ("steps[2].batch: expected an integer").
@@ -205,7 +221,45 @@ struct gb_pool_memory {
 };
 
 /*
- * A pool is (region, type, AZ, subnet).  EC2 capacity lives per AZ and
+ * A reservation or Capacity Block of a candidate region, as
+ * DescribeCapacityReservations told liborch's preflight (or its cache
+ * holds): what the ladder's reservation and capacity_blocks rungs make
+ * pools of.  Strings BORROWED.
+ */
+struct gb_plan_resv {
+	const char *region;
+	const char *id;			/* "cr-..." */
+	const char *type;
+	const char *az;
+	enum gb_capacity_kind kind;	/* GB_CAPACITY_RESERVATION or _BLOCK */
+	bool open;			/* instanceMatchCriteria open */
+	const char *state;		/* EC2's: active, scheduled, expired, ... */
+	int available;			/* availableInstanceCount */
+	double start, end;		/* epoch s; 0: none */
+};
+
+/*
+ * The ladder a request climbs: its nodeset's capacity: rungs (in the order
+ * tried) and the reservations and blocks known in its candidate regions.
+ */
+struct gb_plan_ladder {
+	const struct gb_conf_rung *rungs;	/* BORROWED; NULL/0: one
+						 * on-demand rung */
+	size_t n_rungs;
+	const struct gb_plan_resv *resv;	/* BORROWED */
+	size_t n_resv;
+	/*
+	 * A Capacity Block that opens within policy.capacity_block_wait is a
+	 * usable pool (the engine waits for it: the default strategy); false:
+	 * excluded until it opens.
+	 */
+	bool wait;
+};
+
+/*
+ * A pool is (region, type, AZ, subnet) of one rung of the ladder: a
+ * capacity kind, and for a targeted reservation or a Capacity Block the
+ * reservation (or resource group) it launches into.  EC2 capacity lives per AZ and
  * type: pools of one (region, AZ, type) share memory and offerings (their
  * subnets only add addresses); locality groups (a region or an AZ) span
  * the types.
@@ -220,6 +274,19 @@ struct gb_pool {
 	int az_index;		/* index of the AZ in the region's config */
 	int subnet_index;	/* index of the subnet in the AZ */
 	double distance_km;
+	enum gb_capacity_kind capacity;	/* its rung's kind */
+	int rung;		/* the rung's index in the ladder */
+	const char *target;	/* BORROWED: reservation id or resource group
+				 * ARN launched into; NULL: none */
+	const char *max_price;	/* spot: BORROWED from the rung, NULL: none */
+	/*
+	 * Instances the reservation (or Capacity Block) has available now,
+	 * as DescribeCapacityReservations said: an exact bound, the pool's
+	 * estimate; -1 when not bounded (on-demand, spot, resource groups).
+	 */
+	int reserved;
+	double opens_at, ends_at;	/* a Capacity Block's window (epoch s);
+					 * 0: not a block */
 	enum gb_offer offered;
 	struct gb_pool_memory mem;
 	/* Set by the engine during a run; planners skip excluded pools. */
@@ -239,8 +306,15 @@ struct gb_plan_facts {
 				 * 1 when they may spread */
 	enum gb_locality locality;
 	const struct gb_candidates *cand;	/* BORROWED */
+	const struct gb_conf_rung *rungs;	/* BORROWED: the ladder (never
+						 * empty: on-demand alone by
+						 * default) */
+	size_t n_rungs;
+	struct gb_plan_resv *resv;	/* NEW copies of the ladder's (their
+					 * strings too): pools point into them */
+	size_t n_resv;
 	struct gb_pool *pools;	/* NEW: every configured pool of v[], in
-				 * candidate, type, AZ, subnet order */
+				 * candidate, rung, type, AZ, subnet order */
 	size_t n_pools;
 	double now;		/* epoch seconds for memory decay */
 	int batch_max;		/* policy.batch_max */
@@ -286,6 +360,30 @@ gb_err_t gb_plan_facts_build_types(const struct gb_conf *conf,
 				   enum gb_locality locality,
 				   struct gb_state *st, double now,
 				   struct gb_plan_facts *f, gb_error_t *err);
+/*
+ * The same for the rungs of [ladder] (NULL: one on-demand rung): pools in
+ * candidate, rung, type, AZ, subnet order.  On-demand and spot rungs give
+ * a pool per (type, AZ, subnet); a reservations rung one per subnet of
+ * the AZ of each reservation it names (ids) of a request's type, one per
+ * (type, AZ, subnet) with open reservations (open: true; their available
+ * counts summed) and one per (type, AZ, subnet) of each resource group of
+ * the region; a capacity_blocks rung one per subnet of each block it
+ * names (or any block of a request's type).  A reservation or block that
+ * is not active, has nothing available, ends within
+ * policy.capacity_block_margin or opens later (beyond
+ * policy.capacity_block_wait, or at all without ladder->wait) is a pool
+ * excluded with the reason, so that it costs no call.  Capacity memory is
+ * per (region, AZ, type, kind); a reservation's or block's available count
+ * is its pool's estimate.
+ */
+gb_err_t gb_plan_facts_build_ladder(const struct gb_conf *conf,
+				    const struct gb_candidates *cand,
+				    const char *const *types, size_t n_types,
+				    const struct gb_plan_ladder *ladder,
+				    int target, int job_size,
+				    enum gb_locality locality,
+				    struct gb_state *st, double now,
+				    struct gb_plan_facts *f, gb_error_t *err);
 gb_err_t gb_plan_facts_build(const struct gb_conf *conf,
 			     const struct gb_candidates *cand,
 			     const char *instance_type, int target,
@@ -305,6 +403,21 @@ struct gb_ec2_offering_list;
 void gb_plan_offerings_apply(struct gb_plan_facts *f, const char *region,
 			     const struct gb_ec2_offering_list *l,
 			     struct gb_state *st);
+
+/*
+ * Do pools [a] and [b] draw on the same capacity: one (region, AZ, type)
+ * of one kind, and for a reservation or block the same one?  (Their
+ * subnets may differ: subnets only add addresses.)
+ */
+bool gb_plan_same_capacity(const struct gb_pool *a, const struct gb_pool *b);
+
+/*
+ * Append a step for pool [p]: its region, AZ, subnet, type, capacity kind
+ * and target.  RET GB_E_OK or GB_E_NOMEM.
+ */
+gb_err_t gb_plan_add_pool_step(struct gb_plan *plan, const struct gb_pool *p,
+			       int batch, int expect, const char *reason,
+			       gb_error_t *err);
 
 /* Recompute every pool's memory estimate (after the engine changed it). */
 void gb_plan_pool_estimate(const struct gb_plan_facts *f, struct gb_pool *p);
@@ -328,14 +441,16 @@ int gb_plan_quota_key(const struct gb_conf *conf, const char *type, bool spot,
 
 /*
  * Every pool's quota_room (and walled, quota_code) from the quota memory
- * in [st] that applies to the pool's type ([spot] market; a vCPU quota
- * counts in the units of that type), minus what the
- * live instances recorded in [st] already hold in each region; HUGE_VAL
- * when nothing is remembered.  Remembered = observations decayed to at
- * least a quarter of one (two half-lives after a single refusal).
+ * in [st] that applies to the pool's type and market (a spot pool's spot
+ * quotas, the on-demand ones for on-demand and reservation pools, none for
+ * a Capacity Block's; a vCPU quota counts in the units of that type),
+ * minus what the live instances recorded in [st] already hold in each
+ * region; HUGE_VAL when nothing is remembered.  Remembered = observations
+ * decayed to at least a quarter of one (two half-lives after a single
+ * refusal).
  */
 gb_err_t gb_plan_quota_rooms(struct gb_plan_facts *f, struct gb_state *st,
-			     bool spot, gb_error_t *err);
+			     gb_error_t *err);
 
 /*
  * OUT *held: what the live instances recorded in [st] in [region] hold of
@@ -472,6 +587,9 @@ struct gb_plan_scope {
 	const char *const *types;	/* the request's types; NULL/0: only
 					 * instance_type */
 	size_t n_types;
+	const struct gb_conf_rung *rungs;	/* the request's ladder; NULL/0:
+						 * on-demand only */
+	size_t n_rungs;
 };
 
 /*
@@ -488,8 +606,13 @@ struct gb_plan_scope {
  *  - every step's type one of the request's types ("step 2: instance
  *    type p4d.24xlarge is not one of the request's types {p5.48xlarge,
  *    p5e.48xlarge}");
+ *  - every step's capacity a rung of the request's ladder ("step 2:
+ *    capacity spot is not on the request's ladder {reservation,
+ *    on-demand}") and its target one the rung names ("step 1:
+ *    reservation cr-0123... is not one the ladder names");
  *  - 1 <= batch <= policy.batch_max ("step 1: batch 9 is outside 1..4");
- *  - no (region, az, subnet, type) twice ("step 4: duplicate of step 1").
+ *  - no (region, az, subnet, type, capacity, target) twice ("step 4:
+ *    duplicate of step 1").
  * Steps are numbered from 1.  RET GB_E_OK, or GB_E_PLAN with the first
  * rejection in [err]; every rejection is appended to [errs] (may be NULL).
  */

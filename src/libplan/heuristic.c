@@ -11,7 +11,9 @@
  *  5. pools that ran dry within policy.ice_cooldown ("cooling");
  *  6. pools whose region's remembered quota has no room left ("walled",
  *     with facts.bounds only);
- * ties by candidate order (home, then distance), type preference (the
+ * all of it inside each rung of the capacity ladder, rung by rung (every
+ * region's reservations before any region's spot, say); ties by candidate
+ * order (home, then distance), type preference (the
  * nodeset's instance_types order), AZ and subnet order: the types of one
  * nodeset are equivalent GPUs, so a nearer region's second type comes
  * before a farther region's first.
@@ -66,6 +68,9 @@ static int cmp_pool(const struct gb_pool *a, const struct gb_pool *b)
 {
 	enum tier ta = tier_of(a), tb = tier_of(b);
 
+	/* the ladder first: every region's first rung before any's second */
+	if (a->rung != b->rung)
+		return a->rung < b->rung ? -1 : 1;
 	if (ta != tb)
 		return ta < tb ? -1 : 1;
 	if (ta == TIER_ESTIMATE && rounded(a->mem.est) != rounded(b->mem.est))
@@ -112,16 +117,13 @@ static int cmp_group(const void *x, const void *y)
 }
 
 /*
- * First subnet of its (AZ, type) among the usable pools (memory is per AZ
- * and type).
+ * First subnet of its (AZ, type, capacity) among the usable pools (memory
+ * is per AZ, type and kind; a reservation's count per reservation).
  */
 static bool first_subnet(const struct gb_plan_facts *f, size_t i)
 {
 	for (size_t j = 0; j < i; j++)
-		if (usable(&f->pools[j]) &&
-		    strcmp(f->pools[j].region, f->pools[i].region) == 0 &&
-		    strcmp(f->pools[j].az, f->pools[i].az) == 0 &&
-		    f->pools[j].type_index == f->pools[i].type_index)
+		if (usable(&f->pools[j]) && gb_plan_same_capacity(&f->pools[j], &f->pools[i]))
 			return false;
 	return true;
 }
@@ -172,6 +174,12 @@ static void reason_of(const struct gb_plan_facts *f, const struct gb_pool *p,
 	if (!first) {
 		snprintf(buf, n, "another subnet of %s%s%s (address rotation)", p->az,
 			 f->n_types > 1 ? " for " : "", f->n_types > 1 ? p->type : "");
+		return;
+	}
+	if (p->reserved >= 0) {
+		snprintf(buf, n, "%s %s: %d available%s", gb_conf_capacity_name(p->capacity),
+			 p->target ? p->target : "open", p->reserved,
+			 p->opens_at > f->now ? " when it opens" : "");
 		return;
 	}
 	if (p->mem.assumed) {
@@ -232,6 +240,12 @@ static void sizing(const struct gb_plan_facts *f, const struct gb_pool *p,
 
 	*batch = bmax;
 	*expect = 0;
+	if (p->reserved >= 0) {
+		/* an exact count: ask for it, never more (no hedge) */
+		*expect = p->reserved;
+		*batch = p->reserved < 1 ? 1 : p->reserved < bmax ? p->reserved : bmax;
+		return;
+	}
 	if (!first || tier_of(p) == TIER_COOLING || e < 0)
 		return;
 	if (tier_of(p) == TIER_WALLED) {
@@ -260,8 +274,7 @@ static gb_err_t add(struct gb_plan *plan, const struct gb_plan_facts *f,
 
 	reason_of(f, p, first, why, sizeof(why));
 	sizing(f, p, first, &batch, &expect);
-	return gb_plan_add_step(plan, p->region, p->az, p->subnet, p->type,
-				batch, expect, why, err);
+	return gb_plan_add_pool_step(plan, p, batch, expect, why, err);
 }
 
 /* Indices of the usable pools (of group [g], or all), in pool order. */
@@ -353,8 +366,8 @@ static double capacity_mean(const struct gb_plan_facts *f)
 		const struct gb_pool *p = &f->pools[i];
 		int k = bounded_only(f, p);
 
-		if (p->mem.est >= 0.5 && !isinf(p->mem.est) && p->offered != GB_OFFER_NO &&
-		    !p->mem.walled && first_subnet(f, i)) {
+		if (p->reserved < 0 && p->mem.est >= 0.5 && !isinf(p->mem.est) &&
+		    p->offered != GB_OFFER_NO && !p->mem.walled && first_subnet(f, i)) {
 			sum[k] += p->mem.est;
 			n[k]++;
 		}
@@ -463,10 +476,10 @@ gb_err_t gb_plan_ordered(const struct gb_plan_facts *f, struct gb_plan **out,
 
 		if (!usable(p))
 			continue;
-		snprintf(why, sizeof(why), "candidate %d, type %d, AZ %d, subnet %d in config order",
-			 p->rank + 1, p->type_index + 1, p->az_index + 1, p->subnet_index + 1);
-		rc = gb_plan_add_step(plan, p->region, p->az, p->subnet, p->type,
-				      f->batch_max, 0, why, err);
+		snprintf(why, sizeof(why), "candidate %d, rung %d, type %d, AZ %d, subnet %d in config order",
+			 p->rank + 1, p->rung + 1, p->type_index + 1, p->az_index + 1,
+			 p->subnet_index + 1);
+		rc = gb_plan_add_pool_step(plan, p, f->batch_max, 0, why, err);
 		if (rc)
 			goto fail;
 	}

@@ -37,6 +37,7 @@ static void step_clear(struct gb_plan_step *s)
 	free(s->az);
 	free(s->subnet);
 	free(s->type);
+	free(s->target);
 	free(s->reason);
 }
 
@@ -81,6 +82,43 @@ gb_err_t gb_plan_add_step(struct gb_plan *p, const char *region,
 	return GB_E_OK;
 }
 
+gb_err_t gb_plan_step_capacity(struct gb_plan_step *s,
+			       enum gb_capacity_kind capacity,
+			       const char *target, gb_error_t *err)
+{
+	char *t = NULL;
+
+	if (target && !(t = strdup(target)))
+		return gb_errorf(err, GB_E_NOMEM, "plan: out of memory");
+	free(s->target);
+	s->target = t;
+	s->capacity = capacity;
+	return GB_E_OK;
+}
+
+gb_err_t gb_plan_add_pool_step(struct gb_plan *plan, const struct gb_pool *p,
+			       int batch, int expect, const char *reason,
+			       gb_error_t *err)
+{
+	gb_err_t rc = gb_plan_add_step(plan, p->region, p->az, p->subnet, p->type,
+				       batch, expect, reason, err);
+
+	if (rc)
+		return rc;
+	rc = gb_plan_step_capacity(&plan->steps[plan->n_steps - 1], p->capacity,
+				   p->target, err);
+	if (rc)
+		step_clear(&plan->steps[--plan->n_steps]);
+	return rc;
+}
+
+bool gb_plan_same_capacity(const struct gb_pool *a, const struct gb_pool *b)
+{
+	return strcmp(a->region, b->region) == 0 && strcmp(a->az, b->az) == 0 &&
+	       a->type_index == b->type_index && a->capacity == b->capacity &&
+	       gb_strcmp0(a->target, b->target) == 0;
+}
+
 gb_err_t gb_plan_set_rationale(struct gb_plan *p, const char *text,
 			       gb_error_t *err)
 {
@@ -99,10 +137,30 @@ gb_err_t gb_plan_set_rationale(struct gb_plan *p, const char *text,
 
 static json_t *step_json(const struct gb_plan_step *s)
 {
-	return json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:s}", "region", s->region,
-			 "az", s->az, "subnet", s->subnet, "type", s->type,
-			 "batch", s->batch, "expect", s->expect, "reason",
-			 s->reason);
+	json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:s}", "region", s->region,
+			      "az", s->az, "subnet", s->subnet, "type", s->type,
+			      "capacity", gb_conf_capacity_name(s->capacity),
+			      "batch", s->batch, "expect", s->expect, "reason",
+			      s->reason);
+
+	if (o && s->target &&
+	    json_object_set_new(o, "target", json_string(s->target)) != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* RET true and *out for a capacity kind's name ("on-demand", ...). */
+static bool capacity_of(const char *name, enum gb_capacity_kind *out)
+{
+	for (int k = 0; k < GB_CAPACITY_COUNT; k++) {
+		if (strcmp(gb_conf_capacity_name((enum gb_capacity_kind)k), name) == 0) {
+			*out = (enum gb_capacity_kind)k;
+			return true;
+		}
+	}
+	return false;
 }
 
 gb_err_t gb_plan_to_json(const struct gb_plan *p, char **out, gb_error_t *err)
@@ -176,7 +234,8 @@ static gb_err_t steps_from_json(struct gb_plan *p, json_t *steps,
 
 	for (size_t i = 0; i < json_array_size(steps); i++) {
 		json_t *s = json_array_get(steps, i);
-		const char *region, *az, *subnet, *type, *reason;
+		const char *region, *az, *subnet, *type, *reason, *cap, *target;
+		enum gb_capacity_kind kind = GB_CAPACITY_ON_DEMAND;
 		int batch = 0, expect = 0;
 
 		snprintf(where, sizeof(where), "steps[%zu]", i);
@@ -192,10 +251,20 @@ static gb_err_t steps_from_json(struct gb_plan *p, json_t *steps,
 		reason = get_str(s, "reason", where, true, err, &rc);
 		/* absent in plans stored before steps had a type: the plan's */
 		type = rc ? NULL : get_str(s, "type", where, true, err, &rc);
+		/* absent in plans stored before the capacity ladder: on-demand */
+		cap = rc ? NULL : get_str(s, "capacity", where, true, err, &rc);
+		target = rc ? NULL : get_str(s, "target", where, true, err, &rc);
 		if (rc)
 			return rc;
+		if (cap && !capacity_of(cap, &kind))
+			return gb_errorf(err, GB_E_PARSE,
+					 "plan JSON: %s.capacity: \"%.40s\" is not on-demand, spot, reservation or capacity-block",
+					 where, cap);
 		rc = gb_plan_add_step(p, region, az, subnet, type, batch, expect,
 				      reason, err);
+		if (!rc && (kind != GB_CAPACITY_ON_DEMAND || target))
+			rc = gb_plan_step_capacity(&p->steps[p->n_steps - 1], kind, target,
+						   err);
 		if (rc)
 			return rc;
 	}

@@ -126,7 +126,72 @@ static bool same_pool(const struct gb_plan *p, const struct gb_plan_step *a,
 {
 	return strcmp(a->region, b->region) == 0 && strcmp(a->az, b->az) == 0 &&
 	       strcmp(a->subnet, b->subnet) == 0 &&
-	       strcmp(step_type(p, a), step_type(p, b)) == 0;
+	       strcmp(step_type(p, a), step_type(p, b)) == 0 &&
+	       a->capacity == b->capacity && gb_strcmp0(a->target, b->target) == 0;
+}
+
+static bool named(char *const *v, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
+static void ladder_text(const struct gb_plan_scope *s, struct gb_buf *b)
+{
+	gb_buf_putc(b, '{');
+	for (size_t i = 0; i < s->n_rungs; i++)
+		gb_buf_printf(b, "%s%s", i ? ", " : "", gb_conf_capacity_name(s->rungs[i].kind));
+	if (s->n_rungs == 0)
+		gb_buf_puts(b, "on-demand");
+	gb_buf_putc(b, '}');
+}
+
+/*
+ * The step's capacity must be a rung of the request's ladder, and its
+ * target one that rung names: a reservation or resource group of its
+ * list (none for open reservations), any Capacity Block when the rung
+ * lists none; on-demand and spot have no target.
+ */
+static void check_step_capacity(const struct gb_plan_scope *s, size_t k,
+				const struct gb_plan_step *st, struct verdict *v)
+{
+	static const struct gb_conf_rung od = { .kind = GB_CAPACITY_ON_DEMAND };
+	const struct gb_conf_rung *r = s->n_rungs ? NULL : &od;
+	const char *name = gb_conf_capacity_name(st->capacity);
+	struct gb_buf b = GB_BUF_INIT;
+
+	for (size_t i = 0; !r && i < s->n_rungs; i++)
+		if (s->rungs[i].kind == st->capacity)
+			r = &s->rungs[i];
+	if (!r) {
+		ladder_text(s, &b);
+		reject(v, "step %zu: capacity %s is not on the request's ladder %s", k, name,
+		       gb_buf_str(&b));
+		gb_buf_free(&b);
+		return;
+	}
+	switch (r->kind) {
+	case GB_CAPACITY_ON_DEMAND:
+	case GB_CAPACITY_SPOT:
+		if (st->target)
+			reject(v, "step %zu: %s capacity has no target (got %.64s)", k, name,
+			       st->target);
+		return;
+	case GB_CAPACITY_RESERVATION:
+		if (!st->target ? !r->open :
+		    !named(r->ids, r->n_ids, st->target) &&
+		    !named(r->resource_groups, r->n_resource_groups, st->target))
+			reject(v, "step %zu: reservation %.64s is not one the ladder names", k,
+			       st->target ? st->target : "(open)");
+		return;
+	case GB_CAPACITY_BLOCK:
+		if (!st->target || (r->n_ids && !named(r->ids, r->n_ids, st->target)))
+			reject(v, "step %zu: capacity block %.64s is not one the ladder names", k,
+			       st->target ? st->target : "(none)");
+		return;
+	}
 }
 
 static bool request_type(const struct gb_plan_scope *s, const char *t)
@@ -185,13 +250,16 @@ static void check_step(const struct gb_plan_scope *s, const struct gb_plan *p,
 		check_pool(s, k, st, v);
 	}
 	check_step_type(s, p, k, st, v);
+	check_step_capacity(s, k, st, v);
 	if (st->batch < 1 || st->batch > bmax)
 		reject(v, "step %zu: batch %d is outside 1..%d (policy.batch_max)",
 		       k, st->batch, bmax);
 	for (size_t j = 0; j < i; j++) {
 		if (same_pool(p, st, &p->steps[j])) {
-			reject(v, "step %zu: duplicate of step %zu (%s %s %s %s)", k,
-			       j + 1, st->region, st->az, st->subnet, step_type(p, st));
+			reject(v, "step %zu: duplicate of step %zu (%s %s %s %s %s%s%s)", k,
+			       j + 1, st->region, st->az, st->subnet, step_type(p, st),
+			       gb_conf_capacity_name(st->capacity), st->target ? " " : "",
+			       st->target ? st->target : "");
 			break;
 		}
 	}

@@ -516,7 +516,7 @@ static void bounds_facts(gb_state_t *st, struct gb_candidates *c,
 	assert_int_equal(gb_plan_facts_build(conf, c, "g5.xlarge", 8, 1, GB_LOCALITY_NONE, st,
 					     now, f, &err), GB_E_OK);
 	f->bounds = true;
-	assert_int_equal(gb_plan_quota_rooms(f, st, false, &err), GB_E_OK);
+	assert_int_equal(gb_plan_quota_rooms(f, st, &err), GB_E_OK);
 	for (size_t i = 0; i < f->n_pools; i++)
 		gb_plan_pool_estimate(f, &f->pools[i]);
 }
@@ -855,7 +855,7 @@ static void test_efa_layout(void **state)
 	(void)state;
 	if (gb_conf_load_string("gpuburst.yaml", yaml, strlen(yaml), &c, NULL, &err))
 		fail_msg("%s", err.text);
-	assert_int_equal(gb_orch_launch_params(c, gb_conf_nodeset(c, "p5"), "p5.48xlarge",
+	assert_int_equal(gb_orch_launch_params(c, gb_conf_nodeset(c, "p5"), "p5.48xlarge", NULL,
 					       "ap-south-1", "subnet-1", "r1", nodes, 1, 1, NULL,
 					       &l, &err), GB_E_OK);
 	assert_int_equal(l.run.n_net_ifs, 32);
@@ -870,7 +870,7 @@ static void test_efa_layout(void **state)
 		assert_int_equal(f->n_security_group_ids, 1);
 	}
 	nodes[0] = "b3-1";
-	assert_int_equal(gb_orch_launch_params(c, gb_conf_nodeset(c, "b300"), "p6-b300.48xlarge",
+	assert_int_equal(gb_orch_launch_params(c, gb_conf_nodeset(c, "b300"), "p6-b300.48xlarge", NULL,
 					       "ap-south-1", "subnet-1", "r1", nodes, 1, 1, NULL,
 					       &l, &err), GB_E_OK);
 	assert_int_equal(l.run.n_net_ifs, 17);
