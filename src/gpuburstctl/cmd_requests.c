@@ -261,6 +261,8 @@ static int attempt_cb(const struct gb_attempt *a, void *arg)
 	json_object_set_new(o, "az", ctl_jstr(a->az));
 	json_object_set_new(o, "subnet", ctl_jstr(a->subnet));
 	json_object_set_new(o, "instance_type", ctl_jstr(a->instance_type));
+	json_object_set_new(o, "capacity", ctl_jstr(a->capacity));
+	json_object_set_new(o, "capacity_target", ctl_jstr(a->capacity_target));
 	json_object_set_new(o, "min_count", json_integer(a->min_count));
 	json_object_set_new(o, "asked", json_integer(a->asked));
 	json_object_set_new(o, "got", json_integer(a->got));
@@ -273,8 +275,10 @@ static int attempt_cb(const struct gb_attempt *a, void *arg)
 	json_object_set_new(o, "finished_at", ctl_jtime(a->finished_at));
 	json_object_set_new(o, "latency", json_real(a->latency));
 	json_array_append_new(s->attempts, o);
-	snprintf(what, sizeof(what), "attempt %d %s/%s", a->seq,
-		 a->region ? a->region : "?", a->az ? a->az : "-");
+	snprintf(what, sizeof(what), "attempt %d %s/%s %s%s%s", a->seq,
+		 a->region ? a->region : "?", a->az ? a->az : "-",
+		 a->capacity ? a->capacity : "on-demand", a->capacity_target ? " " : "",
+		 a->capacity_target ? a->capacity_target : "");
 	snprintf(detail, sizeof(detail), "asked %d (min %d) got %d %s%s%s latency %.3fs",
 		 a->asked, a->min_count, a->got, gb_attempt_state_name(a->state),
 		 a->error_code ? " " : "", a->error_code ? a->error_code : "",
@@ -308,6 +312,8 @@ json_t *ctl_instance_json(const struct gb_instance *in, double now)
 	json_object_set_new(o, "az", ctl_jstr(in->az));
 	json_object_set_new(o, "subnet", ctl_jstr(in->subnet));
 	json_object_set_new(o, "instance_type", ctl_jstr(in->instance_type));
+	json_object_set_new(o, "capacity", ctl_jstr(in->capacity));
+	json_object_set_new(o, "capacity_target", ctl_jstr(in->capacity_target));
 	json_object_set_new(o, "private_ip", ctl_jstr(in->private_ip));
 	json_object_set_new(o, "public_ip", ctl_jstr(in->public_ip));
 	json_object_set_new(o, "state", json_string(gb_instance_state_name(in->state)));
@@ -531,6 +537,16 @@ static void print_plans(struct show *s)
 	}
 }
 
+/* "spot", "reservation cr-0123...": the rung an attempt or instance drew on. */
+static const char *capacity_text(json_t *o, char *buf, size_t n)
+{
+	const char *t = js(o, "capacity_target");
+
+	snprintf(buf, n, "%s%s%s", js(o, "capacity"), *t && strcmp(t, "-") ? " " : "",
+		 *t && strcmp(t, "-") ? t : "");
+	return buf;
+}
+
 static void print_attempts(struct show *s)
 {
 	struct ctl_table t;
@@ -540,10 +556,10 @@ static void print_attempts(struct show *s)
 	if (json_array_size(s->attempts) == 0)
 		return;
 	printf("\nAttempts\n");
-	ctl_table_init(&t, 9, ">#", "REGION", "AZ", "SUBNET", ">ASKED", ">GOT",
+	ctl_table_init(&t, 10, ">#", "REGION", "AZ", "SUBNET", "CAPACITY", ">ASKED", ">GOT",
 		       "STATE", "ERROR", ">LATENCY");
 	json_array_foreach(s->attempts, i, a) {
-		char seq[16], asked[32], got[32], lat[32];
+		char seq[16], asked[32], got[32], lat[32], cap[96];
 
 		snprintf(asked, sizeof(asked), "%lld-%lld", ji(a, "min_count"),
 			 ji(a, "asked"));
@@ -551,7 +567,8 @@ static void print_attempts(struct show *s)
 			 json_real_value(json_object_get(a, "latency")));
 		ctl_table_row(&t, ctl_itoa(ji(a, "seq"), seq, sizeof(seq)),
 			      js(a, "region"), js(a, "az"), js(a, "subnet"),
-			      asked, ctl_itoa(ji(a, "got"), got, sizeof(got)),
+			      capacity_text(a, cap, sizeof(cap)), asked,
+			      ctl_itoa(ji(a, "got"), got, sizeof(got)),
 			      js(a, "state"), js(a, "error_code"), lat);
 	}
 	t.indent = "  ";
@@ -569,13 +586,16 @@ static void print_instances_of(struct show *s)
 		return;
 	printf("\nInstances (%zu, %d extra%s: launched for no node, billed until terminated)\n",
 	       json_array_size(s->instances), s->extras, s->extras == 1 ? "" : "s");
-	ctl_table_init(&t, 7, "NODE", "INSTANCE", "REGION", "AZ", "STATE",
+	ctl_table_init(&t, 8, "NODE", "INSTANCE", "REGION", "AZ", "CAPACITY", "STATE",
 		       "LAUNCHED", "RAN");
 	t.indent = "  ";
-	json_array_foreach(s->instances, i, in)
+	json_array_foreach(s->instances, i, in) {
+		char cap[96];
+
 		ctl_table_row(&t, js(in, "node"), js(in, "instance_id"),
-			      js(in, "region"), js(in, "az"), js(in, "state"),
-			      js(in, "launched_at"), js(in, "ran"));
+			      js(in, "region"), js(in, "az"), capacity_text(in, cap, sizeof(cap)),
+			      js(in, "state"), js(in, "launched_at"), js(in, "ran"));
+	}
 	ctl_table_print(&t, stdout);
 	ctl_table_free(&t);
 }

@@ -265,10 +265,30 @@ static gb_err_t add_spare(struct orch_run *r, int group, struct wave *w,
 }
 
 /*
+ * Do Capacity Blocks of a rung above [rung], not open yet but waited for,
+ * hold every node still unfilled?  Then a lower rung waits with them:
+ * capacity bought ahead is not doubled by on-demand meanwhile.
+ */
+static bool blocks_cover(const struct orch_run *r, int rung)
+{
+	int held = 0;
+
+	for (size_t i = 0; i < r->facts.n_pools; i++) {
+		const struct gb_pool *p = &r->facts.pools[i];
+
+		if (p->rung < rung && p->opens_at > 0 && !p->excluded &&
+		    r->pr[i].not_before > 0 && p->subnet_index == 0 && p->reserved > 0)
+			held += p->reserved;
+	}
+	return held > 0 && held >= orch_unfilled(r);
+}
+
+/*
  * May [pool] be asked in this batch?  Not when excluded, of another
- * group, backing off after throttling (w->waiting), asked already in its
- * AZ (one call per AZ at a time, or chunks below), or behind its region's
- * remembered quota (w->wall).
+ * group, backing off after throttling or waiting for its Capacity Block to
+ * open (w->waiting), below such blocks that will hold the rest, asked
+ * already in its AZ (one call per AZ at a time, or chunks below), or
+ * behind its region's remembered quota (w->wall).
  */
 static bool may_ask(const struct orch_run *r, struct wave *w, int group,
 		    size_t pool)
@@ -277,7 +297,7 @@ static bool may_ask(const struct orch_run *r, struct wave *w, int group,
 
 	if (p->excluded || !orch_in_group(r, pool, group))
 		return false;
-	if (r->pr[pool].not_before > 0) {
+	if (r->pr[pool].not_before > 0 || blocks_cover(r, p->rung)) {
 		w->waiting = true;
 		return false;
 	}

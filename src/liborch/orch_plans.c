@@ -126,6 +126,16 @@ static gb_err_t proposed(struct orch_run *r, struct gb_plan **out,
 			note_proposal(r, NULL, "failed", r->o->llm_error);
 		return GB_E_OK;
 	}
+	/*
+	 * A proposing planner names pools without a capacity kind (its
+	 * answer's schema has none): on a ladder other than on-demand alone
+	 * its plan could only be rejected, so it is not asked.
+	 */
+	if (r->facts.n_rungs != 1 || r->facts.rungs[0].kind != GB_CAPACITY_ON_DEMAND) {
+		note_proposal(r, NULL, "skipped",
+			      "the capacity ladder is planned by the heuristic planner");
+		return GB_E_OK;
+	}
 	gb_plan_capacity_summary(&r->facts, summary, sizeof(summary));
 	/* what a re-plan needs to know: the attempts and plans so far */
 	if (!r->dry && gb_plan_history(r->st, r->req->id, 0, &history, &e))

@@ -390,6 +390,7 @@ nodesets:
     home_region: ap-southeast-1
     partition: gpu
 EOF
+		[ -n "${A10G_EXTRA:-}" ] && printf '%s\n' "$A10G_EXTRA"
 		[ "$L4" -gt 0 ] && cat <<EOF
   - name: l4
     nodes: l4-[1-$L4]
@@ -417,6 +418,7 @@ policy:
   approval_thresholds: {dev: ${APPROVAL_THRESHOLD:-50}}
   approval_timeout: ${APPROVAL_TIMEOUT:-auto}
 EOF
+		[ -n "${POLICY_EXTRA:-}" ] && printf '%s\n' "$POLICY_EXTRA"
 		[ -n "${APPROVAL_NOTIFY:-}" ] && echo "  approval_notify: $APPROVAL_NOTIFY"
 		[ -n "${ALLOWED_GEO:-}" ] && echo "  allowed_geo_regions: $ALLOWED_GEO"
 		[ "$TRAIN" -gt 0 ] && echo "  allowed_families: [g5, g6, p5, p5e, p5en]"
