@@ -1108,6 +1108,172 @@ static void test_types(void **state)
 	drop_state(st);
 }
 
+/*****************************************************************************
+ *  The capacity ladder: pools per rung, reservations, order, validation
+ *****************************************************************************/
+
+static const struct gb_pool *pool_rung(const struct gb_plan_facts *f, const char *subnet,
+				       enum gb_capacity_kind k, const char *target)
+{
+	for (size_t i = 0; i < f->n_pools; i++)
+		if (!strcmp(f->pools[i].subnet, subnet) && f->pools[i].capacity == k &&
+		    !gb_strcmp0(f->pools[i].target, target))
+			return &f->pools[i];
+	fail_msg("no %s pool %s %s", gb_conf_capacity_name(k), subnet, target ? target : "");
+	return NULL;
+}
+
+static void test_ladder(void **state)
+{
+	static char *res_ids[] = { "cr-0000000000000000a", "cr-0000000000000000e", NULL };
+	struct gb_conf_rung rungs[4] = {
+		{ .kind = GB_CAPACITY_RESERVATION, .ids = res_ids, .n_ids = 2 },
+		{ .kind = GB_CAPACITY_BLOCK },	/* any block of the type */
+		{ .kind = GB_CAPACITY_SPOT, .max_price = "1.50" },
+		{ .kind = GB_CAPACITY_ON_DEMAND },
+	};
+	double now = 1.8e9, hl = conf->policy.capacity_half_life;
+	const struct gb_plan_resv resv[] = {
+		/* 2 left in ap-south-1a */
+		{ "ap-south-1", "cr-0000000000000000a", "g5.xlarge", "ap-south-1a",
+		  GB_CAPACITY_RESERVATION, false, "active", 2, 0, 0 },
+		/* used up */
+		{ "ap-northeast-2", "cr-0000000000000000e", "g5.xlarge", "ap-northeast-2b",
+		  GB_CAPACITY_RESERVATION, false, "active", 0, 0, 0 },
+		/* not one the rung names */
+		{ "ap-south-1", "cr-0000000000000000f", "g5.xlarge", "ap-south-1b",
+		  GB_CAPACITY_RESERVATION, false, "active", 9, 0, 0 },
+		/* a block opening in a minute, one ending within the margin */
+		{ "ap-northeast-1", "cr-0000000000000000b", "g5.xlarge", "ap-northeast-1a",
+		  GB_CAPACITY_BLOCK, false, "scheduled", 4, now + 60, now + 7200 },
+		{ "ap-northeast-1", "cr-0000000000000000c", "g5.xlarge", "ap-northeast-1c",
+		  GB_CAPACITY_BLOCK, false, "active", 4, now - 3600, now + 600 },
+		/* another type's */
+		{ "ap-northeast-1", "cr-0000000000000000d", "p5.48xlarge", "ap-northeast-1a",
+		  GB_CAPACITY_BLOCK, false, "active", 4, now - 60, now + 7200 },
+	};
+	struct gb_plan_ladder ladder = { rungs, 4, resv, GB_ARRAY_LEN(resv), true };
+	const char *types[] = { "g5.xlarge" };
+	struct gb_plan_scope scope = { 0 };
+	struct gb_plan *p = NULL, *back = NULL;
+	gb_state_t *st = temp_state();
+	struct gb_candidates c;
+	struct gb_plan_facts f;
+	const struct gb_pool *q;
+	char *js = NULL;
+	gb_error_t err;
+
+	(void)state;
+	/* spot ran dry in ap-south-1a a minute ago: on-demand there did not */
+	assert_int_equal(gb_state_capacity_record(st, "ap-south-1", "ap-south-1a", "g5.xlarge",
+						  "spot", 4, 0, true, false, now - 60, hl, &err),
+			 GB_E_OK);
+	assert_int_equal(gb_plan_candidates(conf, "ap-southeast-1", GB_MODE_MULTI_REGION, &c, &err),
+			 GB_E_OK);
+	assert_int_equal(gb_plan_facts_build_ladder(conf, &c, types, 1, &ladder, 8, 1,
+						    GB_LOCALITY_NONE, st, now, &f, &err), GB_E_OK);
+	/* reservation pools: only in their AZ, with their count */
+	q = pool_rung(&f, "subnet-aps1a-2", GB_CAPACITY_RESERVATION, "cr-0000000000000000a");
+	assert_int_equal(q->reserved, 2);
+	assert_true(fabs(q->mem.est - 2) < 1e-9);
+	assert_false(q->excluded);
+	assert_int_equal(q->rung, 0);
+	q = pool_rung(&f, "subnet-apne2b-1", GB_CAPACITY_RESERVATION, "cr-0000000000000000e");
+	assert_true(q->excluded);
+	assert_string_equal(q->why, "cr-0000000000000000e has none available");
+	for (size_t i = 0; i < f.n_pools; i++)
+		assert_true(gb_strcmp0(f.pools[i].target, "cr-0000000000000000f") &&
+			    gb_strcmp0(f.pools[i].target, "cr-0000000000000000d"));
+	/* blocks: one opening soon (usable, the engine waits), one ending */
+	q = pool_rung(&f, "subnet-apne1a-1", GB_CAPACITY_BLOCK, "cr-0000000000000000b");
+	assert_false(q->excluded);
+	assert_true(fabs(q->opens_at - (now + 60)) < 1e-6);
+	q = pool_rung(&f, "subnet-apne1c-1", GB_CAPACITY_BLOCK, "cr-0000000000000000c");
+	assert_true(q->excluded);
+	assert_string_equal(q->why, "cr-0000000000000000c ends within the margin");
+	/* memory per kind */
+	assert_true(pool_rung(&f, "subnet-aps1a-1", GB_CAPACITY_SPOT, NULL)->mem.recent_ice);
+	assert_false(pool_rung(&f, "subnet-aps1a-1", GB_CAPACITY_ON_DEMAND, NULL)->mem.known);
+	assert_string_equal(pool_rung(&f, "subnet-aps1b-1", GB_CAPACITY_SPOT, NULL)->max_price,
+			    "1.50");
+
+	/* rung by rung across the regions */
+	assert_int_equal(gb_plan_heuristic(&f, &p, &err), GB_E_OK);
+	assert_int_equal(p->steps[0].capacity, GB_CAPACITY_RESERVATION);
+	assert_string_equal(p->steps[0].subnet, "subnet-aps1a-1");
+	assert_string_equal(p->steps[0].target, "cr-0000000000000000a");
+	assert_int_equal(p->steps[0].expect, 2);
+	assert_int_equal(p->steps[0].batch, 2);		/* exact: no hedge */
+	assert_string_equal(p->steps[0].reason, "reservation cr-0000000000000000a: 2 available");
+	assert_string_equal(p->steps[1].subnet, "subnet-aps1a-2");
+	assert_int_equal(p->steps[2].capacity, GB_CAPACITY_BLOCK);
+	assert_string_equal(p->steps[2].target, "cr-0000000000000000b");
+	assert_string_equal(p->steps[2].reason,
+			    "capacity-block cr-0000000000000000b: 4 available when it opens");
+	for (size_t i = 3; i < p->n_steps; i++) {
+		assert_true(p->steps[i].capacity >= p->steps[i - 1].capacity ||
+			    p->steps[i - 1].capacity == GB_CAPACITY_BLOCK);
+		assert_null(p->steps[i].target);
+	}
+	assert_int_equal(p->steps[3].capacity, GB_CAPACITY_SPOT);
+	assert_int_equal(p->steps[p->n_steps - 1].capacity, GB_CAPACITY_ON_DEMAND);
+	/* the dry spot pool is last among spot, the on-demand one is not */
+	for (size_t i = 3; i < p->n_steps; i++)
+		if (p->steps[i].capacity == GB_CAPACITY_ON_DEMAND) {
+			assert_string_equal(p->steps[i].subnet, "subnet-aps1a-1");
+			break;
+		}
+
+	/* the validator: the ladder's rungs and targets only */
+	scope.conf = conf;
+	scope.instance_type = "g5.xlarge";
+	scope.target = 8;
+	scope.allowed = c.allowed;
+	scope.n_allowed = c.n_allowed;
+	scope.rungs = rungs;
+	scope.n_rungs = 4;
+	assert_int_equal(gb_plan_validate(&scope, p, NULL, &err), GB_E_OK);
+	scope.n_rungs = 1;	/* reservations only */
+	assert_int_equal(gb_plan_validate(&scope, p, NULL, &err), GB_E_PLAN);
+	assert_string_equal(err.text,
+			    "step 3: capacity capacity-block is not on the request's ladder {reservation}");
+	scope.n_rungs = 4;
+	assert_int_equal(gb_plan_step_capacity(&p->steps[0], GB_CAPACITY_RESERVATION,
+					       "cr-00000000000000099", &err), GB_E_OK);
+	assert_int_equal(gb_plan_validate(&scope, p, NULL, &err), GB_E_PLAN);
+	assert_string_equal(err.text,
+			    "step 1: reservation cr-00000000000000099 is not one the ladder names");
+	assert_int_equal(gb_plan_step_capacity(&p->steps[0], GB_CAPACITY_SPOT, "cr-0000000000000000a",
+					       &err), GB_E_OK);
+	assert_int_equal(gb_plan_validate(&scope, p, NULL, &err), GB_E_PLAN);
+	assert_string_equal(err.text, "step 1: spot capacity has no target (got cr-0000000000000000a)");
+	assert_int_equal(gb_plan_step_capacity(&p->steps[0], GB_CAPACITY_RESERVATION,
+					       "cr-0000000000000000a", &err), GB_E_OK);
+
+	/* JSON keeps the capacity and the target */
+	assert_int_equal(gb_plan_to_json(p, &js, &err), GB_E_OK);
+	assert_non_null(strstr(js, "\"capacity\":\"reservation\",\"batch\":2"));
+	assert_non_null(strstr(js, "\"target\":\"cr-0000000000000000a\""));
+	assert_int_equal(gb_plan_from_json(js, &back, &err), GB_E_OK);
+	assert_int_equal(back->n_steps, p->n_steps);
+	for (size_t i = 0; i < p->n_steps; i++) {
+		assert_int_equal(back->steps[i].capacity, p->steps[i].capacity);
+		assert_true(!gb_strcmp0(back->steps[i].target, p->steps[i].target));
+	}
+	gb_plan_free(back);
+	back = NULL;
+	assert_int_equal(gb_plan_from_json("{\"instance_type\":\"g5.xlarge\",\"total\":1,\"steps\":"
+					   "[{\"region\":\"a\",\"az\":\"b\",\"subnet\":\"c\","
+					   "\"capacity\":\"reserved\",\"batch\":1}]}", &back, &err),
+			 GB_E_PARSE);
+	assert_string_equal(err.text, "plan JSON: steps[0].capacity: \"reserved\" is not on-demand, spot, reservation or capacity-block");
+	free(js);
+	gb_plan_free(p);
+	gb_plan_facts_clear(&f);
+	gb_plan_candidates_clear(&c);
+	drop_state(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1126,6 +1292,7 @@ int main(void)
 		cmocka_unit_test(test_memory_of),
 		cmocka_unit_test(test_quota_key_catalog),
 		cmocka_unit_test(test_types),
+		cmocka_unit_test(test_ladder),
 		cmocka_unit_test(test_summary_bounded),
 		cmocka_unit_test(test_token),
 		cmocka_unit_test(test_user_data),
