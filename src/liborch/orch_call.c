@@ -511,15 +511,15 @@ void orch_learn(struct orch_run *r)
 		if (r->placed)
 			dry = false;
 		if (dry && !quota_cut(r, pl->region) ?
-		    gb_state_capacity_level(r->st, pl->region, pl->az, pl->type, got,
+		    gb_state_capacity_level(r->st, pl->region, pl->az, pl->type, NULL, got,
 					    true, now, hl, &e) :
 		    got > 0 && gb_state_capacity_level(r->st, pl->region, pl->az,
-						       pl->type, got, false, now, hl, &e))
+						       pl->type, NULL, got, false, now, hl, &e))
 			gb_log_warn("capacity_record_failed req=%s error=%s", r->req->id,
 				    e.text);
 		if (!dry && (got < 2 * r->bmax || (est >= 0 && !isinf(est))))
 			continue;
-		if (gb_state_capacity_record(r->st, pl->region, pl->az, pl->type, asked,
+		if (gb_state_capacity_record(r->st, pl->region, pl->az, pl->type, NULL, asked,
 					     got, dry, false, now, hl, &e))
 			gb_log_warn("capacity_record_failed req=%s error=%s", r->req->id,
 				    e.text);

@@ -85,7 +85,7 @@ static void close_record(gb_orch_t *o, gb_state_t *st, const struct victim *v,
 		gb_log_warn("terminate_record_failed instance=%s error=%s",
 			    v->instance_id, e.text);
 	if ((flags & GB_ORCH_TERM_FAILURE) && v->type &&
-	    gb_state_capacity_record(st, v->region, v->az, v->type, 0, 0, false,
+	    gb_state_capacity_record(st, v->region, v->az, v->type, NULL, 0, 0, false,
 				     true, orch_wall(o),
 				     o->conf->policy.capacity_half_life, &e))
 		gb_log_warn("capacity_record_failed instance=%s error=%s",

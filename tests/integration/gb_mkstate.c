@@ -212,10 +212,10 @@ static void fixture(void)
 	printf("suspend %s\n", r.id);
 
 	check(gb_state_capacity_record(st, "ap-south-1", "ap-south-1a",
-				       "g5.xlarge", 4, 2, true, false, now,
+				       "g5.xlarge", NULL, 4, 2, true, false, now,
 				       3600, &e), "capacity", &e);
 	check(gb_state_capacity_record(st, "ap-northeast-1", "ap-northeast-1a",
-				       "g5.xlarge", 2, 2, false, false, now,
+				       "g5.xlarge", NULL, 2, 2, false, false, now,
 				       3600, &e), "capacity", &e);
 }
 
@@ -343,14 +343,14 @@ static void memory(void)
 	const double now = gb_time_now(), hl = 3600;
 	gb_error_t e = { 0 };
 
-	check(gb_state_capacity_level(st, "us-east-1", "us-east-1a", "g5.xlarge", 3, true,
+	check(gb_state_capacity_level(st, "us-east-1", "us-east-1a", "g5.xlarge", NULL, 3, true,
 				      now - 600, hl, &e), "level", &e);
-	check(gb_state_capacity_level(st, "us-east-1", "us-east-1a", "g5.xlarge", 3, true,
+	check(gb_state_capacity_level(st, "us-east-1", "us-east-1a", "g5.xlarge", NULL, 3, true,
 				      now - 60, hl, &e), "level", &e);
-	check(gb_state_capacity_record(st, "us-east-1", "us-east-1a", "g5.xlarge", 4, 3, true,
+	check(gb_state_capacity_record(st, "us-east-1", "us-east-1a", "g5.xlarge", NULL, 4, 3, true,
 				       false, now - 60, hl, &e), "capacity", &e);
 	for (int i = 0; i < 3; i++)
-		check(gb_state_capacity_level(st, "us-east-1", "us-east-1b", "g5.xlarge", 6,
+		check(gb_state_capacity_level(st, "us-east-1", "us-east-1b", "g5.xlarge", NULL, 6,
 					      false, now - 300 + i, hl, &e), "floor", &e);
 	check(gb_state_quota_record(st, "us-east-1", "vcpus:G", "VcpuLimitExceeded", 16, true,
 				    now - 120, hl, &e), "quota", &e);
