@@ -238,7 +238,7 @@ PY
 # capacity (the fixture's rows predate levels: the counters' estimate;
 # ctl-capacity.sh has the rest)
 run 0 capacity
-grep -q 'ap-south-1  *ap-south-1a  *g5.xlarge  *?  *2  *-  *20[0-9-]*T[0-9:]*Z  *[0-9]*m [0-9]*s left  *written before levels were kept: got 2.0 over 1.0 dry-outs$' "$tmp/out" ||
+grep -q 'ap-south-1  *ap-south-1a  *g5.xlarge  *on-demand  *?  *2  *-  *20[0-9-]*T[0-9:]*Z  *[0-9]*m [0-9]*s left  *written before levels were kept: got 2.0 over 1.0 dry-outs$' "$tmp/out" ||
 	bad "capacity: $(cat "$tmp/out")"
 run 0 --json capacity --region ap-northeast-1 --type g5.xlarge
 py "$tmp/out" <<'PY' || bad "capacity json"
@@ -246,6 +246,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 c, = d["capacity"]
 assert c["region"] == "ap-northeast-1" and c["estimate"] is None and c["last_ice_at"] is None, c
+assert c["capacity"] == "on-demand", c
 assert c["estimate_basis"] == "counters" and c["fill_rate"] == 1.0 and c["counter_estimate"] is None, c
 assert d["half_life"] == 3600 and d["quotas"] == [] and d["offerings"] == []
 PY

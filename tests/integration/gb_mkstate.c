@@ -21,6 +21,9 @@
  *   gb_mkstate STATE memory
  *       capacity memory as the default strategy writes it (levels, lower
  *       bounds, an ICE), quota memory and cached offerings
+ *   gb_mkstate STATE ladder
+ *       capacity memory of two kinds of one pool (on-demand, spot) and two
+ *       cached reservations
  */
 #include "config.h"
 
@@ -360,13 +363,41 @@ static void memory(void)
 	      "offering", &e);
 }
 
+/*
+ * us-east-1a: on-demand gave the 4 it was asked, spot ran dry at 0 a
+ * minute ago; us-east-1 has a targeted reservation in each AZ.
+ */
+static void ladder(void)
+{
+	const double now = gb_time_now(), hl = 3600;
+	const struct gb_reservation cr[] = {
+		{ .id = "cr-0a", .instance_type = "g5.xlarge", .az = "us-east-1a",
+		  .kind = "reservation", .state = "active", .match = "targeted",
+		  .total = 4, .available = 2 },
+		{ .id = "cr-0b", .instance_type = "g5.xlarge", .az = "us-east-1b",
+		  .kind = "capacity-block", .state = "scheduled", .match = "targeted",
+		  .total = 8, .available = 8, .start_at = now + 86400,
+		  .end_at = now + 2 * 86400 },
+	};
+	gb_error_t e = { 0 };
+
+	check(gb_state_capacity_level(st, "us-east-1", "us-east-1a", "g5.xlarge", "on-demand", 4,
+				      false, now - 300, hl, &e), "floor", &e);
+	check(gb_state_capacity_level(st, "us-east-1", "us-east-1a", "g5.xlarge", "spot", 0, true,
+				      now - 60, hl, &e), "level", &e);
+	check(gb_state_capacity_record(st, "us-east-1", "us-east-1a", "g5.xlarge", "spot", 4, 0,
+				       true, false, now - 60, hl, &e), "capacity", &e);
+	check(gb_state_reservations_replace(st, "us-east-1", cr, GB_ARRAY_LEN(cr), now, &e),
+	      "reservations", &e);
+}
+
 int main(int argc, char **argv)
 {
 	gb_error_t e = { 0 };
 	int rc = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: gb_mkstate STATE fixture|pending|instance|events|age|memory ...\n");
+		fprintf(stderr, "usage: gb_mkstate STATE fixture|pending|instance|events|age|memory|ladder ...\n");
 		return 2;
 	}
 	check(gb_state_open(argv[1], 0, 10000, &st, &e), argv[1], &e);
@@ -382,6 +413,8 @@ int main(int argc, char **argv)
 		rc = age(argv[1], argc, argv);
 	else if (strcmp(argv[2], "memory") == 0)
 		memory();
+	else if (strcmp(argv[2], "ladder") == 0)
+		ladder();
 	else
 		rc = 2;
 	gb_state_close(st);
