@@ -261,6 +261,8 @@ static int attempt_cb(const struct gb_attempt *a, void *arg)
 	json_object_set_new(o, "az", ctl_jstr(a->az));
 	json_object_set_new(o, "subnet", ctl_jstr(a->subnet));
 	json_object_set_new(o, "instance_type", ctl_jstr(a->instance_type));
+	json_object_set_new(o, "capacity", ctl_jstr(a->capacity));
+	json_object_set_new(o, "capacity_target", ctl_jstr(a->capacity_target));
 	json_object_set_new(o, "min_count", json_integer(a->min_count));
 	json_object_set_new(o, "asked", json_integer(a->asked));
 	json_object_set_new(o, "got", json_integer(a->got));
@@ -308,6 +310,8 @@ json_t *ctl_instance_json(const struct gb_instance *in, double now)
 	json_object_set_new(o, "az", ctl_jstr(in->az));
 	json_object_set_new(o, "subnet", ctl_jstr(in->subnet));
 	json_object_set_new(o, "instance_type", ctl_jstr(in->instance_type));
+	json_object_set_new(o, "capacity", ctl_jstr(in->capacity));
+	json_object_set_new(o, "capacity_target", ctl_jstr(in->capacity_target));
 	json_object_set_new(o, "private_ip", ctl_jstr(in->private_ip));
 	json_object_set_new(o, "public_ip", ctl_jstr(in->public_ip));
 	json_object_set_new(o, "state", json_string(gb_instance_state_name(in->state)));

@@ -4,7 +4,8 @@
  * and libpolicy (the same calls the programs make)
  *
  *   gb_mkstate STATE fixture
- *       a done resume with plans, attempts, instances and events, a pending
+ *       a done resume with plans, attempts (the second, and its instances,
+ *       into a targeted reservation), instances and events, a pending
  *       approval, a denied request, a suspend and capacity memory; prints
  *       "NAME ID" per request
  *   gb_mkstate STATE pending CONFIG JOB TIMEOUT NODESET NODES [NODESET NODES]...
@@ -136,6 +137,8 @@ static void fixture_done(void)
 	a.min_count = 1;
 	a.asked = 2;
 	a.client_token = "gb-test-1";
+	a.capacity = "reservation";
+	a.capacity_target = "cr-0123456789abcdef0";
 	check(gb_state_attempt_begin(st, &a, &e), "attempt", &e);
 	a.state = GB_ATTEMPT_OK;
 	a.got = 2;
@@ -157,6 +160,10 @@ static void fixture_done(void)
 		in.private_ip = "10.0.0.1";
 		in.state = GB_INST_RUNNING;
 		in.launched_at = now - 3600 - i;
+		if (i >= 2) {	/* the second attempt's: into a reservation */
+			in.capacity = "reservation";
+			in.capacity_target = "cr-0123456789abcdef0";
+		}
 		if (i == 3) {
 			in.state = GB_INST_TERMINATED;
 			in.terminated_at = now - 1800;
