@@ -243,7 +243,7 @@ static void offering_out(struct cap *c, const struct orow *o)
 		return;
 	snprintf(at, sizeof(at), "not offered (cached %s): never planned",
 		 ctl_time(o->fetched_at, t, sizeof(t)));
-	ctl_table_row(&c->pt, o->region, o->az, o->type, "no", "-", "-", "-", "-", at);
+	ctl_table_row(&c->pt, o->region, o->az, o->type, "-", "no", "-", "-", "-", "-", at);
 	c->n_pools++;
 }
 
@@ -320,6 +320,7 @@ static void pool_json(struct cap *c, const struct gb_capacity *row,
 	json_object_set_new(j, "region", json_string(row->region));
 	json_object_set_new(j, "az", ctl_jstr(row->az));
 	json_object_set_new(j, "instance_type", json_string(row->instance_type));
+	json_object_set_new(j, "capacity", json_string(row->capacity));
 	json_object_set_new(j, "offered", offered_json(offered));
 	json_object_set_new(j, "estimate", est_json(m->est));
 	json_object_set_new(j, "estimate_basis", json_string(basis(m)));
@@ -375,7 +376,7 @@ static void pool_text(struct cap *c, const struct gb_capacity *row,
 		snprintf(cool, sizeof(cool), m->last_ice_at > 0 ? "over" : "-");
 	evidence(m, ev, sizeof(ev));
 	ctl_table_row(&c->pt, row->region, row->az ? row->az : "-", row->instance_type,
-		      offered < 0 ? "?" : offered ? "yes" : "no", est, floor_s,
+		      row->capacity, offered < 0 ? "?" : offered ? "yes" : "no", est, floor_s,
 		      ctl_time(m->last_ice_at, ice, sizeof(ice)), cool, ev);
 }
 
@@ -389,7 +390,8 @@ static void counters_text(struct cap *c, const struct gb_capacity *row,
 	snprintf(ice, sizeof(ice), "%.2f", m->ice);
 	snprintf(fail, sizeof(fail), "%.2f", m->failures);
 	ctl_table_row(&c->ct, row->region, row->az ? row->az : "-", row->instance_type,
-		      est_text(m->counter_est, e, sizeof(e)), asked, got, ice, fail);
+		      row->capacity, est_text(m->counter_est, e, sizeof(e)), asked, got, ice,
+		      fail);
 }
 
 static int pool_cb(const struct gb_capacity *row, void *arg)
@@ -493,12 +495,12 @@ static gb_err_t show(struct cap *c)
 		c->quotas = json_array();
 		c->offerings = json_array();
 	}
-	ctl_table_init(&c->pt, 9, "REGION", "AZ", "TYPE", "OFFERED", "ESTIMATE", ">AT_LEAST",
-		       "LAST_ICE", "COOL_DOWN", "EVIDENCE");
+	ctl_table_init(&c->pt, 10, "REGION", "AZ", "TYPE", "CAPACITY", "OFFERED", "ESTIMATE",
+		       ">AT_LEAST", "LAST_ICE", "COOL_DOWN", "EVIDENCE");
 	ctl_table_init(&c->qt, 8, "REGION", "QUOTA", "CODE", ">LIMIT", ">HELD", ">LEFT",
 		       "SINCE", "UNTIL");
-	ctl_table_init(&c->ct, 8, "REGION", "AZ", "TYPE", "ESTIMATE", ">ASKED", ">GOT", ">ICE",
-		       ">FAILURES");
+	ctl_table_init(&c->ct, 9, "REGION", "AZ", "TYPE", "CAPACITY", "ESTIMATE", ">ASKED",
+		       ">GOT", ">ICE", ">FAILURES");
 	c->show_counters = counters_used(conf);
 	/* quotas first: a pool's estimate is capped by its region's room */
 	if (ctl->st && (rc = gb_state_quota_list(ctl->st, ctl->now,
@@ -598,11 +600,11 @@ static int forget_pool(const struct gb_capacity *row, void *arg)
 
 	if (strcmp(row->region, f->region) || (f->az && gb_strcmp0(row->az, f->az)))
 		return 0;
-	json_array_append_new(f->pools, json_pack("{s:s,s:o,s:s}", "region", row->region,
+	json_array_append_new(f->pools, json_pack("{s:s,s:o,s:s,s:s}", "region", row->region,
 						  "az", ctl_jstr(row->az), "instance_type",
-						  row->instance_type));
-	snprintf(line, sizeof(line), "  %s/%s %s", row->region, row->az ? row->az : "-",
-		 row->instance_type);
+						  row->instance_type, "capacity", row->capacity));
+	snprintf(line, sizeof(line), "  %s/%s %s %s", row->region, row->az ? row->az : "-",
+		 row->instance_type, row->capacity);
 	gb_strv_add(&f->lines, line);
 	return 0;
 }
@@ -670,8 +672,9 @@ static void forget_report(struct ctl *ctl, const struct forget *f,
 		json_object_set_new(doc, "az", ctl_jstr(f->az));
 		json_object_set_new(doc, "instance_type", ctl_jstr(f->type));
 		json_object_set_new(doc, "quota", json_boolean(f->quota));
-		json_object_set_new(doc, "forgot", json_pack("{s:I,s:I,s:I}",
+		json_object_set_new(doc, "forgot", json_pack("{s:I,s:I,s:I,s:I}",
 			"capacity", (json_int_t)n->capacity, "offerings", (json_int_t)n->offerings,
+			"reservations", (json_int_t)n->reservations,
 			"quotas", (json_int_t)n->quotas));
 		json_object_set(doc, "pools", f->pools);
 		json_object_set(doc, "quotas", f->quotas);
@@ -681,6 +684,11 @@ static void forget_report(struct ctl *ctl, const struct forget *f,
 	if (f->quota)
 		printf("forgot %ld quota wall%s of %s:\n", n->quotas, n->quotas == 1 ? "" : "s",
 		       f->region);
+	else if (n->reservations)
+		printf("forgot the capacity memory of %ld pool%s, %ld cached offering%s and %ld cached reservation%s:\n",
+		       n->capacity, n->capacity == 1 ? "" : "s", n->offerings,
+		       n->offerings == 1 ? "" : "s", n->reservations,
+		       n->reservations == 1 ? "" : "s");
 	else
 		printf("forgot the capacity memory of %ld pool%s and %ld cached offering%s:\n",
 		       n->capacity, n->capacity == 1 ? "" : "s", n->offerings,
@@ -706,15 +714,15 @@ static gb_err_t forget_tx(struct ctl *ctl, const struct gb_conf *conf, struct fo
 		rc = gb_state_memory_forget(ctl->st, f->region, f->az, f->type,
 					    f->quota ? GB_STATE_FORGET_QUOTA
 						     : GB_STATE_FORGET_CAPACITY, n, err);
-	if (rc == GB_E_OK && n->capacity + n->offerings + n->quotas == 0) {
+	if (rc == GB_E_OK && n->capacity + n->offerings + n->reservations + n->quotas == 0) {
 		gb_state_tx_rollback(ctl->st);	/* nothing changed: no event */
 		return GB_E_OK;
 	}
 	snprintf(detail, sizeof(detail),
-		 "what=%s region=%s az=%s type=%s capacity=%ld offerings=%ld quotas=%ld by=%s uid=%lld",
+		 "what=%s region=%s az=%s type=%s capacity=%ld offerings=%ld reservations=%ld quotas=%ld by=%s uid=%lld",
 		 f->quota ? "quota" : "capacity", f->region, f->az ? f->az : "-",
-		 f->type ? f->type : "-", n->capacity, n->offerings, n->quotas, who->name,
-		 (long long)who->uid);
+		 f->type ? f->type : "-", n->capacity, n->offerings, n->reservations, n->quotas,
+		 who->name, (long long)who->uid);
 	if (rc == GB_E_OK)
 		rc = gb_state_event_add(ctl->st, NULL, "capacity_forget", detail, err);
 	if (rc) {
@@ -744,7 +752,7 @@ static gb_err_t forget(struct ctl *ctl, struct forget *f)
 		return rc;
 	if ((rc = forget_tx(ctl, conf, f, &who, &n, &err)))
 		return ctl_fail(rc, "%s", err.text);
-	if (n.capacity + n.offerings + n.quotas == 0)
+	if (n.capacity + n.offerings + n.reservations + n.quotas == 0)
 		return nothing(conf, f);
 	forget_report(ctl, f, &n);
 	return GB_E_OK;

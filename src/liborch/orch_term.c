@@ -16,6 +16,7 @@
 
 struct victim {
 	char *request_id, *region, *instance_id, *az, *type, *node;
+	char *capacity;		/* the rung it came from: its memory row */
 };
 
 struct victims {
@@ -32,6 +33,7 @@ static void victims_free(struct victims *vs)
 		free(vs->v[i].instance_id);
 		free(vs->v[i].az);
 		free(vs->v[i].type);
+		free(vs->v[i].capacity);
 		free(vs->v[i].node);
 	}
 	free(vs->v);
@@ -64,6 +66,7 @@ static int victim_row(const struct gb_instance *in, void *arg)
 	v->instance_id = gb_strdup0(in->instance_id);
 	v->az = gb_strdup0(in->az);
 	v->type = gb_strdup0(in->instance_type);
+	v->capacity = gb_strdup0(in->capacity);
 	v->node = gb_strdup0(in->node);
 	vs->nomem |= !v->region || !v->instance_id;
 	return vs->nomem;
@@ -85,7 +88,7 @@ static void close_record(gb_orch_t *o, gb_state_t *st, const struct victim *v,
 		gb_log_warn("terminate_record_failed instance=%s error=%s",
 			    v->instance_id, e.text);
 	if ((flags & GB_ORCH_TERM_FAILURE) && v->type &&
-	    gb_state_capacity_record(st, v->region, v->az, v->type, 0, 0, false,
+	    gb_state_capacity_record(st, v->region, v->az, v->type, v->capacity, 0, 0, false,
 				     true, orch_wall(o),
 				     o->conf->policy.capacity_half_life, &e))
 		gb_log_warn("capacity_record_failed instance=%s error=%s",

@@ -46,6 +46,37 @@ GB_STATE_NAMES_(gb_state_inst_names, GB_INSTANCE_STATE_COUNT,
 GB_STATE_NAMES_(gb_state_approval_names, GB_APPROVAL_STATE_COUNT,
 		GB_APPROVAL_STATE_MAP, GB_APPROVAL_NAME_);
 
+/* The schema 3 maps have no enum: their names in the order of the map. */
+#define GB_STATE_TEXT_(value, name) #name,
+const char *const gb_state_capacity_names[GB_STATE_CAPACITY_COUNT] = {
+	GB_CAPACITY_KIND_MAP(GB_STATE_TEXT_, GB_STATE_NO_SEP)
+};
+const char *const gb_state_res_kind_names[GB_STATE_RES_KIND_COUNT] = {
+	GB_RESERVATION_KIND_MAP(GB_STATE_TEXT_, GB_STATE_NO_SEP)
+};
+const char *const gb_state_res_match_names[GB_STATE_RES_MATCH_COUNT] = {
+	GB_RESERVATION_MATCH_MAP(GB_STATE_TEXT_, GB_STATE_NO_SEP)
+};
+
+const char *gb_state_capacity_of(const char *name, const char *what,
+				 gb_error_t *err)
+{
+	int i;
+
+	if (!name)
+		return gb_state_capacity_names[0];
+	i = gb_state_index_of(gb_state_capacity_names,
+			      GB_ARRAY_LEN(gb_state_capacity_names), name);
+	if (i < 0) {
+		gb_errorf(err, GB_E_INVALID,
+			  "%s: unknown capacity kind \"%s\" (not in "
+			  GB_STATE_SQL_IN(GB_CAPACITY_KIND_MAP) ")",
+			  what, name);
+		return NULL;
+	}
+	return gb_state_capacity_names[i];
+}
+
 const char *gb_state_name_of(const char *const *names, size_t n, int v)
 {
 	if (v < 0 || (size_t)v >= n)

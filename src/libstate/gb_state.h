@@ -32,7 +32,7 @@
 
 #include "gb_err.h"
 
-#define GB_STATE_SCHEMA_VERSION 2
+#define GB_STATE_SCHEMA_VERSION 3
 #define GB_STATE_FILE "state.db"
 #define GB_REQUEST_ID_LEN 16		/* lower-case hex */
 
@@ -114,9 +114,10 @@ gb_err_t gb_state_new_id(char buf[GB_REQUEST_ID_LEN + 1], gb_error_t *err);
  *  values; it generates nothing for the enum and the name table, and the
  *  separator of the SQL "CHECK (col IN ('a', 'b'))" text that
  *  gb_state_schema.c builds with GB_STATE_SQL_IN(); SEP(wrap) is where that
- *  text breaks its line.  The CHECK text is schema version 1's, so a new
- *  value also needs a migration step that rebuilds the table for existing
- *  files (test_state.c holds the released text and fails when it changes).
+ *  text breaks its line.  The CHECK text is that of the schema version that
+ *  added the column (1, or 3 for the capacity maps), so a new value also
+ *  needs a migration step that rebuilds the table for existing files
+ *  (test_state.c holds the released text and fails when it changes).
  *****************************************************************************/
 
 #define GB_REQUEST_KIND_MAP(XX, SEP) \
@@ -164,6 +165,29 @@ gb_err_t gb_state_new_id(char buf[GB_REQUEST_ID_LEN + 1], gb_error_t *err);
 	XX(APPROVED, approved) SEP() \
 	XX(DENIED, denied) SEP() \
 	XX(EXPIRED, expired)
+
+/*
+ * Since schema 3 (gb_state_schema.c), the capacity ladder: where a launch's
+ * instances come from.  Plain on-demand, spot, an On-Demand Capacity
+ * Reservation, an EC2 Capacity Block; the text of attempts.capacity,
+ * instances.capacity and capacity_stats.capacity, in the order of libconf's
+ * enum gb_capacity_kind.  libstate takes and gives these as text (NULL on
+ * write: on-demand), so it declares no enum of its own.  The last two are
+ * GB_RESERVATION_KIND_MAP, the kinds a cached reservation can be.
+ */
+#define GB_CAPACITY_KIND_MAP(XX, SEP) \
+	XX(ON_DEMAND, on-demand) SEP() \
+	XX(SPOT, spot) SEP() \
+	GB_RESERVATION_KIND_MAP(XX, SEP)
+
+#define GB_RESERVATION_KIND_MAP(XX, SEP) \
+	XX(RESERVATION, reservation) SEP() \
+	XX(CAPACITY_BLOCK, capacity-block)
+
+/* A reservation's instance match criteria (EC2 InstanceMatchCriteria). */
+#define GB_RESERVATION_MATCH_MAP(XX, SEP) \
+	XX(OPEN, open) SEP() \
+	XX(TARGETED, targeted)
 
 /* SEP() of the enums and name tables: nothing. */
 #define GB_STATE_NO_SEP(brk)
@@ -365,6 +389,12 @@ struct gb_attempt {
 	const char *az;
 	const char *subnet;
 	const char *instance_type;
+	const char *capacity;		/* GB_CAPACITY_KIND_MAP; NULL on begin:
+					 * "on-demand"; never NULL when read */
+	const char *capacity_target;	/* the reservation id ("cr-...") or
+					 * resource group ARN the launch
+					 * targeted; NULL: none (on-demand,
+					 * spot, an open reservation) */
 	int min_count;
 	int asked;			/* MaxCount */
 	int got;
@@ -380,7 +410,9 @@ struct gb_attempt {
 
 /*
  * Insert as STARTED; OUT a->id (and a->state, a->started_at).
- * A duplicate client_token is GB_E_EXISTS.
+ * A duplicate client_token is GB_E_EXISTS; a capacity kind outside
+ * GB_CAPACITY_KIND_MAP is GB_E_INVALID.  capacity and capacity_target are
+ * written once, here (finish leaves them).
  */
 gb_err_t gb_state_attempt_begin(gb_state_t *st, struct gb_attempt *a,
 				gb_error_t *err);
@@ -415,6 +447,9 @@ struct gb_instance {
 	const char *az;
 	const char *subnet;
 	const char *instance_type;
+	const char *capacity;		/* as in struct gb_attempt: NULL on add
+					 * is "on-demand"; never NULL read */
+	const char *capacity_target;	/* "cr-..." or an ARN; NULL: none */
 	const char *private_ip;
 	const char *public_ip;
 	enum gb_instance_state state;
@@ -424,15 +459,19 @@ struct gb_instance {
 	const char *reason;		/* why terminated / lost */
 };
 
-/* Insert; an existing (request_id, region#instance_id) is GB_E_EXISTS. */
+/*
+ * Insert; an existing (request_id, region#instance_id) is GB_E_EXISTS, a
+ * capacity kind outside GB_CAPACITY_KIND_MAP GB_E_INVALID.
+ */
 gb_err_t gb_state_instance_add(gb_state_t *st, const struct gb_instance *in,
 			       gb_error_t *err);
 
 /*
  * Update the mutable fields of the record (region, instance_id): node,
- * private_ip, public_ip, state, terminated_at, reason.  NULL strings and
- * 0 times leave the stored value as it is.  A non-NULL in->request_id
- * narrows the match to that request (else every record of the instance).
+ * private_ip, public_ip, state, terminated_at, reason (not capacity nor
+ * capacity_target: what the launch used).  NULL strings and 0 times leave
+ * the stored value as it is.  A non-NULL in->request_id narrows the match
+ * to that request (else every record of the instance).
  * GB_E_NOTFOUND when nothing matched.
  */
 gb_err_t gb_state_instance_update(gb_state_t *st, const struct gb_instance *in,
@@ -447,9 +486,15 @@ struct gb_instance_filter {
 	int state;			/* enum gb_instance_state, or -1 */
 	bool alive;			/* only not terminated/lost */
 	size_t limit;			/* the newest [limit], still oldest first; 0: all */
+	const char *capacity;		/* GB_CAPACITY_KIND_MAP, or NULL: any */
 };
-#define GB_INSTANCE_FILTER_ANY { NULL, NULL, NULL, NULL, NULL, -1, false, 0 }
+#define GB_INSTANCE_FILTER_ANY { NULL, NULL, NULL, NULL, NULL, -1, false, 0, NULL }
 
+/*
+ * [cb] for each match ([f] NULL: every record), oldest launch first; a
+ * non-zero return stops the walk.  An invalid state or capacity kind is
+ * GB_E_INVALID.
+ */
 gb_err_t gb_state_instance_list(gb_state_t *st,
 				const struct gb_instance_filter *f,
 				int (*cb)(const struct gb_instance *, void *),
@@ -549,14 +594,18 @@ gb_err_t gb_state_offering_list(gb_state_t *st,
 				void *arg, gb_error_t *err);
 
 /*
- * Capacity memory: per (region, az, instance_type) exponentially decayed
- * counters.  Before adding, stored values are multiplied by
- * 2^(-(now - updated_at) / half_life).
+ * Capacity memory: per (region, az, instance_type, capacity) exponentially
+ * decayed counters.  Before adding, stored values are multiplied by
+ * 2^(-(now - updated_at) / half_life).  Since schema 3 each capacity kind
+ * (GB_CAPACITY_KIND_MAP) of a pool has a row of its own, so that a spot
+ * refusal does not make the on-demand pool of the same AZ look dry; rows
+ * of older files are "on-demand".
  */
 struct gb_capacity {
 	const char *region;
 	const char *az;
 	const char *instance_type;
+	const char *capacity;		/* never NULL */
 	double asked;			/* decayed instances asked for */
 	double got;			/* decayed instances obtained */
 	double ice;			/* decayed capacity refusals */
@@ -569,11 +618,18 @@ struct gb_capacity {
 	double floor_sum, floor_n;	/* lower bounds: it gave all asked */
 };
 
+/*
+ * Add one visit of the pool (region, az, instance_type, capacity): [asked]
+ * and [got] instances, [ice] a capacity refusal, [failure] a resume failure
+ * (the row is created if missing).  [capacity] NULL: "on-demand"; a name
+ * outside GB_CAPACITY_KIND_MAP is GB_E_INVALID, as in
+ * gb_state_capacity_level().
+ */
 gb_err_t gb_state_capacity_record(gb_state_t *st, const char *region,
 				  const char *az, const char *instance_type,
-				  int asked, int got, bool ice, bool failure,
-				  double now, double half_life,
-				  gb_error_t *err);
+				  const char *capacity, int asked, int got,
+				  bool ice, bool failure, double now,
+				  double half_life, gb_error_t *err);
 /*
  * What one visit proved about a pool's level, decayed like the counters
  * (the row is created if missing): [exact] true when the pool ran dry
@@ -587,11 +643,12 @@ gb_err_t gb_state_capacity_record(gb_state_t *st, const char *region,
  */
 gb_err_t gb_state_capacity_level(gb_state_t *st, const char *region,
 				 const char *az, const char *instance_type,
-				 int level, bool exact, double now,
-				 double half_life, gb_error_t *err);
+				 const char *capacity, int level, bool exact,
+				 double now, double half_life, gb_error_t *err);
 /*
- * Rows decayed to [now] (nothing is written); [instance_type] NULL: all
- * types.  updated_at is the time of the last record(); az NULL for ''.
+ * Rows decayed to [now] (nothing is written), by region, AZ, type and
+ * capacity kind; [instance_type] NULL: all types, every kind either way.
+ * updated_at is the time of the last record(); az NULL for ''.
  * half_life must be > 0 (GB_E_INVALID), here and in record().
  */
 gb_err_t gb_state_capacity_list(gb_state_t *st, const char *instance_type,
@@ -632,6 +689,61 @@ gb_err_t gb_state_quota_list(gb_state_t *st, double now, double half_life,
 			     void *arg, gb_error_t *err);
 
 /*****************************************************************************
+ *  Reservations cache (schema 3): DescribeCapacityReservations' answers
+ *****************************************************************************/
+
+/*
+ * One On-Demand Capacity Reservation or Capacity Block of a region as EC2
+ * last described it, counted down by the launches made into it since.
+ */
+struct gb_reservation {
+	const char *region;
+	const char *id;			/* "cr-..." */
+	const char *instance_type;
+	const char *az;
+	const char *kind;		/* "reservation" or "capacity-block" */
+	const char *state;		/* EC2's: active, scheduled, expired, ... */
+	const char *match;		/* "open" or "targeted" */
+	int total, available;
+	double start_at, end_at;	/* epoch s, 0: none */
+	double fetched_at;
+};
+
+/*
+ * Replace every cached reservation of [region] by [v] (n may be 0, v then
+ * NULL), in one transaction (the caller's when one is open): the region's
+ * other rows go.  Each row's region is [region] (v[i].region NULL or the
+ * same); id, instance_type, az and state are required, kind is one of
+ * GB_RESERVATION_KIND_MAP, match one of GB_RESERVATION_MATCH_MAP, total and
+ * available >= 0; else GB_E_INVALID, naming the row, and nothing is
+ * written.  An id twice in [v] is GB_E_EXISTS.  Every row gets [fetched_at]
+ * (0: now; v[i].fetched_at is not read).
+ */
+gb_err_t gb_state_reservations_replace(gb_state_t *st, const char *region,
+				       const struct gb_reservation *v,
+				       size_t n, double fetched_at,
+				       gb_error_t *err);
+
+/*
+ * [cb] for each cached reservation of [region] (NULL: every region), by
+ * region then id; [min_fetched_at]: only rows fetched at or after it (0:
+ * all).  A non-zero return stops the walk.
+ */
+gb_err_t gb_state_reservation_list(gb_state_t *st, const char *region,
+				   double min_fetched_at,
+				   int (*cb)(const struct gb_reservation *,
+					     void *),
+				   void *arg, gb_error_t *err);
+
+/*
+ * Count down [id] of [region] by [n] >= 0 (a launch took n), not below 0;
+ * GB_E_NOTFOUND when not cached.  The next replace() sets it to what EC2
+ * says again.
+ */
+gb_err_t gb_state_reservation_take(gb_state_t *st, const char *region,
+				   const char *id, int n, gb_error_t *err);
+
+/*****************************************************************************
  *  Retention, forgetting memory, VACUUM (the only deletes)
  *****************************************************************************/
 
@@ -666,7 +778,8 @@ gb_err_t gb_state_prune(gb_state_t *st, double cutoff, size_t limit,
 			gb_error_t *err);
 
 enum gb_state_forget_what {
-	GB_STATE_FORGET_CAPACITY = 1 << 0,	/* capacity_stats, offerings_cache */
+	GB_STATE_FORGET_CAPACITY = 1 << 0,	/* capacity_stats, offerings_cache,
+						 * capacity_reservations */
 	GB_STATE_FORGET_QUOTA = 1 << 1,		/* quota_stats */
 };
 
@@ -675,17 +788,19 @@ struct gb_state_forget_counts {
 	long capacity;			/* capacity_stats */
 	long offerings;			/* offerings_cache */
 	long quotas;			/* quota_stats */
+	long reservations;		/* capacity_reservations */
 };
 
 /*
  * Forget what the planners remember of [region] (required), in one
  * transaction (the caller's when one is open): [what] is a mask of enum
- * gb_state_forget_what.  Capacity: the capacity_stats and offerings_cache
- * rows of the region, narrowed to [az] and [instance_type] when not NULL
- * (an [az] leaves the region-level offering row).  Quota: the region's
- * quota_stats rows; [az] and [instance_type] must then be NULL (quotas
- * are per region; GB_E_INVALID).  Nothing to delete is no error: OUT
- * *out (may be NULL) all zero.
+ * gb_state_forget_what.  Capacity: the capacity_stats (every capacity
+ * kind), offerings_cache and capacity_reservations rows of the region,
+ * narrowed to [az] and [instance_type] when not NULL (an [az] leaves the
+ * region-level offering row).  Quota: the region's quota_stats rows; [az]
+ * and [instance_type] must then be NULL (quotas are per region;
+ * GB_E_INVALID).  Nothing to delete is no error: OUT *out (may be NULL)
+ * all zero.
  */
 gb_err_t gb_state_memory_forget(gb_state_t *st, const char *region,
 				const char *az, const char *instance_type,

@@ -76,13 +76,18 @@ enum gb_stmt {
 	GB_STMT_QUOTA_GET,
 	GB_STMT_QUOTA_PUT,
 	GB_STMT_QUOTA_LIST,
+	GB_STMT_RES_CLEAR,
+	GB_STMT_RES_ADD,
+	GB_STMT_RES_LIST,
+	GB_STMT_RES_LIST_REGION,
+	GB_STMT_RES_TAKE,
 	GB_STMT__COUNT
 };
 
 /* Filter shapes of the two listings whose SQL is built per shape. */
 #define GB_REQ_LIST_SHAPES 16		/* state, kind, since, node */
-#define GB_INST_LIST_SHAPES 128		/* request, node, region, type, id,
-					   state, alive */
+#define GB_INST_LIST_SHAPES 256		/* request, node, region, type, id,
+					   state, alive, capacity */
 
 struct gb_state {
 	sqlite3 *db;
@@ -190,5 +195,23 @@ extern const char *const gb_state_result_names[GB_REQUEST_RESULT_COUNT];
 extern const char *const gb_state_attempt_names[GB_ATTEMPT_STATE_COUNT];
 extern const char *const gb_state_inst_names[GB_INSTANCE_STATE_COUNT];
 extern const char *const gb_state_approval_names[GB_APPROVAL_STATE_COUNT];
+
+/* The text of the schema 3 maps, which have no enum (see gb_state.h). */
+enum {
+	GB_STATE_CAPACITY_COUNT = 0 GB_CAPACITY_KIND_MAP(GB_STATE_ONE_, GB_STATE_NO_SEP),
+	GB_STATE_RES_KIND_COUNT = 0 GB_RESERVATION_KIND_MAP(GB_STATE_ONE_, GB_STATE_NO_SEP),
+	GB_STATE_RES_MATCH_COUNT = 0 GB_RESERVATION_MATCH_MAP(GB_STATE_ONE_, GB_STATE_NO_SEP),
+};
+extern const char *const gb_state_capacity_names[GB_STATE_CAPACITY_COUNT];
+extern const char *const gb_state_res_kind_names[GB_STATE_RES_KIND_COUNT];
+extern const char *const gb_state_res_match_names[GB_STATE_RES_MATCH_COUNT];
+
+/*
+ * RET the stored text of capacity kind [name] (NULL: "on-demand", the
+ * first of GB_CAPACITY_KIND_MAP), static; NULL, with GB_E_INVALID in [err]
+ * naming it, prefixed by [what], when it is none of the map's.
+ */
+const char *gb_state_capacity_of(const char *name, const char *what,
+				 gb_error_t *err);
 
 #endif /* GB_LIBSTATE_GB_STATE_INT_H */

@@ -199,19 +199,24 @@ gb_err_t gb_state_attempt_begin(gb_state_t *st, struct gb_attempt *a,
 				gb_error_t *err)
 {
 	double started = time_or_now(a->started_at);
+	const char *capacity;
 	sqlite3_stmt *s = NULL;
 	bool own = false;
 	gb_err_t rc;
 
+	if (!(capacity = gb_state_capacity_of(a->capacity, "recording an attempt",
+					      err)))
+		return GB_E_INVALID;
 	rc = gb_state_tx_enter(st, &own, "recording an attempt", err);
 	if (rc)
 		return rc;
 	rc = GB_STMT(st, GB_STMT_ATT_BEGIN,
 		     "INSERT INTO attempts (request_id, seq, region, az, subnet, "
 		     "instance_type, min_count, asked, got, client_token, state, "
-		     "error_code, error_class, message, started_at) VALUES "
+		     "error_code, error_class, message, started_at, capacity, "
+		     "capacity_target) VALUES "
 		     "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0, ?9, 'started', "
-		     "NULL, NULL, NULL, ?10)",
+		     "NULL, NULL, NULL, ?10, ?11, ?12)",
 		     &s, err);
 	if (rc)
 		goto out;
@@ -224,7 +229,9 @@ gb_err_t gb_state_attempt_begin(gb_state_t *st, struct gb_attempt *a,
 	    gb_state_bind_int(s, 7, a->min_count) ||
 	    gb_state_bind_int(s, 8, a->asked) ||
 	    gb_state_bind_text(s, 9, a->client_token) ||
-	    gb_state_bind_double(s, 10, started))
+	    gb_state_bind_double(s, 10, started) ||
+	    gb_state_bind_text(s, 11, capacity) ||
+	    gb_state_bind_text(s, 12, a->capacity_target))
 		rc = BIND_FAILED(st, err, "recording attempt %d of request %s",
 				 a->seq, a->request_id);
 	else
@@ -333,6 +340,8 @@ static gb_err_t read_attempt(gb_state_t *st, sqlite3_stmt *s,
 		.started_at = sqlite3_column_double(s, 15),
 		.finished_at = sqlite3_column_double(s, 16),
 		.latency = sqlite3_column_double(s, 17),
+		.capacity = gb_state_col_text(rows, s, 18),
+		.capacity_target = gb_state_col_text(rows, s, 19),
 	};
 
 	if (gb_attempt_state_parse(state, &a.state))
@@ -346,7 +355,7 @@ static gb_err_t read_attempt(gb_state_t *st, sqlite3_stmt *s,
 #define ATT_COLS \
 	"id, request_id, seq, region, az, subnet, instance_type, min_count, " \
 	"asked, got, client_token, state, error_code, error_class, message, " \
-	"started_at, finished_at, latency"
+	"started_at, finished_at, latency, capacity, capacity_target"
 
 gb_err_t gb_state_attempt_list(gb_state_t *st, const char *request_id,
 			       int (*cb)(const struct gb_attempt *, void *),
@@ -383,6 +392,7 @@ gb_err_t gb_state_instance_add(gb_state_t *st, const struct gb_instance *in,
 			       gb_error_t *err)
 {
 	const char *state = GB_STATE_NAME_OF(gb_state_inst_names, in->state);
+	const char *capacity;
 	sqlite3_stmt *s = NULL;
 	bool own = false;
 	gb_err_t rc;
@@ -392,6 +402,9 @@ gb_err_t gb_state_instance_add(gb_state_t *st, const struct gb_instance *in,
 				 "adding instance %s: invalid state %d",
 				 in->instance_id ? in->instance_id : "(null)",
 				 (int)in->state);
+	if (!(capacity = gb_state_capacity_of(in->capacity, "adding an instance",
+					      err)))
+		return GB_E_INVALID;
 	rc = gb_state_tx_enter(st, &own, "adding an instance", err);
 	if (rc)
 		return rc;
@@ -399,8 +412,9 @@ gb_err_t gb_state_instance_add(gb_state_t *st, const struct gb_instance *in,
 		     "INSERT INTO instances (request_id, region_instance_id, "
 		     "region, instance_id, node, az, subnet, instance_type, "
 		     "private_ip, public_ip, state, attempt_id, launched_at, "
-		     "terminated_at, reason) VALUES (?1, ?2 || '#' || ?3, ?2, "
-		     "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+		     "terminated_at, reason, capacity, capacity_target) "
+		     "VALUES (?1, ?2 || '#' || ?3, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+		     "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
 		     &s, err);
 	if (rc)
 		goto out;
@@ -417,7 +431,9 @@ gb_err_t gb_state_instance_add(gb_state_t *st, const struct gb_instance *in,
 	    gb_state_bind_int(s, 11, in->attempt_id) ||
 	    gb_state_bind_double(s, 12, time_or_now(in->launched_at)) ||
 	    gb_state_bind_double(s, 13, in->terminated_at) ||
-	    gb_state_bind_text(s, 14, in->reason))
+	    gb_state_bind_text(s, 14, in->reason) ||
+	    gb_state_bind_text(s, 15, capacity) ||
+	    gb_state_bind_text(s, 16, in->capacity_target))
 		rc = BIND_FAILED(st, err, "adding instance %s", in->instance_id);
 	else
 		rc = gb_state_step_done(st, s, err, "adding an instance");
@@ -500,6 +516,8 @@ static gb_err_t read_instance(gb_state_t *st, sqlite3_stmt *s,
 		.launched_at = sqlite3_column_double(s, 11),
 		.terminated_at = sqlite3_column_double(s, 12),
 		.reason = gb_state_col_text(rows, s, 13),
+		.capacity = gb_state_col_text(rows, s, 15),
+		.capacity_target = gb_state_col_text(rows, s, 16),
 	};
 
 	if (gb_instance_state_parse(state, &in.state))
@@ -518,6 +536,7 @@ enum {
 	IL_ID = 1 << 4,
 	IL_STATE = 1 << 5,
 	IL_ALIVE = 1 << 6,
+	IL_CAPACITY = 1 << 7,
 };
 
 /* As the request listing: one statement per filter shape, for the indexes. */
@@ -530,8 +549,9 @@ static gb_err_t inst_list_stmt(gb_state_t *st, unsigned shape,
 		 /* the newest ?8, listed oldest first */
 		 "SELECT * FROM (SELECT request_id, region, instance_id, node, az, subnet, "
 		 "instance_type, private_ip, public_ip, state, attempt_id, "
-		 "launched_at, terminated_at, reason, rowid AS o FROM instances "
-		 "WHERE 1%s%s%s%s%s%s%s ORDER BY launched_at DESC, rowid DESC LIMIT ?8) "
+		 "launched_at, terminated_at, reason, rowid AS o, capacity, "
+		 "capacity_target FROM instances "
+		 "WHERE 1%s%s%s%s%s%s%s%s ORDER BY launched_at DESC, rowid DESC LIMIT ?8) "
 		 "ORDER BY launched_at, o",
 		 shape & IL_REQUEST ? " AND request_id = ?1" : "",
 		 shape & IL_NODE ? " AND node = ?2" : "",
@@ -541,7 +561,8 @@ static gb_err_t inst_list_stmt(gb_state_t *st, unsigned shape,
 		 shape & IL_STATE ? " AND state = ?6" : "",
 		 shape & IL_ALIVE ? " AND state IN ('pending', 'running', "
 				    "'terminating')"
-				  : "");
+				  : "",
+		 shape & IL_CAPACITY ? " AND capacity = ?9" : "");
 	return gb_state_stmt(st, &st->inst_list[shape], sql, out, err);
 }
 
@@ -551,7 +572,7 @@ static unsigned inst_shape(const struct gb_instance_filter *f)
 	       (f->region ? IL_REGION : 0) |
 	       (f->instance_type ? IL_TYPE : 0) |
 	       (f->instance_id ? IL_ID : 0) | (f->state >= 0 ? IL_STATE : 0) |
-	       (f->alive ? IL_ALIVE : 0);
+	       (f->alive ? IL_ALIVE : 0) | (f->capacity ? IL_CAPACITY : 0);
 }
 
 gb_err_t gb_state_instance_list(gb_state_t *st,
@@ -561,7 +582,7 @@ gb_err_t gb_state_instance_list(gb_state_t *st,
 {
 	struct gb_state_rows rows = GB_STATE_ROWS_INIT(struct gb_instance);
 	const struct gb_instance_filter any = GB_INSTANCE_FILTER_ANY;
-	const char *state = NULL;
+	const char *state = NULL, *capacity = NULL;
 	sqlite3_stmt *s = NULL;
 	bool unbound;
 	gb_err_t rc;
@@ -573,6 +594,9 @@ gb_err_t gb_state_instance_list(gb_state_t *st,
 		return gb_errorf(err, GB_E_INVALID,
 				 "listing instances: invalid state %d",
 				 f->state);
+	if (f->capacity &&
+	    !(capacity = gb_state_capacity_of(f->capacity, "listing instances", err)))
+		return GB_E_INVALID;
 	rc = inst_list_stmt(st, inst_shape(f), &s, err);
 	if (rc)
 		return rc;
@@ -583,6 +607,7 @@ gb_err_t gb_state_instance_list(gb_state_t *st,
 		   gb_state_bind_text(s, 4, f->instance_type)) ||
 		  (f->instance_id && gb_state_bind_text(s, 5, f->instance_id)) ||
 		  (state && gb_state_bind_text(s, 6, state)) ||
+		  (capacity && gb_state_bind_text(s, 9, capacity)) ||
 		  gb_state_bind_int(s, 8, f->limit ? (int64_t)f->limit : -1);
 	rc = list_read(st, s, unbound, read_instance, &rows,
 		       "listing instances", err);
@@ -1004,9 +1029,14 @@ static void cap_columns(sqlite3_stmt *s, int i, struct cap_row *c)
 	c->floor_n = sqlite3_column_double(s, i);
 }
 
-static gb_err_t cap_get(gb_state_t *st, const char *region, const char *az,
-			const char *instance_type, struct cap_row *c,
-			gb_error_t *err)
+/* A pool of capacity memory: the primary key of capacity_stats. */
+struct cap_key {
+	const char *region, *az, *instance_type;
+	const char *capacity;		/* stored text (gb_state_capacity_of) */
+};
+
+static gb_err_t cap_get(gb_state_t *st, const struct cap_key *k,
+			struct cap_row *c, gb_error_t *err)
 {
 	sqlite3_stmt *s = NULL;
 	gb_err_t rc;
@@ -1014,14 +1044,16 @@ static gb_err_t cap_get(gb_state_t *st, const char *region, const char *az,
 
 	rc = GB_STMT(st, GB_STMT_CAP_GET,
 		     "SELECT " CAP_COLUMNS " FROM capacity_stats "
-		     "WHERE region = ?1 AND az = ?2 AND instance_type = ?3",
+		     "WHERE region = ?1 AND az = ?2 AND instance_type = ?3 "
+		     "AND capacity = ?4",
 		     &s, err);
 	if (rc)
 		return rc;
 	memset(c, 0, sizeof(*c));
-	if (gb_state_bind_text(s, 1, region) ||
-	    gb_state_bind_text(s, 2, az_key(az)) ||
-	    gb_state_bind_text(s, 3, instance_type))
+	if (gb_state_bind_text(s, 1, k->region) ||
+	    gb_state_bind_text(s, 2, az_key(k->az)) ||
+	    gb_state_bind_text(s, 3, k->instance_type) ||
+	    gb_state_bind_text(s, 4, k->capacity))
 		src = sqlite3_errcode(st->db);
 	else
 		src = sqlite3_step(s);
@@ -1033,24 +1065,23 @@ static gb_err_t cap_get(gb_state_t *st, const char *region, const char *az,
 	return rc;
 }
 
-static gb_err_t cap_put(gb_state_t *st, const char *region, const char *az,
-			const char *instance_type, const struct cap_row *c,
-			gb_error_t *err)
+static gb_err_t cap_put(gb_state_t *st, const struct cap_key *k,
+			const struct cap_row *c, gb_error_t *err)
 {
 	sqlite3_stmt *s = NULL;
 	gb_err_t rc;
 
 	rc = GB_STMT(st, GB_STMT_CAP_PUT,
 		     "INSERT OR REPLACE INTO capacity_stats (region, az, "
-		     "instance_type, " CAP_COLUMNS ") "
+		     "instance_type, " CAP_COLUMNS ", capacity) "
 		     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-		     "?12, ?13, ?14)",
+		     "?12, ?13, ?14, ?15)",
 		     &s, err);
 	if (rc)
 		return rc;
-	if (gb_state_bind_text(s, 1, region) ||
-	    gb_state_bind_text(s, 2, az_key(az)) ||
-	    gb_state_bind_text(s, 3, instance_type) ||
+	if (gb_state_bind_text(s, 1, k->region) ||
+	    gb_state_bind_text(s, 2, az_key(k->az)) ||
+	    gb_state_bind_text(s, 3, k->instance_type) ||
 	    gb_state_bind_double(s, 4, c->asked) ||
 	    gb_state_bind_double(s, 5, c->got) ||
 	    gb_state_bind_double(s, 6, c->ice) ||
@@ -1061,7 +1092,8 @@ static gb_err_t cap_put(gb_state_t *st, const char *region, const char *az,
 	    gb_state_bind_double(s, 11, c->level_sum) ||
 	    gb_state_bind_double(s, 12, c->level_n) ||
 	    gb_state_bind_double(s, 13, c->floor_sum) ||
-	    gb_state_bind_double(s, 14, c->floor_n))
+	    gb_state_bind_double(s, 14, c->floor_n) ||
+	    gb_state_bind_text(s, 15, k->capacity))
 		rc = BIND_FAILED(st, err, "recording capacity");
 	else
 		rc = gb_state_step_done(st, s, err, "recording capacity");
@@ -1097,23 +1129,38 @@ static gb_err_t check_memory_args(double half_life, double now, int a, int b,
 	return GB_E_OK;
 }
 
+/* OUT *k for the pool; GB_E_INVALID for a capacity kind the map lacks. */
+static gb_err_t cap_key_of(const char *region, const char *az,
+			   const char *instance_type, const char *capacity,
+			   struct cap_key *k, const char *what, gb_error_t *err)
+{
+	k->region = region;
+	k->az = az;
+	k->instance_type = instance_type;
+	k->capacity = gb_state_capacity_of(capacity, what, err);
+	return k->capacity ? GB_E_OK : GB_E_INVALID;
+}
+
 gb_err_t gb_state_capacity_record(gb_state_t *st, const char *region,
 				  const char *az, const char *instance_type,
-				  int asked, int got, bool ice, bool failure,
-				  double now, double half_life,
-				  gb_error_t *err)
+				  const char *capacity, int asked, int got,
+				  bool ice, bool failure, double now,
+				  double half_life, gb_error_t *err)
 {
+	struct cap_key k;
 	struct cap_row c;
 	bool own = false;
 	gb_err_t rc;
 
 	if ((rc = check_memory_args(half_life, now, asked, got,
-				    "recording capacity", err)))
+				    "recording capacity", err)) ||
+	    (rc = cap_key_of(region, az, instance_type, capacity, &k,
+			     "recording capacity", err)))
 		return rc;
 	rc = gb_state_tx_enter(st, &own, "recording capacity", err);
 	if (rc)
 		return rc;
-	rc = cap_get(st, region, az, instance_type, &c, err);
+	rc = cap_get(st, &k, &c, err);
 	if (rc == GB_E_OK) {
 		cap_decay(&c, now, half_life);
 		c.asked += asked;
@@ -1124,7 +1171,7 @@ gb_err_t gb_state_capacity_record(gb_state_t *st, const char *region,
 			c.last_ice_at = now;
 		if (got > 0 && now > c.last_success_at)
 			c.last_success_at = now;
-		rc = cap_put(st, region, az, instance_type, &c, err);
+		rc = cap_put(st, &k, &c, err);
 	}
 	return gb_state_tx_end(st, own, rc, err);
 }
@@ -1156,24 +1203,27 @@ static void level_add(struct cap_row *c, int level, bool exact)
 
 gb_err_t gb_state_capacity_level(gb_state_t *st, const char *region,
 				 const char *az, const char *instance_type,
-				 int level, bool exact, double now,
-				 double half_life, gb_error_t *err)
+				 const char *capacity, int level, bool exact,
+				 double now, double half_life, gb_error_t *err)
 {
+	struct cap_key k;
 	struct cap_row c;
 	bool own = false;
 	gb_err_t rc;
 
 	if ((rc = check_memory_args(half_life, now, level, 0,
-				    "recording a capacity level", err)))
+				    "recording a capacity level", err)) ||
+	    (rc = cap_key_of(region, az, instance_type, capacity, &k,
+			     "recording a capacity level", err)))
 		return rc;
 	rc = gb_state_tx_enter(st, &own, "recording a capacity level", err);
 	if (rc)
 		return rc;
-	rc = cap_get(st, region, az, instance_type, &c, err);
+	rc = cap_get(st, &k, &c, err);
 	if (rc == GB_E_OK) {
 		cap_decay(&c, now, half_life);
 		level_add(&c, level, exact);
-		rc = cap_put(st, region, az, instance_type, &c, err);
+		rc = cap_put(st, &k, &c, err);
 	}
 	return gb_state_tx_end(st, own, rc, err);
 }
@@ -1186,6 +1236,7 @@ static gb_err_t read_capacity(gb_state_t *st, sqlite3_stmt *s,
 		.region = gb_state_col_text(rows, s, 0),
 		.az = az_value(gb_state_col_text(rows, s, 1)),
 		.instance_type = gb_state_col_text(rows, s, 2),
+		.capacity = gb_state_col_text(rows, s, 14),
 	};
 
 	(void)st;
@@ -1221,14 +1272,14 @@ gb_err_t gb_state_capacity_list(gb_state_t *st, const char *instance_type,
 	if (instance_type)
 		rc = GB_STMT(st, GB_STMT_CAP_LIST_TYPE,
 			     "SELECT region, az, instance_type, " CAP_COLUMNS
-			     " FROM capacity_stats WHERE instance_type = ?1 "
-			     "ORDER BY region, az, instance_type",
+			     ", capacity FROM capacity_stats WHERE instance_type = ?1 "
+			     "ORDER BY region, az, instance_type, capacity",
 			     &s, err);
 	else
 		rc = GB_STMT(st, GB_STMT_CAP_LIST,
 			     "SELECT region, az, instance_type, " CAP_COLUMNS
-			     " FROM capacity_stats "
-			     "ORDER BY region, az, instance_type",
+			     ", capacity FROM capacity_stats "
+			     "ORDER BY region, az, instance_type, capacity",
 			     &s, err);
 	if (rc)
 		return rc;
@@ -1409,4 +1460,240 @@ gb_err_t gb_state_quota_list(gb_state_t *st, double now, double half_life,
 	}
 	gb_state_rows_free(&rows);
 	return rc;
+}
+
+/*****************************************************************************
+ *  Reservations cache
+ *****************************************************************************/
+
+static bool blank(const char *s)
+{
+	return !s || !*s;
+}
+
+static bool named_in(const char *const *names, size_t n, const char *s)
+{
+	return gb_state_index_of(names, n, s) >= 0;
+}
+
+/* Every row of [v] is checked before anything is written. */
+static gb_err_t res_check(const char *region, const struct gb_reservation *v,
+			  size_t n, gb_error_t *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct gb_reservation *r = &v[i];
+		const char *id = blank(r->id) ? "(no id)" : r->id;
+
+		if (blank(r->id) || blank(r->instance_type) || blank(r->az) ||
+		    blank(r->state))
+			return gb_errorf(err, GB_E_INVALID,
+					 "caching reservation %zu (%s) of %s: id, instance type, AZ and state are required",
+					 i, id, region);
+		if (r->region && strcmp(r->region, region))
+			return gb_errorf(err, GB_E_INVALID,
+					 "caching reservations of %s: reservation %s is of %s",
+					 region, id, r->region);
+		if (!named_in(gb_state_res_kind_names,
+			      GB_ARRAY_LEN(gb_state_res_kind_names), r->kind))
+			return gb_errorf(err, GB_E_INVALID,
+					 "caching reservation %s of %s: unknown kind \"%s\" (not in "
+					 GB_STATE_SQL_IN(GB_RESERVATION_KIND_MAP) ")",
+					 id, region, r->kind ? r->kind : "(null)");
+		if (!named_in(gb_state_res_match_names,
+			      GB_ARRAY_LEN(gb_state_res_match_names), r->match))
+			return gb_errorf(err, GB_E_INVALID,
+					 "caching reservation %s of %s: unknown match criteria \"%s\" (not in "
+					 GB_STATE_SQL_IN(GB_RESERVATION_MATCH_MAP) ")",
+					 id, region, r->match ? r->match : "(null)");
+		if (r->total < 0 || r->available < 0)
+			return gb_errorf(err, GB_E_INVALID,
+					 "caching reservation %s of %s: invalid counts %d total, %d available",
+					 id, region, r->total, r->available);
+	}
+	return GB_E_OK;
+}
+
+static gb_err_t res_clear(gb_state_t *st, const char *region, gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	rc = GB_STMT(st, GB_STMT_RES_CLEAR,
+		     "DELETE FROM capacity_reservations WHERE region = ?1", &s,
+		     err);
+	if (rc)
+		return rc;
+	if (gb_state_bind_text(s, 1, region))
+		rc = BIND_FAILED(st, err, "clearing the reservations of %s",
+				 region);
+	else
+		rc = gb_state_step_done(st, s, err, "clearing cached reservations");
+	gb_state_stmt_done(s);
+	return rc;
+}
+
+static gb_err_t res_insert(gb_state_t *st, const char *region,
+			   const struct gb_reservation *r, double fetched_at,
+			   gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	rc = GB_STMT(st, GB_STMT_RES_ADD,
+		     "INSERT INTO capacity_reservations (region, id, "
+		     "instance_type, az, kind, state, match, total, available, "
+		     "start_at, end_at, fetched_at) "
+		     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+		     &s, err);
+	if (rc)
+		return rc;
+	if (gb_state_bind_text(s, 1, region) ||
+	    gb_state_bind_text(s, 2, r->id) ||
+	    gb_state_bind_text(s, 3, r->instance_type) ||
+	    gb_state_bind_text(s, 4, r->az) ||
+	    gb_state_bind_text(s, 5, r->kind) ||
+	    gb_state_bind_text(s, 6, r->state) ||
+	    gb_state_bind_text(s, 7, r->match) ||
+	    gb_state_bind_int(s, 8, r->total) ||
+	    gb_state_bind_int(s, 9, r->available) ||
+	    gb_state_bind_double(s, 10, r->start_at) ||
+	    gb_state_bind_double(s, 11, r->end_at) ||
+	    gb_state_bind_double(s, 12, fetched_at))
+		rc = BIND_FAILED(st, err, "caching a reservation");
+	else
+		rc = gb_state_step_done(st, s, err, "caching a reservation");
+	if (rc)
+		gb_error_prefix(err, "reservation %s of %s", r->id, region);
+	gb_state_stmt_done(s);
+	return rc;
+}
+
+gb_err_t gb_state_reservations_replace(gb_state_t *st, const char *region,
+				       const struct gb_reservation *v,
+				       size_t n, double fetched_at,
+				       gb_error_t *err)
+{
+	double at = time_or_now(fetched_at);
+	bool own = false;
+	gb_err_t rc;
+
+	if (blank(region))
+		return gb_errorf(err, GB_E_INVALID,
+				 "caching reservations: a region is required");
+	if (n > 0 && !v)
+		return gb_errorf(err, GB_E_INVALID,
+				 "caching reservations of %s: %zu rows and no array",
+				 region, n);
+	if ((rc = res_check(region, v, n, err)))
+		return rc;
+	rc = gb_state_tx_enter(st, &own, "caching reservations", err);
+	if (rc)
+		return rc;
+	rc = res_clear(st, region, err);
+	for (size_t i = 0; rc == GB_E_OK && i < n; i++)
+		rc = res_insert(st, region, &v[i], at, err);
+	return gb_state_tx_end(st, own, rc, err);
+}
+
+static gb_err_t read_reservation(gb_state_t *st, sqlite3_stmt *s,
+				 struct gb_state_rows *rows, gb_error_t *err)
+{
+	struct gb_reservation r = {
+		.region = gb_state_col_text(rows, s, 0),
+		.id = gb_state_col_text(rows, s, 1),
+		.instance_type = gb_state_col_text(rows, s, 2),
+		.az = gb_state_col_text(rows, s, 3),
+		.kind = gb_state_col_text(rows, s, 4),
+		.state = gb_state_col_text(rows, s, 5),
+		.match = gb_state_col_text(rows, s, 6),
+		.total = sqlite3_column_int(s, 7),
+		.available = sqlite3_column_int(s, 8),
+		.start_at = sqlite3_column_double(s, 9),
+		.end_at = sqlite3_column_double(s, 10),
+		.fetched_at = sqlite3_column_double(s, 11),
+	};
+
+	(void)st;
+	(void)err;
+	return gb_state_rows_push(rows, &r);
+}
+
+#define RES_COLS \
+	"region, id, instance_type, az, kind, state, match, total, " \
+	"available, start_at, end_at, fetched_at"
+
+gb_err_t gb_state_reservation_list(gb_state_t *st, const char *region,
+				   double min_fetched_at,
+				   int (*cb)(const struct gb_reservation *,
+					     void *),
+				   void *arg, gb_error_t *err)
+{
+	struct gb_state_rows rows = GB_STATE_ROWS_INIT(struct gb_reservation);
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	if (region && !*region)
+		return gb_errorf(err, GB_E_INVALID,
+				 "listing reservations: empty region name");
+	if (!isfinite(min_fetched_at))
+		return gb_errorf(err, GB_E_INVALID,
+				 "listing reservations: invalid time %g",
+				 min_fetched_at);
+	if (region)
+		rc = GB_STMT(st, GB_STMT_RES_LIST_REGION,
+			     "SELECT " RES_COLS " FROM capacity_reservations "
+			     "WHERE region = ?1 AND fetched_at >= ?2 ORDER BY id",
+			     &s, err);
+	else
+		rc = GB_STMT(st, GB_STMT_RES_LIST,
+			     "SELECT " RES_COLS " FROM capacity_reservations "
+			     "WHERE fetched_at >= ?2 ORDER BY region, id",
+			     &s, err);
+	if (rc)
+		return rc;
+	rc = list_read(st, s,
+		       (region && gb_state_bind_text(s, 1, region)) ||
+			       gb_state_bind_double(s, 2, min_fetched_at),
+		       read_reservation, &rows, "listing reservations", err);
+	GB_STATE_ROWS_DELIVER(&rows, rc, cb, arg);
+	return rc;
+}
+
+gb_err_t gb_state_reservation_take(gb_state_t *st, const char *region,
+				   const char *id, int n, gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	bool own = false;
+	gb_err_t rc;
+
+	if (blank(region) || blank(id))
+		return gb_errorf(err, GB_E_INVALID,
+				 "counting down a reservation: a region and a reservation id are required");
+	if (n < 0)
+		return gb_errorf(err, GB_E_INVALID,
+				 "counting down reservation %s of %s: invalid count %d",
+				 id, region, n);
+	rc = gb_state_tx_enter(st, &own, "counting down a reservation", err);
+	if (rc)
+		return rc;
+	rc = GB_STMT(st, GB_STMT_RES_TAKE,
+		     "UPDATE capacity_reservations "
+		     "SET available = max(available - ?3, 0) "
+		     "WHERE region = ?1 AND id = ?2",
+		     &s, err);
+	if (rc)
+		goto out;
+	if (gb_state_bind_text(s, 1, region) || gb_state_bind_text(s, 2, id) ||
+	    gb_state_bind_int(s, 3, n))
+		rc = BIND_FAILED(st, err, "counting down reservation %s of %s",
+				 id, region);
+	else
+		rc = gb_state_step_done(st, s, err, "counting down a reservation");
+	if (rc == GB_E_OK && sqlite3_changes(st->db) == 0)
+		rc = gb_errorf(err, GB_E_NOTFOUND,
+			       "counting down reservation %s of %s: not cached",
+			       id, region);
+out:
+	gb_state_stmt_done(s);
+	return gb_state_tx_end(st, own, rc, err);
 }

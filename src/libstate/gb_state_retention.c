@@ -178,7 +178,10 @@ gb_err_t gb_state_prune(gb_state_t *st, double cutoff, size_t limit, bool dry_ru
  *  Forget capacity and quota memory
  *****************************************************************************/
 
-/* ?2 NULL: every AZ (and a region's '' rows with them); ?3 NULL: every type */
+/*
+ * ?2 NULL: every AZ (and a region's '' rows with them); ?3 NULL: every type.
+ * capacity_stats: every capacity kind of the pool.
+ */
 #define IN_SCOPE "WHERE region = ?1 AND (?2 IS NULL OR az = ?2) " \
 		 "AND (?3 IS NULL OR instance_type = ?3)"
 
@@ -213,6 +216,10 @@ gb_err_t gb_state_memory_forget(gb_state_t *st, const char *region, const char *
 		rc = count_or_delete(st, false, "offerings_cache " IN_SCOPE, p,
 				     GB_ARRAY_LEN(p), &c.offerings,
 				     "forgetting cached offerings", err);
+	if (rc == GB_E_OK && (what & GB_STATE_FORGET_CAPACITY))
+		rc = count_or_delete(st, false, "capacity_reservations " IN_SCOPE, p,
+				     GB_ARRAY_LEN(p), &c.reservations,
+				     "forgetting cached reservations", err);
 	if (rc == GB_E_OK && (what & GB_STATE_FORGET_QUOTA))
 		rc = count_or_delete(st, false, "quota_stats WHERE region = ?1", p, 1,
 				     &c.quotas, "forgetting quota memory", err);

@@ -16,7 +16,8 @@
  *    sqlite3 shell needs no decoder and a hand edit with a typo fails loudly;
  *  - times are REAL epoch seconds (UTC), 0 meaning "not yet/never";
  *  - a NULL AZ is stored as '' in the two keyed caches, because a NULL in a
- *    PRIMARY KEY column would not be unique.
+ *    PRIMARY KEY column would not be unique (capacity_reservations has no
+ *    region-level row: its az is always an AZ).
  */
 #include "config.h"
 
@@ -211,8 +212,79 @@ static const char schema_v2[] =
 	"  PRIMARY KEY (region, quota)\n"
 	") WITHOUT ROWID;\n";
 
+/*
+ * Version 3: capacity kinds, the capacity ladder (GB_CAPACITY_KIND_MAP).
+ * Capacity memory is kept per kind, so that a spot refusal does not make
+ * the on-demand pool of the same AZ look dry: the kind joins the primary
+ * key of capacity_stats, which SQLite cannot change in place, so the table
+ * is rebuilt (https://sqlite.org/lang_altertable.html, "Making Other Kinds
+ * Of Table Schema Changes": create the new table, copy, drop the old one,
+ * rename), every column and CHECK of versions 1 and 2 kept.  Rows of
+ * older files are on-demand: it is all gpuburst launched before.
+ * Attempts and instances say which kind a launch used and which
+ * reservation (or resource group) it targeted; capacity_reservations
+ * caches DescribeCapacityReservations.
+ */
+#define CAPACITY_IN "CHECK (capacity IN\n" \
+	"                  " GB_STATE_SQL_IN(GB_CAPACITY_KIND_MAP) ")"
+
+static const char schema_v3[] =
+	"CREATE TABLE capacity_stats_v3 (\n"
+	"  region          TEXT NOT NULL,\n"
+	"  az              TEXT NOT NULL DEFAULT '',\n"
+	"  instance_type   TEXT NOT NULL,\n"
+	"  capacity        TEXT NOT NULL DEFAULT 'on-demand' " CAPACITY_IN ",\n"
+	"  asked           REAL NOT NULL DEFAULT 0 CHECK (asked >= 0),\n"
+	"  got             REAL NOT NULL DEFAULT 0 CHECK (got >= 0),\n"
+	"  ice             REAL NOT NULL DEFAULT 0 CHECK (ice >= 0),\n"
+	"  failures        REAL NOT NULL DEFAULT 0 CHECK (failures >= 0),\n"
+	"  last_ice_at     REAL NOT NULL DEFAULT 0,\n"
+	"  last_success_at REAL NOT NULL DEFAULT 0,\n"
+	"  updated_at      REAL NOT NULL,\n"
+	"  level_sum       REAL NOT NULL DEFAULT 0 CHECK (level_sum >= 0),\n"
+	"  level_n         REAL NOT NULL DEFAULT 0 CHECK (level_n >= 0),\n"
+	"  floor_sum       REAL NOT NULL DEFAULT 0 CHECK (floor_sum >= 0),\n"
+	"  floor_n         REAL NOT NULL DEFAULT 0 CHECK (floor_n >= 0),\n"
+	"  PRIMARY KEY (region, az, instance_type, capacity)\n"
+	") WITHOUT ROWID;\n"
+	"INSERT INTO capacity_stats_v3 (region, az, instance_type, capacity,\n"
+	"  asked, got, ice, failures, last_ice_at, last_success_at, updated_at,\n"
+	"  level_sum, level_n, floor_sum, floor_n)\n"
+	"  SELECT region, az, instance_type, 'on-demand',\n"
+	"  asked, got, ice, failures, last_ice_at, last_success_at, updated_at,\n"
+	"  level_sum, level_n, floor_sum, floor_n FROM capacity_stats;\n"
+	"DROP TABLE capacity_stats;\n"
+	"ALTER TABLE capacity_stats_v3 RENAME TO capacity_stats;\n"
+
+	"ALTER TABLE attempts ADD COLUMN\n"
+	"  capacity        TEXT NOT NULL DEFAULT 'on-demand' " CAPACITY_IN ";\n"
+	"ALTER TABLE attempts ADD COLUMN capacity_target TEXT;\n"
+	"ALTER TABLE instances ADD COLUMN\n"
+	"  capacity        TEXT NOT NULL DEFAULT 'on-demand' " CAPACITY_IN ";\n"
+	"ALTER TABLE instances ADD COLUMN capacity_target TEXT;\n"
+
+	/* One row per reservation EC2 described, counted down by launches. */
+	"CREATE TABLE capacity_reservations (\n"
+	"  region        TEXT NOT NULL,\n"
+	"  id            TEXT NOT NULL,\n"
+	"  instance_type TEXT NOT NULL,\n"
+	"  az            TEXT NOT NULL,\n"
+	"  kind          TEXT NOT NULL CHECK (kind IN\n"
+	"                " GB_STATE_SQL_IN(GB_RESERVATION_KIND_MAP) "),\n"
+	"  state         TEXT NOT NULL,\n"
+	"  match         TEXT NOT NULL CHECK (match IN\n"
+	"                " GB_STATE_SQL_IN(GB_RESERVATION_MATCH_MAP) "),\n"
+	"  total         INTEGER NOT NULL CHECK (total >= 0),\n"
+	"  available     INTEGER NOT NULL CHECK (available >= 0),\n"
+	"  start_at      REAL NOT NULL DEFAULT 0,\n"
+	"  end_at        REAL NOT NULL DEFAULT 0,\n"
+	"  fetched_at    REAL NOT NULL,\n"
+	"  PRIMARY KEY (region, id)\n"
+	") WITHOUT ROWID;\n";
+
 const char *const gb_state_migrations[GB_STATE_SCHEMA_VERSION + 1] = {
 	[0] = NULL,
 	[1] = schema_v1,
 	[2] = schema_v2,
+	[3] = schema_v3,
 };

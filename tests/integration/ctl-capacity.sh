@@ -12,7 +12,9 @@
 #    (--json keeps their members, as schema gpuburstctl/1 promises);
 #  - forget: one pool, a type, a region, the quota walls; what it cleared,
 #    the event and the log line; unknown names (10), nothing to forget (8),
-#    usage errors (2), a non-administrator (22).
+#    usage errors (2), a non-administrator (22);
+#  - the capacity kind of each row (schema 3): a spot row beside the
+#    on-demand one of the same pool; forget clears cached reservations.
 . "$srcdir/ctl-lib.sh"
 
 write_conf() {	# FILE [EXTRA NODESET LINE]
@@ -61,12 +63,12 @@ has '^no capacity memory (no state file yet)$' "capacity without a state file"
 # ---- the pools and walls, as the default strategy reads them
 run 0 capacity
 has '^Pools, as the default strategy plans with them:$' "capacity"
-has '^REGION  *AZ  *TYPE  *OFFERED  *ESTIMATE  *AT_LEAST  *LAST_ICE  *COOL_DOWN  *EVIDENCE$' "pool header"
-has '^us-east-1  *us-east-1a  *g5.xlarge  *yes  *3  *-  *20[-0-9]*T[:0-9]*Z  *[89]m [0-9]*s left  *level 3.0 over 1.[89] dry-outs$' \
+has '^REGION  *AZ  *TYPE  *CAPACITY  *OFFERED  *ESTIMATE  *AT_LEAST  *LAST_ICE  *COOL_DOWN  *EVIDENCE$' "pool header"
+has '^us-east-1  *us-east-1a  *g5.xlarge  *on-demand  *yes  *3  *-  *20[-0-9]*T[:0-9]*Z  *[89]m [0-9]*s left  *level 3.0 over 1.[89] dry-outs$' \
 	"a pool that ran dry: level, cool-down"
-has '^us-east-1  *us-east-1b  *g5.xlarge  *?  *4 (quota: VcpuLimitExceeded)  *6.0  *-  *-  *at least 6.0 over 2.[789] visits$' \
+has '^us-east-1  *us-east-1b  *g5.xlarge  *on-demand  *?  *4 (quota: VcpuLimitExceeded)  *6.0  *-  *-  *at least 6.0 over 2.[789] visits$' \
 	"a pool known by lower bounds, capped by the quota"
-has '^eu-west-1  *eu-west-1a  *g5.xlarge  *no  *-  *-  *-  *-  *not offered (cached .*Z): never planned$' \
+has '^eu-west-1  *eu-west-1a  *g5.xlarge  *-  *no  *-  *-  *-  *-  *not offered (cached .*Z): never planned$' \
 	"a pool not offered"
 has '^us-east-1  *vcpus:G  *VcpuLimitExceeded  *16 vCPUs  *0  *16  *20[-0-9]*T[:0-9]*Z  *20[-0-9]*T[:0-9]*Z (in 1h 5[0-9]m [0-9]*s)$' \
 	"the quota wall"
@@ -80,6 +82,7 @@ d = json.load(open(sys.argv[1]))
 p = {c["az"]: c for c in d["capacity"]}
 a, b = p["us-east-1a"], p["us-east-1b"]
 assert a["estimate"] == 3 and a["estimate_basis"] == "levels" and abs(a["level"] - 3) < 1e-6, a
+assert a["capacity"] == "on-demand" and b["capacity"] == "on-demand", (a, b)
 assert a["cooling"] and 480 < a["cool_down_left"] <= 540 and a["last_ice_at"].endswith("Z"), a
 assert a["offered"] is True and a["lower_bound"] is None and a["quota_room"] == 4, a
 assert a["counter_estimate"] == 3 and a["ice"] > 0.9 and a["fill_rate"] > 0.7, a
@@ -113,7 +116,7 @@ has '^no capacity memory$' "no pool and no wall of a P type"
 write_conf "$tmp/be.yaml" '  - {name: be, nodes: "be-[1-4]", instance_type: g5.xlarge, home_region: us-east-2, strategy: best_effort}'
 C="$tmp/be.yaml" run 0 capacity
 has '^Counters (the estimate of the best_effort and all_or_nothing strategies):$' "counters table"
-has '^us-east-1  *us-east-1a  *g5.xlarge  *3  *3.9[0-9]  *2.9[0-9]  *0.9[0-9]  *0.00$' "counters row"
+has '^us-east-1  *us-east-1a  *g5.xlarge  *on-demand  *3  *3.9[0-9]  *2.9[0-9]  *0.9[0-9]  *0.00$' "counters row"
 
 # ---- forget: validation first; nothing changes
 run 10 capacity forget us-east-9
@@ -154,8 +157,8 @@ PY
 # ---- forget one pool: its row and its cached offering, one event
 run 0 capacity forget us-east-1/us-east-1a --type g5.xlarge
 has '^forgot the capacity memory of 1 pool and 1 cached offering:$' "forget a pool"
-has '^  us-east-1/us-east-1a g5.xlarge$' "forget a pool: the pool"
-grep -q 'capacity_forget what=capacity region=us-east-1 az=us-east-1a type=g5.xlarge capacity=1 offerings=1 quotas=0 by=root uid=0' \
+has '^  us-east-1/us-east-1a g5.xlarge on-demand$' "forget a pool: the pool"
+grep -q 'capacity_forget what=capacity region=us-east-1 az=us-east-1a type=g5.xlarge capacity=1 offerings=1 reservations=0 quotas=0 by=root uid=0' \
 	"$tmp/gb.log" || bad "forget not logged: $(cat "$tmp/gb.log")"
 run 8 capacity forget us-east-1/us-east-1a
 grep -q 'nothing to forget: no capacity memory of us-east-1/us-east-1a$' "$tmp/err" || bad "again: $(cat "$tmp/err")"
@@ -165,12 +168,12 @@ run 0 --json capacity forget us-east-1 --quota
 py "$tmp/out" <<'PY' || bad "forget --quota --json: $(cat "$tmp/out")"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["forgot"] == {"capacity": 0, "offerings": 0, "quotas": 1}, d
+assert d["forgot"] == {"capacity": 0, "offerings": 0, "reservations": 0, "quotas": 1}, d
 assert d["quotas"] == [{"region": "us-east-1", "quota": "vcpus:G", "code": "VcpuLimitExceeded"}], d
 assert d["region"] == "us-east-1" and d["az"] is None and d["quota"] is True, d
 PY
 run 0 capacity
-has '^us-east-1  *us-east-1b  *g5.xlarge  *?  *6  *6.0 ' "without the wall: its lower bound, uncapped"
+has '^us-east-1  *us-east-1b  *g5.xlarge  *on-demand  *?  *6  *6.0 ' "without the wall: its lower bound, uncapped"
 grep -q '^Quota walls' "$tmp/out" && bad "the wall is still shown"
 ok
 
@@ -186,10 +189,46 @@ import sqlite3, sys
 db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
 ev = [r[0] for r in db.execute("SELECT detail FROM events WHERE kind = 'capacity_forget' ORDER BY id")]
 assert len(ev) == 4, ev
-assert ev[1].startswith("what=quota region=us-east-1 az=- type=- capacity=0 offerings=0 quotas=1 by=root"), ev
+assert ev[1].startswith("what=quota region=us-east-1 az=- type=- capacity=0 offerings=0 reservations=0 quotas=1 by=root"), ev
 assert db.execute("SELECT count(*) FROM events WHERE request_id IS NOT NULL").fetchone()[0] == 0
 PY
 ok
+
+# ---- capacity kinds: each kind of a pool is a row of its own (a spot
+# refusal leaves on-demand alone); forget clears cached reservations too
+"$MK" "$tmp/state/state.db" ladder || { echo "FAIL: gb_mkstate ladder"; exit 1; }
+run 0 capacity
+has '^us-east-1  *us-east-1a  *g5.xlarge  *on-demand  *?  *4  *4.0  *-  *-  *at least 4.0 over [01].[0-9] visits$' \
+	"the on-demand row of a pool"
+has '^us-east-1  *us-east-1a  *g5.xlarge  *spot  *?  *0  *-  *20[-0-9]*T[:0-9]*Z  *[89]m [0-9]*s left  *level 0.0 over [01].[0-9] dry-outs$' \
+	"the spot row of the same pool"
+run 0 --json capacity
+py "$tmp/out" <<'PY' || bad "capacity kinds --json: $(cat "$tmp/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = {c["capacity"]: c for c in d["capacity"]}
+assert sorted(p) == ["on-demand", "spot"], d["capacity"]
+assert p["on-demand"]["estimate"] == 4 and not p["on-demand"]["cooling"], p
+assert p["spot"]["estimate"] == 0 and p["spot"]["cooling"], p
+PY
+run 0 capacity forget us-east-1/us-east-1a
+has '^forgot the capacity memory of 2 pools, 0 cached offerings and 1 cached reservation:$' \
+	"forget an AZ: both kinds and its reservation"
+has '^  us-east-1/us-east-1a g5.xlarge spot$' "forget an AZ: the spot row"
+grep -q 'capacity_forget what=capacity region=us-east-1 az=us-east-1a type=- capacity=2 offerings=0 reservations=1 quotas=0 by=root' \
+	"$tmp/gb.log" || bad "forget of reservations not logged: $(cat "$tmp/gb.log")"
+"$PY" - "$tmp/state/state.db" <<'PY' || bad "the other AZ's reservation stays"
+import sqlite3, sys
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+assert db.execute("SELECT id FROM capacity_reservations").fetchall() == [("cr-0b",)]
+PY
+ok
+run 0 --json capacity forget us-east-1
+py "$tmp/out" <<'PY' || bad "forget reservations --json: $(cat "$tmp/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["forgot"] == {"capacity": 0, "offerings": 0, "reservations": 1, "quotas": 0}, d
+PY
 
 echo "ctl-capacity: $n checks"
 exit $fail

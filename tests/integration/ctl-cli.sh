@@ -168,6 +168,8 @@ assert [(p["planner"], p["status"]) for p in d["plans"]] == [("llm:openai", "rej
 assert d["plans"][0]["rationale"] == "Hong Kong is closest to Singapore"
 assert d["plans"][1]["body"]["steps"][0]["region"] == "ap-south-1"
 assert [(a["asked"], a["got"], a["state"]) for a in d["attempts"]] == [(4, 2, "ok"), (2, 2, "ok")]
+assert [(a["capacity"], a["capacity_target"]) for a in d["attempts"]] == \
+    [("on-demand", None), ("reservation", "cr-0123456789abcdef0")], d["attempts"]
 assert len(d["instances"]) == 4 and d["approval"] is None
 assert d["extras"] == sum(1 for i in d["instances"] if i["node"] is None), d["extras"]
 assert d["request"]["input"] == {"job_id": 4711, "nodes": "g5-[1-4]"}
@@ -226,6 +228,7 @@ ins = d["instances"]
 assert sorted(i["node"] for i in ins) == ["g5-1", "g5-2"], ins
 for i in ins:
     assert i["state"] == "running" and i["terminated_at"] is None
+    assert i["capacity"] == "on-demand" and i["capacity_target"] is None, i
     assert 3590 < i["ran_seconds"] < 3700 and i["ran"].startswith("1h 00m"), i
 PY
 run 0 --json instances --state terminated --node g5-4 --type g5.xlarge --request "$DONE"
@@ -233,12 +236,13 @@ py "$tmp/out" <<'PY' || bad "instances terminated json"
 import json, sys
 i, = json.load(open(sys.argv[1]))["instances"]
 assert i["reason"] == "suspended" and 1795 < i["ran_seconds"] < 1900 and i["terminated_at"].endswith("Z")
+assert i["capacity"] == "reservation" and i["capacity_target"] == "cr-0123456789abcdef0", i
 PY
 
 # capacity (the fixture's rows predate levels: the counters' estimate;
 # ctl-capacity.sh has the rest)
 run 0 capacity
-grep -q 'ap-south-1  *ap-south-1a  *g5.xlarge  *?  *2  *-  *20[0-9-]*T[0-9:]*Z  *[0-9]*m [0-9]*s left  *written before levels were kept: got 2.0 over 1.0 dry-outs$' "$tmp/out" ||
+grep -q 'ap-south-1  *ap-south-1a  *g5.xlarge  *on-demand  *?  *2  *-  *20[0-9-]*T[0-9:]*Z  *[0-9]*m [0-9]*s left  *written before levels were kept: got 2.0 over 1.0 dry-outs$' "$tmp/out" ||
 	bad "capacity: $(cat "$tmp/out")"
 run 0 --json capacity --region ap-northeast-1 --type g5.xlarge
 py "$tmp/out" <<'PY' || bad "capacity json"
@@ -246,6 +250,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 c, = d["capacity"]
 assert c["region"] == "ap-northeast-1" and c["estimate"] is None and c["last_ice_at"] is None, c
+assert c["capacity"] == "on-demand", c
 assert c["estimate_basis"] == "counters" and c["fill_rate"] == 1.0 and c["counter_estimate"] is None, c
 assert d["half_life"] == 3600 and d["quotas"] == [] and d["offerings"] == []
 PY

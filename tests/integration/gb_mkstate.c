@@ -4,7 +4,8 @@
  * and libpolicy (the same calls the programs make)
  *
  *   gb_mkstate STATE fixture
- *       a done resume with plans, attempts, instances and events, a pending
+ *       a done resume with plans, attempts (the second, and its instances,
+ *       into a targeted reservation), instances and events, a pending
  *       approval, a denied request, a suspend and capacity memory; prints
  *       "NAME ID" per request
  *   gb_mkstate STATE pending CONFIG JOB TIMEOUT NODESET NODES [NODESET NODES]...
@@ -21,6 +22,9 @@
  *   gb_mkstate STATE memory
  *       capacity memory as the default strategy writes it (levels, lower
  *       bounds, an ICE), quota memory and cached offerings
+ *   gb_mkstate STATE ladder
+ *       capacity memory of two kinds of one pool (on-demand, spot) and two
+ *       cached reservations
  */
 #include "config.h"
 
@@ -133,6 +137,8 @@ static void fixture_done(void)
 	a.min_count = 1;
 	a.asked = 2;
 	a.client_token = "gb-test-1";
+	a.capacity = "reservation";
+	a.capacity_target = "cr-0123456789abcdef0";
 	check(gb_state_attempt_begin(st, &a, &e), "attempt", &e);
 	a.state = GB_ATTEMPT_OK;
 	a.got = 2;
@@ -154,6 +160,10 @@ static void fixture_done(void)
 		in.private_ip = "10.0.0.1";
 		in.state = GB_INST_RUNNING;
 		in.launched_at = now - 3600 - i;
+		if (i >= 2) {	/* the second attempt's: into a reservation */
+			in.capacity = "reservation";
+			in.capacity_target = "cr-0123456789abcdef0";
+		}
 		if (i == 3) {
 			in.state = GB_INST_TERMINATED;
 			in.terminated_at = now - 1800;
@@ -212,10 +222,10 @@ static void fixture(void)
 	printf("suspend %s\n", r.id);
 
 	check(gb_state_capacity_record(st, "ap-south-1", "ap-south-1a",
-				       "g5.xlarge", 4, 2, true, false, now,
+				       "g5.xlarge", NULL, 4, 2, true, false, now,
 				       3600, &e), "capacity", &e);
 	check(gb_state_capacity_record(st, "ap-northeast-1", "ap-northeast-1a",
-				       "g5.xlarge", 2, 2, false, false, now,
+				       "g5.xlarge", NULL, 2, 2, false, false, now,
 				       3600, &e), "capacity", &e);
 }
 
@@ -343,14 +353,14 @@ static void memory(void)
 	const double now = gb_time_now(), hl = 3600;
 	gb_error_t e = { 0 };
 
-	check(gb_state_capacity_level(st, "us-east-1", "us-east-1a", "g5.xlarge", 3, true,
+	check(gb_state_capacity_level(st, "us-east-1", "us-east-1a", "g5.xlarge", NULL, 3, true,
 				      now - 600, hl, &e), "level", &e);
-	check(gb_state_capacity_level(st, "us-east-1", "us-east-1a", "g5.xlarge", 3, true,
+	check(gb_state_capacity_level(st, "us-east-1", "us-east-1a", "g5.xlarge", NULL, 3, true,
 				      now - 60, hl, &e), "level", &e);
-	check(gb_state_capacity_record(st, "us-east-1", "us-east-1a", "g5.xlarge", 4, 3, true,
+	check(gb_state_capacity_record(st, "us-east-1", "us-east-1a", "g5.xlarge", NULL, 4, 3, true,
 				       false, now - 60, hl, &e), "capacity", &e);
 	for (int i = 0; i < 3; i++)
-		check(gb_state_capacity_level(st, "us-east-1", "us-east-1b", "g5.xlarge", 6,
+		check(gb_state_capacity_level(st, "us-east-1", "us-east-1b", "g5.xlarge", NULL, 6,
 					      false, now - 300 + i, hl, &e), "floor", &e);
 	check(gb_state_quota_record(st, "us-east-1", "vcpus:G", "VcpuLimitExceeded", 16, true,
 				    now - 120, hl, &e), "quota", &e);
@@ -360,13 +370,41 @@ static void memory(void)
 	      "offering", &e);
 }
 
+/*
+ * us-east-1a: on-demand gave the 4 it was asked, spot ran dry at 0 a
+ * minute ago; us-east-1 has a targeted reservation in each AZ.
+ */
+static void ladder(void)
+{
+	const double now = gb_time_now(), hl = 3600;
+	const struct gb_reservation cr[] = {
+		{ .id = "cr-0a", .instance_type = "g5.xlarge", .az = "us-east-1a",
+		  .kind = "reservation", .state = "active", .match = "targeted",
+		  .total = 4, .available = 2 },
+		{ .id = "cr-0b", .instance_type = "g5.xlarge", .az = "us-east-1b",
+		  .kind = "capacity-block", .state = "scheduled", .match = "targeted",
+		  .total = 8, .available = 8, .start_at = now + 86400,
+		  .end_at = now + 2 * 86400 },
+	};
+	gb_error_t e = { 0 };
+
+	check(gb_state_capacity_level(st, "us-east-1", "us-east-1a", "g5.xlarge", "on-demand", 4,
+				      false, now - 300, hl, &e), "floor", &e);
+	check(gb_state_capacity_level(st, "us-east-1", "us-east-1a", "g5.xlarge", "spot", 0, true,
+				      now - 60, hl, &e), "level", &e);
+	check(gb_state_capacity_record(st, "us-east-1", "us-east-1a", "g5.xlarge", "spot", 4, 0,
+				       true, false, now - 60, hl, &e), "capacity", &e);
+	check(gb_state_reservations_replace(st, "us-east-1", cr, GB_ARRAY_LEN(cr), now, &e),
+	      "reservations", &e);
+}
+
 int main(int argc, char **argv)
 {
 	gb_error_t e = { 0 };
 	int rc = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: gb_mkstate STATE fixture|pending|instance|events|age|memory ...\n");
+		fprintf(stderr, "usage: gb_mkstate STATE fixture|pending|instance|events|age|memory|ladder ...\n");
 		return 2;
 	}
 	check(gb_state_open(argv[1], 0, 10000, &st, &e), argv[1], &e);
@@ -382,6 +420,8 @@ int main(int argc, char **argv)
 		rc = age(argv[1], argc, argv);
 	else if (strcmp(argv[2], "memory") == 0)
 		memory();
+	else if (strcmp(argv[2], "ladder") == 0)
+		ladder();
 	else
 		rc = 2;
 	gb_state_close(st);

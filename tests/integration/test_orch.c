@@ -601,9 +601,9 @@ static void test_extras(void)
 
 	fresh_state();
 	make_orch(NULL);
-	if (gb_state_capacity_record(st, "ap-south-1", "ap-south-1a", "g5.xlarge", 4, 1,
+	if (gb_state_capacity_record(st, "ap-south-1", "ap-south-1a", "g5.xlarge", NULL, 4, 1,
 				     true, false, now, 3600, &err) ||
-	    gb_state_capacity_record(st, "ap-northeast-2", "ap-northeast-2a", "g5.xlarge", 4, 1,
+	    gb_state_capacity_record(st, "ap-northeast-2", "ap-northeast-2a", "g5.xlarge", NULL, 4, 1,
 				     true, false, now, 3600, &err))
 		die(err.text);
 	landscape(l);
@@ -1094,9 +1094,9 @@ static void test_lower_bounds(void)
 	make_orch(NULL);
 	landscape(l);
 	for (int i = 0; i < 2; i++)
-		if (gb_state_capacity_level(st, "ap-south-1", "ap-south-1b", "g5.xlarge", 4, false,
+		if (gb_state_capacity_level(st, "ap-south-1", "ap-south-1b", "g5.xlarge", NULL, 4, false,
 					    gb_time_now() - 1200 + 600 * i, 3600, &err) ||
-		    gb_state_capacity_level(st, "ap-northeast-2", "ap-northeast-2a", "g5.xlarge", 4,
+		    gb_state_capacity_level(st, "ap-northeast-2", "ap-northeast-2a", "g5.xlarge", NULL, 4,
 					    false, gb_time_now() - 1200 + 600 * i, 3600, &err))
 			die(err.text);
 	q.n = 8;
@@ -1586,11 +1586,11 @@ static void test_work_queue(void)
 	 * Memory: ap-south-1a held at least 4, ap-northeast-2a ran dry at 2,
 	 * ap-northeast-2b at 1, the other pools were empty.
 	 */
-	if (gb_state_capacity_level(st, "ap-south-1", "ap-south-1a", "g5.xlarge", 4, false,
+	if (gb_state_capacity_level(st, "ap-south-1", "ap-south-1a", "g5.xlarge", NULL, 4, false,
 				    gb_time_now() - 600, 3600, &err) ||
-	    gb_state_capacity_level(st, "ap-northeast-2", "ap-northeast-2a", "g5.xlarge", 2,
+	    gb_state_capacity_level(st, "ap-northeast-2", "ap-northeast-2a", "g5.xlarge", NULL, 2,
 				    true, gb_time_now() - 600, 3600, &err) ||
-	    gb_state_capacity_level(st, "ap-northeast-2", "ap-northeast-2b", "g5.xlarge", 1,
+	    gb_state_capacity_level(st, "ap-northeast-2", "ap-northeast-2b", "g5.xlarge", NULL, 1,
 				    true, gb_time_now() - 600, 3600, &err))
 		die(err.text);
 	{
@@ -1600,7 +1600,7 @@ static void test_work_queue(void)
 		};
 
 		for (size_t i = 0; i < GB_ARRAY_LEN(empty); i++)
-			if (gb_state_capacity_level(st, empty[i][0], empty[i][1], "g5.xlarge", 0,
+			if (gb_state_capacity_level(st, empty[i][0], empty[i][1], "g5.xlarge", NULL, 0,
 						    true, gb_time_now() - 600, 3600, &err))
 				die(err.text);
 	}
@@ -2459,9 +2459,9 @@ static void test_consistency_fill(void)
 	fresh_state();
 	make_orch(NULL);
 	/* memory of two AZs with 1 each: the wave hedges, one instance is an extra */
-	if (gb_state_capacity_record(st, "ap-south-1", "ap-south-1a", "g5.xlarge", 4, 1,
+	if (gb_state_capacity_record(st, "ap-south-1", "ap-south-1a", "g5.xlarge", NULL, 4, 1,
 				     true, false, now, 3600, &err) ||
-	    gb_state_capacity_record(st, "ap-northeast-2", "ap-northeast-2a", "g5.xlarge", 4, 1,
+	    gb_state_capacity_record(st, "ap-northeast-2", "ap-northeast-2a", "g5.xlarge", NULL, 4, 1,
 				     true, false, now, 3600, &err))
 		die(err.text);
 	landscape(l);

@@ -1,6 +1,8 @@
-# state.mk - libstate unit tests: test_state, and test_state_retention for
-# the deletes (prune, forget, vacuum); both also talk to SQLite directly to
-# edit and inspect files behind the library's back
+# state.mk - libstate unit tests: test_state, test_state_retention for the
+# deletes (prune, forget, vacuum) and test_state_capacity for schema 3 (the
+# capacity kinds, the reservations cache, the migration from version 2);
+# all three also talk to SQLite directly to edit and inspect files behind
+# the library's back
 
 GB_UNIT_TESTS += test_state
 test_state_SOURCES = test_state.c
@@ -11,3 +13,8 @@ GB_UNIT_TESTS += test_state_retention
 test_state_retention_SOURCES = test_state_retention.c
 test_state_retention_CPPFLAGS = $(GB_UNIT_CPPFLAGS) $(SQLITE_CFLAGS)
 test_state_retention_LDADD = $(libstate) $(libcommon) $(SQLITE_LIBS) $(GB_UNIT_LIBS)
+
+GB_UNIT_TESTS += test_state_capacity
+test_state_capacity_SOURCES = test_state_capacity.c
+test_state_capacity_CPPFLAGS = $(GB_UNIT_CPPFLAGS) $(SQLITE_CFLAGS)
+test_state_capacity_LDADD = $(libstate) $(libcommon) $(SQLITE_LIBS) $(GB_UNIT_LIBS)

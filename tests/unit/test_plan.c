@@ -390,16 +390,16 @@ static void test_memory_and_heuristic(void **state)
 
 	(void)state;
 	/* ap-northeast-2b: plenty; ap-northeast-1a: about 3; ap-south-1a: dry 60 s ago */
-	assert_int_equal(gb_state_capacity_record(st, "ap-northeast-2", "ap-northeast-2b", "g5.xlarge",
+	assert_int_equal(gb_state_capacity_record(st, "ap-northeast-2", "ap-northeast-2b", "g5.xlarge", NULL,
 						  40, 40, false, false, now - 7200, hl, &err), GB_E_OK);
 	/* gave all asked but little: no verdict yet */
-	assert_int_equal(gb_state_capacity_record(st, "ap-northeast-2", "ap-northeast-2a", "g5.xlarge",
+	assert_int_equal(gb_state_capacity_record(st, "ap-northeast-2", "ap-northeast-2a", "g5.xlarge", NULL,
 						  2, 2, false, false, now - 7200, hl, &err), GB_E_OK);
-	assert_int_equal(gb_state_capacity_record(st, "ap-northeast-1", "ap-northeast-1a", "g5.xlarge",
+	assert_int_equal(gb_state_capacity_record(st, "ap-northeast-1", "ap-northeast-1a", "g5.xlarge", NULL,
 						  4, 3, true, false, now - 7200, hl, &err), GB_E_OK);
-	assert_int_equal(gb_state_capacity_record(st, "ap-northeast-1", "ap-northeast-1a", "g5.xlarge",
+	assert_int_equal(gb_state_capacity_record(st, "ap-northeast-1", "ap-northeast-1a", "g5.xlarge", NULL,
 						  4, 3, true, false, now - 3600, hl, &err), GB_E_OK);
-	assert_int_equal(gb_state_capacity_record(st, "ap-south-1", "ap-south-1a", "g5.xlarge",
+	assert_int_equal(gb_state_capacity_record(st, "ap-south-1", "ap-south-1a", "g5.xlarge", NULL,
 						  4, 2, true, false, now - 60, hl, &err), GB_E_OK);
 	assert_int_equal(gb_state_offering_put(st, "ap-northeast-2", "ap-northeast-2c", "g5.xlarge",
 					       false, now - 10, &err), GB_E_OK);
@@ -480,7 +480,7 @@ static void level(gb_state_t *st, const char *region, const char *az, int n,
 {
 	gb_error_t err;
 
-	assert_int_equal(gb_state_capacity_level(st, region, az, "g5.xlarge", n, exact, at,
+	assert_int_equal(gb_state_capacity_level(st, region, az, "g5.xlarge", NULL, n, exact, at,
 						 conf->policy.capacity_half_life, &err),
 			 GB_E_OK);
 }
@@ -714,7 +714,7 @@ static void test_memory_of(void **state)
 	level(st, "ap-northeast-2", "ap-northeast-2b", 4, false, now - 1800);
 	level(st, "ap-south-1", "ap-south-1b", 3, true, now - 1200);
 	level(st, "ap-south-1", "ap-south-1a", 2, true, now - 120);
-	assert_int_equal(gb_state_capacity_record(st, "ap-south-1", "ap-south-1a", "g5.xlarge",
+	assert_int_equal(gb_state_capacity_record(st, "ap-south-1", "ap-south-1a", "g5.xlarge", NULL,
 						  4, 2, true, false, now - 120, hl, &err), GB_E_OK);
 	assert_int_equal(gb_state_quota_record(st, "ap-south-1", "vcpus:G", "VcpuLimitExceeded",
 					       8, true, now - 600, hl, &err), GB_E_OK);
@@ -998,7 +998,7 @@ static void test_types(void **state)
 
 	(void)state;
 	/* g5.xlarge ran dry in ap-south-1a a minute ago; g6.xlarge never asked */
-	assert_int_equal(gb_state_capacity_record(st, "ap-south-1", "ap-south-1a", "g5.xlarge",
+	assert_int_equal(gb_state_capacity_record(st, "ap-south-1", "ap-south-1a", "g5.xlarge", NULL,
 						  4, 0, true, false, now - 60, hl, &err), GB_E_OK);
 	assert_int_equal(gb_plan_candidates(conf, "ap-southeast-1", GB_MODE_MULTI_REGION, &c, &err),
 			 GB_E_OK);

@@ -1240,6 +1240,7 @@ static int att_cb(const struct gb_attempt *a, void *arg)
 	s->last.request_id = s->last.region = s->last.az = NULL;
 	s->last.subnet = s->last.instance_type = NULL;
 	s->last.error_class = s->last.message = NULL;
+	s->last.capacity = s->last.capacity_target = NULL;
 	return 0;
 }
 
@@ -1677,6 +1678,7 @@ struct cap_sink {
 	int n;
 	struct gb_capacity c[4];
 	char az[4][32];
+	char kind[4][32];		/* capacity */
 };
 
 static int cap_cb(const struct gb_capacity *c, void *arg)
@@ -1687,8 +1689,9 @@ static int cap_cb(const struct gb_capacity *c, void *arg)
 		s->c[s->n] = *c;
 		gb_strlcpy(s->az[s->n], c->az ? c->az : "(null)",
 			   sizeof(s->az[0]));
+		gb_strlcpy(s->kind[s->n], c->capacity, sizeof(s->kind[0]));
 		s->c[s->n].region = s->c[s->n].az = NULL;
-		s->c[s->n].instance_type = NULL;
+		s->c[s->n].instance_type = s->c[s->n].capacity = NULL;
 	}
 	s->n++;
 	return 0;
@@ -1706,7 +1709,7 @@ static void test_capacity(void **state)
 	f->st = open_ok(f->path);
 	/* an ICE: asked 4, got 0 */
 	assert_int_equal(gb_state_capacity_record(f->st, "us-east-1",
-						  "us-east-1a", "g5.xlarge", 4,
+						  "us-east-1a", "g5.xlarge", NULL, 4,
 						  0, true, false, t0, hl, &e),
 			 GB_E_OK);
 	/* one half life later everything is halved; reading writes nothing */
@@ -1731,7 +1734,7 @@ static void test_capacity(void **state)
 
 	/* record decays then adds: at t0+hl, asked 2 got 2 */
 	assert_int_equal(gb_state_capacity_record(f->st, "us-east-1",
-						  "us-east-1a", "g5.xlarge", 2,
+						  "us-east-1a", "g5.xlarge", NULL, 2,
 						  2, false, false, t0 + hl, hl,
 						  &e),
 			 GB_E_OK);
@@ -1747,7 +1750,7 @@ static void test_capacity(void **state)
 
 	/* a region-level row (no AZ), a failure, another type */
 	assert_int_equal(gb_state_capacity_record(f->st, "us-west-2", NULL,
-						  "p4d.24xlarge", 1, 1, false,
+						  "p4d.24xlarge", NULL, 1, 1, false,
 						  true, t0, hl, &e),
 			 GB_E_OK);
 	memset(&s, 0, sizeof(s));
@@ -1764,7 +1767,7 @@ static void test_capacity(void **state)
 	assert_int_equal(s.n, 1);
 
 	assert_int_equal(gb_state_capacity_record(f->st, "us-east-1", NULL,
-						  "g5.xlarge", 1, 0, true,
+						  "g5.xlarge", NULL, 1, 0, true,
 						  false, t0, 0, &e),
 			 GB_E_INVALID);
 	assert_int_equal(gb_state_capacity_list(f->st, NULL, t0, -1, cap_cb, &s,
@@ -1783,13 +1786,13 @@ static void test_capacity_levels(void **state)
 	f->st = open_ok(f->path);
 	/* dry at 3, then at 2; then a visit that gave the 2 it was asked */
 	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
-						 "g5.xlarge", 3, true, t0, hl, &e),
+						 "g5.xlarge", NULL, 3, true, t0, hl, &e),
 			 GB_E_OK);
 	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
-						 "g5.xlarge", 2, true, t0 + hl, hl, &e),
+						 "g5.xlarge", NULL, 2, true, t0 + hl, hl, &e),
 			 GB_E_OK);
 	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
-						 "g5.xlarge", 2, false, t0 + hl, hl, &e),
+						 "g5.xlarge", NULL, 2, false, t0 + hl, hl, &e),
 			 GB_E_OK);
 	assert_int_equal(gb_state_capacity_list(f->st, "g5.xlarge", t0 + hl, hl,
 						cap_cb, &s, &e),
@@ -1803,14 +1806,14 @@ static void test_capacity_levels(void **state)
 	NEAR(s.c[0].ice, 0);
 	/* a bound of 1 proves nothing new; one of 2 again confirms them */
 	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
-						 "g5.xlarge", 1, false, t0 + hl, hl, &e),
+						 "g5.xlarge", NULL, 1, false, t0 + hl, hl, &e),
 			 GB_E_OK);
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(gb_state_capacity_list(f->st, NULL, t0 + hl, hl, cap_cb, &s, &e),
 			 GB_E_OK);
 	NEAR(s.c[0].floor_n, 1);
 	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
-						 "g5.xlarge", 2, false, t0 + hl, hl, &e),
+						 "g5.xlarge", NULL, 2, false, t0 + hl, hl, &e),
 			 GB_E_OK);
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(gb_state_capacity_list(f->st, NULL, t0 + hl, hl, cap_cb, &s, &e),
@@ -1819,7 +1822,7 @@ static void test_capacity_levels(void **state)
 	NEAR(s.c[0].floor_sum, 4);
 	/* one of 4, over the levels (it holds more than when it ran dry), drops them */
 	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
-						 "g5.xlarge", 4, false, t0 + hl, hl, &e),
+						 "g5.xlarge", NULL, 4, false, t0 + hl, hl, &e),
 			 GB_E_OK);
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(gb_state_capacity_list(f->st, NULL, t0 + hl, hl, cap_cb, &s, &e),
@@ -1829,7 +1832,7 @@ static void test_capacity_levels(void **state)
 	NEAR(s.c[0].floor_sum, 12);
 	/* a record() one half life later halves the bounds as well */
 	assert_int_equal(gb_state_capacity_record(f->st, "us-east-1", "us-east-1a",
-						  "g5.xlarge", 4, 2, true, false,
+						  "g5.xlarge", NULL, 4, 2, true, false,
 						  t0 + 2 * hl, hl, &e),
 			 GB_E_OK);
 	memset(&s, 0, sizeof(s));
@@ -1841,7 +1844,7 @@ static void test_capacity_levels(void **state)
 	NEAR(s.c[0].ice, 1);
 	/* a level under the bounds (it holds less now) drops them */
 	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
-						 "g5.xlarge", 1, true, t0 + 2 * hl, hl, &e),
+						 "g5.xlarge", NULL, 1, true, t0 + 2 * hl, hl, &e),
 			 GB_E_OK);
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(gb_state_capacity_list(f->st, NULL, t0 + 2 * hl, hl,
@@ -1851,10 +1854,10 @@ static void test_capacity_levels(void **state)
 	NEAR(s.c[0].level_n, 1);
 	NEAR(s.c[0].level_sum, 1);
 	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
-						 "g5.xlarge", -1, true, t0, hl, &e),
+						 "g5.xlarge", NULL, -1, true, t0, hl, &e),
 			 GB_E_INVALID);
 	assert_int_equal(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a",
-						 "g5.xlarge", 1, true, t0, 0, &e),
+						 "g5.xlarge", NULL, 1, true, t0, 0, &e),
 			 GB_E_INVALID);
 }
 
@@ -2068,22 +2071,36 @@ static char *stored_sql(const char *path, const char *table)
 static void test_schema_check_text(void **state)
 {
 	static const struct {
+		int version;
 		const char *table;
 		const char *check;
 	} released[] = {
-		{ "requests", "  kind          TEXT NOT NULL CHECK (kind IN\n"
+		{ 1, "requests", "  kind          TEXT NOT NULL CHECK (kind IN\n"
 		  "                ('resume', 'suspend', 'resume_fail', 'terminate')),\n" },
-		{ "requests", "  state         TEXT NOT NULL CHECK (state IN\n"
+		{ 1, "requests", "  state         TEXT NOT NULL CHECK (state IN\n"
 		  "                ('pending_approval', 'queued', 'running', 'done', 'failed',\n"
 		  "                 'denied', 'expired', 'cancelled')),\n" },
-		{ "requests", "  result        TEXT NOT NULL DEFAULT 'none' CHECK (result IN\n"
+		{ 1, "requests", "  result        TEXT NOT NULL DEFAULT 'none' CHECK (result IN\n"
 		  "                ('none', 'success', 'partial', 'failed')),\n" },
-		{ "attempts", "  state         TEXT NOT NULL CHECK (state IN\n"
+		{ 1, "attempts", "  state         TEXT NOT NULL CHECK (state IN\n"
 		  "                ('started', 'ok', 'failed', 'unknown')),\n" },
-		{ "instances", "  state              TEXT NOT NULL CHECK (state IN\n"
+		{ 1, "instances", "  state              TEXT NOT NULL CHECK (state IN\n"
 		  "                     ('pending', 'running', 'terminating', 'terminated', 'lost')),\n" },
-		{ "approvals", "  state        TEXT NOT NULL CHECK (state IN\n"
+		{ 1, "approvals", "  state        TEXT NOT NULL CHECK (state IN\n"
 		  "               ('pending', 'approved', 'denied', 'expired')),\n" },
+		{ 3, "capacity_stats", "  capacity        TEXT NOT NULL DEFAULT 'on-demand' "
+		  "CHECK (capacity IN\n"
+		  "                  ('on-demand', 'spot', 'reservation', 'capacity-block')),\n" },
+		{ 3, "attempts", "capacity        TEXT NOT NULL DEFAULT 'on-demand' "
+		  "CHECK (capacity IN\n"
+		  "                  ('on-demand', 'spot', 'reservation', 'capacity-block'))" },
+		{ 3, "instances", "capacity        TEXT NOT NULL DEFAULT 'on-demand' "
+		  "CHECK (capacity IN\n"
+		  "                  ('on-demand', 'spot', 'reservation', 'capacity-block'))" },
+		{ 3, "capacity_reservations", "  kind          TEXT NOT NULL CHECK (kind IN\n"
+		  "                ('reservation', 'capacity-block')),\n" },
+		{ 3, "capacity_reservations", "  match         TEXT NOT NULL CHECK (match IN\n"
+		  "                ('open', 'targeted')),\n" },
 	};
 	struct fx *f = *state;
 
@@ -2094,12 +2111,14 @@ static void test_schema_check_text(void **state)
 		if (!strstr(sql, released[i].check))
 			fail_msg("%s: released CHECK text not found in:\n%s",
 				 released[i].table, sql);
-		assert_non_null(strstr(gb_state_migrations[1],
+		assert_non_null(strstr(gb_state_migrations[released[i].version],
 				       released[i].check));
 		free(sql);
 	}
 	assert_string_equal(GB_STATE_SQL_IN(GB_REQUEST_KIND_MAP),
 			    "('resume', 'suspend', 'resume_fail', 'terminate')");
+	assert_string_equal(GB_STATE_SQL_IN(GB_CAPACITY_KIND_MAP),
+			    "('on-demand', 'spot', 'reservation', 'capacity-block')");
 }
 
 static void test_check_finds_damage(void **state)

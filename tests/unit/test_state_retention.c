@@ -336,6 +336,11 @@ static void test_prune_dry_read_only(void **state)
  *  Forget
  *****************************************************************************/
 
+/*
+ * Per region: capacity memory of 2 types in 2 AZs (and of spot in the a
+ * AZ of the first type), their offerings, 2 quotas, and a reservation of
+ * the first type in the a AZ and of the second in the b AZ.
+ */
 static void memory(struct fx *f)
 {
 	static const char *const regions[] = { "us-east-1", "eu-west-1" };
@@ -344,12 +349,25 @@ static void memory(struct fx *f)
 	gb_error_t e = { 0 };
 
 	for (size_t r = 0; r < 2; r++) {
+		char cr_az[2][32], id[2][32];
+		struct gb_reservation cr[2];
+
+		for (int i = 0; i < 2; i++) {
+			snprintf(cr_az[i], sizeof(cr_az[i]), "%s%c", regions[r], 'a' + i);
+			snprintf(id[i], sizeof(id[i]), "cr-%zu%d", r, i);
+			cr[i] = (struct gb_reservation){ .id = id[i], .instance_type = types[i],
+				.az = cr_az[i], .kind = "reservation", .state = "active",
+				.match = "open", .total = 2, .available = 2 };
+		}
+		ok(gb_state_reservations_replace(f->st, regions[r], cr, 2, t, &e), &e);
+		ok(gb_state_capacity_level(f->st, regions[r], cr_az[0], types[0], "spot", 1,
+					   true, t, hl, &e), &e);
 		for (size_t t2 = 0; t2 < 2; t2++) {
 			for (char az = 'a'; az <= 'b'; az++) {
 				char name[32];
 
 				snprintf(name, sizeof(name), "%s%c", regions[r], az);
-				ok(gb_state_capacity_level(f->st, regions[r], name, types[t2],
+				ok(gb_state_capacity_level(f->st, regions[r], name, types[t2], NULL,
 							   3, true, t, hl, &e), &e);
 				ok(gb_state_offering_put(f->st, regions[r], name, types[t2],
 							 true, t, &e), &e);
@@ -371,41 +389,49 @@ static void test_forget(void **state)
 	gb_error_t e = { 0 };
 
 	memory(f);
-	/* one pool of one type: its row and its AZ's offering */
+	/* one pool of one type: its rows (both kinds), its AZ's offering and
+	 * cached reservation */
 	ok(gb_state_memory_forget(f->st, "us-east-1", "us-east-1a", "g5.xlarge",
 				  GB_STATE_FORGET_CAPACITY, &n, &e), &e);
-	assert_int_equal(n.capacity, 1);
+	assert_int_equal(n.capacity, 2);
 	assert_int_equal(n.offerings, 1);
+	assert_int_equal(n.reservations, 1);
 	assert_int_equal(n.quotas, 0);
 	assert_int_equal(rows(f, "capacity_stats WHERE region = 'us-east-1'"), 3);
+	assert_int_equal(rows(f, "capacity_reservations WHERE region = 'us-east-1'"), 1);
 	/* again: nothing left there, no error */
 	ok(gb_state_memory_forget(f->st, "us-east-1", "us-east-1a", "g5.xlarge",
 				  GB_STATE_FORGET_CAPACITY, &n, &e), &e);
-	assert_int_equal(n.capacity + n.offerings, 0);
+	assert_int_equal(n.capacity + n.offerings + n.reservations, 0);
 	/* one type of a region: every AZ and the region-level offering */
 	ok(gb_state_memory_forget(f->st, "us-east-1", NULL, "g6.xlarge",
 				  GB_STATE_FORGET_CAPACITY, &n, &e), &e);
 	assert_int_equal(n.capacity, 2);
 	assert_int_equal(n.offerings, 3);
+	assert_int_equal(n.reservations, 1);
 	/* a whole region, in the caller's transaction: rolled back, nothing went */
 	ok(gb_state_tx_begin(f->st, &e), &e);
 	ok(gb_state_memory_forget(f->st, "eu-west-1", NULL, NULL,
 				  GB_STATE_FORGET_CAPACITY | GB_STATE_FORGET_QUOTA, &n, &e),
 	   &e);
-	assert_int_equal(n.capacity, 4);
+	assert_int_equal(n.capacity, 5);
 	assert_int_equal(n.offerings, 6);
+	assert_int_equal(n.reservations, 2);
 	assert_int_equal(n.quotas, 2);
 	gb_state_tx_rollback(f->st);
-	assert_int_equal(rows(f, "capacity_stats WHERE region = 'eu-west-1'"), 4);
-	/* quotas only: capacity memory stays */
+	assert_int_equal(rows(f, "capacity_stats WHERE region = 'eu-west-1'"), 5);
+	assert_int_equal(rows(f, "capacity_reservations WHERE region = 'eu-west-1'"), 2);
+	/* quotas only: capacity memory and reservations stay */
 	ok(gb_state_memory_forget(f->st, "eu-west-1", NULL, NULL, GB_STATE_FORGET_QUOTA,
 				  &n, &e), &e);
 	assert_int_equal(n.quotas, 2);
-	assert_int_equal(n.capacity, 0);
+	assert_int_equal(n.capacity + n.reservations, 0);
 	assert_int_equal(rows(f, "quota_stats"), 2);
-	assert_int_equal(rows(f, "capacity_stats WHERE region = 'eu-west-1'"), 4);
+	assert_int_equal(rows(f, "capacity_stats WHERE region = 'eu-west-1'"), 5);
+	assert_int_equal(rows(f, "capacity_reservations WHERE region = 'eu-west-1'"), 2);
 	/* the rest of us-east-1 is untouched by all of it */
 	assert_int_equal(rows(f, "capacity_stats WHERE region = 'us-east-1'"), 1);
+	assert_int_equal(rows(f, "capacity_reservations WHERE region = 'us-east-1'"), 0);
 	assert_int_equal(rows(f, "quota_stats WHERE region = 'us-east-1'"), 2);
 
 	/* bad arguments change nothing */
