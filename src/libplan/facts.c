@@ -159,6 +159,7 @@ void gb_plan_memory_of(const struct gb_conf *conf, const struct gb_capacity *c,
 	f.bounds = bounds;
 	p.mem.est = -1;
 	p.mem.floor = -1;
+	p.reserved = -1;
 	mem_fill(&p.mem, c);
 	p.mem.quota_room = quota_room;
 	gb_plan_pool_estimate(&f, &p);

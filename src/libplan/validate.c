@@ -256,10 +256,12 @@ static void check_step(const struct gb_plan_scope *s, const struct gb_plan *p,
 		       k, st->batch, bmax);
 	for (size_t j = 0; j < i; j++) {
 		if (same_pool(p, st, &p->steps[j])) {
-			reject(v, "step %zu: duplicate of step %zu (%s %s %s %s %s%s%s)", k,
+			bool od = st->capacity == GB_CAPACITY_ON_DEMAND;
+
+			reject(v, "step %zu: duplicate of step %zu (%s %s %s %s%s%s%s%s)", k,
 			       j + 1, st->region, st->az, st->subnet, step_type(p, st),
-			       gb_conf_capacity_name(st->capacity), st->target ? " " : "",
-			       st->target ? st->target : "");
+			       od ? "" : " ", od ? "" : gb_conf_capacity_name(st->capacity),
+			       st->target ? " " : "", st->target ? st->target : "");
 			break;
 		}
 	}

@@ -725,6 +725,12 @@ gb_err_t gb_state_reservations_replace(gb_state_t *st, const char *region,
 				       gb_error_t *err);
 
 /*
+ * OUT *at: when [region]'s reservations were last cached (replace), also
+ * when EC2 listed none there; GB_E_NOTFOUND when never (or forgotten).
+ */
+gb_err_t gb_state_reservations_fetched(gb_state_t *st, const char *region,
+				       double *at, gb_error_t *err);
+/*
  * [cb] for each cached reservation of [region] (NULL: every region), by
  * region then id; [min_fetched_at]: only rows fetched at or after it (0:
  * all).  A non-zero return stops the walk.

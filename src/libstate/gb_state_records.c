@@ -1568,6 +1568,26 @@ static gb_err_t res_insert(gb_state_t *st, const char *region,
 	return rc;
 }
 
+static gb_err_t res_fetched_put(gb_state_t *st, const char *region, double at,
+			       gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	rc = GB_STMT(st, GB_STMT_RES_FETCHED_PUT,
+		     "INSERT OR REPLACE INTO capacity_reservations_fetched (region, fetched_at) "
+		     "VALUES (?1, ?2)", &s, err);
+	if (rc)
+		return rc;
+	if (gb_state_bind_text(s, 1, region) || gb_state_bind_double(s, 2, at))
+		rc = BIND_FAILED(st, err, "noting when the reservations of %s were cached",
+				 region);
+	else
+		rc = gb_state_step_done(st, s, err, "noting when reservations were cached");
+	gb_state_stmt_done(s);
+	return rc;
+}
+
 gb_err_t gb_state_reservations_replace(gb_state_t *st, const char *region,
 				       const struct gb_reservation *v,
 				       size_t n, double fetched_at,
@@ -1592,7 +1612,40 @@ gb_err_t gb_state_reservations_replace(gb_state_t *st, const char *region,
 	rc = res_clear(st, region, err);
 	for (size_t i = 0; rc == GB_E_OK && i < n; i++)
 		rc = res_insert(st, region, &v[i], at, err);
+	if (rc == GB_E_OK)
+		rc = res_fetched_put(st, region, at, err);
 	return gb_state_tx_end(st, own, rc, err);
+}
+
+gb_err_t gb_state_reservations_fetched(gb_state_t *st, const char *region,
+				       double *at, gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+	int step;
+
+	*at = 0;
+	if (blank(region))
+		return gb_errorf(err, GB_E_INVALID,
+				 "reading when reservations were cached: a region is required");
+	rc = GB_STMT(st, GB_STMT_RES_FETCHED_GET,
+		     "SELECT fetched_at FROM capacity_reservations_fetched WHERE region = ?1",
+		     &s, err);
+	if (rc)
+		return rc;
+	if (gb_state_bind_text(s, 1, region)) {
+		rc = BIND_FAILED(st, err, "reading when the reservations of %s were cached",
+				 region);
+	} else if ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		*at = sqlite3_column_double(s, 0);
+	} else if (step == SQLITE_DONE) {
+		rc = gb_errorf(err, GB_E_NOTFOUND, "the reservations of %s were never cached",
+			       region);
+	} else {
+		rc = gb_state_sqlerr(st, step, err, "reading when reservations were cached");
+	}
+	gb_state_stmt_done(s);
+	return rc;
 }
 
 static gb_err_t read_reservation(gb_state_t *st, sqlite3_stmt *s,

@@ -192,6 +192,7 @@ gb_err_t gb_state_memory_forget(gb_state_t *st, const char *region, const char *
 	struct gb_state_forget_counts c = { 0 };
 	struct param p[3] = { { P_TEXT, region, 0 }, { P_TEXT, NULL, 0 },
 			      { P_TEXT, instance_type, 0 } };
+	long marks = 0;
 	bool own = false;
 	gb_err_t rc = GB_E_OK;
 
@@ -220,6 +221,10 @@ gb_err_t gb_state_memory_forget(gb_state_t *st, const char *region, const char *
 		rc = count_or_delete(st, false, "capacity_reservations " IN_SCOPE, p,
 				     GB_ARRAY_LEN(p), &c.reservations,
 				     "forgetting cached reservations", err);
+	/* what is left of the region's answer is incomplete: ask again */
+	if (rc == GB_E_OK && (what & GB_STATE_FORGET_CAPACITY))
+		rc = count_or_delete(st, false, "capacity_reservations_fetched WHERE region = ?1",
+				     p, 1, &marks, "forgetting cached reservations", err);
 	if (rc == GB_E_OK && (what & GB_STATE_FORGET_QUOTA))
 		rc = count_or_delete(st, false, "quota_stats WHERE region = ?1", p, 1,
 				     &c.quotas, "forgetting quota memory", err);

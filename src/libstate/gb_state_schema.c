@@ -280,6 +280,11 @@ static const char schema_v3[] =
 	"  end_at        REAL NOT NULL DEFAULT 0,\n"
 	"  fetched_at    REAL NOT NULL,\n"
 	"  PRIMARY KEY (region, id)\n"
+	") WITHOUT ROWID;\n"
+	/* When each region was last described: an answer of none is news too */
+	"CREATE TABLE capacity_reservations_fetched (\n"
+	"  region        TEXT NOT NULL PRIMARY KEY,\n"
+	"  fetched_at    REAL NOT NULL\n"
 	") WITHOUT ROWID;\n";
 
 const char *const gb_state_migrations[GB_STATE_SCHEMA_VERSION + 1] = {

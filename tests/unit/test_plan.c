@@ -1125,11 +1125,13 @@ static const struct gb_pool *pool_rung(const struct gb_plan_facts *f, const char
 
 static void test_ladder(void **state)
 {
-	static char *res_ids[] = { "cr-0000000000000000a", "cr-0000000000000000e", NULL };
+	static char id_a[] = "cr-0000000000000000a", id_e[] = "cr-0000000000000000e";
+	static char price[] = "1.50";
+	static char *res_ids[] = { id_a, id_e, NULL };
 	struct gb_conf_rung rungs[4] = {
 		{ .kind = GB_CAPACITY_RESERVATION, .ids = res_ids, .n_ids = 2 },
 		{ .kind = GB_CAPACITY_BLOCK },	/* any block of the type */
-		{ .kind = GB_CAPACITY_SPOT, .max_price = "1.50" },
+		{ .kind = GB_CAPACITY_SPOT, .max_price = price },
 		{ .kind = GB_CAPACITY_ON_DEMAND },
 	};
 	double now = 1.8e9, hl = conf->policy.capacity_half_life;
@@ -1211,8 +1213,11 @@ static void test_ladder(void **state)
 	assert_string_equal(p->steps[2].reason,
 			    "capacity-block cr-0000000000000000b: 4 available when it opens");
 	for (size_t i = 3; i < p->n_steps; i++) {
-		assert_true(p->steps[i].capacity >= p->steps[i - 1].capacity ||
-			    p->steps[i - 1].capacity == GB_CAPACITY_BLOCK);
+		/* the rungs' order: spot (2) then on-demand (3) */
+		assert_true(p->steps[i].capacity == GB_CAPACITY_SPOT ||
+			    p->steps[i].capacity == GB_CAPACITY_ON_DEMAND);
+		assert_true(i == 3 || p->steps[i].capacity == p->steps[i - 1].capacity ||
+			    p->steps[i].capacity == GB_CAPACITY_ON_DEMAND);
 		assert_null(p->steps[i].target);
 	}
 	assert_int_equal(p->steps[3].capacity, GB_CAPACITY_SPOT);
