@@ -144,7 +144,7 @@ for want in "^Request $DONE" "state  *done, result success" "^Plans" \
 	    "rationale: Hong Kong is closest to Singapore" "v2  heuristic  fallback" \
 	    "rationale: nearest regions of the group first" \
 	    "1\. ap-south-1/ap-south-1a subnet-1 batch 4 expect 2: nearest" "^Attempts" \
-	    "0  ap-south-1  *ap-south-1a  *subnet-1  *1-4  *2  ok" "^Instances" "^Slurm updates" \
+	    "0  ap-south-1  *ap-south-1a  *subnet-1  *on-demand  *1-4  *2  ok" "^Instances" "^Slurm updates" \
 	    "slurm_update  nodes=g5-\[1-4\] addr=set" "^Timeline" "event enqueue" "^Result" \
 	    "success: 4 of 4 nodes launched"; do
 	grep -q -- "$want" "$tmp/out" || bad "requests show lacks '$want'"
