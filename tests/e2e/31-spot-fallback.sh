@@ -37,7 +37,7 @@ expect_eq "spot pools remembered dry" \
 expect_eq "on-demand pools remembered dry" \
 	"$(sql "SELECT count(*) FROM capacity_stats WHERE capacity='on-demand' AND (ice > 0 OR level_n > 0)")" 0
 expect_eq "Singapore's on-demand pool" \
-	"$(sql "SELECT capacity || ':' || floor_sum / floor_n FROM capacity_stats WHERE capacity='on-demand' AND az='ap-southeast-1a'")" \
+	"$(sql "SELECT capacity || ':' || (floor_sum / floor_n) FROM capacity_stats WHERE capacity='on-demand' AND az='ap-southeast-1a'")" \
 	"on-demand:4.0"
 ok "capacity memory: 4 spot pools dry, no on-demand pool dry (Singapore's: at least 4)"
 
