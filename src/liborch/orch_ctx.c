@@ -227,10 +227,15 @@ int orch_pool_cap(const struct orch_run *r, size_t pool)
 	const struct gb_conf_region *cr =
 		gb_conf_region(r->conf, r->facts.pools[pool].region);
 
+	int reserved = r->facts.pools[pool].reserved;
+	int cap;
+
 	if (cr && cr->user_data_per_node)
 		return 1;
 	/* a placed job asks for all its nodes at once: one group, one call */
-	return r->placed ? r->n : r->bmax;
+	cap = r->placed ? r->n : r->bmax;
+	/* never more than a reservation holds (EC2 would refuse the call) */
+	return reserved > 0 && reserved < cap ? reserved : cap;
 }
 
 void orch_code_line(struct gb_buf *b, const char *code, const char *text)

@@ -199,8 +199,8 @@ static bool uncertain(const struct orch_run *r, size_t pool, int e, int asked)
 {
 	const struct gb_pool *p = &r->facts.pools[pool];
 
-	if (e < 0 || isinf(p->mem.est))
-		return false;
+	if (e < 0 || isinf(p->mem.est) || p->reserved >= 0)
+		return false;	/* a reservation's count is exact */
 	if (!p->mem.known || p->mem.est < 0)
 		return true;
 	if (!p->mem.measured && p->mem.floor >= 0)
@@ -269,9 +269,9 @@ static gb_err_t add_spare(struct orch_run *r, int group, struct wave *w,
  * hold every node still unfilled?  Then a lower rung waits with them:
  * capacity bought ahead is not doubled by on-demand meanwhile.
  */
-static bool blocks_cover(const struct orch_run *r, int rung)
+static bool blocks_cover(const struct orch_run *r, const struct wave *w, int rung)
 {
-	int held = 0;
+	int held = 0, free_nodes = 0;
 
 	for (size_t i = 0; i < r->facts.n_pools; i++) {
 		const struct gb_pool *p = &r->facts.pools[i];
@@ -280,7 +280,10 @@ static bool blocks_cover(const struct orch_run *r, int rung)
 		    r->pr[i].not_before > 0 && p->subnet_index == 0 && p->reserved > 0)
 			held += p->reserved;
 	}
-	return held > 0 && held >= orch_unfilled(r);
+	/* the nodes no call in flight or in the batch names */
+	for (int j = 0; held > 0 && j < r->n; j++)
+		free_nodes += r->slots[j].state == SLOT_EMPTY && !w->used[j];
+	return held > 0 && held >= free_nodes;
 }
 
 /*
@@ -297,7 +300,7 @@ static bool may_ask(const struct orch_run *r, struct wave *w, int group,
 
 	if (p->excluded || !orch_in_group(r, pool, group))
 		return false;
-	if (r->pr[pool].not_before > 0 || blocks_cover(r, p->rung)) {
+	if (r->pr[pool].not_before > 0 || blocks_cover(r, w, p->rung)) {
 		w->waiting = true;
 		return false;
 	}
@@ -379,7 +382,7 @@ static bool ask_size(const struct orch_run *r, const struct wave *w, size_t pool
 		 * (its last chunk's): the answer then measures it (and
 		 * covers others).
 		 */
-		a->hedge = r->hedge <= 0 ? 0 :
+		a->hedge = r->hedge <= 0 || r->facts.pools[pool].reserved >= 0 ? 0 :
 			   never_dry(&r->facts.pools[pool]) ? (cap - a->count % cap) % cap :
 			   r->hedge;
 		break;

@@ -178,6 +178,7 @@ static int resv_row(const struct gb_reservation *g, void *arg)
 		  GB_CAPACITY_RESERVATION;
 	p->open = strcmp(g->match, "open") == 0;
 	p->available = g->available;
+	p->total = g->total;
 	p->start = g->start_at;
 	p->end = g->end_at;
 	return x->nomem;

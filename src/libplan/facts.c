@@ -303,7 +303,7 @@ static void resv_why(const struct pools_in *in, const struct gb_plan_resv *rv,
 		;	/* opens soon: the engine waits for it */
 	else if (strcmp(rv->state, "active") != 0)
 		snprintf(why, n, "%s is %s", rv->id, rv->state);
-	else if (rv->available <= 0)
+	else if (rv->available <= 0 && !(block && rv->start > f->now))
 		snprintf(why, n, "%s has none available", rv->id);
 }
 
@@ -329,14 +329,17 @@ static gb_err_t reserved_pools(struct pools_in *in, size_t i, size_t k)
 		const struct gb_plan_resv *rv = &f->resv[j];
 		long t = type_index(f, rv->type), z = az_index(r, rv->az);
 		size_t from = f->n_pools;
+		int avail;
 
 		if (strcmp(rv->region, r->name) || rv->kind != rg->kind || t < 0 || z < 0)
 			continue;
 		if (rg->n_ids ? !listed(rg->ids, rg->n_ids, rv->id) :
 		    rg->kind != GB_CAPACITY_BLOCK)
 			continue;	/* not one the rung names */
-		rc = add_pools(in, i, k, (size_t)t, z, rv->id,
-			       rv->available > 0 ? rv->available : 0, rv);
+		/* a block not open yet holds what was bought when it opens */
+		avail = rv->kind == GB_CAPACITY_BLOCK && rv->start > f->now ? rv->total :
+			rv->available;
+		rc = add_pools(in, i, k, (size_t)t, z, rv->id, avail > 0 ? avail : 0, rv);
 		if (rc)
 			return rc;
 		resv_why(in, rv, why, sizeof(why));

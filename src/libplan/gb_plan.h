@@ -235,6 +235,8 @@ struct gb_plan_resv {
 	bool open;			/* instanceMatchCriteria open */
 	const char *state;		/* EC2's: active, scheduled, expired, ... */
 	int available;			/* availableInstanceCount */
+	int total;			/* totalInstanceCount: what a block that
+					 * has not opened yet will hold */
 	double start, end;		/* epoch s; 0: none */
 };
 

@@ -1138,21 +1138,21 @@ static void test_ladder(void **state)
 	const struct gb_plan_resv resv[] = {
 		/* 2 left in ap-south-1a */
 		{ "ap-south-1", "cr-0000000000000000a", "g5.xlarge", "ap-south-1a",
-		  GB_CAPACITY_RESERVATION, false, "active", 2, 0, 0 },
+		  GB_CAPACITY_RESERVATION, false, "active", 2, 2, 0, 0 },
 		/* used up */
 		{ "ap-northeast-2", "cr-0000000000000000e", "g5.xlarge", "ap-northeast-2b",
-		  GB_CAPACITY_RESERVATION, false, "active", 0, 0, 0 },
+		  GB_CAPACITY_RESERVATION, false, "active", 0, 4, 0, 0 },
 		/* not one the rung names */
 		{ "ap-south-1", "cr-0000000000000000f", "g5.xlarge", "ap-south-1b",
-		  GB_CAPACITY_RESERVATION, false, "active", 9, 0, 0 },
+		  GB_CAPACITY_RESERVATION, false, "active", 9, 9, 0, 0 },
 		/* a block opening in a minute, one ending within the margin */
 		{ "ap-northeast-1", "cr-0000000000000000b", "g5.xlarge", "ap-northeast-1a",
-		  GB_CAPACITY_BLOCK, false, "scheduled", 4, now + 60, now + 7200 },
+		  GB_CAPACITY_BLOCK, false, "scheduled", 0, 4, now + 60, now + 7200 },
 		{ "ap-northeast-1", "cr-0000000000000000c", "g5.xlarge", "ap-northeast-1c",
-		  GB_CAPACITY_BLOCK, false, "active", 4, now - 3600, now + 600 },
+		  GB_CAPACITY_BLOCK, false, "active", 4, 4, now - 3600, now + 600 },
 		/* another type's */
 		{ "ap-northeast-1", "cr-0000000000000000d", "p5.48xlarge", "ap-northeast-1a",
-		  GB_CAPACITY_BLOCK, false, "active", 4, now - 60, now + 7200 },
+		  GB_CAPACITY_BLOCK, false, "active", 4, 4, now - 60, now + 7200 },
 	};
 	struct gb_plan_ladder ladder = { rungs, 4, resv, GB_ARRAY_LEN(resv), true };
 	const char *types[] = { "g5.xlarge" };
