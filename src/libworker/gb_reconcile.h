@@ -22,6 +22,17 @@
  *            running -> deleted; EC2 refuses while an instance is still in
  *            it (InvalidPlacementGroup.InUse): kept for a later pass,
  *            without an action;
+ *  BLOCK     EC2 Capacity Blocks with live gpuburst nodes (instances
+ *            recorded with capacity capacity-block, the block's end from
+ *            the reservations cache): a Slurm reservation
+ *            "gpuburst_cb_<id>" on those nodes from the end less
+ *            policy.capacity_block_margin to the end (MAINT, IGNORE_JOBS:
+ *            no job starts there whose time limit reaches into it), kept
+ *            to the block's nodes; from then on, the nodes
+ *            POWER_DOWN_ASAP with "gpuburst: capacity block <id> ends
+ *            <time>" (drained, powered down once their jobs end); the
+ *            reservation deleted once the block has no live node
+ *            (gb_slurm_cb_plan).  No cloud call: in the cheap pass too;
  *  COOLDOWN  a node of a nodeset DOWN because a resume could not launch
  *            ("gpuburst: (Code:...) ... req=<id>"), once its wait is over
  *            (counted from the end of the request named in the reason,
@@ -48,7 +59,7 @@
  *            nothing is due or retention is off.
  *
  * A node in no nodeset of the configuration is never touched.
- * The cheap pass does STUCK, EXPIRE, COOLDOWN, RELEASE (and PRUNE when
+ * The cheap pass does STUCK, EXPIRE, BLOCK, COOLDOWN, RELEASE (and PRUNE when
  * asked): no cloud call.  The worker's cheap pass, after each drain, does
  * not prune: a first pass over a long history would hold the write lock
  * while requests wait; gpuburstctl reconcile (the timer) does.  Every
@@ -75,6 +86,7 @@ enum gb_reconcile_kind {
 	GB_RECONCILE_RELEASE,
 	GB_RECONCILE_PRUNE,
 	GB_RECONCILE_GROUP,
+	GB_RECONCILE_BLOCK,
 	GB_RECONCILE_KIND_COUNT
 };
 
@@ -126,7 +138,7 @@ gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 void gb_reconcile_report_clear(struct gb_reconcile_report *rep);
 
 /* RET static "stuck", "lost", "orphan", "cooldown", "expire", "release",
- * "prune". */
+ * "prune", "group", "block". */
 const char *gb_reconcile_kind_name(enum gb_reconcile_kind k);
 
 #endif /* GB_LIBWORKER_GB_RECONCILE_H */

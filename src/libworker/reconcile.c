@@ -14,6 +14,7 @@
 #include "gb_log.h"
 #include "gb_policy.h"
 #include "gb_reconcile.h"
+#include "gb_slurm_cb.h"
 #include "gb_util.h"
 #include "prog_int.h"
 
@@ -44,7 +45,7 @@ struct rctx {
 const char *gb_reconcile_kind_name(enum gb_reconcile_kind k)
 {
 	static const char *const names[] = { "stuck", "lost", "orphan", "cooldown",
-					     "expire", "release", "prune", "group" };
+					     "expire", "release", "prune", "group", "block" };
 
 	return k < GB_RECONCILE_KIND_COUNT ? names[k] : "invalid";
 }
@@ -973,6 +974,172 @@ static gb_err_t do_release(struct rctx *c, gb_error_t *err)
 }
 
 /*****************************************************************************
+ *  BLOCK: a Capacity Block's nodes take no job past its end, and drain
+ *****************************************************************************/
+
+struct blocks {
+	struct gb_slurm_cb_block *v;	/* ids, nodes owned here */
+	size_t n;
+	struct gb_strv *nodes;		/* per block */
+	struct gb_slurm_resv *resvs;	/* Slurm's gpuburst_cb_*, strings owned */
+	size_t n_resvs;
+	bool nomem;
+};
+
+static void blocks_free(struct blocks *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		free((char *)b->v[i].id);
+		gb_strv_free(&b->nodes[i]);
+	}
+	for (size_t i = 0; i < b->n_resvs; i++) {
+		free((char *)b->resvs[i].name);
+		free((char *)b->resvs[i].nodes);
+		free((char *)b->resvs[i].comment);
+	}
+	free(b->v);
+	free(b->nodes);
+	free(b->resvs);
+}
+
+/* A live instance in a Capacity Block: its node joins the block's. */
+static int block_instance(const struct gb_instance *in, void *arg)
+{
+	struct blocks *b = arg;
+	size_t k;
+
+	if (!in->node || !in->capacity_target)
+		return 0;
+	for (k = 0; k < b->n && strcmp(b->v[k].id, in->capacity_target); k++)
+		;
+	if (k == b->n) {
+		struct gb_slurm_cb_block *v = realloc(b->v, (k + 1) * sizeof(*v));
+		struct gb_strv *nv = v ? realloc(b->nodes, (k + 1) * sizeof(*nv)) : NULL;
+
+		if (v)
+			b->v = v;
+		if (!v || !nv || !(b->v[k].id = strdup(in->capacity_target))) {
+			if (nv)
+				b->nodes = nv;
+			b->nomem = true;
+			return 1;
+		}
+		b->nodes = nv;
+		memset(&b->nodes[k], 0, sizeof(b->nodes[k]));
+		b->v[k].end = 0;
+		b->n++;
+	}
+	b->nomem |= gb_strv_find(&b->nodes[k], in->node) < 0 &&
+		    gb_strv_add(&b->nodes[k], in->node) != GB_E_OK;
+	return b->nomem;
+}
+
+/* The block's end, as DescribeCapacityReservations said (the cache). */
+static int block_end(const struct gb_reservation *g, void *arg)
+{
+	struct blocks *b = arg;
+
+	for (size_t k = 0; k < b->n; k++)
+		if (strcmp(b->v[k].id, g->id) == 0 && g->end_at > 0)
+			b->v[k].end = g->end_at;
+	return 0;
+}
+
+static int block_resv(const struct gb_slurm_resv *r, void *arg)
+{
+	struct blocks *b = arg;
+	struct gb_slurm_resv *v = realloc(b->resvs, (b->n_resvs + 1) * sizeof(*v));
+
+	if (!v) {
+		b->nomem = true;
+		return 1;
+	}
+	b->resvs = v;
+	v[b->n_resvs] = (struct gb_slurm_resv){
+		gb_strdup0(r->name), gb_strdup0(r->nodes), r->start, r->end,
+		gb_strdup0(r->comment) };
+	b->nomem |= !v[b->n_resvs].name || !v[b->n_resvs].nodes ||
+		    (r->comment && !v[b->n_resvs].comment);
+	b->n_resvs++;
+	return b->nomem;
+}
+
+/* Carry out one action of the plan. */
+static gb_err_t block_act(struct rctx *c, const struct gb_slurm_cb_action *a,
+			  gb_error_t *e)
+{
+	switch (a->act) {
+	case GB_SLURM_CB_ENSURE:
+		return gb_slurm_resv_ensure(&a->resv, NULL, e);
+	case GB_SLURM_CB_POWER_DOWN:
+		return prog_slurm_update(c->o->st, NULL, GB_SLURM_POWER_DOWN_ASAP, a->nodes.v,
+					 NULL, a->nodes.n, a->reason) ?
+		       gb_errorf(e, GB_E_SLURM, "Slurm update failed (see the log)") : GB_E_OK;
+	case GB_SLURM_CB_DELETE:
+		return gb_slurm_resv_delete(a->resv.name, e);
+	}
+	return GB_E_OK;
+}
+
+/* What the blocks' nodes need in Slurm, done (gb_slurm_cb_plan). */
+static gb_err_t do_blocks(struct rctx *c, gb_error_t *err)
+{
+	struct gb_instance_filter f = GB_INSTANCE_FILTER_ANY;
+	struct blocks b = { 0 };
+	struct gb_slurm_cb_plan *plan = NULL;
+	struct gb_slurm_cb_in in = { 0 };
+	gb_error_t e = { 0 };
+	gb_err_t rc;
+
+	if (!c->nodes)
+		return GB_E_OK;	/* Slurm did not answer: reported already */
+	f.alive = true;
+	f.capacity = "capacity-block";
+	if ((rc = gb_state_instance_list(c->o->st, &f, block_instance, &b, err)) ||
+	    (rc = gb_state_reservation_list(c->o->st, NULL, 0, block_end, &b, err)))
+		goto out;
+	if (b.nomem || gb_slurm_resv_list(GB_SLURM_CB_RESV_PREFIX, block_resv, &b, &e)) {
+		if (!b.nomem)
+			gb_log_warn("reconcile_blocks_skipped error=%s", e.text);
+		rc = b.nomem ? gb_errorf(err, GB_E_NOMEM, "out of memory") : GB_E_OK;
+		goto out;
+	}
+	for (size_t k = 0; k < b.n; k++) {
+		b.v[k].nodes = b.nodes[k].v;
+		b.v[k].n_nodes = b.nodes[k].n;
+		if (b.v[k].end <= 0)	/* never described: nothing to time */
+			gb_log_warn("reconcile_block_unknown id=%s nodes=%zu", b.v[k].id,
+				    b.nodes[k].n);
+	}
+	in = (struct gb_slurm_cb_in){ b.v, b.n, b.resvs, b.n_resvs, c->nodes,
+				      c->o->conf->policy.capacity_block_margin, c->now };
+	if ((rc = gb_slurm_cb_plan(&in, &plan, err)))
+		goto out;
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct gb_slurm_cb_action *pa = &plan->v[i];
+		struct gb_reconcile_action *a;
+		char detail[GB_REASON_MAX + 160];
+		gb_err_t arc = GB_E_OK;
+
+		snprintf(detail, sizeof(detail), "%s %s%s%s", gb_slurm_cb_act_name(pa->act),
+			 pa->act == GB_SLURM_CB_POWER_DOWN ? "nodes" : pa->resv.name,
+			 pa->act == GB_SLURM_CB_DELETE ? "" : ": ",
+			 pa->act == GB_SLURM_CB_DELETE ? "" : pa->reason);
+		if (!(a = add_action(c, GB_RECONCILE_BLOCK, pa->block, NULL, detail))) {
+			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+			break;
+		}
+		if (!c->o->dry_run)
+			arc = block_act(c, pa, &e);
+		settle(c, a, NULL, arc, arc ? e.text : NULL);
+	}
+out:
+	gb_slurm_cb_plan_free(plan);
+	blocks_free(&b);
+	return rc;
+}
+
+/*****************************************************************************
  *  PRUNE: finished requests past policy.retention (gb_state_prune)
  *****************************************************************************/
 
@@ -1076,7 +1243,7 @@ gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 			goto out;
 		do_groups(&c);
 	}
-	if ((rc = do_cooldown(&c, err)) == GB_E_OK)
+	if ((rc = do_blocks(&c, err)) == GB_E_OK && (rc = do_cooldown(&c, err)) == GB_E_OK)
 		rc = do_release(&c, err);
 	if (rc == GB_E_OK && o->prune)
 		rc = do_prune(&c, err);

@@ -77,7 +77,7 @@ ok "job $J completed on gpu:h100:8 nodes with the efa feature"
 wait_for 60 "instances of $R terminated" \
 	'[ "$(sim_instances "len([i for i in ins if i[\"tags\"].get(\"gpuburst:request\") == \"$R\" and i[\"state\"] != \"terminated\"])")" = 0 ]'
 ctl reconcile >"$TMP/rec.out" 2>&1 || fail "reconcile: $(cat "$TMP/rec.out")"
-grep -q "group 3)" "$TMP/rec.out" || fail "reconcile deleted not 3 groups: $(cat "$TMP/rec.out")"
+grep -q "group 3," "$TMP/rec.out" || fail "reconcile deleted not 3 groups: $(cat "$TMP/rec.out")"
 for az in ap-southeast-1a ap-south-1a ap-south-1b; do
 	grep -q "^group .*#gpuburst-e2e-$R-$az .* done " "$TMP/rec.out" ||
 		fail "reconcile: no group action for $az: $(cat "$TMP/rec.out")"
