@@ -1064,6 +1064,47 @@ static int block_resv(const struct gb_slurm_resv *r, void *arg)
 	return b->nomem;
 }
 
+/*
+ * The blocks whose end is unknown (the cache lost it) are left alone, and
+ * so are their Slurm reservations: no drain is timed on nothing.  OUT
+ * [in]'s blocks and reservations: the others (b->v and b->resvs reordered).
+ */
+static void known_blocks(struct blocks *b, struct gb_slurm_cb_in *in)
+{
+	char name[GB_SLURM_CB_ID_MAX + sizeof(GB_SLURM_CB_RESV_PREFIX)];
+	size_t nb = 0, nr = b->n_resvs;
+
+	for (size_t k = 0; k < b->n; k++) {
+		struct gb_slurm_cb_block t = b->v[k];
+		struct gb_strv tn = b->nodes[k];
+
+		b->v[k].nodes = b->nodes[k].v;
+		b->v[k].n_nodes = b->nodes[k].n;
+		if (b->v[k].end > 0) {	/* swap it to the front */
+			t = b->v[k];
+			b->v[k] = b->v[nb];
+			b->v[nb] = t;
+			b->nodes[k] = b->nodes[nb];
+			b->nodes[nb++] = tn;
+			continue;
+		}
+		gb_log_warn("reconcile_block_unknown id=%s nodes=%zu note=\"no end known: left alone\"",
+			    t.id, tn.n);
+		snprintf(name, sizeof(name), "%s%s", GB_SLURM_CB_RESV_PREFIX, t.id);
+		for (size_t i = 0; i < nr; i++) {
+			if (strcmp(b->resvs[i].name, name))
+				continue;
+			struct gb_slurm_resv r = b->resvs[i];
+
+			b->resvs[i] = b->resvs[--nr];
+			b->resvs[nr] = r;
+			break;
+		}
+	}
+	*in = (struct gb_slurm_cb_in){ .blocks = b->v, .n_blocks = nb, .resvs = b->resvs,
+				       .n_resvs = nr };
+}
+
 /* Carry out one action of the plan. */
 static gb_err_t block_act(struct rctx *c, const struct gb_slurm_cb_action *a,
 			  gb_error_t *e)
@@ -1104,15 +1145,10 @@ static gb_err_t do_blocks(struct rctx *c, gb_error_t *err)
 		rc = b.nomem ? gb_errorf(err, GB_E_NOMEM, "out of memory") : GB_E_OK;
 		goto out;
 	}
-	for (size_t k = 0; k < b.n; k++) {
-		b.v[k].nodes = b.nodes[k].v;
-		b.v[k].n_nodes = b.nodes[k].n;
-		if (b.v[k].end <= 0)	/* never described: nothing to time */
-			gb_log_warn("reconcile_block_unknown id=%s nodes=%zu", b.v[k].id,
-				    b.nodes[k].n);
-	}
-	in = (struct gb_slurm_cb_in){ b.v, b.n, b.resvs, b.n_resvs, c->nodes,
-				      c->o->conf->policy.capacity_block_margin, c->now };
+	known_blocks(&b, &in);
+	in.nodes = c->nodes;
+	in.margin = c->o->conf->policy.capacity_block_margin;
+	in.now = c->now;
 	if ((rc = gb_slurm_cb_plan(&in, &plan, err)))
 		goto out;
 	for (size_t i = 0; i < plan->n; i++) {
