@@ -330,6 +330,14 @@ char *gb_reason_capacity(char *buf, size_t n, const char *code,
 			 const char *text, const char *request_id);
 
 /*
+ * The reason of a node drained (power_down_asap) before its Capacity
+ * Block ends: "gpuburst: capacity block <id> ends <end as
+ * 2026-05-01T11:30:00Z>"; [id] is cut to keep it under [n].  RET [buf].
+ */
+#define GB_REASON_CAPACITY_BLOCK "gpuburst: capacity block "
+char *gb_reason_capacity_block(char *buf, size_t n, const char *block_id, double end);
+
+/*
  * Parse a reason made by gb_reason_capacity: RET whether [reason] starts
  * with GB_REASON_CAPACITY_PREFIX; the code and the request id (when the
  * reason ends with " req=<16 hex>") are copied out when their buffers are
