@@ -114,9 +114,12 @@ char *gb_slurm_features_without(const char *avail, const char *const *drop,
  * gb_slurm_nodes_set_addr (the node list is compressed into one
  * expression per batch).  POWER_DOWN_ASAP keeps [reason]: slurmctld sets
  * its own "POWER_DOWN_ASAP" only on a node without one (node_mgr.c
- * _drain_node, 22.05 to 26.05), and the reason is set first.  Sent to a
- * powered-down node it powers it down again (SuspendProgram runs once
- * more): callers leave those out.
+ * _drain_node, 22.05 to 26.05), and the reason is set first.  Seen on
+ * 22.05 with CLOUD nodes: a node running a job is ALLOCATED+DRAIN+
+ * POWER_DOWN until the job ends, then POWERING_DOWN, then POWERED_DOWN
+ * (DRAIN cleared, the reason left); a node powering up for a job boots,
+ * runs it, then does the same; a powered-down node is powered down again
+ * (SuspendProgram runs once more): callers leave those out.
  */
 gb_err_t gb_slurm_nodes_update(enum gb_slurm_node_action action,
 			       char *const *names, size_t n,
@@ -252,10 +255,11 @@ void gb_slurm_power_free(struct gb_slurm_power *p);
  *  What gpuburst reserves is a window in which no job may run on the
  *  nodes: Flags=MAINT,IGNORE_JOBS, Users=root.  The scheduler (main and
  *  backfill: reservation.c job_test_resv) starts no job outside the
- *  reservation whose time limit reaches into the window (a job without
- *  one counts as running for a year); a job that cannot run elsewhere
- *  pends with "ReqNodeNotAvail, Reserved for maintenance" when the window
- *  covers every node of its partition.  IGNORE_JOBS lets it be created
+ *  reservation whose time limit reaches into the window (without one, the
+ *  partition's MaxTime; INFINITE counts as a year).  Such a job pends with
+ *  "ReqNodeNotAvail, Reserved for maintenance" when the window covers
+ *  every node of its partition, else runs elsewhere or pends with
+ *  "Resources" (seen on 22.05).  IGNORE_JOBS lets it be created
  *  and changed while jobs run into the window ("Requested nodes are busy"
  *  otherwise); MAINT lets it overlap other reservations.  Running jobs
  *  are left alone.  Names: '-' is accepted ("gpuburst_cb_cr-0a..." was
