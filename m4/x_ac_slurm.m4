@@ -16,7 +16,8 @@
 #    rebuilt for exactly the Slurm it is loaded into.  The libslurm API
 #    differences of 22.05 .. 26.05 that gpuburst meets are configure checks
 #    (HAVE_UPDATE_NODE_MSG_T_REASON_UID, HAVE_DECL_SLURM_FREE_CONF,
-#    HAVE_SLURM_LOAD_JOB_STEP_ID), used
+#    HAVE_SLURM_LOAD_JOB_STEP_ID, HAVE_RESV_DESC_MSG_T_COMMENT,
+#    HAVE_RESERVE_INFO_T_COMMENT), used
 #    in src/libslurmif/slurm_compat.h only.
 #
 #    The plugin goes to ${libdir}/slurm by default, as Slurm's and MUNGE's
@@ -68,6 +69,9 @@ AC_DEFUN_ONCE([X_AC_SLURM], [
   # API differences between releases (src/libslurmif/slurm_compat.h): checked
   # in the headers, not by version number, so a backport is handled too.
   AC_CHECK_MEMBERS([update_node_msg_t.reason_uid], [], [], [[#include <slurm/slurm.h>]])
+  # a reservation's Comment= (23.02)
+  AC_CHECK_MEMBERS([resv_desc_msg_t.comment, reserve_info_t.comment], [], [],
+    [[#include <slurm/slurm.h>]])
   AC_CHECK_DECLS([slurm_free_conf], [], [], [[#include <slurm/slurm.h>]])
   AC_CACHE_CHECK([whether slurm_load_job takes a slurm_step_id_t], [x_ac_cv_slurm_load_job_step_id],
     [AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include <slurm/slurm.h>]],

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gb_slurm.c - libslurm glue: hostlists, node updates, node and job reads
+ * gb_slurm.c - libslurm glue: hostlists, node updates, node and job reads,
+ * reservations
  */
 #include "config.h"
 
@@ -233,6 +234,7 @@ const char *gb_slurm_action_name(enum gb_slurm_node_action action)
 	case GB_SLURM_POWER_DOWN_FORCE: return "power_down_force";
 	case GB_SLURM_POWER_DOWN: return "power_down";
 	case GB_SLURM_RESUME: return "resume";
+	case GB_SLURM_POWER_DOWN_ASAP: return "power_down_asap";
 	}
 	return "invalid";
 }
@@ -301,6 +303,9 @@ static void fill_state(update_node_msg_t *m, const struct batch_op *op)
 		break;
 	case GB_SLURM_RESUME:
 		m->node_state = NODE_RESUME;
+		break;
+	case GB_SLURM_POWER_DOWN_ASAP:	/* as scontrol's POWER_DOWN_ASAP */
+		m->node_state = NODE_STATE_POWER_DOWN | NODE_STATE_POWER_DRAIN;
 		break;
 	}
 	m->reason = (char *)op->reason;
@@ -451,8 +456,10 @@ gb_err_t gb_slurm_nodes_update(enum gb_slurm_node_action action,
 
 	if (n_failed)
 		*n_failed = 0;
-	if (action == GB_SLURM_DOWN && (!reason || !*reason))
-		return gb_errorf(err, GB_E_INVALID, "setting nodes DOWN needs a reason");
+	if ((action == GB_SLURM_DOWN || action == GB_SLURM_POWER_DOWN_ASAP) &&
+	    (!reason || !*reason))
+		return gb_errorf(err, GB_E_INVALID, "setting nodes %s needs a reason",
+				 gb_slurm_action_name(action));
 	return run_batches(&op, n, n_failed, err);
 }
 
@@ -926,4 +933,262 @@ void gb_slurm_power_free(struct gb_slurm_power *p)
 	free(p->suspend_exc_nodes);
 	free(p->suspend_exc_parts);
 	free(p);
+}
+
+/*****************************************************************************
+ *  Reservations
+ *****************************************************************************/
+
+/* The window: no job outside it may reach into it (gb_slurm.h). */
+#define RESV_FLAGS (RESERVE_FLAG_MAINT | RESERVE_FLAG_IGN_JOBS)
+/* Slurm wants an access list (ESLURM_RESERVATION_EMPTY without one). */
+#define RESV_USERS "root"
+#define RESV_NODES_MAX 1000000
+
+/* Slurm keeps whole seconds. */
+static time_t whole(double t)
+{
+	return (time_t)t;
+}
+
+/* The start to send: [r]'s, or now when that is past. */
+static time_t resv_start(const struct gb_slurm_resv *r, time_t now)
+{
+	return whole(r->start) > now ? whole(r->start) : now;
+}
+
+static gb_err_t resv_check(const struct gb_slurm_resv *r, time_t now, gb_error_t *err)
+{
+	if (!r->name || !*r->name || strchr(r->name, ','))
+		return gb_errorf(err, GB_E_INVALID, "bad reservation name \"%s\"",
+				 r->name ? r->name : "");
+	if (!r->nodes || !*r->nodes)
+		return gb_errorf(err, GB_E_INVALID, "reservation %s: no nodes", r->name);
+	if (whole(r->end) <= whole(r->start) || whole(r->end) <= now)
+		return gb_errorf(err, GB_E_INVALID,
+				 "reservation %s: end %.0f is not after its start %.0f and now",
+				 r->name, r->end, r->start);
+	return GB_E_OK;
+}
+
+/* OUT *msg NEW (slurm_free_reservation_info_msg). */
+static gb_err_t resv_load(reserve_info_msg_t **msg, gb_error_t *err)
+{
+	gb_err_t rc = GB_E_OK;
+
+	*msg = NULL;
+	pthread_mutex_lock(&slurm_mu);
+	if (!slurm_inited)
+		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
+	else if (slurm_load_reservations((time_t)0, msg) != SLURM_SUCCESS)
+		rc = slurm_fail(err, "slurm_load_reservations", NULL);
+	pthread_mutex_unlock(&slurm_mu);
+	return rc;
+}
+
+static const reserve_info_t *resv_find(const reserve_info_msg_t *msg, const char *name)
+{
+	for (uint32_t i = 0; i < msg->record_count; i++) {
+		if (msg->reservation_array[i].name &&
+		    strcmp(msg->reservation_array[i].name, name) == 0)
+			return &msg->reservation_array[i];
+	}
+	return NULL;
+}
+
+/* The hosts of [expr], sorted, without duplicates. */
+static gb_err_t host_set(const char *expr, struct gb_strv *out, gb_error_t *err)
+{
+	gb_err_t rc = gb_slurm_hostlist_expand(expr, RESV_NODES_MAX, out, err);
+	size_t k = 0;
+
+	if (rc)
+		return rc;
+	qsort(out->v, out->n, sizeof(*out->v), cmp_name);
+	for (size_t i = 0; i < out->n; i++) {
+		if (k && strcmp(out->v[k - 1], out->v[i]) == 0)
+			free(out->v[i]);
+		else
+			out->v[k++] = out->v[i];
+	}
+	out->n = k;
+	out->v[k] = NULL;
+	return GB_E_OK;
+}
+
+/* Whether [want] and Slurm's [have] (may be NULL) name the same hosts. */
+static gb_err_t same_hosts(const char *want, const char *have, bool *same, gb_error_t *err)
+{
+	struct gb_strv a = { 0 }, b = { 0 };
+	gb_err_t rc;
+
+	*same = false;
+	if (!have || !*have)
+		return GB_E_OK;
+	if ((rc = host_set(want, &a, err)) || (rc = host_set(have, &b, err)))
+		goto out;
+	*same = a.n == b.n;
+	for (size_t i = 0; i < a.n && *same; i++)
+		*same = strcmp(a.v[i], b.v[i]) == 0;
+out:
+	gb_strv_free(&a);
+	gb_strv_free(&b);
+	return rc;
+}
+
+/* One create or update RPC.  OUT *serr Slurm's errno when it failed. */
+static gb_err_t resv_rpc(resv_desc_msg_t *m, bool create, int *serr, gb_error_t *err)
+{
+	char what[256];
+	gb_err_t rc = GB_E_OK;
+	char *name = NULL;
+
+	*serr = 0;
+	snprintf(what, sizeof(what), "%s reservation %s%s", create ? "create" : "update",
+		 m->name, m->node_list ? " on" : "");
+	pthread_mutex_lock(&slurm_mu);
+	if (!slurm_inited) {
+		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
+	} else if (create ? !(name = slurm_create_reservation(m)) :
+			    slurm_update_reservation(m) != SLURM_SUCCESS) {
+		*serr = errno;
+		rc = slurm_fail(err, what, m->node_list);
+	}
+	pthread_mutex_unlock(&slurm_mu);
+	compat_free_resv_name(name);
+	return rc;
+}
+
+static gb_err_t resv_create(const struct gb_slurm_resv *r, time_t now, int *serr,
+			    gb_error_t *err)
+{
+	resv_desc_msg_t m;
+
+	slurm_init_resv_desc_msg(&m);
+	m.name = (char *)r->name;
+	m.node_list = (char *)r->nodes;
+	m.start_time = resv_start(r, now);
+	m.end_time = whole(r->end);
+	m.flags = RESV_FLAGS;
+	m.users = (char *)RESV_USERS;
+	compat_resv_set_comment(&m, r->comment);
+	return resv_rpc(&m, true, serr, err);
+}
+
+/* Update what of [cur] differs from [r].  OUT *sent whether an RPC went. */
+static gb_err_t resv_update(const struct gb_slurm_resv *r, const reserve_info_t *cur,
+			    time_t now, bool *sent, int *serr, gb_error_t *err)
+{
+	const char *comment = r->comment && *r->comment ? r->comment : NULL;
+	resv_desc_msg_t m;
+	bool same;
+	gb_err_t rc;
+
+	*sent = false;
+	*serr = 0;
+	slurm_init_resv_desc_msg(&m);
+	m.name = (char *)r->name;
+	if ((rc = same_hosts(r->nodes, cur->node_list, &same, err)))
+		return rc;
+	if (!same)
+		m.node_list = (char *)r->nodes;
+	/* Slurm moves no start of a started reservation (ESLURM_RSV_ALREADY_STARTED) */
+	if (cur->start_time > now && cur->start_time != resv_start(r, now))
+		m.start_time = resv_start(r, now);
+	if (cur->end_time != whole(r->end))
+		m.end_time = whole(r->end);
+	if ((cur->flags & RESV_FLAGS) != RESV_FLAGS)
+		m.flags = RESV_FLAGS;
+	if (COMPAT_RESV_COMMENT && gb_strcmp0(compat_resv_comment(cur), comment) != 0) {
+		compat_resv_set_comment(&m, comment ? comment : "");	/* "" clears it */
+		*sent = true;
+	}
+	if (m.node_list || m.start_time != (time_t)NO_VAL || m.end_time != (time_t)NO_VAL ||
+	    m.flags != NO_VAL64)
+		*sent = true;
+	return *sent ? resv_rpc(&m, false, serr, err) : GB_E_OK;
+}
+
+gb_err_t gb_slurm_resv_ensure(const struct gb_slurm_resv *r, enum gb_slurm_resv_did *did,
+			      gb_error_t *err)
+{
+	gb_err_t rc;
+
+	if (did)
+		*did = GB_SLURM_RESV_UNCHANGED;
+	if ((rc = resv_check(r, time(NULL), err)))
+		return rc;
+	/*
+	 * Another process may create, start or delete it between the load and
+	 * the RPC (ESLURM_RESERVATION_NAME_DUP, ESLURM_RSV_ALREADY_STARTED,
+	 * ESLURM_RESERVATION_INVALID): a second look decides again.
+	 */
+	for (int attempt = 0;; attempt++) {
+		reserve_info_msg_t *msg = NULL;
+		const reserve_info_t *cur;
+		time_t now = time(NULL);
+		bool sent = true;
+		int serr = 0;
+
+		if ((rc = resv_load(&msg, err)))
+			return rc;
+		if ((cur = resv_find(msg, r->name)))
+			rc = resv_update(r, cur, now, &sent, &serr, err);
+		else
+			rc = resv_create(r, now, &serr, err);
+		slurm_free_reservation_info_msg(msg);
+		if (rc == GB_E_OK) {
+			if (did && sent)
+				*did = cur ? GB_SLURM_RESV_UPDATED : GB_SLURM_RESV_CREATED;
+			return GB_E_OK;
+		}
+		if (attempt > 0 || (serr != ESLURM_RESERVATION_NAME_DUP &&
+				    serr != ESLURM_RSV_ALREADY_STARTED &&
+				    serr != ESLURM_RESERVATION_INVALID))
+			return rc;
+	}
+}
+
+gb_err_t gb_slurm_resv_delete(const char *name, gb_error_t *err)
+{
+	reservation_name_msg_t m = { .name = (char *)name };
+	gb_err_t rc = GB_E_OK;
+
+	if (!name || !*name)
+		return gb_errorf(err, GB_E_INVALID, "no reservation name");
+	pthread_mutex_lock(&slurm_mu);
+	if (!slurm_inited)
+		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
+	else if (slurm_delete_reservation(&m) != SLURM_SUCCESS &&
+		 errno != ESLURM_RESERVATION_INVALID)	/* absent: done */
+		rc = slurm_fail(err, "delete reservation", name);
+	pthread_mutex_unlock(&slurm_mu);
+	return rc;
+}
+
+gb_err_t gb_slurm_resv_list(const char *prefix,
+			    int (*cb)(const struct gb_slurm_resv *r, void *arg),
+			    void *arg, gb_error_t *err)
+{
+	reserve_info_msg_t *msg = NULL;
+	gb_err_t rc;
+
+	if ((rc = resv_load(&msg, err)))
+		return rc;
+	for (uint32_t i = 0; i < msg->record_count; i++) {
+		const reserve_info_t *ri = &msg->reservation_array[i];
+		struct gb_slurm_resv r = {
+			ri->name, ri->node_list ? ri->node_list : "", (double)ri->start_time,
+			(double)ri->end_time, compat_resv_comment(ri)
+		};
+
+		if (!ri->name || (prefix && !gb_str_has_prefix(ri->name, prefix)))
+			continue;
+		if (cb(&r, arg)) {
+			rc = GB_E_CANCELLED;
+			break;
+		}
+	}
+	slurm_free_reservation_info_msg(msg);
+	return rc;
 }

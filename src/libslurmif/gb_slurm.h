@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gb_slurm.h - libslurm glue: hostlists, node updates, node and job reads
+ * gb_slurm.h - libslurm glue: hostlists, node updates, node and job reads,
+ * reservations
  *
  * The only gpuburst code that includes <slurm/slurm.h> (besides the
  * job_submit plugin, which must not link libslurm).  Built against the
@@ -84,6 +85,9 @@ enum gb_slurm_node_action {
 	GB_SLURM_POWER_DOWN_FORCE,	/* state=power_down_force: back to idle~ */
 	GB_SLURM_POWER_DOWN,		/* state=power_down: after jobs end */
 	GB_SLURM_RESUME,		/* state=resume */
+	GB_SLURM_POWER_DOWN_ASAP,	/* state=power_down_asap reason=...: DRAIN
+					 * now (no new job), power down once
+					 * the running jobs end (21.08+) */
 };
 
 /*
@@ -105,9 +109,17 @@ char *gb_slurm_features_without(const char *avail, const char *const *drop,
 				size_t n_drop);
 
 /*
- * Apply [action] with [reason] (required for DOWN; may be NULL otherwise)
- * to nodes [names], batched like gb_slurm_nodes_set_addr (the node list
- * is compressed into one expression per batch).
+ * Apply [action] with [reason] (required for DOWN and POWER_DOWN_ASAP;
+ * may be NULL otherwise) to nodes [names], batched like
+ * gb_slurm_nodes_set_addr (the node list is compressed into one
+ * expression per batch).  POWER_DOWN_ASAP keeps [reason]: slurmctld sets
+ * its own "POWER_DOWN_ASAP" only on a node without one (node_mgr.c
+ * _drain_node, 22.05 to 26.05), and the reason is set first.  Seen on
+ * 22.05 with CLOUD nodes: a node running a job is ALLOCATED+DRAIN+
+ * POWER_DOWN until the job ends, then POWERING_DOWN, then POWERED_DOWN
+ * (DRAIN cleared, the reason left); a node powering up for a job boots,
+ * runs it, then does the same; a powered-down node is powered down again
+ * (SuspendProgram runs once more): callers leave those out.
  */
 gb_err_t gb_slurm_nodes_update(enum gb_slurm_node_action action,
 			       char *const *names, size_t n,
@@ -238,6 +250,66 @@ gb_err_t gb_slurm_power_load(struct gb_slurm_power **out, gb_error_t *err);
 void gb_slurm_power_free(struct gb_slurm_power *p);
 
 /*****************************************************************************
+ *  Reservations: maintenance windows on given nodes (needs gb_slurm_init)
+ *
+ *  What gpuburst reserves is a window in which no job may run on the
+ *  nodes: Flags=MAINT,IGNORE_JOBS, Users=root.  The scheduler (main and
+ *  backfill: reservation.c job_test_resv) starts no job outside the
+ *  reservation whose time limit reaches into the window (without one, the
+ *  partition's MaxTime; INFINITE counts as a year).  Such a job pends with
+ *  "ReqNodeNotAvail, Reserved for maintenance" when the window covers
+ *  every node of its partition, else runs elsewhere or pends with
+ *  "Resources" (seen on 22.05).  IGNORE_JOBS lets it be created
+ *  and changed while jobs run into the window ("Requested nodes are busy"
+ *  otherwise); MAINT lets it overlap other reservations.  Running jobs
+ *  are left alone.  Names: '-' is accepted ("gpuburst_cb_cr-0a..." was
+ *  created on 22.05); ',' is not (a job's --reservation list).
+ *****************************************************************************/
+
+struct gb_slurm_resv {
+	const char *name;
+	const char *nodes;	/* hostlist expression ("a-[1-3]" or "a-1,a-2") */
+	double start, end;	/* epoch seconds */
+	const char *comment;	/* NULL for none; Slurm keeps it from 23.02
+				 * (older releases have no field: ignored) */
+};
+
+enum gb_slurm_resv_did {
+	GB_SLURM_RESV_UNCHANGED = 0,	/* it was already so: no RPC sent */
+	GB_SLURM_RESV_CREATED,
+	GB_SLURM_RESV_UPDATED,
+};
+
+/*
+ * Create reservation [r]->name as above, or, when it exists, update what
+ * differs from [r]: the node set (compared as a set), the end, the flags,
+ * the comment, and the start while the reservation has not started
+ * (Slurm refuses to move the start of a started one; the window is then
+ * already there).  A start in the past is sent as now (Slurm refuses a
+ * start more than 10 min back when creating, 1 min when updating).
+ * Idempotent: the same call twice sends nothing the second time.  OUT
+ * *did (may be NULL) what was done.  RET GB_E_INVALID (no name, a ',' in
+ * it, no nodes, end not after start, end in the past), GB_E_SLURM (with
+ * Slurm's message: an unknown node, not root), GB_E_NOMEM.
+ */
+gb_err_t gb_slurm_resv_ensure(const struct gb_slurm_resv *r,
+			      enum gb_slurm_resv_did *did, gb_error_t *err);
+
+/* Delete reservation [name]; one Slurm does not know is GB_E_OK. */
+gb_err_t gb_slurm_resv_delete(const char *name, gb_error_t *err);
+
+/*
+ * Call [cb] with every reservation whose name starts with [prefix] (NULL
+ * or "": all), in Slurm's order; the strings [cb] sees are BORROWED for
+ * that call.  [cb] may call this module (no lock is held).  RET GB_E_OK,
+ * GB_E_SLURM, GB_E_NOMEM, or GB_E_CANCELLED when [cb] returned non-zero
+ * (the walk stops there).
+ */
+gb_err_t gb_slurm_resv_list(const char *prefix,
+			    int (*cb)(const struct gb_slurm_resv *r, void *arg),
+			    void *arg, gb_error_t *err);
+
+/*****************************************************************************
  *  Text: node reasons and the job_submit plugin's intent (pure functions)
  *****************************************************************************/
 
@@ -260,6 +332,14 @@ void gb_slurm_power_free(struct gb_slurm_power *p);
  */
 char *gb_reason_capacity(char *buf, size_t n, const char *code,
 			 const char *text, const char *request_id);
+
+/*
+ * The reason of a node drained (power_down_asap) before its Capacity
+ * Block ends: "gpuburst: capacity block <id> ends <end as
+ * 2026-05-01T11:30:00Z>"; [id] is cut to keep it under [n].  RET [buf].
+ */
+#define GB_REASON_CAPACITY_BLOCK "gpuburst: capacity block "
+char *gb_reason_capacity_block(char *buf, size_t n, const char *block_id, double end);
 
 /*
  * Parse a reason made by gb_reason_capacity: RET whether [reason] starts

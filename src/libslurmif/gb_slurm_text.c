@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gb_slurm.h"
+#include "gb_util.h"
 
 #define REQ_TAG " req="
 #define REQ_ID_LEN 16	/* GB_REQUEST_ID_LEN: libstate's request ids */
@@ -40,6 +41,20 @@ char *gb_reason_capacity(char *buf, size_t n, const char *code,
 	clean[k] = '\0';
 	snprintf(buf, n, "%s%s) %s%s%s", GB_REASON_CAPACITY_PREFIX, code, clean,
 		 REQ_TAG, request_id);
+	return buf;
+}
+
+char *gb_reason_capacity_block(char *buf, size_t n, const char *block_id, double end)
+{
+	char when[32];
+	int room;
+
+	gb_time_iso(end, when, sizeof(when));
+	/* the id gives way to the end (unless not even that fits: then cut) */
+	room = (int)n - (int)(strlen(GB_REASON_CAPACITY_BLOCK) + strlen(" ends ") +
+			      strlen(when) + 1);
+	snprintf(buf, n, "%s%.*s ends %s", GB_REASON_CAPACITY_BLOCK, room > 0 ? room : -1,
+		 block_id ? block_id : "", when);
 	return buf;
 }
 

@@ -12,6 +12,10 @@
  *    says `struct hostlist *`, which is the same type in both.
  *  - slurm_get_errno(): removed in 24.11; it only ever returned errno,
  *    which libslurm still sets: the code reads errno.
+ *  - resv_desc_msg_t.node_cnt and .core_cnt: arrays until 23.02, counts
+ *    from 23.11; slurm_init_resv_desc_msg() sets them and the code never
+ *    touches them.  25.05 adds time_force, 25.11 allowed_parts and qos,
+ *    also left as initialised.
  */
 #ifndef GB_LIBSLURMIF_SLURM_COMPAT_H
 #define GB_LIBSLURMIF_SLURM_COMPAT_H
@@ -81,6 +85,54 @@ static inline int compat_load_job(job_info_msg_t **msg, uint32_t job_id, uint16_
 	return slurm_load_job(msg, id, flags);
 #else
 	return slurm_load_job(msg, job_id, flags);
+#endif
+}
+
+/* A reservation's Comment= (resv_desc_msg_t, reserve_info_t): from 23.02. */
+#if defined(HAVE_RESV_DESC_MSG_T_COMMENT) && defined(HAVE_RESERVE_INFO_T_COMMENT)
+#define COMPAT_RESV_COMMENT 1
+#else
+#define COMPAT_RESV_COMMENT 0
+#endif
+
+static inline void compat_resv_set_comment(resv_desc_msg_t *m, const char *comment)
+{
+#ifdef HAVE_RESV_DESC_MSG_T_COMMENT
+	m->comment = (char *)comment;
+#else
+	(void)m;
+	(void)comment;
+#endif
+}
+
+/* RET BORROWED the comment of [r], NULL when none (or before 23.02). */
+static inline const char *compat_resv_comment(const reserve_info_t *r)
+{
+#ifdef HAVE_RESERVE_INFO_T_COMMENT
+	return r->comment && *r->comment ? r->comment : NULL;
+#else
+	(void)r;
+	return NULL;
+#endif
+}
+
+/*
+ * The name slurm_create_reservation() returns: strdup()ed until 25.11,
+ * xstrdup()ed from 26.05 (SchedMD commit 74f4b700bc, "Return xstring from
+ * slurm_create_reservation()").  Nothing in the headers but the comment
+ * says which, so this one is decided by the version.  slurm_xfree() is in
+ * libslurm in every release but not in slurm.h (the job_submit plugin
+ * declares it the same way).
+ */
+extern void slurm_xfree(void **p);
+
+static inline void compat_free_resv_name(char *name)
+{
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+	if (name)
+		slurm_xfree((void **)&name);
+#else
+	free(name);
 #endif
 }
 
