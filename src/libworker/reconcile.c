@@ -1149,6 +1149,10 @@ static gb_err_t do_blocks(struct rctx *c, gb_error_t *err)
 	in.nodes = c->nodes;
 	in.margin = c->o->conf->policy.capacity_block_margin;
 	in.now = c->now;
+	for (size_t k = 0; k < in.n_blocks; k++)
+		gb_log_debug("reconcile_block id=%s end=%.0f nodes=%zu ends_in=%.0f margin=%.0f",
+			     in.blocks[k].id, in.blocks[k].end, in.blocks[k].n_nodes,
+			     in.blocks[k].end - in.now, in.margin);
 	if ((rc = gb_slurm_cb_plan(&in, &plan, err)))
 		goto out;
 	for (size_t i = 0; i < plan->n; i++) {
