@@ -177,23 +177,30 @@ static void print_plan(struct ctl *ctl, const struct gb_plan *plan,
 	       req->node_count, plan->instance_type, req->home_region, req->nodeset,
 	       plan->planner, plan->total);
 	print_proposal(pr);
-	/* a TYPE column only when a step launches another of the nodeset's types */
+	/*
+	 * TYPE and CAPACITY columns only when a step launches another of the
+	 * nodeset's types, or draws on another rung than on-demand
+	 */
 	for (size_t i = 0; i < plan->n_steps && !typed; i++)
-		typed = strcmp(plan->steps[i].type, plan->instance_type) != 0;
+		typed = strcmp(plan->steps[i].type, plan->instance_type) != 0 ||
+			plan->steps[i].capacity != GB_CAPACITY_ON_DEMAND;
 	if (typed)
-		ctl_table_init(&t, 8, ">#", "REGION", "AZ", "SUBNET", "TYPE", ">BATCH",
-			       ">EXPECT", "WHY");
+		ctl_table_init(&t, 9, ">#", "REGION", "AZ", "SUBNET", "TYPE", "CAPACITY",
+			       ">BATCH", ">EXPECT", "WHY");
 	else
 		ctl_table_init(&t, 7, ">#", "REGION", "AZ", "SUBNET", ">BATCH", ">EXPECT",
 			       "WHY");
 	t.indent = "  ";
 	for (size_t i = 0; i < plan->n_steps; i++) {
 		const struct gb_plan_step *s = &plan->steps[i];
-		char n[16], b[16], e[16];
+		char n[16], b[16], e[16], cap[96];
 
+		snprintf(cap, sizeof(cap), "%s%s%s", gb_conf_capacity_name(s->capacity),
+			 s->target ? " " : "", s->target ? s->target : "");
 		if (typed)
 			ctl_table_row(&t, ctl_itoa((long long)i + 1, n, sizeof(n)), s->region,
-				      s->az, s->subnet, s->type, ctl_itoa(s->batch, b, sizeof(b)),
+				      s->az, s->subnet, s->type, cap,
+				      ctl_itoa(s->batch, b, sizeof(b)),
 				      s->expect ? ctl_itoa(s->expect, e, sizeof(e)) : "?",
 				      s->reason);
 		else
