@@ -254,3 +254,46 @@ const char *orch_abort_line(const struct orch_run *r, char *buf, size_t n)
 	gb_buf_free(&b);
 	return buf;
 }
+
+gb_err_t orch_region_jobs(struct orch_run *r, enum orch_job_kind kind,
+			  bool (*want)(const struct orch_run *r, const char *region),
+			  struct orch_job **out, size_t *n_out, gb_error_t *err)
+{
+	struct orch_job *jobs = calloc(r->cand.n + 1, sizeof(*jobs));
+	struct orch_job **jp = calloc(r->cand.n + 1, sizeof(*jp));
+	size_t n = 0;
+
+	*out = NULL;
+	*n_out = 0;
+	if (!jobs || !jp) {
+		free(jobs);
+		free(jp);
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < r->cand.n; i++) {
+		const char *region = r->cand.v[i].region->name;
+
+		if (!want(r, region))
+			continue;
+		jobs[n].kind = kind;
+		jobs[n].region = region;
+		jobs[n].types = r->types;	/* every type in one call */
+		jobs[n].n_types = r->n_types;
+		jp[n] = &jobs[n];
+		n++;
+	}
+	orch_pool_run(r->pool, jp, n);
+	for (size_t i = 0; i < n; i++)
+		r->other_calls += jobs[i].ae.attempts > 0 ? jobs[i].ae.attempts : 1;
+	free(jp);
+	*out = jobs;
+	*n_out = n;
+	return GB_E_OK;
+}
+
+void orch_jobs_free(struct orch_job *jobs, size_t n)
+{
+	for (size_t i = 0; jobs && i < n; i++)
+		orch_job_clear(&jobs[i]);
+	free(jobs);
+}

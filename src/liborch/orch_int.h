@@ -332,6 +332,16 @@ void orch_place_name(const struct orch_run *r, const char *az, char *buf,
 void orch_place_clear(struct orch_run *r);
 
 /*
+ * One [kind] job per candidate region that [want] names (filtered by the
+ * request's types), run in parallel and counted in r->other_calls.  OUT
+ * *out NEW array of the *n_out answered jobs (orch_jobs_free).
+ */
+gb_err_t orch_region_jobs(struct orch_run *r, enum orch_job_kind kind,
+			  bool (*want)(const struct orch_run *r, const char *region),
+			  struct orch_job **out, size_t *n_out, gb_error_t *err);
+void orch_jobs_free(struct orch_job *jobs, size_t n);
+
+/*
  * The capacity ladder (orch_ladder.c).  orch_ladder_load: before the facts
  * are built, the reservations and Capacity Blocks of the candidate regions
  * that the ladder's rungs may use, from the state file's cache when

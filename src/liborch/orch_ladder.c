@@ -82,46 +82,30 @@ static gb_err_t cache_answer(struct orch_run *r, const char *region,
 	return rc;
 }
 
+static bool stale(const struct orch_run *r, const char *region)
+{
+	return !fresh(r, region, orch_wall(r->o));
+}
+
 /* Ask EC2 for the reservations of the candidate regions not cached. */
 static gb_err_t describe_stale(struct orch_run *r, double now, gb_error_t *err)
 {
-	struct orch_job *jobs = calloc(r->cand.n + 1, sizeof(*jobs));
-	struct orch_job **jp = calloc(r->cand.n + 1, sizeof(*jp));
+	struct orch_job *jobs = NULL;
 	size_t n = 0;
-	gb_err_t rc = GB_E_OK;
+	gb_err_t rc;
 
-	if (!jobs || !jp) {
-		free(jobs);
-		free(jp);
-		return gb_errorf(err, GB_E_NOMEM, "out of memory");
-	}
-	for (size_t i = 0; i < r->cand.n; i++) {
-		const char *region = r->cand.v[i].region->name;
-
-		if (fresh(r, region, now))
-			continue;
-		jobs[n].kind = ORCH_JOB_RESERVATIONS;
-		jobs[n].region = region;
-		jobs[n].types = r->types;
-		jobs[n].n_types = r->n_types;
-		jp[n] = &jobs[n];
-		n++;
-	}
-	orch_pool_run(r->pool, jp, n);
+	rc = orch_region_jobs(r, ORCH_JOB_RESERVATIONS, stale, &jobs, &n, err);
 	for (size_t i = 0; i < n; i++) {
 		struct orch_job *j = &jobs[i];
 
-		r->other_calls += j->ae.attempts > 0 ? j->ae.attempts : 1;
 		if (j->rc == GB_E_OK && !rc)
 			rc = cache_answer(r, j->region, j->reservations, now, err);
 		else if (j->rc)
 			/* none known there: its reservation pools are not made */
 			orch_trace(r, "ladder", "region=%s reservations unknown: %s", j->region,
 				   j->err.text);
-		orch_job_clear(j);
 	}
-	free(jobs);
-	free(jp);
+	orch_jobs_free(jobs, n);
 	return rc;
 }
 

@@ -132,40 +132,27 @@ static gb_err_t settle_options(struct orch_run *r,
 	return GB_E_OK;
 }
 
+/* A region with a pool whose offering is not known yet. */
+static bool offerings_unknown(const struct orch_run *r, const char *region)
+{
+	for (size_t k = 0; k < r->facts.n_pools; k++)
+		if (strcmp(r->facts.pools[k].region, region) == 0 &&
+		    r->facts.pools[k].offered == GB_OFFER_UNKNOWN)
+			return true;
+	return false;
+}
+
 /* Preflight every candidate region not cached, in parallel. */
 static gb_err_t preflight(struct orch_run *r, gb_error_t *err)
 {
-	struct orch_job *jobs = calloc(r->cand.n + 1, sizeof(*jobs));
-	struct orch_job **jp = calloc(r->cand.n + 1, sizeof(*jp));
+	struct orch_job *jobs = NULL;
 	size_t n = 0;
+	gb_err_t rc;
 
-	(void)err;
-	if (!jobs || !jp) {
-		free(jobs);
-		free(jp);
-		return gb_errorf(err, GB_E_NOMEM, "out of memory");
-	}
-	for (size_t i = 0; i < r->cand.n; i++) {
-		const char *region = r->cand.v[i].region->name;
-		bool need = false;
-
-		for (size_t k = 0; k < r->facts.n_pools; k++)
-			need |= strcmp(r->facts.pools[k].region, region) == 0 &&
-				r->facts.pools[k].offered == GB_OFFER_UNKNOWN;
-		if (!need)
-			continue;
-		jobs[n].kind = ORCH_JOB_OFFERINGS;
-		jobs[n].region = region;
-		jobs[n].types = r->types;	/* every type in one call */
-		jobs[n].n_types = r->n_types;
-		jp[n] = &jobs[n];
-		n++;
-	}
-	orch_pool_run(r->pool, jp, n);
+	rc = orch_region_jobs(r, ORCH_JOB_OFFERINGS, offerings_unknown, &jobs, &n, err);
 	for (size_t i = 0; i < n; i++) {
 		struct orch_job *j = &jobs[i];
 
-		r->other_calls += j->ae.attempts > 0 ? j->ae.attempts : 1;
 		if (j->rc == GB_E_OK) {
 			gb_plan_offerings_apply(&r->facts, j->region, j->offerings, r->st);
 		} else if (j->ae.cls == GB_EC2_CLASS_REGION) {
@@ -178,14 +165,12 @@ static gb_err_t preflight(struct orch_run *r, gb_error_t *err)
 			orch_trace(r, "preflight", "region=%s offerings unknown: %s",
 				   j->region, j->err.text);
 		}
-		orch_job_clear(j);
 	}
+	orch_jobs_free(jobs, n);
 	for (size_t k = 0; k < r->facts.n_pools; k++)
 		if (r->facts.pools[k].offered == GB_OFFER_NO)
 			orch_exclude_subnet(r, k, "not offered");
-	free(jobs);
-	free(jp);
-	return GB_E_OK;
+	return rc;
 }
 
 static bool region_offers(const struct orch_run *r, const char *region)
