@@ -491,6 +491,9 @@ plugin_so() {
 # slurm-conf --lab`'s.  gpu is the default partition, unless --job-submit
 # loads job_submit/gpuburst: then cpu is, and the plugin routes GPU jobs.
 #
+# A10G_EXTRA and POLICY_EXTRA, when set, are YAML lines added to the a10g
+# nodeset and to policy: (a test's own capacity ladder, locality, margins).
+#
 # --site: a site's own cluster that gpuburst is added to, as README "Using
 # it on a real cluster" says: slurm.conf is the lab's base, the lines in
 # $SITE_LINES (the site's own settings), an on-premises node site-1 (a
