@@ -140,6 +140,8 @@ static void print_proposal(const struct gb_orch_proposal *pr)
 	if (strcmp(pr->status, "rejected") == 0)
 		printf("Planner: %s plan rejected: %s; using the heuristic plan\n", pr->planner,
 		       pr->reason);
+	else if (strcmp(pr->status, "skipped") == 0)
+		printf("Planner: %s not asked: %s\n", pr->planner, pr->reason);
 	else
 		printf("Planner: %s gave no plan: %s; using the heuristic plan\n", pr->planner,
 		       pr->reason);

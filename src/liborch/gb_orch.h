@@ -273,7 +273,9 @@ struct gb_orch_proposal {
 	char status[16];	/* "used"; "rejected" (the validator refused
 				 * the plan); "failed" (no plan: no answer in
 				 * time, HTTP error, malformed or truncated
-				 * answer, max_calls reached) */
+				 * answer, max_calls reached); "skipped" (not
+				 * asked: a capacity ladder other than
+				 * on-demand alone) */
 	char reason[GB_ERROR_TEXT_MAX];	/* why, unless used */
 };
 

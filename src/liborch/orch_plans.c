@@ -132,6 +132,10 @@ static gb_err_t proposed(struct orch_run *r, struct gb_plan **out,
 	 * its plan could only be rejected, so it is not asked.
 	 */
 	if (r->facts.n_rungs != 1 || r->facts.rungs[0].kind != GB_CAPACITY_ON_DEMAND) {
+		if (r->replans == 0)	/* once, with the first plan */
+			orch_trace(r, "plan", "planner=%s not asked: the capacity ladder is "
+				   "planned by the heuristic planner", r->o->llm ?
+				   gb_llm_planner_name(r->o->llm) : "plug-in");
 		note_proposal(r, NULL, "skipped",
 			      "the capacity ladder is planned by the heuristic planner");
 		return GB_E_OK;
