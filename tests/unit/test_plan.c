@@ -1279,6 +1279,99 @@ static void test_ladder(void **state)
 	drop_state(st);
 }
 
+/* Open reservations (summed per AZ), resource groups (their region only), launch parameters. */
+static void test_ladder_open_groups(void **state)
+{
+	static char arn[] = "arn:aws:resource-groups:ap-south-1:123456789012:group/odcrs";
+	static char *groups[] = { arn, NULL };
+	struct gb_conf_rung rung = { .kind = GB_CAPACITY_RESERVATION, .resource_groups = groups,
+				     .n_resource_groups = 1, .open = true };
+	const struct gb_plan_resv resv[] = {
+		{ "ap-south-1", "cr-00000000000000001", "g5.xlarge", "ap-south-1a",
+		  GB_CAPACITY_RESERVATION, true, "active", 1, 1, 0, 0 },
+		{ "ap-south-1", "cr-00000000000000002", "g5.xlarge", "ap-south-1a",
+		  GB_CAPACITY_RESERVATION, true, "active", 2, 2, 0, 0 },
+		/* targeted: not for open launches */
+		{ "ap-south-1", "cr-00000000000000003", "g5.xlarge", "ap-south-1a",
+		  GB_CAPACITY_RESERVATION, false, "active", 5, 5, 0, 0 },
+		/* open but used up */
+		{ "ap-northeast-1", "cr-00000000000000004", "g5.xlarge", "ap-northeast-1a",
+		  GB_CAPACITY_RESERVATION, true, "active", 0, 3, 0, 0 },
+	};
+	struct gb_plan_ladder ladder = { &rung, 1, resv, GB_ARRAY_LEN(resv), true };
+	const char *types[] = { "g5.xlarge" };
+	const char *nodes[] = { "g5-1" };
+	struct gb_orch_capacity cap = { 0 };
+	struct gb_orch_launch l = { 0 };
+	struct gb_candidates c;
+	struct gb_plan_facts f;
+	const struct gb_pool *q;
+	size_t n_group = 0;
+	gb_error_t err;
+
+	(void)state;
+	assert_int_equal(gb_plan_candidates(conf, "ap-southeast-1", GB_MODE_MULTI_REGION, &c, &err),
+			 GB_E_OK);
+	assert_int_equal(gb_plan_facts_build_ladder(conf, &c, types, 1, &ladder, 8, 1,
+						    GB_LOCALITY_NONE, NULL, 1.8e9, &f, &err),
+			 GB_E_OK);
+	q = pool_rung(&f, "subnet-aps1a-2", GB_CAPACITY_RESERVATION, NULL);
+	assert_int_equal(q->reserved, 3);	/* 1 + 2, the targeted one apart */
+	assert_false(q->excluded);
+	q = pool_rung(&f, "subnet-apne1a-1", GB_CAPACITY_RESERVATION, NULL);
+	assert_true(q->excluded);
+	assert_string_equal(q->why, "open reservations have none available");
+	for (size_t i = 0; i < f.n_pools; i++) {
+		if (!f.pools[i].target)
+			continue;
+		assert_string_equal(f.pools[i].target, arn);
+		assert_string_equal(f.pools[i].region, "ap-south-1");
+		assert_int_equal(f.pools[i].reserved, -1);	/* memory judges a group */
+		n_group++;
+	}
+	assert_int_equal(n_group, 3);	/* every subnet of ap-south-1 */
+	gb_plan_facts_clear(&f);
+	gb_plan_candidates_clear(&c);
+
+	/* what each rung sends */
+	cap.kind = GB_CAPACITY_RESERVATION;
+	assert_int_equal(gb_orch_launch_params(conf, NULL, "g5.xlarge", &cap, "ap-south-1",
+					       "subnet-aps1a-1", "r1", nodes, 1, 1, NULL, &l, &err),
+			 GB_E_OK);
+	assert_string_equal(l.run.capacity_reservation_preference, "capacity-reservations-only");
+	assert_null(l.run.capacity_reservation_id);
+	assert_string_equal(l.run.tag_specs[0].tags[2].key, "gpuburst:capacity");
+	assert_string_equal(l.run.tag_specs[0].tags[2].value, "reservation");
+	cap.target = arn;
+	assert_int_equal(gb_orch_launch_params(conf, NULL, "g5.xlarge", &cap, "ap-south-1",
+					       "subnet-aps1a-1", "r1", nodes, 1, 1, NULL, &l, &err),
+			 GB_E_OK);
+	assert_string_equal(l.run.capacity_reservation_group_arn, arn);
+	assert_null(l.run.capacity_reservation_preference);
+	cap.target = "cr-00000000000000003";
+	assert_int_equal(gb_orch_launch_params(conf, NULL, "g5.xlarge", &cap, "ap-south-1",
+					       "subnet-aps1a-1", "r1", nodes, 1, 1, NULL, &l, &err),
+			 GB_E_OK);
+	assert_string_equal(l.run.capacity_reservation_id, "cr-00000000000000003");
+	assert_false(l.run.capacity_block);
+	cap.kind = GB_CAPACITY_BLOCK;
+	assert_int_equal(gb_orch_launch_params(conf, NULL, "g5.xlarge", &cap, "ap-south-1",
+					       "subnet-aps1a-1", "r1", nodes, 1, 1, NULL, &l, &err),
+			 GB_E_OK);
+	assert_true(l.run.capacity_block);
+	assert_false(l.run.spot);
+	assert_string_equal(l.run.tag_specs[0].tags[2].value, "capacity-block");
+	cap = (struct gb_orch_capacity){ GB_CAPACITY_SPOT, NULL, "2.5" };
+	assert_int_equal(gb_orch_launch_params(conf, NULL, "g5.xlarge", &cap, "ap-south-1",
+					       "subnet-aps1a-1", "r1", nodes, 1, 1, NULL, &l, &err),
+			 GB_E_OK);
+	assert_true(l.run.spot);
+	assert_string_equal(l.run.spot_max_price, "2.5");
+	assert_null(l.run.capacity_reservation_id);
+	assert_string_equal(l.run.tag_specs[0].tags[2].value, "spot");
+	gb_orch_launch_clear(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1298,6 +1391,7 @@ int main(void)
 		cmocka_unit_test(test_quota_key_catalog),
 		cmocka_unit_test(test_types),
 		cmocka_unit_test(test_ladder),
+		cmocka_unit_test(test_ladder_open_groups),
 		cmocka_unit_test(test_summary_bounded),
 		cmocka_unit_test(test_token),
 		cmocka_unit_test(test_user_data),
