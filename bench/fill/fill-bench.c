@@ -30,6 +30,16 @@
  * makes one group in the first AZ that can hold the job (pool, quota and
  * the scenario's cluster_capacity, which all_scenarios repeats).
  *
+ * The ladder scenario gives nodeset g5 a capacity ladder (reservations,
+ * capacity_blocks, spot, on_demand), written into the configuration's text
+ * as second-type's type list is.  The oracle climbs the ladder rung by
+ * rung: it knows the reservations and Capacity Blocks (listed with
+ * DescribeCapacityReservations before its clock starts, not counted) and
+ * the spot prices, and launches with the engine's own
+ * gb_orch_launch_params().  A table per rung follows such a scenario's:
+ * each lane's calls and instances per rung, and its calls into pools that
+ * gave nothing (counted from the attempts).
+ *
  * The last lines sum up the extras (instances beyond the nodes, from
  * hedges and spares; rolled-back ones apart) of each strategy per 100
  * nodes requested, over every scenario run, against EXTRAS_BOUND, the
@@ -38,8 +48,9 @@
  * time, for a sum over more than one latency draw.
  *
  * Debugging aids: FILL_TRACE=1 prints the default strategy's plans,
- * capacity memory and decision trace to stderr; FILL_SEEDS=1 adds those of
- * the warm-up runs.
+ * capacity memory and decision trace to stderr (FILL_TRACE=probe_fill,
+ * best_effort or all_or_nothing: that strategy's); FILL_SEEDS=1 adds those
+ * of the warm-up runs.
  */
 #include "config.h"
 
@@ -81,20 +92,27 @@ struct scenario {
 				 * cluster (every strategy all_or_nothing) */
 	struct group_cap groups[4];
 	const char *second;	/* the nodeset's second instance type, or NULL */
+	const char *capacity;	/* the nodeset's capacity ladder (YAML), or NULL */
 };
 
+/* the ladder scenario's rungs (bench/fill/scenarios/ladder.yaml) */
+#define LADDER_CAPACITY \
+	"[reservations: {ids: [cr-0b0000000000000a1, cr-0b0000000000000a2]}, " \
+	"capacity_blocks: {}, spot: {max_price: \"0.50\"}, on_demand: {}]"
+
 static const struct scenario all_scenarios[] = {
-	{ "ample", 20, false, false, { { NULL, 0 } }, NULL },
-	{ "scattered", 20, false, false, { { NULL, 0 } }, NULL },
-	{ "home-empty", 16, false, false, { { NULL, 0 } }, NULL },
-	{ "throttle-storm", 16, false, false, { { NULL, 0 } }, NULL },
-	{ "quota-wall", 16, false, false, { { NULL, 0 } }, NULL },
-	{ "job8", 8, true, false, { { NULL, 0 } }, NULL },
-	{ "second-type", 16, false, false, { { NULL, 0 } }, "g5.2xlarge" },
+	{ "ample", 20, false, false, { { NULL, 0 } }, NULL, NULL },
+	{ "scattered", 20, false, false, { { NULL, 0 } }, NULL, NULL },
+	{ "home-empty", 16, false, false, { { NULL, 0 } }, NULL, NULL },
+	{ "throttle-storm", 16, false, false, { { NULL, 0 } }, NULL, NULL },
+	{ "quota-wall", 16, false, false, { { NULL, 0 } }, NULL, NULL },
+	{ "job8", 8, true, false, { { NULL, 0 } }, NULL, NULL },
+	{ "second-type", 16, false, false, { { NULL, 0 } }, "g5.2xlarge", NULL },
+	{ "ladder", 16, false, false, { { NULL, 0 } }, NULL, LADDER_CAPACITY },
 	{ "train-fallback", 4, true, true,
-	  { { "ap-southeast-1", 2 }, { "ap-northeast-1", 3 }, { NULL, 0 } }, NULL },
+	  { { "ap-southeast-1", 2 }, { "ap-northeast-1", 3 }, { NULL, 0 } }, NULL, NULL },
 	{ "train-nowhere", 4, true, true,
-	  { { "ap-southeast-1", 2 }, { "ap-northeast-1", 3 }, { NULL, 0 } }, NULL },
+	  { { "ap-southeast-1", 2 }, { "ap-northeast-1", 3 }, { NULL, 0 } }, NULL, NULL },
 };
 
 /* the nodeset, instance type and vCPUs of a scenario's nodes */
@@ -214,12 +232,13 @@ static char *conf_subst(char *text, const char *from, const char *to)
 
 /*
  * bench/fill/gpuburst.yaml for a simulator at [endpoint] and scenario
- * [sc]: a scenario with a second type lists both types on nodeset g5
- * (one bench config for every scenario; the parser checks the list).
+ * [sc]: a scenario with a second type lists both types on nodeset g5, one
+ * with a capacity ladder gives it to nodeset g5 (one bench config for
+ * every scenario; the parser checks the list and the ladder).
  */
 static char *conf_text(const char *endpoint, const struct scenario *sc)
 {
-	char path[1024], types[128], *text = NULL;
+	char path[1024], types[512], *text = NULL;
 	size_t len;
 	gb_error_t err;
 
@@ -227,11 +246,14 @@ static char *conf_text(const char *endpoint, const struct scenario *sc)
 	if (gb_file_read(path, 1 << 20, &text, &len, &err))
 		die(err.text);
 	text = conf_subst(text, "@ENDPOINT@", endpoint);
-	if (sc->second && !O.first_type_only) {
+	if (sc->second && !O.first_type_only)
 		snprintf(types, sizeof(types), "instance_types: [g5.xlarge, %s]\n", sc->second);
-		text = conf_subst(text, "instance_type: g5.xlarge\n", types);
-	}
-	return text;
+	else
+		snprintf(types, sizeof(types), "instance_type: g5.xlarge\n");
+	if (sc->capacity)	/* a key of the same nodeset, after its type */
+		snprintf(types + strlen(types), sizeof(types) - strlen(types),
+			 "    capacity: %s\n", sc->capacity);
+	return conf_subst(text, "instance_type: g5.xlarge\n", types);
 }
 
 static struct gb_conf *load_conf(const char *endpoint, const struct scenario *sc)
@@ -319,25 +341,37 @@ static void rm_state(const char *path)
  *  The simulator's view: pools, quotas, instances
  *****************************************************************************/
 
+/* a pool the oracle may launch into: on-demand or spot capacity of an AZ,
+ * or a reservation or Capacity Block (target: its id) */
 struct az_cap {
 	char region[32], az[32], type[32];
+	enum gb_capacity_kind kind;
+	char target[32];	/* reservation or block id; "" for none */
+	double price;		/* spot: USD per hour */
+	int rung;		/* its rung of the nodeset's ladder; -1: none
+				 * (not on the ladder, or refused) */
 	long avail;
 };
 
+#define WORLD_POOLS 96
+
 struct world {
-	struct az_cap az[64];
+	struct az_cap az[WORLD_POOLS];
 	int n;
-	struct { char name[32]; long room; } region[16];
+	/* room for instances: [0] on-demand (reservations and blocks count
+	 * there too), [1] spot */
+	struct { char name[32]; long room[2]; } region[16];
 	int n_regions;
+	int n_rungs;
 };
 
-/* room for instances of [sc]'s type: g5.xlarge 4 vCPUs of the G bucket,
- * p5.48xlarge 192 of the P bucket */
-static long quota_room(json_t *rg, const struct scenario *sc)
+/* room for instances of [sc]'s type in quotas [q] used by [u]: g5.xlarge 4
+ * vCPUs of the G bucket, p5.48xlarge 192 of the P bucket; [instances]: the
+ * On-Demand instance count quota applies too */
+static long quota_room(json_t *q, json_t *u, const struct scenario *sc, bool instances)
 {
 	const char *bucket = sc->placement ? "p_vcpus" : "g_vt_vcpus";
 	long vcpus = sc->placement ? 192 : 4;
-	json_t *q = json_object_get(rg, "quotas"), *u = json_object_get(rg, "usage");
 	json_t *vq = json_object_get(q, bucket), *iq = json_object_get(q, "instances");
 	long room = 1L << 30;
 
@@ -347,7 +381,7 @@ static long quota_room(json_t *rg, const struct scenario *sc)
 
 		room = r < room ? r : room;
 	}
-	if (json_is_integer(iq)) {
+	if (instances && json_is_integer(iq)) {
 		long r = (long)(json_integer_value(iq) -
 				json_integer_value(json_object_get(u, "instances")));
 
@@ -356,7 +390,40 @@ static long quota_room(json_t *rg, const struct scenario *sc)
 	return room < 0 ? 0 : room;
 }
 
-/* The pools of [sc]'s types ([second]: the nodeset's second type, or NULL). */
+static struct az_cap *world_add(struct world *w, const char *region, const char *az,
+				const char *type, enum gb_capacity_kind kind, long avail)
+{
+	struct az_cap *p;
+
+	if (w->n >= WORLD_POOLS)
+		die("too many pools for the oracle");
+	p = &w->az[w->n++];
+	memset(p, 0, sizeof(*p));
+	gb_strlcpy(p->region, region, sizeof(p->region));
+	gb_strlcpy(p->az, az, sizeof(p->az));
+	gb_strlcpy(p->type, type, sizeof(p->type));
+	p->kind = kind;
+	p->avail = avail;
+	p->rung = -1;
+	return p;
+}
+
+/* One pool of /_sim/state (an AZ's, of [kind]) when it is of [sc]'s types. */
+static void az_pool(struct world *w, const struct scenario *sc, const char *second,
+		    const char *region, const char *az, json_t *pool, enum gb_capacity_kind kind)
+{
+	const char *t = json_string_value(json_object_get(pool, "instance_type"));
+	struct az_cap *p;
+
+	if (!t || (strcmp(t, sc_type(sc)) && (!second || strcmp(t, second))))
+		return;
+	p = world_add(w, region, az, t, kind,
+		      (long)json_integer_value(json_object_get(pool, "available")));
+	p->price = json_number_value(json_object_get(pool, "price"));
+}
+
+/* The AZ pools (on-demand, then spot) of [sc]'s types ([second]: the
+ * nodeset's second type, or NULL). */
 static void read_world(const struct gb_simh *s, const struct scenario *sc,
 		       const char *second, struct world *w)
 {
@@ -374,26 +441,21 @@ static void read_world(const struct gb_simh *s, const struct scenario *sc,
 	free(text);
 	json_array_foreach(json_object_get(root, "regions"), i, rg) {
 		const char *rn = json_string_value(json_object_get(rg, "name"));
+		json_t *spot = json_object_get(rg, "spot");
 
 		gb_strlcpy(w->region[w->n_regions].name, rn, sizeof(w->region[0].name));
-		w->region[w->n_regions++].room = quota_room(rg, sc);
+		w->region[w->n_regions].room[0] = quota_room(json_object_get(rg, "quotas"),
+							     json_object_get(rg, "usage"), sc, true);
+		w->region[w->n_regions++].room[1] = quota_room(json_object_get(spot, "quotas"),
+							       json_object_get(spot, "usage"), sc,
+							       false);
 		json_array_foreach(json_object_get(rg, "azs"), j, az) {
-			json_array_foreach(json_object_get(az, "pools"), k, pool) {
-				const char *t = json_string_value(json_object_get(pool,
-										  "instance_type"));
+			const char *an = json_string_value(json_object_get(az, "name"));
 
-				if (strcmp(t, sc_type(sc)) && (!second || strcmp(t, second)))
-					continue;
-				if (w->n >= (int)GB_ARRAY_LEN(w->az))
-					die("too many pools for the oracle");
-				gb_strlcpy(w->az[w->n].type, t, sizeof(w->az[0].type));
-				gb_strlcpy(w->az[w->n].region, rn, sizeof(w->az[0].region));
-				gb_strlcpy(w->az[w->n].az,
-					   json_string_value(json_object_get(az, "name")),
-					   sizeof(w->az[0].az));
-				w->az[w->n++].avail = (long)json_integer_value(
-					json_object_get(pool, "available"));
-			}
+			json_array_foreach(json_object_get(az, "pools"), k, pool)
+				az_pool(w, sc, second, rn, an, pool, GB_CAPACITY_ON_DEMAND);
+			json_array_foreach(json_object_get(az, "spot_pools"), k, pool)
+				az_pool(w, sc, second, rn, an, pool, GB_CAPACITY_SPOT);
 		}
 	}
 	json_decref(root);
@@ -444,6 +506,74 @@ static void read_live(const struct gb_simh *s, const char *request_id, struct li
 }
 
 /*****************************************************************************
+ *  Calls per rung of the ladder, and calls into pools that gave nothing
+ *****************************************************************************/
+
+/* A lane's RunInstances calls (not HTTP requests: retries apart) per pool. */
+struct rung_acc {
+	struct {
+		char key[160];		/* region/az/target */
+		enum gb_capacity_kind kind;
+		int calls, got;
+	} pool[128];
+	int n;
+};
+
+/* Per capacity kind: calls and instances, and the calls into pools (AZ,
+ * kind, reservation) that gave nothing in the whole run. */
+struct rung_sum {
+	int calls, got;
+	int dead_calls, dead_pools, dead_most;	/* most calls in one such pool */
+};
+
+static void acc_add(struct rung_acc *a, enum gb_capacity_kind kind, const char *region,
+		    const char *az, const char *target, int got)
+{
+	char key[160];
+	int i;
+
+	snprintf(key, sizeof(key), "%s/%s/%s", region, az, target ? target : "");
+	for (i = 0; i < a->n; i++)
+		if (a->pool[i].kind == kind && !strcmp(a->pool[i].key, key))
+			break;
+	if (i == a->n) {
+		if (a->n == (int)GB_ARRAY_LEN(a->pool))
+			die("too many pools to account for");
+		gb_strlcpy(a->pool[a->n].key, key, sizeof(a->pool[0].key));
+		a->pool[a->n++].kind = kind;
+	}
+	a->pool[i].calls++;
+	a->pool[i].got += got > 0 ? got : 0;
+}
+
+static void acc_sum(const struct rung_acc *a, struct rung_sum s[GB_CAPACITY_COUNT])
+{
+	memset(s, 0, GB_CAPACITY_COUNT * sizeof(*s));
+	for (int i = 0; i < a->n; i++) {
+		struct rung_sum *k = &s[a->pool[i].kind];
+
+		k->calls += a->pool[i].calls;
+		k->got += a->pool[i].got;
+		if (a->pool[i].got)
+			continue;
+		k->dead_calls += a->pool[i].calls;
+		k->dead_pools++;
+		if (a->pool[i].calls > k->dead_most)
+			k->dead_most = a->pool[i].calls;
+	}
+}
+
+/* An attempt of the engine's, from the state file. */
+static int acc_attempt(const struct gb_attempt *at, void *arg)
+{
+	for (int k = 0; k < GB_CAPACITY_COUNT; k++)
+		if (!strcmp(at->capacity, gb_conf_capacity_name((enum gb_capacity_kind)k)))
+			acc_add(arg, (enum gb_capacity_kind)k, at->region, at->az,
+				at->capacity_target, at->got);
+	return 0;
+}
+
+/*****************************************************************************
  *  One lane: a strategy (or the oracle) against its own simulator
  *****************************************************************************/
 
@@ -468,6 +598,9 @@ struct lane {
 	int groups_made, groups_left, alive_left;	/* after the run (end_run) */
 	int in_use;		/* DeletePlacementGroup answered InUse */
 	bool release;		/* a warm-up run: its jobs end, nodes suspended */
+	struct rung_sum rung[GB_CAPACITY_COUNT];	/* per capacity kind */
+	enum gb_capacity_kind ladder[GB_CAPACITY_COUNT];	/* the nodeset's rungs */
+	int n_rungs;
 };
 
 static int rec_alive(const struct gb_instance *in, void *arg)
@@ -487,9 +620,36 @@ static int print_plan(const struct gb_plan_row *p, void *arg)
 static int print_mem(const struct gb_capacity *c, void *arg)
 {
 	(void)arg;
-	fprintf(stderr, "  memory %s %s asked %.2f got %.2f ice %.2f\n", c->az, c->instance_type,
-		c->asked, c->got, c->ice);
+	fprintf(stderr, "  memory %s %s %s asked %.2f got %.2f ice %.2f\n", c->az, c->instance_type,
+		c->capacity, c->asked, c->got, c->ice);
 	return 0;
+}
+
+/* FILL_TRACE=NAME: that strategy's lane is traced; any other value: the default's. */
+static bool traced(const struct lane *ln)
+{
+	const char *t = getenv("FILL_TRACE");
+	bool named = false;
+
+	if (!t)
+		return false;
+	for (int k = 0; k < L_ORACLE; k++)
+		named |= !strcmp(t, lane_names[k]);
+	return named ? !strcmp(t, lane_names[ln->kind]) : ln->kind == L_DEFAULT;
+}
+
+/* The run's calls per rung, from its attempts in the state file. */
+static void account_attempts(gb_state_t *st, const char *request_id, struct lane *ln)
+{
+	struct rung_acc *a = calloc(1, sizeof(*a));
+	gb_error_t err;
+
+	if (!a)
+		die("out of memory");
+	if (gb_state_attempt_list(st, request_id, acc_attempt, a, &err))
+		die(err.text);
+	acc_sum(a, ln->rung);
+	free(a);
 }
 
 static void *run_engine_lane(void *arg)
@@ -545,11 +705,12 @@ static void *run_engine_lane(void *arg)
 	ln->rolled_back = res.rolled_back;
 	ln->ttc = res.time_to_capacity;
 	gb_strlcpy(ln->reason, res.reason, sizeof(ln->reason));
-	if (getenv("FILL_TRACE") && ln->kind == L_DEFAULT && ln->clk.scale == O.scale) {
+	account_attempts(st, req.id, ln);
+	if (traced(ln) && ln->clk.scale == O.scale) {
 		gb_state_plan_list(st, req.id, print_plan, NULL, NULL);
 		gb_state_capacity_list(st, NULL, gb_time_now(), 3600, print_mem, NULL, NULL);
 	}
-	if (getenv("FILL_TRACE") && ln->kind == L_DEFAULT && (ln->clk.scale == O.scale || getenv("FILL_SEEDS")))
+	if (traced(ln) && (ln->clk.scale == O.scale || getenv("FILL_SEEDS")))
 		for (size_t i = 0; i < res.trace.n; i++)
 			fprintf(stderr, "  %s %s: %s\n", ln->sc->name, ln->warm ? "warm" : "cold",
 				res.trace.v[i]);
@@ -583,74 +744,46 @@ static void *run_engine_lane(void *arg)
 }
 
 /*****************************************************************************
- *  The oracle: knows every pool and quota, asks each pool exactly what it
- *  holds (largest first, fewest calls), all calls at once.
+ *  The oracle: knows every pool and quota, climbs the nodeset's ladder
+ *  rung by rung and asks each pool exactly what it holds (largest first,
+ *  fewest calls), all calls at once.
  *****************************************************************************/
 
-struct take {
-	char region[32], az[32], type[32];
-	int n;
-};
-
-/* Greedy: the biggest effective pool first (fewest calls). */
-static int plan_takes(struct world *w, const char *only_region, int need,
-		      struct take *t, int bmax, int *calls)
+static bool listed(char *const *v, size_t n, const char *s)
 {
-	long room[16];
-	bool used[64] = { false };
-	int n = 0, got = 0;
-
-	for (int i = 0; i < w->n_regions; i++)
-		room[i] = w->region[i].room;
-	*calls = 0;
-	while (got < need) {
-		int best = -1;
-		long best_take = 0;
-
-		for (int i = 0; i < w->n; i++) {
-			long r = 0, take;
-
-			if (used[i] || (only_region && strcmp(w->az[i].region, only_region)))
-				continue;
-			for (int k = 0; k < w->n_regions; k++)
-				if (!strcmp(w->region[k].name, w->az[i].region))
-					r = room[k];
-			take = w->az[i].avail < r ? w->az[i].avail : r;
-			if (take > need - got)
-				take = need - got;
-			if (take > best_take) {
-				best_take = take;
-				best = i;
-			}
-		}
-		if (best < 0)
-			break;
-		used[best] = true;
-		for (int k = 0; k < w->n_regions; k++)
-			if (!strcmp(w->region[k].name, w->az[best].region))
-				room[k] -= best_take;
-		gb_strlcpy(t[n].region, w->az[best].region, sizeof(t[n].region));
-		gb_strlcpy(t[n].az, w->az[best].az, sizeof(t[n].az));
-		gb_strlcpy(t[n].type, w->az[best].type, sizeof(t[n].type));
-		t[n++].n = (int)best_take;
-		*calls += (int)((best_take + bmax - 1) / bmax);
-		got += (int)best_take;
-	}
-	return got;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i], s))
+			return true;
+	return false;
 }
 
-struct ocall {
-	struct lane *ln;
-	const struct gb_conf_region *cr;
-	const char *az;
-	const char *subnet;
-	const char *type;
-	int n;
-	int attempts;
-	int other;		/* CreatePlacementGroup requests */
-	int got;
-	double done;
-};
+/*
+ * Reservation or block [c] of [region], when [ns]'s ladder launches into
+ * it: a reservation it names (or an open one, with reservations.open), a
+ * block it names (or any, when capacity_blocks names none); active, with
+ * room, of [sc]'s types.  Resource groups are not followed.
+ */
+static void resv_pool(struct world *w, const struct scenario *sc,
+		      const struct gb_conf_nodeset *ns, const char *region,
+		      const struct gb_ec2_capacity_reservation *c)
+{
+	bool block = !gb_strcmp0(c->reservation_type, "capacity-block");
+	const struct gb_conf_rung *rg = gb_conf_nodeset_rung(ns, block ? GB_CAPACITY_BLOCK :
+							     GB_CAPACITY_RESERVATION);
+	bool named = rg && c->id && listed(rg->ids, rg->n_ids, c->id);
+	bool open = rg && !block && rg->open && !gb_strcmp0(c->match_criteria, "open");
+	const char *t = c->instance_type;
+	struct az_cap *p;
+
+	if (!rg || !t || !c->availability_zone || gb_strcmp0(c->state, "active") ||
+	    c->available <= 0 || (!named && !open && !(block && rg->n_ids == 0)) ||
+	    (strcmp(t, sc_type(sc)) && (!sc->second || strcmp(t, sc->second))))
+		return;
+	p = world_add(w, region, c->availability_zone, t, rg->kind, c->available);
+	/* an open one unnamed: capacity-reservations-only, as the engine */
+	if (named || block)
+		gb_strlcpy(p->target, c->id, sizeof(p->target));
+}
 
 /* An EC2 client of [region] against the lane's simulator; OUT *creds NEW
  * (destroy after the client). */
@@ -680,50 +813,197 @@ static gb_ec2_t *lane_ec2(const struct lane *ln, const char *region, gb_creds_t 
 	return ec2;
 }
 
-static void *ocall_main(void *arg)
+/*
+ * The reservations and Capacity Blocks [ns]'s ladder can launch into, in
+ * every region of the lane's simulator: DescribeCapacityReservations, the
+ * oracle's knowledge like /_sim/state (which does not list them), read
+ * before its clock starts and not counted.
+ */
+static void read_reservations(const struct lane *ln, const struct gb_conf_nodeset *ns,
+			      struct world *w)
 {
-	struct ocall *c = arg;
-	struct gb_ec2_run_params p = { 0 };
-	struct gb_ec2_kv kv[2] = { { "gpuburst:cluster", "bench" },
-				   { "gpuburst:request", c->ln->request_id } };
-	struct gb_ec2_tag_spec ts = { "instance", kv, 2 }, gs = { "placement-group", kv, 2 };
-	struct gb_ec2_instance_list *l = NULL;
-	struct gb_ec2_error ae = { 0 };
-	gb_creds_t *creds = NULL;
-	gb_ec2_t *ec2 = lane_ec2(c->ln, c->cr->name, &creds);
-	char group[256];
-	gb_error_t err;
+	if (!gb_conf_nodeset_rung(ns, GB_CAPACITY_RESERVATION) &&
+	    !gb_conf_nodeset_rung(ns, GB_CAPACITY_BLOCK))
+		return;
+	for (size_t r = 0; r < ln->conf->n_regions; r++) {
+		struct gb_ec2_capacity_reservations_params p = { 0 };
+		struct gb_ec2_capacity_reservation_list *l = NULL;
+		struct gb_ec2_error ae = { 0 };
+		gb_creds_t *creds = NULL;
+		gb_ec2_t *ec2 = lane_ec2(ln, ln->conf->regions[r].name, &creds);
+		gb_error_t err;
 
-	p.image_id = c->cr->ami;
-	p.instance_type = c->type;
-	p.min_count = p.max_count = c->n;
-	p.subnet_id = c->subnet;
-	p.tag_specs = &ts;
-	p.n_tag_specs = 1;
-	if (c->ln->sc->placement) {
-		/* the engine's name and tags, so that the same clean-up finds it */
-		snprintf(group, sizeof(group), "gpuburst-bench-%s-%s", c->ln->request_id, c->az);
-		if (gb_ec2_create_placement_group(ec2, group, "cluster", &gs, &ae, &err))
+		if (gb_ec2_describe_capacity_reservations(ec2, &p, &l, &ae, &err))
 			die(err.text);
-		c->other = ae.attempts;
-		memset(&ae, 0, sizeof(ae));
-		p.placement_group = group;
+		for (size_t i = 0; i < l->n; i++)
+			resv_pool(w, ln->sc, ns, ln->conf->regions[r].name, &l->v[i]);
+		gb_ec2_capacity_reservation_list_free(l);
+		gb_ec2_destroy(ec2);
+		gb_creds_destroy(creds);
 	}
-	if (gb_ec2_run_instances(ec2, &p, &l, &ae, &err) == GB_E_OK)
-		c->got = (int)l->n;
-	c->attempts = ae.attempts;
-	c->done = sim_mono(&c->ln->clk) - c->ln->t0;
-	gb_ec2_instance_list_free(l);
-	gb_ec2_destroy(ec2);
-	gb_creds_destroy(creds);
-	return NULL;
 }
+
+/*
+ * Which rung of [ns]'s ladder each pool is on (-1: none).  A spot pool
+ * priced over the rung's max_price is on none: EC2 refuses it
+ * (SpotMaxPriceTooLow) and the oracle knows the price.
+ */
+static void assign_rungs(struct world *w, const struct gb_conf_nodeset *ns)
+{
+	w->n_rungs = (int)ns->n_capacity;
+	for (int i = 0; i < w->n; i++) {
+		struct az_cap *p = &w->az[i];
+		const struct gb_conf_rung *rg = gb_conf_nodeset_rung(ns, p->kind);
+		double cap;
+
+		p->rung = -1;
+		if (!rg || (p->kind == GB_CAPACITY_SPOT && rg->max_price &&
+			    !gb_parse_double(rg->max_price, &cap) && p->price > cap))
+			continue;
+		p->rung = (int)(rg - ns->capacity);
+	}
+}
+
+struct take {
+	const struct az_cap *pool;	/* in the lane's world */
+	int n;
+};
+
+static int region_at(const struct world *w, const char *name)
+{
+	for (int k = 0; k < w->n_regions; k++)
+		if (!strcmp(w->region[k].name, name))
+			return k;
+	die("a pool outside the simulator's regions");
+}
+
+/*
+ * Greedy, rung by rung of the ladder: inside a rung the biggest effective
+ * pool first (fewest calls).  Reservations and blocks count against the
+ * On-Demand quotas, spot against its own.
+ */
+static int plan_takes(const struct world *w, const char *only_region, int need,
+		      struct take *t, int bmax, int *calls)
+{
+	long room[16][2];
+	bool used[WORLD_POOLS] = { false };
+	int n = 0, got = 0;
+
+	for (int i = 0; i < w->n_regions; i++) {
+		room[i][0] = w->region[i].room[0];
+		room[i][1] = w->region[i].room[1];
+	}
+	*calls = 0;
+	for (int rung = 0; rung < w->n_rungs; rung++) {
+		while (got < need) {
+			int best = -1;
+			long best_take = 0, *best_room = NULL;
+
+			for (int i = 0; i < w->n; i++) {
+				const struct az_cap *p = &w->az[i];
+				long *r, take;
+
+				if (used[i] || p->rung != rung ||
+				    (only_region && strcmp(p->region, only_region)))
+					continue;
+				r = &room[region_at(w, p->region)][p->kind == GB_CAPACITY_SPOT];
+				take = p->avail < *r ? p->avail : *r;
+				if (take > need - got)
+					take = need - got;
+				if (take > best_take) {
+					best_take = take;
+					best = i;
+					best_room = r;
+				}
+			}
+			if (best < 0)
+				break;
+			used[best] = true;
+			*best_room -= best_take;
+			t[n].pool = &w->az[best];
+			t[n++].n = (int)best_take;
+			*calls += (int)((best_take + bmax - 1) / bmax);
+			got += (int)best_take;
+		}
+	}
+	return got;
+}
+
+struct ocall {
+	struct lane *ln;
+	const struct gb_conf_nodeset *ns;
+	const struct az_cap *pool;
+	int n;
+	int first;		/* its first node, counted from ln->node0 */
+	int attempts;
+	int other;		/* CreatePlacementGroup requests */
+	int got;
+	double done;
+};
 
 static const char *subnet_of(const struct gb_conf_region *cr, const char *az)
 {
 	for (size_t i = 0; i < cr->n_azs; i++)
 		if (!strcmp(cr->azs[i].name, az))
 			return cr->azs[i].subnets[0];
+	return NULL;
+}
+
+#define OCALL_NODES 64		/* a call's nodes at most (MaxCount) */
+
+static void *ocall_main(void *arg)
+{
+	struct ocall *c = arg;
+	const struct az_cap *pl = c->pool;
+	const struct gb_conf_rung *rg = gb_conf_nodeset_rung(c->ns, pl->kind);
+	const struct gb_conf_region *cr = gb_conf_region(c->ln->conf, pl->region);
+	struct gb_orch_capacity cap = { pl->kind, pl->target[0] ? pl->target : NULL,
+					rg ? rg->max_price : NULL };
+	struct gb_ec2_kv kv[2] = { { "gpuburst:cluster", "bench" },
+				   { "gpuburst:request", c->ln->request_id } };
+	struct gb_ec2_tag_spec gs = { "placement-group", kv, 2 };
+	struct gb_ec2_instance_list *l = NULL;
+	struct gb_ec2_error ae = { 0 };
+	struct gb_orch_launch lp = { 0 };
+	gb_creds_t *creds = NULL;
+	gb_ec2_t *ec2 = lane_ec2(c->ln, pl->region, &creds);
+	char group[256], names[OCALL_NODES][32];
+	const char *nv[OCALL_NODES];
+	gb_error_t err;
+
+	for (int i = 0; i < c->n && i < OCALL_NODES; i++) {
+		snprintf(names[i], sizeof(names[i]), "%s-%d", c->ns->name,
+			 c->ln->node0 + c->first + i);
+		nv[i] = names[i];
+	}
+	/*
+	 * The engine's parameters for the pool's rung (reservation or block
+	 * target, spot price cap), tags and user data; a placement job's
+	 * launch leaves out the EFA interfaces (the simulator places an
+	 * instance without them).
+	 */
+	if (c->n > OCALL_NODES ||
+	    gb_orch_launch_params(c->ln->conf, c->ln->sc->placement ? NULL : c->ns, pl->type,
+				  &cap, pl->region, subnet_of(cr, pl->az), c->ln->request_id, nv,
+				  c->n, c->n, NULL, &lp, &err))
+		die(c->n > OCALL_NODES ? "an oracle call of too many nodes" : err.text);
+	if (c->ln->sc->placement) {
+		/* the engine's name and tags, so that the same clean-up finds it */
+		snprintf(group, sizeof(group), "gpuburst-bench-%s-%s", c->ln->request_id, pl->az);
+		if (gb_ec2_create_placement_group(ec2, group, "cluster", &gs, &ae, &err))
+			die(err.text);
+		c->other = ae.attempts;
+		memset(&ae, 0, sizeof(ae));
+		lp.run.placement_group = group;
+	}
+	if (gb_ec2_run_instances(ec2, &lp.run, &l, &ae, &err) == GB_E_OK)
+		c->got = (int)l->n;
+	c->attempts = ae.attempts;
+	c->done = sim_mono(&c->ln->clk) - c->ln->t0;
+	gb_orch_launch_clear(&lp);
+	gb_ec2_instance_list_free(l);
+	gb_ec2_destroy(ec2);
+	gb_creds_destroy(creds);
 	return NULL;
 }
 
@@ -736,17 +1016,13 @@ static const char *subnet_of(const struct gb_conf_region *cr, const char *az)
 static int group_plan(const struct scenario *sc, const struct world *w, struct take *t, int *nt)
 {
 	for (int i = 0; i < w->n; i++) {
-		long room = 0;
+		const struct az_cap *p = &w->az[i];
 
-		for (int k = 0; k < w->n_regions; k++)
-			if (!strcmp(w->region[k].name, w->az[i].region))
-				room = w->region[k].room;
-		if (w->az[i].avail < sc->nodes || room < sc->nodes ||
-		    group_cap(sc, w->az[i].region) < sc->nodes)
+		if (p->rung < 0 || p->avail < sc->nodes ||
+		    w->region[region_at(w, p->region)].room[p->kind == GB_CAPACITY_SPOT] <
+		    sc->nodes || group_cap(sc, p->region) < sc->nodes)
 			continue;
-		gb_strlcpy(t[0].region, w->az[i].region, sizeof(t[0].region));
-		gb_strlcpy(t[0].az, w->az[i].az, sizeof(t[0].az));
-		gb_strlcpy(t[0].type, w->az[i].type, sizeof(t[0].type));
+		t[0].pool = p;
 		t[0].n = sc->nodes;
 		*nt = 1;
 		return sc->nodes;
@@ -764,12 +1040,12 @@ static int oracle_plan(struct lane *ln, struct world *w, struct take *t, int *nt
 		return group_plan(ln->sc, w, t, nt);
 	if (!ln->sc->job) {
 		got = plan_takes(w, NULL, ln->sc->nodes, t, bmax, &calls);
-		for (*nt = 0; *nt < 64 && t[*nt].n > 0; (*nt)++)
+		for (*nt = 0; *nt < WORLD_POOLS && t[*nt].n > 0; (*nt)++)
 			;
 		return got;
 	}
 	for (int r = 0; r < w->n_regions; r++) {
-		struct take tr[64];
+		struct take tr[WORLD_POOLS];
 		int g;
 
 		memset(tr, 0, sizeof(tr));
@@ -780,7 +1056,7 @@ static int oracle_plan(struct lane *ln, struct world *w, struct take *t, int *nt
 			got = g;
 		}
 	}
-	for (*nt = 0; got && *nt < 64 && t[*nt].n > 0; (*nt)++)
+	for (*nt = 0; got && *nt < WORLD_POOLS && t[*nt].n > 0; (*nt)++)
 		;
 	return got;
 }
@@ -788,29 +1064,31 @@ static int oracle_plan(struct lane *ln, struct world *w, struct take *t, int *nt
 static void *run_oracle_lane(void *arg)
 {
 	struct lane *ln = arg;
+	const struct gb_conf_nodeset *ns = gb_conf_nodeset(ln->conf, sc_nodeset(ln->sc));
 	struct world w;
-	struct take t[64];
+	struct take t[WORLD_POOLS];
 	struct ocall c[128];
 	pthread_t tid[128];
-	int nt, nc = 0, bmax = ln->conf->policy.batch_max;
+	int nt, nc = 0, first = 0, bmax = ln->conf->policy.batch_max;
+	struct rung_acc acc = { 0 };
 
 	memset(t, 0, sizeof(t));
 	read_world(&ln->sim, ln->sc, ln->sc->second, &w);
+	read_reservations(ln, ns, &w);
+	assign_rungs(&w, ns);
 	gb_random_hex(ln->request_id, GB_REQUEST_ID_LEN, NULL);
 	ln->obtainable = oracle_plan(ln, &w, t, &nt);
 	for (int i = 0; i < nt; i++) {
-		const struct gb_conf_region *cr = gb_conf_region(ln->conf, t[i].region);
-
 		/* a placement job goes in one call, as the engine sends it */
 		int chunk = ln->sc->placement ? t[i].n : bmax;
 
 		for (int left = t[i].n; left > 0 && nc < 128; left -= chunk) {
 			c[nc].ln = ln;
-			c[nc].cr = cr;
-			c[nc].az = t[i].az;
-			c[nc].subnet = subnet_of(cr, t[i].az);
-			c[nc].type = t[i].type;
+			c[nc].ns = ns;
+			c[nc].pool = t[i].pool;
 			c[nc].n = left < chunk ? left : chunk;
+			c[nc].first = first;
+			first += c[nc].n;
 			c[nc].got = c[nc].attempts = c[nc].other = 0;
 			nc++;
 		}
@@ -830,8 +1108,11 @@ static void *run_oracle_lane(void *arg)
 			ln->other += c[i].other;
 			if (c[i].done > ln->ttc)
 				ln->ttc = c[i].done;
+			acc_add(&acc, c[i].pool->kind, c[i].pool->region, c[i].pool->az,
+				c[i].pool->target, c[i].got);
 		}
 	}
+	acc_sum(&acc, ln->rung);
 	ln->recorded_alive = ln->obtained;
 	snprintf(ln->reason, sizeof(ln->reason), "%d calls in parallel", nc);
 	return NULL;
@@ -1014,10 +1295,12 @@ static void seed_memory(const struct scenario *sc, const char *path)
 		if (k == 0)
 			read_world(&sim, sc, sc->second, &base);
 		for (int i = 0; i < base.n; i++) {
-			long c = base.az[i].avail +
-				 (rnd(100) < O.noise ? (rnd(2) ? 1 : -1) : 0);
+			long c;
 			gb_error_t err;
 
+			if (base.az[i].kind != GB_CAPACITY_ON_DEMAND)
+				continue;	/* the on-demand pools move */
+			c = base.az[i].avail + (rnd(100) < O.noise ? (rnd(2) ? 1 : -1) : 0);
 			if (gb_simh_capacity(&sim, base.az[i].az, base.az[i].type, c < 0 ? 0 : c,
 					     &err))
 				die(err.text);
@@ -1088,6 +1371,61 @@ static const char *sc_what(const struct scenario *sc)
 	return sc->job ? ", one job, locality region" : "";
 }
 
+/* The lane's nodeset's rungs, in the order climbed. */
+static void ladder_of(struct lane *ln)
+{
+	const struct gb_conf_nodeset *ns = gb_conf_nodeset(ln->conf, sc_nodeset(ln->sc));
+
+	for (size_t i = 0; ns && i < ns->n_capacity && i < GB_CAPACITY_COUNT; i++)
+		ln->ladder[ln->n_rungs++] = ns->capacity[i].kind;
+}
+
+/*
+ * A scenario with a ladder: each lane's RunInstances calls and instances
+ * per rung, and the calls into pools (AZ and kind, or reservation) that
+ * gave nothing in the whole run: how many, in how many pools, and the most
+ * in one pool (the ladder's bound: one call per such pool).
+ */
+static void print_rungs(const struct lane *L, FILE *out, bool markdown)
+{
+	const struct lane *d = &L[L_DEFAULT];
+	int most = 0, dead = 0, pools = 0;
+
+	fprintf(out, markdown ? "\nper rung: RunInstances calls / instances; calls into pools that gave nothing, in how many pools (most in one pool)\n\n| strategy |" :
+		"per rung: calls / instances; calls into pools that gave nothing, in how many pools (most in one)\n%-15s", markdown ? "" : "strategy");
+	for (int r = 0; r < d->n_rungs; r++)
+		fprintf(out, markdown ? " %s |" : " %-24s", gb_conf_capacity_name(d->ladder[r]));
+	if (markdown) {
+		fprintf(out, "\n|---|");
+		for (int r = 0; r < d->n_rungs; r++)
+			fprintf(out, "---|");
+	}
+	fprintf(out, "\n");
+	for (int k = 0; k < L_COUNT; k++) {
+		fprintf(out, markdown ? "| %s |" : "%-15s", lane_names[k]);
+		for (int r = 0; r < d->n_rungs; r++) {
+			const struct rung_sum *u = &L[k].rung[d->ladder[r]];
+			char cell[64];
+			int n = snprintf(cell, sizeof(cell), "%d / %d", u->calls, u->got);
+
+			if (u->dead_calls)
+				snprintf(cell + n, sizeof(cell) - (size_t)n, "; %d in %d (%d)",
+					 u->dead_calls, u->dead_pools, u->dead_most);
+			fprintf(out, markdown ? " %s |" : " %-24s", cell);
+		}
+		fprintf(out, "\n");
+	}
+	for (int r = 0; r < d->n_rungs; r++) {
+		const struct rung_sum *u = &d->rung[d->ladder[r]];
+
+		dead += u->dead_calls;
+		pools += u->dead_pools;
+		most = u->dead_most > most ? u->dead_most : most;
+	}
+	fprintf(out, "%sdefault: %d call(s) into %d pool(s) that gave nothing, at most %d per pool (bound 1: %s)\n",
+		markdown ? "\n" : "", dead, pools, most, most <= 1 ? "met" : "MISSED");
+}
+
 static void print_table(const struct lane *L, const struct scenario *sc, bool warm, FILE *out,
 			bool markdown)
 {
@@ -1126,6 +1464,8 @@ static void print_table(const struct lane *L, const struct scenario *sc, bool wa
 	if (markdown)
 		fprintf(out, "\n");
 	verdict(L, sc, warm, out);
+	if (sc->capacity)
+		print_rungs(L, out, markdown);
 }
 
 static void run_scenario(const struct scenario *sc, bool warm, const char *dir)
@@ -1153,6 +1493,7 @@ static void run_scenario(const struct scenario *sc, bool warm, const char *dir)
 			die("cannot copy the seeded state file");
 		start_sim(&ln->sim, sc->name, O.scale);
 		ln->conf = load_conf(ln->sim.endpoint, sc);
+		ladder_of(ln);
 	}
 	for (int k = 0; k < L_COUNT; k++)
 		pthread_create(&tid[k], NULL, k == L_ORACLE ? run_oracle_lane : run_engine_lane, &L[k]);

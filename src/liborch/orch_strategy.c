@@ -101,12 +101,20 @@ static bool probe_subnet(struct orch_run *r, size_t pool, char *code,
 		if (*rc)
 			return false;
 		need = orch_unfilled(r);
+		/*
+		 * A reservation's count is exact: once used up (or refused:
+		 * EC2 knows better) its pool is excluded and no smaller call
+		 * can help; while it lasts no call asks for more than it holds.
+		 */
 		if (oc == CALL_OK) {
+			if (r->facts.pools[pool].excluded)
+				return true;
 			attempts = 0;
+			cap = orch_pool_cap(r, pool);
 			batch = need < cap ? need : cap;
 		} else if (oc == CALL_ICE) {
 			/* probe_fill's own rule: halve, down to one */
-			if (n == 1)
+			if (n == 1 || r->facts.pools[pool].excluded)
 				return true;	/* subnet exhausted */
 			batch = (n + 1) / 2;
 			attempts++;

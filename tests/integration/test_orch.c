@@ -263,7 +263,7 @@ static void req_free(struct gb_request *req)
 /* Attempts of a request, in seq order. */
 struct att {
 	int seq, min, asked, got;
-	char region[32], az[32], subnet[32], token[72], code[64], state[16];
+	char region[32], az[32], subnet[32], token[72], code[64], state[16], capacity[16];
 };
 struct atts {
 	struct att v[512];
@@ -288,6 +288,7 @@ static int att_row(const struct gb_attempt *a, void *arg)
 	gb_strlcpy(t->token, a->client_token, sizeof(t->token));
 	gb_strlcpy(t->code, a->error_code ? a->error_code : "", sizeof(t->code));
 	gb_strlcpy(t->state, gb_attempt_state_name(a->state), sizeof(t->state));
+	gb_strlcpy(t->capacity, a->capacity, sizeof(t->capacity));
 	return 0;
 }
 
@@ -2647,6 +2648,69 @@ static void test_instance_types(void)
 	ns->n_instance_types = n_types0;
 }
 
+/*
+ * A ladder with a targeted reservation of 3 (sim.yaml, ap-south-1b) before
+ * on-demand: every strategy asks the reservation once, for 3, and never
+ * again once it is used up (its count is exact: doc/orchestrator.md, "The
+ * capacity ladder"); probe_fill used to ask it 3, 2 and 1 more times
+ * (ReservationCapacityExceeded each).
+ */
+static void test_reservation_exact(void)
+{
+	static const int strategies[] = { GB_STRATEGY_PROBE_FILL, GB_STRATEGY_BEST_EFFORT,
+					  GB_STRATEGY_ALL_OR_NOTHING, GB_STRATEGY_DEFAULT };
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=8", NULL };
+	static char id[] = "cr-0e57000000000a001";
+	static char *ids[] = { id, NULL };
+	struct gb_conf_rung ladder[2] = { { .kind = GB_CAPACITY_RESERVATION, .ids = ids,
+					    .n_ids = 1 },
+					  { .kind = GB_CAPACITY_ON_DEMAND } };
+	struct gb_conf_nodeset *ns = (struct gb_conf_nodeset *)gb_conf_nodeset(conf, "g5");
+	/* the nodeset's ladder for this test only (restored below) */
+	struct gb_conf_rung *ladder0 = ns->capacity;
+	size_t n_ladder0 = ns->n_capacity;
+
+	ns->capacity = ladder;
+	ns->n_capacity = 2;
+	for (size_t s = 0; s < GB_ARRAY_LEN(strategies); s++) {
+		struct req_opts q = REQ("g5", 6, strategies[s]);
+		const char *names[6];
+		struct gb_request req;
+		struct gb_orch_result res;
+		struct atts x;
+		char seq[256];
+		int calls = 0, got = 0, full = 0;
+		size_t n = 0;
+		gb_error_t err;
+		gb_err_t rc;
+
+		rc = fresh_run(l, &q, &req, &res, &err);
+		attempts(req.id, &x);
+		asked_seq(&x, seq, sizeof(seq));
+		for (int i = 0; i < x.n; i++) {
+			if (strcmp(x.v[i].capacity, "reservation"))
+				continue;
+			calls++;
+			got += x.v[i].got;
+			full += !strcmp(x.v[i].code, "ReservationCapacityExceeded");
+		}
+		check(rc == GB_E_OK && res.launched == 6 && calls == 1 && got == 3 && full == 0,
+		      "ladder %s: the reservation of 3 asked once (%d call(s), %d got, %d refused; %s)",
+		      gb_conf_strategy_name((enum gb_strategy)strategies[s]), calls, got, full,
+		      seq);
+		/* the job ends: the reservation's slots come back for the next strategy */
+		for (size_t i = 0; i < res.n_nodes && n < GB_ARRAY_LEN(names); i++)
+			if (res.nodes[i].instance_id)
+				names[n++] = res.nodes[i].node;
+		if (gb_orch_terminate(orch, st, req.id, names, n, "test", 0, NULL, &err))
+			die(err.text);
+		gb_orch_result_clear(&res);
+		req_free(&req);
+	}
+	ns->capacity = ladder0;
+	ns->n_capacity = n_ladder0;
+}
+
 int main(void)
 {
 	const char *top = getenv("GB_TOP_BUILDDIR"), *src = getenv("GB_TOP_SRCDIR");
@@ -2679,6 +2743,7 @@ int main(void)
 	test_all_or_nothing_pattern();
 	test_default_pattern();
 	test_instance_types();
+	test_reservation_exact();
 	test_large_request();
 	test_offerings_cache();
 	test_extras();
