@@ -949,7 +949,7 @@ static void rung_post(struct conf_ctx *c, const struct conf_schema *sc,
 		      yaml_node_t *map, void *obj, yaml_node_t *const *seen)
 {
 	struct gb_conf_rung *r = obj;
-	enum gb_capacity_kind kind;
+	enum gb_capacity_kind kind = GB_CAPACITY_ON_DEMAND;	/* set when found */
 	yaml_node_t *at;
 
 	r->kind = (enum gb_capacity_kind)GB_CAPACITY_COUNT;
