@@ -93,10 +93,12 @@ job_state() { lab squeue -h -j "$1" -o '%T' 2>/dev/null; }
 job_reason() { lab squeue -h -j "$1" -o '%r' 2>/dev/null; }
 job_node() { lab squeue -h -j "$1" -o '%N' 2>/dev/null; }
 submit() { lab sbatch --parsable "$@" | cut -d';' -f1; }
-# started JOB NODE: slurmctld started JOB on NODE (main scheduler or backfill)
+# started JOB NODE: slurmctld started JOB on NODE (main scheduler or
+# backfill), from the job's record (slurmctld keeps it MinJobAge after the
+# end; the log's wording differs between releases)
 started() {
-	grep -qE "sched: Allocate JobId=$1 NodeList=$2 |sched/backfill: _start_job: Started JobId=$1 in [^ ]+ on $2\$" \
-		"$LAB/log/slurmctld.log"
+	lab scontrol -o show job "$1" 2>/dev/null |
+		grep -qE "JobState=(CONFIGURING|RUNNING|COMPLETING|COMPLETED) .* NodeList=$2 "
 }
 resv_field() { lab scontrol show reservation "$1" | grep -oE "$2=[^ ]+" | cut -d= -f2-; }
 # wait_for SECONDS WHAT CODE: poll CODE until it succeeds; else bad WHAT
