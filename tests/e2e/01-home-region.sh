@@ -30,7 +30,7 @@ expect_eq "NodeAddr" "$(node_field "$NODE" NodeAddr)" "$(registered_addr "$ADDR"
 case "$ADDR" in 127.42.1.*) ;; *) fail "NodeAddr $ADDR is not in Singapore's subnet 127.42.1.0/24" ;; esac
 expect_eq "attempts only at home" "$(regions_tried "$REQ")" ap-southeast-1
 expect_eq "sim instance" "$(sim_instances "[[i['state'], i['region'], i['private_ip'], i['tags']] for i in ins if i['id'] == '$IID'][0]")" \
-	"[\"running\", \"ap-southeast-1\", \"$ADDR\", {\"Name\": \"$NODE\", \"gpuburst:cluster\": \"e2e\", \"gpuburst:node\": \"$NODE\", \"gpuburst:request\": \"$REQ\"}]"
+	"[\"running\", \"ap-southeast-1\", \"$ADDR\", {\"Name\": \"$NODE\", \"gpuburst:capacity\": \"on-demand\", \"gpuburst:cluster\": \"e2e\", \"gpuburst:node\": \"$NODE\", \"gpuburst:request\": \"$REQ\"}]"
 expect_eq "instances in the cloud" "$(sim_instances "len(ins)")" 1
 expect_eq "NodeHostname" "$(node_field "$NODE" NodeHostName)" "$(registered_hostname "$NODE")"
 ok "job $JOB resumed $NODE: instance $IID in the home region ap-southeast-1 at $ADDR, recorded, tagged"
