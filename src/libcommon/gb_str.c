@@ -269,6 +269,28 @@ long gb_strv_find(const struct gb_strv *sv, const char *s)
 	return -1;
 }
 
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void gb_strv_sort_unique(struct gb_strv *sv)
+{
+	size_t k = 0;
+
+	if (sv->n == 0)
+		return;
+	qsort(sv->v, sv->n, sizeof(*sv->v), cmp_strp);
+	for (size_t i = 0; i < sv->n; i++) {
+		if (k && strcmp(sv->v[k - 1], sv->v[i]) == 0)
+			free(sv->v[i]);
+		else
+			sv->v[k++] = sv->v[i];
+	}
+	sv->n = k;
+	sv->v[k] = NULL;
+}
+
 void gb_strv_free(struct gb_strv *sv)
 {
 	if (!sv)

@@ -110,6 +110,8 @@ struct gb_strv {
 gb_err_t gb_strv_add(struct gb_strv *sv, const char *s);
 /* RET index of [s] in [sv] or -1. */
 long gb_strv_find(const struct gb_strv *sv, const char *s);
+/* Sort [sv] (strcmp order) and drop the repeats. */
+void gb_strv_sort_unique(struct gb_strv *sv);
 void gb_strv_free(struct gb_strv *sv);
 
 #endif /* GB_LIBCOMMON_GB_STR_H */

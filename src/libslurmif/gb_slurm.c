@@ -1000,19 +1000,10 @@ static const reserve_info_t *resv_find(const reserve_info_msg_t *msg, const char
 static gb_err_t host_set(const char *expr, struct gb_strv *out, gb_error_t *err)
 {
 	gb_err_t rc = gb_slurm_hostlist_expand(expr, RESV_NODES_MAX, out, err);
-	size_t k = 0;
 
 	if (rc)
 		return rc;
-	qsort(out->v, out->n, sizeof(*out->v), cmp_name);
-	for (size_t i = 0; i < out->n; i++) {
-		if (k && strcmp(out->v[k - 1], out->v[i]) == 0)
-			free(out->v[i]);
-		else
-			out->v[k++] = out->v[i];
-	}
-	out->n = k;
-	out->v[k] = NULL;
+	gb_strv_sort_unique(out);
 	return GB_E_OK;
 }
 

@@ -21,11 +21,6 @@ struct block_plan {
 	bool keeps_resv;	/* not ended, with a live node Slurm knows */
 };
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int cmp_block(const void *a, const void *b)
 {
 	return strcmp(((const struct block_plan *)a)->b->id, ((const struct block_plan *)b)->b->id);
@@ -90,8 +85,6 @@ static gb_err_t known_nodes(const struct gb_slurm_cb_block *b,
 			    const struct gb_slurm_node_list *l, struct gb_strv *out,
 			    gb_error_t *err)
 {
-	size_t k = 0;
-
 	for (size_t i = 0; i < b->n_nodes; i++) {
 		const char *name = b->nodes[i];
 
@@ -100,17 +93,7 @@ static gb_err_t known_nodes(const struct gb_slurm_cb_block *b,
 		if (gb_strv_add(out, name))
 			return gb_errorf(err, GB_E_NOMEM, "out of memory");
 	}
-	if (out->n == 0)
-		return GB_E_OK;
-	qsort(out->v, out->n, sizeof(*out->v), cmp_str);
-	for (size_t i = 0; i < out->n; i++) {
-		if (k && strcmp(out->v[k - 1], out->v[i]) == 0)
-			free(out->v[i]);
-		else
-			out->v[k++] = out->v[i];
-	}
-	out->n = k;
-	out->v[k] = NULL;
+	gb_strv_sort_unique(out);
 	return GB_E_OK;
 }
 
