@@ -34,14 +34,6 @@ void gb_plan_facts_clear(struct gb_plan_facts *f)
 	if (!f)
 		return;
 	free(f->pools);
-	for (size_t i = 0; i < f->n_resv; i++) {
-		free((char *)f->resv[i].region);
-		free((char *)f->resv[i].id);
-		free((char *)f->resv[i].type);
-		free((char *)f->resv[i].az);
-		free((char *)f->resv[i].state);
-	}
-	free(f->resv);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -430,30 +422,6 @@ static gb_err_t rung_pools(struct pools_in *in, size_t i, size_t k)
 	return GB_E_OK;
 }
 
-/* Copy the ladder's reservations: pools point into them. */
-static gb_err_t copy_resv(struct gb_plan_facts *f, const struct gb_plan_ladder *l,
-			  gb_error_t *err)
-{
-	if (!l || l->n_resv == 0)
-		return GB_E_OK;
-	if (!(f->resv = calloc(l->n_resv, sizeof(*f->resv))))
-		return gb_errorf(err, GB_E_NOMEM, "facts: out of memory");
-	for (size_t j = 0; j < l->n_resv; j++) {
-		const struct gb_plan_resv *a = &l->resv[j];
-		struct gb_plan_resv *b = &f->resv[f->n_resv++];
-
-		*b = *a;
-		b->region = gb_strdup0(a->region);
-		b->id = gb_strdup0(a->id);
-		b->type = gb_strdup0(a->type);
-		b->az = gb_strdup0(a->az);
-		b->state = gb_strdup0(a->state ? a->state : "active");
-		if (!b->region || !b->id || !b->type || !b->az || !b->state)
-			return gb_errorf(err, GB_E_NOMEM, "facts: out of memory");
-	}
-	return GB_E_OK;
-}
-
 gb_err_t gb_plan_facts_build_ladder(const struct gb_conf *conf,
 				    const struct gb_candidates *cand,
 				    const char *const *types, size_t n_types,
@@ -484,8 +452,8 @@ gb_err_t gb_plan_facts_build_ladder(const struct gb_conf *conf,
 	f->hedge = 1;
 	f->rungs = in.ladder->n_rungs ? in.ladder->rungs : &on_demand_rung;
 	f->n_rungs = in.ladder->n_rungs ? in.ladder->n_rungs : 1;
-	if ((rc = copy_resv(f, in.ladder, err)))
-		return rc;
+	f->resv = in.ladder->resv;
+	f->n_resv = in.ladder->n_resv;
 	for (size_t i = 0; i < cand->n; i++)
 		for (size_t k = 0; k < f->n_rungs; k++)
 			if ((rc = rung_pools(&in, i, k)))

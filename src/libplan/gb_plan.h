@@ -233,7 +233,7 @@ struct gb_plan_resv {
 	const char *az;
 	enum gb_capacity_kind kind;	/* GB_CAPACITY_RESERVATION or _BLOCK */
 	bool open;			/* instanceMatchCriteria open */
-	const char *state;		/* EC2's: active, scheduled, expired, ... */
+	const char *state;		/* EC2's: active, scheduled, expired, ...; never NULL */
 	int available;			/* availableInstanceCount */
 	int total;			/* totalInstanceCount: what a block that
 					 * has not opened yet will hold */
@@ -312,8 +312,9 @@ struct gb_plan_facts {
 						 * empty: on-demand alone by
 						 * default) */
 	size_t n_rungs;
-	struct gb_plan_resv *resv;	/* NEW copies of the ladder's (their
-					 * strings too): pools point into them */
+	const struct gb_plan_resv *resv;	/* BORROWED: the ladder's; pools
+						 * point into them (the ladder
+						 * must outlive the facts) */
 	size_t n_resv;
 	struct gb_pool *pools;	/* NEW: every configured pool of v[], in
 				 * candidate, rung, type, AZ, subnet order */
@@ -363,7 +364,8 @@ gb_err_t gb_plan_facts_build_types(const struct gb_conf *conf,
 				   struct gb_state *st, double now,
 				   struct gb_plan_facts *f, gb_error_t *err);
 /*
- * The same for the rungs of [ladder] (NULL: one on-demand rung): pools in
+ * The same for the rungs of [ladder] (NULL: one on-demand rung; BORROWED,
+ * with its reservations, for as long as [f] is used): pools in
  * candidate, rung, type, AZ, subnet order.  On-demand and spot rungs give
  * a pool per (type, AZ, subnet); a reservations rung one per subnet of
  * the AZ of each reservation it names (ids) of a request's type, one per
