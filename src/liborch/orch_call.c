@@ -83,10 +83,10 @@ static gb_err_t efa_interfaces(const struct gb_conf *conf, const char *type,
 	return GB_E_OK;
 }
 
-/* What [cap] draws on, into the RunInstances parameters [p]. */
-static void capacity_params(const struct gb_conf_nodeset *ns,
-			    const struct gb_orch_capacity *cap,
-			    struct gb_ec2_run_params *p)
+/* What [cap] draws on, into the RunInstances parameters [p].  RET its kind. */
+static enum gb_capacity_kind capacity_params(const struct gb_conf_nodeset *ns,
+					     const struct gb_orch_capacity *cap,
+					     struct gb_ec2_run_params *p)
 {
 	enum gb_capacity_kind k = cap ? cap->kind :
 				  ns && ns->market == GB_MARKET_SPOT ? GB_CAPACITY_SPOT :
@@ -112,6 +112,7 @@ static void capacity_params(const struct gb_conf_nodeset *ns,
 		p->capacity_reservation_id = cap->target;
 		break;
 	}
+	return k;
 }
 
 gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
@@ -125,6 +126,7 @@ gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
 	const struct gb_conf_region *cr = gb_conf_region(conf, region);
 	struct gb_ec2_run_params *p = &l->run;
 	size_t nk = 0, ns_sg = 0, len = 0;
+	enum gb_capacity_kind kind;
 	gb_err_t rc;
 
 	gb_orch_launch_clear(l);
@@ -147,14 +149,10 @@ gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
 	p->key_name = cr->key_name;
 	p->iam_instance_profile_name = cr->iam_profile;
 	p->client_token = token;
-	capacity_params(ns, cap, p);
+	kind = capacity_params(ns, cap, p);
 	l->kv_[nk++] = (struct gb_ec2_kv){ "gpuburst:cluster", conf->cluster_name };
 	l->kv_[nk++] = (struct gb_ec2_kv){ "gpuburst:request", request_id };
-	l->kv_[nk++] = (struct gb_ec2_kv){
-		"gpuburst:capacity",
-		gb_conf_capacity_name(p->capacity_block ? GB_CAPACITY_BLOCK :
-				      p->spot ? GB_CAPACITY_SPOT :
-				      cap ? cap->kind : GB_CAPACITY_ON_DEMAND) };
+	l->kv_[nk++] = (struct gb_ec2_kv){ "gpuburst:capacity", gb_conf_capacity_name(kind) };
 	/*
 	 * No gpuburst:node at launch, not even for MaxCount 1: a hedged node
 	 * has two launches, and only the instance its record keeps is the
