@@ -30,6 +30,7 @@ static char log_ident[64] = "gpuburst";	/* program name in every line */
 static int log_fd = -1;			/* the log file, or -1 */
 static bool log_syslog;			/* openlog() done */
 static bool log_stderr = true;		/* copy to stderr if it is a tty */
+static bool log_stderr_always;		/* ... or whatever it is */
 static enum gb_log_level log_level = GB_LOG_INFO;
 static char *secrets[SECRETS_MAX];	/* strings redacted from every line */
 static size_t n_secrets;
@@ -79,6 +80,7 @@ gb_err_t gb_log_open(const char *ident, const struct gb_log_opts *o,
 		openlog(log_ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 	log_level = o->level;
 	log_stderr = !o->no_stderr;
+	log_stderr_always = log_stderr && o->stderr_always;
 	pthread_mutex_unlock(&log_mutex);
 	return rc;
 }
@@ -93,6 +95,7 @@ void gb_log_close(void)
 		closelog();
 	log_syslog = false;
 	log_stderr = false;
+	log_stderr_always = false;
 	pthread_mutex_unlock(&log_mutex);
 }
 
@@ -275,7 +278,7 @@ void gb_log(enum gb_log_level lvl, const char *fmt, ...)
 		write_all(log_fd, line, (size_t)n);
 	if (log_syslog)
 		syslog(level_prio[lvl], "%s: %s", level_names[lvl], msg);
-	if (log_stderr && isatty(STDERR_FILENO))
+	if (log_stderr && (log_stderr_always || isatty(STDERR_FILENO)))
 		write_all(STDERR_FILENO, line, (size_t)n);
 out:
 	pthread_mutex_unlock(&log_mutex);

@@ -35,6 +35,8 @@ struct gb_log_opts {
 	bool syslog;			/* also syslog(LOG_DAEMON) */
 	enum gb_log_level level;	/* lines above this level are dropped */
 	bool no_stderr;			/* never copy to stderr, even on a tty */
+	bool stderr_always;		/* copy to stderr whatever it is (a
+					 * program whose stderr is the journal) */
 };
 
 /*
