@@ -42,6 +42,7 @@ struct gb_creds {
 	/* options (owned copies) */
 	char *access_key_id, *secret_access_key, *session_token;
 	char *profile, *credentials_file, *config_file, *imds_endpoint;
+	char *imds_local_address;
 	char *role_arn, *source_profile, *credential_source, *external_id;
 	char *role_session_name, *web_identity_token_file;
 	long duration_seconds;
@@ -197,6 +198,7 @@ gb_err_t gb_creds_create(const struct gb_creds_opts *o, gb_creds_t **out,
 	    !dup_opt(&c->credentials_file, o->credentials_file) ||
 	    !dup_opt(&c->config_file, o->config_file) ||
 	    !dup_opt(&c->imds_endpoint, o->imds_endpoint) ||
+	    !dup_opt(&c->imds_local_address, o->imds_local_address) ||
 	    !dup_opt(&c->role_arn, o->role_arn) ||
 	    !dup_opt(&c->source_profile, o->source_profile) ||
 	    !dup_opt(&c->credential_source, o->credential_source) ||
@@ -263,6 +265,7 @@ void gb_creds_destroy(gb_creds_t *c)
 	free(c->credentials_file);
 	free(c->config_file);
 	free(c->imds_endpoint);
+	free(c->imds_local_address);
 	free(c->role_arn);
 	free(c->source_profile);
 	free(c->credential_source);
@@ -1369,6 +1372,7 @@ static gb_err_t imds_client(gb_creds_t *c, gb_error_t *err)
 	ho.timeout_ms = c->imds_timeout_ms;
 	ho.max_response_bytes = IMDS_MAX_BYTES;
 	ho.no_proxy = true;	/* link-local metadata never goes via a proxy */
+	ho.local_address = c->imds_local_address;
 	if (gb_http_create(ep, &ho, &c->imds, err) != GB_E_OK) {
 		gb_error_prefix(err, "IMDS endpoint");
 		if (err)

@@ -135,6 +135,9 @@ struct gb_creds_opts {
 	bool no_imds;			/* skip step 4 */
 	const char *imds_endpoint;	/* NULL: see above */
 	long imds_timeout_ms;		/* 0: GB_CREDS_IMDS_DEFAULT_TIMEOUT_MS */
+	const char *imds_local_address;	/* connect to the IMDS from this
+					 * address (gb_http_opts.local_address);
+					 * NULL: the kernel's choice */
 	double refresh_window;		/* 0: GB_CREDS_REFRESH_WINDOW */
 	/* Wall clock for expiry decisions; NULL: gb_time_now().  Tests. */
 	double (*now)(void *ctx);

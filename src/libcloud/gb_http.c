@@ -33,6 +33,7 @@ struct gb_http {
 	char *user_agent;
 	char *proxy;		/* NULL: direct; a secret (its password) */
 	char *proxy_shown;	/* [proxy] with the password as "***" */
+	char *interface;	/* CURLOPT_INTERFACE "host!IP", or NULL */
 	long connect_timeout_ms;
 	long timeout_ms;
 	size_t max_response;
@@ -260,6 +261,23 @@ static gb_err_t proxy_setup(gb_http_t *h, const struct gb_http_opts *o,
 	return GB_E_OK;
 }
 
+/* The local address to connect from, as libcurl's "host!IP". */
+static gb_err_t local_setup(gb_http_t *h, const char *ip, gb_error_t *err)
+{
+	unsigned char addr[sizeof(struct in6_addr)];
+	struct gb_buf b = GB_BUF_INIT;
+
+	if (!ip || !*ip)
+		return GB_E_OK;
+	if (inet_pton(AF_INET, ip, addr) != 1 && inet_pton(AF_INET6, ip, addr) != 1)
+		return gb_errorf(err, GB_E_INVALID,
+				 "local address \"%s\": need an IPv4 or IPv6 address", ip);
+	gb_buf_printf(&b, "host!%s", ip);
+	if (!(h->interface = gb_buf_steal(&b)))
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	return GB_E_OK;
+}
+
 gb_err_t gb_http_create(const char *base_url, const struct gb_http_opts *o,
 			gb_http_t **out, gb_error_t *err)
 {
@@ -302,6 +320,8 @@ gb_err_t gb_http_create(const char *base_url, const struct gb_http_opts *o,
 	rc = parse_endpoint(h, base_url, err);
 	if (!rc)
 		rc = proxy_setup(h, o, err);
+	if (!rc)
+		rc = local_setup(h, o->local_address, err);
 	if (rc)
 		goto fail;
 	*out = h;
@@ -326,6 +346,7 @@ void gb_http_destroy(gb_http_t *h)
 	free(h->user_agent);
 	gb_free_secret(&h->proxy);
 	free(h->proxy_shown);
+	free(h->interface);
 	free(h);
 }
 
@@ -517,6 +538,8 @@ static void set_options(gb_http_t *h, const char *url, struct curl_slist *hdrs,
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, h->connect_timeout_ms);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, h->timeout_ms);
+	if (h->interface)
+		curl_easy_setopt(c, CURLOPT_INTERFACE, h->interface);
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
 	if (h->ca_bundle)

@@ -63,6 +63,13 @@ struct gb_http_opts {
 	 */
 	const char *no_proxy_hosts;
 	bool no_proxy;			/* never use the proxy (IMDS) */
+	/*
+	 * An IPv4 or IPv6 literal: connect from this local address
+	 * (CURLOPT_INTERFACE "host!IP").  NULL or "": the kernel's choice.
+	 * The simulator's IMDS tells instances apart by it, as EC2 does by
+	 * the network interface.
+	 */
+	const char *local_address;
 	const char *user_agent;		/* NULL: "gpuburst/<version>" */
 };
 
@@ -125,8 +132,8 @@ gb_err_t gb_http_global_init(gb_error_t *err);
  * the client keeps of it is copied (the caller's strings may go away).
  * A proxy URL is checked even when this endpoint does not use it.
  * OUT *out NEW, gb_http_destroy().
- * RET GB_E_OK; GB_E_INVALID for an unusable URL, proxy URL or option (the
- * message shows the proxy's password as "***"); GB_E_NOMEM.
+ * RET GB_E_OK; GB_E_INVALID for an unusable URL, proxy URL, local address
+ * or option (the message shows the proxy's password as "***"); GB_E_NOMEM.
  */
 gb_err_t gb_http_create(const char *base_url, const struct gb_http_opts *o,
 			gb_http_t **out, gb_error_t *err);
