@@ -76,8 +76,8 @@ static void emit(struct gb_errlist *errs, gb_error_t *err, bool *first,
 }
 
 /* RET GB_E_OK when nothing was collected, else report it all in file order. */
-static gb_err_t report(struct conf_ctx *c, struct gb_errlist *errs,
-		       gb_error_t *err)
+gb_err_t conf_report(struct conf_ctx *c, struct gb_errlist *errs,
+		     gb_error_t *err)
 {
 	bool first = true;
 	char *line = NULL;
@@ -112,7 +112,7 @@ static gb_err_t report(struct conf_ctx *c, struct gb_errlist *errs,
 	return GB_E_CONFIG;
 }
 
-static void ctx_free(struct conf_ctx *c)
+void conf_ctx_free(struct conf_ctx *c)
 {
 	for (size_t i = 0; i < c->n_msgs; i++)
 		free(c->msgs[i].text);
@@ -268,14 +268,20 @@ static bool prescan(struct conf_ctx *c, const char *text, size_t len)
 	return ok;
 }
 
-/* Walk the document from its root, which must be a mapping. */
-static void walk_root(struct conf_ctx *c, yaml_document_t *doc)
+/*
+ * Walk the document from its root, which must be a mapping, with [sc] into
+ * [obj].  [empty]: the message for a file without a document, or NULL
+ * when an empty file is valid (every key has a default).
+ */
+static void walk_root(struct conf_ctx *c, yaml_document_t *doc,
+		      const struct conf_schema *sc, void *obj, const char *empty)
 {
 	yaml_node_t *root = yaml_document_get_root_node(doc);
 	struct gb_conf_mark start = { 1, 1 };
 
 	if (!root) {
-		conf_error(c, start, "the file is empty: expected a mapping with at least 'cluster_name'");
+		if (empty)
+			conf_error(c, start, "%s", empty);
 		return;
 	}
 	if (root->type != YAML_MAPPING_NODE) {
@@ -283,7 +289,7 @@ static void walk_root(struct conf_ctx *c, yaml_document_t *doc)
 			      conf_kind_name(root));
 		return;
 	}
-	conf_walk_mapping(c, &conf_schema_top, root, c->conf, "");
+	conf_walk_mapping(c, sc, root, obj, "");
 }
 
 /* A second document would be silently ignored: refuse it instead. */
@@ -302,12 +308,16 @@ static void check_single_document(struct conf_ctx *c, yaml_parser_t *parser,
 	yaml_document_delete(&extra);
 }
 
-static void parse(struct conf_ctx *c, const char *text, size_t len)
+void conf_parse(struct conf_ctx *c, const char *text, size_t len,
+		const struct conf_schema *sc, void *obj, const char *empty,
+		void (*after)(struct conf_ctx *c))
 {
 	yaml_parser_t parser;
 	yaml_document_t doc;
 	bool have_doc = false;
 
+	if (c->n_msgs || c->oom || !prescan(c, text, len))
+		return;
 	if (!yaml_parser_initialize(&parser)) {
 		conf_nomem(c);
 		return;
@@ -319,17 +329,22 @@ static void parse(struct conf_ctx *c, const char *text, size_t len)
 	}
 	have_doc = true;
 	c->doc = &doc;
-	walk_root(c, &doc);
+	walk_root(c, &doc, sc, obj, empty);
 	check_single_document(c, &parser, text, len);
-	if (!c->stop) {
-		conf_catalog_load(c);
-		conf_check_all(c);
-	}
+	if (!c->stop && after)
+		after(c);
 out:
 	c->doc = NULL;
 	if (have_doc)
 		yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
+}
+
+/* What gpuburst.yaml checks once its keys are read. */
+static void after_top(struct conf_ctx *c)
+{
+	conf_catalog_load(c);
+	conf_check_all(c);
 }
 
 /* The password of cloud.proxy, if any, never reaches a log line. */
@@ -363,10 +378,11 @@ gb_err_t gb_conf_load_string(const char *name, const char *text, size_t len,
 			   CONF_MAX_FILE_BYTES);
 	else
 		conf_defaults(&c, &conf_schema_top, c.conf);
-	if (c.n_msgs == 0 && !c.oom && prescan(&c, text, len))
-		parse(&c, text, len);
-	rc = report(&c, errs, err);
-	ctx_free(&c);
+	conf_parse(&c, text, len, &conf_schema_top, c.conf,
+		   "the file is empty: expected a mapping with at least 'cluster_name'",
+		   after_top);
+	rc = conf_report(&c, errs, err);
+	conf_ctx_free(&c);
 	if (rc) {
 		gb_conf_destroy(c.conf);
 		return rc;

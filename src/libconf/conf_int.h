@@ -115,6 +115,34 @@ struct conf_schema {
 };
 #define CONF_NO_OFF ((size_t)-1)	/* no such field */
 
+/*****************************************************************************
+ *  Row constructors: S is the struct the current table fills (#define S
+ *  struct ... before a table, #undef S after it)
+ *****************************************************************************/
+
+#define K_(k, t, f) .name = k, .type = t, .off = offsetof(S, f), .off_n = CONF_NO_OFF
+#define K_STR(k, f, d, fl, ...) { K_(k, CT_STR, f), .def = d, .flags = fl, __VA_ARGS__ }
+#define K_PATH(k, f, d, fl) { K_(k, CT_ABSPATH, f), .def = d, .flags = fl }
+#define K_URL(k, f) { K_(k, CT_URL, f) }
+#define K_BOOL(k, f, d) { K_(k, CT_BOOL, f), .def = d }
+#define K_INT(k, f, d, lo, hi) { K_(k, CT_INT, f), .def = d, .min = lo, .max = hi }
+#define K_NUM(k, f, lo, hi) { K_(k, CT_NUMBER, f), .min = lo, .max = hi }
+#define K_DUR(k, f, d, lo, hi, fl) \
+	{ K_(k, CT_DURATION, f), .def = d, .min = lo, .max = hi, .flags = fl }
+#define K_ENUM(k, f, d, e) { K_(k, CT_ENUM, f), .def = d, .arg = e }
+#define K_MAP(k, f, sc) { K_(k, CT_MAP, f), .arg = sc }
+#define K_STRV(k, f, d, fl, ...) \
+	{ .name = k, .type = CT_STRV, .off = offsetof(S, f), \
+	  .off_n = offsetof(S, n_##f), .def = d, .flags = fl, __VA_ARGS__ }
+#define K_LIST(k, f, n, sc, ...) \
+	{ .name = k, .type = CT_LIST, .off = offsetof(S, f), \
+	  .off_n = offsetof(S, n), .arg = sc, __VA_ARGS__ }
+#define K_DICT(k, f, n, sc) \
+	{ .name = k, .type = CT_DICT, .off = offsetof(S, f), \
+	  .off_n = offsetof(S, n), .arg = sc }
+#define K_FUNC(k, fn) { .name = k, .type = CT_FUNC, .off_n = CONF_NO_OFF, .func = fn }
+#define K_END { .name = NULL }
+
 /* One collected message; sorted by position before it is reported. */
 struct conf_msg {
 	unsigned line, col;		/* 1-based; 0: no position */
@@ -241,6 +269,26 @@ void conf_catalog_family_list(const struct gb_conf *conf, struct gb_buf *b);
 void conf_catalog_load(struct conf_ctx *c);
 /* Free what conf_catalog_load() stored in [conf]. */
 void conf_catalog_free(struct gb_conf *conf);
+
+/*
+ * conf.c: parse [text] of the file c->file (its defaults already applied
+ * to [obj]) with the schema [sc]: a depth and tag pre-scan, one YAML
+ * document whose root is a mapping, walked into [obj]; then [after](c)
+ * (may be NULL) unless the walk was stopped.  [empty]: the message for a
+ * file with no document, NULL when an empty file is valid.  Nothing is
+ * parsed when c already holds a message.  Problems are collected in [c].
+ */
+void conf_parse(struct conf_ctx *c, const char *text, size_t len,
+		const struct conf_schema *sc, void *obj, const char *empty,
+		void (*after)(struct conf_ctx *c));
+/*
+ * Report what [c] collected in file order as "FILE:LINE:COL: message"
+ * lines: every one to [errs] (may be NULL), the first to [err].
+ * RET GB_E_OK when nothing was collected, GB_E_CONFIG, GB_E_NOMEM.
+ */
+gb_err_t conf_report(struct conf_ctx *c, struct gb_errlist *errs, gb_error_t *err);
+/* Free what [c] collected (not c->conf). */
+void conf_ctx_free(struct conf_ctx *c);
 
 /* conf_check.c: everything that needs more than one mapping. */
 void conf_check_all(struct conf_ctx *c);

@@ -58,33 +58,6 @@ CONF_ENUM(conf_enum_planner, "heuristic", "llm");
 CONF_ENUM(conf_enum_llm, NULL, "openai", "bedrock", "anthropic");
 CONF_ENUM(conf_enum_level, "error", "warning", "notice", "info", "debug");
 
-/*****************************************************************************
- *  Row constructors: S is the struct the current table fills
- *****************************************************************************/
-
-#define K_(k, t, f) .name = k, .type = t, .off = offsetof(S, f), .off_n = CONF_NO_OFF
-#define K_STR(k, f, d, fl, ...) { K_(k, CT_STR, f), .def = d, .flags = fl, __VA_ARGS__ }
-#define K_PATH(k, f, d, fl) { K_(k, CT_ABSPATH, f), .def = d, .flags = fl }
-#define K_URL(k, f) { K_(k, CT_URL, f) }
-#define K_BOOL(k, f, d) { K_(k, CT_BOOL, f), .def = d }
-#define K_INT(k, f, d, lo, hi) { K_(k, CT_INT, f), .def = d, .min = lo, .max = hi }
-#define K_NUM(k, f, lo, hi) { K_(k, CT_NUMBER, f), .min = lo, .max = hi }
-#define K_DUR(k, f, d, lo, hi, fl) \
-	{ K_(k, CT_DURATION, f), .def = d, .min = lo, .max = hi, .flags = fl }
-#define K_ENUM(k, f, d, e) { K_(k, CT_ENUM, f), .def = d, .arg = e }
-#define K_MAP(k, f, sc) { K_(k, CT_MAP, f), .arg = sc }
-#define K_STRV(k, f, d, fl, ...) \
-	{ .name = k, .type = CT_STRV, .off = offsetof(S, f), \
-	  .off_n = offsetof(S, n_##f), .def = d, .flags = fl, __VA_ARGS__ }
-#define K_LIST(k, f, n, sc, ...) \
-	{ .name = k, .type = CT_LIST, .off = offsetof(S, f), \
-	  .off_n = offsetof(S, n), .arg = sc, __VA_ARGS__ }
-#define K_DICT(k, f, n, sc) \
-	{ .name = k, .type = CT_DICT, .off = offsetof(S, f), \
-	  .off_n = offsetof(S, n), .arg = sc }
-#define K_FUNC(k, fn) { .name = k, .type = CT_FUNC, .off_n = CONF_NO_OFF, .func = fn }
-#define K_END { .name = NULL }
-
 #define SEEN(key) conf_seen(sc, seen, key)
 
 /*****************************************************************************
