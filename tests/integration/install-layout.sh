@@ -55,11 +55,13 @@ check_man() {
 		left=$(grep -n '@[A-Za-z_][A-Za-z_0-9]*@' "$f") &&
 			fail "${f#"$root"}: placeholders left: $left"
 	done
-	[ "$n" -eq 6 ] || fail "$n man pages installed, expected 6"
+	[ "$n" -eq 7 ] || fail "$n man pages installed, expected 7"
 	for p in gpuburst-resume gpuburst-suspend gpuburst-resume-fail gpuburstctl; do
 		grep -qF "$worker" "$root$mandir/man8/$p.8" || fail "$p.8 does not name $worker"
 		grep -qF "$conf" "$root$mandir/man8/$p.8" || fail "$p.8 does not name $conf"
 	done
+	grep -qF "$(mkvar "$b" doc sysconfdir)/gpuburst/node.yaml" "$root$mandir/man8/gpuburst-node.8" ||
+		fail "gpuburst-node.8 does not name its node.yaml"
 	grep -qF "$prefix/" "$root$mandir/man8/gpuburst-resume.8" ||
 		fail "gpuburst-resume.8 does not name the prefix $prefix"
 	ok "$n man pages for prefix $prefix: filled, naming $worker"
@@ -80,11 +82,14 @@ found=$(cd "$root" && find . -path '*cron.d*' -type f | sort)
 [ "$found" = "./${datadir#/}/gpuburst/examples/cron.d/gpuburst-reconcile" ] ||
 	fail "cron files installed: $found"
 [ ! -e "$root$sysconfdir/cron.d" ] || fail "$sysconfdir/cron.d installed"
-for u in gpuburst-reconcile.timer gpuburst-reconcile.service; do
+for u in gpuburst-reconcile.timer gpuburst-reconcile.service gpuburst-node.service; do
 	[ -f "$root$unitdir/$u" ] || fail "$u not installed in $unitdir"
 done
 grep -q "ExecStart=$sbindir/gpuburstctl reconcile" "$root$unitdir/gpuburst-reconcile.service" ||
 	fail "service ExecStart: $(grep ExecStart "$root$unitdir/gpuburst-reconcile.service")"
+grep -qx "ExecStart=$sbindir/gpuburst-node run" "$root$unitdir/gpuburst-node.service" ||
+	fail "gpuburst-node.service ExecStart: $(grep ExecStart "$root$unitdir/gpuburst-node.service")"
+[ -f "$root$sysconfdir/gpuburst/node.yaml.example" ] || fail "node.yaml.example not installed"
 # every installed file, and those outside the directories configure was given
 localstatedir=$(mkvar "$B" etc localstatedir)
 plugindir=$(mkvar "$B" plugins/job_submit_gpuburst SLURM_PLUGINDIR)
@@ -95,7 +100,7 @@ outside=$(grep -v -e "^$prefix/" -e "^$sysconfdir/" -e "^$localstatedir/" "$TMP/
 [ -z "$outside" ] || fail "installed outside $prefix: $outside"
 grep -qx "$plugindir/job_submit_gpuburst.so" "$TMP/files" ||
 	fail "job_submit_gpuburst.so not in $plugindir"
-for p in gpuburst-resume gpuburst-suspend gpuburst-resume-fail gpuburstctl; do
+for p in gpuburst-resume gpuburst-suspend gpuburst-resume-fail gpuburstctl gpuburst-node; do
 	grep -qx "$sbindir/$p" "$TMP/files" || fail "$sbindir/$p not installed"
 done
 ok "nothing outside $prefix (sysconfdir $sysconfdir, localstatedir $localstatedir); plugin in $plugindir"

@@ -132,7 +132,13 @@ grep -qF "gpuburst-node: $TMP/bad.yaml:1:21: 'interval' must be a duration" "$TM
 	fail "bad config message: $(cat "$TMP/bad.err")"
 "$NODE" -c "$TMP/node.yaml" bogus 2>/dev/null; rc=$?
 [ "$rc" = 2 ] || fail "an unknown command exited $rc, want 2"
-ok "check: prints the configuration; FILE:LINE:COL and exit 3 for a bad one"
+: >"$TMP/empty.yaml"
+"$NODE" -c "$TMP/empty.yaml" check >"$TMP/defaults" || fail "check of an empty file"
+"$NODE" -c "$GB_TOP_SRCDIR/etc/node.yaml.example" check >"$TMP/example" ||
+	fail "check of etc/node.yaml.example"
+cmp -s "$TMP/defaults" "$TMP/example" ||
+	fail "etc/node.yaml.example is not the defaults: $(diff "$TMP/defaults" "$TMP/example")"
+ok "check: prints the configuration; FILE:LINE:COL and exit 3 for a bad one; the example is the defaults"
 
 # ---- a failed GPU check -------------------------------------------------
 printf 'p5-1' >"$D/node-tag"
