@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "gb_http.h"
+#include "gb_imds.h"
 #include "gb_node_conf.h"
 #include "gb_str.h"
 #include "node_int.h"
@@ -541,6 +543,33 @@ static void test_munge_which(void **state)
 	free(p);
 }
 
+/* The source address of IMDS connections: an IP literal or nothing. */
+static void test_local_address(void **state)
+{
+	struct gb_http_opts ho = { .local_address = "127.0.0.5" };
+	struct gb_imds_opts io = { .endpoint = "http://127.0.0.1:1", .local_address = "::1" };
+	gb_http_t *h = NULL;
+	gb_imds_t *m = NULL;
+	char *body = NULL;
+	gb_error_t e;
+
+	(void)state;
+	assert_int_equal(gb_http_create("http://127.0.0.1:1", &ho, &h, &e), GB_E_OK);
+	gb_http_destroy(h);
+	ho.local_address = "eth0";
+	assert_int_equal(gb_http_create("http://127.0.0.1:1", &ho, &h, &e), GB_E_INVALID);
+	assert_string_equal(e.text, "local address \"eth0\": need an IPv4 or IPv6 address");
+	assert_int_equal(gb_imds_create(&io, &m, &e), GB_E_OK);
+	/* nothing listens on port 1: a transport error naming the path, no hang */
+	assert_int_not_equal(gb_imds_get(m, "meta-data/instance-id", &body, NULL, &e), GB_E_OK);
+	assert_null(body);
+	assert_true(gb_str_has_prefix(e.text, "IMDS api/token: "));
+	gb_imds_destroy(m);
+	io.local_address = "10.0.0.300";
+	assert_int_equal(gb_imds_create(&io, &m, &e), GB_E_INVALID);
+	assert_null(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -555,6 +584,7 @@ int main(void)
 		cmocka_unit_test(test_job_ids),
 		cmocka_unit_test(test_texts),
 		cmocka_unit_test(test_munge_which),
+		cmocka_unit_test(test_local_address),
 	};
 
 	return cmocka_run_group_tests_name("node", tests, NULL, NULL);
