@@ -2,8 +2,8 @@
 /*
  * node_run.c - `gpuburst-node run`: identity, health, slurmd, notices
  *
- * One thread, no daemon framework.  slurmd runs as a child in its own
- * process group; SIGTERM, SIGINT and SIGCHLD are blocked and taken with
+ * One thread, no daemon framework.  slurmd runs as a child in our process
+ * group; SIGTERM, SIGINT and SIGCHLD are blocked and taken with
  * sigtimedwait() between two IMDS polls, so a signal is forwarded to
  * slurmd at once and the program exits with slurmd's status when slurmd
  * exits.  A notice is acted on once; IMDS errors in the loop are logged,
@@ -89,12 +89,16 @@ static void report_unhealthy(struct run *r, const char *summary)
  *  slurmd
  *****************************************************************************/
 
-/* The child: own process group, stdin /dev/null, default signals, exec. */
+/*
+ * The child: stdin /dev/null, default signals, exec.  It stays in our
+ * process group: whatever stops the group (a terminal, a supervisor that
+ * signals the group, an instance's shutdown) stops slurmd with us, and a
+ * SIGTERM to us alone is forwarded.
+ */
 static void slurmd_child(struct run *r, char *const *argv, const sigset_t *old)
 {
 	int fd = open("/dev/null", O_RDONLY);
 
-	setpgid(0, 0);
 	if (fd >= 0 && fd != STDIN_FILENO) {
 		dup2(fd, STDIN_FILENO);
 		close(fd);
@@ -139,7 +143,6 @@ static gb_err_t start_slurmd(struct run *r, const sigset_t *old, gb_error_t *err
 	}
 	if (r->slurmd == 0)
 		slurmd_child(r, argv.v, old);
-	setpgid(r->slurmd, r->slurmd);	/* either side may win the race */
 	gb_log_notice("slurmd_started pid=%ld node=%s cmd=%s", (long)r->slurmd, r->id.node,
 		      GB_LOG_Q(gb_buf_str(&cmd)));
 out:
