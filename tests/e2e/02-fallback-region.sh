@@ -32,7 +32,11 @@ expect_eq "region of gpu-1" "$REGION" ap-south-1
 expect_eq "home refused first" "$(sql "SELECT count(*) FROM attempts WHERE request_id='$REQ' AND region='ap-southeast-1' AND error_code='InsufficientInstanceCapacity'")" 1
 ok "job $JOB: Singapore refused (InsufficientInstanceCapacity), the instance is in Mumbai, the nearest fallback"
 
-# --- home and Mumbai empty: Tokyo, not the nearer Osaka
+# --- home and Mumbai empty: Tokyo, not the nearer Osaka.  gpu-1's Mumbai
+# instance goes first: its termination (SuspendTime) would give its slot
+# back to Mumbai after the capacity below is set.
+IID1=$(sql "SELECT instance_id FROM instances WHERE node='gpu-1' AND region='ap-south-1'")
+wait_for 60 "gpu-1's Mumbai instance terminated" '[ "$(sim_state "$IID1")" = terminated ]'
 capacity ap-south-1a 0
 capacity ap-south-1b 0
 run_job gpu-2

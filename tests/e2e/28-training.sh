@@ -22,7 +22,9 @@ groups_of() {	# groups_of REQ: the names of REQ's placement groups, sorted
 print(" ".join(sorted(g["GroupName"] for g in json.load(open(sys.argv[1]))["PlacementGroups"])))' "$TMP/pg.json"
 }
 
-J=$(submit -N4 -p gpu -w train-[1-4] --gres=gpu:h100:8 --wrap 'srun sh -c "echo \$SLURMD_NODENAME"; sleep 8')
+# the job holds its nodes until the checks below are done ($TMP/go): a
+# loaded machine must not see them suspended first
+J=$(submit -N4 -p gpu -w train-[1-4] --gres=gpu:h100:8 --wrap "srun sh -c 'echo \$SLURMD_NODENAME'; while [ ! -e $TMP/go ]; do sleep 0.2; done")
 wait_for 60 "job $J running" '[ "$(job_state $J)" = RUNNING ]'
 R=$(sql "SELECT id FROM requests WHERE job_id=$J AND kind='resume'")
 expect_eq "request $R" "$(sql "SELECT state, result, launched FROM requests WHERE id='$R'")" "done|success|4"
@@ -70,6 +72,7 @@ for n in train-1 train-2 train-3 train-4; do
 	expect_eq "$n gres" "$(node_field $n Gres)" "gpu:h100:8"
 	node_field $n AvailableFeatures | tr ',' '\n' | grep -qx efa || fail "$n has no efa feature"
 done
+touch "$TMP/go"
 wait_for 60 "job $J completed" '[ "$(job_state $J)" = COMPLETED ]'
 ok "job $J completed on gpu:h100:8 nodes with the efa feature"
 
