@@ -486,6 +486,15 @@ gb_err_t gb_state_instance_update(gb_state_t *st, const struct gb_instance *in,
 				  gb_error_t *err);
 
 /*
+ * Set the agent tag of every record of (region, instance_id) to [agent]
+ * (NULL: none), leaving the rest as it is (the state may move meanwhile).
+ * No record is no error.
+ */
+gb_err_t gb_state_instance_agent(gb_state_t *st, const char *region,
+				 const char *instance_id, const char *agent,
+				 gb_error_t *err);
+
+/*
  * Mark the record (request_id, region, instance_id) noticed at [now]
  * unless it is already: a compare-and-set on noticed_at = 0, so that of
  * several passes (or processes) exactly one acts on an agent's report.

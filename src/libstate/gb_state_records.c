@@ -501,6 +501,34 @@ out:
 	return gb_state_tx_end(st, own, rc, err);
 }
 
+gb_err_t gb_state_instance_agent(gb_state_t *st, const char *region,
+				 const char *instance_id, const char *agent,
+				 gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	bool own = false;
+	gb_err_t rc;
+
+	rc = gb_state_tx_enter(st, &own, "tagging an instance", err);
+	if (rc)
+		return rc;
+	rc = GB_STMT(st, GB_STMT_INST_AGENT,
+		     "UPDATE instances SET agent = ?3 "
+		     "WHERE instance_id = ?2 AND region = ?1 AND agent IS NOT ?3",
+		     &s, err);
+	if (rc)
+		goto out;
+	if (gb_state_bind_text(s, 1, region) ||
+	    gb_state_bind_text(s, 2, instance_id) ||
+	    gb_state_bind_text(s, 3, agent))
+		rc = BIND_FAILED(st, err, "tagging instance %s", instance_id);
+	else
+		rc = gb_state_step_done(st, s, err, "tagging an instance");
+out:
+	gb_state_stmt_done(s);
+	return gb_state_tx_end(st, own, rc, err);
+}
+
 gb_err_t gb_state_instance_notice(gb_state_t *st, const char *request_id,
 				  const char *region, const char *instance_id,
 				  double now, bool *first, gb_error_t *err)
