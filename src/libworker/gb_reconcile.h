@@ -89,8 +89,9 @@
  * does NOTICE alone, from Slurm's reasons: the worker's pass before each
  * drain, so that the resume of a requeued job already avoids the offering.
  * The worker's cheap pass, after each drain, does not prune: a first pass
- * over a long history would hold the write lock while requests wait; gpuburstctl reconcile (the timer) does.  Every
- * action is logged and recorded as an event (kind "reconcile"); a dry run
+ * over a long history would hold the write lock while requests wait;
+ * gpuburstctl reconcile (the timer) does.  Every action is logged and
+ * recorded as an event (kind "reconcile"); a dry run
  * decides the same actions and does none (PRUNE only counts).
  */
 #ifndef GB_LIBWORKER_GB_RECONCILE_H
