@@ -25,7 +25,7 @@ static int inst_cb(const struct gb_instance *in, void *arg)
 {
 	struct inst_out *o = arg;
 	double ran = ctl_instance_ran(in, o->ctl->now);
-	char launched[32], terminated[32], secs[32], human[64];
+	char launched[32], terminated[32], secs[32], human[64], agent[32];
 
 	o->n++;
 	if (ran > 0)
@@ -40,7 +40,8 @@ static int inst_cb(const struct gb_instance *in, void *arg)
 		      ctl_time(in->launched_at, launched, sizeof(launched)),
 		      ctl_time(in->terminated_at, terminated, sizeof(terminated)),
 		      ran >= 0 ? ctl_itoa((long long)ran, secs, sizeof(secs)) : "-",
-		      ctl_dur(ran, human, sizeof(human)), in->request_id);
+		      ctl_dur(ran, human, sizeof(human)), in->request_id,
+		      ctl_agent_word(in->agent, agent, sizeof(agent)));
 	return 0;
 }
 
@@ -120,9 +121,9 @@ gb_err_t ctl_cmd_instances(struct ctl *ctl, int argc, char **argv)
 	if (ctl->json)
 		o.list = json_array();
 	else
-		ctl_table_init(&o.table, 11, "NODE", "INSTANCE", "REGION", "AZ",
+		ctl_table_init(&o.table, 12, "NODE", "INSTANCE", "REGION", "AZ",
 			       "TYPE", "STATE", "LAUNCHED", "TERMINATED",
-			       ">SECONDS", "RAN", "REQUEST");
+			       ">SECONDS", "RAN", "REQUEST", "AGENT");
 	if (st && (rc = gb_state_instance_list(st, &f, inst_cb, &o, &err)))
 		ctl_fail(rc, "%s", err.text);
 	if (ctl->json) {

@@ -327,7 +327,21 @@ json_t *ctl_instance_json(const struct gb_instance *in, double now)
 	json_object_set_new(o, "ran", ran >= 0 ? json_string(ctl_dur(ran, human, sizeof(human)))
 					       : json_null());
 	json_object_set_new(o, "reason", ctl_jstr(in->reason));
+	json_object_set_new(o, "agent", ctl_jstr(in->agent));
+	json_object_set_new(o, "noticed_at", ctl_jtime(in->noticed_at));
 	return o;
+}
+
+/* "ok", "unhealthy": the state word of an agent tag ("-" for none). */
+const char *ctl_agent_word(const char *agent, char *buf, size_t n)
+{
+	size_t k;
+
+	if (!agent || !*agent)
+		return "-";
+	k = strcspn(agent, ": ");
+	snprintf(buf, n, "%.*s", (int)k, agent);
+	return buf;
 }
 
 static int instance_cb(const struct gb_instance *in, void *arg)
@@ -598,6 +612,17 @@ static void print_instances_of(struct show *s)
 	}
 	ctl_table_print(&t, stdout);
 	ctl_table_free(&t);
+	/* what each instance's own agent (gpuburst-node) last said: one line */
+	json_array_foreach(s->instances, i, in) {
+		bool noticed = json_is_string(json_object_get(in, "noticed_at"));
+
+		if (!json_is_string(json_object_get(in, "agent")))
+			continue;
+		printf("  agent %s: %s", js(in, "instance_id"), js(in, "agent"));
+		if (noticed)
+			printf(" (offering noticed dry %s)", js(in, "noticed_at"));
+		printf("\n");
+	}
 }
 
 static void print_slurm(struct show *s)

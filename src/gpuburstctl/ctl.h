@@ -208,6 +208,8 @@ json_t *ctl_instance_json(const struct gb_instance *in, double now);
 json_t *ctl_prune_json(const struct gb_state_prune_counts *n);
 /* Seconds [in] ran (terminated) or has run so far (alive); -1: unknown. */
 double ctl_instance_ran(const struct gb_instance *in, double now);
+/* RET the state word of an agent tag ("ok", "unhealthy"; "-" for none), in [buf] or static. */
+const char *ctl_agent_word(const char *agent, char *buf, size_t n);
 
 /*****************************************************************************
  *  Subcommands (cmd_*.c)

@@ -351,6 +351,44 @@ bool gb_reason_is_capacity(const char *reason, char *code, size_t code_n,
 			   char *request_id, size_t id_n);
 
 /*
+ * Set by gpuburst-node, the agent on the instance, on its own node
+ * (doc/gpuburst-node, "What it writes"): "gpuburst: spot interruption:
+ * instance i-X at T" (DRAIN, jobs requeued, then POWER_DOWN_ASAP),
+ * "gpuburst: rebalance recommendation: instance i-X" (POWER_DOWN_ASAP),
+ * "gpuburst: unhealthy: instance i-X: SUMMARY" (POWER_DOWN_FORCE; also set
+ * by reconcile when only the instance's tag says so).
+ */
+#define GB_REASON_SPOT "gpuburst: spot interruption: instance "
+#define GB_REASON_REBALANCE "gpuburst: rebalance recommendation: instance "
+#define GB_REASON_UNHEALTHY "gpuburst: unhealthy: instance "
+#define GB_INSTANCE_ID_MAX 20		/* "i-" + 17 hex + NUL (EC2's ids) */
+
+enum gb_reason_agent {
+	GB_REASON_AGENT_NONE = 0,	/* not one of the agent's reasons */
+	GB_REASON_AGENT_SPOT,
+	GB_REASON_AGENT_REBALANCE,
+	GB_REASON_AGENT_UNHEALTHY,
+};
+
+/*
+ * Parse a reason of the agent: RET which one, and the instance it names
+ * into [id] (of at least GB_INSTANCE_ID_MAX bytes; "" for NONE).  The id
+ * must be EC2's: "i-" and 8 or 17 lower-case hex digits, followed by the
+ * end, a blank or ':'; a reason with the prefix and another id is NONE
+ * (it is not one gpuburst can act on).
+ */
+enum gb_reason_agent gb_reason_agent(const char *reason, char *id);
+
+/*
+ * "gpuburst: unhealthy: instance <id>: <summary>" into [buf]: what
+ * reconcile sets when only the instance's gpuburst:agent tag says it
+ * failed its GPU check; [summary] is cut to fit [n] with control
+ * characters turned into blanks.  RET [buf].
+ */
+char *gb_reason_unhealthy(char *buf, size_t n, const char *instance_id,
+			  const char *summary);
+
+/*
  * Find the home-region intent of the job_submit plugin in a job's
  * AdminComment: the token "gpuburst:home=<region>", delimited by the start
  * or end of the string, blanks, ';' or ','.  The region is 1..63 of

@@ -98,6 +98,63 @@ bool gb_reason_is_capacity(const char *reason, char *code, size_t code_n,
 	return true;
 }
 
+/* EC2's instance ids: "i-" and 8 (before 2016) or 17 hex digits. */
+static size_t instance_id_len(const char *s)
+{
+	size_t k = 0;
+
+	if (strncmp(s, "i-", 2) != 0)
+		return 0;
+	while ((s[2 + k] >= '0' && s[2 + k] <= '9') || (s[2 + k] >= 'a' && s[2 + k] <= 'f'))
+		k++;
+	if ((k != 8 && k != 17) || (s[2 + k] && s[2 + k] != ' ' && s[2 + k] != ':'))
+		return 0;
+	return 2 + k;
+}
+
+enum gb_reason_agent gb_reason_agent(const char *reason, char *id)
+{
+	static const struct {
+		const char *prefix;
+		enum gb_reason_agent kind;
+	} agent[] = {
+		{ GB_REASON_SPOT, GB_REASON_AGENT_SPOT },
+		{ GB_REASON_REBALANCE, GB_REASON_AGENT_REBALANCE },
+		{ GB_REASON_UNHEALTHY, GB_REASON_AGENT_UNHEALTHY },
+	};
+
+	id[0] = '\0';
+	for (size_t i = 0; reason && i < GB_ARRAY_LEN(agent); i++) {
+		size_t plen = strlen(agent[i].prefix), len;
+
+		if (strncmp(reason, agent[i].prefix, plen) != 0)
+			continue;
+		if (!(len = instance_id_len(reason + plen)))
+			return GB_REASON_AGENT_NONE;
+		memcpy(id, reason + plen, len);
+		id[len] = '\0';
+		return agent[i].kind;
+	}
+	return GB_REASON_AGENT_NONE;
+}
+
+char *gb_reason_unhealthy(char *buf, size_t n, const char *instance_id,
+			  const char *summary)
+{
+	int len = snprintf(buf, n, "%s%s: ", GB_REASON_UNHEALTHY,
+			   instance_id ? instance_id : "");
+
+	for (const char *p = summary ? summary : ""; len >= 0 && (size_t)len + 1 < n && *p;
+	     p++)
+		buf[len++] = (unsigned char)*p < 0x20 || *p == 0x7f ? ' ' : *p;
+	if (len >= 0 && (size_t)len < n) {
+		while (len > 0 && buf[len - 1] == ' ')
+			len--;
+		buf[len] = '\0';
+	}
+	return buf;
+}
+
 static bool is_delim(char c)
 {
 	return c == '\0' || c == ' ' || c == '\t' || c == '\n' || c == '\r' ||

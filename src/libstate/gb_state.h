@@ -32,7 +32,7 @@
 
 #include "gb_err.h"
 
-#define GB_STATE_SCHEMA_VERSION 3
+#define GB_STATE_SCHEMA_VERSION 4
 #define GB_STATE_FILE "state.db"
 #define GB_REQUEST_ID_LEN 16		/* lower-case hex */
 
@@ -457,6 +457,14 @@ struct gb_instance {
 	double launched_at;
 	double terminated_at;		/* 0 while alive */
 	const char *reason;		/* why terminated / lost */
+	/* Since schema 4: what the instance's own agent (gpuburst-node)
+	 * reports, and whether the controller acted on it. */
+	const char *agent;		/* its gpuburst:agent tag as reconcile
+					 * last listed it ("ok: ...",
+					 * "unhealthy: ..."); NULL: none seen */
+	double noticed_at;		/* when reconcile's NOTICE remembered
+					 * its offering as dry (read only:
+					 * gb_state_instance_notice); 0: never */
 };
 
 /*
@@ -468,14 +476,35 @@ gb_err_t gb_state_instance_add(gb_state_t *st, const struct gb_instance *in,
 
 /*
  * Update the mutable fields of the record (region, instance_id): node,
- * private_ip, public_ip, state, terminated_at, reason (not capacity nor
- * capacity_target: what the launch used).  NULL strings and 0 times leave
+ * private_ip, public_ip, state, terminated_at, reason, agent (not capacity
+ * nor capacity_target: what the launch used; nor noticed_at).  NULL strings and 0 times leave
  * the stored value as it is.  A non-NULL in->request_id narrows the match
  * to that request (else every record of the instance).
  * GB_E_NOTFOUND when nothing matched.
  */
 gb_err_t gb_state_instance_update(gb_state_t *st, const struct gb_instance *in,
 				  gb_error_t *err);
+
+/*
+ * Set the agent tag of every record of (region, instance_id) to [agent]
+ * (NULL: none), leaving the rest as it is (the state may move meanwhile).
+ * No record is no error.
+ */
+gb_err_t gb_state_instance_agent(gb_state_t *st, const char *region,
+				 const char *instance_id, const char *agent,
+				 gb_error_t *err);
+
+/*
+ * Mark the record (request_id, region, instance_id) noticed at [now]
+ * unless it is already: a compare-and-set on noticed_at = 0, so that of
+ * several passes (or processes) exactly one acts on an agent's report.
+ * OUT *first true when this call set it (false: noticed before, or no
+ * such record).  Inside the caller's transaction when one is open, so the
+ * mark commits with what it guards.
+ */
+gb_err_t gb_state_instance_notice(gb_state_t *st, const char *request_id,
+				  const char *region, const char *instance_id,
+				  double now, bool *first, gb_error_t *err);
 
 struct gb_instance_filter {
 	const char *request_id;

@@ -412,9 +412,9 @@ gb_err_t gb_state_instance_add(gb_state_t *st, const struct gb_instance *in,
 		     "INSERT INTO instances (request_id, region_instance_id, "
 		     "region, instance_id, node, az, subnet, instance_type, "
 		     "private_ip, public_ip, state, attempt_id, launched_at, "
-		     "terminated_at, reason, capacity, capacity_target) "
+		     "terminated_at, reason, capacity, capacity_target, agent) "
 		     "VALUES (?1, ?2 || '#' || ?3, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-		     "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+		     "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
 		     &s, err);
 	if (rc)
 		goto out;
@@ -433,7 +433,8 @@ gb_err_t gb_state_instance_add(gb_state_t *st, const struct gb_instance *in,
 	    gb_state_bind_double(s, 13, in->terminated_at) ||
 	    gb_state_bind_text(s, 14, in->reason) ||
 	    gb_state_bind_text(s, 15, capacity) ||
-	    gb_state_bind_text(s, 16, in->capacity_target))
+	    gb_state_bind_text(s, 16, in->capacity_target) ||
+	    gb_state_bind_text(s, 17, in->agent))
 		rc = BIND_FAILED(st, err, "adding instance %s", in->instance_id);
 	else
 		rc = gb_state_step_done(st, s, err, "adding an instance");
@@ -469,7 +470,8 @@ gb_err_t gb_state_instance_update(gb_state_t *st, const struct gb_instance *in,
 		     "public_ip = coalesce(?5, public_ip), state = ?6, "
 		     "terminated_at = CASE WHEN ?7 > 0 THEN ?7 "
 		     "ELSE terminated_at END, "
-		     "reason = coalesce(?8, reason) "
+		     "reason = coalesce(?8, reason), "
+		     "agent = coalesce(?10, agent) "
 		     "WHERE instance_id = ?2 AND region = ?1 "
 		     "AND (?9 IS NULL OR request_id = ?9)",
 		     &s, err);
@@ -483,7 +485,8 @@ gb_err_t gb_state_instance_update(gb_state_t *st, const struct gb_instance *in,
 	    gb_state_bind_text(s, 6, state) ||
 	    gb_state_bind_double(s, 7, in->terminated_at) ||
 	    gb_state_bind_text(s, 8, in->reason) ||
-	    gb_state_bind_text(s, 9, in->request_id))
+	    gb_state_bind_text(s, 9, in->request_id) ||
+	    gb_state_bind_text(s, 10, in->agent))
 		rc = BIND_FAILED(st, err, "updating instance %s",
 				 in->instance_id);
 	else
@@ -493,6 +496,70 @@ gb_err_t gb_state_instance_update(gb_state_t *st, const struct gb_instance *in,
 			       "updating instance %s#%s: no such instance",
 			       in->region ? in->region : "(null)",
 			       in->instance_id ? in->instance_id : "(null)");
+out:
+	gb_state_stmt_done(s);
+	return gb_state_tx_end(st, own, rc, err);
+}
+
+gb_err_t gb_state_instance_agent(gb_state_t *st, const char *region,
+				 const char *instance_id, const char *agent,
+				 gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	bool own = false;
+	gb_err_t rc;
+
+	rc = gb_state_tx_enter(st, &own, "tagging an instance", err);
+	if (rc)
+		return rc;
+	rc = GB_STMT(st, GB_STMT_INST_AGENT,
+		     "UPDATE instances SET agent = ?3 "
+		     "WHERE instance_id = ?2 AND region = ?1 AND agent IS NOT ?3",
+		     &s, err);
+	if (rc)
+		goto out;
+	if (gb_state_bind_text(s, 1, region) ||
+	    gb_state_bind_text(s, 2, instance_id) ||
+	    gb_state_bind_text(s, 3, agent))
+		rc = BIND_FAILED(st, err, "tagging instance %s", instance_id);
+	else
+		rc = gb_state_step_done(st, s, err, "tagging an instance");
+out:
+	gb_state_stmt_done(s);
+	return gb_state_tx_end(st, own, rc, err);
+}
+
+gb_err_t gb_state_instance_notice(gb_state_t *st, const char *request_id,
+				  const char *region, const char *instance_id,
+				  double now, bool *first, gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	bool own = false;
+	gb_err_t rc;
+
+	*first = false;
+	if (!request_id || !region || !instance_id || !(now > 0))
+		return gb_errorf(err, GB_E_INVALID, "noticing instance %s: missing "
+				 "arguments", instance_id ? instance_id : "(null)");
+	rc = gb_state_tx_enter(st, &own, "noticing an instance", err);
+	if (rc)
+		return rc;
+	rc = GB_STMT(st, GB_STMT_INST_NOTICE,
+		     "UPDATE instances SET noticed_at = ?4 "
+		     "WHERE request_id = ?1 AND region = ?2 AND instance_id = ?3 "
+		     "AND noticed_at = 0",
+		     &s, err);
+	if (rc)
+		goto out;
+	if (gb_state_bind_text(s, 1, request_id) ||
+	    gb_state_bind_text(s, 2, region) ||
+	    gb_state_bind_text(s, 3, instance_id) ||
+	    gb_state_bind_double(s, 4, now))
+		rc = BIND_FAILED(st, err, "noticing instance %s", instance_id);
+	else
+		rc = gb_state_step_done(st, s, err, "noticing an instance");
+	if (rc == GB_E_OK)
+		*first = sqlite3_changes(st->db) > 0;
 out:
 	gb_state_stmt_done(s);
 	return gb_state_tx_end(st, own, rc, err);
@@ -518,6 +585,8 @@ static gb_err_t read_instance(gb_state_t *st, sqlite3_stmt *s,
 		.reason = gb_state_col_text(rows, s, 13),
 		.capacity = gb_state_col_text(rows, s, 15),
 		.capacity_target = gb_state_col_text(rows, s, 16),
+		.agent = gb_state_col_text(rows, s, 17),
+		.noticed_at = sqlite3_column_double(s, 18),
 	};
 
 	if (gb_instance_state_parse(state, &in.state))
@@ -550,7 +619,7 @@ static gb_err_t inst_list_stmt(gb_state_t *st, unsigned shape,
 		 "SELECT * FROM (SELECT request_id, region, instance_id, node, az, subnet, "
 		 "instance_type, private_ip, public_ip, state, attempt_id, "
 		 "launched_at, terminated_at, reason, rowid AS o, capacity, "
-		 "capacity_target FROM instances "
+		 "capacity_target, agent, noticed_at FROM instances "
 		 "WHERE 1%s%s%s%s%s%s%s%s ORDER BY launched_at DESC, rowid DESC LIMIT ?8) "
 		 "ORDER BY launched_at, o",
 		 shape & IL_REQUEST ? " AND request_id = ?1" : "",

@@ -287,9 +287,21 @@ static const char schema_v3[] =
 	"  fetched_at    REAL NOT NULL\n"
 	") WITHOUT ROWID;\n";
 
+/*
+ * Version 4: the instance's side (gpuburst-node).  An instance record keeps
+ * the gpuburst:agent tag its agent wrote on it, as reconcile last listed
+ * it, and when reconcile's NOTICE acted on a spot interruption or a failed
+ * GPU check of it (0: never): the mark that makes NOTICE once per instance
+ * across passes and processes.  Older records have neither.
+ */
+static const char schema_v4[] =
+	"ALTER TABLE instances ADD COLUMN agent TEXT;\n"
+	"ALTER TABLE instances ADD COLUMN noticed_at REAL NOT NULL DEFAULT 0;\n";
+
 const char *const gb_state_migrations[GB_STATE_SCHEMA_VERSION + 1] = {
 	[0] = NULL,
 	[1] = schema_v1,
 	[2] = schema_v2,
 	[3] = schema_v3,
+	[4] = schema_v4,
 };

@@ -52,6 +52,31 @@
  *            configuration, its resume file or the state file, or found
  *            it in no nodeset (GB_REASON_CONFIG, _RESUME_FILE, _STATE,
  *            _NO_NODESET) -> the same after policy.error_cooldown;
+ *  NOTICE    what an instance's agent (gpuburst-node) reported, before
+ *            LOST (the record of a reclaimed spot instance is still live):
+ *            a node of a nodeset whose Slurm reason is the agent's
+ *            "gpuburst: spot interruption: instance i-X ..." or
+ *            "gpuburst: unhealthy: instance i-X ..." (gb_reason_agent),
+ *            where i-X is the node's newest live record -> once per
+ *            instance (instances.noticed_at, a compare-and-set committed
+ *            with the memory: across passes and processes) the record's
+ *            offering (region, AZ, instance type, capacity kind) recorded
+ *            in capacity memory as an ICE (gb_state_capacity_record with
+ *            ice, as the orchestrator records a pool that ran dry; a failed
+ *            GPU check also as a resume failure), so the planners avoid it
+ *            for policy.ice_cooldown.  The node is left to Slurm (the agent
+ *            set DRAIN + POWER_DOWN_ASAP or POWER_DOWN_FORCE; the suspend
+ *            terminates the instance).  A reason naming another instance
+ *            is stale: ignored.  Full pass only, with the cloud's tags:
+ *            the gpuburst:agent tag of every live record is stored on it
+ *            (bookkeeping, no action); the newest live instance of a node
+ *            of a nodeset, pending or running, whose tag starts with
+ *            "unhealthy:" and whose node has no such reason (the agent
+ *            could not reach Slurm) -> the same memory (once), then the
+ *            instance terminated (record closed as terminated, reason
+ *            "unhealthy (reconcile): SUMMARY") and its node, unless off,
+ *            power_down_force with "gpuburst: unhealthy: instance i-X:
+ *            SUMMARY" (SUMMARY: the tag after "unhealthy: ");
  *  PRUNE     with opts.prune: finished requests past policy.retention,
  *            with their rows, and global events as old (gb_state_prune):
  *            at most GB_RECONCILE_PRUNE_MAX requests a pass, the oldest
@@ -59,11 +84,14 @@
  *            nothing is due or retention is off.
  *
  * A node in no nodeset of the configuration is never touched.
- * The cheap pass does STUCK, EXPIRE, BLOCK, COOLDOWN, RELEASE (and PRUNE when
- * asked): no cloud call.  The worker's cheap pass, after each drain, does
- * not prune: a first pass over a long history would hold the write lock
- * while requests wait; gpuburstctl reconcile (the timer) does.  Every
- * action is logged and recorded as an event (kind "reconcile"); a dry run
+ * The cheap pass does STUCK, EXPIRE, NOTICE (Slurm's reasons), BLOCK,
+ * COOLDOWN, RELEASE (and PRUNE when asked): no cloud call.  opts.only_notice
+ * does NOTICE alone, from Slurm's reasons: the worker's pass before each
+ * drain, so that the resume of a requeued job already avoids the offering.
+ * The worker's cheap pass, after each drain, does not prune: a first pass
+ * over a long history would hold the write lock while requests wait;
+ * gpuburstctl reconcile (the timer) does.  Every action is logged and
+ * recorded as an event (kind "reconcile"); a dry run
  * decides the same actions and does none (PRUNE only counts).
  */
 #ifndef GB_LIBWORKER_GB_RECONCILE_H
@@ -75,6 +103,7 @@
 #include "gb_conf.h"
 #include "gb_err.h"
 #include "gb_orch.h"
+#include "gb_slurm.h"
 #include "gb_state.h"
 
 enum gb_reconcile_kind {
@@ -87,8 +116,13 @@ enum gb_reconcile_kind {
 	GB_RECONCILE_PRUNE,
 	GB_RECONCILE_GROUP,
 	GB_RECONCILE_BLOCK,
+	GB_RECONCILE_NOTICE,
 	GB_RECONCILE_KIND_COUNT
 };
+
+/* The tag gpuburst-node writes on its own instance, and its failed-check word. */
+#define GB_RECONCILE_AGENT_TAG "gpuburst:agent"
+#define GB_RECONCILE_AGENT_UNHEALTHY "unhealthy:"
 
 /* Requests one pass prunes at most (a timer pass a minute catches up fast). */
 #define GB_RECONCILE_PRUNE_MAX 1000
@@ -123,6 +157,12 @@ struct gb_reconcile_opts {
 	bool cheap;			/* no cloud call */
 	double now;			/* 0: the clock */
 	bool prune;			/* PRUNE too */
+	bool only_notice;		/* NOTICE alone (the worker, before each
+					 * drain): one Slurm node read, and the
+					 * live records only when a node has an
+					 * agent's reason; no cloud call */
+	const struct gb_slurm_node_list *nodes;	/* BORROWED: Slurm's nodes as
+					 * read by the caller; NULL: read them */
 };
 
 /*
@@ -138,7 +178,7 @@ gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 void gb_reconcile_report_clear(struct gb_reconcile_report *rep);
 
 /* RET static "stuck", "lost", "orphan", "cooldown", "expire", "release",
- * "prune", "group", "block". */
+ * "prune", "group", "block", "notice". */
 const char *gb_reconcile_kind_name(enum gb_reconcile_kind k);
 
 #endif /* GB_LIBWORKER_GB_RECONCILE_H */

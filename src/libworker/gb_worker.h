@@ -13,6 +13,8 @@
  *
  *   loop:  try the lock (non-blocking; taken -> exit)
  *          requeue RUNNING rows of dead workers
+ *          reconcile's NOTICE alone (an agent's spot interruption or
+ *          failed GPU check makes its offering dry before any resume)
  *          drain: N threads claim and process runnable requests,
  *                 suspend/resume-fail/terminate first
  *          cheap reconcile pass (no cloud calls)

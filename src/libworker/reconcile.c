@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * reconcile.c - stuck requests, lost records, orphans, the way back of DOWN
- * nodes, retention
+ * nodes, what the instances' agents report, retention
  */
 #include "config.h"
 
@@ -21,12 +21,15 @@
 
 struct cinst {			/* one instance the cloud listed */
 	char *region, *id, *state, *ip, *node, *request;
+	char *agent;		/* its gpuburst:agent tag, or NULL */
 	double launched;
 };
 
 struct rec {			/* one live record of the state file */
 	char *request, *region, *id, *node, *ip;
+	char *az, *type, *capacity, *agent;
 	double launched;
+	double noticed;		/* noticed_at (updated by NOTICE) */
 	enum gb_instance_state state;
 };
 
@@ -35,17 +38,20 @@ struct rctx {
 	struct gb_reconcile_report *rep;
 	double now;
 	struct gb_slurm_node_list *nodes;	/* NULL: Slurm did not answer */
+	bool nodes_owned;			/* read here (not opts.nodes) */
 	struct cinst *ci;
 	size_t n_ci;
 	struct rec *rec;
 	size_t n_rec;
+	bool recs_read;				/* rec holds the live records */
 	struct gb_strv listed;			/* regions the cloud answered for */
 };
 
 const char *gb_reconcile_kind_name(enum gb_reconcile_kind k)
 {
 	static const char *const names[] = { "stuck", "lost", "orphan", "cooldown",
-					     "expire", "release", "prune", "group", "block" };
+					     "expire", "release", "prune", "group", "block",
+					     "notice" };
 
 	return k < GB_RECONCILE_KIND_COUNT ? names[k] : "invalid";
 }
@@ -251,6 +257,7 @@ static int take_instance(const struct gb_ec2_instance *in, const char *region, v
 	x->ip = gb_strdup0(in->private_ip);
 	x->node = gb_strdup0(gb_ec2_instance_tag(in, "gpuburst:node"));
 	x->request = gb_strdup0(gb_ec2_instance_tag(in, "gpuburst:request"));
+	x->agent = gb_strdup0(gb_ec2_instance_tag(in, GB_RECONCILE_AGENT_TAG));
 	x->launched = in->launch_epoch;
 	return 0;
 }
@@ -269,9 +276,29 @@ static int take_record(const struct gb_instance *in, void *arg)
 	x->id = gb_strdup0(in->instance_id);
 	x->node = gb_strdup0(in->node);
 	x->ip = gb_strdup0(in->private_ip);
+	x->az = gb_strdup0(in->az);
+	x->type = gb_strdup0(in->instance_type);
+	x->capacity = gb_strdup0(in->capacity);
+	x->agent = gb_strdup0(in->agent);
 	x->launched = in->launched_at;
+	x->noticed = in->noticed_at;
 	x->state = in->state;
 	return 0;
+}
+
+/* The live records, once a pass (the cheap pass only when NOTICE needs them). */
+static gb_err_t read_records(struct rctx *c, gb_error_t *err)
+{
+	struct gb_instance_filter f = GB_INSTANCE_FILTER_ANY;
+	gb_err_t rc;
+
+	if (c->recs_read)
+		return GB_E_OK;
+	f.alive = true;
+	if ((rc = gb_state_instance_list(c->o->st, &f, take_record, c, err)))
+		return rc;
+	c->recs_read = true;
+	return GB_E_OK;
 }
 
 static void list_cloud(struct rctx *c)
@@ -599,6 +626,221 @@ static gb_err_t do_orphans(struct rctx *c, gb_error_t *err)
 		settle(c, a, ci->request, rc, etext);
 	}
 	return GB_E_OK;
+}
+
+/*****************************************************************************
+ *  NOTICE: what an instance's agent (gpuburst-node) reported
+ *****************************************************************************/
+
+/*
+ * The agent tag of each live record follows the cloud's (bookkeeping, not
+ * an action, like do_running): `gpuburstctl instances` and `requests show`
+ * print it.  A failed update is logged and retried by the next pass.
+ */
+static void keep_agent_tags(struct rctx *c)
+{
+	char lq[GB_ERROR_TEXT_MAX + 8];
+
+	for (size_t i = 0; !c->o->dry_run && i < c->n_rec; i++) {
+		struct rec *r = &c->rec[i];
+		const struct cinst *ci;
+		gb_error_t e;
+
+		if (!r->region || !r->id || gb_strv_find(&c->listed, r->region) < 0 ||
+		    !(ci = cloud_find(c, r->region, r->id)) || !ci->agent ||
+		    (r->agent && strcmp(r->agent, ci->agent) == 0))
+			continue;
+		if (gb_state_instance_agent(c->o->st, r->region, r->id, ci->agent, &e)) {
+			gb_log_warn("reconcile_agent_tag_failed instance=%s#%s error=%s",
+				    r->region, r->id, gb_log_q(lq, sizeof(lq), e.text));
+			continue;
+		}
+		free(r->agent);
+		r->agent = gb_strdup0(ci->agent);
+	}
+}
+
+/* "ap-south-1a g5.xlarge spot": the offering of [r] ("?" where unknown). */
+static const char *offering(const struct rec *r, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s%s%s %s %s", r->region, r->az ? "/" : "", r->az ? r->az : "",
+		 r->type ? r->type : "?", r->capacity ? r->capacity : "on-demand");
+	return buf;
+}
+
+/*
+ * Once per instance: mark [r] noticed and remember its offering as dry,
+ * in one transaction (gb_state_instance_notice is the compare-and-set
+ * that makes it once, whichever process gets there first).  The memory
+ * is an ICE's (gb_state_capacity_record with ice, as orch_learn records
+ * a pool that ran dry): the planners avoid the pool for
+ * policy.ice_cooldown; a failed GPU check also counts as a resume failure
+ * (the node never registered).  OUT *first whether this call did it (in a
+ * dry run: whether it would).
+ */
+static gb_err_t notice_record(struct rctx *c, struct rec *r, bool unhealthy, bool *first,
+			      gb_error_t *e)
+{
+	gb_state_t *st = c->o->st;
+	gb_err_t rc;
+
+	*first = r->noticed <= 0;
+	if (c->o->dry_run || !*first)
+		return GB_E_OK;
+	if ((rc = gb_state_tx_begin(st, e)))
+		return rc;
+	rc = gb_state_instance_notice(st, r->request, r->region, r->id, c->now, first, e);
+	if (rc == GB_E_OK && *first && r->type)
+		rc = gb_state_capacity_record(st, r->region, r->az, r->type, r->capacity, 0, 0,
+					      true, unhealthy, c->now,
+					      c->o->conf->policy.capacity_half_life, e);
+	if (rc) {
+		gb_state_tx_rollback(st);
+		*first = false;
+		return rc;
+	}
+	if ((rc = gb_state_tx_commit(st, e)))
+		*first = false;
+	else
+		r->noticed = c->now;	/* noticed now, or by another before us */
+	return rc;
+}
+
+/*
+ * A node of a nodeset whose reason is the agent's spot interruption or
+ * failed GPU check naming the node's newest live instance: its offering
+ * is remembered as dry once.  The node itself is Slurm's (the agent set
+ * it DRAIN + POWER_DOWN_ASAP or POWER_DOWN_FORCE; the suspend terminates
+ * the instance).  A reason naming another instance is stale: ignored.
+ */
+static gb_err_t notice_node(struct rctx *c, const struct gb_slurm_node *sn, gb_error_t *err)
+{
+	char id[GB_INSTANCE_ID_MAX], target[256], what[160], detail[GB_REASON_MAX + 320];
+	enum gb_reason_agent kind = gb_reason_agent(sn->reason, id);
+	struct gb_reconcile_action *a;
+	struct rec *r;
+	gb_error_t e = { 0 };
+	bool first;
+	gb_err_t rc;
+
+	if ((kind != GB_REASON_AGENT_SPOT && kind != GB_REASON_AGENT_UNHEALTHY) ||
+	    !gb_conf_nodeset_for_node(c->o->conf, sn->name))
+		return GB_E_OK;		/* not the agent's, or not ours: never touched */
+	if ((rc = read_records(c, err)))
+		return rc;
+	r = (struct rec *)node_instance(c, sn->name);
+	if (!r || !r->id || strcmp(r->id, id) != 0) {
+		gb_log_debug("reconcile_notice_stale node=%s instance=%s newest=%s", sn->name,
+			     id, r && r->id ? r->id : "-");
+		return GB_E_OK;
+	}
+	rc = notice_record(c, r, kind == GB_REASON_AGENT_UNHEALTHY, &first, &e);
+	if (rc == GB_E_OK && !first)
+		return GB_E_OK;		/* done before, by this process or another */
+	snprintf(target, sizeof(target), "%s#%s", r->region, r->id);
+	snprintf(detail, sizeof(detail), "\"%s\": offering %s dry for %.0f s "
+		 "(policy.ice_cooldown)", sn->reason, offering(r, what, sizeof(what)),
+		 c->o->conf->policy.ice_cooldown);
+	if (!(a = add_action(c, GB_RECONCILE_NOTICE, target, sn->name, detail)))
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	settle(c, a, r->request, rc, e.text);
+	return GB_E_OK;
+}
+
+/* Does [sn]'s reason already say the agent's word on instance [id]? */
+static bool reason_names(const struct gb_slurm_node *sn, const char *id)
+{
+	char named[GB_INSTANCE_ID_MAX];
+	enum gb_reason_agent kind = sn ? gb_reason_agent(sn->reason, named)
+				       : GB_REASON_AGENT_NONE;
+
+	return (kind == GB_REASON_AGENT_SPOT || kind == GB_REASON_AGENT_UNHEALTHY) &&
+	       strcmp(named, id) == 0;
+}
+
+/* Terminate [r] (the record closed as terminated) and power its node down. */
+static gb_err_t unhealthy_act(struct rctx *c, const struct rec *r, const char *summary,
+			      char *etext, size_t en)
+{
+	const struct gb_slurm_node *sn = c->nodes ? gb_slurm_node_find(c->nodes, r->node) : NULL;
+	const char *ids[1] = { r->id };
+	char why[GB_REASON_MAX], reason[GB_REASON_MAX];
+	char *names[1] = { r->node };
+	gb_error_t e;
+	gb_err_t rc;
+	int n = 0;
+
+	snprintf(why, sizeof(why), "unhealthy (reconcile): %s", summary);
+	if ((rc = gb_orch_terminate_instances(c->o->orch, c->o->st, r->region, ids, 1, why, &n,
+					      &e))) {
+		snprintf(etext, en, "%s", e.text);
+		return rc;
+	}
+	/* POWER_DOWN_FORCE, as the agent would have: the power-up is
+	 * cancelled, its job requeued, the node back to idle~ */
+	if (!sn || node_off(sn))
+		return GB_E_OK;
+	gb_reason_unhealthy(reason, sizeof(reason), r->id, summary);
+	if (prog_slurm_update(c->o->st, r->request, GB_SLURM_POWER_DOWN_FORCE, names, NULL, 1,
+			      reason)) {
+		snprintf(etext, en, "Slurm update of %s failed (see the log)", r->node);
+		return GB_E_SLURM;
+	}
+	return GB_E_OK;
+}
+
+/*
+ * Full pass: an instance whose gpuburst:agent tag says its GPU check
+ * failed, whose node did not get the agent's reason (no slurm.conf on the
+ * instance, scontrol failed): the same memory, then reconcile does the
+ * rest itself (unhealthy_act).  Only the newest live instance of a node
+ * of a nodeset, still pending or running in the cloud.
+ */
+static gb_err_t notice_tag(struct rctx *c, struct rec *r, gb_error_t *err)
+{
+	const struct cinst *ci;
+	const char *summary;
+	struct gb_reconcile_action *a;
+	char target[256], what[160], detail[GB_REASON_MAX + 320], etext[256] = "";
+	gb_error_t e = { 0 };
+	bool first;
+	gb_err_t rc;
+
+	if (!r->region || !r->id || !r->node || gb_strv_find(&c->listed, r->region) < 0 ||
+	    !(ci = cloud_find(c, r->region, r->id)) || !running_state(ci->state) ||
+	    !ci->agent || !gb_str_has_prefix(ci->agent, GB_RECONCILE_AGENT_UNHEALTHY) ||
+	    !gb_conf_nodeset_for_node(c->o->conf, r->node) || node_instance(c, r->node) != r ||
+	    (c->nodes && reason_names(gb_slurm_node_find(c->nodes, r->node), r->id)))
+		return GB_E_OK;
+	summary = ci->agent + strlen(GB_RECONCILE_AGENT_UNHEALTHY);
+	summary += strspn(summary, " ");
+	rc = notice_record(c, r, true, &first, &e);
+	snprintf(etext, sizeof(etext), "%s", rc ? e.text : "");
+	snprintf(target, sizeof(target), "%s#%s", r->region, r->id);
+	snprintf(detail, sizeof(detail), "tag \"%s\" and no Slurm reason: %s%s%s; terminate, "
+		 "node power_down_force", ci->agent,
+		 first ? "offering " : "offering noticed before",
+		 first ? offering(r, what, sizeof(what)) : "",
+		 first ? " dry (policy.ice_cooldown)" : "");
+	if (!(a = add_action(c, GB_RECONCILE_NOTICE, target, r->node, detail)))
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	if (rc == GB_E_OK && !c->o->dry_run)
+		rc = unhealthy_act(c, r, summary, etext, sizeof(etext));
+	settle(c, a, r->request, rc, etext);
+	return GB_E_OK;
+}
+
+static gb_err_t do_notice(struct rctx *c, gb_error_t *err)
+{
+	gb_err_t rc = GB_E_OK;
+
+	for (size_t i = 0; c->nodes && i < c->nodes->n && rc == GB_E_OK; i++)
+		rc = notice_node(c, &c->nodes->v[i], err);
+	if (c->o->cheap || c->o->only_notice || !c->o->orch)
+		return rc;
+	for (size_t i = 0; i < c->n_rec && rc == GB_E_OK; i++)
+		rc = notice_tag(c, &c->rec[i], err);
+	return rc;
 }
 
 /*****************************************************************************
@@ -1239,6 +1481,7 @@ static void ctx_free(struct rctx *c)
 		free(c->ci[i].ip);
 		free(c->ci[i].node);
 		free(c->ci[i].request);
+		free(c->ci[i].agent);
 	}
 	free(c->ci);
 	for (size_t i = 0; i < c->n_rec; i++) {
@@ -1247,41 +1490,55 @@ static void ctx_free(struct rctx *c)
 		free(c->rec[i].id);
 		free(c->rec[i].node);
 		free(c->rec[i].ip);
+		free(c->rec[i].az);
+		free(c->rec[i].type);
+		free(c->rec[i].capacity);
+		free(c->rec[i].agent);
 	}
 	free(c->rec);
 	gb_strv_free(&c->listed);
-	gb_slurm_node_list_free(c->nodes);
+	if (c->nodes_owned)
+		gb_slurm_node_list_free(c->nodes);
 }
 
 gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 			  struct gb_reconcile_report *rep, gb_error_t *err)
 {
 	char lq[GB_ERROR_TEXT_MAX + 8];
-	struct rctx c = { o, rep, o->now > 0 ? o->now : gb_time_now(), NULL, NULL, 0, NULL,
-			  0, { 0 } };
+	struct rctx c = { .o = o, .rep = rep, .now = o->now > 0 ? o->now : gb_time_now() };
 	gb_error_t e;
 	gb_err_t rc;
 
-	if ((rc = do_stuck(&c, err)) || (rc = do_expire(&c, err)))
+	if (!o->only_notice && ((rc = do_stuck(&c, err)) || (rc = do_expire(&c, err))))
 		goto out;
-	if (gb_slurm_nodes_load(&c.nodes, &e)) {
+	if (o->nodes) {
+		c.nodes = (struct gb_slurm_node_list *)o->nodes;
+	} else if (gb_slurm_nodes_load(&c.nodes, &e)) {
 		gb_log_warn("reconcile_no_slurm error=%s note=\"node checks skipped\"",
 			    gb_log_q(lq, sizeof(lq), e.text));
 		c.nodes = NULL;
 		/* NULL when out of memory: the log has it */
 		rep->slurm_error = strdup(e.text);
+	} else {
+		c.nodes_owned = true;
+	}
+	if (o->only_notice) {
+		rc = do_notice(&c, err);
+		goto out;
 	}
 	if (!o->cheap && o->orch) {
-		struct gb_instance_filter f = GB_INSTANCE_FILTER_ANY;
-
 		list_cloud(&c);
-		f.alive = true;
-		if ((rc = gb_state_instance_list(o->st, &f, take_record, &c, err)))
+		if ((rc = read_records(&c, err)))
 			goto out;
 		do_running(&c);
-		if ((rc = do_lost(&c, err)) || (rc = do_orphans(&c, err)))
+		keep_agent_tags(&c);
+		/* before LOST: a reclaimed spot instance's record is still live */
+		if ((rc = do_notice(&c, err)) || (rc = do_lost(&c, err)) ||
+		    (rc = do_orphans(&c, err)))
 			goto out;
 		do_groups(&c);
+	} else if ((rc = do_notice(&c, err))) {
+		goto out;
 	}
 	if ((rc = do_blocks(&c, err)) == GB_E_OK && (rc = do_cooldown(&c, err)) == GB_E_OK)
 		rc = do_release(&c, err);

@@ -345,6 +345,27 @@ static void drain(struct worker *w)
 	free(tid);
 }
 
+/*
+ * Before each drain, NOTICE alone: an offering an agent reported (a spot
+ * interruption, a failed GPU check) is remembered as dry before the
+ * resume that follows its job's requeue is planned.  One Slurm node read;
+ * the state file is read only when a node has such a reason.
+ */
+static void notice_reconcile(struct worker *w)
+{
+	char lq[GB_ERROR_TEXT_MAX + 8];
+	struct gb_reconcile_opts ro = { w->conf, w->threads[0].st, NULL, false, true, 0 };
+	struct gb_reconcile_report rep = { 0 };
+	gb_error_t err;
+
+	ro.only_notice = true;
+	if (gb_reconcile_run(&ro, &rep, &err))
+		gb_log_warn("reconcile_notice_failed error=%s", gb_log_q(lq, sizeof(lq), err.text));
+	else if (rep.n)
+		gb_log_info("reconcile_notice actions=%zu failed=%zu", rep.n, rep.failed);
+	gb_reconcile_report_clear(&rep);
+}
+
 static void cheap_reconcile(struct worker *w)
 {
 	char lq[GB_ERROR_TEXT_MAX + 8];
@@ -393,6 +414,7 @@ static void work(struct worker *w)
 		double due, now;
 
 		index_nodes(st);
+		notice_reconcile(w);
 		drain(w);
 		cheap_reconcile(w);
 		due = next_due(st);

@@ -229,6 +229,7 @@ assert sorted(i["node"] for i in ins) == ["g5-1", "g5-2"], ins
 for i in ins:
     assert i["state"] == "running" and i["terminated_at"] is None
     assert i["capacity"] == "on-demand" and i["capacity_target"] is None, i
+    assert i["agent"] is None and i["noticed_at"] is None, i
     assert 3590 < i["ran_seconds"] < 3700 and i["ran"].startswith("1h 00m"), i
 PY
 run 0 --json instances --state terminated --node g5-4 --type g5.xlarge --request "$DONE"

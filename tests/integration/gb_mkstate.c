@@ -12,8 +12,12 @@
  *       the resume requests of one Slurm call for job JOB (0: none), gated
  *       together by the approval policy of CONFIG with an approval timeout
  *       of TIMEOUT seconds; prints "ID STATE" per request
- *   gb_mkstate STATE instance REQUEST_ID REGION INSTANCE_ID NODE [AGE]
- *       a running instance record launched AGE seconds ago (default 3600)
+ *   gb_mkstate STATE instance REQUEST_ID REGION INSTANCE_ID NODE [AGE [AZ [CAPACITY]]]
+ *       a running g5.xlarge instance record launched AGE seconds ago
+ *       (default 3600), in AZ (default none), of the capacity kind
+ *       CAPACITY (default on-demand)
+ *   gb_mkstate STATE running NODES
+ *       a running resume of nodeset g5 for NODES; prints its id
  *   gb_mkstate STATE events REQUEST_ID GAP_MS KIND...
  *       one event of each KIND for the request, GAP_MS milliseconds apart
  *   gb_mkstate STATE age REQUEST_ID DAYS
@@ -281,15 +285,30 @@ static int instance(int argc, char **argv)
 	gb_error_t e = { 0 };
 
 	if (argc < 7)
-		return fprintf(stderr, "gb_mkstate: instance REQUEST REGION ID NODE [AGE]\n"), 2;
+		return fprintf(stderr, "gb_mkstate: instance REQUEST REGION ID NODE [AGE [AZ "
+			       "[CAPACITY]]]\n"), 2;
 	in.request_id = argv[3];
 	in.region = argv[4];
 	in.instance_id = argv[5];
 	in.node = argv[6];
+	in.az = argc > 8 ? argv[8] : NULL;
+	in.capacity = argc > 9 ? argv[9] : NULL;
 	in.instance_type = "g5.xlarge";
 	in.state = GB_INST_RUNNING;
 	in.launched_at = gb_time_now() - (argc > 7 ? atof(argv[7]) : 3600);
 	check(gb_state_instance_add(st, &in, &e), "instance", &e);
+	return 0;
+}
+
+/* A running resume of nodeset g5 (a worker on it, as it launches); prints its id. */
+static int running(int argc, char **argv)
+{
+	struct gb_request r;
+
+	if (argc < 4)
+		return fprintf(stderr, "gb_mkstate: running NODES\n"), 2;
+	add_request(&r, GB_REQ_RESUME, GB_RSTATE_RUNNING, "g5", 0, argv[3]);
+	printf("%s\n", r.id);
 	return 0;
 }
 
@@ -404,7 +423,7 @@ int main(int argc, char **argv)
 	int rc = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: gb_mkstate STATE fixture|pending|instance|events|age|memory|ladder ...\n");
+		fprintf(stderr, "usage: gb_mkstate STATE fixture|pending|instance|running|events|age|memory|ladder ...\n");
 		return 2;
 	}
 	check(gb_state_open(argv[1], 0, 10000, &st, &e), argv[1], &e);
@@ -414,6 +433,8 @@ int main(int argc, char **argv)
 		rc = pending(argc, argv);
 	else if (strcmp(argv[2], "instance") == 0)
 		rc = instance(argc, argv);
+	else if (strcmp(argv[2], "running") == 0)
+		rc = running(argc, argv);
 	else if (strcmp(argv[2], "events") == 0)
 		rc = events(argc, argv);
 	else if (strcmp(argv[2], "age") == 0)

@@ -3,7 +3,9 @@
 # README ("Using it on a real cluster"): valid JSON; it allows exactly the
 # EC2 actions src/libcloud/gb_ec2.c calls (no more, no fewer); its tag
 # conditions name exactly the tag keys the orchestrator writes; and the
-# README shows the same policy.
+# README shows the same policy.  etc/iam-node-policy.json, the nodes' role:
+# valid JSON, CreateTags of the gpuburst:agent tag on the calling instance
+# only, shown in the README too.
 set -u
 : "${GB_TOP_SRCDIR:?}"
 PY=${PYTHON3:-python3}
@@ -62,5 +64,25 @@ readme = open(top + "/README.md").read()
 m = re.search(r"```json\n(.*?)```", readme[readme.find("IAM policy"):], re.S)
 check(m is not None and json.loads(m.group(1)) == policy,
       "README.md shows etc/iam-policy.json")
+
+# the nodes' role: CreateTags of the gpuburst:agent tag on the calling
+# instance itself, nothing else
+node = json.load(open(top + "/etc/iam-node-policy.json"))
+check(True, "etc/iam-node-policy.json is valid JSON")
+agent_tag = re.search(r'#define GB_RECONCILE_AGENT_TAG "([^"]+)"',
+                      open(top + "/src/libworker/gb_reconcile.h").read()).group(1)
+st = node["Statement"]
+cond = st[0].get("Condition", {}) if len(st) == 1 else {}
+check(len(st) == 1 and st[0]["Effect"] == "Allow" and actions(st[0]) == {"ec2:CreateTags"},
+      "the node policy allows ec2:CreateTags alone")
+check(len(st) == 1 and st[0]["Resource"] == "${ec2:SourceInstanceARN}",
+      "... on the calling instance only (Resource ${ec2:SourceInstanceARN})")
+check(cond.get("ForAllValues:StringEquals", {}).get("aws:TagKeys") == [agent_tag] and
+      cond.get("Null") == {"ec2:SourceInstanceARN": "false", "aws:TagKeys": "false"} and
+      set(cond) == {"ForAllValues:StringEquals", "Null"},
+      "... of the tag key %s only (reconcile reads it), with the keys present" % agent_tag)
+m = re.search(r"```json\n(.*?)```", readme[readme.find("etc/iam-node-policy.json"):], re.S)
+check(m is not None and json.loads(m.group(1)) == node,
+      "README.md shows etc/iam-node-policy.json")
 sys.exit(1 if fails else 0)
 PYEOF

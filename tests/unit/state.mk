@@ -1,7 +1,7 @@
 # state.mk - libstate unit tests: test_state, test_state_retention for the
-# deletes (prune, forget, vacuum) and test_state_capacity for schema 3 (the
-# capacity kinds, the reservations cache, the migration from version 2);
-# all three also talk to SQLite directly to edit and inspect files behind
+# deletes (prune, forget, vacuum), test_state_capacity for schema 3 (the
+# capacity kinds, the reservations cache, the migration from version 2) and
+# test_state_agent for schema 4; all four also talk to SQLite directly to edit and inspect files behind
 # the library's back
 
 GB_UNIT_TESTS += test_state
@@ -18,3 +18,10 @@ GB_UNIT_TESTS += test_state_capacity
 test_state_capacity_SOURCES = test_state_capacity.c
 test_state_capacity_CPPFLAGS = $(GB_UNIT_CPPFLAGS) $(SQLITE_CFLAGS)
 test_state_capacity_LDADD = $(libstate) $(libcommon) $(SQLITE_LIBS) $(GB_UNIT_LIBS)
+
+# schema 4: the agent tag and the notice mark of instance records, the
+# migration from version 3
+GB_UNIT_TESTS += test_state_agent
+test_state_agent_SOURCES = test_state_agent.c
+test_state_agent_CPPFLAGS = $(GB_UNIT_CPPFLAGS) $(SQLITE_CFLAGS)
+test_state_agent_LDADD = $(libstate) $(libcommon) $(SQLITE_LIBS) $(GB_UNIT_LIBS)

@@ -371,6 +371,64 @@ static void test_reason(void **state)
 	assert_string_equal(id, "");
 }
 
+/* The reasons gpuburst-node sets on its own node, as reconcile reads them. */
+static void test_reason_agent(void **state)
+{
+	static const struct {
+		const char *reason;
+		enum gb_reason_agent kind;
+		const char *id;
+	} cases[] = {
+		{ "gpuburst: spot interruption: instance i-0123456789abcdef0 at "
+		  "2026-12-06T12:34:56Z", GB_REASON_AGENT_SPOT, "i-0123456789abcdef0" },
+		{ "gpuburst: unhealthy: instance i-0123456789abcdef0: nvidia-smi: 3 GPUs, "
+		  "expected 4", GB_REASON_AGENT_UNHEALTHY, "i-0123456789abcdef0" },
+		{ "gpuburst: rebalance recommendation: instance i-01234567",
+		  GB_REASON_AGENT_REBALANCE, "i-01234567" },
+		{ "gpuburst: unhealthy: instance i-0a1b2c3d", GB_REASON_AGENT_UNHEALTHY,
+		  "i-0a1b2c3d" },
+		/* not the agent's: another prefix, another case, a malformed id */
+		{ "gpuburst: instance i-0123456789abcdef0 gone from the cloud req=0123456789abcdef",
+		  GB_REASON_AGENT_NONE, "" },
+		{ "Gpuburst: spot interruption: instance i-0123456789abcdef0 at T",
+		  GB_REASON_AGENT_NONE, "" },
+		{ "gpuburst: spot interruption: instance i-0123456789ABCDEF0 at T",
+		  GB_REASON_AGENT_NONE, "" },
+		{ "gpuburst: spot interruption: instance i-0123 at T", GB_REASON_AGENT_NONE, "" },
+		{ "gpuburst: spot interruption: instance i-0123456789abcdef01 at T",
+		  GB_REASON_AGENT_NONE, "" },
+		{ "gpuburst: spot interruption: instance i-0123456789abcdef0x", GB_REASON_AGENT_NONE,
+		  "" },
+		{ "gpuburst: spot interruption: instance ", GB_REASON_AGENT_NONE, "" },
+		{ "gpuburst: unhealthy: i-0123456789abcdef0", GB_REASON_AGENT_NONE, "" },
+		{ "", GB_REASON_AGENT_NONE, "" },
+	};
+	char id[GB_INSTANCE_ID_MAX], buf[GB_REASON_MAX], big[600];
+
+	(void)state;
+	for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++) {
+		snprintf(id, sizeof(id), "junk");
+		assert_int_equal(gb_reason_agent(cases[i].reason, id), cases[i].kind);
+		assert_string_equal(id, cases[i].id);
+	}
+	assert_int_equal(gb_reason_agent(NULL, id), GB_REASON_AGENT_NONE);
+	assert_string_equal(id, "");
+
+	/* reconcile's own unhealthy reason reads back as the agent's */
+	gb_reason_unhealthy(buf, sizeof(buf), "i-0123456789abcdef0", "dcgmi diag:\nfailed\t");
+	assert_string_equal(buf, "gpuburst: unhealthy: instance i-0123456789abcdef0: "
+				 "dcgmi diag: failed");
+	assert_int_equal(gb_reason_agent(buf, id), GB_REASON_AGENT_UNHEALTHY);
+	assert_string_equal(id, "i-0123456789abcdef0");
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	gb_reason_unhealthy(buf, sizeof(buf), "i-0123456789abcdef0", big);
+	assert_int_equal(strlen(buf), GB_REASON_MAX - 1);
+	assert_int_equal(gb_reason_agent(buf, id), GB_REASON_AGENT_UNHEALTHY);
+	gb_reason_unhealthy(buf, 20, "i-0123456789abcdef0", "x");
+	assert_string_equal(buf, "gpuburst: unhealthy");
+}
+
 static void test_intent(void **state)
 {
 	static const struct {
@@ -557,6 +615,7 @@ int main(void)
 		cmocka_unit_test(test_hostlist),
 		cmocka_unit_test(test_hostlist_past_slurm_range),
 		cmocka_unit_test(test_reason),
+		cmocka_unit_test(test_reason_agent),
 		cmocka_unit_test(test_intent),
 		cmocka_unit_test(test_release),
 		cmocka_unit_test(test_features_without),
