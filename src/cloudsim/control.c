@@ -451,7 +451,7 @@ static void post_interrupt(struct gb_cloudsim *cs, json_t *j, struct gb_cs_respo
 	double in = 0, at = 0;
 	gb_error_t err;
 	gb_err_t rc;
-	char t[32];
+	char t[32], qid[64];
 
 	if (!interrupt_fields(j, r, &id, &kind, &in))
 		return;
@@ -464,7 +464,8 @@ static void post_interrupt(struct gb_cloudsim *cs, json_t *j, struct gb_cs_respo
 		return;
 	}
 	gb_cloudsim_tick(cs);	/* in 0: the termination (and its boot stop) now */
-	gb_log_info("control interrupt instance=%s kind=%s in=%.3f time=%s", id,
+	gb_log_info("control interrupt instance=%s kind=%s in=%.3f time=%s",
+		    gb_log_q(qid, sizeof(qid), id),
 		    kind == GB_SIM_INTERRUPT_SPOT ? "spot" : "rebalance", in, t);
 	reply_json(r, 200, json_pack("{s:s,s:s,s:s,s:f}", "instance", id, "kind",
 				     kind == GB_SIM_INTERRUPT_SPOT ? "spot" : "rebalance",
