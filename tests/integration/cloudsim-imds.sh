@@ -245,16 +245,40 @@ expect_eq "state rebalance" "$(jget "$TMP/state.json" "[(i['state'], i['rebalanc
 	"[[\"running\", \"$RB_TIME\", null]]"
 ok "rebalance: {\"noticeTime\": \"$RB_TIME\"} from the on-demand instance; it keeps running"
 
-# --- spot interruption in 2 s of real time
-ctl_status POST /_sim/interrupt "{\"instance\": \"$SPOT\", \"kind\": \"spot\", \"in\": 2}" >"$TMP/int.out"
-expect_eq "interrupt status" "$(cut -d' ' -f1 "$TMP/int.out")" 200
-T="$(cut -d' ' -f2- "$TMP/int.out" | "$PYTHON3" -c 'import json, sys; print(json.load(sys.stdin)["time"])')"
-imds "$SPOT_IP" $MD/spot/instance-action $MD/spot/termination-time >"$TMP/ia.json" ||
-	fail "IMDS instance-action"
-check_md "$TMP/ia.json" $MD/spot/instance-action 200 "{\"action\": \"terminate\", \"time\": \"$T\"}"
-check_md "$TMP/ia.json" $MD/spot/termination-time 200 "$T"
-control GET /_sim/state >"$TMP/state.json" || fail "/_sim/state"
-expect_eq "state spot_action" "$(jget "$TMP/state.json" "[(i['state'], i['spot_action']['time'], i['spot_interrupted']) for i in d['instances'] if i['id'] == '$SPOT']")" \
+# --- spot interruption in 2 s of real time: the notice, the IMDS and
+# --- /_sim/state read in one process, well within those 2 s
+cat >"$TMP/interrupt.py" <<'PY'
+import http.client, json, sys
+port, ip, iid = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+def req(method, path, body=None, headers=None, src=None):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10,
+                                   source_address=(src, 0) if src else None)
+    c.request(method, path, body=body, headers=headers or {})
+    r = c.getresponse()
+    b = r.read().decode()
+    c.close()
+    return r.status, b
+out = {"interrupt": req("POST", "/_sim/interrupt",
+                        json.dumps({"instance": iid, "kind": "spot", "in": 2}))}
+tok = req("PUT", "/latest/api/token", headers={"X-aws-ec2-metadata-token-ttl-seconds": "60"},
+          src=ip)[1]
+for p in ("spot/instance-action", "spot/termination-time"):
+    out[p] = req("GET", "/latest/meta-data/" + p, headers={"X-aws-ec2-metadata-token": tok},
+                 src=ip)
+st = json.loads(req("GET", "/_sim/state")[1])
+out["state"] = [(i["state"], i["spot_action"], i["spot_interrupted"])
+                for i in st["instances"] if i["id"] == iid]
+json.dump(out, sys.stdout)
+PY
+"$PYTHON3" "$TMP/interrupt.py" "$PORT" "$SPOT_IP" "$SPOT" >"$TMP/int.json" ||
+	fail "interrupt $SPOT"
+expect_eq "interrupt status" "$(jget "$TMP/int.json" 'd["interrupt"][0]')" 200
+T="$(jget "$TMP/int.json" 'json.loads(d["interrupt"][1])["time"]')"
+expect_eq "instance-action status" "$(jget "$TMP/int.json" 'd["spot/instance-action"][0]')" 200
+expect_eq "instance-action" "$(jget "$TMP/int.json" 'd["spot/instance-action"][1]')" \
+	"{\"action\": \"terminate\", \"time\": \"$T\"}"
+expect_eq "termination-time" "$(jget "$TMP/int.json" 'd["spot/termination-time"]')" "[200, \"$T\"]"
+expect_eq "state spot_action" "$(jget "$TMP/int.json" '[(s, a["time"], x) for s, a, x in d["state"]]')" \
 	"[[\"running\", \"$T\", false]]"
 ok "instance-action {\"action\": \"terminate\", \"time\": \"$T\"}, termination-time, /_sim/state spot_action"
 
