@@ -162,6 +162,26 @@ bool gb_cs_sts_session(struct gb_cloudsim *cs, const char *akid,
 /* Count one authenticated request signed by session [akid] (takes [mu]). */
 void gb_cs_sts_session_used(struct gb_cloudsim *cs, const char *akid);
 
+/* An instance role's session, as the IMDS hands it out (a copy). */
+struct gb_cs_session_creds {
+	char access_key_id[32];
+	char secret[64];
+	char token[GB_CS_SESSION_TOKEN_MAX];
+	double issued, expiration;	/* on the STS clock */
+};
+
+/* The source GET /_sim/sts shows for instance-role sessions. */
+#define GB_CS_INSTANCE_SOURCE "instance-profile"
+
+/*
+ * The credentials of instance [instance_id]'s role [role_arn]: a session
+ * like AssumeRole's (auth.c takes it the same way), named after the
+ * instance, kept while it has more than 15 minutes left, then a new one.
+ * [mu] held.  OUT *out (wipe the secret after use).  RET false: no memory.
+ */
+bool gb_cs_sts_instance_session(struct gb_cloudsim *cs, const char *instance_id,
+				const char *role_arn, struct gb_cs_session_creds *out);
+
 /* RET NEW {"calls", "roles", "sessions"} for GET /_sim/sts; [mu] held. */
 struct json_t *gb_cs_sts_json(struct gb_cloudsim *cs);
 

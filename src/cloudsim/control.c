@@ -19,6 +19,15 @@
  *                            assumed, the sessions issued (key, role,
  *                            session name, signer, expiration, calls,
  *                            expired), the STS clock
+ *   POST   /_sim/interrupt  {"instance": "i-...", "kind": "spot" |
+ *                            "rebalance", "in": seconds >= 0 (spot: default
+ *                            120, rebalance: 0)}: an EC2 interruption
+ *                            notice (sim.h: gb_sim_interrupt).  404: no
+ *                            pending or running instance of that id; 400:
+ *                            spot for an On-Demand instance, or a field
+ *                            missing, unknown or of the wrong type (named).
+ *                            The notices show in /_sim/state per instance
+ *                            (spot_action, rebalance: null or {time, at}).
  *
  * Documented in gpuburst-cloudsim(8).
  */
@@ -27,6 +36,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cloudsim.h"
 #include "gb_log.h"
@@ -47,6 +57,15 @@ static void reply_json(struct gb_cs_response *r, int status, json_t *j)
 static void reply_error(struct gb_cs_response *r, int status, const char *msg)
 {
 	reply_json(r, status, json_pack("{s:s}", "error", msg));
+}
+
+static void iso_time(double t, char *buf, size_t n)
+{
+	time_t s = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&s, &tm);
+	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /*****************************************************************************
@@ -128,19 +147,33 @@ static json_t *region_json(const gb_sim_t *sim, const struct gb_sc_region *rg)
 		"azs", azs);
 }
 
-static json_t *instance_json(const struct gb_sim_instance *i)
+/* A notice: its time in UTC and in simulated seconds, or null. */
+static json_t *notice_json(const gb_sim_t *sim, bool set, double at)
+{
+	char t[32];
+
+	if (!set)
+		return json_null();
+	iso_time(gb_sim_epoch(sim) + at, t, sizeof(t));
+	return json_pack("{s:s,s:f}", "time", t, "at", at);
+}
+
+static json_t *instance_json(const gb_sim_t *sim, const struct gb_sim_instance *i)
 {
 	json_t *tags = json_object();
 
 	for (size_t t = 0; t < i->ntags; t++)
 		json_object_set_new(tags, i->tags[t].key, json_string(i->tags[t].value));
-	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:f,s:f,s:s?,s:s,s:o}",
+	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:f,s:f,s:s?,s:s,s:o,s:o,s:o,s:b}",
 		"id", i->id, "reservation", i->res->id, "region", i->region->name,
 		"az", i->az->name, "subnet", i->subnet->id, "instance_type", i->type->name,
 		"state", gb_sim_state_name(i->state), "private_ip", i->ip,
 		"launch_time", i->launch_time, "state_time", i->state_time,
 		"client_token", i->client_token, "market", i->spot ? "spot" : "on-demand",
-		"tags", tags);
+		"tags", tags,
+		"spot_action", notice_json(sim, i->spot_notice, i->spot_action_time),
+		"rebalance", notice_json(sim, i->rebalance, i->rebalance_time),
+		"spot_interrupted", i->spot_interrupted);
 }
 
 static json_t *faults_json(const gb_faults_t *f)
@@ -194,7 +227,7 @@ static json_t *state_json(struct gb_cloudsim *cs)
 		json_array_append_new(regions, region_json(cs->sim, &cs->sc->regions[r]));
 	in = gb_sim_instances(cs->sim, &n);
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(insts, instance_json(in[i]));
+		json_array_append_new(insts, instance_json(cs->sim, in[i]));
 	return json_pack("{s:f,s:f,s:s,s:o,s:o,s:o,s:o,s:o}", "time", gb_cloudsim_now(cs),
 			 "epoch", gb_sim_epoch(cs->sim), "scenario", cs->sc->path,
 			 "regions", regions, "instances", insts,
@@ -369,6 +402,76 @@ static void post_consistency(struct gb_cloudsim *cs, json_t *j, struct gb_cs_res
 				     c.no_private_ip));
 }
 
+#define INTERRUPT_SPOT_DEFAULT 120.0	/* EC2: the two-minute warning */
+#define INTERRUPT_IN_MAX 31536000.0	/* a year */
+
+/* The fields of POST /_sim/interrupt; RET false with the 400 sent. */
+static bool interrupt_fields(json_t *j, struct gb_cs_response *r, const char **id,
+			     enum gb_sim_interrupt *kind, double *in)
+{
+	json_t *vi = json_object_get(j, "instance"), *vk = json_object_get(j, "kind");
+	json_t *vin = json_object_get(j, "in");
+	const char *key, *k;
+	json_t *v;
+	char msg[160];
+
+	json_object_foreach(j, key, v) {
+		if (strcmp(key, "instance") && strcmp(key, "kind") && strcmp(key, "in")) {
+			snprintf(msg, sizeof(msg), "unknown field %.64s", key);
+			reply_error(r, 400, msg);
+			return false;
+		}
+	}
+	if (!json_is_string(vi)) {
+		reply_error(r, 400, "instance must be a string (the instance id)");
+		return false;
+	}
+	k = json_is_string(vk) ? json_string_value(vk) : "";
+	if (strcmp(k, "spot") != 0 && strcmp(k, "rebalance") != 0) {
+		reply_error(r, 400, "kind must be spot or rebalance");
+		return false;
+	}
+	*id = json_string_value(vi);
+	*kind = strcmp(k, "spot") == 0 ? GB_SIM_INTERRUPT_SPOT : GB_SIM_INTERRUPT_REBALANCE;
+	*in = *kind == GB_SIM_INTERRUPT_SPOT ? INTERRUPT_SPOT_DEFAULT : 0;
+	if (vin && (!json_is_number(vin) || !(json_number_value(vin) >= 0) ||
+		    json_number_value(vin) > INTERRUPT_IN_MAX)) {
+		reply_error(r, 400, "in must be a number of seconds, 0 to 31536000");
+		return false;
+	}
+	if (vin)
+		*in = json_number_value(vin);
+	return true;
+}
+
+static void post_interrupt(struct gb_cloudsim *cs, json_t *j, struct gb_cs_response *r)
+{
+	enum gb_sim_interrupt kind;
+	const char *id = NULL;
+	double in = 0, at = 0;
+	gb_error_t err;
+	gb_err_t rc;
+	char t[32], qid[64];
+
+	if (!interrupt_fields(j, r, &id, &kind, &in))
+		return;
+	pthread_mutex_lock(&cs->mu);
+	rc = gb_sim_interrupt(cs->sim, id, kind, in, gb_cloudsim_now(cs), &at, &err);
+	iso_time(gb_sim_epoch(cs->sim) + at, t, sizeof(t));
+	pthread_mutex_unlock(&cs->mu);
+	if (rc) {
+		reply_error(r, rc == GB_E_NOTFOUND ? 404 : 400, err.text);
+		return;
+	}
+	gb_cloudsim_tick(cs);	/* in 0: the termination (and its boot stop) now */
+	gb_log_info("control interrupt instance=%s kind=%s in=%.3f time=%s",
+		    gb_log_q(qid, sizeof(qid), id),
+		    kind == GB_SIM_INTERRUPT_SPOT ? "spot" : "rebalance", in, t);
+	reply_json(r, 200, json_pack("{s:s,s:s,s:s,s:f}", "instance", id, "kind",
+				     kind == GB_SIM_INTERRUPT_SPOT ? "spot" : "rebalance",
+				     "time", t, "at", at));
+}
+
 /*****************************************************************************
  *  Routing
  *****************************************************************************/
@@ -425,10 +528,12 @@ static void route(struct gb_cloudsim *cs, const struct gb_cs_request *req,
 		pthread_mutex_lock(&cs->mu);
 		reply_json(r, 200, gb_cs_sts_json(cs));
 		pthread_mutex_unlock(&cs->mu);
+	} else if (strcmp(what, "interrupt") == 0 && post) {
+		with_body(cs, req, r, post_interrupt);
 	} else if (!strcmp(what, "health") || !strcmp(what, "state") ||
 		   !strcmp(what, "capacity") || !strcmp(what, "fault") ||
 		   !strcmp(what, "time") || !strcmp(what, "consistency") ||
-		   !strcmp(what, "sts")) {
+		   !strcmp(what, "sts") || !strcmp(what, "interrupt")) {
 		reply_error(r, 405, "method not allowed");
 	} else {
 		reply_error(r, 404, "no such control endpoint");

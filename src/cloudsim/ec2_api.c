@@ -339,6 +339,16 @@ static void state_reason_el(struct gb_buf *b, const struct gb_sim_instance *i,
 			    "</stateReason>");
 		return;
 	}
+	if (i->spot_interrupted) {
+		/* the reason text of a Spot interruption is not confirmed here */
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S GMT", &tm);
+		snprintf(reason, sizeof(reason), "Service initiated (%s)", when);
+		gb_cs_xml_el(b, "reason", reason);
+		gb_buf_puts(b, "<stateReason><code>Server.SpotInstanceTermination</code>"
+			    "<message>Server.SpotInstanceTermination: Spot instance termination</message>"
+			    "</stateReason>");
+		return;
+	}
 	if (!i->user_terminated) {
 		gb_buf_puts(b, "<reason/>");
 		return;

@@ -66,6 +66,7 @@ struct gb_sim {
 	size_t npgs;
 	struct gb_sim_cr *crs;		/* every region's, in scenario order */
 	size_t ncrs;
+	size_t nnotices;		/* Spot notices possibly not yet due */
 };
 
 /*****************************************************************************
@@ -648,6 +649,37 @@ static void advance_blocks(gb_sim_t *sim, double prev, double now)
 	}
 }
 
+/*
+ * EC2 Spot interruption: at the time of its instance-action notice the
+ * instance is terminated.  A notice found due late takes the time last
+ * seen, as advance_blocks() does.  An instance terminated otherwise meanwhile
+ * drops its notice.
+ */
+static void advance_notices(gb_sim_t *sim, double prev, double now)
+{
+	size_t left = 0;
+
+	if (!sim->nnotices)
+		return;
+	for (size_t k = 0; k < sim->ninst; k++) {
+		struct gb_sim_instance *i = sim->inst[k];
+		double t = i->spot_action_time > prev ? i->spot_action_time : prev;
+
+		if (!i->spot_notice || i->spot_interrupted ||
+		    (i->state != GB_SIM_STATE_PENDING && i->state != GB_SIM_STATE_RUNNING))
+			continue;
+		if (i->spot_action_time > now) {
+			left++;
+			continue;
+		}
+		set_state(i, GB_SIM_STATE_SHUTTING_DOWN, t);
+		i->spot_interrupted = true;
+		queue_push(&sim->q_shut, i);
+		event_push(sim, GB_SIM_EVENT_SHUTTING_DOWN, i);
+	}
+	sim->nnotices = left;
+}
+
 void gb_sim_advance(gb_sim_t *sim, double now)
 {
 	double prev = sim->now;
@@ -660,6 +692,7 @@ void gb_sim_advance(gb_sim_t *sim, double now)
 		apply_event(sim, &sim->sc->events[sim->next_event++]);
 	advance_pending(sim, now);
 	advance_blocks(sim, prev, now);
+	advance_notices(sim, prev, now);
 	advance_shutting(sim, now);
 	if (advance_terminated(sim, now))
 		compact(sim);
@@ -2105,6 +2138,32 @@ gb_err_t gb_sim_terminate_instances(gb_sim_t *sim, const char *region,
 			terminate_one(sim, gb_strmap_get(&sim->by_id, ids[k]), now,
 				      &(*out)[(*n)++]);
 	}
+	return GB_E_OK;
+}
+
+gb_err_t gb_sim_interrupt(gb_sim_t *sim, const char *id, enum gb_sim_interrupt kind,
+			  double in, double now, double *at, gb_error_t *err)
+{
+	struct gb_sim_instance *i;
+
+	gb_sim_advance(sim, now);
+	*at = sim->now + in;
+	i = gb_strmap_get(&sim->by_id, id);
+	if (!i || (i->state != GB_SIM_STATE_PENDING && i->state != GB_SIM_STATE_RUNNING))
+		return gb_errorf(err, GB_E_NOTFOUND, "no pending or running instance %s", id);
+	if (kind == GB_SIM_INTERRUPT_REBALANCE) {
+		i->rebalance = true;
+		i->rebalance_time = *at;
+		return GB_E_OK;
+	}
+	if (!i->spot)
+		return gb_errorf(err, GB_E_INVALID,
+				 "instance %s is On-Demand: only a Spot instance gets a Spot interruption",
+				 id);
+	i->spot_notice = true;
+	i->spot_action_time = *at;
+	sim->nnotices++;
+	gb_sim_advance(sim, sim->now);		/* in 0: terminated now */
 	return GB_E_OK;
 }
 

@@ -5,8 +5,9 @@
  * Pure state machine, no I/O: every entry point takes the simulated time
  * [now] (seconds since the simulation started; it never goes backwards) and
  * first applies whatever was due by then: capacity events, pending ->
- * running, shutting-down -> terminated (which releases capacity, quota and
- * the private IP), and forgetting long-terminated instances.  Tests drive the
+ * running, Spot interruptions due (gb_sim_interrupt), shutting-down ->
+ * terminated (which releases capacity, quota and the private IP), and
+ * forgetting long-terminated instances.  Tests drive the
  * clock explicitly; the server passes a scaled monotonic clock.
  *
  * Semantics follow EC2 (research/seed-and-protocols.md s3, s4): capacity is
@@ -165,6 +166,12 @@ struct gb_sim_instance {
 	bool cr_ended;				/* terminated at its Capacity Block's end */
 	bool cr_targeted;			/* CapacityReservationTarget named [cr] */
 	enum gb_sim_cr_pref cr_pref;		/* the launch's preference */
+	/* interruption notices (gb_sim_interrupt), in simulated seconds */
+	bool spot_notice;			/* spot/instance-action scheduled */
+	double spot_action_time;		/* terminated then */
+	bool spot_interrupted;			/* terminated by that notice */
+	bool rebalance;				/* a rebalance recommendation set */
+	double rebalance_time;			/* its noticeTime (shown from then) */
 	/* private: the simulator's time queues */
 	struct gb_sim_instance *q_pending, *q_shut, *q_term;
 	bool in_pending_q;
@@ -480,6 +487,28 @@ gb_err_t gb_sim_describe_cb_offerings(gb_sim_t *sim, const char *region,
 				      struct gb_sim_cb_offering **out, size_t *n,
 				      char next[GB_SIM_TOKEN_MAX],
 				      struct gb_sim_error *e);
+
+/* What POST /_sim/interrupt schedules. */
+enum gb_sim_interrupt {
+	GB_SIM_INTERRUPT_SPOT = 0,		/* spot/instance-action: terminate */
+	GB_SIM_INTERRUPT_REBALANCE,		/* events/recommendations/rebalance */
+};
+
+/*
+ * An EC2 interruption notice for instance [id] (any region, pending or
+ * running, else GB_E_NOTFOUND), [in] seconds (>= 0) from [now].
+ * GB_SIM_INTERRUPT_SPOT: a Spot instance only (GB_E_INVALID otherwise);
+ * the instance-action is visible at once with its time now + in, and at
+ * that time the instance is terminated as EC2 reclaims Spot capacity:
+ * shutting-down then terminated like TerminateInstances, StateReason
+ * Server.SpotInstanceTermination, its capacity given back.  A second
+ * notice moves the time.  GB_SIM_INTERRUPT_REBALANCE: the rebalance
+ * recommendation, visible from now + in (its noticeTime); nothing ends.
+ * The notices are applied by gb_sim_advance(), so by any clock movement.
+ * OUT *at the notice's time (simulated seconds).
+ */
+gb_err_t gb_sim_interrupt(gb_sim_t *sim, const char *id, enum gb_sim_interrupt kind,
+			  double in, double now, double *at, gb_error_t *err);
 
 /* RET whether [region] exists in the scenario. */
 bool gb_sim_has_region(const gb_sim_t *sim, const char *region);

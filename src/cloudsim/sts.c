@@ -21,7 +21,10 @@
  * added).  auth.c accepts the session's key with its token, for EC2 and
  * STS, until it expires, and refuses it after (RequestExpired for EC2,
  * ExpiredToken for STS).  Sessions expired for more than a day are
- * forgotten.  Answers and errors are STS's XML (the namespace
+ * forgotten.  The instance metadata service (imds.c) hands out sessions of
+ * the same kind for instance roles (gb_cs_sts_instance_session: source
+ * "instance-profile", session name the instance id, six hours), so there is
+ * one mechanism for temporary credentials.  Answers and errors are STS's XML (the namespace
  * https://sts.amazonaws.com/doc/2011-06-15/, <ErrorResponse><Error>).
  */
 #include "config.h"
@@ -289,15 +292,17 @@ static void forget_expired(struct gb_cs_sts *s, double now)
 	s->n = k;
 }
 
-/* Issue a session for [role]; [mu] held.  RET BORROWED or NULL (InternalError). */
-static struct session *issue(struct sts_call *c, const struct gb_sc_role *role,
-			     const char *name, long duration)
+/*
+ * A new session of [role_arn] for [duration] seconds from [now]; [mu] held.
+ * RET BORROWED (until the next session is issued) or NULL (no memory).
+ */
+static struct session *session_new(struct gb_cs_sts *s, const char *role_arn,
+				   const char *name, const char *source, long duration,
+				   double now)
 {
 	static const char upper[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 	static const char b64[] =
 		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	struct gb_cs_sts *s = c->cs->sts;
-	double now = sts_now_locked(c->cs);
 	struct session *v, *x;
 	char body[257];
 
@@ -308,7 +313,7 @@ static struct session *issue(struct sts_call *c, const struct gb_sc_role *role,
 	s->v = v;
 	x = &v[s->n];
 	memset(x, 0, sizeof(*x));
-	if (!(x->role_arn = strdup(role->arn)))
+	if (!(x->role_arn = strdup(role_arn)))
 		return NULL;
 	memcpy(x->akid, "ASIA", 4);
 	random_chars(&s->rng, upper, x->akid + 4, 16);
@@ -319,11 +324,63 @@ static struct session *issue(struct sts_call *c, const struct gb_sc_role *role,
 	x->issued = now;
 	x->expiration = floor(now) + (double)duration;
 	gb_strlcpy(x->session_name, name, sizeof(x->session_name));
-	gb_strlcpy(x->source, c->signed_req ? c->who.access_key_id : "web-identity",
-		   sizeof(x->source));
+	gb_strlcpy(x->source, source, sizeof(x->source));
 	s->n++;
-	s->assumed[role - c->cs->sc->roles]++;
 	return x;
+}
+
+/* Issue a session for [role]; [mu] held.  RET BORROWED or NULL (InternalError). */
+static struct session *issue(struct sts_call *c, const struct gb_sc_role *role,
+			     const char *name, long duration)
+{
+	struct session *x;
+
+	x = session_new(c->cs->sts, role->arn, name,
+			c->signed_req ? c->who.access_key_id : "web-identity", duration,
+			sts_now_locked(c->cs));
+	if (x)
+		c->cs->sts->assumed[role - c->cs->sc->roles]++;
+	return x;
+}
+
+/*
+ * EC2 instance roles: "We make new credentials available at least five
+ * minutes before the expiration of the old credentials"; the IMDS hands out
+ * credentials valid for hours.  Here: six hours, a new session once fewer
+ * than fifteen minutes are left (botocore refreshes at fifteen).
+ */
+#define INSTANCE_SESSION_S 21600L
+#define INSTANCE_RENEW_S 900.0
+
+bool gb_cs_sts_instance_session(struct gb_cloudsim *cs, const char *instance_id,
+				const char *role_arn, struct gb_cs_session_creds *out)
+{
+	struct gb_cs_sts *s = cs->sts;
+	double now = sts_now_locked(cs);
+	struct session *x = NULL;
+
+	for (size_t i = s->n; i-- > 0;) {
+		if (strcmp(s->v[i].source, GB_CS_INSTANCE_SOURCE) == 0 &&
+		    strcmp(s->v[i].session_name, instance_id) == 0 &&
+		    strcmp(s->v[i].role_arn, role_arn) == 0) {
+			x = &s->v[i];
+			break;
+		}
+	}
+	if (!x || x->expiration - now < INSTANCE_RENEW_S) {
+		x = session_new(s, role_arn, instance_id, GB_CS_INSTANCE_SOURCE,
+				INSTANCE_SESSION_S, now);
+		if (!x)
+			return false;
+		gb_log_info("sts instance-session instance=%s role=%s akid=%s", instance_id,
+			    role_arn, x->akid);
+	}
+	gb_strlcpy(out->access_key_id, x->akid, sizeof(out->access_key_id));
+	gb_strlcpy(out->secret, x->secret, sizeof(out->secret));
+	gb_strlcpy(out->token, x->token, sizeof(out->token));
+	out->issued = x->issued;
+	out->expiration = x->expiration;
+	return true;
 }
 
 /*****************************************************************************

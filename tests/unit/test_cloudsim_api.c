@@ -1128,6 +1128,131 @@ static void control(struct gb_cloudsim *cs, const char *method, const char *path
 	assert_string_equal(r->content_type, "application/json");
 }
 
+/* GET [path] from [peer] with a token; RET the status, the body in [out]. */
+static int imds_get(struct gb_cloudsim *cs, const char *path, const char *peer,
+		    char *out, size_t n)
+{
+	struct gb_cs_header h[1] = { { "X-aws-ec2-metadata-token", "gbsim-imds-00" } };
+	struct gb_cs_request req = { 0 };
+	struct gb_cs_response r;
+	int status;
+
+	memset(&r, 0, sizeof(r));
+	req.method = "GET";
+	req.path = path;
+	req.headers = h;
+	req.nheaders = 1;
+	req.peer = peer;
+	gb_cloudsim_handle(cs, &req, &r);
+	status = r.status;
+	snprintf(out, n, "%.*s", (int)r.body.len, r.body.len ? r.body.data : "");
+	gb_cs_response_free(&r);
+	return status;
+}
+
+/*
+ * POST /_sim/interrupt on a frozen clock: the instance-action's time is
+ * exact, the instance stays running until then and is terminated by the
+ * clock reaching it (Server.SpotInstanceTermination at that time); rebalance
+ * and the role credentials' times too.
+ */
+static void test_imds_interrupt(void **state)
+{
+	static const char ia[] = "/latest/meta-data/spot/instance-action";
+	static const char rb[] = "/latest/meta-data/events/recommendations/rebalance";
+	static const char cr_path[] = "/latest/meta-data/iam/security-credentials/gpuburst-node";
+	struct gb_cloudsim *cs = *state;
+	char body[512], ip[2][32], id[2][32], out[4096], akid[32];
+	struct gb_cs_response cr;
+	struct resp rs;
+
+	call(cs, SPOT_RUN "&MinCount=1&MaxCount=1&IamInstanceProfile.Name=gpuburst-node", &rs);
+	assert_int_equal(rs.r.status, 200);
+	snprintf(ip[0], sizeof(ip[0]), "%s", xget(&rs, "//e:item[1]/e:privateIpAddress"));
+	snprintf(id[0], sizeof(id[0]), "%s", xget(&rs, "//e:item[1]/e:instanceId"));
+	resp_free(&rs);
+	call(cs, RUN1 "&IamInstanceProfile.Name=gpuburst-node", &rs);
+	assert_int_equal(rs.r.status, 200);
+	snprintf(ip[1], sizeof(ip[1]), "%s", xget(&rs, "//e:item[1]/e:privateIpAddress"));
+	snprintf(id[1], sizeof(id[1]), "%s", xget(&rs, "//e:item[1]/e:instanceId"));
+	resp_free(&rs);
+	cs->offset += 2;	/* running */
+
+	/* the role's credentials: issued now, six hours, the same key until
+	 * fewer than 15 minutes are left */
+	assert_int_equal(imds_get(cs, cr_path, ip[0], out, sizeof(out)), 200);
+	assert_non_null(strstr(out, "\"LastUpdated\": \"2026-11-18T11:06:42Z\""));
+	assert_non_null(strstr(out, "\"Expiration\": \"2026-11-18T17:06:42Z\""));
+	snprintf(akid, sizeof(akid), "%.20s", strstr(out, "ASIA"));
+	assert_int_equal(imds_get(cs, cr_path, ip[0], out, sizeof(out)), 200);
+	assert_non_null(strstr(out, akid));
+	assert_int_equal(imds_get(cs, cr_path, ip[1], out, sizeof(out)), 200);
+	assert_null(strstr(out, akid));		/* a session per instance */
+	snprintf(akid, sizeof(akid), "%.20s", strstr(out, "ASIA"));
+
+	assert_int_equal(imds_get(cs, ia, ip[0], out, sizeof(out)), 404);
+	snprintf(body, sizeof(body), "{\"instance\": \"%s\", \"kind\": \"spot\", \"in\": 30}", id[0]);
+	control(cs, "POST", "/_sim/interrupt", body, &cr);
+	assert_int_equal(cr.status, 200);
+	assert_non_null(strstr(cr.body.data, "\"time\":\"2026-11-18T11:07:12Z\""));
+	gb_cs_response_free(&cr);
+	assert_int_equal(imds_get(cs, ia, ip[0], out, sizeof(out)), 200);
+	assert_string_equal(out, "{\"action\": \"terminate\", \"time\": \"2026-11-18T11:07:12Z\"}");
+	snprintf(body, sizeof(body), "{\"instance\": \"%s\", \"kind\": \"spot\"}", id[1]);
+	control(cs, "POST", "/_sim/interrupt", body, &cr);
+	assert_int_equal(cr.status, 400);
+	gb_cs_response_free(&cr);
+	/* a rebalance recommendation 10 s out: 404 until then */
+	snprintf(body, sizeof(body), "{\"instance\": \"%s\", \"kind\": \"rebalance\", \"in\": 10}",
+		 id[1]);
+	control(cs, "POST", "/_sim/interrupt", body, &cr);
+	assert_int_equal(cr.status, 200);
+	gb_cs_response_free(&cr);
+	assert_int_equal(imds_get(cs, rb, ip[1], out, sizeof(out)), 404);
+
+	cs->offset += 29.5;
+	assert_int_equal(imds_get(cs, rb, ip[1], out, sizeof(out)), 200);
+	assert_string_equal(out, "{\"noticeTime\": \"2026-11-18T11:06:52Z\"}");
+	snprintf(body, sizeof(body), "Action=DescribeInstances" V "&InstanceId.1=%s", id[0]);
+	call(cs, body, &rs);
+	assert_string_equal(xget(&rs, "//e:item[1]/e:instanceState/e:name"), "running");
+	resp_free(&rs);
+	cs->offset += 1;	/* past the notice's time, within shutting_down */
+	call(cs, body, &rs);
+	assert_string_equal(xget(&rs, "//e:item[1]/e:instanceState/e:name"), "shutting-down");
+	assert_string_equal(xget(&rs, "//e:item[1]/e:stateReason/e:code"),
+			    "Server.SpotInstanceTermination");
+	assert_string_equal(xget(&rs, "//e:item[1]/e:stateReason/e:message"),
+			    "Server.SpotInstanceTermination: Spot instance termination");
+	assert_string_equal(xget(&rs, "//e:item[1]/e:reason"),
+			    "Service initiated (2026-11-18 11:07:12 GMT)");
+	resp_free(&rs);
+	assert_int_equal(imds_get(cs, ia, ip[0], out, sizeof(out)), 404);	/* no longer an instance */
+	cs->offset += 1;
+	call(cs, body, &rs);
+	assert_string_equal(xget(&rs, "//e:item[1]/e:instanceState/e:name"), "terminated");
+	resp_free(&rs);
+	control(cs, "GET", "/_sim/state", NULL, &cr);
+	assert_non_null(strstr(cr.body.data, "\"spot_pools\":[{\"available\":2,"));
+	gb_cs_response_free(&cr);
+
+	snprintf(body, sizeof(body), "{\"instance\": \"%s\", \"kind\": \"rebalance\"}", id[0]);
+	control(cs, "POST", "/_sim/interrupt", body, &cr);
+	assert_int_equal(cr.status, 404);	/* terminated */
+	gb_cs_response_free(&cr);
+
+	/* the on-demand instance's credentials (issued at +2 s): the same key
+	 * with 15 minutes left, a new one below */
+	cs->offset = 2 + 21600 - 900;
+	assert_int_equal(imds_get(cs, cr_path, ip[1], out, sizeof(out)), 200);
+	assert_non_null(strstr(out, akid));
+	cs->offset += 1;
+	assert_int_equal(imds_get(cs, cr_path, ip[1], out, sizeof(out)), 200);
+	assert_null(strstr(out, akid));
+	assert_non_null(strstr(out, "\"Expiration\": \"2026-11-18T22:51:43Z\""));
+	gb_cs_response_free(&cr);
+}
+
 static void test_injected_faults(void **state)
 {
 	struct gb_cloudsim *cs = *state;
@@ -2620,6 +2745,7 @@ int main(void)
 		T(test_spot_release),
 		T(test_instance_members),
 		T(test_imds_metadata_options),
+		T(test_imds_interrupt),
 		T(test_injected_faults),
 		T(test_control),
 		T(test_consistency_api),
