@@ -29,11 +29,14 @@ expect_eq "record" "$REC" "$IID|ap-southeast-1|ap-southeast-1a|$ADDR|1"
 expect_eq "NodeAddr" "$(node_field "$NODE" NodeAddr)" "$(registered_addr "$ADDR")"
 case "$ADDR" in 127.42.1.*) ;; *) fail "NodeAddr $ADDR is not in Singapore's subnet 127.42.1.0/24" ;; esac
 expect_eq "attempts only at home" "$(regions_tried "$REQ")" ap-southeast-1
-expect_eq "sim instance" "$(sim_instances "[[i['state'], i['region'], i['private_ip'], i['tags']] for i in ins if i['id'] == '$IID'][0]")" \
+expect_eq "sim instance" "$(sim_instances "[[i['state'], i['region'], i['private_ip'], {k: v for k, v in i['tags'].items() if k != 'gpuburst:agent'}] for i in ins if i['id'] == '$IID'][0]")" \
 	"[\"running\", \"ap-southeast-1\", \"$ADDR\", {\"Name\": \"$NODE\", \"gpuburst:capacity\": \"on-demand\", \"gpuburst:cluster\": \"e2e\", \"gpuburst:node\": \"$NODE\", \"gpuburst:request\": \"$REQ\"}]"
 expect_eq "instances in the cloud" "$(sim_instances "len(ins)")" 1
+# the instance's side: gpuburst-node found its node, checked its GPU, started slurmd
+wait_for 10 "$IID's gpuburst:agent tag" \
+	'[ "$(sim_instances "[i[\"tags\"].get(\"gpuburst:agent\") for i in ins if i[\"id\"] == \"$IID\"][0]")" = "ok: node $NODE, 1 x A10G, slurmd started" ]'
 expect_eq "NodeHostname" "$(node_field "$NODE" NodeHostName)" "$(registered_hostname "$NODE")"
-ok "job $JOB resumed $NODE: instance $IID in the home region ap-southeast-1 at $ADDR, recorded, tagged"
+ok "job $JOB resumed $NODE: instance $IID in the home region ap-southeast-1 at $ADDR, recorded, tagged; its agent says ok"
 
 wait_for 30 "job $JOB completed" '[ "$(job_state $JOB)" = COMPLETED ]'
 grep -qx "node=$NODE gpus=0" "$LAB/jobs/slurm-$JOB.out" || fail "job output: $(cat "$LAB/jobs/slurm-$JOB.out")"
