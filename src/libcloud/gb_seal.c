@@ -488,14 +488,14 @@ static gb_err_t b64_decode(const char *s, size_t n, unsigned char **out,
 	for (size_t i = 0; i < n; i += 4) {
 		uint32_t v = 0;
 
-		for (size_t j = 0; j < 4; j++) {
-			int d = b64_value((unsigned char)s[i + j]);
+		for (size_t j = i; j < i + 4; j++) {
+			int d = b64_value((unsigned char)s[j]);
 
-			if (d < 0 && !(i + j >= n - pad && s[i + j] == '=')) {
+			if (d < 0 && !(j >= n - pad && s[j] == '=')) {
 				free(o);
 				return gb_errorf(err, GB_E_PARSE,
 						 "sealed text: bad base64 character 0x%02x at offset %zu",
-						 (unsigned char)s[i + j], GB_SEAL_PREFIX_LEN + i + j);
+						 (unsigned char)s[j], GB_SEAL_PREFIX_LEN + j);
 			}
 			v = v << 6 | (uint32_t)(d < 0 ? 0 : d);
 		}
