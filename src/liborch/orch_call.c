@@ -194,7 +194,13 @@ gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
 		return gb_errorf(err, GB_E_INTERNAL,
 				 "call: {node} in the user data of %s needs MaxCount 1, not %d",
 				 pl->region, c->max);
-	/* sealed once per run: every call (and a re-send) carries the same text */
+	/*
+	 * Sealed once per run: every call of the run carries the same text.
+	 * A later run that re-sends a recovered attempt seals anew, so its
+	 * UserData differs from the original call's; EC2 may then refuse the
+	 * ClientToken (IdempotentParameterMismatch), which orch_outcome.c
+	 * takes as an old attempt's answer.
+	 */
 	if (cr->user_data_munge_key && !r->munge_key &&
 	    (rc = gb_orch_munge_seal(r->conf, &r->munge_key, err)))
 		return rc;
