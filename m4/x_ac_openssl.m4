@@ -3,8 +3,10 @@
 #    X_AC_OPENSSL
 #
 #  DESCRIPTION:
-#    Finds OpenSSL libcrypto (Debian: libssl-dev), used for SHA-256, HMAC-SHA256 for SigV4; random bytes.
-#    --with-openssl=PATH when given, else the pkg-config module "libcrypto >= 1.1.1", else a
+#    Finds OpenSSL 3 libcrypto (Debian: libssl-dev), used for SHA-256, HMAC-SHA256 for SigV4;
+#    random bytes; X25519, HKDF, RSA-OAEP and AES-GCM for the sealed munge key (gb_seal.c, which
+#    uses the 3.0 EVP API: EVP_KDF, EVP_PKEY_is_a).
+#    --with-openssl=PATH when given, else the pkg-config module "libcrypto >= 3.0", else a
 #    plain header/link test (see x_ac_pkg_dep.m4).  Sets LIBCRYPTO_CFLAGS, LIBCRYPTO_LIBS.
 #
 #  USAGE:
@@ -12,5 +14,5 @@
 ##*****************************************************************************
 
 AC_DEFUN_ONCE([X_AC_OPENSSL], [
-  X_AC_PKG_DEP([LIBCRYPTO], [openssl], [libcrypto >= 1.1.1], [openssl/evp.h], [crypto], [EVP_DigestInit_ex], [libssl-dev], [OpenSSL libcrypto])
+  X_AC_PKG_DEP([LIBCRYPTO], [openssl], [libcrypto >= 3.0], [openssl/evp.h], [crypto], [EVP_KDF_fetch], [libssl-dev], [OpenSSL libcrypto])
 ])

@@ -985,7 +985,7 @@ static void *ocall_main(void *arg)
 	if (c->n > OCALL_NODES ||
 	    gb_orch_launch_params(c->ln->conf, c->ln->sc->placement ? NULL : c->ns, pl->type,
 				  &cap, pl->region, subnet_of(cr, pl->az), c->ln->request_id, nv,
-				  c->n, c->n, NULL, &lp, &err))
+				  c->n, c->n, NULL, NULL, &lp, &err))
 		die(c->n > OCALL_NODES ? "an oracle call of too many nodes" : err.text);
 	if (c->ln->sc->placement) {
 		/* the engine's name and tags, so that the same clean-up finds it */

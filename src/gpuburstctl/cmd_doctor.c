@@ -497,17 +497,23 @@ static void check_launch(struct region_job *j, gb_ec2_t *ec2,
 	gb_error_t err = { 0 };
 	const char *nodes[1] = { node };
 	const char *shown = ns->n_instance_types > 1 ? type : NULL;
-	char fix[512];
+	char fix[512], *munge_key = NULL;
 	bool failed = false;
 	gb_err_t rc;
 
+	/* the key a launch would carry: this user must be able to seal it */
+	if (r->user_data_munge_key && (rc = gb_orch_munge_seal(j->conf, &munge_key, &err))) {
+		job_line(j, ns->name, shown, rc, NULL, "%s (fix cloud.munge_key)", err.text);
+		return;
+	}
 	for (size_t a = 0; a < r->n_azs && !failed; a++) {
 		for (size_t k = 0; k < r->azs[a].n_subnets && !failed; k++) {
 			const char *sn = r->azs[a].subnets[k];
 
 			memset(&ae, 0, sizeof(ae));
 			rc = gb_orch_launch_params(j->conf, ns, type, NULL, r->name, sn,
-						   DOCTOR_REQUEST_ID, nodes, 1, 1, NULL, &l, &err);
+						   DOCTOR_REQUEST_ID, nodes, 1, 1, NULL, munge_key,
+						   &l, &err);
 			if (rc) {
 				job_line(j, ns->name, shown, rc, NULL, "%s (fix the user_data of region %s)",
 					 err.text, r->name);
@@ -539,6 +545,7 @@ static void check_launch(struct region_job *j, gb_ec2_t *ec2,
 			 "%s is offered in no AZ of %s (%s): the planner never launches it here",
 			 type, r->name, gb_buf_str(&skipped));
 	gb_orch_launch_clear(&l);
+	free(munge_key);
 	gb_buf_free(&okay);
 	gb_buf_free(&skipped);
 }

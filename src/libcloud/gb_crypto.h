@@ -2,9 +2,10 @@
 /*
  * gb_crypto.h - the few primitives libcloud needs from OpenSSL libcrypto
  *
- * SHA-256, HMAC-SHA256, base64 and a constant-time comparison.  This is the
- * only file of libcloud that includes OpenSSL headers; no OpenSSL type
- * appears here.  Every function is thread-safe and allocates nothing.
+ * SHA-256, HMAC-SHA256, base64 and a constant-time comparison.  With
+ * gb_seal.c (public-key sealing, gb_seal.h) this is the only file of
+ * libcloud that includes OpenSSL headers; no OpenSSL type appears here.
+ * Every function is thread-safe and allocates nothing.
  */
 #ifndef GB_LIBCLOUD_GB_CRYPTO_H
 #define GB_LIBCLOUD_GB_CRYPTO_H

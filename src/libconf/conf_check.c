@@ -527,6 +527,25 @@ static void check_policy(struct conf_ctx *c)
 	}
 }
 
+/* {munge_key} in a region's user data is the key sealed: it must be configured. */
+static void check_munge_key(struct conf_ctx *c)
+{
+	const struct gb_conf *conf = c->conf;
+	char tmp[CONF_SHOW_MAX + 8];
+
+	if (c->munge_key_seen)
+		return;		/* given, and its own errors said if incomplete */
+	for (size_t i = 0; i < conf->n_regions; i++) {
+		const struct gb_conf_region *r = &conf->regions[i];
+
+		if (!r->user_data_munge_key)
+			continue;
+		conf_error(c, conf_mark_of(c, &r->user_data),
+			   "the user data of region '%s' names {munge_key}, but cloud.munge_key is not set (file: the munge key, seal_to: the image's public key)",
+			   conf_show(r->name ? r->name : "?", tmp, sizeof(tmp)));
+	}
+}
+
 void conf_check_all(struct conf_ctx *c)
 {
 	check_env(c);
@@ -535,4 +554,5 @@ void conf_check_all(struct conf_ctx *c)
 	check_groups(c);
 	check_nodesets(c);
 	check_policy(c);
+	check_munge_key(c);
 }

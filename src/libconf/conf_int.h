@@ -33,6 +33,9 @@
 #define CONF_MAX_KEYS 32		/* rows per mapping */
 #define CONF_MAX_USER_DATA 16384	/* EC2's UserData limit, bytes */
 #define CONF_MAX_NODESET_HOSTS 65536
+#define CONF_MUNGE_KEY_MIN 32		/* munge's own key limits, bytes */
+#define CONF_MUNGE_KEY_MAX 1024
+#define CONF_MAX_PUBKEY 65536		/* a PEM public key file, bytes */
 
 enum conf_type {
 	CT_STR,		/* char *, any non-empty scalar */
@@ -167,6 +170,8 @@ struct conf_ctx {
 	bool marks_sorted;
 	size_t visits;
 	bool stop;			/* node budget exhausted: walk no more */
+	bool munge_key_seen;		/* cloud.munge_key was given (maybe
+					 * with errors of its own) */
 	bool oom;
 };
 

@@ -11,10 +11,12 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "conf_int.h"
 #include "gb_hostlist.h"
@@ -437,6 +439,100 @@ static const struct conf_schema creds_schema = {
 	CONF_NO_OFF, CONF_NO_OFF, creds_post, NULL
 };
 
+/*
+ * cloud.munge_key.file: what munged itself would accept (a private regular
+ * file of 32 to 1024 bytes), checked without reading the secret.  A user
+ * who may not search its directory (munge's is 0700) cannot tell: the
+ * launch that seals the key reads it, and says so if it cannot.
+ */
+static bool check_munge_file(struct conf_ctx *c, const struct conf_key *k,
+			     yaml_node_t *n, void *dst)
+{
+	const char *path = *(char **)dst;
+	char tmp[CONF_SHOW_MAX + 8];
+	struct stat st;
+
+	conf_show(path, tmp, sizeof(tmp));
+	if (stat(path, &st) != 0) {
+		if (errno == EACCES)
+			return true;
+		conf_error_at(c, n, "'%s' %s: %s", k->name, tmp, strerror(errno));
+		return false;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		conf_error_at(c, n, "'%s' %s is not a regular file", k->name, tmp);
+		return false;
+	}
+	if (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH)) {
+		conf_error_at(c, n, "'%s' %s may be read or written by group or others (mode %04o): a munge key is private (chmod 0400)",
+			      k->name, tmp, (unsigned)(st.st_mode & 07777));
+		return false;
+	}
+	if (st.st_size < CONF_MUNGE_KEY_MIN || st.st_size > CONF_MUNGE_KEY_MAX) {
+		conf_error_at(c, n, "'%s' %s has %lld bytes: a munge key has %d to %d",
+			      k->name, tmp, (long long)st.st_size, CONF_MUNGE_KEY_MIN,
+			      CONF_MUNGE_KEY_MAX);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * cloud.munge_key.seal_to: a PEM public key.  Its type and size are the
+ * sealer's to check (libcloud, OpenSSL); a private key here is refused
+ * now, as that half belongs on the image only.
+ */
+static bool check_seal_to(struct conf_ctx *c, const struct conf_key *k,
+			  yaml_node_t *n, void *dst)
+{
+	const char *path = *(char **)dst;
+	char tmp[CONF_SHOW_MAX + 8], *text = NULL;
+	size_t len = 0;
+	gb_error_t e;
+	bool ok = false;
+
+	conf_show(path, tmp, sizeof(tmp));
+	switch (gb_file_read(path, CONF_MAX_PUBKEY, &text, &len, &e)) {
+	case GB_E_OK:
+		break;
+	case GB_E_NOMEM:
+		conf_nomem(c);
+		return false;
+	case GB_E_INVALID:
+		conf_error_at(c, n, "'%s' %s is larger than %d bytes: not a PEM public key",
+			      k->name, tmp, CONF_MAX_PUBKEY);
+		return false;
+	default:
+		conf_error_at(c, n, "'%s': %s", k->name, e.text);
+		return false;
+	}
+	if (strlen(text) == len && strstr(text, "PRIVATE KEY-----"))
+		conf_error_at(c, n, "'%s' %s holds a private key: give its public half (openssl pkey -in KEY -pubout)",
+			      k->name, tmp);
+	else if (strlen(text) != len || !strstr(text, "-----BEGIN PUBLIC KEY-----"))
+		conf_error_at(c, n, "'%s' %s holds no PEM public key (BEGIN PUBLIC KEY)",
+			      k->name, tmp);
+	else
+		ok = true;
+	free(text);
+	return ok;
+}
+
+#undef S
+#define S struct gb_conf_munge_key
+static const struct conf_key munge_key_keys[] = {
+	{ K_("file", CT_ABSPATH, file), .flags = CF_REQUIRED, .check = check_munge_file },
+	{ K_("seal_to", CT_ABSPATH, seal_to), .flags = CF_REQUIRED, .check = check_seal_to },
+	K_END
+};
+#undef S
+
+static const struct conf_schema munge_key_schema = {
+	"cloud.munge_key", munge_key_keys, sizeof(struct gb_conf_munge_key),
+	CONF_NO_OFF, CONF_NO_OFF, NULL, NULL
+};
+
+#define S struct gb_conf_cloud
 static const struct conf_key cloud_keys[] = {
 	K_STR("provider", provider, "ec2", 0, .check = check_provider),
 	K_URL("endpoint", endpoint),
@@ -450,6 +546,7 @@ static const struct conf_key cloud_keys[] = {
 	/* credentials: a mapping of its own, stored in this same struct */
 	{ .name = "credentials", .type = CT_MAP, .off = 0, .off_n = CONF_NO_OFF,
 	  .arg = &creds_schema },
+	K_MAP("munge_key", munge_key, &munge_key_schema),
 	K_END
 };
 #undef S
@@ -467,6 +564,7 @@ static void cloud_post(struct conf_ctx *c, const struct conf_schema *sc,
 	struct gb_buf b = GB_BUF_INIT;
 
 	(void)map;
+	c->munge_key_seen = SEEN("munge_key") != NULL;
 	if (cl->endpoint && cl->role_arn && !cl->sts_endpoint)
 		conf_error_at(c, creds ? creds : SEEN("endpoint"),
 			      "'role_arn' with 'cloud.endpoint' set needs 'sts_endpoint' (where STS is)");
@@ -589,6 +687,7 @@ static void region_post(struct conf_ctx *c, const struct conf_schema *sc,
 	(void)map;
 	region_coords(c, sc, r, seen);
 	r->user_data_per_node = r->user_data && strstr(r->user_data, "{node}");
+	r->user_data_munge_key = r->user_data && strstr(r->user_data, "{munge_key}");
 	if (SEEN("user_data") && SEEN("user_data_file"))
 		conf_error_at(c, SEEN("user_data_file"),
 			      "region '%s' has both 'user_data' and 'user_data_file': give one",

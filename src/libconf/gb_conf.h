@@ -134,6 +134,8 @@ struct gb_conf_region {
 	char *user_data;		/* template text ({node} ...) or NULL */
 	bool user_data_per_node;	/* it names {node}: one instance per
 					 * RunInstances call (set at load) */
+	bool user_data_munge_key;	/* it names {munge_key} (set at load;
+					 * needs cloud.munge_key) */
 	int priority;			/* tie-break between equal distances */
 	struct gb_conf_az *azs;
 	size_t n_azs;
@@ -178,6 +180,21 @@ struct gb_conf_nodeset {
 	struct gb_hostlist *pattern_;	/* private: parsed [nodes] */
 };
 
+/*
+ * cloud.munge_key: the cluster's munge key, sealed to the instance image's
+ * public key for {munge_key} in user data (gb_seal.h).  Checked at load:
+ * [file] a regular file of 32 to 1024 bytes (munge's limits) that neither
+ * group nor others may read or write; [seal_to] a regular file holding a
+ * PEM public key.  A user who may not look into the key's directory (stat
+ * fails with EACCES: an admin's gpuburstctl, the job_submit plugin) loads
+ * the configuration without the check of [file]; the launch that seals it
+ * reads it.
+ */
+struct gb_conf_munge_key {
+	char *file;			/* NULL: not configured */
+	char *seal_to;			/* set exactly when [file] is */
+};
+
 struct gb_conf_cloud {
 	char *provider;			/* "ec2" */
 	char *endpoint;			/* default endpoint for every region */
@@ -212,6 +229,7 @@ struct gb_conf_cloud {
 	double request_timeout;		/* seconds, default 30 */
 	int max_retries;		/* THROTTLE/TRANSIENT retries, default 4 */
 	double retry_budget;		/* seconds of retrying per call, default 60 */
+	struct gb_conf_munge_key munge_key;
 };
 
 struct gb_conf_policy {

@@ -121,6 +121,9 @@ static void print_cloud(FILE *fp, const struct gb_conf_cloud *cl)
 		dur(cl->connect_timeout, a, sizeof(a)),
 		dur(cl->request_timeout, b, sizeof(b)), cl->max_retries,
 		dur(cl->retry_budget, d, sizeof(d)));
+	if (cl->munge_key.file)
+		fprintf(fp, "  munge_key: %s, sealed to %s\n", cl->munge_key.file,
+			cl->munge_key.seal_to);
 	print_credentials(fp, cl);
 }
 

@@ -394,11 +394,13 @@ gb_err_t gb_orch_client_token(const char *request_id, const char *region,
  * more cards than EFA interfaces, p6-b300, has a plain interface on its
  * ENA-only card 0 and the EFA ones on the next cards), each with the
  * subnet and the security groups, which then leave the top level, as EC2
- * requires.  [nodes] holds [max] names in launch-index order.  l->run points into [l], the
- * configuration and the arguments (BORROWED: they must outlive it).
+ * requires.  [nodes] holds [max] names in launch-index order.
+ * [munge_key] is the sealed key for {munge_key} (gb_orch_munge_seal();
+ * NULL when the region's user data does not name it).  l->run points into
+ * [l], the configuration and the arguments (BORROWED: they must outlive it).
  * RET GB_E_OK; GB_E_INVALID (region not configured, user data: {node}
- * with several nodes or over 16 KiB, efa on a type the catalog gives no
- * EFA); GB_E_NOMEM.  gb_orch_launch_clear()
+ * with several nodes, {munge_key} without [munge_key], or over 16 KiB,
+ * efa on a type the catalog gives no EFA); GB_E_NOMEM.  gb_orch_launch_clear()
  * after use, also after a failure.
  */
 /* EC2's most network cards on one instance (p5.48xlarge and its kin: 32). */
@@ -427,19 +429,44 @@ gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
 			       const char *region, const char *subnet,
 			       const char *request_id, const char *const *nodes,
 			       int min, int max, const char *token,
-			       struct gb_orch_launch *l, gb_error_t *err);
+			       const char *munge_key, struct gb_orch_launch *l,
+			       gb_error_t *err);
 void gb_orch_launch_clear(struct gb_orch_launch *l);
+
+/* What a user_data template's placeholders stand for in one call. */
+struct gb_orch_user_vars {
+	const char *cluster;		/* {cluster} */
+	const char *region;		/* {region} */
+	const char *request_id;		/* {request} */
+	const char *const *nodes;	/* {nodes}: the call's nodes, in
+					 * launch-index order; {node}: the one */
+	size_t n_nodes;
+	const char *munge_key;		/* {munge_key}: the sealed key
+					 * (gb_orch_munge_seal()), or NULL */
+};
 
 /*
  * Render a region's user_data template for one call: {cluster},
- * {region}, {request}, {nodes} (the call's nodes, space-separated, in
- * launch-index order) and {node} (only when the call has one node).
+ * {region}, {request}, {nodes} (space-separated), {node} (only when the
+ * call has one node) and {munge_key} (only when [v]->munge_key is set).
  * OUT *out NEW (free()), *len its length.  RET GB_E_OK; GB_E_INVALID when
- * {node} is used with several nodes or the result exceeds 16 KiB.
+ * {node} is used with several nodes, {munge_key} without a sealed key, or
+ * the result exceeds 16 KiB.
  */
-gb_err_t gb_orch_user_data(const char *tmpl, const char *cluster,
-			   const char *region, const char *request_id,
-			   const char *const *nodes, size_t n, char **out,
-			   size_t *len, gb_error_t *err);
+gb_err_t gb_orch_user_data(const char *tmpl, const struct gb_orch_user_vars *v,
+			   char **out, size_t *len, gb_error_t *err);
+
+/*
+ * Seal the munge key of cloud.munge_key (file, checked again as the
+ * configuration was: a regular file of 32 to 1024 bytes that neither
+ * group nor others may read or write) to its seal_to key, for
+ * {munge_key}: once per run, as every call of the run may carry the same
+ * text.  The key's bytes are wiped after use.
+ * OUT *out NEW (free()), "gbseal1:...".  RET GB_E_OK; GB_E_CONFIG when
+ * cloud.munge_key is not set or the key file is not fit; what gb_seal()
+ * returns.
+ */
+gb_err_t gb_orch_munge_seal(const struct gb_conf *conf, char **out,
+			    gb_error_t *err);
 
 #endif /* GB_LIBORCH_GB_ORCH_H */

@@ -121,10 +121,12 @@ gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
 			       const char *region, const char *subnet,
 			       const char *request_id, const char *const *nodes,
 			       int min, int max, const char *token,
-			       struct gb_orch_launch *l, gb_error_t *err)
+			       const char *munge_key, struct gb_orch_launch *l,
+			       gb_error_t *err)
 {
 	const struct gb_conf_region *cr = gb_conf_region(conf, region);
 	struct gb_ec2_run_params *p = &l->run;
+	struct gb_orch_user_vars uv;
 	size_t nk = 0, ns_sg = 0, len = 0;
 	enum gb_capacity_kind kind;
 	gb_err_t rc;
@@ -168,8 +170,9 @@ gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
 	p->n_tag_specs = 1;
 	if (!cr->user_data)
 		return GB_E_OK;
-	rc = gb_orch_user_data(cr->user_data, conf->cluster_name, region, request_id,
-			       nodes, (size_t)max, &l->user_data_, &len, err);
+	uv = (struct gb_orch_user_vars){ conf->cluster_name, region, request_id, nodes,
+					 (size_t)max, munge_key };
+	rc = gb_orch_user_data(cr->user_data, &uv, &l->user_data_, &len, err);
 	if (rc)
 		return rc;
 	p->user_data = l->user_data_;
@@ -191,11 +194,21 @@ gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
 		return gb_errorf(err, GB_E_INTERNAL,
 				 "call: {node} in the user data of %s needs MaxCount 1, not %d",
 				 pl->region, c->max);
+	/*
+	 * Sealed once per run: every call of the run carries the same text.
+	 * A later run that re-sends a recovered attempt seals anew, so its
+	 * UserData differs from the original call's; EC2 may then refuse the
+	 * ClientToken (IdempotentParameterMismatch), which orch_outcome.c
+	 * takes as an old attempt's answer.
+	 */
+	if (cr->user_data_munge_key && !r->munge_key &&
+	    (rc = gb_orch_munge_seal(r->conf, &r->munge_key, err)))
+		return rc;
 	c->job.kind = ORCH_JOB_RUN;
 	c->job.region = cr->name;
 	rc = gb_orch_launch_params(r->conf, r->ns, pl->type, &cap, cr->name, pl->subnet,
 				   r->req->id, c->nodes, c->min, c->max, c->token,
-				   &c->launch, err);
+				   r->munge_key, &c->launch, err);
 	/*
 	 * The subnet fixes the AZ; a placed job's group is the AZ's
 	 * (deterministic: a recovered attempt names the group it was sent

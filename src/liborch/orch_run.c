@@ -507,6 +507,7 @@ static void run_free(struct orch_run *r)
 	}
 	free(r->slots);
 	free(r->pr);
+	free(r->munge_key);
 	orch_place_clear(r);
 	gb_strv_free(&r->names);
 	gb_plan_facts_clear(&r->facts);

@@ -18,6 +18,11 @@ test_creds_SOURCES = test_creds.c testproxy.c testproxy.h testsrv.c testsrv.h
 test_creds_CPPFLAGS = $(GB_CLOUD_TEST_CPPFLAGS)
 test_creds_LDADD = $(GB_CLOUD_TEST_LIBS) $(MICROHTTPD_LIBS)
 
+GB_UNIT_TESTS += test_seal
+test_seal_SOURCES = test_seal.c
+test_seal_CPPFLAGS = $(GB_CLOUD_TEST_CPPFLAGS)
+test_seal_LDADD = $(GB_CLOUD_TEST_LIBS) $(LIBCRYPTO_LIBS)
+
 GB_UNIT_TESTS += test_ec2_xml
 test_ec2_xml_SOURCES = test_ec2_xml.c
 test_ec2_xml_CPPFLAGS = $(GB_CLOUD_TEST_CPPFLAGS) $(JANSSON_CFLAGS)

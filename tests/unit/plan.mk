@@ -3,7 +3,7 @@
 
 GB_UNIT_TESTS += test_plan
 test_plan_SOURCES = test_plan.c
-test_plan_CPPFLAGS = $(GB_UNIT_CPPFLAGS)
+test_plan_CPPFLAGS = $(GB_UNIT_CPPFLAGS) $(LIBCRYPTO_CFLAGS)
 test_plan_LDADD = $(liborch) $(libplan) $(libstate) $(libcloud) $(libconf) \
 	$(libcommon) $(SQLITE_LIBS) $(YAML_LIBS) $(CURL_LIBS) $(LIBCRYPTO_LIBS) \
 	$(JANSSON_LIBS) $(LIBXML2_LIBS) $(GB_UNIT_LIBS)

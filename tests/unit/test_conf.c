@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <setjmp.h>
@@ -1390,6 +1391,133 @@ static void test_user_data_file(void **state)
 	free(want);
 }
 
+#define PUBKEY_PEM "-----BEGIN PUBLIC KEY-----\n" \
+	"MCowBQYDK2VuAyEAq2rVbBBpO5Zl0mVvMi2QeKuJ4fHjVZBoHuPvvJ3XFlk=\n" \
+	"-----END PUBLIC KEY-----\n"
+
+static char *munge_yaml(const char *file, const char *seal_to, const char *ud)
+{
+	char *yaml = NULL;
+
+	assert_true(asprintf(&yaml, "cluster_name: u\ncloud:\n"
+			     "  munge_key: {file: %s, seal_to: %s}\nregions:\n"
+			     "  - name: ap-south-1\n    user_data_file: %s\n",
+			     file, seal_to, ud) > 0);
+	return yaml;
+}
+
+/* Load cloud.munge_key with [file] and [seal_to]; RET NEW the errors. */
+static char *munge_bad(const char *file, const char *seal_to, const char *ud)
+{
+	char *yaml = munge_yaml(file, seal_to, ud), *errs = load_bad(yaml);
+
+	free(yaml);
+	return errs;
+}
+
+static void test_munge_key(void **state)
+{
+	unsigned char key[1025];
+	char *pub = temp_file(PUBKEY_PEM, strlen(PUBKEY_PEM));
+	char *ud = temp_file("#!/bin/sh\n# {munge_key}\n", 24);
+	char *file, *yaml, *errs, *want = NULL, *sum;
+	struct gb_conf *conf;
+
+	(void)state;
+	memset(key, 'k', sizeof(key));
+	file = temp_file((char *)key, 32);	/* mkstemp: mode 0600 */
+	yaml = munge_yaml(file, pub, ud);
+	conf = load_ok(yaml);
+	assert_string_equal(conf->cloud.munge_key.file, file);
+	assert_string_equal(conf->cloud.munge_key.seal_to, pub);
+	assert_true(conf->regions[0].user_data_munge_key);
+	assert_false(conf->regions[0].user_data_per_node);
+	sum = summary_of(conf);
+	assert_true(asprintf(&want, "  munge_key: %s, sealed to %s\n", file, pub) > 0);
+	assert_non_null(strstr(sum, want));
+	free(sum);
+	free(want);
+	gb_conf_destroy(conf);
+	free(yaml);
+
+	/* munged's own rules: private, 32 to 1024 bytes */
+	assert_int_equal(chmod(file, 0640), 0);
+	errs = munge_bad(file, pub, ud);
+	assert_true(asprintf(&want, "t.yaml:3:21: 'file' %s may be read or written by group or others (mode 0640): a munge key is private (chmod 0400)\n",
+			     file) > 0);
+	assert_string_equal(errs, want);
+	free(want);
+	free(errs);
+	assert_int_equal(chmod(file, 0602), 0);
+	errs = munge_bad(file, pub, ud);
+	assert_non_null(strstr(errs, "(mode 0602)"));
+	free(errs);
+	unlink(file);
+	free(file);
+	file = temp_file((char *)key, 31);
+	errs = munge_bad(file, pub, ud);
+	assert_non_null(strstr(errs, "has 31 bytes: a munge key has 32 to 1024\n"));
+	free(errs);
+	unlink(file);
+	free(file);
+	file = temp_file((char *)key, 1025);
+	errs = munge_bad(file, pub, ud);
+	assert_non_null(strstr(errs, "has 1025 bytes: a munge key has 32 to 1024\n"));
+	free(errs);
+	errs = munge_bad("/tmp", pub, ud);
+	assert_non_null(strstr(errs, "t.yaml:3:21: 'file' /tmp is not a regular file\n"));
+	free(errs);
+	unlink(file);
+	free(file);
+
+	/* seal_to: a public key, never the private half */
+	file = temp_file((char *)key, 64);
+	{
+		char *priv = temp_file("-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VuBCIEIA==\n"
+				       "-----END PRIVATE KEY-----\n", 77);
+		char *junk = temp_file("ssh-ed25519 AAAA\n", 17);
+
+		errs = munge_bad(file, priv, ud);
+		assert_non_null(strstr(errs, "holds a private key: give its public half (openssl pkey -in KEY -pubout)\n"));
+		free(errs);
+		errs = munge_bad(file, junk, ud);
+		assert_non_null(strstr(errs, "holds no PEM public key (BEGIN PUBLIC KEY)\n"));
+		free(errs);
+		errs = munge_bad(file, "/nonexistent/node-key.pub", ud);
+		assert_non_null(strstr(errs, "'seal_to': cannot open /nonexistent/node-key.pub"));
+		free(errs);
+		unlink(priv);
+		unlink(junk);
+		free(priv);
+		free(junk);
+	}
+	/* a user who may not look into the key's directory cannot check it */
+	if (geteuid() != 0) {
+		char dir[] = "/tmp/gb-test-munge-XXXXXX", inner[64];
+		int fd;
+
+		assert_non_null(mkdtemp(dir));
+		snprintf(inner, sizeof(inner), "%s/munge.key", dir);
+		assert_true((fd = open(inner, O_WRONLY | O_CREAT, 0600)) >= 0);
+		assert_int_equal(write(fd, key, 40), 40);
+		close(fd);
+		assert_int_equal(chmod(dir, 0), 0);
+		yaml = munge_yaml(inner, pub, ud);
+		conf = load_ok(yaml);
+		gb_conf_destroy(conf);
+		free(yaml);
+		assert_int_equal(chmod(dir, 0700), 0);
+		unlink(inner);
+		rmdir(dir);
+	}
+	unlink(file);
+	free(file);
+	unlink(pub);
+	free(pub);
+	unlink(ud);
+	free(ud);
+}
+
 static void test_file_errors(void **state)
 {
 	struct gb_errlist errs = { 0 };
@@ -1715,6 +1843,7 @@ int main(void)
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_path_slurm),
 		cmocka_unit_test(test_job_submit_and_size),
+		cmocka_unit_test(test_munge_key),
 	};
 	int failed;
 

@@ -18,14 +18,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
 
 #include "gb_conf.h"
 #include "gb_ec2.h"
 #include "gb_orch.h"
 #include "gb_plan.h"
+#include "gb_seal.h"
 #include "gb_state.h"
 #include "gb_str.h"
 #include "gb_util.h"
@@ -856,7 +861,7 @@ static void test_efa_layout(void **state)
 	if (gb_conf_load_string("gpuburst.yaml", yaml, strlen(yaml), &c, NULL, &err))
 		fail_msg("%s", err.text);
 	assert_int_equal(gb_orch_launch_params(c, gb_conf_nodeset(c, "p5"), "p5.48xlarge", NULL,
-					       "ap-south-1", "subnet-1", "r1", nodes, 1, 1, NULL,
+					       "ap-south-1", "subnet-1", "r1", nodes, 1, 1, NULL, NULL,
 					       &l, &err), GB_E_OK);
 	assert_int_equal(l.run.n_net_ifs, 32);
 	assert_null(l.run.subnet_id);
@@ -871,7 +876,7 @@ static void test_efa_layout(void **state)
 	}
 	nodes[0] = "b3-1";
 	assert_int_equal(gb_orch_launch_params(c, gb_conf_nodeset(c, "b300"), "p6-b300.48xlarge", NULL,
-					       "ap-south-1", "subnet-1", "r1", nodes, 1, 1, NULL,
+					       "ap-south-1", "subnet-1", "r1", nodes, 1, 1, NULL, NULL,
 					       &l, &err), GB_E_OK);
 	assert_int_equal(l.run.n_net_ifs, 17);
 	assert_string_equal(l.run.net_ifs[0].interface_type, "interface");
@@ -885,38 +890,158 @@ static void test_efa_layout(void **state)
 	gb_conf_destroy(c);
 }
 
+/* Render [tmpl] for the call of [nodes] ([n]) with [munge_key]. */
+static gb_err_t render(const char *tmpl, const char *const *nodes, size_t n,
+		       const char *munge_key, char **out, size_t *len, gb_error_t *err)
+{
+	struct gb_orch_user_vars v = { "c", "r", "i", nodes, n, munge_key };
+
+	return gb_orch_user_data(tmpl, &v, out, len, err);
+}
+
 static void test_user_data(void **state)
 {
 	const char *nodes[] = { "g5-1", "g5-2", "g5-3" };
+	struct gb_orch_user_vars v = { "burst", "ap-south-1", "68540dad20465e97", nodes, 3,
+				       NULL };
 	char *out = NULL, *big;
 	size_t len;
 	gb_error_t err;
 
 	(void)state;
 	assert_int_equal(gb_orch_user_data("#!/bin/sh\n# {cluster} {region} {request}\n"
-					   "set -- {nodes}\n{unknown} ${x}\n", "burst", "ap-south-1",
-					   "68540dad20465e97", nodes, 3, &out, &len, &err), GB_E_OK);
+					   "set -- {nodes}\n{unknown} ${x}\n", &v, &out, &len, &err),
+			 GB_E_OK);
 	assert_string_equal(out, "#!/bin/sh\n# burst ap-south-1 68540dad20465e97\n"
 			    "set -- g5-1 g5-2 g5-3\n{unknown} ${x}\n");
 	assert_int_equal(len, strlen(out));
 	free(out);
-	assert_int_equal(gb_orch_user_data("hostname {node}", "c", "r", "i", nodes + 1, 1, &out,
-					   &len, &err), GB_E_OK);
+	assert_int_equal(render("hostname {node}", nodes + 1, 1, NULL, &out, &len, &err), GB_E_OK);
 	assert_string_equal(out, "hostname g5-2");
 	free(out);
-	assert_int_equal(gb_orch_user_data("hostname {node}", "c", "r", "i", nodes, 2, &out, &len,
-					   &err), GB_E_INVALID);
+	assert_int_equal(render("hostname {node}", nodes, 2, NULL, &out, &len, &err), GB_E_INVALID);
 	assert_null(out);
-	assert_int_equal(gb_orch_user_data("", "c", "r", "i", nodes, 1, &out, &len, &err), GB_E_OK);
+	assert_int_equal(render("", nodes, 1, NULL, &out, &len, &err), GB_E_OK);
 	assert_string_equal(out, "");
+	free(out);
+	/* {munge_key}: the sealed text as given, once per mention; never without one */
+	assert_int_equal(render("K='{munge_key}' {munge_key}{node}", nodes, 1, "gbseal1:QUJD",
+				&out, &len, &err), GB_E_OK);
+	assert_string_equal(out, "K='gbseal1:QUJD' gbseal1:QUJDg5-1");
+	free(out);
+	assert_int_equal(render("K={munge_key}", nodes, 1, NULL, &out, &len, &err), GB_E_INVALID);
+	assert_null(out);
+	assert_non_null(strstr(err.text, "{munge_key} without a sealed munge key"));
+	assert_int_equal(render("K={munge_key", nodes, 1, NULL, &out, &len, &err), GB_E_OK);
+	assert_string_equal(out, "K={munge_key");
 	free(out);
 	big = malloc(20000);
 	memset(big, 'x', 16380);
 	memcpy(big + 16380, "{nodes}", 8);
-	assert_int_equal(gb_orch_user_data(big, "c", "r", "i", nodes, 3, &out, &len, &err),
-			 GB_E_INVALID);
+	assert_int_equal(render(big, nodes, 3, NULL, &out, &len, &err), GB_E_INVALID);
+	assert_non_null(strstr(err.text, "more than EC2's 16384"));
+	/* a sealed key counts towards the 16 KiB like any other text */
+	memcpy(big + 16300, "{munge_key}", 12);
+	assert_int_equal(render(big, nodes, 3, "gbseal1:QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=",
+				&out, &len, &err), GB_E_OK);
+	assert_int_equal(len, 16300 + 44);
+	free(out);
+	memcpy(big + 16300 + 11, "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy", 73);
+	assert_int_equal(render(big, nodes, 3, "gbseal1:QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=",
+				&out, &len, &err), GB_E_INVALID);
 	assert_non_null(strstr(err.text, "more than EC2's 16384"));
 	free(big);
+}
+
+/* Write [n] bytes [data] to [path] with [mode]. */
+static void put_file(const char *path, const void *data, size_t n, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+/*
+ * {munge_key} end to end: cloud.munge_key loads, gb_orch_munge_seal()
+ * seals the key file to seal_to, the launch's user data carries it, and
+ * the private key (what gpuburst-node holds) gets the key back from it.
+ */
+static void test_user_data_munge_key(void **state)
+{
+	char dir[] = "/tmp/gb-plan-munge-XXXXXX", key_path[64], pub_path[64], priv_path[64];
+	char yaml[1024], *tok = NULL;
+	unsigned char key[48], *got = NULL;
+	const char *nodes[] = { "g5-1" }, *found;
+	struct gb_orch_launch l = { 0 };
+	struct gb_conf *cf = NULL;
+	EVP_PKEY *pk;
+	size_t found_n, got_n = 0;
+	gb_error_t err;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(key_path, sizeof(key_path), "%s/munge.key", dir);
+	snprintf(pub_path, sizeof(pub_path), "%s/node-key.pub", dir);
+	snprintf(priv_path, sizeof(priv_path), "%s/node-key.pem", dir);
+	for (size_t i = 0; i < sizeof(key); i++)
+		key[i] = (unsigned char)(255 - i);
+	put_file(key_path, key, sizeof(key), 0400);
+	assert_non_null(pk = EVP_PKEY_Q_keygen(NULL, NULL, "X25519"));
+	assert_non_null(f = fopen(pub_path, "w"));
+	assert_int_equal(PEM_write_PUBKEY(f, pk), 1);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(f = fopen(priv_path, "w"));
+	assert_int_equal(PEM_write_PrivateKey(f, pk, NULL, NULL, 0, NULL, NULL), 1);
+	assert_int_equal(fclose(f), 0);
+	EVP_PKEY_free(pk);
+	snprintf(yaml, sizeof(yaml),
+		 "cluster_name: t\nenvironment: dev\n"
+		 "cloud: {munge_key: {file: %s, seal_to: %s}}\n"
+		 "regions: [{name: ap-south-1, ami: ami-00000000000000001, "
+		 "user_data: \"#!/bin/sh\\necho '{munge_key}' > /run/munge.sealed\\n\", "
+		 "azs: [{name: ap-south-1a, subnets: [subnet-1]}]}]\n",
+		 key_path, pub_path);
+	if (gb_conf_load_string("gpuburst.yaml", yaml, strlen(yaml), &cf, NULL, &err))
+		fail_msg("%s", err.text);
+	assert_true(gb_conf_region(cf, "ap-south-1")->user_data_munge_key);
+	assert_int_equal(gb_orch_munge_seal(cf, &tok, &err), GB_E_OK);
+	assert_true(gb_str_has_prefix(tok, "gbseal1:"));
+	assert_int_equal(gb_orch_launch_params(cf, NULL, "g5.xlarge", NULL, "ap-south-1",
+					       "subnet-1", "r1", nodes, 1, 1, NULL, tok, &l, &err),
+			 GB_E_OK);
+	assert_true(gb_seal_find(l.run.user_data, l.run.user_data_len, &found, &found_n));
+	assert_int_equal(found_n, strlen(tok));
+	assert_int_equal(gb_seal_open(priv_path, found, found_n, &got, &got_n, &err), GB_E_OK);
+	assert_int_equal(got_n, sizeof(key));
+	assert_memory_equal(got, key, sizeof(key));
+	gb_seal_free(got, got_n);
+	/* never the key in clear */
+	assert_null(memmem(l.run.user_data, l.run.user_data_len, key, sizeof(key)));
+	/* without the sealed text, the launch is refused, not sent bare */
+	assert_int_equal(gb_orch_launch_params(cf, NULL, "g5.xlarge", NULL, "ap-south-1",
+					       "subnet-1", "r1", nodes, 1, 1, NULL, NULL, &l, &err),
+			 GB_E_INVALID);
+	gb_orch_launch_clear(&l);
+	free(tok);
+	/* the key file is checked again when it is sealed */
+	assert_int_equal(chmod(key_path, 0640), 0);
+	assert_int_equal(gb_orch_munge_seal(cf, &tok, &err), GB_E_CONFIG);
+	assert_null(tok);
+	assert_non_null(strstr(err.text, "may be read or written by group or others (mode 0640)"));
+	put_file(key_path, key, 8, 0600);
+	assert_int_equal(gb_orch_munge_seal(cf, &tok, &err), GB_E_CONFIG);
+	assert_non_null(strstr(err.text, "need 32 to 1024"));
+	assert_int_equal(unlink(key_path), 0);
+	assert_int_equal(gb_orch_munge_seal(cf, &tok, &err), GB_E_CONFIG);
+	assert_non_null(strstr(err.text, "munge.key"));
+	gb_conf_destroy(cf);
+	unlink(pub_path);
+	unlink(priv_path);
+	rmdir(dir);
 }
 
 /*
@@ -1336,7 +1461,7 @@ static void test_ladder_open_groups(void **state)
 	/* what each rung sends */
 	cap.kind = GB_CAPACITY_RESERVATION;
 	assert_int_equal(gb_orch_launch_params(conf, NULL, "g5.xlarge", &cap, "ap-south-1",
-					       "subnet-aps1a-1", "r1", nodes, 1, 1, NULL, &l, &err),
+					       "subnet-aps1a-1", "r1", nodes, 1, 1, NULL, NULL, &l, &err),
 			 GB_E_OK);
 	assert_string_equal(l.run.capacity_reservation_preference, "capacity-reservations-only");
 	assert_null(l.run.capacity_reservation_id);
@@ -1344,26 +1469,26 @@ static void test_ladder_open_groups(void **state)
 	assert_string_equal(l.run.tag_specs[0].tags[2].value, "reservation");
 	cap.target = arn;
 	assert_int_equal(gb_orch_launch_params(conf, NULL, "g5.xlarge", &cap, "ap-south-1",
-					       "subnet-aps1a-1", "r1", nodes, 1, 1, NULL, &l, &err),
+					       "subnet-aps1a-1", "r1", nodes, 1, 1, NULL, NULL, &l, &err),
 			 GB_E_OK);
 	assert_string_equal(l.run.capacity_reservation_group_arn, arn);
 	assert_null(l.run.capacity_reservation_preference);
 	cap.target = "cr-00000000000000003";
 	assert_int_equal(gb_orch_launch_params(conf, NULL, "g5.xlarge", &cap, "ap-south-1",
-					       "subnet-aps1a-1", "r1", nodes, 1, 1, NULL, &l, &err),
+					       "subnet-aps1a-1", "r1", nodes, 1, 1, NULL, NULL, &l, &err),
 			 GB_E_OK);
 	assert_string_equal(l.run.capacity_reservation_id, "cr-00000000000000003");
 	assert_false(l.run.capacity_block);
 	cap.kind = GB_CAPACITY_BLOCK;
 	assert_int_equal(gb_orch_launch_params(conf, NULL, "g5.xlarge", &cap, "ap-south-1",
-					       "subnet-aps1a-1", "r1", nodes, 1, 1, NULL, &l, &err),
+					       "subnet-aps1a-1", "r1", nodes, 1, 1, NULL, NULL, &l, &err),
 			 GB_E_OK);
 	assert_true(l.run.capacity_block);
 	assert_false(l.run.spot);
 	assert_string_equal(l.run.tag_specs[0].tags[2].value, "capacity-block");
 	cap = (struct gb_orch_capacity){ GB_CAPACITY_SPOT, NULL, "2.5" };
 	assert_int_equal(gb_orch_launch_params(conf, NULL, "g5.xlarge", &cap, "ap-south-1",
-					       "subnet-aps1a-1", "r1", nodes, 1, 1, NULL, &l, &err),
+					       "subnet-aps1a-1", "r1", nodes, 1, 1, NULL, NULL, &l, &err),
 			 GB_E_OK);
 	assert_true(l.run.spot);
 	assert_string_equal(l.run.spot_max_price, "2.5");
@@ -1395,6 +1520,7 @@ int main(void)
 		cmocka_unit_test(test_summary_bounded),
 		cmocka_unit_test(test_token),
 		cmocka_unit_test(test_user_data),
+		cmocka_unit_test(test_user_data_munge_key),
 		cmocka_unit_test(test_efa_layout),
 	};
 
