@@ -633,30 +633,30 @@ static gb_err_t do_orphans(struct rctx *c, gb_error_t *err)
  *****************************************************************************/
 
 /*
- * The agent tag of each live record follows the cloud's (bookkeeping, not
- * an action, like do_running): `gpuburstctl instances` and `requests show`
- * print it.  A failed update is logged and retried by the next pass.
+ * The agent tag of each recorded instance the cloud lists follows the
+ * cloud's (bookkeeping, not an action, like do_running): `gpuburstctl
+ * instances` and `requests show` print it.  Terminated instances count
+ * too (EC2 lists them for about an hour): an instance that was
+ * interrupted or failed its GPU check is usually gone before a pass sees
+ * it, and what its agent said is the point.  The update is a no-op when
+ * the record already has the text.  A failed update is logged and
+ * retried by the next pass.
  */
 static void keep_agent_tags(struct rctx *c)
 {
 	char lq[GB_ERROR_TEXT_MAX + 8];
 
-	for (size_t i = 0; !c->o->dry_run && i < c->n_rec; i++) {
-		struct rec *r = &c->rec[i];
-		const struct cinst *ci;
+	for (size_t i = 0; !c->o->dry_run && i < c->n_ci; i++) {
+		const struct cinst *ci = &c->ci[i];
+		const struct rec *r;
 		gb_error_t e;
 
-		if (!r->region || !r->id || gb_strv_find(&c->listed, r->region) < 0 ||
-		    !(ci = cloud_find(c, r->region, r->id)) || !ci->agent ||
-		    (r->agent && strcmp(r->agent, ci->agent) == 0))
+		if (!ci->agent || !ci->id || !ci->region ||
+		    ((r = record_of(c, ci)) && r->agent && strcmp(r->agent, ci->agent) == 0))
 			continue;
-		if (gb_state_instance_agent(c->o->st, r->region, r->id, ci->agent, &e)) {
+		if (gb_state_instance_agent(c->o->st, ci->region, ci->id, ci->agent, &e))
 			gb_log_warn("reconcile_agent_tag_failed instance=%s#%s error=%s",
-				    r->region, r->id, gb_log_q(lq, sizeof(lq), e.text));
-			continue;
-		}
-		free(r->agent);
-		r->agent = gb_strdup0(ci->agent);
+				    ci->region, ci->id, gb_log_q(lq, sizeof(lq), e.text));
 	}
 }
 

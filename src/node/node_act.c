@@ -152,8 +152,14 @@ static gb_err_t run(struct node_act *a, char **argv, double timeout, bool slurm,
 	else if (rc)
 		snprintf(why, n, "%s: %s", prog, e.text);
 	else if (r.status != 0) {
-		snprintf(why, n, "%s failed: exit status %d%s%s", prog, r.status,
-			 errb.len ? ": " : "", first_line(gb_buf_str(&errb), line, sizeof(line)));
+		/* what it said: stderr, else stdout (nvidia-smi prints "No
+		 * devices were found" there) */
+		const char *said = errb.len ? gb_buf_str(&errb) : out && out->len ? gb_buf_str(out) : "";
+		const char *base = strrchr(prog, '/');
+
+		first_line(said, line, sizeof(line));
+		snprintf(why, n, "%s failed: exit status %d%s%s", base ? base + 1 : prog, r.status,
+			 line[0] ? ": " : "", line);
 		rc = GB_E_SLURM;
 	}
 	argv[0] = NULL;

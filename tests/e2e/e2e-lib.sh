@@ -349,8 +349,10 @@ notices: {interval: ${NOTICE_INTERVAL:-5s}}
 EOF
 	cat >"$TMP/bin/slurmd" <<EOF
 #!/bin/sh
-# slurmd -D -N NODE ...: the lab's slurmd of NODE (gpuburst-node starts it)
+# slurmd -D -N NODE ...: the lab's slurmd of NODE (gpuburst-node starts
+# it in the instance's boot directory: slurmd.started says it did)
 node=\$3
+echo "\$node" >slurmd.started
 mkdir -p "$LAB/spool/\$node"
 [ -e "$TMP/fail-nodes/\$node" ] && exec sleep 3600
 exec env --default-signal slurmd "\$@"
