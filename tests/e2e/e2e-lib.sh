@@ -312,75 +312,18 @@ awsc() {
 }
 
 # The UserData every region gets: gpuburst-node, as on a real instance
-# (README, "Preparing an AMI"), with the lab's node.yaml (write_node_conf):
-# it learns its node from its gpuburst:node tag in the instance metadata
-# (gpuburst tags the instance its record keeps; a hedged launch's extra
-# never gets it, and waits until it is terminated), checks its GPUs (the
-# fake nvidia-smi: fake_gpus), then runs that node's slurmd as its child
-# and watches for spot and rebalance notices.  The simulator SIGTERMs the
-# boot process group when the instance terminates.  The instance's type
-# and AZ go to instance.env in its boot directory (the working directory
-# of the agent and of what it runs) for the fake nvidia-smi.
+# (README, "Preparing an AMI"), set up by `gpuburst-lab node-kit` in $TMP:
+# node.yaml, bin/slurmd (fail-nodes/: nodes that never register),
+# bin/nvidia-smi (bad-gpus/AZ: the next instance there shows a GPU fewer).
+# The agent learns its node from its gpuburst:node tag in the instance
+# metadata (a hedged launch's extra never gets it, and waits until it is
+# terminated), checks its GPUs, runs that node's slurmd as its child and
+# watches for spot and rebalance notices.  The simulator SIGTERMs the boot
+# process group when the instance terminates.
 write_user_data() {
-	cat <<EOF
-#!/bin/sh
-printf 'id=%s\\ntype=%s\\naz=%s\\n' "\$GPUBURST_SIM_INSTANCE_ID" "\$GPUBURST_SIM_INSTANCE_TYPE" "\$GPUBURST_SIM_AZ" >instance.env
-echo "instance \$GPUBURST_SIM_INSTANCE_ID ip \$GPUBURST_SIM_PRIVATE_IP req {request} (candidates {nodes})"
-exec "$NODE_AGENT" -c "$TMP/node.yaml" --source-address "\$GPUBURST_SIM_PRIVATE_IP" run
-EOF
-}
-
-# The lab's node.yaml: the simulator for IMDS and EC2, the lab's Slurm and
-# munge key, slurmd through a wrapper (its spool directory; a node listed
-# in fail-nodes/ never starts slurmd: it cannot register), the fake GPUs.
-write_node_conf() {
-	cat >"$TMP/node.yaml" <<EOF
-# written by tests/e2e/e2e-lib.sh
-imds: {endpoint: "$ENDPOINT"}
-ec2: {endpoint: "$ENDPOINT"}
-node: {tag_wait: 300s, set_hostname: false}
-slurm:
-  conf: $LAB/etc/slurm.conf
-  slurmd: $TMP/bin/slurmd
-  slurmd_args: [-b]
-munge: {key: $LAB/munge/etc/munge.key}
-health: {nvidia_smi: $TMP/bin/nvidia-smi, timeout: 10s}
-notices: {interval: ${NOTICE_INTERVAL:-5s}}
-EOF
-	cat >"$TMP/bin/slurmd" <<EOF
-#!/bin/sh
-# slurmd -D -N NODE ...: the lab's slurmd of NODE (gpuburst-node starts
-# it in the instance's boot directory: slurmd.started says it did)
-node=\$3
-echo "\$node" >slurmd.started
-mkdir -p "$LAB/spool/\$node"
-[ -e "$TMP/fail-nodes/\$node" ] && exec sleep 3600
-exec env --default-signal slurmd "\$@"
-EOF
-	fake_gpus >"$TMP/bin/nvidia-smi"
-	chmod 755 "$TMP/bin/slurmd" "$TMP/bin/nvidia-smi"
-}
-
-# fake_gpus: nvidia-smi --query-gpu=name --format=csv,noheader for the
-# catalog's GPUs of this instance's type (instance.env in the working
-# directory).  bad-gpus/AZ (a test makes it): the first instance of that
-# AZ to look takes the file, and shows one GPU fewer.
-fake_gpus() {
-	cat <<EOF
-#!/bin/sh
-. ./instance.env || exit 9
-case "\$type" in
-g5.*) n=1 model="NVIDIA A10G" ;;
-g6.*) n=1 model="NVIDIA L4" ;;
-p5.*) n=8 model="NVIDIA H100 80GB HBM3" ;;
-p5e.*|p5en.*) n=8 model="NVIDIA H200" ;;
-*) n=0 model= ;;
-esac
-mv "$TMP/bad-gpus/\$az" "$TMP/bad-gpus/\$az.taken-by-\$id" 2>/dev/null && n=\$((n - 1))
-[ "\$n" -gt 0 ] || { echo "No devices were found"; exit 6; }
-i=0
-while [ \$i -lt \$n ]; do echo "\$model"; i=\$((i + 1)); done
-EOF
+	"$LABCTL" --dir "$LAB" node-kit --kit-dir "$TMP" --agent "$NODE_AGENT" \
+		--endpoint "$ENDPOINT" --interval "${NOTICE_INTERVAL:-5s}" ||
+		fail "gpuburst-lab node-kit failed"
 }
 
 write_config() {
@@ -579,7 +522,6 @@ e2e_start() {
 	ENDPOINT="http://127.0.0.1:$SIM_PORT"
 	# the configuration first: the plugin reads it when slurmctld starts
 	write_config
-	write_node_conf
 	# the burst partitions carry the power-saving times (SuspendTime there only)
 	set -- --suspend-time "${SUSPEND_TIME:-3}" --suspend-timeout "${SUSPEND_TIMEOUT:-3}" \
 		--resume-timeout "${RESUME_TIMEOUT:-10}"
