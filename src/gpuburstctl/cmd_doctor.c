@@ -502,7 +502,8 @@ static void check_launch(struct region_job *j, gb_ec2_t *ec2,
 	gb_err_t rc;
 
 	/* the key a launch would carry: this user must be able to seal it */
-	if (r->user_data_munge_key && (rc = gb_orch_munge_seal(j->conf, &munge_key, &err))) {
+	if (r->user_data_munge_key &&
+	    (rc = gb_orch_munge_seal(j->conf, DOCTOR_REQUEST_ID, &munge_key, &err))) {
 		job_line(j, ns->name, shown, rc, NULL, "%s (fix cloud.munge_key)", err.text);
 		return;
 	}

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gb_seal.c - X25519/HKDF or RSA-OAEP key transport, AES-256-GCM, as text
+ * gb_seal.c - X25519/HKDF key transport, AES-256-GCM, as text
  *
- * The format is in gb_seal.h.  OpenSSL 3 EVP only: no low-level RSA or
- * EC calls, no deprecated API.  Every failure of OpenSSL is turned into a
+ * The format and the derivation are in gb_seal.h.  OpenSSL 3 EVP only: no
+ * low-level calls, no deprecated API.  Every failure of OpenSSL is turned into a
  * gb_err_t here, with its error queue emptied.
  */
 #include "config.h"
@@ -22,8 +22,6 @@
 #include <openssl/kdf.h>
 #include <openssl/params.h>
 #include <openssl/pem.h>
-#include <openssl/rand.h>
-#include <openssl/rsa.h>
 
 #include "gb_crypto.h"
 #include "gb_seal.h"
@@ -32,13 +30,13 @@
 
 #define SEAL_VERSION 1
 #define KIND_X25519 1
-#define KIND_RSA 2
+#define KIND_RSA 2		/* gone: texts of this type are refused */
 #define X25519_LEN 32		/* RFC 7748: keys and shared secrets */
 #define AES_KEY_LEN 32		/* AES-256 */
 #define NONCE_LEN 12		/* GCM's 96-bit IV */
 #define TAG_LEN 16
-#define RSA_MAX_BYTES 2048	/* a 16384-bit modulus: OpenSSL's ceiling */
 #define HKDF_INFO "gpuburst seal 1 X25519"
+#define DERIVE_LABEL "gpuburst seal 1 ephemeral"
 #define ALTERED "sealed for another key or altered"
 
 /* Report OpenSSL's first queued error after [what]; empty the queue. */
@@ -112,28 +110,16 @@ out:
 	return rc;
 }
 
-/* RET KIND_X25519 or KIND_RSA for a usable key, else 0 with [err] set. */
-static int key_kind(EVP_PKEY *k, const char *path, gb_error_t *err)
+/* RET whether [k] is an X25519 key, else false with [err] set. */
+static bool key_usable(EVP_PKEY *k, const char *path, gb_error_t *err)
 {
 	const char *name = EVP_PKEY_get0_type_name(k);
-	int bits;
 
 	if (EVP_PKEY_is_a(k, "X25519"))
-		return KIND_X25519;
-	if (!EVP_PKEY_is_a(k, "RSA")) {
-		gb_errorf(err, GB_E_INVALID,
-			  "wrong key type %s in %s: seal keys are X25519 or RSA (at least %d bits)",
-			  name ? name : "(unknown)", path, GB_SEAL_RSA_MIN_BITS);
-		return 0;
-	}
-	bits = EVP_PKEY_get_bits(k);
-	if (bits < GB_SEAL_RSA_MIN_BITS ||
-	    EVP_PKEY_get_size(k) > RSA_MAX_BYTES) {
-		gb_errorf(err, GB_E_INVALID, "%s is an RSA key of %d bits: seal keys need at least %d",
-			  path, bits, GB_SEAL_RSA_MIN_BITS);
-		return 0;
-	}
-	return KIND_RSA;
+		return true;
+	gb_errorf(err, GB_E_INVALID, "wrong key type %s in %s: seal keys are X25519",
+		  name ? name : "(unknown)", path);
+	return false;
 }
 
 /* Never prompt for a passphrase: gpuburst runs without a terminal. */
@@ -148,10 +134,10 @@ static int no_passphrase(char *buf, int size, int rwflag, void *u)
 
 /*
  * Load the key of PEM file [path]: its public key ([private] false) or its
- * private key.  OUT *key NEW (EVP_PKEY_free), *kind.
+ * private key, X25519.  OUT *key NEW (EVP_PKEY_free).
  */
 static gb_err_t load_key(const char *path, bool private, EVP_PKEY **key,
-			 int *kind, gb_error_t *err)
+			 gb_error_t *err)
 {
 	char *pem = NULL;
 	size_t len = 0;
@@ -184,7 +170,7 @@ static gb_err_t load_key(const char *path, bool private, EVP_PKEY **key,
 			       private ? "private" : "public", private ? "PRIVATE" : "PUBLIC");
 		goto out;
 	}
-	if (!(*kind = key_kind(*key, path, err))) {
+	if (!key_usable(*key, path, err)) {
 		EVP_PKEY_free(*key);
 		*key = NULL;
 		rc = GB_E_INVALID;
@@ -195,30 +181,47 @@ out:
 	return rc;
 }
 
-/* [out] = HKDF-SHA256(ikm [ss], salt [eph] || [rcpt], info HKDF_INFO). */
-static gb_err_t x25519_kdf(unsigned char *ss, const unsigned char *eph,
-			   const unsigned char *rcpt, unsigned char out[AES_KEY_LEN],
-			   gb_error_t *err)
+/*
+ * [out_n] bytes [out] = HKDF-SHA256(ikm [ikm], salt [salt] (none when
+ * [salt_n] is 0), info [info]).
+ */
+static gb_err_t hkdf(const void *ikm, size_t ikm_n, const unsigned char *salt,
+		     size_t salt_n, const unsigned char *info, size_t info_n,
+		     unsigned char *out, size_t out_n, gb_error_t *err)
 {
-	unsigned char salt[2 * X25519_LEN];
-	char digest[] = "SHA256", info[] = HKDF_INFO;
+	char digest[] = "SHA256";
 	EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
 	EVP_KDF_CTX *kc = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
 	OSSL_PARAM p[5];
+	size_t k = 0;
 	gb_err_t rc = GB_E_OK;
 
-	memcpy(salt, eph, X25519_LEN);
-	memcpy(salt + X25519_LEN, rcpt, X25519_LEN);
-	p[0] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0);
-	p[1] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, ss, X25519_LEN);
-	p[2] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, salt, sizeof(salt));
-	p[3] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info, strlen(info));
-	p[4] = OSSL_PARAM_construct_end();
-	if (!kc || EVP_KDF_derive(kc, out, AES_KEY_LEN, p) != 1)
+	/* OpenSSL only reads these buffers */
+	p[k++] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0);
+	p[k++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)ikm, ikm_n);
+	if (salt_n)
+		p[k++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt,
+							   salt_n);
+	p[k++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)info, info_n);
+	p[k] = OSSL_PARAM_construct_end();
+	if (!kc || EVP_KDF_derive(kc, out, out_n, p) != 1)
 		rc = ossl_fail(err, GB_E_CRYPTO, "HKDF-SHA256");
 	EVP_KDF_CTX_free(kc);
 	EVP_KDF_free(kdf);
 	return rc;
+}
+
+/* [out] = HKDF-SHA256(ikm [ss], salt [eph] || [rcpt], info HKDF_INFO). */
+static gb_err_t x25519_kdf(const unsigned char *ss, const unsigned char *eph,
+			   const unsigned char *rcpt, unsigned char out[AES_KEY_LEN],
+			   gb_error_t *err)
+{
+	unsigned char salt[2 * X25519_LEN];
+
+	memcpy(salt, eph, X25519_LEN);
+	memcpy(salt + X25519_LEN, rcpt, X25519_LEN);
+	return hkdf(ss, X25519_LEN, salt, sizeof(salt), (const unsigned char *)HKDF_INFO,
+		    strlen(HKDF_INFO), out, AES_KEY_LEN, err);
 }
 
 /* [ss] = X25519([mine], [peer]).  A zero result (a low-order point) fails. */
@@ -236,22 +239,52 @@ static bool x25519_derive(EVP_PKEY *mine, EVP_PKEY *peer,
 	return ok;
 }
 
-/* A fresh key pair; its public key goes to [eph], the AES key to [key]. */
-static gb_err_t x25519_wrap(EVP_PKEY *rcpt, unsigned char eph[X25519_LEN],
-			    unsigned char key[AES_KEY_LEN], gb_error_t *err)
+/*
+ * The ephemeral private key (32 bytes) then the nonce (12) of a seal:
+ * HKDF-SHA256(ikm [msg], no salt, info DERIVE_LABEL || [rcpt] || [ctx]).
+ * DERIVE_LABEL and [rcpt] have fixed lengths, so the info names one
+ * context.  [okm] is a secret: the caller wipes it.
+ */
+static gb_err_t seal_derive(const void *msg, size_t n, const unsigned char rcpt[X25519_LEN],
+			    const char *ctx, size_t ctx_n,
+			    unsigned char okm[X25519_LEN + NONCE_LEN], gb_error_t *err)
 {
-	unsigned char ss[X25519_LEN], pub[X25519_LEN];
-	EVP_PKEY_CTX *gc = EVP_PKEY_CTX_new_from_name(NULL, "X25519", NULL);
+	unsigned char info[sizeof(DERIVE_LABEL) - 1 + X25519_LEN + GB_SEAL_CONTEXT_MAX];
+	size_t l = sizeof(DERIVE_LABEL) - 1;
+
+	memcpy(info, DERIVE_LABEL, l);
+	memcpy(info + l, rcpt, X25519_LEN);
+	memcpy(info + l + X25519_LEN, ctx, ctx_n);
+	return hkdf(msg, n, NULL, 0, info, l + X25519_LEN + ctx_n, okm,
+		    X25519_LEN + NONCE_LEN, err);
+}
+
+/*
+ * The key pair of this seal, from [msg], [rcpt] and [ctx]: its public key
+ * goes to [eph], the nonce to [nonce], the AES key to [key].
+ */
+static gb_err_t x25519_wrap(EVP_PKEY *rcpt, const void *msg, size_t n,
+			    const char *ctx, size_t ctx_n, unsigned char eph[X25519_LEN],
+			    unsigned char nonce[NONCE_LEN], unsigned char key[AES_KEY_LEN],
+			    gb_error_t *err)
+{
+	unsigned char ss[X25519_LEN], pub[X25519_LEN], okm[X25519_LEN + NONCE_LEN];
 	EVP_PKEY *mine = NULL;
-	size_t n = X25519_LEN, pn = X25519_LEN;
+	size_t pn = X25519_LEN, en = X25519_LEN;
 	gb_err_t rc;
 
-	if (!gc || EVP_PKEY_keygen_init(gc) != 1 || EVP_PKEY_generate(gc, &mine) != 1 ||
-	    EVP_PKEY_get_raw_public_key(mine, eph, &n) != 1 || n != X25519_LEN ||
-	    EVP_PKEY_get_raw_public_key(rcpt, pub, &pn) != 1 || pn != X25519_LEN) {
-		rc = ossl_fail(err, GB_E_CRYPTO, "X25519 key generation");
+	if (EVP_PKEY_get_raw_public_key(rcpt, pub, &pn) != 1 || pn != X25519_LEN) {
+		rc = ossl_fail(err, GB_E_CRYPTO, "X25519 public key");
 		goto out;
 	}
+	if ((rc = seal_derive(msg, n, pub, ctx, ctx_n, okm, err)))
+		goto out;
+	mine = EVP_PKEY_new_raw_private_key_ex(NULL, "X25519", NULL, okm, X25519_LEN);
+	if (!mine || EVP_PKEY_get_raw_public_key(mine, eph, &en) != 1 || en != X25519_LEN) {
+		rc = ossl_fail(err, GB_E_CRYPTO, "X25519 ephemeral key");
+		goto out;
+	}
+	memcpy(nonce, okm + X25519_LEN, NONCE_LEN);
 	if (!x25519_derive(mine, rcpt, ss)) {
 		rc = ossl_fail(err, GB_E_INVALID, "X25519 with the recipient's key");
 		goto out;
@@ -259,8 +292,8 @@ static gb_err_t x25519_wrap(EVP_PKEY *rcpt, unsigned char eph[X25519_LEN],
 	rc = x25519_kdf(ss, eph, pub, key, err);
 out:
 	gb_memzero(ss, sizeof(ss));
+	gb_memzero(okm, sizeof(okm));
 	EVP_PKEY_free(mine);
-	EVP_PKEY_CTX_free(gc);
 	return rc;
 }
 
@@ -285,55 +318,6 @@ static gb_err_t x25519_unwrap(EVP_PKEY *priv, const unsigned char eph[X25519_LEN
 out:
 	gb_memzero(ss, sizeof(ss));
 	EVP_PKEY_free(peer);
-	return rc;
-}
-
-/* An RSA-OAEP (SHA-256, MGF1-SHA-256) context for [k], for sealing or opening. */
-static EVP_PKEY_CTX *oaep_ctx(EVP_PKEY *k, bool enc)
-{
-	EVP_PKEY_CTX *c = EVP_PKEY_CTX_new_from_pkey(NULL, k, NULL);
-
-	if (c && (enc ? EVP_PKEY_encrypt_init(c) : EVP_PKEY_decrypt_init(c)) == 1 &&
-	    EVP_PKEY_CTX_set_rsa_padding(c, RSA_PKCS1_OAEP_PADDING) == 1 &&
-	    EVP_PKEY_CTX_set_rsa_oaep_md(c, EVP_sha256()) == 1 &&
-	    EVP_PKEY_CTX_set_rsa_mgf1_md(c, EVP_sha256()) == 1)
-		return c;
-	EVP_PKEY_CTX_free(c);
-	return NULL;
-}
-
-/* Wrap [key] for [rcpt] into [out] of exactly EVP_PKEY_get_size() bytes. */
-static gb_err_t rsa_wrap(EVP_PKEY *rcpt, const unsigned char key[AES_KEY_LEN],
-			 unsigned char *out, size_t size, gb_error_t *err)
-{
-	EVP_PKEY_CTX *c = oaep_ctx(rcpt, true);
-	size_t n = size;
-	gb_err_t rc = GB_E_OK;
-
-	if (!c || EVP_PKEY_encrypt(c, out, &n, key, AES_KEY_LEN) != 1 || n != size)
-		rc = ossl_fail(err, GB_E_CRYPTO, "RSA-OAEP");
-	EVP_PKEY_CTX_free(c);
-	return rc;
-}
-
-static gb_err_t rsa_unwrap(EVP_PKEY *priv, const unsigned char *in, size_t n,
-			   unsigned char key[AES_KEY_LEN], gb_error_t *err)
-{
-	unsigned char out[RSA_MAX_BYTES];
-	EVP_PKEY_CTX *c = oaep_ctx(priv, false);
-	size_t outn = sizeof(out);
-	gb_err_t rc = GB_E_OK;
-
-	if (!c) {
-		rc = ossl_fail(err, GB_E_CRYPTO, "RSA-OAEP");
-	} else if (EVP_PKEY_decrypt(c, out, &outn, in, n) != 1 || outn != AES_KEY_LEN) {
-		ERR_clear_error();
-		rc = gb_errorf(err, GB_E_INVALID, ALTERED);
-	} else {
-		memcpy(key, out, AES_KEY_LEN);
-	}
-	gb_memzero(out, sizeof(out));
-	EVP_PKEY_CTX_free(c);
 	return rc;
 }
 
@@ -379,11 +363,7 @@ out:
 	return rc;
 }
 
-/* RET the header's size for [kind] and an RSA key of [rsa_n] bytes. */
-static size_t header_len(int kind, size_t rsa_n)
-{
-	return 2 + (kind == KIND_X25519 ? X25519_LEN : 2 + rsa_n) + NONCE_LEN;
-}
+#define HEADER_LEN (2 + X25519_LEN + NONCE_LEN)
 
 /* The text of [n] bytes [blob]: "gbseal1:" + base64.  RET NEW, or NULL. */
 static char *to_text(const unsigned char *blob, size_t n)
@@ -401,48 +381,34 @@ static char *to_text(const unsigned char *blob, size_t n)
 	return t;
 }
 
-gb_err_t gb_seal(const char *pubkey_path, const void *msg, size_t n,
-		 char **text, gb_error_t *err)
+gb_err_t gb_seal(const char *pubkey_path, const char *context, const void *msg,
+		 size_t n, char **text, gb_error_t *err)
 {
 	unsigned char key[AES_KEY_LEN], *blob = NULL;
-	size_t rsa_n = 0, hl, total = 0;
+	size_t ctx_n = context ? strlen(context) : 0, total = HEADER_LEN + n + TAG_LEN;
 	EVP_PKEY *rcpt = NULL;
-	int kind = 0;
 	gb_err_t rc;
 
 	*text = NULL;
-	if (!msg || n == 0 || n > GB_SEAL_MSG_MAX)
-		return gb_errorf(err, GB_E_INVALID, "seal: %zu bytes to seal: 1 to %d can be",
-				 n, GB_SEAL_MSG_MAX);
-	if ((rc = load_key(pubkey_path, false, &rcpt, &kind, err)))
+	if (!msg || n < GB_SEAL_MSG_MIN || n > GB_SEAL_MSG_MAX)
+		return gb_errorf(err, GB_E_INVALID, "seal: %zu bytes to seal: %d to %d can be",
+				 n, GB_SEAL_MSG_MIN, GB_SEAL_MSG_MAX);
+	if (ctx_n == 0 || ctx_n > GB_SEAL_CONTEXT_MAX)
+		return gb_errorf(err, GB_E_INVALID, "seal: a context of %zu bytes: 1 to %d can be",
+				 ctx_n, GB_SEAL_CONTEXT_MAX);
+	if ((rc = load_key(pubkey_path, false, &rcpt, err)))
 		return rc;
-	if (kind == KIND_RSA)
-		rsa_n = (size_t)EVP_PKEY_get_size(rcpt);
-	hl = header_len(kind, rsa_n);
-	total = hl + n + TAG_LEN;
 	if (!(blob = malloc(total))) {
 		rc = gb_errorf(err, GB_E_NOMEM, "seal: out of memory");
 		goto out;
 	}
 	blob[0] = SEAL_VERSION;
-	blob[1] = (unsigned char)kind;
-	if (kind == KIND_X25519) {
-		rc = x25519_wrap(rcpt, blob + 2, key, err);
-	} else if (RAND_bytes(key, sizeof(key)) != 1) {
-		rc = ossl_fail(err, GB_E_CRYPTO, "random AES key");
-	} else {
-		blob[2] = (unsigned char)(rsa_n >> 8);
-		blob[3] = (unsigned char)rsa_n;
-		rc = rsa_wrap(rcpt, key, blob + 4, rsa_n, err);
-	}
+	blob[1] = KIND_X25519;
+	rc = x25519_wrap(rcpt, msg, n, context, ctx_n, blob + 2, blob + 2 + X25519_LEN, key, err);
 	if (rc)
 		goto out;
-	if (RAND_bytes(blob + hl - NONCE_LEN, NONCE_LEN) != 1) {
-		rc = ossl_fail(err, GB_E_CRYPTO, "random nonce");
-		goto out;
-	}
-	rc = gcm(true, key, blob + hl - NONCE_LEN, blob, hl, msg, n, blob + hl,
-		 blob + hl + n, err);
+	rc = gcm(true, key, blob + HEADER_LEN - NONCE_LEN, blob, HEADER_LEN, msg, n,
+		 blob + HEADER_LEN, blob + HEADER_LEN + n, err);
 	if (!rc && !(*text = to_text(blob, total)))
 		rc = gb_errorf(err, GB_E_NOMEM, "seal: out of memory");
 out:
@@ -513,43 +479,31 @@ static gb_err_t b64_decode(const char *s, size_t n, unsigned char **out,
 	return GB_E_OK;
 }
 
-/* Check the decoded [blob]'s header; OUT its kind, RSA size and length. */
-static gb_err_t parse_header(const unsigned char *blob, size_t n, int *kind,
-			     size_t *rsa_n, size_t *hl, gb_error_t *err)
+/* Check the decoded [blob]'s header. */
+static gb_err_t parse_header(const unsigned char *blob, size_t n, gb_error_t *err)
 {
 	if (n < 2)
 		return gb_errorf(err, GB_E_PARSE, "sealed text: truncated (%zu bytes)", n);
 	if (blob[0] != SEAL_VERSION)
 		return gb_errorf(err, GB_E_PARSE, "sealed text: version %u, this program reads %d",
 				 blob[0], SEAL_VERSION);
-	*kind = blob[1];
-	if (*kind != KIND_X25519 && *kind != KIND_RSA)
-		return gb_errorf(err, GB_E_PARSE, "sealed text: unknown key type %d", *kind);
-	*rsa_n = 0;
-	if (*kind == KIND_RSA) {
-		if (n < 4)
-			return gb_errorf(err, GB_E_PARSE, "sealed text: truncated (%zu bytes)", n);
-		*rsa_n = (size_t)blob[2] << 8 | blob[3];
-	}
-	*hl = header_len(*kind, *rsa_n);
-	if (n < *hl + 1 + TAG_LEN)
-		return gb_errorf(err, GB_E_PARSE, "sealed text: truncated (%zu bytes, at least %zu expected)",
-				 n, *hl + 1 + TAG_LEN);
+	if (blob[1] == KIND_RSA)
+		return gb_errorf(err, GB_E_PARSE,
+				 "sealed text: key type 2 (RSA), no longer read: seal to an X25519 key");
+	if (blob[1] != KIND_X25519)
+		return gb_errorf(err, GB_E_PARSE, "sealed text: unknown key type %d", blob[1]);
+	if (n < HEADER_LEN + 1 + TAG_LEN)
+		return gb_errorf(err, GB_E_PARSE, "sealed text: truncated (%zu bytes, at least %d expected)",
+				 n, HEADER_LEN + 1 + TAG_LEN);
 	return GB_E_OK;
-}
-
-static const char *kind_name(int kind)
-{
-	return kind == KIND_X25519 ? "X25519" : "RSA";
 }
 
 gb_err_t gb_seal_open(const char *privkey_path, const char *text, size_t n,
 		      unsigned char **msg, size_t *msg_n, gb_error_t *err)
 {
 	unsigned char key[AES_KEY_LEN], *blob = NULL, *out = NULL;
-	size_t blob_n = 0, rsa_n = 0, hl = 0, ct_n;
+	size_t blob_n = 0, ct_n;
 	EVP_PKEY *priv = NULL;
-	int kind = 0, have = 0;
 	gb_err_t rc;
 
 	*msg = NULL;
@@ -558,30 +512,19 @@ gb_err_t gb_seal_open(const char *privkey_path, const char *text, size_t n,
 		return gb_errorf(err, GB_E_PARSE, "not a sealed text: it does not start with %s",
 				 GB_SEAL_PREFIX);
 	rc = b64_decode(text + GB_SEAL_PREFIX_LEN, n - GB_SEAL_PREFIX_LEN, &blob, &blob_n, err);
-	if (rc || (rc = parse_header(blob, blob_n, &kind, &rsa_n, &hl, err)))
+	if (rc || (rc = parse_header(blob, blob_n, err)))
 		goto out;
-	if ((rc = load_key(privkey_path, true, &priv, &have, err)))
+	if ((rc = load_key(privkey_path, true, &priv, err)))
 		goto out;
-	if (have != kind) {
-		rc = gb_errorf(err, GB_E_INVALID, "sealed to an %s key, %s is an %s key",
-			       kind_name(kind), privkey_path, kind_name(have));
+	if ((rc = x25519_unwrap(priv, blob + 2, key, err)))
 		goto out;
-	}
-	if (kind == KIND_X25519)
-		rc = x25519_unwrap(priv, blob + 2, key, err);
-	else if (rsa_n != (size_t)EVP_PKEY_get_size(priv))
-		rc = gb_errorf(err, GB_E_INVALID, ALTERED);
-	else
-		rc = rsa_unwrap(priv, blob + 4, rsa_n, key, err);
-	if (rc)
-		goto out;
-	ct_n = blob_n - hl - TAG_LEN;
+	ct_n = blob_n - HEADER_LEN - TAG_LEN;
 	if (!(out = malloc(ct_n + 1))) {
 		rc = gb_errorf(err, GB_E_NOMEM, "sealed text: out of memory");
 		goto out;
 	}
-	rc = gcm(false, key, blob + hl - NONCE_LEN, blob, hl, blob + hl, ct_n, out,
-		 blob + hl + ct_n, err);
+	rc = gcm(false, key, blob + HEADER_LEN - NONCE_LEN, blob, HEADER_LEN, blob + HEADER_LEN,
+		 ct_n, out, blob + HEADER_LEN + ct_n, err);
 	if (rc)
 		goto out;
 	out[ct_n] = '\0';

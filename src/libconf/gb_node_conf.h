@@ -49,6 +49,9 @@ struct gb_node_conf_slurm {
 
 struct gb_node_conf_munge {
 	char *key;			/* the AMI's key file */
+	char *sealed_with;		/* the private key that opens the
+					 * user data's sealed key (munge-key);
+					 * NULL: none */
 };
 
 struct gb_node_conf_health {

@@ -184,6 +184,7 @@ static const struct conf_schema slurm_schema = {
 #define S struct gb_node_conf_munge
 static const struct conf_key munge_keys[] = {
 	K_PATH("key", key, "/etc/munge/munge.key", 0),
+	K_PATH("sealed_with", sealed_with, NULL, 0),
 	K_END
 };
 #undef S
@@ -416,6 +417,8 @@ void gb_node_conf_print(const struct gb_node_conf *conf, void *fpv)
 	}
 	fputs("munge:\n", fp);
 	put_str(fp, "key", conf->munge.key);
+	if (conf->munge.sealed_with)
+		put_str(fp, "sealed_with", conf->munge.sealed_with);
 	fputs("health:\n", fp);
 	put_str(fp, "nvidia_smi", h->nvidia_smi);
 	put_dur(fp, "timeout", h->timeout);

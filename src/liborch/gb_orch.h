@@ -460,13 +460,16 @@ gb_err_t gb_orch_user_data(const char *tmpl, const struct gb_orch_user_vars *v,
  * Seal the munge key of cloud.munge_key (file, checked again as the
  * configuration was: a regular file of 32 to 1024 bytes that neither
  * group nor others may read or write) to its seal_to key, for
- * {munge_key}: once per run, as every call of the run may carry the same
- * text.  The key's bytes are wiped after use.
+ * {munge_key} in the launches of request [request_id] (the seal's
+ * context).  The seal is deterministic (gb_seal.h): every call of the
+ * request, and a launch a later run re-sends after a crash, carry the same
+ * text as long as the key file and seal_to are unchanged; another request
+ * gets another text.  The key's bytes are wiped after use.
  * OUT *out NEW (free()), "gbseal1:...".  RET GB_E_OK; GB_E_CONFIG when
  * cloud.munge_key is not set or the key file is not fit; what gb_seal()
  * returns.
  */
-gb_err_t gb_orch_munge_seal(const struct gb_conf *conf, char **out,
-			    gb_error_t *err);
+gb_err_t gb_orch_munge_seal(const struct gb_conf *conf, const char *request_id,
+			    char **out, gb_error_t *err);
 
 #endif /* GB_LIBORCH_GB_ORCH_H */

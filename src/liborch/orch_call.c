@@ -195,14 +195,13 @@ gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
 				 "call: {node} in the user data of %s needs MaxCount 1, not %d",
 				 pl->region, c->max);
 	/*
-	 * Sealed once per run: every call of the run carries the same text.
-	 * A later run that re-sends a recovered attempt seals anew, so its
-	 * UserData differs from the original call's; EC2 may then refuse the
-	 * ClientToken (IdempotentParameterMismatch), which orch_outcome.c
-	 * takes as an old attempt's answer.
+	 * Sealed for the request (its id is the seal's context), made once
+	 * and kept by the run: the seal is deterministic, so a later run that
+	 * re-sends a recovered attempt seals the same text and its UserData
+	 * is the original call's, byte for byte, as the ClientToken requires.
 	 */
 	if (cr->user_data_munge_key && !r->munge_key &&
-	    (rc = gb_orch_munge_seal(r->conf, &r->munge_key, err)))
+	    (rc = gb_orch_munge_seal(r->conf, r->req->id, &r->munge_key, err)))
 		return rc;
 	c->job.kind = ORCH_JOB_RUN;
 	c->job.region = cr->name;

@@ -178,8 +178,8 @@ struct region_skip {
 
 struct orch_run {
 	gb_orch_t *o;
-	char *munge_key;	/* {munge_key}: the sealed key, made by the
-				 * first call that needs it (orch_call_params) */
+	char *munge_key;	/* {munge_key}: the key sealed for req, made by
+				 * the first call that needs it (orch_call_params) */
 	gb_state_t *st;
 	const struct gb_conf *conf;
 	const struct gb_request *req;

@@ -187,8 +187,8 @@ out:
 	return rc;
 }
 
-gb_err_t gb_orch_munge_seal(const struct gb_conf *conf, char **out,
-			    gb_error_t *err)
+gb_err_t gb_orch_munge_seal(const struct gb_conf *conf, const char *request_id,
+			    char **out, gb_error_t *err)
 {
 	const struct gb_conf_munge_key *mk = &conf->cloud.munge_key;
 	unsigned char key[MUNGE_KEY_MAX];
@@ -200,7 +200,7 @@ gb_err_t gb_orch_munge_seal(const struct gb_conf *conf, char **out,
 		return gb_errorf(err, GB_E_CONFIG, "{munge_key}: cloud.munge_key is not set");
 	rc = munge_key_read(mk->file, key, &n, err);
 	if (!rc)
-		rc = gb_seal(mk->seal_to, key, n, out, err);
+		rc = gb_seal(mk->seal_to, request_id, key, n, out, err);
 	gb_memzero(key, sizeof(key));
 	return rc;
 }

@@ -3,6 +3,7 @@
  * main.c - gpuburst-node: the program on each cloud instance
  *
  *   gpuburst-node [-c FILE] [--source-address IP] run
+ *   gpuburst-node [-c FILE] [--source-address IP] munge-key
  *   gpuburst-node [-c FILE] check
  *
  * Logs go to stderr, one key=value line per event, whatever stderr is
@@ -26,10 +27,13 @@ static void usage(FILE *fp)
 {
 	fprintf(fp,
 		"Usage: " PROG " [-c FILE] [--source-address IP] run\n"
+		"       " PROG " [-c FILE] [--source-address IP] munge-key\n"
 		"       " PROG " [-c FILE] check\n\n"
 		"The instance side of gpuburst: identity from IMDSv2, a GPU check before\n"
 		"slurmd registers, slurmd, and spot/rebalance notices acted on.\n\n"
 		"  run                     identify, check, start slurmd, watch notices\n"
+		"  munge-key               write munge.key from the sealed key in the user\n"
+		"                          data (opened with munge.sealed_with), then exit\n"
 		"  check                   validate the configuration and print it\n"
 		"  -c, --config FILE       configuration (default %s)\n"
 		"      --source-address IP connect to IMDS from IP (imds.source_address)\n"
@@ -90,11 +94,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 			return GB_E_USAGE;
 		}
 	}
-	if (optind != argc - 1 ||
-	    (strcmp(argv[optind], "run") && strcmp(argv[optind], "check"))) {
-		fprintf(stderr, PROG ": %s\n", optind >= argc ? "a command is needed: run or check" :
-			optind < argc - 1 ? "one command only: run or check" :
-			"unknown command: use run or check");
+	if (optind != argc - 1 || (strcmp(argv[optind], "run") && strcmp(argv[optind], "check") &&
+				   strcmp(argv[optind], "munge-key"))) {
+		fprintf(stderr, PROG ": %s\n",
+			optind >= argc ? "a command is needed: run, munge-key or check" :
+			optind < argc - 1 ? "one command only: run, munge-key or check" :
+			"unknown command: use run, munge-key or check");
 		usage(stderr);
 		return GB_E_USAGE;
 	}
@@ -154,6 +159,12 @@ int main(int argc, char **argv)
 	}
 	if ((rc = (int)gb_http_global_init(&e))) {
 		gb_log_error("start_failed error=%s", GB_LOG_Q(e.text));
+		goto out;
+	}
+	if (!strcmp(a.cmd, "munge-key")) {
+		if ((rc = (int)node_munge_key(conf, &e)))
+			gb_log_error("munge_key_failed code=%s error=%s", gb_err_name((gb_err_t)rc),
+				     GB_LOG_Q(e.text));
 		goto out;
 	}
 	gb_log_notice("start version=%s config=%s", PACKAGE_VERSION, GB_LOG_Q(a.conf));

@@ -8,7 +8,9 @@
  * node_ident.c the instance's identity from IMDSv2 and its node name;
  * node_act.c   what it does outside: programs (nvidia-smi, dcgmi,
  *              scontrol, squeue), the tag, the munge key check;
- * node_run.c   the run: health, slurmd, the notice loop.
+ * node_run.c   the run: health, slurmd, the notice loop;
+ * node_munge.c `munge-key`: the sealed munge key of the user data, opened
+ *              and written for munged.
  */
 #ifndef GB_NODE_NODE_INT_H
 #define GB_NODE_NODE_INT_H
@@ -186,5 +188,22 @@ gb_err_t node_act_tag(struct node_act *a, const char *value);
 
 /* `gpuburst-node run`.  RET the exit status. */
 int node_run(const struct gb_node_conf *conf);
+
+/* ---- node_munge.c ------------------------------------------------------- */
+
+/*
+ * `gpuburst-node munge-key`: the first gbseal1: text of the user data
+ * (IMDSv2), opened with munge.sealed_with (a regular file neither group
+ * nor others may use), written to munge.key atomically (a temporary file
+ * in its directory, fsync, rename), mode 0400, owned by the owner and
+ * group of that directory, or by the munge user and its group when the
+ * directory is root's and that user exists.  The key is wiped after use.
+ * RET GB_E_OK; GB_E_CONFIG (no munge.sealed_with); GB_E_NOTFOUND (no user
+ * data, no sealed text in it, a missing file); GB_E_PERM (the private
+ * key's mode; cannot set the owner); what gb_imds_get() and
+ * gb_seal_open() return ("sealed for another key or altered"); GB_E_IO.
+ * Nothing is written on failure.
+ */
+gb_err_t node_munge_key(const struct gb_node_conf *conf, gb_error_t *err);
 
 #endif /* GB_NODE_NODE_INT_H */

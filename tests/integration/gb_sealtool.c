@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gb_sealtool.c - gb_seal on the command line, for seal-openssl.sh
+ * gb_sealtool.c - gb_seal on the command line, for seal-openssl.sh and
+ * node-munge-key.sh
  *
- *   gb_sealtool seal PUBKEY.pem   < message   > text (no newline)
- *   gb_sealtool open PRIVKEY.pem  < user-data > message
+ *   gb_sealtool seal PUBKEY.pem CONTEXT < message   > text (no newline)
+ *   gb_sealtool open PRIVKEY.pem        < user-data > message
  *
  * "open" reads any text and opens its first gbseal1: token, as
  * gpuburst-node does with its user data.  Errors go to stderr, exit
@@ -39,13 +40,15 @@ int main(int argc, char **argv)
 	char *text = NULL;
 	gb_err_t rc;
 
-	if (argc != 3 || (strcmp(argv[1], "seal") && strcmp(argv[1], "open"))) {
-		fprintf(stderr, "usage: gb_sealtool seal|open KEY.pem < input\n");
+	if (argc < 3 || (strcmp(argv[1], "seal") && strcmp(argv[1], "open")) ||
+	    argc != (strcmp(argv[1], "seal") ? 3 : 4)) {
+		fprintf(stderr, "usage: gb_sealtool seal PUBKEY.pem CONTEXT < message\n"
+			"       gb_sealtool open PRIVKEY.pem < user-data\n");
 		return 2;
 	}
 	n = slurp(stdin, in, sizeof(in));
 	if (!strcmp(argv[1], "seal")) {
-		rc = gb_seal(argv[2], in, n, &text, &err);
+		rc = gb_seal(argv[2], argv[3], in, n, &text, &err);
 		if (!rc)
 			fputs(text, stdout);
 		free(text);

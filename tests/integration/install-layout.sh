@@ -82,13 +82,22 @@ found=$(cd "$root" && find . -path '*cron.d*' -type f | sort)
 [ "$found" = "./${datadir#/}/gpuburst/examples/cron.d/gpuburst-reconcile" ] ||
 	fail "cron files installed: $found"
 [ ! -e "$root$sysconfdir/cron.d" ] || fail "$sysconfdir/cron.d installed"
-for u in gpuburst-reconcile.timer gpuburst-reconcile.service gpuburst-node.service; do
+for u in gpuburst-reconcile.timer gpuburst-reconcile.service gpuburst-node.service \
+	gpuburst-munge-key.service; do
 	[ -f "$root$unitdir/$u" ] || fail "$u not installed in $unitdir"
 done
 grep -q "ExecStart=$sbindir/gpuburstctl reconcile" "$root$unitdir/gpuburst-reconcile.service" ||
 	fail "service ExecStart: $(grep ExecStart "$root$unitdir/gpuburst-reconcile.service")"
 grep -qx "ExecStart=$sbindir/gpuburst-node run" "$root$unitdir/gpuburst-node.service" ||
 	fail "gpuburst-node.service ExecStart: $(grep ExecStart "$root$unitdir/gpuburst-node.service")"
+mk_unit="$root$unitdir/gpuburst-munge-key.service"
+grep -qx "ExecStart=$sbindir/gpuburst-node munge-key" "$mk_unit" ||
+	fail "gpuburst-munge-key.service ExecStart: $(grep ExecStart "$mk_unit")"
+grep -qx "ConditionPathExists=$sysconfdir/gpuburst/node-key.pem" "$mk_unit" ||
+	fail "gpuburst-munge-key.service condition: $(grep Condition "$mk_unit")"
+grep -qx "Before=munge.service gpuburst-node.service" "$mk_unit" &&
+	grep -qx "RequiredBy=munge.service" "$mk_unit" ||
+	fail "gpuburst-munge-key.service is not ordered before munged"
 [ -f "$root$sysconfdir/gpuburst/node.yaml.example" ] || fail "node.yaml.example not installed"
 # every installed file, and those outside the directories configure was given
 localstatedir=$(mkvar "$B" etc localstatedir)

@@ -17,6 +17,8 @@
 #include <math.h>
 #include <signal.h>
 #include <jansson.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2096,6 +2098,74 @@ static void crash_rerun_types(void)
 	ns->n_instance_types = n_types0;
 }
 
+struct mismatch {
+	int recovered, mismatched;
+};
+
+static int mismatch_row(const struct gb_event *ev, void *arg)
+{
+	struct mismatch *x = arg;
+
+	if (strcmp(ev->kind, "call") || !ev->detail || !strstr(ev->detail, "recovered=1"))
+		return 0;
+	x->recovered++;
+	x->mismatched += strstr(ev->detail, "IdempotentParameterMismatch") != NULL;
+	return 0;
+}
+
+/*
+ * The crash with {munge_key} in the user data: the re-sent calls carry
+ * the sealed key of the request again, byte for byte (the seal is
+ * deterministic per request), so EC2 takes them for the originals and
+ * answers no IdempotentParameterMismatch.  cloud.munge_key and the
+ * region's user_data are set for this test only (restored below).
+ */
+static void crash_rerun_munge_key(void)
+{
+	static const char *const mumbai[] = { "ap-south-1a=g5.xlarge=4", NULL };
+	static char tmpl[] = "#!/bin/sh\n# {munge_key}\nnodes=\"{nodes}\"\n";
+	struct gb_conf_region *cr = (struct gb_conf_region *)gb_conf_region(conf, "ap-south-1");
+	struct gb_conf_munge_key mk0 = conf->cloud.munge_key;
+	char dir[] = "/tmp/gb-orch-munge-XXXXXX", key[64], pub[64];
+	char *ud0 = cr->user_data;
+	bool has0 = cr->user_data_munge_key;
+	struct mismatch x = { 0, 0 };
+	unsigned char bytes[32];
+	gb_error_t err;
+	EVP_PKEY *pk;
+	FILE *f;
+
+	if (!mkdtemp(dir))
+		die("mkdtemp");
+	snprintf(key, sizeof(key), "%s/munge.key", dir);
+	snprintf(pub, sizeof(pub), "%s/node-key.pub", dir);
+	for (size_t i = 0; i < sizeof(bytes); i++)
+		bytes[i] = (unsigned char)(i * 11 + 5);
+	if (!(f = fopen(key, "w")) || fwrite(bytes, 1, sizeof(bytes), f) != sizeof(bytes) ||
+	    fclose(f) || chmod(key, 0400))
+		die(key);
+	if (!(pk = EVP_PKEY_Q_keygen(NULL, NULL, "X25519")) || !(f = fopen(pub, "w")) ||
+	    PEM_write_PUBKEY(f, pk) != 1 || fclose(f))
+		die(pub);
+	EVP_PKEY_free(pk);
+	conf->cloud.munge_key.file = key;
+	conf->cloud.munge_key.seal_to = pub;
+	cr->user_data = tmpl;
+	cr->user_data_munge_key = true;
+	crash_rerun(mumbai, 4, 4343, "{munge_key} in the user data");
+	if (gb_state_event_list(st, crash_id, mismatch_row, &x, &err))
+		die(err.text);
+	check(x.recovered >= 1 && x.mismatched == 0,
+	      "crash ({munge_key}): %d re-sent call(s), %d refused as IdempotentParameterMismatch",
+	      x.recovered, x.mismatched);
+	conf->cloud.munge_key = mk0;
+	cr->user_data = ud0;
+	cr->user_data_munge_key = has0;
+	unlink(key);
+	unlink(pub);
+	rmdir(dir);
+}
+
 static void test_crash_rerun(void)
 {
 	static const char *const spread[] = { "ap-south-1a=g5.xlarge=2", "ap-south-1b=g5.xlarge=2",
@@ -2106,6 +2176,7 @@ static void test_crash_rerun(void)
 	crash_rerun(spread, 5, 0, "jobless");
 	crash_rerun(mumbai, 4, 4242, "a 4-node job, locality region");
 	crash_rerun_types();
+	crash_rerun_munge_key();
 }
 
 /*****************************************************************************

@@ -101,6 +101,8 @@ static void test_conf_defaults(void **state)
 	assert_false(c->health.dcgm);
 	assert_true(c->notices.interval == 5);
 	assert_int_equal(c->notices.rebalance, GB_NODE_REBALANCE_DRAIN);
+	assert_string_equal(c->munge.key, "/etc/munge/munge.key");
+	assert_null(c->munge.sealed_with);	/* munge-key needs it */
 	free(out);
 	gb_node_conf_destroy(c);
 	/* a comment-only file is an empty document: the defaults too */
@@ -121,7 +123,7 @@ static const char full_yaml[] =
 	"  scontrol: /opt/slurm/bin/scontrol\n"
 	"  squeue: /opt/slurm/bin/squeue\n"
 	"  slurmd_args: [--extra, 'Feature=spot x']\n"
-	"munge: {key: /run/munge.key}\n"
+	"munge: {key: /run/munge.key, sealed_with: /etc/gpuburst/node-key.pem}\n"
 	"health: {nvidia_smi: /usr/bin/nvidia-smi, timeout: 90, dcgm: true, dcgmi: dcgmi,\n"
 	"         gpus: 4, model: \"A10G\"}\n"
 	"notices: {interval: 1s, rebalance: ignore}\n";
@@ -143,6 +145,7 @@ static void test_conf_full(void **state)
 	assert_string_equal(c->slurm.slurmd_args[1], "Feature=spot x");
 	assert_null(c->slurm.slurmd_args[2]);
 	assert_string_equal(c->munge.key, "/run/munge.key");
+	assert_string_equal(c->munge.sealed_with, "/etc/gpuburst/node-key.pem");
 	assert_true(c->health.timeout == 90);
 	assert_true(c->health.dcgm);
 	assert_int_equal(c->health.gpus, 4);
@@ -156,6 +159,9 @@ static void test_conf_full(void **state)
 	assert_non_null(strstr(out, "  conf_server: ctl.example.com:6817\n"));
 	assert_non_null(strstr(out, "    - \"Feature=spot x\"\n"));
 	assert_non_null(strstr(out, "  gpus: 4\n"));
+	assert_non_null(strstr(out, "munge:\n  key: /run/munge.key\n"
+				    "  sealed_with: /etc/gpuburst/node-key.pem\n"));
+	assert_string_equal(again->munge.sealed_with, "/etc/gpuburst/node-key.pem");
 	free(out);
 	free(out2);
 	gb_node_conf_destroy(again);
@@ -194,6 +200,10 @@ static const struct bad_case bad_cases[] = {
 	  "node.yaml:1:22: 'slurmd_args' must be a list of strings, got '--x'" },
 	{ "munge: {key: munge.key}\n",
 	  "node.yaml:1:14: 'key' must be an absolute path, got 'munge.key'" },
+	{ "munge: {sealed_with: node-key.pem}\n",
+	  "node.yaml:1:22: 'sealed_with' must be an absolute path, got 'node-key.pem'" },
+	{ "munge: {sealed: /x}\n",
+	  "node.yaml:1:9: unknown key 'sealed' in munge (expected one of: key, sealed_with)" },
 	{ "health: {gpus: many}\n",
 	  "node.yaml:1:16: 'gpus' must be auto or a number of GPUs from 0 to 64, got 'many'" },
 	{ "health: {gpus: 65}\n",
@@ -543,6 +553,47 @@ static void test_munge_which(void **state)
 	free(p);
 }
 
+/*
+ * munge-key refuses before it asks IMDS: no munge.sealed_with, a private
+ * key group or others may use, a missing one.  (The IMDS part, and the
+ * key written, are node-munge-key.sh's.)
+ */
+static void test_munge_key_refused(void **state)
+{
+	char dir[] = "/tmp/test_node.XXXXXX", yaml[512], priv[128];
+	struct gb_node_conf *c;
+	gb_error_t e;
+	FILE *fp;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(priv, sizeof(priv), "%s/node-key.pem", dir);
+	/* an endpoint nothing listens on: a test that reached it would fail */
+	snprintf(yaml, sizeof(yaml), "imds: {endpoint: 'http://127.0.0.1:1'}\n"
+		 "munge: {key: %s/munge.key}\n", dir);
+	c = load_ok(yaml);
+	assert_int_equal(node_munge_key(c, &e), GB_E_CONFIG);
+	assert_non_null(strstr(e.text, "munge.sealed_with is not set in node.yaml"));
+	gb_node_conf_destroy(c);
+	snprintf(yaml, sizeof(yaml), "imds: {endpoint: 'http://127.0.0.1:1'}\n"
+		 "munge: {key: %s/munge.key, sealed_with: %s}\n", dir, priv);
+	c = load_ok(yaml);
+	assert_int_equal(node_munge_key(c, &e), GB_E_NOTFOUND);
+	assert_non_null(strstr(e.text, "node-key.pem"));
+	assert_non_null(fp = fopen(priv, "w"));
+	fputs("-----BEGIN PRIVATE KEY-----\n", fp);
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(chmod(priv, 0640), 0);
+	assert_int_equal(node_munge_key(c, &e), GB_E_PERM);
+	assert_non_null(strstr(e.text, "mode 0640 lets group or others at the private key"));
+	assert_int_equal(chmod(priv, 0604), 0);
+	assert_int_equal(node_munge_key(c, &e), GB_E_PERM);
+	gb_node_conf_destroy(c);
+	unlink(priv);
+	/* nothing was written */
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* The source address of IMDS connections: an IP literal or nothing. */
 static void test_local_address(void **state)
 {
@@ -584,6 +635,7 @@ int main(void)
 		cmocka_unit_test(test_job_ids),
 		cmocka_unit_test(test_texts),
 		cmocka_unit_test(test_munge_which),
+		cmocka_unit_test(test_munge_key_refused),
 		cmocka_unit_test(test_local_address),
 	};
 

@@ -1008,8 +1008,23 @@ static void test_user_data_munge_key(void **state)
 	if (gb_conf_load_string("gpuburst.yaml", yaml, strlen(yaml), &cf, NULL, &err))
 		fail_msg("%s", err.text);
 	assert_true(gb_conf_region(cf, "ap-south-1")->user_data_munge_key);
-	assert_int_equal(gb_orch_munge_seal(cf, &tok, &err), GB_E_OK);
+	assert_int_equal(gb_orch_munge_seal(cf, "r1", &tok, &err), GB_E_OK);
 	assert_true(gb_str_has_prefix(tok, "gbseal1:"));
+	/*
+	 * per request, deterministic: a launch re-sent after a crash seals
+	 * the same text (its ClientToken needs the same UserData); another
+	 * request gets another
+	 */
+	{
+		char *again = NULL, *other = NULL;
+
+		assert_int_equal(gb_orch_munge_seal(cf, "r1", &again, &err), GB_E_OK);
+		assert_int_equal(gb_orch_munge_seal(cf, "r2", &other, &err), GB_E_OK);
+		assert_string_equal(again, tok);
+		assert_string_not_equal(other, tok);
+		free(again);
+		free(other);
+	}
 	assert_int_equal(gb_orch_launch_params(cf, NULL, "g5.xlarge", NULL, "ap-south-1",
 					       "subnet-1", "r1", nodes, 1, 1, NULL, tok, &l, &err),
 			 GB_E_OK);
@@ -1029,14 +1044,14 @@ static void test_user_data_munge_key(void **state)
 	free(tok);
 	/* the key file is checked again when it is sealed */
 	assert_int_equal(chmod(key_path, 0640), 0);
-	assert_int_equal(gb_orch_munge_seal(cf, &tok, &err), GB_E_CONFIG);
+	assert_int_equal(gb_orch_munge_seal(cf, "r1", &tok, &err), GB_E_CONFIG);
 	assert_null(tok);
 	assert_non_null(strstr(err.text, "may be read or written by group or others (mode 0640)"));
 	put_file(key_path, key, 8, 0600);
-	assert_int_equal(gb_orch_munge_seal(cf, &tok, &err), GB_E_CONFIG);
+	assert_int_equal(gb_orch_munge_seal(cf, "r1", &tok, &err), GB_E_CONFIG);
 	assert_non_null(strstr(err.text, "need 32 to 1024"));
 	assert_int_equal(unlink(key_path), 0);
-	assert_int_equal(gb_orch_munge_seal(cf, &tok, &err), GB_E_CONFIG);
+	assert_int_equal(gb_orch_munge_seal(cf, "r1", &tok, &err), GB_E_CONFIG);
 	assert_non_null(strstr(err.text, "munge.key"));
 	gb_conf_destroy(cf);
 	unlink(pub_path);
