@@ -396,16 +396,13 @@ gb_err_t gb_conf_load_string(const char *name, const char *text, size_t len,
 	return GB_E_OK;
 }
 
-gb_err_t gb_conf_load(const char *path, struct gb_conf **out,
-		      struct gb_errlist *errs, gb_error_t *err)
+gb_err_t conf_read_file(const char *path, char **text, size_t *len,
+			struct gb_errlist *errs, gb_error_t *err)
 {
-	char *text = NULL;
-	size_t len = 0;
 	gb_error_t e;
 	gb_err_t rc;
 
-	*out = NULL;
-	rc = gb_file_read(path, CONF_MAX_FILE_BYTES, &text, &len, &e);
+	rc = gb_file_read(path, CONF_MAX_FILE_BYTES, text, len, &e);
 	if (rc == GB_E_INVALID) {
 		rc = gb_errorf(&e, GB_E_CONFIG, "%s: the file is larger than %d bytes",
 			       path, CONF_MAX_FILE_BYTES);
@@ -414,8 +411,20 @@ gb_err_t gb_conf_load(const char *path, struct gb_conf **out,
 		gb_errorf(err, rc, "%s", e.text);
 		if (errs)
 			gb_errlist_add(errs, "%s", e.text);
-		return rc;
 	}
+	return rc;
+}
+
+gb_err_t gb_conf_load(const char *path, struct gb_conf **out,
+		      struct gb_errlist *errs, gb_error_t *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	gb_err_t rc;
+
+	*out = NULL;
+	if ((rc = conf_read_file(path, &text, &len, errs, err)))
+		return rc;
 	rc = gb_conf_load_string(path, text, len, out, errs, err);
 	free(text);
 	return rc;

@@ -292,6 +292,15 @@ void conf_parse(struct conf_ctx *c, const char *text, size_t len,
  * RET GB_E_OK when nothing was collected, GB_E_CONFIG, GB_E_NOMEM.
  */
 gb_err_t conf_report(struct conf_ctx *c, struct gb_errlist *errs, gb_error_t *err);
+
+/*
+ * Read the configuration file [path] (a regular file, at most
+ * CONF_MAX_FILE_BYTES) into [text] (NEW) and [len]; errors are also added
+ * to [errs] when given.
+ */
+gb_err_t conf_read_file(const char *path, char **text, size_t *len,
+			struct gb_errlist *errs, gb_error_t *err);
+
 /* Free what [c] collected (not c->conf). */
 void conf_ctx_free(struct conf_ctx *c);
 

@@ -299,20 +299,11 @@ gb_err_t gb_node_conf_load(const char *path, struct gb_node_conf **out,
 {
 	char *text = NULL;
 	size_t len = 0;
-	gb_error_t e;
 	gb_err_t rc;
 
 	*out = NULL;
-	rc = gb_file_read(path, CONF_MAX_FILE_BYTES, &text, &len, &e);
-	if (rc == GB_E_INVALID)
-		rc = gb_errorf(&e, GB_E_CONFIG, "%s: the file is larger than %d bytes",
-			       path, CONF_MAX_FILE_BYTES);
-	if (rc) {
-		gb_errorf(err, rc, "%s", e.text);
-		if (errs)
-			gb_errlist_add(errs, "%s", e.text);
+	if ((rc = conf_read_file(path, &text, &len, errs, err)))
 		return rc;
-	}
 	rc = gb_node_conf_load_string(path, text, len, out, errs, err);
 	free(text);
 	return rc;
