@@ -11,15 +11,6 @@ BOOT="$TMP/boot"
 start_sim "$DATA/boot.yaml" --boot-dir "$BOOT"
 AMI=ami-0123456789abcdef0
 
-# wait_file PATH: up to 10 s
-wait_file() {
-	for _ in $(seq 1 200); do
-		[ -s "$1" ] && return 0
-		sleep 0.05
-	done
-	fail "$1 did not appear"
-}
-
 launch() {	# launch USERDATA-FILE NAME -> instance id
 	awsc ec2 run-instances --image-id "$AMI" --instance-type g5.xlarge --count 1 \
 		--user-data "file://$1" \

@@ -17,15 +17,6 @@ AMI=ami-0123456789abcdef0
 ACCOUNT=123456789012
 ROLE=gpuburst-node
 
-# wait_file PATH: up to 10 s
-wait_file() {
-	for _ in $(seq 1 200); do
-		[ -s "$1" ] && return 0
-		sleep 0.05
-	done
-	fail "$1 did not appear"
-}
-
 # imds IP PATH...: GET each PATH from IP with a fresh IMDSv2 token and
 # without one; a JSON object PATH -> [status, body, content type] and
 # "notoken:PATH" -> status, on stdout.
@@ -287,12 +278,17 @@ state_of() {	# state_of ID -> "STATE CODE"
 		fail "describe-instances: $(cat "$TMP/err")"
 	jget "$TMP/d.json" "'%s %s' % (d['Reservations'][0]['Instances'][0]['State']['Name'], d['Reservations'][0]['Instances'][0].get('StateReason', {}).get('Code', '-'))"
 }
-for _ in $(seq 1 100); do
-	st="$(state_of "$SPOT")"
-	[ "$st" = "terminated Server.SpotInstanceTermination" ] && break
-	sleep 0.1
-done
-expect_eq "after the notice's time" "$st" "terminated Server.SpotInstanceTermination"
+# expect_spot_terminated WHAT ID TRIES: ID terminated by its Spot notice
+# within TRIES looks 0.1 s apart
+expect_spot_terminated() {
+	for _ in $(seq 1 "$3"); do
+		st="$(state_of "$2")"
+		[ "$st" = "terminated Server.SpotInstanceTermination" ] && break
+		sleep 0.1
+	done
+	expect_eq "$1" "$st" "terminated Server.SpotInstanceTermination"
+}
+expect_spot_terminated "after the notice's time" "$SPOT" 100
 expect_eq "state reason message" "$(jget "$TMP/d.json" "d['Reservations'][0]['Instances'][0]['StateReason']['Message']")" \
 	"Server.SpotInstanceTermination: Spot instance termination"
 for _ in $(seq 1 100); do
@@ -313,12 +309,7 @@ ctl_status POST /_sim/interrupt "{\"instance\": \"$SPOT2\", \"kind\": \"spot\", 
 expect_eq "interrupt 2 status" "$(cut -d' ' -f1 "$TMP/int2.out")" 200
 expect_eq "an hour before" "$(state_of "$SPOT2")" "running -"
 control POST /_sim/time '{"advance": 3600}' >/dev/null || fail "/_sim/time"
-for _ in $(seq 1 50); do
-	st="$(state_of "$SPOT2")"
-	[ "$st" = "terminated Server.SpotInstanceTermination" ] && break
-	sleep 0.1
-done
-expect_eq "after /_sim/time" "$st" "terminated Server.SpotInstanceTermination"
+expect_spot_terminated "after /_sim/time" "$SPOT2" 50
 expect_status "interrupt a terminated instance" "{\"instance\": \"$SPOT2\", \"kind\": \"rebalance\"}" 404 "$SPOT2"
 expect_eq "the on-demand instance" "$(state_of "$OD")" "running -"
 ok "POST /_sim/time past the notice's time terminates the instance; a terminated one is 404; on-demand untouched"

@@ -123,3 +123,67 @@ req = urllib.request.Request(sys.argv[1] + sys.argv[3], method=sys.argv[2],
 opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 print(opener.open(req, timeout=10).read().decode())' "$ENDPOINT" "$@"
 }
+
+# wait_file PATH: up to 10 s
+wait_file() {
+	for _ in $(seq 1 200); do
+		[ -s "$1" ] && return 0
+		sleep 0.05
+	done
+	fail "$1 did not appear"
+}
+
+# conf_head: on stdout, the first lines of a gpuburst configuration against
+# the simulator (cluster t, environment prod, the state directory and the
+# log under $TMP, the endpoint); the rest of cloud: follows
+conf_head() {
+	cat <<EOF
+cluster_name: t
+environment: prod
+state_dir: $TMP/state
+log: {file: $TMP/gb.log}
+cloud:
+  endpoint: $ENDPOINT
+EOF
+}
+
+# ctl_conf: $TMP/gb.yaml for the ctl-*.sh tests on the default scenario:
+# fixed keys, the region ap-south-1 (its AMI, subnet-aps1a-1), nodeset g5
+# homed there; then ctl ARG... runs $CTL with it, Slurm absent (SLURM_CONF
+# names no file)
+ctl_conf() {
+	{
+		conf_head
+		cat <<EOF
+  credentials:
+    access_key_id: AKIDEXAMPLE
+    secret_access_key: wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY
+    imds: false
+regions:
+  - name: ap-south-1
+    ami: ami-0a1b2c3d4e5f60001
+    azs: [{name: ap-south-1a, subnets: [subnet-aps1a-1]}]
+fallback_groups:
+  g: {consumer_regions: [ap-south-1], fallback_regions: [ap-south-1]}
+nodesets:
+  - {name: g5, nodes: "g5-[1-8]", instance_type: g5.xlarge, home_region: ap-south-1}
+EOF
+	} >"$TMP/gb.yaml"
+}
+ctl() { SLURM_CONF="$TMP/no-slurm.conf" AWS_EC2_METADATA_DISABLED=true "$CTL" -c "$TMP/gb.yaml" "$@"; }
+
+# run_instances N [ARG...]: N g5.xlarge of the default scenario's AMI in
+# subnet-aps1a-1, with ARG... added; their ids on stdout, one per line
+run_instances() {
+	ri_count="$1"
+	shift
+	awsc ec2 run-instances --image-id ami-0a1b2c3d4e5f60001 --instance-type g5.xlarge \
+		--count "$ri_count" --subnet-id subnet-aps1a-1 "$@" >"$TMP/run.json" || fail "run-instances"
+	jget "$TMP/run.json" '"\n".join(i["InstanceId"] for i in d["Instances"])'
+}
+
+# state_of ID: the instance's state name
+state_of() {
+	awsc ec2 describe-instances --instance-ids "$1" >"$TMP/desc.json" || fail "describe $1"
+	jget "$TMP/desc.json" 'd["Reservations"][0]["Instances"][0]["State"]["Name"]'
+}

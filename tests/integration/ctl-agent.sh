@@ -15,39 +15,12 @@ CTL="$GB_TOP_BUILDDIR/src/gpuburstctl/gpuburstctl"
 MK="$GB_TOP_BUILDDIR/tests/integration/gb_mkstate"
 
 start_sim "$GB_TOP_SRCDIR/etc/cloudsim/default.yaml" --time-scale 20
-cat >"$TMP/gb.yaml" <<EOF
-cluster_name: t
-environment: prod
-state_dir: $TMP/state
-log: {file: $TMP/gb.log}
-cloud:
-  endpoint: $ENDPOINT
-  credentials:
-    access_key_id: AKIDEXAMPLE
-    secret_access_key: wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY
-    imds: false
-regions:
-  - name: ap-south-1
-    ami: ami-0a1b2c3d4e5f60001
-    azs: [{name: ap-south-1a, subnets: [subnet-aps1a-1]}]
-fallback_groups:
-  g: {consumer_regions: [ap-south-1], fallback_regions: [ap-south-1]}
-nodesets:
-  - {name: g5, nodes: "g5-[1-8]", instance_type: g5.xlarge, home_region: ap-south-1}
-EOF
-ctl() { SLURM_CONF="$TMP/no-slurm.conf" AWS_EC2_METADATA_DISABLED=true "$CTL" -c "$TMP/gb.yaml" "$@"; }
+ctl_conf
 
 # launch N: instance ids tagged for cluster t, one per line
 launch() {
-	awsc ec2 run-instances --image-id ami-0a1b2c3d4e5f60001 --instance-type g5.xlarge \
-		--count "$1" --subnet-id subnet-aps1a-1 \
-		--tag-specifications 'ResourceType=instance,Tags=[{Key=gpuburst:cluster,Value=t}]' \
-		>"$TMP/run.json" || fail "run-instances"
-	jget "$TMP/run.json" '"\n".join(i["InstanceId"] for i in d["Instances"])'
-}
-state_of() {
-	awsc ec2 describe-instances --instance-ids "$1" >"$TMP/desc.json" || fail "describe $1"
-	jget "$TMP/desc.json" 'd["Reservations"][0]["Instances"][0]["State"]["Name"]'
+	run_instances "$1" \
+		--tag-specifications 'ResourceType=instance,Tags=[{Key=gpuburst:cluster,Value=t}]'
 }
 # agent ID TEXT: what gpuburst-node writes on its own instance
 agent() {

@@ -19,13 +19,9 @@ CTL="$GB_TOP_BUILDDIR/src/gpuburstctl/gpuburstctl"
 start_sim "$GB_TOP_SRCDIR/etc/cloudsim/default.yaml" --time-scale 20
 SECRET_OK=wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY
 write_conf() {	# FILE SECRET [EXTRA]
-	cat >"$1" <<EOF
-cluster_name: t
-environment: prod
-state_dir: $TMP/state
-log: {file: $TMP/gb.log}
-cloud:
-  endpoint: $ENDPOINT
+	{
+		conf_head
+		cat <<EOF
   connect_timeout: 2s
   request_timeout: 5s
   credentials: {access_key_id: AKIDEXAMPLE, secret_access_key: $2, imds: false}
@@ -42,9 +38,9 @@ nodesets:
   - {name: g5, nodes: "g5-[1-16]", instance_type: g5.xlarge, home_region: ap-southeast-1}
 ${3:-}
 EOF
+	} >"$1"
 }
 write_conf "$TMP/gb.yaml" "$SECRET_OK" "policy: {allowed_geo_regions: [ap-south-1]}"
-ctl() { env SLURM_CONF="$TMP/no-slurm.conf" AWS_EC2_METADATA_DISABLED=true "$CTL" -c "$TMP/gb.yaml" "$@"; }
 
 # ---- plan
 ctl plan --type g5.xlarge --count 12 --home ap-southeast-1 >"$TMP/plan.out" 2>"$TMP/plan.err" ||

@@ -18,40 +18,9 @@ command -v setpriv >/dev/null || skip "setpriv (util-linux) is needed"
 
 start_sim "$GB_TOP_SRCDIR/etc/cloudsim/default.yaml" --time-scale 20
 chmod 755 "$TMP"
-cat >"$TMP/gb.yaml" <<EOF
-cluster_name: t
-environment: prod
-state_dir: $TMP/state
-log: {file: $TMP/gb.log}
-cloud:
-  endpoint: $ENDPOINT
-  credentials:
-    access_key_id: AKIDEXAMPLE
-    secret_access_key: wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY
-    imds: false
-regions:
-  - name: ap-south-1
-    ami: ami-0a1b2c3d4e5f60001
-    azs: [{name: ap-south-1a, subnets: [subnet-aps1a-1]}]
-fallback_groups:
-  g: {consumer_regions: [ap-south-1], fallback_regions: [ap-south-1]}
-nodesets:
-  - {name: g5, nodes: "g5-[1-8]", instance_type: g5.xlarge, home_region: ap-south-1}
-EOF
-ctl() { SLURM_CONF="$TMP/no-slurm.conf" AWS_EC2_METADATA_DISABLED=true "$CTL" -c "$TMP/gb.yaml" "$@"; }
+ctl_conf
 
-# launch N: instance ids, one per line
-launch() {
-	awsc ec2 run-instances --image-id ami-0a1b2c3d4e5f60001 --instance-type g5.xlarge \
-		--count "$1" --subnet-id subnet-aps1a-1 >"$TMP/run.json" || fail "run-instances"
-	jget "$TMP/run.json" '"\n".join(i["InstanceId"] for i in d["Instances"])'
-}
-state_of() {
-	awsc ec2 describe-instances --instance-ids "$1" >"$TMP/desc.json" || fail "describe $1"
-	jget "$TMP/desc.json" 'd["Reservations"][0]["Instances"][0]["State"]["Name"]'
-}
-
-ids=$(launch 2)
+ids=$(run_instances 2)
 i1=$(echo "$ids" | sed -n 1p)
 i2=$(echo "$ids" | sed -n 2p)
 "$MK" "$TMP/state/state.db" instance 00000000000000aa ap-south-1 "$i1" g5-1 600 || fail mkstate
@@ -151,7 +120,7 @@ expect_eq "nothing left --json" "$(jget "$TMP/out.json" '[sorted(d), d["error"][
 ok "nothing to terminate (8)"
 
 # --yes for scripts, --all, --json
-i3=$(launch 1)
+i3=$(run_instances 1)
 "$MK" "$TMP/state/state.db" instance 00000000000000bb ap-south-1 "$i3" g5-4 10 || fail mkstate
 ctl terminate --all --yes >"$TMP/out" 2>"$TMP/err"
 expect_eq "--yes without --force, jobs unknown" "$?" 7

@@ -9,7 +9,6 @@
  */
 #include "config.h"
 
-#include <ftw.h>
 #include <grp.h>
 #include <pwd.h>
 #include <setjmp.h>
@@ -32,6 +31,7 @@
 #include "gb_state.h"
 #include "gb_str.h"
 #include "gb_util.h"
+#include "testutil.h"
 
 struct fx {
 	char dir[64];
@@ -43,15 +43,6 @@ struct fx {
 /*****************************************************************************
  *  Helpers
  *****************************************************************************/
-
-static int rm_one(const char *p, const struct stat *sb, int flag,
-		  struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
 
 static struct gb_conf *conf_from(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
@@ -82,10 +73,8 @@ static int setup(void **state)
 
 	if (!f)
 		return -1;
-	gb_strlcpy(f->dir, "/tmp/gb-test-policy-XXXXXX", sizeof(f->dir));
-	if (!mkdtemp(f->dir))
+	if (tu_tmpdir(f->dir, sizeof(f->dir), "policy", f->path, sizeof(f->path), "state.db"))
 		return -1;
-	snprintf(f->path, sizeof(f->path), "%s/state.db", f->dir);
 	if (gb_state_open(f->path, 0, 5000, &f->st, &e)) {
 		fprintf(stderr, "open: %s\n", e.text);
 		return -1;
@@ -101,7 +90,7 @@ static int teardown(void **state)
 
 	gb_state_close(f->st);
 	gb_conf_destroy(f->conf);
-	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rmtree(f->dir);
 	free(f);
 	return 0;
 }

@@ -11,7 +11,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -20,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -31,14 +29,10 @@
 #include "gb_slurm.h"
 #include "gb_str.h"
 #include "gb_util.h"
+#include "testutil.h"
 
 static const char conf_yaml[] =
-	"cluster_name: t\n"
-	"state_dir: /nonexistent\n"
-	"log: {file: ''}\n"
-	"regions:\n"
-	"  - name: ap-south-1\n"
-	"    ami: ami-1\n"
+	TU_CONF_HEAD
 	"    azs: [{name: ap-south-1a, subnets: [subnet-1]}]\n"
 	"fallback_groups:\n"
 	"  g: {consumer_regions: [ap-southeast-1], fallback_regions: [ap-south-1]}\n"
@@ -141,14 +135,6 @@ static void test_group_nodes(void **state)
 	gb_conf_destroy(conf);
 }
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 struct seen {
 	int n;
 	char nodes[8][64];
@@ -220,7 +206,7 @@ static void test_enqueue(void **state)
 	gb_strv_free(&ids);
 	gb_state_close(st);
 	gb_conf_destroy(conf);
-	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	tu_rmtree(dir);
 }
 
 /*
@@ -290,7 +276,7 @@ static void test_enqueue_gated(void **state)
 	gb_strv_free(&ids);
 	gb_state_close(st);
 	gb_conf_destroy(conf);
-	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	tu_rmtree(dir);
 }
 
 int main(void)

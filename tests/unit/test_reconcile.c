@@ -12,7 +12,6 @@
  */
 #include "config.h"
 
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -30,8 +28,9 @@
 #include "gb_state.h"
 #include "gb_str.h"
 #include "gb_util.h"
+#include "teststate.h"
+#include "testutil.h"
 
-#define BUSY_MS 30000
 #define T0 2000000000.0		/* launches; the passes run an hour later */
 #define NOW (T0 + 3600)
 
@@ -45,12 +44,7 @@
 #define I_GONE "i-00000000000000007"
 
 static const char conf_yaml[] =
-	"cluster_name: t\n"
-	"state_dir: /nonexistent\n"
-	"log: {file: ''}\n"
-	"regions:\n"
-	"  - name: ap-south-1\n"
-	"    ami: ami-1\n"
+	TU_CONF_HEAD
 	"    azs: [{name: ap-south-1a, subnets: [subnet-1]}, {name: ap-south-1b, subnets: [subnet-2]}]\n"
 	"fallback_groups:\n"
 	"  g: {consumer_regions: [ap-south-1], fallback_regions: [ap-south-1]}\n"
@@ -67,20 +61,6 @@ struct fx {
 	struct gb_slurm_node v[8];
 	struct gb_slurm_node_list nodes;
 };
-
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
-static void ok(gb_err_t rc, const gb_error_t *e)
-{
-	if (rc)
-		fail_msg("%s: %s", gb_err_name(rc), e->text);
-}
 
 static void add_instance(struct fx *f, const char *id, const char *node, const char *az,
 			 const char *capacity, double launched, enum gb_instance_state state)
@@ -99,7 +79,7 @@ static void add_instance(struct fx *f, const char *id, const char *node, const c
 	in.launched_at = launched;
 	if (state == GB_INST_TERMINATED)
 		in.terminated_at = launched + 60;
-	ok(gb_state_instance_add(f->st, &in, &e), &e);
+	tu_ok(gb_state_instance_add(f->st, &in, &e), &e);
 }
 
 /* Slurm's nodes (sorted by name, as gb_slurm_nodes_load gives them). */
@@ -129,27 +109,15 @@ static void add_node(struct fx *f, const char *name, const char *reason)
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct gb_request r = { .id = "" };
 	gb_error_t e = { 0 };
 
-	if (!f)
+	if (!f ||
+	    tu_tmpdir(f->dir, sizeof(f->dir), "reconcile", f->path, sizeof(f->path), "state.db"))
 		return -1;
-	gb_strlcpy(f->dir, "/tmp/gb-test-reconcile-XXXXXX", sizeof(f->dir));
-	if (!mkdtemp(f->dir))
-		return -1;
-	snprintf(f->path, sizeof(f->path), "%s/state.db", f->dir);
 	if (gb_conf_load_string("t.yaml", conf_yaml, strlen(conf_yaml), &f->conf, NULL, &e) ||
-	    gb_state_open(f->path, 0, BUSY_MS, &f->st, &e))
+	    gb_state_open(f->path, 0, TS_BUSY_MS, &f->st, &e))
 		fail_msg("%s", e.text);
-	r.kind = GB_REQ_RESUME;
-	r.state = GB_RSTATE_RUNNING;
-	r.nodes = "g5-[1-5]";
-	r.node_count = 5;
-	r.nodeset = "g5";
-	r.instance_type = "g5.xlarge";
-	r.home_region = "ap-south-1";
-	ok(gb_state_request_add(f->st, &r, &e), &e);
-	memcpy(f->req, r.id, sizeof(f->req));
+	ts_request(f->st, GB_RSTATE_RUNNING, "g5-[1-5]", 5, "ap-south-1", f->req);
 	add_instance(f, I_SPOT, "g5-1", "ap-south-1a", "spot", T0, GB_INST_RUNNING);
 	add_instance(f, I_OLD, "g5-2", "ap-south-1a", "spot", T0, GB_INST_TERMINATING);
 	add_instance(f, I_NEW, "g5-2", "ap-south-1b", "spot", T0 + 100, GB_INST_PENDING);
@@ -178,7 +146,7 @@ static int teardown(void **state)
 
 	gb_state_close(f->st);
 	gb_conf_destroy(f->conf);
-	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rmtree(f->dir);
 	free(f);
 	return 0;
 }
@@ -198,7 +166,7 @@ static struct gb_reconcile_report pass(struct fx *f, gb_state_t *st, bool only_n
 	o.only_notice = only_notice;
 	o.now = NOW;
 	o.nodes = &f->nodes;
-	ok(gb_reconcile_run(&o, &rep, &e), &e);
+	tu_ok(gb_reconcile_run(&o, &rep, &e), &e);
 	return rep;
 }
 
@@ -225,8 +193,8 @@ static struct mem memory(struct fx *f)
 	struct mem m = { 0 };
 	gb_error_t e = { 0 };
 
-	ok(gb_state_capacity_list(f->st, NULL, NOW, f->conf->policy.capacity_half_life, mem_cb,
-				  &m, &e), &e);
+	tu_ok(gb_state_capacity_list(f->st, NULL, NOW, f->conf->policy.capacity_half_life, mem_cb,
+				     &m, &e), &e);
 	return m;
 }
 
@@ -244,7 +212,7 @@ static int notice_events(struct fx *f)
 	gb_error_t e = { 0 };
 	int n = 0;
 
-	ok(gb_state_event_list(f->st, f->req, ev_cb, &n, &e), &e);
+	tu_ok(gb_state_event_list(f->st, f->req, ev_cb, &n, &e), &e);
 	return n;
 }
 
@@ -302,7 +270,7 @@ static void test_notice_once(void **state)
 	rep = pass(f, f->st, true, true);
 	assert_int_equal(rep.n, 0);
 	gb_reconcile_report_clear(&rep);
-	ok(gb_state_open(f->path, 0, BUSY_MS, &other, &e), &e);
+	tu_ok(gb_state_open(f->path, 0, TS_BUSY_MS, &other, &e), &e);
 	rep = pass(f, other, false, false);
 	assert_int_equal(rep.counts[GB_RECONCILE_NOTICE], 0);
 	gb_reconcile_report_clear(&rep);
@@ -334,13 +302,13 @@ static void test_only_notice(void **state)
 	o.only_notice = true;
 	o.now = gb_time_now() + 30 * 86400;	/* past request_deadline */
 	o.nodes = &f->nodes;
-	ok(gb_reconcile_run(&o, &rep, &e), &e);
+	tu_ok(gb_reconcile_run(&o, &rep, &e), &e);
 	assert_int_equal(rep.counts[GB_RECONCILE_STUCK], 0);
 	assert_int_equal(rep.counts[GB_RECONCILE_NOTICE], 2);
 	gb_reconcile_report_clear(&rep);
 	o.only_notice = false;
 	o.cheap = true;
-	ok(gb_reconcile_run(&o, &rep, &e), &e);
+	tu_ok(gb_reconcile_run(&o, &rep, &e), &e);
 	assert_int_equal(rep.counts[GB_RECONCILE_STUCK], 1);
 	assert_int_equal(rep.counts[GB_RECONCILE_NOTICE], 0);
 	gb_reconcile_report_clear(&rep);

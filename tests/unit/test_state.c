@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,50 +31,17 @@
 #include "gb_state_int.h"	/* statement-cache test only */
 #include "gb_str.h"
 #include "gb_util.h"
+#include "teststate.h"
 
 #define BUSY_MS 30000
-
-struct fx {
-	char dir[64];
-	char path[160];
-	gb_state_t *st;
-};
 
 /*****************************************************************************
  *  Helpers
  *****************************************************************************/
 
-static int rm_one(const char *p, const struct stat *sb, int flag,
-		  struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static int setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-
-	if (!f)
-		return -1;
-	gb_strlcpy(f->dir, "/tmp/gb-test-state-XXXXXX", sizeof(f->dir));
-	if (!mkdtemp(f->dir))
-		return -1;
-	snprintf(f->path, sizeof(f->path), "%s/lib/gpuburst/state.db", f->dir);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-
-	gb_state_close(f->st);
-	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	free(f);
-	return 0;
+	return ts_setup(state, "state", "lib/gpuburst/state.db");
 }
 
 static gb_state_t *open_ok(const char *path)
@@ -212,7 +178,7 @@ static pid_t dead_pid(void)
  *  Open, modes, schema
  *****************************************************************************/
 
-static void check_modes(struct fx *f, mode_t mask)
+static void check_modes(struct ts_fx *f, mode_t mask)
 {
 	char dir[160], side[200];
 	mode_t old = umask(mask);
@@ -245,7 +211,7 @@ static void test_open_modes_umask077(void **state)
 
 static void test_open_wal_and_reopen(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	char *a, *b, *mode = NULL;
 	size_t alen, blen;
 	sqlite3 *db = NULL;
@@ -301,7 +267,7 @@ static void set_user_version(const char *path, int v)
 
 static void test_open_newer_schema(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	char copy[200], *a, *b, *data;
 	size_t alen, blen, len;
 	gb_state_t *st = NULL;
@@ -343,7 +309,7 @@ static void test_open_newer_schema(void **state)
 
 static void test_open_rdonly(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	char dir[160];
 	gb_state_t *st = NULL;
 	gb_error_t e = { 0 };
@@ -382,7 +348,7 @@ static void test_open_rdonly(void **state)
 /* GB_STATE_NO_CREATE: an existing file read-write, else nothing made. */
 static void test_open_no_create(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	char dir[160];
 	gb_state_t *st = NULL;
 	gb_error_t e = { 0 };
@@ -444,7 +410,7 @@ static int run_reader(const char *path, unsigned flags)
  */
 static void test_rdonly_group_reader(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	char dir[160], side[200];
 	const char *files[] = { "", "-wal", "-shm" };
 
@@ -475,7 +441,7 @@ static void test_rdonly_group_reader(void **state)
 }
 
 /* The state directory, the file, -wal and -shm of [f]. */
-static void mode_paths(const struct fx *f, char paths[4][200])
+static void mode_paths(const struct ts_fx *f, char paths[4][200])
 {
 	snprintf(paths[0], 200, "%s/lib/gpuburst", f->dir);
 	snprintf(paths[1], 200, "%s", f->path);
@@ -513,7 +479,7 @@ static void test_mode_safe(void **state)
  */
 static void test_open_tightens_modes(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	static const mode_t too_open[4] = { 0777, 0666, 0666, 0666 };
 	static const mode_t tight[4] = { 0755, 0644, 0644, 0644 };
 	char paths[4][200];
@@ -590,7 +556,7 @@ static int child_writer(const char *path)
 /* A directory too open that we cannot chmod (root's): refused, untouched. */
 static void test_open_refuses_untightenable(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	char paths[4][200];
 	int status = 0;
 	pid_t pid;
@@ -624,7 +590,7 @@ static void test_open_refuses_untightenable(void **state)
  */
 static void test_open_shared_dir(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	char shared[200], path[220], sub[220];
 	gb_state_t *st = NULL;
 	gb_error_t e;
@@ -646,7 +612,7 @@ static void test_open_shared_dir(void **state)
 
 static void test_open_not_a_database(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	char junk[200], foreign[200], *a, *b;
 	size_t alen, blen;
 	gb_state_t *st = NULL;
@@ -696,7 +662,7 @@ static void test_open_not_a_database(void **state)
 
 static void test_request_add_get(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	struct gb_request r = { .id = "" }, dup;
 	struct req_copy c;
 	gb_error_t e = { 0 };
@@ -753,7 +719,7 @@ static void test_request_add_get(void **state)
 
 static void test_request_claim(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	char a[17], b[17], c[17], d[17];
 	struct req_copy got = { 0 };
 	gb_error_t e = { 0 };
@@ -807,7 +773,7 @@ static void test_request_claim(void **state)
 
 static void test_request_transitions(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	char a[17], b[17];
 	struct req_copy c;
 	gb_error_t e = { 0 };
@@ -882,7 +848,7 @@ static void test_request_transitions(void **state)
 
 static void test_requeue_stale(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	char a[17], b[17], c[17];
 	struct req_copy got = { 0 };
 	pid_t dead = dead_pid();
@@ -922,7 +888,7 @@ static void test_requeue_stale(void **state)
 
 static void test_request_list(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	struct gb_request_filter flt = GB_REQUEST_FILTER_ANY;
 	struct id_list l = { { 0 }, 0 };
 	char id[5][17];
@@ -1013,7 +979,7 @@ static void test_request_list(void **state)
  */
 static void test_request_deferred_index(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	struct gb_request_filter flt = GB_REQUEST_FILTER_ANY;
 	struct id_list l = { { 0 }, 0 };
 	struct gb_request r = { 0 }, r2 = { 0 }, bad = { 0 };
@@ -1078,7 +1044,7 @@ static int count_events(const struct gb_event *ev, void *arg)
 
 static void test_callback_reentry_and_stmt_cache(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	char id[17];
 	int n = 0, before = 0, after = 0;
 	sqlite3_stmt *s;
@@ -1116,7 +1082,7 @@ static void test_callback_reentry_and_stmt_cache(void **state)
 
 static void test_transactions(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	struct gb_request dup = { .id = "" };
 	char id[17];
 	gb_error_t e = { 0 };
@@ -1152,7 +1118,7 @@ static void test_transactions(void **state)
 
 static void test_busy(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	struct gb_request r = { .id = "", .nodes = "g5-1" };
 	gb_state_t *other = NULL;
 	gb_error_t e = { 0 };
@@ -1191,7 +1157,7 @@ static int plan_check(const struct gb_plan_row *p, void *arg)
 
 static void test_plans(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	struct gb_plan_row p = { 0 };
 	char id[17];
 	int v = 0, next = 1;
@@ -1246,7 +1212,7 @@ static int att_cb(const struct gb_attempt *a, void *arg)
 
 static void test_attempts(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	struct gb_attempt a = { 0 }, b;
 	struct att_sink s = { 0 };
 	char id[17], token[80];
@@ -1357,7 +1323,7 @@ static size_t inst_n(gb_state_t *st, const struct gb_instance_filter *flt,
 
 static void test_instances(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	struct gb_instance in = { 0 };
 	struct gb_instance_filter flt = GB_INSTANCE_FILTER_ANY;
 	struct inst_sink s = { { 0 } };
@@ -1479,7 +1445,7 @@ static int app_list_cb(const struct gb_approval *a, void *arg)
 
 static void test_approvals(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	struct gb_approval a = { 0 };
 	struct app_sink s = { 0 };
 	char id[17], id2[17];
@@ -1568,7 +1534,7 @@ static int ev_cb(const struct gb_event *ev, void *arg)
 
 static void test_events(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	struct ev_sink s = { 0 };
 	char id[17];
 	gb_error_t e = { 0 };
@@ -1623,7 +1589,7 @@ static int off_cb(const struct gb_offering *o, void *arg)
 static void test_offerings(void **state)
 {
 	struct off_sink ol;
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	bool offered = false;
 	gb_error_t e = { 0 };
 
@@ -1701,7 +1667,7 @@ static int cap_cb(const struct gb_capacity *c, void *arg)
 
 static void test_capacity(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	const double t0 = 1e9, hl = 3600;
 	struct cap_sink s = { 0 };
 	gb_error_t e = { 0 };
@@ -1778,7 +1744,7 @@ static void test_capacity(void **state)
 /* Levels and lower bounds decay with the row; record() decays them too. */
 static void test_capacity_levels(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	const double t0 = 1e9, hl = 3600;
 	struct cap_sink s = { 0 };
 	gb_error_t e = { 0 };
@@ -1883,7 +1849,7 @@ static int quota_cb(const struct gb_quota *q, void *arg)
 
 static void test_quota_memory(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	const double t0 = 1e9, hl = 3600;
 	struct quota_sink s = { 0 };
 	gb_error_t e = { 0 };
@@ -1930,7 +1896,7 @@ static void test_quota_memory(void **state)
 /* A version 1 file (the first release's schema) is migrated, rows kept. */
 static void test_migrate_v1(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	struct cap_sink s = { 0 };
 	sqlite3 *db = NULL;
 	gb_error_t e = { 0 };
@@ -2040,29 +2006,6 @@ static void test_names(void **state)
 	assert_int_equal(gb_request_state_parse("queued ", &rs), GB_E_INVALID);
 }
 
-/* RET NEW (free()) the CREATE TABLE text [table] is stored with in [path]. */
-static char *stored_sql(const char *path, const char *table)
-{
-	sqlite3 *db = NULL;
-	sqlite3_stmt *s = NULL;
-	char *sql = NULL;
-
-	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
-			 SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db,
-					    "SELECT sql FROM sqlite_master "
-					    "WHERE type = 'table' AND name = ?",
-					    -1, &s, NULL),
-			 SQLITE_OK);
-	sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
-	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	sql = strdup((const char *)sqlite3_column_text(s, 0));
-	assert_non_null(sql);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
-	return sql;
-}
-
 /*
  * The CHECK lists of schema version 1 as released, typed out by hand: the
  * text GB_STATE_SQL_IN() generates from the maps must be these bytes, or new
@@ -2102,11 +2045,11 @@ static void test_schema_check_text(void **state)
 		{ 3, "capacity_reservations", "  match         TEXT NOT NULL CHECK (match IN\n"
 		  "                ('open', 'targeted')),\n" },
 	};
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 
 	f->st = open_ok(f->path);
 	for (size_t i = 0; i < GB_ARRAY_LEN(released); i++) {
-		char *sql = stored_sql(f->path, released[i].table);
+		char *sql = ts_table_sql(f->path, released[i].table);
 
 		if (!strstr(sql, released[i].check))
 			fail_msg("%s: released CHECK text not found in:\n%s",
@@ -2123,7 +2066,7 @@ static void test_schema_check_text(void **state)
 
 static void test_check_finds_damage(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	gb_error_t e = { 0 };
 	sqlite3 *db = NULL;
 
@@ -2258,7 +2201,7 @@ static int alternations(const char *path)
 
 static void test_concurrent_enqueue(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	struct gb_request_filter flt = GB_REQUEST_FILTER_ANY;
 	struct id_list l = { { 0 }, 0 };
 	struct barrier b;
@@ -2340,7 +2283,7 @@ static int claimed_cb(const struct gb_request *r, void *arg)
 
 static void test_concurrent_claim(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	struct gb_strv seen = { 0 };
 	char log[2][200], line[64];
 	size_t per[2] = { 0, 0 };
@@ -2395,7 +2338,7 @@ static void test_concurrent_claim(void **state)
 	assert_int_equal(gb_state_check(f->st, &e), GB_E_OK);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, ts_teardown)
 
 int main(void)
 {

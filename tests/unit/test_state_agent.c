@@ -10,7 +10,6 @@
  */
 #include "config.h"
 
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -28,110 +26,18 @@
 #include "gb_state_int.h"	/* gb_state_migrations */
 #include "gb_str.h"
 #include "gb_util.h"
+#include "teststate.h"
+#include "testutil.h"
 
-#define BUSY_MS 30000
 #define REQ "0123456789abcdef"
-
-struct fx {
-	char dir[64];
-	char path[160];
-	gb_state_t *st;
-};
 
 /*****************************************************************************
  *  Helpers
  *****************************************************************************/
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static int setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-
-	if (!f)
-		return -1;
-	gb_strlcpy(f->dir, "/tmp/gb-test-agent-XXXXXX", sizeof(f->dir));
-	if (!mkdtemp(f->dir))
-		return -1;
-	snprintf(f->path, sizeof(f->path), "%s/state.db", f->dir);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-
-	gb_state_close(f->st);
-	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	free(f);
-	return 0;
-}
-
-static void ok(gb_err_t rc, const gb_error_t *e)
-{
-	if (rc)
-		fail_msg("%s: %s", gb_err_name(rc), e->text);
-}
-
-static void open_ok(struct fx *f)
-{
-	gb_error_t e = { 0 };
-
-	ok(gb_state_open(f->path, 0, BUSY_MS, &f->st, &e), &e);
-}
-
-static void file_sql(const char *path, const char *sql)
-{
-	sqlite3 *db = NULL;
-	char *msg = NULL;
-
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-		fail_msg("%s: %s", sql, msg);
-	sqlite3_close(db);
-}
-
-/* RET the integer [sql] gives on the file, or -1 when it fails. */
-static long file_int(const char *path, const char *sql)
-{
-	sqlite3_stmt *s = NULL;
-	sqlite3 *db = NULL;
-	long v = -1;
-
-	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK &&
-	    sqlite3_step(s) == SQLITE_ROW)
-		v = (long)sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
-	return v;
-}
-
-/* RET NEW (free()) the CREATE TABLE text of [table] in [path]. */
-static char *stored_sql(const char *path, const char *table)
-{
-	sqlite3_stmt *s = NULL;
-	sqlite3 *db = NULL;
-	char *sql;
-
-	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_master "
-					    "WHERE type = 'table' AND name = ?", -1, &s, NULL),
-			 SQLITE_OK);
-	sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
-	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	sql = strdup((const char *)sqlite3_column_text(s, 0));
-	assert_non_null(sql);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
-	return sql;
+	return ts_setup(state, "agent", "state.db");
 }
 
 /*
@@ -140,19 +46,19 @@ static char *stored_sql(const char *path, const char *table)
  */
 static void make_v3(const char *path, const char *extra)
 {
-	file_sql(path, gb_state_migrations[1]);
-	file_sql(path, gb_state_migrations[2]);
-	file_sql(path, gb_state_migrations[3]);
-	file_sql(path,
-		 "INSERT INTO requests (id, kind, state, created_at, updated_at) VALUES "
-		 "('" REQ "', 'resume', 'running', 1e9, 1e9);"
-		 "INSERT INTO instances (request_id, region_instance_id, region, instance_id, "
-		 "node, az, instance_type, state, launched_at, capacity) VALUES ('" REQ "', "
-		 "'ap-south-1#i-1', 'ap-south-1', 'i-1', 'g5-1', 'ap-south-1a', 'g5.xlarge', "
-		 "'running', 1e9, 'spot');"
-		 "PRAGMA user_version = 3;");
+	ts_sql(path, gb_state_migrations[1]);
+	ts_sql(path, gb_state_migrations[2]);
+	ts_sql(path, gb_state_migrations[3]);
+	ts_sql(path,
+	       "INSERT INTO requests (id, kind, state, created_at, updated_at) VALUES "
+	       "('" REQ "', 'resume', 'running', 1e9, 1e9);"
+	       "INSERT INTO instances (request_id, region_instance_id, region, instance_id, "
+	       "node, az, instance_type, state, launched_at, capacity) VALUES ('" REQ "', "
+	       "'ap-south-1#i-1', 'ap-south-1', 'i-1', 'g5-1', 'ap-south-1a', 'g5.xlarge', "
+	       "'running', 1e9, 'spot');"
+	       "PRAGMA user_version = 3;");
 	if (extra)
-		file_sql(path, extra);
+		ts_sql(path, extra);
 }
 
 /* What the tests look at of each record: "id agent noticed_at". */
@@ -180,7 +86,7 @@ static struct sink list(gb_state_t *st)
 	struct sink s = { 0 };
 	gb_error_t e = { 0 };
 
-	ok(gb_state_instance_list(st, NULL, inst_cb, &s, &e), &e);
+	tu_ok(gb_state_instance_list(st, NULL, inst_cb, &s, &e), &e);
 	return s;
 }
 
@@ -199,7 +105,7 @@ static void add_instance(gb_state_t *st, const char *id, const char *agent)
 	in.state = GB_INST_RUNNING;
 	in.launched_at = 2e9;
 	in.agent = agent;
-	ok(gb_state_instance_add(st, &in, &e), &e);
+	tu_ok(gb_state_instance_add(st, &in, &e), &e);
 }
 
 /*****************************************************************************
@@ -208,13 +114,13 @@ static void add_instance(gb_state_t *st, const char *id, const char *agent)
 
 static void test_migrate_v3(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	struct sink s;
 	gb_error_t e = { 0 };
 	char other[200], *a, *b;
 
 	make_v3(f->path, NULL);
-	open_ok(f);
+	ts_open(f);
 	assert_int_equal(GB_STATE_SCHEMA_VERSION, 4);
 	assert_int_equal(gb_state_schema_version(f->st), 4);
 	/* the record of version 3 kept everything, has no tag, never noticed */
@@ -222,9 +128,9 @@ static void test_migrate_v3(void **state)
 	assert_int_equal(s.n, 1);
 	assert_string_equal(s.what[0], "i-1 spot -");
 	assert_true(s.noticed[0] == 0);
-	assert_int_equal(file_int(f->path, "SELECT count(*) FROM pragma_table_info('instances') "
-				  "WHERE name IN ('agent', 'noticed_at')"), 2);
-	ok(gb_state_check(f->st, &e), &e);
+	assert_int_equal(ts_int(f->path, "SELECT count(*) FROM pragma_table_info('instances') "
+				"WHERE name IN ('agent', 'noticed_at')"), 2);
+	tu_ok(gb_state_check(f->st, &e), &e);
 	gb_state_close(f->st);
 	f->st = NULL;
 
@@ -233,11 +139,11 @@ static void test_migrate_v3(void **state)
 	{
 		gb_state_t *st = NULL;
 
-		ok(gb_state_open(other, 0, BUSY_MS, &st, &e), &e);
+		tu_ok(gb_state_open(other, 0, TS_BUSY_MS, &st, &e), &e);
 		gb_state_close(st);
 	}
-	a = stored_sql(f->path, "instances");
-	b = stored_sql(other, "instances");
+	a = ts_table_sql(f->path, "instances");
+	b = ts_table_sql(other, "instances");
 	assert_string_equal(a, b);
 	assert_non_null(strstr(a, "noticed_at REAL NOT NULL DEFAULT 0"));
 	free(a);
@@ -247,18 +153,18 @@ static void test_migrate_v3(void **state)
 /* A migration that fails leaves the file at the version it had. */
 static void test_migrate_v4_fails_whole(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	gb_error_t e = { 0 };
 
 	/* noticed_at exists already: step 4 fails at its second statement */
 	make_v3(f->path, "ALTER TABLE instances ADD COLUMN noticed_at INTEGER;");
-	assert_int_equal(gb_state_open(f->path, 0, BUSY_MS, &f->st, &e), GB_E_STATE);
+	assert_int_equal(gb_state_open(f->path, 0, TS_BUSY_MS, &f->st, &e), GB_E_STATE);
 	assert_non_null(strstr(e.text, "noticed_at"));
 	assert_null(f->st);
-	assert_int_equal(file_int(f->path, "PRAGMA user_version"), 3);
+	assert_int_equal(ts_int(f->path, "PRAGMA user_version"), 3);
 	/* its first statement was rolled back with it */
-	assert_int_equal(file_int(f->path, "SELECT count(*) FROM pragma_table_info('instances') "
-				  "WHERE name = 'agent'"), 0);
+	assert_int_equal(ts_int(f->path, "SELECT count(*) FROM pragma_table_info('instances') "
+				"WHERE name = 'agent'"), 0);
 }
 
 /*****************************************************************************
@@ -267,25 +173,25 @@ static void test_migrate_v4_fails_whole(void **state)
 
 static void test_agent_tag(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	struct gb_instance up = { 0 };
 	gb_error_t e = { 0 };
 	struct sink s;
 
-	open_ok(f);
+	ts_open(f);
 	add_instance(f->st, "i-2", NULL);
 	add_instance(f->st, "i-3", "ok: slurmd started as node g5-2");
 	up.region = "ap-south-1";
 	up.instance_id = "i-2";
 	up.state = GB_INST_RUNNING;
 	up.agent = "unhealthy: nvidia-smi: 3 GPUs, expected 4";
-	ok(gb_state_instance_update(f->st, &up, &e), &e);
+	tu_ok(gb_state_instance_update(f->st, &up, &e), &e);
 	/* an update without a tag keeps the one recorded */
 	up.agent = NULL;
 	up.state = GB_INST_TERMINATED;
 	up.terminated_at = 2e9 + 60;
 	up.reason = "unhealthy";
-	ok(gb_state_instance_update(f->st, &up, &e), &e);
+	tu_ok(gb_state_instance_update(f->st, &up, &e), &e);
 	s = list(f->st);
 	assert_int_equal(s.n, 2);
 	assert_string_equal(s.what[0], "i-2 spot unhealthy: nvidia-smi: 3 GPUs, expected 4");
@@ -295,42 +201,42 @@ static void test_agent_tag(void **state)
 /* Once per instance, whoever asks, and only with what it guards. */
 static void test_notice_once(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	gb_state_t *other = NULL;
 	gb_error_t e = { 0 };
 	bool first = true;
 	struct sink s;
 
-	open_ok(f);
+	ts_open(f);
 	add_instance(f->st, "i-2", NULL);
 	add_instance(f->st, "i-3", NULL);
 
 	/* a rolled back transaction leaves it unnoticed */
-	ok(gb_state_tx_begin(f->st, &e), &e);
-	ok(gb_state_instance_notice(f->st, REQ, "ap-south-1", "i-2", 2e9 + 5, &first, &e), &e);
+	tu_ok(gb_state_tx_begin(f->st, &e), &e);
+	tu_ok(gb_state_instance_notice(f->st, REQ, "ap-south-1", "i-2", 2e9 + 5, &first, &e), &e);
 	assert_true(first);
 	gb_state_tx_rollback(f->st);
 	assert_true(list(f->st).noticed[0] == 0);
 
-	ok(gb_state_instance_notice(f->st, REQ, "ap-south-1", "i-2", 2e9 + 10, &first, &e), &e);
+	tu_ok(gb_state_instance_notice(f->st, REQ, "ap-south-1", "i-2", 2e9 + 10, &first, &e), &e);
 	assert_true(first);
-	ok(gb_state_instance_notice(f->st, REQ, "ap-south-1", "i-2", 2e9 + 20, &first, &e), &e);
+	tu_ok(gb_state_instance_notice(f->st, REQ, "ap-south-1", "i-2", 2e9 + 20, &first, &e), &e);
 	assert_false(first);
 	/* another process (another handle) sees it noticed too */
-	ok(gb_state_open(f->path, 0, BUSY_MS, &other, &e), &e);
-	ok(gb_state_instance_notice(other, REQ, "ap-south-1", "i-2", 2e9 + 30, &first, &e), &e);
+	tu_ok(gb_state_open(f->path, 0, TS_BUSY_MS, &other, &e), &e);
+	tu_ok(gb_state_instance_notice(other, REQ, "ap-south-1", "i-2", 2e9 + 30, &first, &e), &e);
 	assert_false(first);
-	ok(gb_state_instance_notice(other, REQ, "ap-south-1", "i-3", 2e9 + 30, &first, &e), &e);
+	tu_ok(gb_state_instance_notice(other, REQ, "ap-south-1", "i-3", 2e9 + 30, &first, &e), &e);
 	assert_true(first);
 	gb_state_close(other);
 	/* the first mark stays; no record is no mark */
 	s = list(f->st);
 	assert_true(s.noticed[0] == 2e9 + 10);
 	assert_true(s.noticed[1] == 2e9 + 30);
-	ok(gb_state_instance_notice(f->st, REQ, "ap-south-1", "i-9", 2e9, &first, &e), &e);
+	tu_ok(gb_state_instance_notice(f->st, REQ, "ap-south-1", "i-9", 2e9, &first, &e), &e);
 	assert_false(first);
-	ok(gb_state_instance_notice(f->st, "fedcba9876543210", "ap-south-1", "i-3", 2e9, &first,
-				    &e), &e);
+	tu_ok(gb_state_instance_notice(f->st, "fedcba9876543210", "ap-south-1", "i-3", 2e9, &first,
+				       &e), &e);
 	assert_false(first);
 	assert_int_equal(gb_state_instance_notice(f->st, REQ, "ap-south-1", NULL, 2e9, &first,
 						  &e), GB_E_INVALID);
@@ -340,7 +246,7 @@ static void test_notice_once(void **state)
 
 int main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, ts_teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_migrate_v3),
 		T(test_migrate_v4_fails_whole),

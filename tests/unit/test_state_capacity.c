@@ -10,7 +10,6 @@
  */
 #include "config.h"
 
-#include <ftw.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -29,111 +27,18 @@
 #include "gb_state_int.h"	/* gb_state_migrations, the name tables */
 #include "gb_str.h"
 #include "gb_util.h"
+#include "teststate.h"
+#include "testutil.h"
 
-#define BUSY_MS 30000
 #define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)
-
-struct fx {
-	char dir[64];
-	char path[160];
-	gb_state_t *st;
-};
 
 /*****************************************************************************
  *  Helpers
  *****************************************************************************/
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static int setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-
-	if (!f)
-		return -1;
-	gb_strlcpy(f->dir, "/tmp/gb-test-capacity-XXXXXX", sizeof(f->dir));
-	if (!mkdtemp(f->dir))
-		return -1;
-	snprintf(f->path, sizeof(f->path), "%s/state.db", f->dir);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-
-	gb_state_close(f->st);
-	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	free(f);
-	return 0;
-}
-
-static void ok(gb_err_t rc, const gb_error_t *e)
-{
-	if (rc)
-		fail_msg("%s: %s", gb_err_name(rc), e->text);
-}
-
-static void open_ok(struct fx *f)
-{
-	gb_error_t e = { 0 };
-
-	ok(gb_state_open(f->path, 0, BUSY_MS, &f->st, &e), &e);
-}
-
-/* [sql] on the file through a connection of its own. */
-static void file_sql(const char *path, const char *sql)
-{
-	sqlite3 *db = NULL;
-	char *msg = NULL;
-
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-		fail_msg("%s: %s", sql, msg);
-	sqlite3_close(db);
-}
-
-/* RET the integer [sql] gives on the file, or -1 when it fails. */
-static long file_int(const char *path, const char *sql)
-{
-	sqlite3_stmt *s = NULL;
-	sqlite3 *db = NULL;
-	long v = -1;
-
-	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK &&
-	    sqlite3_step(s) == SQLITE_ROW)
-		v = (long)sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
-	return v;
-}
-
-/* RET NEW (free()) the CREATE TABLE text of [table] in [path]. */
-static char *stored_sql(const char *path, const char *table)
-{
-	sqlite3_stmt *s = NULL;
-	sqlite3 *db = NULL;
-	char *sql;
-
-	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_master "
-					    "WHERE type = 'table' AND name = ?", -1, &s, NULL),
-			 SQLITE_OK);
-	sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
-	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	sql = strdup((const char *)sqlite3_column_text(s, 0));
-	assert_non_null(sql);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
-	return sql;
+	return ts_setup(state, "capacity", "state.db");
 }
 
 /*
@@ -141,42 +46,31 @@ static char *stored_sql(const char *path, const char *table)
  * capacity memory of one pool (and a region-level row), a running request
  * with a started attempt and an instance; then [extra] (may be NULL).
  */
-static void make_v2(struct fx *f, const char *extra)
+static void make_v2(struct ts_fx *f, const char *extra)
 {
-	file_sql(f->path, gb_state_migrations[1]);
-	file_sql(f->path, gb_state_migrations[2]);
-	file_sql(f->path,
-		 "INSERT INTO capacity_stats (region, az, instance_type, asked, got, ice, "
-		 "updated_at, level_sum, level_n, floor_sum, floor_n) VALUES "
-		 "('ap-south-1', 'ap-south-1a', 'g5.xlarge', 4, 3, 1, 1e9, 6, 2, 0, 0), "
-		 "('ap-south-1', '', 'g5.xlarge', 1, 1, 0, 1e9, 0, 0, 5, 1);"
-		 "INSERT INTO requests (id, kind, state, created_at, updated_at) VALUES "
-		 "('0123456789abcdef', 'resume', 'running', 1e9, 1e9);"
-		 "INSERT INTO attempts (request_id, seq, region, instance_type, min_count, "
-		 "asked, client_token, state, started_at) VALUES ('0123456789abcdef', 0, "
-		 "'ap-south-1', 'g5.xlarge', 1, 4, 'tok-v2', 'started', 1e9);"
-		 "INSERT INTO instances (request_id, region_instance_id, region, instance_id, "
-		 "state, launched_at) VALUES ('0123456789abcdef', 'ap-south-1#i-1', "
-		 "'ap-south-1', 'i-1', 'running', 1e9);"
-		 "PRAGMA user_version = 2;");
+	ts_sql(f->path, gb_state_migrations[1]);
+	ts_sql(f->path, gb_state_migrations[2]);
+	ts_sql(f->path,
+	       "INSERT INTO capacity_stats (region, az, instance_type, asked, got, ice, "
+	       "updated_at, level_sum, level_n, floor_sum, floor_n) VALUES "
+	       "('ap-south-1', 'ap-south-1a', 'g5.xlarge', 4, 3, 1, 1e9, 6, 2, 0, 0), "
+	       "('ap-south-1', '', 'g5.xlarge', 1, 1, 0, 1e9, 0, 0, 5, 1);"
+	       "INSERT INTO requests (id, kind, state, created_at, updated_at) VALUES "
+	       "('0123456789abcdef', 'resume', 'running', 1e9, 1e9);"
+	       "INSERT INTO attempts (request_id, seq, region, instance_type, min_count, "
+	       "asked, client_token, state, started_at) VALUES ('0123456789abcdef', 0, "
+	       "'ap-south-1', 'g5.xlarge', 1, 4, 'tok-v2', 'started', 1e9);"
+	       "INSERT INTO instances (request_id, region_instance_id, region, instance_id, "
+	       "state, launched_at) VALUES ('0123456789abcdef', 'ap-south-1#i-1', "
+	       "'ap-south-1', 'i-1', 'running', 1e9);"
+	       "PRAGMA user_version = 2;");
 	if (extra)
-		file_sql(f->path, extra);
+		ts_sql(f->path, extra);
 }
 
-static void add_req(struct fx *f, char id[GB_REQUEST_ID_LEN + 1])
+static void add_req(struct ts_fx *f, char id[GB_REQUEST_ID_LEN + 1])
 {
-	struct gb_request r = { .id = "" };
-	gb_error_t e = { 0 };
-
-	r.kind = GB_REQ_RESUME;
-	r.state = GB_RSTATE_RUNNING;
-	r.nodes = "g5-[1-4]";
-	r.node_count = 4;
-	r.nodeset = "g5";
-	r.instance_type = "g5.xlarge";
-	r.home_region = "us-east-1";
-	ok(gb_state_request_add(f->st, &r, &e), &e);
-	memcpy(id, r.id, GB_REQUEST_ID_LEN + 1);
+	ts_request(f->st, GB_RSTATE_RUNNING, "g5-[1-4]", 4, "us-east-1", id);
 }
 
 /* Callback sinks: copy what the tests look at (rows are BORROWED). */
@@ -203,12 +97,12 @@ static int cap_cb(const struct gb_capacity *c, void *arg)
 	return 0;
 }
 
-static struct cap_sink cap_list(struct fx *f, double now)
+static struct cap_sink cap_list(struct ts_fx *f, double now)
 {
 	struct cap_sink s = { 0 };
 	gb_error_t e = { 0 };
 
-	ok(gb_state_capacity_list(f->st, NULL, now, 3600, cap_cb, &s, &e), &e);
+	tu_ok(gb_state_capacity_list(f->st, NULL, now, 3600, cap_cb, &s, &e), &e);
 	return s;
 }
 
@@ -240,12 +134,12 @@ static int inst_cb(const struct gb_instance *in, void *arg)
 	return 0;
 }
 
-static struct launch_sink inst_list(struct fx *f, const struct gb_instance_filter *flt)
+static struct launch_sink inst_list(struct ts_fx *f, const struct gb_instance_filter *flt)
 {
 	struct launch_sink s = { 0 };
 	gb_error_t e = { 0 };
 
-	ok(gb_state_instance_list(f->st, flt, inst_cb, &s, &e), &e);
+	tu_ok(gb_state_instance_list(f->st, flt, inst_cb, &s, &e), &e);
 	return s;
 }
 
@@ -271,12 +165,12 @@ static int res_cb(const struct gb_reservation *r, void *arg)
 	return s->stop && s->n >= s->stop;
 }
 
-static struct res_sink res_list(struct fx *f, const char *region, double min_fetched_at)
+static struct res_sink res_list(struct ts_fx *f, const char *region, double min_fetched_at)
 {
 	struct res_sink s = { 0 };
 	gb_error_t e = { 0 };
 
-	ok(gb_state_reservation_list(f->st, region, min_fetched_at, res_cb, &s, &e), &e);
+	tu_ok(gb_state_reservation_list(f->st, region, min_fetched_at, res_cb, &s, &e), &e);
 	return s;
 }
 
@@ -287,7 +181,7 @@ static struct res_sink res_list(struct fx *f, const char *region, double min_fet
 /* Rows of a version 2 file become on-demand; the kind is in the key since. */
 static void test_migrate_v2(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	struct gb_instance_filter any = GB_INSTANCE_FILTER_ANY;
 	struct launch_sink l = { 0 };
 	struct cap_sink s;
@@ -295,7 +189,7 @@ static void test_migrate_v2(void **state)
 	char *sql;
 
 	make_v2(f, NULL);
-	open_ok(f);
+	ts_open(f);
 	/* and on to the current version (test_state_agent.c: 4) */
 	assert_int_equal(gb_state_schema_version(f->st), GB_STATE_SCHEMA_VERSION);
 	s = cap_list(f, 1e9);
@@ -313,7 +207,7 @@ static void test_migrate_v2(void **state)
 	NEAR(s.c[1].level_n, 2);
 	NEAR(s.c[1].updated_at, 1e9);
 	/* the attempt and the instance of version 2 were on-demand, untargeted */
-	ok(gb_state_attempt_list(f->st, NULL, att_cb, &l, &e), &e);
+	tu_ok(gb_state_attempt_list(f->st, NULL, att_cb, &l, &e), &e);
 	assert_int_equal(l.n, 1);
 	assert_string_equal(l.what[0], "tok-v2 on-demand -");
 	l = inst_list(f, &any);
@@ -321,10 +215,10 @@ static void test_migrate_v2(void **state)
 	assert_string_equal(l.what[0], "i-1 on-demand -");
 
 	/* the same pool for spot is a row of its own; on-demand is the old one */
-	ok(gb_state_capacity_record(f->st, "ap-south-1", "ap-south-1a", "g5.xlarge", "spot", 2,
-				    0, true, false, 1e9, 3600, &e), &e);
-	ok(gb_state_capacity_record(f->st, "ap-south-1", "ap-south-1a", "g5.xlarge", NULL, 1, 1,
-				    false, false, 1e9, 3600, &e), &e);
+	tu_ok(gb_state_capacity_record(f->st, "ap-south-1", "ap-south-1a", "g5.xlarge", "spot", 2,
+				       0, true, false, 1e9, 3600, &e), &e);
+	tu_ok(gb_state_capacity_record(f->st, "ap-south-1", "ap-south-1a", "g5.xlarge", NULL, 1, 1,
+				       false, false, 1e9, 3600, &e), &e);
 	s = cap_list(f, 1e9);
 	assert_int_equal(s.n, 3);
 	assert_string_equal(s.kind[1], "on-demand");
@@ -335,11 +229,11 @@ static void test_migrate_v2(void **state)
 	NEAR(s.c[2].ice, 1);
 	NEAR(s.c[2].asked, 2);
 	/* the key itself refuses a second on-demand row of the pool */
-	assert_int_equal(file_int(f->path, "SELECT count(*) FROM capacity_stats WHERE "
-				  "az = 'ap-south-1a' AND capacity = 'on-demand'"), 1);
+	assert_int_equal(ts_int(f->path, "SELECT count(*) FROM capacity_stats WHERE "
+				"az = 'ap-south-1a' AND capacity = 'on-demand'"), 1);
 
 	/* rebuilt WITHOUT ROWID with every column and CHECK of versions 1 and 2 */
-	sql = stored_sql(f->path, "capacity_stats");
+	sql = ts_table_sql(f->path, "capacity_stats");
 	assert_non_null(strstr(sql, "PRIMARY KEY (region, az, instance_type, capacity)"));
 	assert_non_null(strstr(sql, ") WITHOUT ROWID"));
 	assert_non_null(strstr(sql, "CHECK (asked >= 0)"));
@@ -347,13 +241,13 @@ static void test_migrate_v2(void **state)
 	assert_non_null(strstr(sql, "CHECK (floor_n >= 0)"));
 	assert_non_null(strstr(sql, "last_success_at REAL NOT NULL DEFAULT 0"));
 	free(sql);
-	assert_int_equal(file_int(f->path, "SELECT count(*) FROM sqlite_master "
-				  "WHERE name = 'capacity_stats_v3'"), 0);
-	assert_int_equal(file_int(f->path, "SELECT count(*) FROM pragma_table_info("
-				  "'capacity_stats')"), 15);
+	assert_int_equal(ts_int(f->path, "SELECT count(*) FROM sqlite_master "
+				"WHERE name = 'capacity_stats_v3'"), 0);
+	assert_int_equal(ts_int(f->path, "SELECT count(*) FROM pragma_table_info("
+				"'capacity_stats')"), 15);
 	/* the reservations cache is there, empty */
-	assert_int_equal(file_int(f->path, "SELECT count(*) FROM capacity_reservations"), 0);
-	ok(gb_state_check(f->st, &e), &e);
+	assert_int_equal(ts_int(f->path, "SELECT count(*) FROM capacity_reservations"), 0);
+	tu_ok(gb_state_check(f->st, &e), &e);
 }
 
 /* A file of every version since the first migrates to the same schema. */
@@ -361,23 +255,23 @@ static void test_migrate_same_schema(void **state)
 {
 	static const char *const tables[] = { "capacity_stats", "attempts", "instances",
 					      "capacity_reservations" };
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	char other[200];
 
-	open_ok(f);	/* a new file: versions 1, 2, 3 in a row */
+	ts_open(f);	/* a new file: versions 1, 2, 3 in a row */
 	gb_state_close(f->st);
 	f->st = NULL;
 	snprintf(other, sizeof(other), "%s/v2.db", f->dir);
 	{
-		struct fx g = *f;
+		struct ts_fx g = *f;
 
 		gb_strlcpy(g.path, other, sizeof(g.path));
 		make_v2(&g, NULL);
-		open_ok(&g);
+		ts_open(&g);
 		gb_state_close(g.st);
 	}
 	for (size_t i = 0; i < GB_ARRAY_LEN(tables); i++) {
-		char *a = stored_sql(f->path, tables[i]), *b = stored_sql(other, tables[i]);
+		char *a = ts_table_sql(f->path, tables[i]), *b = ts_table_sql(other, tables[i]);
 
 		assert_string_equal(a, b);
 		free(a);
@@ -388,24 +282,24 @@ static void test_migrate_same_schema(void **state)
 /* A migration that fails leaves the file at the version it had. */
 static void test_migrate_v3_fails_whole(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	gb_error_t e = { 0 };
 
 	/* the rebuild's new table already exists: step 3 fails half-way */
 	make_v2(f, "CREATE TABLE capacity_stats_v3 (x);");
-	assert_int_equal(gb_state_open(f->path, 0, BUSY_MS, &f->st, &e), GB_E_STATE);
+	assert_int_equal(gb_state_open(f->path, 0, TS_BUSY_MS, &f->st, &e), GB_E_STATE);
 	assert_non_null(strstr(e.text, "capacity_stats_v3"));
 	assert_null(f->st);
-	assert_int_equal(file_int(f->path, "PRAGMA user_version"), 2);
-	assert_int_equal(file_int(f->path, "SELECT count(*) FROM capacity_stats"), 2);
-	assert_int_equal(file_int(f->path, "SELECT count(*) FROM capacity_stats "
-				  "WHERE capacity = 'on-demand'"), -1);
-	assert_int_equal(file_int(f->path, "SELECT count(capacity) FROM attempts"), -1);
-	assert_int_equal(file_int(f->path, "SELECT count(*) FROM sqlite_master "
-				  "WHERE name = 'capacity_reservations'"), 0);
+	assert_int_equal(ts_int(f->path, "PRAGMA user_version"), 2);
+	assert_int_equal(ts_int(f->path, "SELECT count(*) FROM capacity_stats"), 2);
+	assert_int_equal(ts_int(f->path, "SELECT count(*) FROM capacity_stats "
+				"WHERE capacity = 'on-demand'"), -1);
+	assert_int_equal(ts_int(f->path, "SELECT count(capacity) FROM attempts"), -1);
+	assert_int_equal(ts_int(f->path, "SELECT count(*) FROM sqlite_master "
+				"WHERE name = 'capacity_reservations'"), 0);
 	/* once the obstacle is gone, the next open migrates */
-	file_sql(f->path, "DROP TABLE capacity_stats_v3;");
-	open_ok(f);
+	ts_sql(f->path, "DROP TABLE capacity_stats_v3;");
+	ts_open(f);
 	assert_int_equal(gb_state_schema_version(f->st), GB_STATE_SCHEMA_VERSION);
 	assert_int_equal(cap_list(f, 1e9).n, 2);
 }
@@ -416,21 +310,21 @@ static void test_migrate_v3_fails_whole(void **state)
 
 static void test_capacity_kinds(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	const double t0 = 1e9, hl = 3600;
 	struct cap_sink s;
 	gb_error_t e = { 0 };
 
-	open_ok(f);
+	ts_open(f);
 	/* on-demand gave all 4 it was asked; spot in the same AZ ran dry at 0 */
-	ok(gb_state_capacity_record(f->st, "us-east-1", "us-east-1a", "g5.xlarge", NULL, 4, 4,
-				    false, false, t0, hl, &e), &e);
-	ok(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a", "g5.xlarge", "on-demand",
-				   4, false, t0, hl, &e), &e);
-	ok(gb_state_capacity_record(f->st, "us-east-1", "us-east-1a", "g5.xlarge", "spot", 4, 0,
-				    true, false, t0, hl, &e), &e);
-	ok(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a", "g5.xlarge", "spot", 0,
-				   true, t0, hl, &e), &e);
+	tu_ok(gb_state_capacity_record(f->st, "us-east-1", "us-east-1a", "g5.xlarge", NULL, 4, 4,
+				       false, false, t0, hl, &e), &e);
+	tu_ok(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a", "g5.xlarge", "on-demand",
+				      4, false, t0, hl, &e), &e);
+	tu_ok(gb_state_capacity_record(f->st, "us-east-1", "us-east-1a", "g5.xlarge", "spot", 4, 0,
+				       true, false, t0, hl, &e), &e);
+	tu_ok(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a", "g5.xlarge", "spot", 0,
+				      true, t0, hl, &e), &e);
 	s = cap_list(f, t0);
 	assert_int_equal(s.n, 2);
 	assert_string_equal(s.kind[0], "on-demand");
@@ -449,10 +343,10 @@ static void test_capacity_kinds(void **state)
 	NEAR(s.c[1].floor_n, 0);
 
 	/* each kind of the map has its rows; listed by kind within the pool */
-	ok(gb_state_capacity_record(f->st, "us-east-1", "us-east-1a", "g5.xlarge", "reservation",
-				    2, 2, false, false, t0, hl, &e), &e);
-	ok(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a", "g5.xlarge",
-				   "capacity-block", 8, true, t0, hl, &e), &e);
+	tu_ok(gb_state_capacity_record(f->st, "us-east-1", "us-east-1a", "g5.xlarge", "reservation",
+				       2, 2, false, false, t0, hl, &e), &e);
+	tu_ok(gb_state_capacity_level(f->st, "us-east-1", "us-east-1a", "g5.xlarge",
+				      "capacity-block", 8, true, t0, hl, &e), &e);
 	s = cap_list(f, t0 + hl);
 	assert_int_equal(s.n, 4);
 	assert_string_equal(s.kind[0], "capacity-block");
@@ -476,12 +370,12 @@ static void test_capacity_kinds(void **state)
 			 GB_E_INVALID);
 	assert_int_equal(cap_list(f, t0).n, 4);
 	/* and the CHECK stops a hand edit */
-	assert_int_equal(file_int(f->path, "SELECT count(*) FROM capacity_stats"), 4);
+	assert_int_equal(ts_int(f->path, "SELECT count(*) FROM capacity_stats"), 4);
 	{
 		sqlite3 *db = NULL;
 
 		assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-		sqlite3_busy_timeout(db, BUSY_MS);
+		sqlite3_busy_timeout(db, TS_BUSY_MS);
 		assert_int_equal(sqlite3_exec(db, "UPDATE capacity_stats SET capacity = 'odcr'",
 					      NULL, NULL, NULL),
 				 SQLITE_CONSTRAINT);
@@ -520,7 +414,7 @@ static void test_capacity_names(void **state)
 
 static void test_launch_capacity(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	struct gb_instance_filter flt = GB_INSTANCE_FILTER_ANY;
 	struct gb_attempt a = { 0 }, b;
 	struct gb_instance in = { 0 };
@@ -528,7 +422,7 @@ static void test_launch_capacity(void **state)
 	gb_error_t e = { 0 };
 	char id[GB_REQUEST_ID_LEN + 1];
 
-	open_ok(f);
+	ts_open(f);
 	add_req(f, id);
 	a.request_id = id;
 	a.region = "us-east-1";
@@ -537,13 +431,13 @@ static void test_launch_capacity(void **state)
 	a.min_count = 1;
 	a.asked = 2;
 	a.client_token = "gb-cap-0";
-	ok(gb_state_attempt_begin(f->st, &a, &e), &e);		/* NULL: on-demand */
+	tu_ok(gb_state_attempt_begin(f->st, &a, &e), &e);		/* NULL: on-demand */
 	b = a;
 	b.seq = 1;
 	b.client_token = "gb-cap-1";
 	b.capacity = "capacity-block";
 	b.capacity_target = "cr-0123456789abcdef0";
-	ok(gb_state_attempt_begin(f->st, &b, &e), &e);
+	tu_ok(gb_state_attempt_begin(f->st, &b, &e), &e);
 	b.seq = 2;
 	b.client_token = "gb-cap-2";
 	b.capacity = "on demand";
@@ -554,14 +448,14 @@ static void test_launch_capacity(void **state)
 	b.capacity_target = NULL;
 	b.state = GB_ATTEMPT_OK;
 	b.got = 2;
-	ok(gb_state_attempt_finish(f->st, &b, &e), &e);
-	ok(gb_state_attempt_list(f->st, id, att_cb, &l, &e), &e);
+	tu_ok(gb_state_attempt_finish(f->st, &b, &e), &e);
+	tu_ok(gb_state_attempt_list(f->st, id, att_cb, &l, &e), &e);
 	assert_int_equal(l.n, 2);
 	assert_string_equal(l.what[0], "gb-cap-0 on-demand -");
 	assert_string_equal(l.what[1], "gb-cap-1 capacity-block cr-0123456789abcdef0");
 	/* crash recovery's listing has them too */
 	memset(&l, 0, sizeof(l));
-	ok(gb_state_attempt_list(f->st, NULL, att_cb, &l, &e), &e);
+	tu_ok(gb_state_attempt_list(f->st, NULL, att_cb, &l, &e), &e);
 	assert_int_equal(l.n, 1);
 	assert_string_equal(l.what[0], "gb-cap-0 on-demand -");
 
@@ -571,24 +465,24 @@ static void test_launch_capacity(void **state)
 	in.state = GB_INST_RUNNING;
 	in.instance_id = "i-1";
 	in.launched_at = 1000;
-	ok(gb_state_instance_add(f->st, &in, &e), &e);
+	tu_ok(gb_state_instance_add(f->st, &in, &e), &e);
 	in.instance_id = "i-2";
 	in.launched_at = 1001;
 	in.capacity = "capacity-block";
 	in.capacity_target = "cr-0123456789abcdef0";
 	in.attempt_id = b.id;
-	ok(gb_state_instance_add(f->st, &in, &e), &e);
+	tu_ok(gb_state_instance_add(f->st, &in, &e), &e);
 	in.instance_id = "i-3";
 	in.launched_at = 1002;
 	in.capacity = "reservation";
 	in.capacity_target = "arn:aws:resource-groups:us-east-1:123456789012:group/odcr";
-	ok(gb_state_instance_add(f->st, &in, &e), &e);
+	tu_ok(gb_state_instance_add(f->st, &in, &e), &e);
 	in.instance_id = "i-4";
 	in.capacity = "spot";
 	in.capacity_target = NULL;
 	in.state = GB_INST_TERMINATED;
 	in.terminated_at = 2000;
-	ok(gb_state_instance_add(f->st, &in, &e), &e);
+	tu_ok(gb_state_instance_add(f->st, &in, &e), &e);
 	in.instance_id = "i-5";
 	in.capacity = "Reservation";
 	assert_int_equal(gb_state_instance_add(f->st, &in, &e), GB_E_INVALID);
@@ -627,7 +521,7 @@ static void test_launch_capacity(void **state)
 	in.state = GB_INST_TERMINATED;
 	in.terminated_at = 3000;
 	in.capacity = "spot";
-	ok(gb_state_instance_update(f->st, &in, &e), &e);
+	tu_ok(gb_state_instance_update(f->st, &in, &e), &e);
 	flt = (struct gb_instance_filter)GB_INSTANCE_FILTER_ANY;
 	flt.instance_id = "i-2";
 	l = inst_list(f, &flt);
@@ -656,13 +550,13 @@ static const struct gb_reservation west[] = {
 
 static void test_reservations(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	struct res_sink s;
 	gb_error_t e = { 0 };
 
-	open_ok(f);
-	ok(gb_state_reservations_replace(f->st, "us-east-1", east, 2, 1000, &e), &e);
-	ok(gb_state_reservations_replace(f->st, "us-west-2", west, 1, 2000, &e), &e);
+	ts_open(f);
+	tu_ok(gb_state_reservations_replace(f->st, "us-east-1", east, 2, 1000, &e), &e);
+	tu_ok(gb_state_reservations_replace(f->st, "us-west-2", west, 1, 2000, &e), &e);
 	/* by region then id; the region of the call, the time of the call */
 	s = res_list(f, NULL, 0);
 	assert_int_equal(s.n, 3);
@@ -690,20 +584,20 @@ static void test_reservations(void **state)
 	assert_int_equal(s.n, 0);
 	memset(&s, 0, sizeof(s));
 	s.stop = 1;
-	ok(gb_state_reservation_list(f->st, NULL, 0, res_cb, &s, &e), &e);
+	tu_ok(gb_state_reservation_list(f->st, NULL, 0, res_cb, &s, &e), &e);
 	assert_int_equal(s.n, 1);
-	ok(gb_state_reservation_list(f->st, NULL, 0, NULL, NULL, &e), &e);
+	tu_ok(gb_state_reservation_list(f->st, NULL, 0, NULL, NULL, &e), &e);
 	assert_int_equal(gb_state_reservation_list(f->st, "", 0, res_cb, &s, &e), GB_E_INVALID);
 	assert_int_equal(gb_state_reservation_list(f->st, NULL, NAN, res_cb, &s, &e),
 			 GB_E_INVALID);
 
 	/* take: counts down, not below 0 */
-	ok(gb_state_reservation_take(f->st, "us-east-1", "cr-2", 2, &e), &e);
+	tu_ok(gb_state_reservation_take(f->st, "us-east-1", "cr-2", 2, &e), &e);
 	s = res_list(f, "us-east-1", 0);
 	assert_non_null(strstr(s.what[1], " cr-2 "));
 	assert_non_null(strstr(s.what[1], " 4/1"));
-	ok(gb_state_reservation_take(f->st, "us-east-1", "cr-2", 5, &e), &e);
-	ok(gb_state_reservation_take(f->st, "us-east-1", "cr-2", 0, &e), &e);
+	tu_ok(gb_state_reservation_take(f->st, "us-east-1", "cr-2", 5, &e), &e);
+	tu_ok(gb_state_reservation_take(f->st, "us-east-1", "cr-2", 0, &e), &e);
 	s = res_list(f, "us-east-1", 0);
 	assert_non_null(strstr(s.what[1], " 4/0"));
 	assert_non_null(strstr(s.what[0], " 2/2"));	/* the other untouched */
@@ -719,7 +613,7 @@ static void test_reservations(void **state)
 	assert_int_equal(gb_state_reservation_take(f->st, "", "cr-2", 1, &e), GB_E_INVALID);
 
 	/* replace again: the region's old rows go, the other region's stay */
-	ok(gb_state_reservations_replace(f->st, "us-east-1", &east[1], 1, 3000, &e), &e);
+	tu_ok(gb_state_reservations_replace(f->st, "us-east-1", &east[1], 1, 3000, &e), &e);
 	s = res_list(f, NULL, 0);
 	assert_int_equal(s.n, 2);
 	assert_non_null(strstr(s.what[0], "us-east-1 cr-1 "));
@@ -727,10 +621,10 @@ static void test_reservations(void **state)
 	assert_non_null(strstr(s.what[1], "us-west-2 cr-9 "));
 	NEAR(s.fetched[1], 2000);
 	/* nothing: the region has none left; 0 is now */
-	ok(gb_state_reservations_replace(f->st, "us-east-1", NULL, 0, 0, &e), &e);
+	tu_ok(gb_state_reservations_replace(f->st, "us-east-1", NULL, 0, 0, &e), &e);
 	assert_int_equal(res_list(f, "us-east-1", 0).n, 0);
 	assert_int_equal(res_list(f, NULL, 0).n, 1);
-	ok(gb_state_reservations_replace(f->st, "us-east-1", east, 1, 0, &e), &e);
+	tu_ok(gb_state_reservations_replace(f->st, "us-east-1", east, 1, 0, &e), &e);
 	s = res_list(f, "us-east-1", 0);
 	assert_int_equal(s.n, 1);
 	assert_true(s.fetched[0] > 1.5e9);
@@ -739,12 +633,12 @@ static void test_reservations(void **state)
 /* Bad input is refused before anything is written; a failed replace is whole. */
 static void test_reservations_invalid(void **state)
 {
-	struct fx *f = *state;
+	struct ts_fx *f = *state;
 	struct gb_reservation bad[2];
 	gb_error_t e = { 0 };
 
-	open_ok(f);
-	ok(gb_state_reservations_replace(f->st, "us-west-2", west, 1, 1000, &e), &e);
+	ts_open(f);
+	tu_ok(gb_state_reservations_replace(f->st, "us-west-2", west, 1, 1000, &e), &e);
 #define REFUSED(field, value, needle) \
 	do { \
 		bad[0] = west[0]; \
@@ -791,17 +685,17 @@ static void test_reservations_invalid(void **state)
 	{
 		gb_state_t *ro = NULL;
 
-		ok(gb_state_open(f->path, GB_STATE_RDONLY, BUSY_MS, &ro, &e), &e);
+		tu_ok(gb_state_open(f->path, GB_STATE_RDONLY, TS_BUSY_MS, &ro, &e), &e);
 		assert_int_equal(gb_state_reservation_take(ro, "us-west-2", "cr-9", 1, &e),
 				 GB_E_INVALID);
 		assert_int_equal(gb_state_reservations_replace(ro, "us-west-2", NULL, 0, 0, &e),
 				 GB_E_INVALID);
-		ok(gb_state_reservation_list(ro, "us-west-2", 0, NULL, NULL, &e), &e);
+		tu_ok(gb_state_reservation_list(ro, "us-west-2", 0, NULL, NULL, &e), &e);
 		gb_state_close(ro);
 	}
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, ts_teardown)
 
 int main(void)
 {

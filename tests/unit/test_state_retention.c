@@ -9,7 +9,6 @@
  */
 #include "config.h"
 
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -26,6 +24,8 @@
 #include "gb_state.h"
 #include "gb_str.h"
 #include "gb_util.h"
+#include "teststate.h"
+#include "testutil.h"
 
 #define BUSY_MS 30000
 #define DAY 86400.0
@@ -37,14 +37,6 @@ struct fx {
 	sqlite3 *db;		/* the second connection */
 };
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
@@ -52,11 +44,8 @@ static int setup(void **state)
 
 	if (!f)
 		return -1;
-	gb_strlcpy(f->dir, "/tmp/gb-test-retention-XXXXXX", sizeof(f->dir));
-	if (!mkdtemp(f->dir))
-		return -1;
-	snprintf(f->path, sizeof(f->path), "%s/state.db", f->dir);
-	if (gb_state_open(f->path, 0, BUSY_MS, &f->st, &e) ||
+	if (tu_tmpdir(f->dir, sizeof(f->dir), "retention", f->path, sizeof(f->path), "state.db") ||
+	    gb_state_open(f->path, 0, BUSY_MS, &f->st, &e) ||
 	    sqlite3_open(f->path, &f->db) != SQLITE_OK)
 		return -1;
 	sqlite3_busy_timeout(f->db, BUSY_MS);
@@ -70,7 +59,7 @@ static int teardown(void **state)
 
 	gb_state_close(f->st);
 	sqlite3_close(f->db);
-	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rmtree(f->dir);
 	free(f);
 	return 0;
 }
@@ -110,29 +99,14 @@ static long rows(struct fx *f, const char *fmt, ...)
 	return n;
 }
 
-static void ok(gb_err_t rc, const gb_error_t *e)
-{
-	if (rc)
-		fail_msg("%s: %s", gb_err_name(rc), e->text);
-}
-
 /* A request in [state] with one event and its request_nodes rows. */
 static void add_req(struct fx *f, enum gb_request_state state, const char *nodes,
 		    char id[GB_REQUEST_ID_LEN + 1])
 {
-	struct gb_request r = { .id = "" };
 	gb_error_t e = { 0 };
 
-	r.kind = GB_REQ_RESUME;
-	r.state = state;
-	r.nodes = nodes;
-	r.node_count = 2;
-	r.nodeset = "g5";
-	r.instance_type = "g5.xlarge";
-	r.home_region = "us-east-1";
-	ok(gb_state_request_add(f->st, &r, &e), &e);
-	ok(gb_state_event_add(f->st, r.id, "enqueue", "source=test", &e), &e);
-	memcpy(id, r.id, GB_REQUEST_ID_LEN + 1);
+	ts_request(f->st, state, nodes, 2, "us-east-1", id);
+	tu_ok(gb_state_event_add(f->st, id, "enqueue", "source=test", &e), &e);
 }
 
 static void add_inst(struct fx *f, const char *req, const char *iid,
@@ -150,7 +124,7 @@ static void add_inst(struct fx *f, const char *req, const char *iid,
 	in.launched_at = gb_time_now();
 	if (state == GB_INST_TERMINATED || state == GB_INST_LOST)
 		in.terminated_at = gb_time_now();
-	ok(gb_state_instance_add(f->st, &in, &e), &e);
+	tu_ok(gb_state_instance_add(f->st, &in, &e), &e);
 }
 
 /* Everything of request [id] happened [days] ago. */
@@ -197,18 +171,18 @@ static void test_prune(void **state)
 	p.request_id = old_done;
 	p.planner = "heuristic";
 	p.status = "used";
-	ok(gb_state_plan_add(f->st, &p, NULL, &e), &e);
+	tu_ok(gb_state_plan_add(f->st, &p, NULL, &e), &e);
 	a.request_id = old_done;
 	a.region = "us-east-1";
 	a.instance_type = "g5.xlarge";
 	a.min_count = 1;
 	a.asked = 2;
 	a.client_token = "tok-old-done";
-	ok(gb_state_attempt_begin(f->st, &a, &e), &e);
+	tu_ok(gb_state_attempt_begin(f->st, &a, &e), &e);
 	ap.request_id = old_done;
 	ap.state = GB_APPROVAL_APPROVED;
 	ap.decided_uid = 0;
-	ok(gb_state_approval_add(f->st, &ap, &e), &e);
+	tu_ok(gb_state_approval_add(f->st, &ap, &e), &e);
 	add_inst(f, old_done, "i-old-done", GB_INST_TERMINATED);
 	age(f, old_done, 100);
 	add_req(f, GB_RSTATE_FAILED, "g5-[3-4]", old_failed);
@@ -231,20 +205,20 @@ static void test_prune(void **state)
 	    cutoff + DAY, late_inst);		/* ran until 89 days ago */
 	add_req(f, GB_RSTATE_DONE, "g5-[15-16]", late_event);
 	age(f, late_event, 100);
-	ok(gb_state_event_add(f->st, late_event, "reconcile", "action=cooldown", &e), &e);
+	tu_ok(gb_state_event_add(f->st, late_event, "reconcile", "action=cooldown", &e), &e);
 	add_req(f, GB_RSTATE_DONE, "g5-[17-18]", young);
 	age(f, young, 10);
 
 	/* global events: one old, one new */
-	ok(gb_state_event_add(f->st, NULL, "reconcile", "old", &e), &e);
+	tu_ok(gb_state_event_add(f->st, NULL, "reconcile", "old", &e), &e);
 	sql(f, "UPDATE events SET at = at - %f WHERE detail = 'old'", 95 * DAY);
-	ok(gb_state_event_add(f->st, NULL, "reconcile", "new", &e), &e);
+	tu_ok(gb_state_event_add(f->st, NULL, "reconcile", "new", &e), &e);
 
 	/* a dry run counts what a real one deletes, and deletes nothing */
-	ok(gb_state_prune(f->st, cutoff, 0, true, &dry, &e), &e);
+	tu_ok(gb_state_prune(f->st, cutoff, 0, true, &dry, &e), &e);
 	assert_int_equal(dry.requests, 2);
 	assert_int_equal(rows(f, "requests"), 9);
-	ok(gb_state_prune(f->st, cutoff, 0, false, &wet, &e), &e);
+	tu_ok(gb_state_prune(f->st, cutoff, 0, false, &wet, &e), &e);
 	assert_memory_equal(&dry, &wet, sizeof(dry));
 	assert_int_equal(wet.requests, 2);
 	assert_int_equal(wet.request_nodes, 4);
@@ -275,7 +249,7 @@ static void test_prune(void **state)
 	assert_int_equal(gb_state_check(f->st, &e), GB_E_OK);
 
 	/* a second pass finds nothing */
-	ok(gb_state_prune(f->st, cutoff, 0, false, &wet, &e), &e);
+	tu_ok(gb_state_prune(f->st, cutoff, 0, false, &wet, &e), &e);
 	assert_int_equal(wet.requests + wet.events + wet.global_events, 0);
 }
 
@@ -295,16 +269,16 @@ static void test_prune_limit_and_tx(void **state)
 	add_req(f, GB_RSTATE_EXPIRED, "g5-[5-6]", c);
 	age(f, c, 40);
 
-	ok(gb_state_tx_begin(f->st, &e), &e);
-	ok(gb_state_prune(f->st, cutoff, 0, false, &n, &e), &e);
+	tu_ok(gb_state_tx_begin(f->st, &e), &e);
+	tu_ok(gb_state_prune(f->st, cutoff, 0, false, &n, &e), &e);
 	assert_int_equal(n.requests, 3);
 	gb_state_tx_rollback(f->st);
 	assert_int_equal(rows(f, "requests"), 3);
 
-	ok(gb_state_prune(f->st, cutoff, 1, false, &n, &e), &e);
+	tu_ok(gb_state_prune(f->st, cutoff, 1, false, &n, &e), &e);
 	assert_int_equal(n.requests, 1);
 	assert_int_equal(of(f, "requests", b), 0);	/* the oldest */
-	ok(gb_state_prune(f->st, cutoff, 5, false, &n, &e), &e);
+	tu_ok(gb_state_prune(f->st, cutoff, 5, false, &n, &e), &e);
 	assert_int_equal(n.requests, 2);
 	assert_int_equal(rows(f, "requests"), 0);
 
@@ -322,8 +296,8 @@ static void test_prune_dry_read_only(void **state)
 
 	add_req(f, GB_RSTATE_DONE, "g5-[1-2]", a);
 	age(f, a, 200);
-	ok(gb_state_open(f->path, GB_STATE_RDONLY, BUSY_MS, &ro, &e), &e);
-	ok(gb_state_prune(ro, gb_time_now() - 90 * DAY, 0, true, &n, &e), &e);
+	tu_ok(gb_state_open(f->path, GB_STATE_RDONLY, BUSY_MS, &ro, &e), &e);
+	tu_ok(gb_state_prune(ro, gb_time_now() - 90 * DAY, 0, true, &n, &e), &e);
 	assert_int_equal(n.requests, 1);
 	assert_int_equal(n.request_nodes, 2);
 	assert_int_not_equal(gb_state_prune(ro, gb_time_now() - 90 * DAY, 0, false, &n, &e),
@@ -359,26 +333,26 @@ static void memory(struct fx *f)
 				.az = cr_az[i], .kind = "reservation", .state = "active",
 				.match = "open", .total = 2, .available = 2 };
 		}
-		ok(gb_state_reservations_replace(f->st, regions[r], cr, 2, t, &e), &e);
-		ok(gb_state_capacity_level(f->st, regions[r], cr_az[0], types[0], "spot", 1,
-					   true, t, hl, &e), &e);
+		tu_ok(gb_state_reservations_replace(f->st, regions[r], cr, 2, t, &e), &e);
+		tu_ok(gb_state_capacity_level(f->st, regions[r], cr_az[0], types[0], "spot", 1,
+					      true, t, hl, &e), &e);
 		for (size_t t2 = 0; t2 < 2; t2++) {
 			for (char az = 'a'; az <= 'b'; az++) {
 				char name[32];
 
 				snprintf(name, sizeof(name), "%s%c", regions[r], az);
-				ok(gb_state_capacity_level(f->st, regions[r], name, types[t2], NULL,
-							   3, true, t, hl, &e), &e);
-				ok(gb_state_offering_put(f->st, regions[r], name, types[t2],
-							 true, t, &e), &e);
+				tu_ok(gb_state_capacity_level(f->st, regions[r], name, types[t2], NULL,
+							      3, true, t, hl, &e), &e);
+				tu_ok(gb_state_offering_put(f->st, regions[r], name, types[t2],
+							    true, t, &e), &e);
 			}
-			ok(gb_state_offering_put(f->st, regions[r], NULL, types[t2], true, t,
-						 &e), &e);
+			tu_ok(gb_state_offering_put(f->st, regions[r], NULL, types[t2], true, t,
+						    &e), &e);
 		}
-		ok(gb_state_quota_record(f->st, regions[r], "vcpus:G", "VcpuLimitExceeded",
-					 16, true, t, hl, &e), &e);
-		ok(gb_state_quota_record(f->st, regions[r], "instances",
-					 "InstanceLimitExceeded", 4, true, t, hl, &e), &e);
+		tu_ok(gb_state_quota_record(f->st, regions[r], "vcpus:G", "VcpuLimitExceeded",
+					    16, true, t, hl, &e), &e);
+		tu_ok(gb_state_quota_record(f->st, regions[r], "instances",
+					    "InstanceLimitExceeded", 4, true, t, hl, &e), &e);
 	}
 }
 
@@ -391,8 +365,8 @@ static void test_forget(void **state)
 	memory(f);
 	/* one pool of one type: its rows (both kinds), its AZ's offering and
 	 * cached reservation */
-	ok(gb_state_memory_forget(f->st, "us-east-1", "us-east-1a", "g5.xlarge",
-				  GB_STATE_FORGET_CAPACITY, &n, &e), &e);
+	tu_ok(gb_state_memory_forget(f->st, "us-east-1", "us-east-1a", "g5.xlarge",
+				     GB_STATE_FORGET_CAPACITY, &n, &e), &e);
 	assert_int_equal(n.capacity, 2);
 	assert_int_equal(n.offerings, 1);
 	assert_int_equal(n.reservations, 1);
@@ -400,20 +374,20 @@ static void test_forget(void **state)
 	assert_int_equal(rows(f, "capacity_stats WHERE region = 'us-east-1'"), 3);
 	assert_int_equal(rows(f, "capacity_reservations WHERE region = 'us-east-1'"), 1);
 	/* again: nothing left there, no error */
-	ok(gb_state_memory_forget(f->st, "us-east-1", "us-east-1a", "g5.xlarge",
-				  GB_STATE_FORGET_CAPACITY, &n, &e), &e);
+	tu_ok(gb_state_memory_forget(f->st, "us-east-1", "us-east-1a", "g5.xlarge",
+				     GB_STATE_FORGET_CAPACITY, &n, &e), &e);
 	assert_int_equal(n.capacity + n.offerings + n.reservations, 0);
 	/* one type of a region: every AZ and the region-level offering */
-	ok(gb_state_memory_forget(f->st, "us-east-1", NULL, "g6.xlarge",
-				  GB_STATE_FORGET_CAPACITY, &n, &e), &e);
+	tu_ok(gb_state_memory_forget(f->st, "us-east-1", NULL, "g6.xlarge",
+				     GB_STATE_FORGET_CAPACITY, &n, &e), &e);
 	assert_int_equal(n.capacity, 2);
 	assert_int_equal(n.offerings, 3);
 	assert_int_equal(n.reservations, 1);
 	/* a whole region, in the caller's transaction: rolled back, nothing went */
-	ok(gb_state_tx_begin(f->st, &e), &e);
-	ok(gb_state_memory_forget(f->st, "eu-west-1", NULL, NULL,
-				  GB_STATE_FORGET_CAPACITY | GB_STATE_FORGET_QUOTA, &n, &e),
-	   &e);
+	tu_ok(gb_state_tx_begin(f->st, &e), &e);
+	tu_ok(gb_state_memory_forget(f->st, "eu-west-1", NULL, NULL,
+				     GB_STATE_FORGET_CAPACITY | GB_STATE_FORGET_QUOTA, &n, &e),
+	      &e);
 	assert_int_equal(n.capacity, 5);
 	assert_int_equal(n.offerings, 6);
 	assert_int_equal(n.reservations, 2);
@@ -422,8 +396,8 @@ static void test_forget(void **state)
 	assert_int_equal(rows(f, "capacity_stats WHERE region = 'eu-west-1'"), 5);
 	assert_int_equal(rows(f, "capacity_reservations WHERE region = 'eu-west-1'"), 2);
 	/* quotas only: capacity memory and reservations stay */
-	ok(gb_state_memory_forget(f->st, "eu-west-1", NULL, NULL, GB_STATE_FORGET_QUOTA,
-				  &n, &e), &e);
+	tu_ok(gb_state_memory_forget(f->st, "eu-west-1", NULL, NULL, GB_STATE_FORGET_QUOTA,
+				     &n, &e), &e);
 	assert_int_equal(n.quotas, 2);
 	assert_int_equal(n.capacity + n.reservations, 0);
 	assert_int_equal(rows(f, "quota_stats"), 2);
@@ -461,24 +435,24 @@ static void test_vacuum(void **state)
 
 	memset(detail, 'x', sizeof(detail) - 1);
 	detail[sizeof(detail) - 1] = '\0';
-	ok(gb_state_tx_begin(f->st, &e), &e);
+	tu_ok(gb_state_tx_begin(f->st, &e), &e);
 	for (int i = 0; i < 4000; i++)
-		ok(gb_state_event_add(f->st, NULL, "test", detail, &e), &e);
-	ok(gb_state_tx_commit(f->st, &e), &e);
+		tu_ok(gb_state_event_add(f->st, NULL, "test", detail, &e), &e);
+	tu_ok(gb_state_tx_commit(f->st, &e), &e);
 	sql(f, "UPDATE events SET at = at - %f", 100 * DAY);
-	ok(gb_state_event_add(f->st, NULL, "test", "kept", &e), &e);
-	ok(gb_state_prune(f->st, gb_time_now() - 90 * DAY, 0, false, &n, &e), &e);
+	tu_ok(gb_state_event_add(f->st, NULL, "test", "kept", &e), &e);
+	tu_ok(gb_state_prune(f->st, gb_time_now() - 90 * DAY, 0, false, &n, &e), &e);
 	assert_int_equal(n.global_events, 4000);
 
 	/* not inside a transaction, not read-only */
-	ok(gb_state_tx_begin(f->st, &e), &e);
+	tu_ok(gb_state_tx_begin(f->st, &e), &e);
 	assert_int_equal(gb_state_vacuum(f->st, &v, &e), GB_E_INVALID);
 	gb_state_tx_rollback(f->st);
-	ok(gb_state_open(f->path, GB_STATE_RDONLY, BUSY_MS, &ro, &e), &e);
+	tu_ok(gb_state_open(f->path, GB_STATE_RDONLY, BUSY_MS, &ro, &e), &e);
 	assert_int_equal(gb_state_vacuum(ro, &v, &e), GB_E_INVALID);
 	gb_state_close(ro);
 
-	ok(gb_state_vacuum(f->st, &v, &e), &e);
+	tu_ok(gb_state_vacuum(f->st, &v, &e), &e);
 	assert_true(v.checkpointed);
 	assert_true(v.db_before > 2 * 1024 * 1024);
 	assert_true(v.db_after < v.db_before / 4);
@@ -496,17 +470,17 @@ static void test_vacuum_with_reader(void **state)
 	sqlite3_stmt *s = NULL;
 	gb_error_t e = { 0 };
 
-	ok(gb_state_event_add(f->st, NULL, "test", "one", &e), &e);
-	ok(gb_state_open(f->path, 0, 200, &st, &e), &e);
+	tu_ok(gb_state_event_add(f->st, NULL, "test", "one", &e), &e);
+	tu_ok(gb_state_open(f->path, 0, 200, &st, &e), &e);
 	sql(f, "BEGIN");
 	assert_int_equal(sqlite3_prepare_v2(f->db, "SELECT count(*) FROM events", -1, &s,
 					    NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	ok(gb_state_vacuum(st, &v, &e), &e);
+	tu_ok(gb_state_vacuum(st, &v, &e), &e);
 	assert_false(v.checkpointed);
 	sqlite3_finalize(s);
 	sql(f, "COMMIT");
-	ok(gb_state_vacuum(st, &v, &e), &e);
+	tu_ok(gb_state_vacuum(st, &v, &e), &e);
 	assert_true(v.checkpointed);
 	gb_state_close(st);
 }
