@@ -314,6 +314,26 @@ gb_err_t gb_file_check(const char *path, size_t max, gb_error_t *err)
 	return rc;
 }
 
+gb_err_t gb_write_all(int fd, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	while (n > 0) {
+		ssize_t w = write(fd, b, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = 0;
+			return GB_E_IO;
+		}
+		b += w;
+		n -= (size_t)w;
+	}
+	return GB_E_OK;
+}
+
 gb_err_t gb_file_read(const char *path, size_t max, char **data, size_t *len,
 		      gb_error_t *err)
 {

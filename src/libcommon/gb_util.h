@@ -83,6 +83,12 @@ gb_err_t gb_file_open(const char *path, size_t max, int *fd, size_t *size,
 gb_err_t gb_file_check(const char *path, size_t max, gb_error_t *err);
 
 /*
+ * Write all [n] bytes of [p] to [fd], again after EINTR and short writes.
+ * RET GB_E_OK, GB_E_IO (errno says why; 0 after a write of 0 bytes).
+ */
+gb_err_t gb_write_all(int fd, const void *p, size_t n);
+
+/*
  * Read all of [path], opened by gb_file_open() (at most [max] bytes, else
  * GB_E_INVALID).  OUT *data NEW, NUL-terminated (free()); *len without
  * the NUL.  RET as gb_file_open(), GB_E_NOMEM.

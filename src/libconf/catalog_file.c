@@ -165,21 +165,6 @@ static gb_err_t format(struct gb_buf *b, const struct gb_instance_type *v, size_
 	return GB_E_OK;
 }
 
-static gb_err_t write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return GB_E_IO;
-		p += w;
-		n -= (size_t)w;
-	}
-	return GB_E_OK;
-}
-
 /* fsync the directory holding [path], so that the rename is durable. */
 static gb_err_t sync_dir(const char *path)
 {
@@ -223,7 +208,7 @@ gb_err_t gb_catalog_write(const char *path, const struct gb_instance_type *v,
 		goto out;
 	}
 	made = true;
-	if (fchmod(fd, 0644) || write_all(fd, b.data, b.len) || fsync(fd)) {
+	if (fchmod(fd, 0644) || gb_write_all(fd, b.data, b.len) || fsync(fd)) {
 		rc = gb_errorf(err, GB_E_IO, "%s: cannot write: %s", tmp, strerror(errno));
 		goto out;
 	}

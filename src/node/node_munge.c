@@ -96,21 +96,6 @@ static gb_err_t key_owner(const char *dir, uid_t *uid, gid_t *gid, gb_error_t *e
 	return GB_E_OK;
 }
 
-static gb_err_t write_all(int fd, const unsigned char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return GB_E_IO;
-		p += w;
-		n -= (size_t)w;
-	}
-	return GB_E_OK;
-}
-
 /*
  * Write the [n] bytes [key] to [path]: a temporary file next to it, mode
  * 0400, owned as key_owner() says, synced, renamed over [path], the
@@ -138,7 +123,7 @@ static gb_err_t key_write(const char *path, const unsigned char *key, size_t n,
 			       tmp, (unsigned long)*uid, (unsigned long)*gid, strerror(errno));
 		goto out;
 	}
-	if (write_all(fd, key, n) || fsync(fd) != 0) {
+	if (gb_write_all(fd, key, n) || fsync(fd) != 0) {
 		rc = gb_errorf(err, GB_E_IO, "munge key %s: cannot write: %s", tmp, strerror(errno));
 		goto out;
 	}
