@@ -199,9 +199,10 @@ gb_err_t node_act_health(struct node_act *a, const struct node_gpu_expect *e,
 	if (h->dcgm) {
 		dcgm[0] = h->dcgmi;
 		t0 = gb_time_mono();
-		rc = run(a, dcgm, h->timeout, false, NULL, why, sizeof(why));
+		gb_buf_reset(&out);
+		rc = run(a, dcgm, h->timeout, false, &out, why, sizeof(why));
 		if (rc) {
-			snprintf(summary, n, "%s diag -r 1: %s", h->dcgmi, why);
+			snprintf(summary, n, "diag -r 1: %s", why);
 			goto out;
 		}
 		gb_log_info("health_dcgm result=ok ms=%.0f", (gb_time_mono() - t0) * 1000);

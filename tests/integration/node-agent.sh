@@ -184,10 +184,30 @@ grep -q "^update|NodeName=p5-1|State=POWER_DOWN_FORCE|Reason=gpuburst: unhealthy
 	"$TMP/log/scontrol" || fail "hang reason: $(cat "$TMP/log/scontrol")"
 ok "hung nvidia-smi: killed at health.timeout (${took}s), unhealthy"
 
+# ---- all eight GPUs, but DCGM's short diagnostic fails (health.dcgm) ----
+echo "NVIDIA H100 80GB HBM3" >>"$TMP/gpus"
+: >"$TMP/log/scontrol"
+cat >"$TMP/bin/dcgmi" <<EOF
+#!/bin/sh
+(IFS='|'; echo "\$*") >>"$TMP/log/dcgmi"
+[ -f "$TMP/dcgm-ok" ] && exit 0
+echo "Error: Diagnostic failed: GPU 3: PCIe replay count exceeded"
+exit 226
+EOF
+chmod +x "$TMP/bin/dcgmi"
+sed 's|^health: .*|health: {timeout: 2s, dcgm: true, dcgmi: '"$TMP"'/bin/dcgmi}|' \
+	"$TMP/node.yaml" >"$TMP/node-dcgm.yaml"
+"$NODE" -c "$TMP/node-dcgm.yaml" run 2>"$TMP/agent.err"; rc=$?
+[ "$rc" = 27 ] || fail "a failed DCGM diagnostic exited $rc, want 27"
+has_line "$TMP/log/dcgmi" "diag|-r|1"
+[ -f "$TMP/log/slurmd" ] && fail "slurmd was started after a failed DCGM diagnostic"
+grep -q "^update|NodeName=p5-1|State=POWER_DOWN_FORCE|Reason=gpuburst: unhealthy: instance $IID: .*dcgmi failed: exit status 226: Error: Diagnostic failed: GPU 3: PCIe replay count exceeded\$" \
+	"$TMP/log/scontrol" || fail "dcgm reason: $(cat "$TMP/log/scontrol")"
+ok "health.dcgm: 8 of 8 GPUs but dcgmi diag -r 1 fails: unhealthy with its words, no slurmd"
+
 # ---- healthy: slurmd, then a spot notice ----------------------------------
 for f in scontrol nvidia-smi; do : >"$TMP/log/$f"; done
 : >"$D/ec2.log"
-echo "NVIDIA H100 80GB HBM3" >>"$TMP/gpus"
 rm -f "$D/node-tag"	# not tagged yet: the agent polls until it is
 printf '101\n102\n103\n' >"$TMP/jobs"
 echo 102 >"$TMP/norequeue"
