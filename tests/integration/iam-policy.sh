@@ -61,7 +61,9 @@ check(len(term) == 1 and "aws:ResourceTag/gpuburst:cluster" in term[0]["Conditio
       "TerminateInstances only on instances tagged gpuburst:cluster")
 
 readme = open(top + "/README.md").read()
-m = re.search(r"```json\n(.*?)```", readme[readme.find("IAM policy"):], re.S)
+# the section "### IAM policy" shows both (other sections may name them)
+readme = readme[readme.find("### IAM policy"):]
+m = re.search(r"```json\n(.*?)```", readme, re.S)
 check(m is not None and json.loads(m.group(1)) == policy,
       "README.md shows etc/iam-policy.json")
 
