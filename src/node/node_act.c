@@ -23,6 +23,9 @@
 #include "gb_util.h"
 #include "node_int.h"
 
+/* The PATH of GB_SPAWN_PATH, for a program whose own PATH is empty. */
+#define DEFAULT_PATH (&GB_SPAWN_PATH[sizeof("PATH=") - 1])
+
 #define SLURM_TIMEOUT 30.0	/* seconds per scontrol or squeue call */
 #define TAG_TIMEOUT_MS 10000L	/* per CreateTags request */
 #define MUNGE_KEY_MAX (1u << 20)
@@ -50,7 +53,7 @@ gb_err_t node_act_create(const struct gb_node_conf *conf, const struct node_iden
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
 	a->conf = conf;
 	a->id = id;
-	gb_buf_printf(&b, "PATH=%s", path && *path ? path : GB_SPAWN_PATH + 5);
+	gb_buf_printf(&b, "PATH=%s", path && *path ? path : DEFAULT_PATH);
 	a->env_path = gb_buf_steal(&b);
 	if (conf->slurm.conf) {
 		gb_buf_printf(&b, "SLURM_CONF=%s", conf->slurm.conf);
@@ -88,7 +91,7 @@ char *node_which(const char *name)
 	if (strchr(name, '/'))
 		return strdup(name);
 	if (!path || !*path)
-		path = GB_SPAWN_PATH + 5;
+		path = DEFAULT_PATH;
 	for (const char *p = path; ; ) {
 		const char *colon = strchr(p, ':');
 		size_t n = colon ? (size_t)(colon - p) : strlen(p);
