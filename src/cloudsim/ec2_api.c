@@ -329,24 +329,19 @@ static void state_reason_el(struct gb_buf *b, const struct gb_sim_instance *i,
 		return;
 	}
 	gmtime_r(&t, &tm);
-	if (i->cr_ended) {
-		/* the code EC2 gives a Capacity Block's end is not confirmed */
+	/* the codes and texts of a Capacity Block's end and of a Spot
+	 * interruption are not confirmed against EC2 */
+	if (i->cr_ended || i->spot_interrupted) {
+		const char *code = i->cr_ended ? "Server.ScheduledStop"
+					       : "Server.SpotInstanceTermination";
+
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S GMT", &tm);
-		snprintf(reason, sizeof(reason), "Capacity Block expired (%s)", when);
+		snprintf(reason, sizeof(reason), i->cr_ended ? "Capacity Block expired (%s)"
+							     : "Service initiated (%s)", when);
 		gb_cs_xml_el(b, "reason", reason);
-		gb_buf_puts(b, "<stateReason><code>Server.ScheduledStop</code>"
-			    "<message>Server.ScheduledStop: the Capacity Block ended</message>"
-			    "</stateReason>");
-		return;
-	}
-	if (i->spot_interrupted) {
-		/* the reason text of a Spot interruption is not confirmed here */
-		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S GMT", &tm);
-		snprintf(reason, sizeof(reason), "Service initiated (%s)", when);
-		gb_cs_xml_el(b, "reason", reason);
-		gb_buf_puts(b, "<stateReason><code>Server.SpotInstanceTermination</code>"
-			    "<message>Server.SpotInstanceTermination: Spot instance termination</message>"
-			    "</stateReason>");
+		gb_buf_printf(b, "<stateReason><code>%s</code><message>%s: %s</message>"
+			      "</stateReason>", code, code,
+			      i->cr_ended ? "the Capacity Block ended" : "Spot instance termination");
 		return;
 	}
 	if (!i->user_terminated) {
