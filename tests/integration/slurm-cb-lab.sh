@@ -24,7 +24,7 @@ bad() { echo "FAIL: $*"; fail=1; }
 skip() { echo "SKIP: $*"; exit 77; }
 
 [ "$(id -u)" = 0 ] || skip "needs root (slurmctld, munged and a mount namespace)"
-for b in slurmctld slurmd munged mungekey scontrol sbatch squeue unshare ss flock; do
+for b in slurmctld slurmd munged mungekey scontrol sbatch squeue unshare setsid ss flock; do
 	command -v "$b" >/dev/null 2>&1 ||
 		skip "$b is missing (apt-get install slurm-wlm munge util-linux iproute2)"
 done
@@ -46,12 +46,19 @@ cat > "$T/resume" <<'EOF'
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 T=$(cd "$(dirname "$0")" && pwd)
 exec </dev/null >>"$T/resume.log" 2>&1
+echo "$(date +%T.%N) resume $1"
 for node in $(scontrol show hostnames "$1"); do
 	[ -e "$T/hold/$node" ] && continue
 	sleep 1		# slurmd -b: a boot time before the resume request is ignored
 	mkdir -p "$T/lab/spool/$node"
 	scontrol update nodename="$node" nodeaddr=127.0.0.1 nodehostname="$(hostname -s)"
-	env --default-signal slurmd -b -f "$SLURM_CONF" -N "$node"
+	echo "$(date +%T.%N) $node: update $?"
+	# slurmscriptd (23.02+) kills the program's process group once it
+	# exits: slurmd's daemon child must be in a session of its own before
+	# this script can end (seen on 24.11 under load: a node that never
+	# registered, no slurmd log at all)
+	setsid -w env --default-signal slurmd -b -f "$SLURM_CONF" -N "$node"
+	echo "$(date +%T.%N) $node: slurmd $?"
 done
 EOF
 cat > "$T/suspend" <<'EOF'
@@ -235,5 +242,14 @@ if [ "$fail" = 0 ]; then
 else
 	echo "--- slurmctld.log (last 40 lines)"
 	tail -n 40 "$LAB/log/slurmctld.log"
+	echo "--- slurmctld.log on powering up (first 30 lines)"
+	grep -iE "power|resum|cb-1|cb-2" "$LAB/log/slurmctld.log" | head -n 30
+	echo "--- resume.log"
+	cat "$T/resume.log" 2>/dev/null
+	for f in "$LAB"/log/slurmd-*.log; do
+		[ -f "$f" ] || continue
+		echo "--- $(basename "$f") (last 15 lines)"
+		tail -n 15 "$f"
+	done
 fi
 exit "$fail"
