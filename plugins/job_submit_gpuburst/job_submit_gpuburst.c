@@ -662,11 +662,18 @@ static int route(job_desc_msg_t *d, const struct gb_route_job *job,
 		set_field(&d->features, &res->features);
 	}
 	set_field(&d->admin_comment, &res->admin_comment);
+	/*
+	 * Held for approval: priority 0 set here is an admin hold (JobHeldAdmin,
+	 * which only an operator releases) unless the user submitted it held
+	 * (-H, JobHeldUser); slurmctld keeps it across restarts.
+	 */
+	if (res->hold && !job->update)
+		d->priority = 0;
 	tell_user(err_msg, gb_buf_str(&res->msg));
 	slurm_debug("%s: %s %s of uid %u: partition=%s features=%s home=%s nodes=%llu%s",
 		    plugin_type, verb, id, uid, S(d->partition), S(d->features),
 		    S(res->home), (unsigned long long)res->nodes,
-		    res->needs_approval ? " (needs approval)" : "");
+		    res->hold ? " (held for approval)" : res->needs_approval ? " (needs approval)" : "");
 	return SLURM_SUCCESS;
 }
 

@@ -841,6 +841,43 @@ static void record_home(struct job_ctx *x)
 	gb_buf_printf(b, "%s%s%s", b->len ? " " : "", GB_ROUTE_HOME_KEY, x->res->home);
 }
 
+/*
+ * The admin comment so far (or the job's own) without any approval token,
+ * then "gpuburst:approval=pending/NODES".
+ */
+static void record_hold(struct job_ctx *x)
+{
+	const size_t klen = strlen(GB_ROUTE_APPROVAL_KEY);
+	struct gb_buf old = GB_BUF_INIT, *b = &x->res->admin_comment;
+	const char *p, *t;
+
+	gb_buf_puts(&old, b->len ? gb_buf_str(b)
+			: x->job->admin_comment ? x->job->admin_comment : "");
+	gb_buf_reset(b);
+	p = gb_buf_str(&old);
+	while ((t = strstr(p, GB_ROUTE_APPROVAL_KEY))) {
+		const char *start = t, *end = t + klen;
+
+		if (t > gb_buf_str(&old) && !strchr(" \t;,", t[-1])) {
+			gb_buf_append(b, p, (size_t)(end - p));
+			p = end;
+			continue;	/* not a token: part of a word */
+		}
+		if (start > p && strchr(" \t", start[-1]))
+			start--;
+		gb_buf_append(b, p, (size_t)(start - p));
+		end += strcspn(end, " \t;,");
+		p = end;
+	}
+	gb_buf_puts(b, p);
+	while (b->len && strchr(" \t", b->data[b->len - 1]))
+		b->data[--b->len] = '\0';
+	gb_buf_printf(b, "%s%spending/%llu", b->len ? " " : "",
+		      GB_ROUTE_APPROVAL_KEY, (unsigned long long)x->res->nodes);
+	b->oom = b->oom || old.oom;	/* gb_route_job() checks b */
+	gb_buf_free(&old);
+}
+
 /* Has a candidate before nodeset [i] (or [i] before its type [k]) type [t]? */
 static bool type_listed(const struct job_ctx *x, size_t i, size_t k, const char *t)
 {
@@ -915,10 +952,13 @@ static void fill_changes(struct job_ctx *x, size_t before)
 	res->nodes = estimate_nodes(x);
 	if (res->nodes > (uint64_t)threshold) {
 		res->needs_approval = true;
+		res->hold = x->r->conf->policy.approve_at_submit;
 		gb_buf_printf(&res->msg,
-			      "gpuburst: this job needs %llu cloud nodes, more than the approval threshold of %d (%s): an administrator must approve it (gpuburstctl approvals, then gpuburstctl approve ID) before its nodes start",
+			      "gpuburst: this job needs %llu cloud nodes, more than the approval threshold of %d (%s): %s",
 			      (unsigned long long)res->nodes, threshold,
-			      gb_conf_env_name(x->r->conf->environment));
+			      gb_conf_env_name(x->r->conf->environment),
+			      res->hold ? "it is held until an administrator approves it (gpuburstctl approvals)"
+					: "an administrator must approve it (gpuburstctl approvals, then gpuburstctl approve ID) before its nodes start");
 	}
 }
 
@@ -967,6 +1007,8 @@ static enum gb_route_verdict decide(struct job_ctx *x, unsigned char *scratch)
 	}
 	if (res->home)
 		record_home(x);
+	if (res->hold)
+		record_hold(x);
 	if (!ours && !res->home)
 		return res->verdict = GB_ROUTE_UNTOUCHED;
 	return res->verdict = GB_ROUTE_ACCEPT;

@@ -26,6 +26,11 @@
 
 /* The home-region key, in the job's comment and in its admin comment. */
 #define GB_ROUTE_HOME_KEY "gpuburst:home="
+/*
+ * A job held for approval at submit: "gpuburst:approval=pending/NODES" in
+ * its admin comment (libslurmif's GB_APPROVAL_KEY reads it back).
+ */
+#define GB_ROUTE_APPROVAL_KEY "gpuburst:approval="
 
 typedef struct gb_route gb_route_t;
 
@@ -90,6 +95,9 @@ struct gb_route_result {
 	const char *home;		/* validated home region, BORROWED, or NULL */
 	uint64_t nodes;			/* cloud nodes the job needs (estimate) */
 	bool needs_approval;		/* nodes above the approval threshold */
+	bool hold;			/* held at submit until approved
+					 * (policy.approve_at_submit): set the
+					 * job's priority to 0 */
 };
 
 void gb_route_result_init(struct gb_route_result *res);

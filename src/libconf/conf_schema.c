@@ -56,6 +56,7 @@ CONF_ENUM(conf_enum_capacity, "on-demand", "spot", "reservation", "capacity-bloc
 _Static_assert(GB_ARRAY_LEN(conf_enum_capacity_names) == GB_CAPACITY_COUNT,
 	       "a name per capacity kind");
 CONF_ENUM(conf_enum_placement, "none", "cluster");
+CONF_ENUM(conf_enum_held, "hold", "cancel");
 CONF_ENUM(conf_enum_planner, "heuristic", "llm");
 CONF_ENUM(conf_enum_llm, NULL, "openai", "bedrock", "anthropic");
 CONF_ENUM(conf_enum_level, "error", "warning", "notice", "info", "debug");
@@ -1289,6 +1290,9 @@ static const struct conf_key policy_keys[] = {
 	K_STRV("allowed_geo_regions", allowed_geo_regions, NULL, 0),
 	K_DUR("approval_timeout", approval_timeout, "auto", 1, 30 * DAY, CF_AUTO),
 	K_BOOL("manual_resume_needs_approval", manual_resume_needs_approval, "false"),
+	K_BOOL("approve_at_submit", approve_at_submit, "true"),
+	K_DUR("submit_approval_timeout", submit_approval_timeout, "24h", 60, 30 * DAY, 0),
+	K_ENUM("on_approval_expiry", on_approval_expiry, "hold", &conf_enum_held),
 	{ .name = "approval_notify", .type = CT_STRV,
 	  .off = offsetof(S, approval_notify), .off_n = CONF_NO_OFF,
 	  .flags = CF_NONEMPTY, .check = check_notify },

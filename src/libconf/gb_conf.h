@@ -151,6 +151,12 @@ struct gb_conf_group {
 };
 
 /* How the instances of one multi-node job are placed inside an AZ. */
+/* What happens to a job held for approval when its approval expires. */
+enum gb_held_action {
+	GB_HELD_HOLD = 0,		/* stays held, the reason in its comment */
+	GB_HELD_CANCEL,			/* cancelled */
+};
+
 enum gb_placement {
 	GB_PLACEMENT_NONE = 0,		/* wherever EC2 puts them (default) */
 	GB_PLACEMENT_CLUSTER,		/* a cluster placement group per job */
@@ -240,6 +246,10 @@ struct gb_conf_policy {
 	size_t n_allowed_geo_regions;
 	double approval_timeout;	/* seconds; < 0: derive from ResumeTimeout */
 	bool manual_resume_needs_approval;	/* jobless power-ups */
+	bool approve_at_submit;		/* job_submit holds jobs over the
+					 * threshold until approved (default) */
+	double submit_approval_timeout;	/* a held job's approval, 24 h */
+	enum gb_held_action on_approval_expiry;	/* default hold */
 	char **approval_notify;		/* argv, NULL-terminated, or NULL */
 	double ice_cooldown;		/* default 600 s */
 	double error_cooldown;		/* first retry after AUTH/CONFIG, 900 s */

@@ -313,6 +313,10 @@ static void print_policy(FILE *fp, const struct gb_conf_policy *p)
 		p->approval_thresholds[GB_ENV_PROD],
 		dur(p->approval_timeout, a, sizeof(a)),
 		yesno(p->manual_resume_needs_approval));
+	fprintf(fp, "  at submit: %s; held jobs' approvals expire after %s, then the job is %s\n",
+		p->approve_at_submit ? "jobs over the threshold are held" : "off",
+		dur(p->submit_approval_timeout, b, sizeof(b)),
+		p->on_approval_expiry == GB_HELD_CANCEL ? "cancelled" : "left held");
 	fputs("  approval notify: ", fp);
 	for (size_t i = 0; p->approval_notify && p->approval_notify[i]; i++) {
 		const char *arg = p->approval_notify[i];

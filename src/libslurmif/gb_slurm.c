@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -816,6 +817,135 @@ void gb_slurm_job_list_free(struct gb_slurm_job_list *l)
 	}
 	free(l->v);
 	free(l);
+}
+
+/*****************************************************************************
+ *  Jobs held for approval
+ *****************************************************************************/
+
+static bool held_for(const slurm_job_info_t *j, const char *value)
+{
+	char tok[64];
+
+	return (j->job_state & JOB_STATE_BASE) == JOB_PENDING && j->priority == 0 &&
+	       gb_approval_token(j->admin_comment, tok, sizeof(tok)) &&
+	       strncmp(tok, value, strlen(value)) == 0 &&
+	       (tok[strlen(value)] == '\0' || tok[strlen(value)] == '/');
+}
+
+static gb_err_t copy_held(const slurm_job_info_t *j, struct gb_slurm_held_job *o,
+			  gb_error_t *err)
+{
+	char pwbuf[1024];
+	gb_err_t rc;
+
+	o->job_id = j->job_id;
+	o->user_id = j->user_id;
+	o->num_nodes = j->num_nodes;
+	o->time_limit = j->time_limit == INFINITE || j->time_limit == NO_VAL
+				? 0 : j->time_limit;
+	o->submit_time = (double)j->submit_time;
+	if ((rc = dup_field(j->user_name && *j->user_name ? j->user_name
+				: user_of(j->user_id, pwbuf, sizeof(pwbuf)),
+			    &o->user, err)) ||
+	    (rc = dup_field(j->account, &o->account, err)) ||
+	    (rc = dup_field(j->partition, &o->partition, err)) ||
+	    (rc = dup_field(j->name, &o->name, err)) ||
+	    (rc = dup_field(j->tres_req_str, &o->tres, err)) ||
+	    (rc = dup_field(j->admin_comment ? j->admin_comment : "",
+			    &o->admin_comment, err)))
+		return rc;
+	return GB_E_OK;
+}
+
+gb_err_t gb_slurm_jobs_held(const char *value, struct gb_slurm_held_list **out,
+			    gb_error_t *err)
+{
+	struct gb_slurm_held_list *l = NULL;
+	job_info_msg_t *msg = NULL;
+	gb_err_t rc = GB_E_OK;
+
+	*out = NULL;
+	pthread_mutex_lock(&slurm_mu);
+	if (!slurm_inited)
+		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
+	else if (slurm_load_jobs((time_t)0, &msg, SHOW_ALL) != SLURM_SUCCESS)
+		rc = slurm_fail(err, "slurm_load_jobs", NULL);
+	pthread_mutex_unlock(&slurm_mu);
+	if (rc)
+		return rc;
+	if (!(l = calloc(1, sizeof(*l))) ||
+	    !(l->v = calloc(msg->record_count ? msg->record_count : 1, sizeof(*l->v)))) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < msg->record_count; i++) {
+		if (held_for(&msg->job_array[i], value) &&
+		    (rc = copy_held(&msg->job_array[i], &l->v[l->n++], err)))
+			goto out;
+	}
+	*out = l;
+	l = NULL;
+out:
+	gb_slurm_held_list_free(l);
+	slurm_free_job_info_msg(msg);
+	return rc;
+}
+
+void gb_slurm_held_list_free(struct gb_slurm_held_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		struct gb_slurm_held_job *j = &l->v[i];
+
+		free(j->user);
+		free(j->account);
+		free(j->partition);
+		free(j->name);
+		free(j->admin_comment);
+		free(j->tres);
+	}
+	free(l->v);
+	free(l);
+}
+
+gb_err_t gb_slurm_job_act(uint32_t job_id, enum gb_slurm_job_action a,
+			  const char *admin_comment, gb_error_t *err)
+{
+	job_desc_msg_t d;
+	char what[64];
+	gb_err_t rc = GB_E_OK;
+	int r, e = 0;
+
+	snprintf(what, sizeof(what), "%s of job %u",
+		 a == GB_SLURM_JOB_CANCEL ? "cancel" : a == GB_SLURM_JOB_HOLD
+		 ? "hold" : "release", job_id);
+	pthread_mutex_lock(&slurm_mu);
+	if (!slurm_inited) {
+		pthread_mutex_unlock(&slurm_mu);
+		return gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
+	}
+	if (a == GB_SLURM_JOB_CANCEL) {
+		r = slurm_kill_job(job_id, SIGKILL, 0);
+	} else {
+		slurm_init_job_desc_msg(&d);
+		d.job_id = job_id;
+		d.priority = a == GB_SLURM_JOB_HOLD ? 0 : INFINITE;
+		d.admin_comment = (char *)admin_comment;
+		r = slurm_update_job(&d);
+	}
+	if (r != SLURM_SUCCESS) {
+		e = errno;
+		if (e == ESLURM_INVALID_JOB_ID || e == ESLURM_ALREADY_DONE ||
+		    e == ESLURM_JOB_NOT_PENDING)
+			rc = gb_errorf(err, GB_E_NOTFOUND, "%s: %s", what,
+				       slurm_strerror(e));
+		else
+			rc = slurm_fail(err, what, NULL);
+	}
+	pthread_mutex_unlock(&slurm_mu);
+	return rc;
 }
 
 /*****************************************************************************

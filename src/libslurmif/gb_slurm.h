@@ -210,6 +210,67 @@ gb_err_t gb_slurm_jobs_on(char *const *names, size_t n,
 void gb_slurm_job_list_free(struct gb_slurm_job_list *l);
 
 /*
+ * Jobs held for approval at submit (job_submit/gpuburst: priority 0 and the
+ * token GB_APPROVAL_KEY "pending" in the AdminComment).  Strings NEW.
+ */
+#define GB_APPROVAL_KEY "gpuburst:approval="
+struct gb_slurm_held_job {
+	uint32_t job_id;
+	uint32_t user_id;
+	char *user;		/* user name, or NULL */
+	char *account;		/* or NULL */
+	char *partition;	/* "a,b", or NULL */
+	char *name;		/* job name, or NULL */
+	char *admin_comment;	/* never NULL */
+	char *tres;		/* what it asks for, "cpu=4,node=2,gres/gpu=8" */
+	uint32_t num_nodes;	/* asked for (at least) */
+	uint32_t time_limit;	/* minutes; 0: none (INFINITE or unset) */
+	double submit_time;
+};
+
+struct gb_slurm_held_list {
+	struct gb_slurm_held_job *v;
+	size_t n;
+};
+
+/*
+ * The pending jobs held with priority 0 whose AdminComment has the token
+ * GB_APPROVAL_KEY [value] ("pending"), by job id.  OUT *out NEW
+ * (gb_slurm_held_list_free), empty when none.  Needs gb_slurm_init().
+ */
+gb_err_t gb_slurm_jobs_held(const char *value, struct gb_slurm_held_list **out,
+			    gb_error_t *err);
+void gb_slurm_held_list_free(struct gb_slurm_held_list *l);
+
+/*
+ * What an approval decision does to a held job, as an administrator's
+ * update would (slurm_update_job; slurm_kill_job for CANCEL): RELEASE
+ * (priority back to Slurm's), HOLD (priority 0: an admin hold, which the
+ * user cannot release), CANCEL.  RELEASE and HOLD also set the AdminComment
+ * to [admin_comment] (NULL: unchanged).  RET GB_E_OK, GB_E_NOTFOUND (no
+ * such job, or it is no longer pending: nothing done), GB_E_SLURM.
+ */
+enum gb_slurm_job_action {
+	GB_SLURM_JOB_RELEASE = 0,
+	GB_SLURM_JOB_HOLD,
+	GB_SLURM_JOB_CANCEL,
+};
+gb_err_t gb_slurm_job_act(uint32_t job_id, enum gb_slurm_job_action a,
+			  const char *admin_comment, gb_error_t *err);
+
+/*
+ * The AdminComment [old] with every GB_APPROVAL_KEY token replaced by
+ * GB_APPROVAL_KEY[value] (appended when there was none).  OUT *out NEW.
+ */
+gb_err_t gb_approval_comment(const char *old, const char *value, char **out,
+			     gb_error_t *err);
+/*
+ * The value of the first GB_APPROVAL_KEY token of [admin_comment] into
+ * [buf] ("pending/4"); RET whether there is one.
+ */
+bool gb_approval_token(const char *admin_comment, char *buf, size_t n);
+
+/*
  * The Slurm version this gpuburst (and its job_submit plugin, which must
  * match slurmctld exactly) was built against, "22.05.8", into [buf] of
  * [n] bytes; RET [buf].  _number: SLURM_VERSION_NUMBER (0x160508).

@@ -210,3 +210,59 @@ gb_err_t gb_intent_home_region(const char *admin_comment, char *buf,
 	memcpy(buf, found, strlen(found) + 1);
 	return GB_E_OK;
 }
+
+/* The next GB_APPROVAL_KEY token of [s] at or after [p]; its end in *end. */
+static const char *approval_next(const char *s, const char *p, const char **end)
+{
+	const size_t klen = strlen(GB_APPROVAL_KEY);
+
+	for (; p && *p; p++) {
+		if ((p != s && !is_delim(p[-1])) ||
+		    strncmp(p, GB_APPROVAL_KEY, klen) != 0)
+			continue;
+		for (*end = p + klen; !is_delim(**end); (*end)++)
+			;
+		return p;
+	}
+	return NULL;
+}
+
+bool gb_approval_token(const char *admin_comment, char *buf, size_t n)
+{
+	const size_t klen = strlen(GB_APPROVAL_KEY);
+	const char *end, *t = approval_next(admin_comment, admin_comment, &end);
+
+	if (n)
+		buf[0] = '\0';
+	if (!t)
+		return false;
+	snprintf(buf, n, "%.*s", (int)(end - t - klen), t + klen);
+	return true;
+}
+
+gb_err_t gb_approval_comment(const char *old, const char *value, char **out,
+			     gb_error_t *err)
+{
+	struct gb_buf b = GB_BUF_INIT;
+	const char *p = old ? old : "", *t, *end;
+
+	*out = NULL;
+	while ((t = approval_next(old, p, &end))) {
+		const char *start = t;
+
+		if (start > p && (start[-1] == ' ' || start[-1] == '\t'))
+			start--;	/* and the blank before it */
+		gb_buf_append(&b, p, (size_t)(start - p));
+		p = end;
+	}
+	gb_buf_puts(&b, p);
+	while (b.len && (b.data[b.len - 1] == ' ' || b.data[b.len - 1] == '\t'))
+		b.data[--b.len] = '\0';
+	gb_buf_printf(&b, "%s%s%s", b.len ? " " : "", GB_APPROVAL_KEY, value);
+	if (gb_buf_failed(&b)) {
+		gb_buf_free(&b);
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	}
+	*out = gb_buf_steal(&b);
+	return GB_E_OK;
+}

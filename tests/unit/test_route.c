@@ -384,18 +384,64 @@ static void test_approval(void **state)
 	check(f->route, &(struct gb_route_job){ .tres_per_node = "gres:gpu:a10g:1",
 						.min_nodes = 3, .max_nodes = 3 },
 	      &(struct want){ GB_ROUTE_ACCEPT, GB_ROUTE_OK, "gpuburst",
-			      "g5.xlarge|g5.12xlarge", NULL,
-			      "gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): an administrator must approve it (gpuburstctl approvals, then gpuburstctl approve ID) before its nodes start", 3 });
+			      "g5.xlarge|g5.12xlarge", "gpuburst:approval=pending/3",
+			      "gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): it is held until an administrator approves it (gpuburstctl approvals)", 3 });
 	/* 12 GPUs on 4-GPU nodes need 3 of them at least */
 	check(f->route, &(struct gb_route_job){ .tres_per_job = "gres:gpu:a10g:12" },
 	      &(struct want){ GB_ROUTE_ACCEPT, GB_ROUTE_OK, "gpuburst",
-			      "g5.xlarge|g5.12xlarge", NULL,
-			      "gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): an administrator must approve it (gpuburstctl approvals, then gpuburstctl approve ID) before its nodes start", 3 });
+			      "g5.xlarge|g5.12xlarge", "gpuburst:approval=pending/3",
+			      "gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): it is held until an administrator approves it (gpuburstctl approvals)", 3 });
 	/* --gpus=8 -N 2: 4 per node */
 	check(f->route, &(struct gb_route_job){ .tres_per_job = "gres:gpu:8",
 						.min_nodes = 2, .max_nodes = 2 },
 	      &(struct want){ GB_ROUTE_ACCEPT, GB_ROUTE_OK, "gpuburst",
 			      "g5.12xlarge", NULL, NULL, 2 });
+	/* an old token (a resubmitted job's) is replaced, the rest kept */
+	check(f->route, &(struct gb_route_job){ .tres_per_node = "gres:gpu:a10g:1",
+						.min_nodes = 4, .max_nodes = 4,
+						.admin_comment = "keep gpuburst:approval=approved/0123456789abcdef me" },
+	      &(struct want){ GB_ROUTE_ACCEPT, GB_ROUTE_OK, "gpuburst",
+			      "g5.xlarge|g5.12xlarge", "keep me gpuburst:approval=pending/4",
+			      "gpuburst: this job needs 4 cloud nodes, more than the approval threshold of 2 (dev): it is held until an administrator approves it (gpuburstctl approvals)", 4 });
+}
+
+static bool held(const gb_route_t *r, const struct gb_route_job *job)
+{
+	struct gb_route_result res;
+	bool h;
+
+	gb_route_result_init(&res);
+	assert_int_equal(gb_route_job(r, job, &res), GB_ROUTE_ACCEPT);
+	h = res.hold;
+	assert_true(res.needs_approval || !h);
+	gb_route_result_free(&res);
+	return h;
+}
+
+/* policy.approve_at_submit: false: the notice of the resume-time gate. */
+static void test_approval_at_resume(void **state)
+{
+	struct fixture *f = *state;
+	const struct gb_route_job three = { .tres_per_node = "gres:gpu:a10g:1",
+					    .min_nodes = 3, .max_nodes = 3 };
+	const struct gb_route_job two = { .tres_per_node = "gres:gpu:a10g:1",
+					  .min_nodes = 2, .max_nodes = 2 };
+	gb_error_t err;
+
+	assert_true(held(f->route, &three));
+	assert_false(held(f->route, &two));
+	f->conf->policy.approve_at_submit = false;
+	gb_route_destroy(f->route);
+	assert_int_equal(gb_route_create(f->conf, &f->route, &err), GB_E_OK);
+	assert_false(held(f->route, &three));
+	check(f->route, &three,
+	      &(struct want){ GB_ROUTE_ACCEPT, GB_ROUTE_OK, "gpuburst",
+			      "g5.xlarge|g5.12xlarge", NULL,
+			      "gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): an administrator must approve it (gpuburstctl approvals, then gpuburstctl approve ID) before its nodes start", 3 });
+	/* updates are never held */
+	check(f->route, &(struct gb_route_job){ .update = true, .min_nodes = 3,
+						.tres_per_node = "gres:gpu:a10g:1" },
+	      &(struct want){ GB_ROUTE_ACCEPT, GB_ROUTE_OK });
 }
 
 static void test_update(void **state)
@@ -595,6 +641,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rejected, setup_lab, teardown),
 		cmocka_unit_test_setup_teardown(test_home, setup_lab, teardown),
 		cmocka_unit_test_setup_teardown(test_approval, setup_lab, teardown),
+		cmocka_unit_test_setup_teardown(test_approval_at_resume, setup_lab, teardown),
 		cmocka_unit_test_setup_teardown(test_update, setup_lab, teardown),
 		cmocka_unit_test(test_routing_off),
 		cmocka_unit_test(test_no_nodesets),

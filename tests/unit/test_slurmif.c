@@ -605,6 +605,42 @@ static void test_update_unreachable(void **state)
 	rmdir(dir);
 }
 
+static void comment_is(const char *old, const char *value, const char *want)
+{
+	char *got = NULL;
+	gb_error_t err;
+
+	assert_int_equal(gb_approval_comment(old, value, &got, &err), GB_E_OK);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+/* The plugin's "gpuburst:approval=" token (route.c writes it). */
+static void test_approval_token(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	assert_false(gb_approval_token(NULL, buf, sizeof(buf)));
+	assert_string_equal(buf, "");
+	assert_false(gb_approval_token("notgpuburst:approval=pending/3", buf, sizeof(buf)));
+	assert_true(gb_approval_token("gpuburst:home=ap-south-1 gpuburst:approval=pending/3",
+				      buf, sizeof(buf)));
+	assert_string_equal(buf, "pending/3");
+	assert_true(gb_approval_token("a;gpuburst:approval=approved/0123456789abcdef,b",
+				      buf, sizeof(buf)));
+	assert_string_equal(buf, "approved/0123456789abcdef");
+	assert_true(gb_approval_token("gpuburst:approval=", buf, sizeof(buf)));
+	assert_string_equal(buf, "");
+	comment_is(NULL, "pending/3", "gpuburst:approval=pending/3");
+	comment_is("", "x", "gpuburst:approval=x");
+	comment_is("gpuburst:home=ap-south-1 gpuburst:approval=pending/3",
+		   "approved/0123456789abcdef",
+		   "gpuburst:home=ap-south-1 gpuburst:approval=approved/0123456789abcdef");
+	comment_is("a gpuburst:approval=pending/3 b notgpuburst:approval=1", "denied/1",
+		   "a b notgpuburst:approval=1 gpuburst:approval=denied/1");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -617,6 +653,7 @@ int main(void)
 		cmocka_unit_test(test_reason),
 		cmocka_unit_test(test_reason_agent),
 		cmocka_unit_test(test_intent),
+		cmocka_unit_test(test_approval_token),
 		cmocka_unit_test(test_release),
 		cmocka_unit_test(test_features_without),
 		cmocka_unit_test(test_update_unreachable),
