@@ -27,6 +27,14 @@ struct decision {
 	enum gb_policy_decision d;
 	const char *id;
 	const char *comment;
+	bool cancel;		/* deny --cancel: a held job is cancelled */
+};
+
+/* What became of the jobs held at submit that were decided. */
+struct held_out {
+	struct gb_strv lines;	/* one per job, for the report */
+	size_t failed;
+	char error[GB_ERROR_TEXT_MAX];
 };
 
 /* Slurm's outcome for the report. */
@@ -88,6 +96,49 @@ static void slurm_down(struct ctl *ctl, const char *id, const char *expr,
 	gb_strv_free(&names);
 }
 
+/*
+ * Release, hold or cancel held job [job] of request [id]; a job that is
+ * gone (or runs already) is said, not an error: nothing is launched for it.
+ */
+static void held_act(struct ctl *ctl, const char *id, const char *job,
+		     enum gb_slurm_job_action a, const char *value,
+		     struct held_out *ho)
+{
+	static const char *const done[] = { "released", "held", "cancelled" };
+	char line[GB_ERROR_TEXT_MAX + 128], detail[GB_ERROR_TEXT_MAX + 64];
+	char q[GB_ERROR_TEXT_MAX + 8];
+	gb_error_t err = { 0 };
+	long jid = 0;
+	gb_err_t rc;
+
+	rc = gb_parse_long(job, 1, INT32_MAX, &jid);
+	if (rc == GB_E_OK)
+		rc = gb_slurm_init(&err);
+	if (rc == GB_E_OK)
+		rc = gb_slurm_held_act((uint32_t)jid, a, value, &err);
+	if (rc == GB_E_OK) {
+		snprintf(line, sizeof(line), "job %s %s", job, done[a]);
+		gb_log_notice("held_job req=%s job=%s action=%s", id, job, done[a]);
+	} else if (rc == GB_E_NOTFOUND) {
+		snprintf(line, sizeof(line), "job %s is gone or no longer held (%s): nothing %s, nothing launched",
+			 job, err.text, done[a]);
+		gb_log_notice("held_job req=%s job=%s action=%s gone=%s", id, job,
+			      done[a], gb_log_q(q, sizeof(q), err.text));
+	} else {
+		snprintf(line, sizeof(line), "job %s could not be %s: %s", job, done[a], err.text);
+		gb_log_error("held_job req=%s job=%s action=%s error=%s", id, job,
+			     done[a], gb_log_q(q, sizeof(q), err.text));
+		ho->failed++;
+		if (!ho->error[0])
+			snprintf(ho->error, sizeof(ho->error), "%s", err.text);
+	}
+	snprintf(detail, sizeof(detail), "action=%s job=%s result=%s", done[a], job,
+		 rc == GB_E_OK ? "ok" : rc == GB_E_NOTFOUND ? "gone" : "failed");
+	if (ctl->st)
+		gb_state_event_add(ctl->st, id, "slurm_job", detail, NULL);
+	gb_strv_add(&ho->lines, line);
+}
+
 /* The worker runs what was approved (gb_worker.h: one at a time). */
 static bool start_worker(const struct gb_conf *conf, char *error, size_t n)
 {
@@ -115,6 +166,7 @@ static json_t *pairs_json(const struct gb_strv *ids, const struct gb_strv *exprs
 static void report(struct ctl *ctl, const struct decision *dc,
 		   const struct gb_policy_actor *who,
 		   const struct gb_policy_outcome *out, const struct slurm_out *so,
+		   const struct held_out *ho,
 		   int worker, const char *worker_error, const char *reason)
 {
 	bool approve = dc->d == GB_POLICY_APPROVE;
@@ -136,16 +188,33 @@ static void report(struct ctl *ctl, const struct decision *dc,
 			"error", so->error[0] ? so->error : NULL));
 		json_object_set_new(doc, "worker_started", worker < 0 ? json_null()
 							: json_boolean(worker));
+		json_t *held = json_array();
+
+		for (size_t i = 0; i < ho->lines.n; i++)
+			json_array_append_new(held, json_string(ho->lines.v[i]));
+		json_object_set_new(doc, "held_jobs", held);
 		ctl_json_result(doc);
 		return;
 	}
-	for (size_t i = 0; i < out->ids.n; i++)
-		printf("%s %s (nodes %s)%s\n", approve ? "approved" : "denied",
-		       out->ids.v[i], out->exprs.v[i],
-		       approve ? ": queued" : ": nodes DOWN, their jobs requeue");
-	for (size_t i = 0; i < out->expired_ids.n; i++)
-		printf("expired %s (nodes %s): its deadline had passed; nodes DOWN\n",
-		       out->expired_ids.v[i], out->expired_exprs.v[i]);
+	for (size_t i = 0; i < out->ids.n; i++) {
+		if (!*out->exprs.v[i])
+			printf("%s %s (a job held at submit)\n",
+			       approve ? "approved" : "denied", out->ids.v[i]);
+		else
+			printf("%s %s (nodes %s)%s\n", approve ? "approved" : "denied",
+			       out->ids.v[i], out->exprs.v[i],
+			       approve ? ": queued" : ": nodes DOWN, their jobs requeue");
+	}
+	for (size_t i = 0; i < out->expired_ids.n; i++) {
+		if (!*out->expired_exprs.v[i])
+			printf("expired %s (a job held at submit): its deadline had passed\n",
+			       out->expired_ids.v[i]);
+		else
+			printf("expired %s (nodes %s): its deadline had passed; nodes DOWN\n",
+			       out->expired_ids.v[i], out->expired_exprs.v[i]);
+	}
+	for (size_t i = 0; i < ho->lines.n; i++)
+		printf("%s\n", ho->lines.v[i]);
 	if (reason && so->asked)
 		printf("Slurm reason: %s\n", reason);
 	if (worker > 0)
@@ -160,6 +229,7 @@ static gb_err_t decide(struct ctl *ctl, const struct decision *dc)
 	struct gb_policy_outcome out = { 0 };
 	struct gb_policy_actor who;
 	struct slurm_out so = { 0 };
+	struct held_out ho = { 0 };
 	const struct gb_conf *conf;
 	char reason[GB_POLICY_REASON_MAX], expired[GB_POLICY_REASON_MAX];
 	char worker_error[GB_ERROR_TEXT_MAX] = "", qs[64];
@@ -188,18 +258,39 @@ static gb_err_t decide(struct ctl *ctl, const struct decision *dc)
 	gb_policy_reason_denied(reason, sizeof(reason), who.name, dc->comment);
 	gb_policy_reason_expired(expired, sizeof(expired));
 	for (size_t i = 0; dc->d == GB_POLICY_DENY && i < out.ids.n; i++)
-		slurm_down(ctl, out.ids.v[i], out.exprs.v[i], reason, &so);
+		if (*out.exprs.v[i])
+			slurm_down(ctl, out.ids.v[i], out.exprs.v[i], reason, &so);
 	for (size_t i = 0; i < out.expired_ids.n; i++)
-		slurm_down(ctl, out.expired_ids.v[i], out.expired_exprs.v[i], expired, &so);
-	if (dc->d == GB_POLICY_APPROVE && out.ids.n)
+		if (*out.expired_exprs.v[i])
+			slurm_down(ctl, out.expired_ids.v[i], out.expired_exprs.v[i],
+				   expired, &so);
+	for (size_t i = 0; i < out.held_jobs.n; i++) {
+		char value[64];
+
+		snprintf(value, sizeof(value), "%s/%s",
+			 dc->d == GB_POLICY_APPROVE ? "approved" : "denied", dc->id);
+		held_act(ctl, dc->id, out.held_jobs.v[i],
+			 dc->d == GB_POLICY_APPROVE ? GB_SLURM_JOB_RELEASE
+			 : dc->cancel ? GB_SLURM_JOB_CANCEL : GB_SLURM_JOB_HOLD,
+			 value, &ho);
+	}
+	for (size_t i = 0; i < out.expired_held_jobs.n; i++)
+		held_act(ctl, dc->id, out.expired_held_jobs.v[i],
+			 conf->policy.on_approval_expiry == GB_HELD_CANCEL
+			 ? GB_SLURM_JOB_CANCEL : GB_SLURM_JOB_HOLD, "expired", &ho);
+	if (dc->d == GB_POLICY_APPROVE && out.ids.n > out.held_jobs.n)
 		worker = start_worker(conf, worker_error, sizeof(worker_error));
-	report(ctl, dc, &who, &out, &so, worker, worker_error,
+	report(ctl, dc, &who, &out, &so, &ho, worker, worker_error,
 	       rc == GB_E_TIMEOUT ? expired : dc->d == GB_POLICY_DENY ? reason : NULL);
 	if (rc == GB_E_TIMEOUT)
 		ctl_fail(rc, "%s", err.text);
 	else if (so.failed)
 		rc = ctl_fail(GB_E_SLURM, "%zu of %zu nodes could not be set DOWN: %s (Slurm's ResumeTimeout will fail them)",
 			      so.failed, so.asked, so.error);
+	else if (ho.failed)
+		rc = ctl_fail(GB_E_SLURM, "%zu held job%s could not be updated in Slurm: %s",
+			      ho.failed, ho.failed == 1 ? "" : "s", ho.error);
+	gb_strv_free(&ho.lines);
 	gb_policy_outcome_clear(&out);
 	return rc;
 }
@@ -213,6 +304,8 @@ static const struct option approve_longopts[] = {
 static const struct option deny_longopts[] = {
 	CTL_COMMON_LONGOPTS,
 	{ "reason", required_argument, NULL, 'r' },
+	{ "cancel", no_argument, NULL, 'C' },
+	{ "hold", no_argument, NULL, 'H' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -224,7 +317,7 @@ static gb_err_t parse(struct ctl *ctl, int argc, char **argv,
 	int c;
 
 	while ((c = ctl_getopt(ctl, dc->cmd, argc, argv,
-			       approve ? ":jhm:" : ":jhr:",
+			       approve ? ":jhm:" : ":jhr:CH",
 			       approve ? approve_longopts : deny_longopts,
 			       &first, &rc)) != -1) {
 		switch (c) {
@@ -234,6 +327,12 @@ static gb_err_t parse(struct ctl *ctl, int argc, char **argv,
 		case 'm':
 		case 'r':
 			dc->comment = optarg;
+			break;
+		case 'C':
+			dc->cancel = true;
+			break;
+		case 'H':
+			dc->cancel = false;
 			break;
 		default:
 			return ctl_unimplemented(dc->cmd, c);

@@ -59,13 +59,14 @@ static void print_text(const struct gb_reconcile_report *rep, bool dry_run)
 		       a->error ? ": " : "", a->error ? a->error : "");
 	}
 	printf("%zu action%s (stuck %zu, lost %zu, orphan %zu, cooldown %zu, expire %zu, "
-	       "release %zu, prune %zu, group %zu, block %zu, notice %zu)%s\n", rep->n,
+	       "release %zu, prune %zu, group %zu, block %zu, notice %zu, held %zu)%s\n", rep->n,
 	       rep->n == 1 ? "" : "s", rep->counts[GB_RECONCILE_STUCK],
 	       rep->counts[GB_RECONCILE_LOST], rep->counts[GB_RECONCILE_ORPHAN],
 	       rep->counts[GB_RECONCILE_COOLDOWN], rep->counts[GB_RECONCILE_EXPIRE],
 	       rep->counts[GB_RECONCILE_RELEASE], rep->counts[GB_RECONCILE_PRUNE],
 	       rep->counts[GB_RECONCILE_GROUP], rep->counts[GB_RECONCILE_BLOCK],
-	       rep->counts[GB_RECONCILE_NOTICE], dry_run ? ", dry run: nothing changed" : "");
+	       rep->counts[GB_RECONCILE_NOTICE], rep->counts[GB_RECONCILE_HELD],
+	       dry_run ? ", dry run: nothing changed" : "");
 }
 
 static void print_json(const struct gb_reconcile_report *rep, bool dry_run, bool cheap)

@@ -23,6 +23,7 @@ struct target {
 	double deadline;	/* approval's expires_at, else the request's */
 	bool has_approval;
 	bool expire;		/* decided: expire instead */
+	bool held;		/* a job held at submit (no nodes yet) */
 };
 
 struct targets {
@@ -70,6 +71,7 @@ static void target_add(struct targets *t, const struct gb_request *r)
 	x->state = r->state;
 	x->job_id = r->job_id;
 	x->deadline = r->expires_at;
+	x->held = gb_policy_request_held(r);
 	if (r->nodes && !(x->nodes = strdup(r->nodes))) {
 		t->oom = true;
 		return;
@@ -142,6 +144,15 @@ static gb_err_t add_nodes(struct gb_strv *dst, const char *expr,
 	return GB_E_OK;
 }
 
+/* Job [job_id] as text into [v]; RET non-zero when out of memory. */
+static int add_job(struct gb_strv *v, int64_t job_id)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%lld", (long long)job_id);
+	return gb_strv_add(v, buf);
+}
+
 /* approvals.state of [x] -> [to]; a request without a row gets one first. */
 static gb_err_t decide_approval(gb_state_t *st, const struct target *x,
 				enum gb_approval_state to, const char *by,
@@ -182,6 +193,8 @@ static gb_err_t expire_one(gb_state_t *st, const struct target *x, double now,
 			 now - x->deadline);
 		rc = gb_state_event_add(st, x->id, "expire", detail, err);
 	}
+	if (rc == GB_E_OK && x->held && add_job(&out->expired_held_jobs, x->job_id))
+		rc = gb_errorf(err, GB_E_NOMEM, "expiring: out of memory");
 	if (rc == GB_E_OK && (gb_strv_add(&out->expired_ids, x->id) ||
 			      gb_strv_add(&out->expired_exprs, x->nodes ? x->nodes : "") ||
 			      add_nodes(&out->expired_nodes, x->nodes, err)))
@@ -203,7 +216,10 @@ static gb_err_t decide_one(gb_state_t *st, const struct target *x,
 	bool approve = d == GB_POLICY_APPROVE;
 	gb_err_t rc;
 
-	if (approve)
+	if (approve && x->held)
+		snprintf(reason, sizeof(reason), "approved by %s: job %lld released",
+			 who, (long long)x->job_id);
+	else if (approve)
 		snprintf(reason, sizeof(reason), "approved by %s", who);
 	else
 		snprintf(reason, sizeof(reason), "denied by %s: %s", who, comment);
@@ -213,8 +229,9 @@ static gb_err_t decide_one(gb_state_t *st, const struct target *x,
 	if (rc == GB_E_OK)
 		rc = gb_state_request_transition(st, x->id,
 						 GB_RSTATE_PENDING_APPROVAL,
-						 approve ? GB_RSTATE_QUEUED
-							 : GB_RSTATE_DENIED,
+						 !approve ? GB_RSTATE_DENIED
+						 : x->held ? GB_RSTATE_DONE
+						 : GB_RSTATE_QUEUED,
 						 reason, err);
 	snprintf(detail, sizeof(detail), "by=%s uid=%lld comment=%s",
 		 gb_log_q(qwho, sizeof(qwho), who), (long long)uid,
@@ -224,6 +241,8 @@ static gb_err_t decide_one(gb_state_t *st, const struct target *x,
 					detail, err);
 	if (rc == GB_E_OK && (gb_strv_add(&out->ids, x->id) ||
 			      gb_strv_add(&out->exprs, x->nodes ? x->nodes : "")))
+		rc = gb_errorf(err, GB_E_NOMEM, "deciding: out of memory");
+	if (rc == GB_E_OK && x->held && add_job(&out->held_jobs, x->job_id))
 		rc = gb_errorf(err, GB_E_NOMEM, "deciding: out of memory");
 	if (rc == GB_E_OK && !approve)
 		rc = add_nodes(&out->nodes, x->nodes, err);
@@ -386,6 +405,8 @@ void gb_policy_outcome_clear(struct gb_policy_outcome *o)
 	gb_strv_free(&o->expired_ids);
 	gb_strv_free(&o->expired_exprs);
 	gb_strv_free(&o->expired_nodes);
+	gb_strv_free(&o->held_jobs);
+	gb_strv_free(&o->expired_held_jobs);
 }
 
 /*****************************************************************************

@@ -171,6 +171,56 @@ double gb_policy_approval_timeout(const struct gb_conf *conf,
 				  double partition_timeout);
 
 /*****************************************************************************
+ *  Jobs held at submit (job_submit/gpuburst, policy.approve_at_submit)
+ *
+ *  The plugin holds a job over the threshold (priority 0, the admin-comment
+ *  token "gpuburst:approval=pending/NODES"); it cannot write the state file
+ *  under slurmctld's locks, and the job has no id yet.  Whoever lists the
+ *  held jobs next (gpuburstctl reconcile, every minute; gpuburstctl
+ *  approvals) records them: one RESUME request per job with no nodes
+ *  (gb_policy_request_held), PENDING_APPROVAL until
+ *  policy.submit_approval_timeout, and its approval row.  Approving it
+ *  releases the job (the request is DONE: it launches nothing itself);
+ *  the job's later power-ups are then not gated by size
+ *  (gb_policy_job_approved).  Denying or expiring it holds or cancels the
+ *  job (gpuburstctl deny --hold | --cancel; policy.on_approval_expiry).
+ *****************************************************************************/
+
+/* A held job as Slurm shows it.  Strings BORROWED, NULL: not known. */
+struct gb_policy_held {
+	int64_t job_id;
+	const char *user, *account, *partition, *name, *tres;
+	const char *home;		/* gpuburst:home= of its admin comment */
+	int nodes;			/* the plugin's estimate (its token) */
+	uint32_t time_limit;		/* minutes; 0: none */
+};
+
+/* RET whether [r] is the request of a job held at submit. */
+bool gb_policy_request_held(const struct gb_request *r);
+
+/*
+ * For each of [jobs] (n) that has no held request yet: the request (input:
+ * JSON {"source":"submit", user, account, partition, name, tres, nodes,
+ * time_limit}), its approval row and event, in one transaction.  OUT
+ * [created] the new request ids (the caller notifies:
+ * gb_policy_notify_spawn).  RET GB_E_OK or as libstate.
+ */
+gb_err_t gb_policy_held_sync(const struct gb_conf *conf, gb_state_t *st,
+			     const struct gb_policy_held *jobs, size_t n,
+			     double now, bool dry, struct gb_strv *created,
+			     gb_error_t *err);
+
+/* [dry]: nothing is written; [created] gets the job ids ("4711") instead. */
+
+/* policy.approval_notify about held request [id] (gb_policy_notify_spawn). */
+gb_err_t gb_policy_held_notify(const struct gb_conf *conf, gb_state_t *st,
+			       const char *id, gb_error_t *err);
+
+/* OUT *yes: job [job_id] was held at submit and its approval approved. */
+gb_err_t gb_policy_job_approved(gb_state_t *st, int64_t job_id, bool *yes,
+				gb_error_t *err);
+
+/*****************************************************************************
  *  Decisions: approve, deny, expire
  *****************************************************************************/
 
@@ -187,6 +237,9 @@ struct gb_policy_outcome {
 	struct gb_strv expired_ids;	/* requests found past their deadline */
 	struct gb_strv expired_exprs;	/* ... the hostlist of each of them */
 	struct gb_strv expired_nodes;	/* ... all their nodes, expanded */
+	struct gb_strv held_jobs;	/* decided requests of jobs held at
+					 * submit: their job ids ("4711") */
+	struct gb_strv expired_held_jobs;	/* ... expired ones */
 };
 void gb_policy_outcome_clear(struct gb_policy_outcome *o);
 

@@ -296,6 +296,18 @@ gb_err_t gb_policy_gate(const struct gb_conf *conf, gb_state_t *st,
 			goto out;
 		gb_policy_judge(conf, r->job_id, counted, &v[i]);
 	}
+	/* A job approved when it was held at submit is not asked again. */
+	for (size_t i = 0; st && i < n; i++) {
+		bool approved = false;
+
+		if (reqs[i].kind != GB_REQ_RESUME || !reqs[i].job_id ||
+		    v[i].rule != GB_POLICY_RULE_SIZE)
+			continue;
+		if ((rc = gb_policy_job_approved(st, reqs[i].job_id, &approved, err)))
+			goto out;
+		if (approved)
+			memset(&v[i], 0, sizeof(v[i]));
+	}
 	/* Never half a job: one gated request gates the job's others. */
 	for (size_t i = 0; i < n; i++) {
 		for (size_t j = 0; reqs[i].job_id && j < n; j++)

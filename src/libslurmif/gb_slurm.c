@@ -845,6 +845,7 @@ static gb_err_t copy_held(const slurm_job_info_t *j, struct gb_slurm_held_job *o
 	o->time_limit = j->time_limit == INFINITE || j->time_limit == NO_VAL
 				? 0 : j->time_limit;
 	o->submit_time = (double)j->submit_time;
+	o->user_hold = j->state_reason == WAIT_HELD_USER;
 	if ((rc = dup_field(j->user_name && *j->user_name ? j->user_name
 				: user_of(j->user_id, pwbuf, sizeof(pwbuf)),
 			    &o->user, err)) ||
@@ -938,13 +939,30 @@ gb_err_t gb_slurm_job_act(uint32_t job_id, enum gb_slurm_job_action a,
 	if (r != SLURM_SUCCESS) {
 		e = errno;
 		if (e == ESLURM_INVALID_JOB_ID || e == ESLURM_ALREADY_DONE ||
-		    e == ESLURM_JOB_NOT_PENDING)
+		    e == ESLURM_JOB_FINISHED || e == ESLURM_JOB_NOT_PENDING)
 			rc = gb_errorf(err, GB_E_NOTFOUND, "%s: %s", what,
 				       slurm_strerror(e));
 		else
 			rc = slurm_fail(err, what, NULL);
 	}
 	pthread_mutex_unlock(&slurm_mu);
+	return rc;
+}
+
+gb_err_t gb_slurm_held_act(uint32_t job_id, enum gb_slurm_job_action a,
+			   const char *value, gb_error_t *err)
+{
+	struct gb_slurm_job_text t;
+	char *comment = NULL;
+	gb_err_t rc;
+
+	if ((rc = gb_slurm_job_text(job_id, &t, err)))
+		return rc;
+	rc = gb_approval_comment(t.admin_comment, value, &comment, err);
+	if (rc == GB_E_OK)
+		rc = gb_slurm_job_act(job_id, a, comment, err);
+	free(comment);
+	gb_slurm_job_text_clear(&t);
 	return rc;
 }
 

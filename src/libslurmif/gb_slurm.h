@@ -212,6 +212,10 @@ void gb_slurm_job_list_free(struct gb_slurm_job_list *l);
 /*
  * Jobs held for approval at submit (job_submit/gpuburst: priority 0 and the
  * token GB_APPROVAL_KEY "pending" in the AdminComment).  Strings NEW.
+ * slurmctld makes a plugin's priority 0 a user hold (JobHeldUser: it reads
+ * the submitted priority after the plugin ran), which its user may
+ * release; an operator's hold of the held job (GB_SLURM_JOB_HOLD) makes it
+ * an admin hold (JobHeldAdmin).
  */
 #define GB_APPROVAL_KEY "gpuburst:approval="
 struct gb_slurm_held_job {
@@ -226,6 +230,7 @@ struct gb_slurm_held_job {
 	uint32_t num_nodes;	/* asked for (at least) */
 	uint32_t time_limit;	/* minutes; 0: none (INFINITE or unset) */
 	double submit_time;
+	bool user_hold;		/* JobHeldUser: its user may release it */
 };
 
 struct gb_slurm_held_list {
@@ -257,6 +262,15 @@ enum gb_slurm_job_action {
 };
 gb_err_t gb_slurm_job_act(uint32_t job_id, enum gb_slurm_job_action a,
 			  const char *admin_comment, gb_error_t *err);
+
+/*
+ * gb_slurm_job_act() with the job's AdminComment token set to
+ * GB_APPROVAL_KEY[value] ("approved/ID", "denied/ID", "expired"), the rest
+ * of the comment kept.  RET as gb_slurm_job_act (GB_E_NOTFOUND: the job
+ * is gone or no longer pending).
+ */
+gb_err_t gb_slurm_held_act(uint32_t job_id, enum gb_slurm_job_action a,
+			   const char *value, gb_error_t *err);
 
 /*
  * The AdminComment [old] with every GB_APPROVAL_KEY token replaced by

@@ -32,7 +32,7 @@
 
 #include "gb_err.h"
 
-#define GB_STATE_SCHEMA_VERSION 4
+#define GB_STATE_SCHEMA_VERSION 5
 #define GB_STATE_FILE "state.db"
 #define GB_REQUEST_ID_LEN 16		/* lower-case hex */
 
@@ -330,8 +330,9 @@ struct gb_request_filter {
 	double since;			/* created_at >= since; 0: any */
 	const char *node;		/* requests whose nodes contain it; NULL */
 	size_t limit;			/* the newest [limit], still oldest first; 0: all */
+	int64_t job_id;			/* of this Slurm job; 0: any */
 };
-#define GB_REQUEST_FILTER_ANY { -1, -1, 0, NULL, 0 }
+#define GB_REQUEST_FILTER_ANY { -1, -1, 0, NULL, 0, 0 }
 
 /* [cb] for each match, oldest first; a non-zero return stops the walk. */
 gb_err_t gb_state_request_list(gb_state_t *st,

@@ -89,7 +89,7 @@ enum gb_stmt {
 };
 
 /* Filter shapes of the two listings whose SQL is built per shape. */
-#define GB_REQ_LIST_SHAPES 16		/* state, kind, since, node */
+#define GB_REQ_LIST_SHAPES 32		/* state, kind, since, node, job */
 #define GB_INST_LIST_SHAPES 256		/* request, node, region, type, id,
 					   state, alive, capacity */
 

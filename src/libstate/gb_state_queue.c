@@ -707,10 +707,11 @@ enum {
 	RL_KIND = 1 << 1,
 	RL_SINCE = 1 << 2,
 	RL_NODE = 1 << 3,
+	RL_JOB = 1 << 4,
 };
 
 /*
- * One statement per filter shape (16 at most), each with plain equality
+ * One statement per filter shape (32 at most), each with plain equality
  * terms, so that SQLite picks the right index for it (requests_claim for a
  * state, request_nodes for a node) instead of one "?1 IS NULL OR ..."
  * statement that can use none.  Parameter numbers are fixed per filter.
@@ -722,14 +723,15 @@ static gb_err_t list_stmt(gb_state_t *st, unsigned shape, sqlite3_stmt **out,
 
 	snprintf(sql, sizeof(sql),
 		 /* the newest ?5, listed oldest first */
-		 "SELECT * FROM (SELECT " REQ_COLS ", r.rowid AS o FROM requests r%s WHERE 1%s%s%s "
+		 "SELECT * FROM (SELECT " REQ_COLS ", r.rowid AS o FROM requests r%s WHERE 1%s%s%s%s "
 		 "ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?5) ORDER BY created_at, o",
 		 shape & RL_NODE ? " JOIN request_nodes n ON n.request_id = "
 				   "r.id AND n.node = ?4"
 				 : "",
 		 shape & RL_STATE ? " AND r.state = ?1" : "",
 		 shape & RL_KIND ? " AND r.kind = ?2" : "",
-		 shape & RL_SINCE ? " AND r.created_at >= ?3" : "");
+		 shape & RL_SINCE ? " AND r.created_at >= ?3" : "",
+		 shape & RL_JOB ? " AND r.job_id = ?6 AND r.job_id > 0" : "");
 	return gb_state_stmt(st, &st->req_list[shape], sql, out, err);
 }
 
@@ -756,7 +758,8 @@ gb_err_t gb_state_request_list(gb_state_t *st,
 		return gb_errorf(err, GB_E_INVALID,
 				 "listing requests: invalid kind %d", f->kind);
 	shape = (state ? RL_STATE : 0) | (kind ? RL_KIND : 0) |
-		(f->since > 0 ? RL_SINCE : 0) | (f->node ? RL_NODE : 0);
+		(f->since > 0 ? RL_SINCE : 0) | (f->node ? RL_NODE : 0) |
+		(f->job_id > 0 ? RL_JOB : 0);
 	rc = list_stmt(st, shape, &s, err);
 	if (rc)
 		return rc;
@@ -764,6 +767,7 @@ gb_err_t gb_state_request_list(gb_state_t *st,
 	    (kind && gb_state_bind_text(s, 2, kind)) ||
 	    (f->since > 0 && gb_state_bind_double(s, 3, f->since)) ||
 	    (f->node && gb_state_bind_text(s, 4, f->node)) ||
+	    (f->job_id > 0 && gb_state_bind_int(s, 6, f->job_id)) ||
 	    gb_state_bind_int(s, 5, f->limit ? (int64_t)f->limit : -1))
 		rc = gb_state_sqlerr(st, sqlite3_errcode(st->db), err,
 				     "listing requests");

@@ -298,10 +298,19 @@ static const char schema_v4[] =
 	"ALTER TABLE instances ADD COLUMN agent TEXT;\n"
 	"ALTER TABLE instances ADD COLUMN noticed_at REAL NOT NULL DEFAULT 0;\n";
 
+/*
+ * Version 5: approvals at submit.  A job held by job_submit/gpuburst has a
+ * request (nodes NULL) from before it has nodes; its requests are found by
+ * job id (gb_request_filter.job_id) when it is synced, decided and resumed.
+ */
+static const char schema_v5[] =
+	"CREATE INDEX requests_job ON requests (job_id) WHERE job_id > 0;\n";
+
 const char *const gb_state_migrations[GB_STATE_SCHEMA_VERSION + 1] = {
 	[0] = NULL,
 	[1] = schema_v1,
 	[2] = schema_v2,
 	[3] = schema_v3,
 	[4] = schema_v4,
+	[5] = schema_v5,
 };

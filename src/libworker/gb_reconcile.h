@@ -117,6 +117,7 @@ enum gb_reconcile_kind {
 	GB_RECONCILE_GROUP,
 	GB_RECONCILE_BLOCK,
 	GB_RECONCILE_NOTICE,
+	GB_RECONCILE_HELD,		/* a job held at submit gets its approval */
 	GB_RECONCILE_KIND_COUNT
 };
 

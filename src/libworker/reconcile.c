@@ -51,7 +51,7 @@ const char *gb_reconcile_kind_name(enum gb_reconcile_kind k)
 {
 	static const char *const names[] = { "stuck", "lost", "orphan", "cooldown",
 					     "expire", "release", "prune", "group", "block",
-					     "notice" };
+					     "notice", "held" };
 
 	return k < GB_RECONCILE_KIND_COUNT ? names[k] : "invalid";
 }
@@ -1127,6 +1127,108 @@ static gb_err_t expire_dry(struct rctx *c, gb_error_t *err)
 	return rc;
 }
 
+/*
+ * The approval of job [job] (held at submit) expired: the job stays held
+ * with the token "expired", or is cancelled (policy.on_approval_expiry).
+ */
+static gb_err_t expire_held(struct rctx *c, const char *job, gb_error_t *err)
+{
+	bool cancel = c->o->conf->policy.on_approval_expiry == GB_HELD_CANCEL;
+	struct gb_reconcile_action *a;
+	char detail[128];
+	gb_error_t e = { 0 };
+	long id = 0;
+	gb_err_t arc;
+
+	snprintf(detail, sizeof(detail), "approval of held job %s expired: %s", job,
+		 cancel ? "job cancelled" : "job stays held");
+	if (!(a = add_action(c, GB_RECONCILE_EXPIRE, job, NULL, detail)))
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	arc = gb_parse_long(job, 1, INT32_MAX, &id);
+	if (arc == GB_E_OK)
+		arc = gb_slurm_held_act((uint32_t)id, cancel ? GB_SLURM_JOB_CANCEL
+							 : GB_SLURM_JOB_HOLD,
+					"expired", &e);
+	if (arc == GB_E_NOTFOUND)
+		arc = GB_E_OK;		/* gone meanwhile: nothing to hold */
+	settle(c, a, NULL, arc, e.text);
+	return GB_E_OK;
+}
+
+/* Held jobs without a request get one, and their approval is asked for. */
+static gb_err_t do_held(struct rctx *c, gb_error_t *err)
+{
+	struct gb_slurm_held_list *l = NULL;
+	struct gb_policy_held *v = NULL;
+	struct gb_strv created = { 0 };
+	char lq[GB_ERROR_TEXT_MAX + 8], tok[64], home[GB_REGION_NAME_MAX];
+	gb_error_t e = { 0 };
+	gb_err_t rc;
+
+	if (gb_slurm_jobs_held("pending", &l, &e)) {
+		gb_log_warn("reconcile_no_slurm error=%s note=\"held jobs not read\"",
+			    gb_log_q(lq, sizeof(lq), e.text));
+		return GB_E_OK;
+	}
+	if (l->n && !(v = calloc(l->n, sizeof(*v)))) {
+		gb_slurm_held_list_free(l);
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		const struct gb_slurm_held_job *j = &l->v[i];
+		long nodes = 0;
+		const char *slash;
+
+		gb_approval_token(j->admin_comment, tok, sizeof(tok));
+		slash = strchr(tok, '/');
+		if (!slash || gb_parse_long(slash + 1, 1, INT32_MAX, &nodes))
+			nodes = j->num_nodes ? j->num_nodes : 1;
+		v[i] = (struct gb_policy_held){
+			.job_id = j->job_id, .user = j->user, .account = j->account,
+			.partition = j->partition, .name = j->name, .tres = j->tres,
+			.nodes = (int)nodes, .time_limit = j->time_limit,
+		};
+		if (gb_intent_home_region(j->admin_comment, home, sizeof(home), NULL) == GB_E_OK &&
+		    (v[i].home = strdup(home)) == NULL) {
+			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+			goto out;
+		}
+	}
+	rc = gb_policy_held_sync(c->o->conf, c->o->st, v, l->n, c->now,
+				 c->o->dry_run, &created, err);
+	/* recorded: from now on only an operator may release it */
+	for (size_t i = 0; rc == GB_E_OK && !c->o->dry_run && i < l->n; i++) {
+		if (!l->v[i].user_hold)
+			continue;
+		if (gb_slurm_job_act(l->v[i].job_id, GB_SLURM_JOB_HOLD, NULL, &e))
+			gb_log_warn("held_job job=%u action=admin_hold error=%s",
+				    l->v[i].job_id, gb_log_q(lq, sizeof(lq), e.text));
+		else
+			gb_log_info("held_job job=%u action=admin_hold", l->v[i].job_id);
+	}
+	for (size_t i = 0; rc == GB_E_OK && i < created.n; i++) {
+		struct gb_reconcile_action *a;
+		gb_err_t nrc = GB_E_OK;
+
+		if (!(a = add_action(c, GB_RECONCILE_HELD, created.v[i], NULL,
+				     "job held at submit: approval requested"))) {
+			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+			break;
+		}
+		if (!c->o->dry_run)
+			nrc = gb_policy_held_notify(c->o->conf, c->o->st, created.v[i], &e);
+		if (!c->o->dry_run)
+			settle(c, a, created.v[i], nrc, e.text);
+	}
+out:
+	for (size_t i = 0; v && i < l->n; i++)
+		free((char *)v[i].home);
+	free(v);
+	gb_strv_free(&created);
+	gb_slurm_held_list_free(l);
+	return rc;
+}
+
 static gb_err_t do_expire(struct rctx *c, gb_error_t *err)
 {
 	struct gb_policy_outcome out = { 0 };
@@ -1137,6 +1239,8 @@ static gb_err_t do_expire(struct rctx *c, gb_error_t *err)
 		return expire_dry(c, err);
 	rc = gb_policy_expire(c->o->conf, c->o->st, c->now, &out, err);
 	gb_policy_reason_expired(reason, sizeof(reason));
+	for (size_t i = 0; rc == GB_E_OK && i < out.expired_held_jobs.n; i++)
+		rc = expire_held(c, out.expired_held_jobs.v[i], err);
 	for (size_t i = 0; rc == GB_E_OK && i < out.expired_ids.n; i++) {
 		const char *id = out.expired_ids.v[i], *expr = out.expired_exprs.v[i];
 		struct gb_strv names = { 0 };
@@ -1145,6 +1249,8 @@ static gb_err_t do_expire(struct rctx *c, gb_error_t *err)
 		gb_error_t e = { 0 };
 		gb_err_t arc = GB_E_OK;
 
+		if (!*expr)
+			continue;	/* a job held at submit: expire_held */
 		snprintf(detail, sizeof(detail), "approval expired: nodes %s DOWN (%s)",
 			 expr, reason);
 		if (!(a = add_action(c, GB_RECONCILE_EXPIRE, id, NULL, detail))) {
@@ -1537,6 +1643,8 @@ gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 		    (rc = do_orphans(&c, err)))
 			goto out;
 		do_groups(&c);
+		if ((rc = do_held(&c, err)))
+			goto out;
 	} else if ((rc = do_notice(&c, err))) {
 		goto out;
 	}

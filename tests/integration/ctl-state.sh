@@ -68,7 +68,7 @@ DONE=$(rid done) PEND=$(rid pending) DENIED=$(rid denied) SUSP=$(rid suspend)
 run 29 reconcile --cheap --dry-run
 grep -q '^prune  *state file  *-  *would  *1 finished request older than 90 days (policy.retention) and 13 rows of theirs (1 event, 0 instance records); 0 global events$' "$tmp/out" ||
 	bad "reconcile --dry-run report: $(cat "$tmp/out")"
-grep -q 'release 0, prune 1, group 0, block 0, notice 0), dry run: nothing changed' "$tmp/out" || bad "reconcile summary: $(cat "$tmp/out")"
+grep -q 'release 0, prune 1, group 0, block 0, notice 0, held 0), dry run: nothing changed' "$tmp/out" || bad "reconcile summary: $(cat "$tmp/out")"
 [ "$(count "$DENIED")" = "1 True 0" ] || bad "a dry run pruned: $(count "$DENIED")"
 
 # ---- reconcile prunes: the old denied request goes with its rows; the old

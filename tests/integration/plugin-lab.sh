@@ -1,8 +1,8 @@
 #!/bin/bash
 # plugin-lab.sh - job_submit/gpuburst inside a real slurmctld (the lab):
 # GPU jobs routed (partition + features), the home region recorded in
-# AdminComment, policy rejections exactly as sbatch prints them, the
-# approval notice, job_modify() refusing updates, and `scontrol
+# AdminComment, policy rejections exactly as sbatch prints them, a job
+# over the approval threshold held at submit, job_modify() refusing updates, and `scontrol
 # reconfigure` reloading the YAML (a broken file keeps the old one, said
 # once) and the catalog file of `gpuburstctl catalog refresh` (when only
 # it changed).  Config: tests/data/plugin/gpuburst.yaml, next to
@@ -101,11 +101,21 @@ rejected "-N 7" \
 	"sbatch: error: gpuburst: this job asks for 7 nodes, more than the burst nodesets have: at most 6 in partition gpuburst" \
 	"sbatch: error: Batch job submission failed: Node count specification invalid"
 
-# --- over the approval threshold (2 in this file): accepted, with a notice
-submit --gres=gpu:a10g:1 -N 3
-[ "$rc" = 0 ] && [ -n "$job" ] || bad "-N 3: rc=$rc stdout='$out'"
-[ "$err" = "sbatch: gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): an administrator must approve it (gpuburstctl approvals, then gpuburstctl approve ID) before its nodes start" ] ||
+# --- over the approval threshold (2 in this file): held at submit
+# (priority 0, which slurmctld makes a user hold, JobHeldUser, until
+# gpuburstctl reconcile records it: e2e 34), the token in AdminComment
+n=$((n + 1))
+lab sbatch --gres=gpu:a10g:1 -N 3 --wrap true > "$T/out" 2> "$T/err"
+rc=$?
+err=$(cat "$T/err")
+big=$(sed -n 's/^Submitted batch job //p' "$T/out")
+[ "$rc" = 0 ] && [ -n "$big" ] || bad "-N 3: rc=$rc stdout='$(cat "$T/out")'"
+[ "$err" = "sbatch: gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): it is held until an administrator approves it (gpuburstctl approvals)" ] ||
 	bad "-N 3: sbatch printed '$err'"
+[ "$(lab squeue -h -j "$big" -o '%T %r')" = "PENDING JobHeldUser" ] ||
+	bad "-N 3: squeue says '$(lab squeue -h -j "$big" -o '%T %r')'"
+job_fields_are "-N 3" "$big" Priority=0 AdminComment=gpuburst:approval=pending/3
+lab scancel "$big"
 
 # --- job_modify(): the same rules for `scontrol update` (before 23.02
 # scontrol shows only the code: modify_error)

@@ -641,6 +641,132 @@ static void test_expire(void **state)
 	gb_policy_outcome_clear(&o);
 }
 
+static int held_cb(const struct gb_request *r, void *arg)
+{
+	struct { char *buf; int n; } *c = arg;
+
+	if (gb_policy_request_held(r)) {
+		gb_strlcpy(c->buf, r->id, GB_REQUEST_ID_LEN + 1);
+		c->n++;
+	}
+	return 0;
+}
+
+/*****************************************************************************
+ *  Jobs held at submit
+ *****************************************************************************/
+
+static struct gb_policy_held held_job(int64_t id, int nodes)
+{
+	return (struct gb_policy_held){ .job_id = id, .user = "alice",
+					 .account = "physics", .partition = "gpuburst",
+					 .name = "train", .tres = "cpu=8,node=2,gres/gpu=16",
+					 .nodes = nodes, .time_limit = 90 };
+}
+
+static const char *held_req(struct fx *f, int64_t job, char *buf)
+{
+	struct gb_request_filter flt = GB_REQUEST_FILTER_ANY;
+	struct { char *buf; int n; } c = { buf, 0 };
+
+	flt.job_id = job;
+	buf[0] = '\0';
+	assert_int_equal(gb_state_request_list(f->st, &flt, held_cb, &c, NULL), GB_E_OK);
+	assert_int_equal(c.n, 1);
+	return buf;
+}
+
+static void test_held(void **state)
+{
+	struct fx *f = *state;
+	struct gb_policy_held jobs[2] = { held_job(81, 12), held_job(82, 15) };
+	struct gb_strv created = { 0 };
+	struct gb_policy_outcome o = { 0 };
+	struct gb_policy_verdict v[1];
+	struct gb_slurmconf sc = sc_rt(600);
+	char r81[GB_REQUEST_ID_LEN + 1], r82[GB_REQUEST_ID_LEN + 1];
+	double now = gb_time_now();
+	struct gb_request later;
+	struct appr_copy a;
+	bool yes = true;
+	long n = -1;
+
+	/* a dry run names the jobs and writes nothing */
+	assert_int_equal(gb_policy_held_sync(f->conf, f->st, jobs, 2, now, true,
+					     &created, NULL), GB_E_OK);
+	assert_int_equal(created.n, 2);
+	assert_string_equal(created.v[0], "81");
+	assert_int_equal(gb_state_request_count(f->st, -1, &n, NULL), GB_E_OK);
+	assert_int_equal(n, 0);
+	gb_strv_free(&created);
+
+	assert_int_equal(gb_policy_held_sync(f->conf, f->st, jobs, 2, now, false,
+					     &created, NULL), GB_E_OK);
+	assert_int_equal(created.n, 2);
+	gb_strv_free(&created);
+	held_req(f, 81, r81);
+	held_req(f, 82, r82);
+	assert_int_equal(req_of(f, r81).state, GB_RSTATE_PENDING_APPROVAL);
+	a = appr_of(f, r81);
+	assert_int_equal(a.state, GB_APPROVAL_PENDING);
+	assert_string_equal(a.why, "12 nodes for job 81 > prod threshold 10 (held at submit)");
+	assert_true(a.expires_at > now + 86399 && a.expires_at < now + 86460);
+	assert_int_equal(events_of(f, r81, "approval_needed").n, 1);
+	/* known jobs are not recorded again */
+	assert_int_equal(gb_policy_held_sync(f->conf, f->st, jobs, 2, now, false,
+					     &created, NULL), GB_E_OK);
+	assert_int_equal(created.n, 0);
+
+	/* before the approval, the job's power-up is gated as ever */
+	assert_int_equal(gb_policy_job_approved(f->st, 81, &yes, NULL), GB_E_OK);
+	assert_false(yes);
+	later = mkreq("g5", 81, "g5-[1-12]", 12);
+	assert_int_equal(gb_policy_gate(f->conf, f->st, &later, 1, now, &sc, v, NULL), GB_E_OK);
+	assert_true(v[0].needs_approval);
+
+	/* approved: DONE (the release is the caller's), then never gated */
+	assert_int_equal(gb_policy_decide(f->conf, f->st, r81, GB_POLICY_APPROVE,
+					  "alice", 1001, NULL, now, &o, NULL), GB_E_OK);
+	assert_int_equal(o.held_jobs.n, 1);
+	assert_string_equal(o.held_jobs.v[0], "81");
+	assert_string_equal(o.exprs.v[0], "");
+	assert_int_equal(req_of(f, r81).state, GB_RSTATE_DONE);
+	assert_string_equal(req_of(f, r81).reason, "approved by alice: job 81 released");
+	gb_policy_outcome_clear(&o);
+	assert_int_equal(gb_policy_job_approved(f->st, 81, &yes, NULL), GB_E_OK);
+	assert_true(yes);
+	later = mkreq("g5", 81, "g5-[1-12]", 12);
+	assert_int_equal(gb_policy_gate(f->conf, f->st, &later, 1, now, &sc, v, NULL), GB_E_OK);
+	assert_false(v[0].needs_approval);
+	assert_int_equal(later.state, GB_RSTATE_QUEUED);
+
+	/* denied: the job to hold or cancel is named, its request DENIED */
+	assert_int_equal(gb_policy_decide(f->conf, f->st, r82, GB_POLICY_DENY,
+					  "bob", 1002, "too big", now, &o, NULL), GB_E_OK);
+	assert_int_equal(o.held_jobs.n, 1);
+	assert_string_equal(o.held_jobs.v[0], "82");
+	assert_int_equal(o.nodes.n, 0);
+	assert_int_equal(req_of(f, r82).state, GB_RSTATE_DENIED);
+	gb_policy_outcome_clear(&o);
+	assert_int_equal(gb_policy_job_approved(f->st, 82, &yes, NULL), GB_E_OK);
+	assert_false(yes);
+
+	/* expiry after policy.submit_approval_timeout */
+	jobs[0] = held_job(83, 11);
+	assert_int_equal(gb_policy_held_sync(f->conf, f->st, jobs, 1, now, false,
+					     &created, NULL), GB_E_OK);
+	assert_int_equal(created.n, 1);
+	gb_strv_free(&created);
+	assert_int_equal(gb_policy_expire(f->conf, f->st, now + 3600, &o, NULL), GB_E_OK);
+	assert_int_equal(o.expired_held_jobs.n, 0);
+	assert_int_equal(gb_policy_expire(f->conf, f->st, now + 86401, &o, NULL), GB_E_OK);
+	assert_int_equal(o.expired_held_jobs.n, 1);
+	assert_string_equal(o.expired_held_jobs.v[0], "83");
+	assert_string_equal(o.expired_exprs.v[0], "");
+	assert_int_equal(o.expired_nodes.n, 0);
+	gb_policy_outcome_clear(&o);
+}
+
 static void claim_cb(const struct gb_request *r, void *arg)
 {
 	gb_strlcpy(arg, r->id, GB_REQUEST_ID_LEN + 1);
@@ -925,6 +1051,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_decide_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_decide_after_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_expire, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_geo_gate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_authorize, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_notify, setup, teardown),

@@ -121,8 +121,10 @@ static void test_migrate_v3(void **state)
 
 	make_v3(f->path, NULL);
 	ts_open(f);
-	assert_int_equal(GB_STATE_SCHEMA_VERSION, 4);
-	assert_int_equal(gb_state_schema_version(f->st), 4);
+	assert_int_equal(gb_state_schema_version(f->st), GB_STATE_SCHEMA_VERSION);
+	/* and version 5's index of requests by job */
+	assert_int_equal(ts_int(f->path, "SELECT count(*) FROM sqlite_master "
+				"WHERE type = 'index' AND name = 'requests_job'"), 1);
 	/* the record of version 3 kept everything, has no tag, never noticed */
 	s = list(f->st);
 	assert_int_equal(s.n, 1);
