@@ -1643,11 +1643,12 @@ gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 		    (rc = do_orphans(&c, err)))
 			goto out;
 		do_groups(&c);
-		if ((rc = do_held(&c, err)))
-			goto out;
 	} else if ((rc = do_notice(&c, err))) {
 		goto out;
 	}
+	/* no cloud call: the cheap pass (the worker's too) records them */
+	if ((rc = do_held(&c, err)))
+		goto out;
 	if ((rc = do_blocks(&c, err)) == GB_E_OK && (rc = do_cooldown(&c, err)) == GB_E_OK)
 		rc = do_release(&c, err);
 	if (rc == GB_E_OK && o->prune)
