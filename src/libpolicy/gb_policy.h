@@ -192,6 +192,7 @@ struct gb_policy_held {
 	const char *user, *account, *partition, *name, *tres;
 	const char *home;		/* gpuburst:home= of its admin comment */
 	int nodes;			/* the plugin's estimate (its token) */
+	int gpus;			/* in all; -1: not known */
 	uint32_t time_limit;		/* minutes; 0: none */
 };
 
@@ -201,7 +202,7 @@ bool gb_policy_request_held(const struct gb_request *r);
 /*
  * For each of [jobs] (n) that has no held request yet: the request (input:
  * JSON {"source":"submit", user, account, partition, name, tres, nodes,
- * time_limit}), its approval row and event, in one transaction.  OUT
+ * gpus (null: not known), time_limit}), its approval row and event, in one transaction.  OUT
  * [created] the new request ids (the caller notifies:
  * gb_policy_notify_spawn).  RET GB_E_OK or as libstate.
  */

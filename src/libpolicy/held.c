@@ -124,11 +124,12 @@ gb_err_t gb_policy_held_notify(const struct gb_conf *conf, gb_state_t *st,
 
 static char *job_input(const struct gb_policy_held *h)
 {
-	json_t *j = json_pack("{s:s,s:s?,s:s?,s:s?,s:s?,s:s?,s:i,s:i}",
+	json_t *j = json_pack("{s:s,s:s?,s:s?,s:s?,s:s?,s:s?,s:i,s:o,s:I}",
 			      "source", "submit", "user", h->user,
 			      "account", h->account, "partition", h->partition,
-			      "name", h->name, "tres", h->tres,
-			      "nodes", h->nodes, "time_limit", (json_int_t)h->time_limit);
+			      "name", h->name, "tres", h->tres, "nodes", h->nodes,
+			      "gpus", h->gpus >= 0 ? json_integer(h->gpus) : json_null(),
+			      "time_limit", (json_int_t)h->time_limit);
 	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 
 	json_decref(j);

@@ -846,6 +846,7 @@ static gb_err_t copy_held(const slurm_job_info_t *j, struct gb_slurm_held_job *o
 				? 0 : j->time_limit;
 	o->submit_time = (double)j->submit_time;
 	o->user_hold = j->state_reason == WAIT_HELD_USER;
+	o->gpus = gb_tres_gpus(j->tres_per_job, j->tres_per_node, j->num_nodes);
 	if ((rc = dup_field(j->user_name && *j->user_name ? j->user_name
 				: user_of(j->user_id, pwbuf, sizeof(pwbuf)),
 			    &o->user, err)) ||
@@ -893,22 +894,57 @@ out:
 	return rc;
 }
 
+void gb_slurm_held_job_clear(struct gb_slurm_held_job *j)
+{
+	if (!j)
+		return;
+	free(j->user);
+	free(j->account);
+	free(j->partition);
+	free(j->name);
+	free(j->admin_comment);
+	free(j->tres);
+	memset(j, 0, sizeof(*j));
+}
+
 void gb_slurm_held_list_free(struct gb_slurm_held_list *l)
 {
 	if (!l)
 		return;
-	for (size_t i = 0; i < l->n; i++) {
-		struct gb_slurm_held_job *j = &l->v[i];
-
-		free(j->user);
-		free(j->account);
-		free(j->partition);
-		free(j->name);
-		free(j->admin_comment);
-		free(j->tres);
-	}
+	for (size_t i = 0; i < l->n; i++)
+		gb_slurm_held_job_clear(&l->v[i]);
 	free(l->v);
 	free(l);
+}
+
+gb_err_t gb_slurm_job_brief(uint32_t job_id, struct gb_slurm_held_job *out,
+			    gb_error_t *err)
+{
+	job_info_msg_t *msg = NULL;
+	gb_err_t rc = GB_E_OK;
+	int e;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&slurm_mu);
+	if (!slurm_inited) {
+		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
+	} else if (compat_load_job(&msg, job_id, SHOW_DETAIL) != SLURM_SUCCESS) {
+		e = errno;
+		if (e == ESLURM_INVALID_JOB_ID)
+			rc = gb_errorf(err, GB_E_NOTFOUND, "job %u: %s", job_id,
+				       slurm_strerror(e));
+		else
+			rc = slurm_fail(err, "slurm_load_job", NULL);
+	}
+	pthread_mutex_unlock(&slurm_mu);
+	if (rc)
+		return rc;
+	if (msg->record_count < 1)
+		rc = gb_errorf(err, GB_E_NOTFOUND, "job %u: not found", job_id);
+	else if ((rc = copy_held(&msg->job_array[0], out, err)))
+		gb_slurm_held_job_clear(out);
+	slurm_free_job_info_msg(msg);
+	return rc;
 }
 
 gb_err_t gb_slurm_job_act(uint32_t job_id, enum gb_slurm_job_action a,

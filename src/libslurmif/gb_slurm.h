@@ -231,6 +231,7 @@ struct gb_slurm_held_job {
 	uint32_t time_limit;	/* minutes; 0: none (INFINITE or unset) */
 	double submit_time;
 	bool user_hold;		/* JobHeldUser: its user may release it */
+	int gpus;		/* GPUs asked for in all; -1: not known */
 };
 
 struct gb_slurm_held_list {
@@ -246,6 +247,14 @@ struct gb_slurm_held_list {
 gb_err_t gb_slurm_jobs_held(const char *value, struct gb_slurm_held_list **out,
 			    gb_error_t *err);
 void gb_slurm_held_list_free(struct gb_slurm_held_list *l);
+
+/*
+ * Job [job_id] in the same shape, whatever its state (NEW strings:
+ * gb_slurm_held_job_clear).  RET GB_E_NOTFOUND when Slurm does not know it.
+ */
+gb_err_t gb_slurm_job_brief(uint32_t job_id, struct gb_slurm_held_job *out,
+			    gb_error_t *err);
+void gb_slurm_held_job_clear(struct gb_slurm_held_job *j);
 
 /*
  * What an approval decision does to a held job, as an administrator's
@@ -278,6 +287,15 @@ gb_err_t gb_slurm_held_act(uint32_t job_id, enum gb_slurm_job_action a,
  */
 gb_err_t gb_approval_comment(const char *old, const char *value, char **out,
 			     gb_error_t *err);
+/*
+ * GPUs a job asks for in all, from its --gpus ([per_job]) or
+ * --gres/--gpus-per-node ([per_node], times [nodes]) TRES strings, in any
+ * release's spelling ("gres:gpu:a10g:2", "gres/gpu:2", "gres/gpu=4",
+ * "gpu:2", several items): RET the count, 0 for none, -1 when not
+ * understood.
+ */
+int gb_tres_gpus(const char *per_job, const char *per_node, uint32_t nodes);
+
 /*
  * The value of the first GB_APPROVAL_KEY token of [admin_comment] into
  * [buf] ("pending/4"); RET whether there is one.

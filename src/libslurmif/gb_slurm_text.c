@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gb_slurm.h"
@@ -265,4 +266,54 @@ gb_err_t gb_approval_comment(const char *old, const char *value, char **out,
 	}
 	*out = gb_buf_steal(&b);
 	return GB_E_OK;
+}
+
+/* GPUs of one TRES string; RET -1 when an item is not understood. */
+static long tres_gpu_count(const char *tres)
+{
+	long total = 0;
+
+	for (const char *p = tres; p && *p;) {
+		size_t len = strcspn(p, ",");
+		char item[128], *q;
+		long v = 1;
+
+		if (len >= sizeof(item))
+			return -1;
+		memcpy(item, p, len);
+		item[len] = '\0';
+		p += len + (p[len] == ',');
+		q = item;
+		if (strncmp(q, "gres:", 5) == 0 || strncmp(q, "gres/", 5) == 0)
+			q += 5;
+		if (strncmp(q, "gpu", 3) != 0 || (q[3] && q[3] != ':' && q[3] != '='))
+			continue;	/* not a GPU */
+		q += 3;
+		/* the count is the last ":N" or "=N"; a bare name means 1 */
+		for (char *c = q; *c; c++) {
+			if ((*c == ':' || *c == '=') && c[1] >= '0' && c[1] <= '9') {
+				char *end;
+
+				v = strtol(c + 1, &end, 10);
+				if (*end)
+					v = 1;	/* "a10g" style, not a count */
+			}
+		}
+		if (v < 0 || v > 1000000)
+			return -1;
+		total += v;
+	}
+	return total;
+}
+
+int gb_tres_gpus(const char *per_job, const char *per_node, uint32_t nodes)
+{
+	long j = tres_gpu_count(per_job), n = tres_gpu_count(per_node);
+
+	if (j < 0 || n < 0)
+		return -1;
+	if (j > 0)
+		return (int)j;
+	n *= nodes ? (long)nodes : 1;
+	return n > 1000000 ? -1 : (int)n;
 }

@@ -1186,7 +1186,7 @@ static gb_err_t do_held(struct rctx *c, gb_error_t *err)
 		v[i] = (struct gb_policy_held){
 			.job_id = j->job_id, .user = j->user, .account = j->account,
 			.partition = j->partition, .name = j->name, .tres = j->tres,
-			.nodes = (int)nodes, .time_limit = j->time_limit,
+			.nodes = (int)nodes, .gpus = j->gpus, .time_limit = j->time_limit,
 		};
 		if (gb_intent_home_region(j->admin_comment, home, sizeof(home), NULL) == GB_E_OK &&
 		    (v[i].home = strdup(home)) == NULL) {

@@ -31,7 +31,7 @@ held() {
 reason() { lab squeue -h -j "$1" -o '%r' 2>/dev/null; }
 req_of() { sql "SELECT id FROM requests WHERE job_id=$1 AND nodes IS NULL"; }
 
-JOB=$(held --gres=gpu:a10g:1 -N 2 --wrap 'srun hostname')
+JOB=$(held --gres=gpu:a10g:1 -N 2 -t 30 -J train --wrap 'srun hostname')
 expect_eq "sbatch said" "$(cat "$TMP/sbatch.err")" \
 	"sbatch: gpuburst: this job needs 2 cloud nodes, more than the approval threshold of 1 (dev): it is held until an administrator approves it (gpuburstctl approvals)"
 expect_eq "job $JOB" "$(job_state "$JOB") $(reason "$JOB")" "PENDING JobHeldUser"
@@ -52,13 +52,19 @@ expect_eq "request" "$(sql "SELECT kind, state, nodeset, node_count, json_extrac
 expect_eq "approval" "$(sql "SELECT a.state, a.why, CAST(round(a.expires_at - r.created_at) AS INTEGER) FROM approvals a JOIN requests r ON r.id = a.request_id WHERE r.id='$REQ'")" \
 	"pending|2 nodes for job $JOB > dev threshold 1 (held at submit)|86400"
 expect_eq "job $JOB recorded" "$(job_state "$JOB") $(reason "$JOB")" "PENDING JobHeldAdmin"
+ctl --json approvals >"$TMP/a.json" || fail "approvals"
+expect_eq "approvals --json" "$(jq_py "$TMP/a.json" "[(a['request_id'], a['rule'], a['held_at_submit'], a['job']['user'], a['job']['partition'], a['job']['name'], a['job']['gpus'], a['job']['time_limit_minutes'], a['request']['node_count']) for a in d['approvals']]")" \
+	"[[\"$REQ\", \"size\", true, \"root\", \"gpu\", \"train\", 2, 30, 2]]"
+ctl approvals >"$TMP/a.txt" || fail "approvals"
+grep -q "^$REQ  *$JOB  *root  .* gpu  *train  *2  *2  *0:30:00  *-  *size  *2 nodes for job $JOB > dev threshold 1 (held at submit)  *in 23h" "$TMP/a.txt" ||
+	fail "approvals table: $(cat "$TMP/a.txt")"
 wait_for 15 "the notification" '[ -s "$TMP/notify/all.json" ]'
 ctl reconcile >"$TMP/rec2.out" 2>&1 || fail "reconcile again: $(cat "$TMP/rec2.out")"
 grep -q "^held " "$TMP/rec2.out" && fail "the second pass: $(cat "$TMP/rec2.out")"
 expect_eq "requests of job $JOB" "$(sql "SELECT count(*) FROM requests WHERE job_id=$JOB")" 1
 sleep 1
 expect_eq "notifications" "$(grep -c approval_needed "$TMP/notify/all.json")" 1
-ok "reconcile recorded $REQ (no nodes, pending_approval, expires in 24 h), made it JobHeldAdmin, notified once; a second pass adds nothing"
+ok "reconcile recorded $REQ (no nodes, pending_approval, expires in 24 h), made it JobHeldAdmin, notified once; approvals shows root, gpu, train, 2 GPUs, 0:30:00, rule size; a second pass adds nothing"
 
 # twice ResumeTimeout: no Slurm clock runs while the job is held
 sleep $((2 * RESUME_TIMEOUT))

@@ -661,7 +661,7 @@ static struct gb_policy_held held_job(int64_t id, int nodes)
 	return (struct gb_policy_held){ .job_id = id, .user = "alice",
 					 .account = "physics", .partition = "gpuburst",
 					 .name = "train", .tres = "cpu=8,node=2,gres/gpu=16",
-					 .nodes = nodes, .time_limit = 90 };
+					 .nodes = nodes, .gpus = 2 * nodes, .time_limit = 90 };
 }
 
 static const char *held_req(struct fx *f, int64_t job, char *buf)

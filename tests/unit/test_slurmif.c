@@ -641,6 +641,22 @@ static void test_approval_token(void **state)
 		   "a b notgpuburst:approval=1 gpuburst:approval=denied/1");
 }
 
+/* GPUs of a job in each release's TRES spelling. */
+static void test_tres_gpus(void **state)
+{
+	(void)state;
+	assert_int_equal(gb_tres_gpus(NULL, NULL, 4), 0);
+	assert_int_equal(gb_tres_gpus(NULL, "gres:gpu:a10g:1", 2), 2);	/* 22.05 */
+	assert_int_equal(gb_tres_gpus(NULL, "gres/gpu:a10g:1", 2), 2);	/* 23.02+ */
+	assert_int_equal(gb_tres_gpus(NULL, "gres/gpu:4", 3), 12);
+	assert_int_equal(gb_tres_gpus(NULL, "gres:gpu", 3), 3);
+	assert_int_equal(gb_tres_gpus("gres/gpu=16", "gres/gpu:4", 4), 16);
+	assert_int_equal(gb_tres_gpus("gres:gpu:h100:8,gres:mps:100", NULL, 1), 8);
+	assert_int_equal(gb_tres_gpus(NULL, "gres/gpu:a10g:1,gres/gpu:l4:2", 1), 3);
+	assert_int_equal(gb_tres_gpus(NULL, "license/matlab:2", 2), 0);
+	assert_int_equal(gb_tres_gpus(NULL, "gres/gpu:99999999", 2), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -654,6 +670,7 @@ int main(void)
 		cmocka_unit_test(test_reason_agent),
 		cmocka_unit_test(test_intent),
 		cmocka_unit_test(test_approval_token),
+		cmocka_unit_test(test_tres_gpus),
 		cmocka_unit_test(test_release),
 		cmocka_unit_test(test_features_without),
 		cmocka_unit_test(test_update_unreachable),
