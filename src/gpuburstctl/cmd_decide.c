@@ -61,12 +61,14 @@ gb_err_t ctl_authorize(struct ctl *ctl, const struct gb_conf *conf,
 	return GB_E_OK;
 }
 
-/* DOWN with [reason]; recorded as a slurm_update event of [id]. */
-static void slurm_down(struct ctl *ctl, const char *id, const char *expr,
-		       const char *reason, struct slurm_out *so)
+/* [action] (with [reason], may be NULL); recorded as a slurm_update event of [id]. */
+static void slurm_nodes(struct ctl *ctl, const char *id, const char *expr,
+			enum gb_slurm_node_action action, const char *reason,
+			struct slurm_out *so)
 {
 	struct gb_strv names = { 0 };
 	char detail[GB_POLICY_REASON_MAX + 256], q[GB_POLICY_REASON_MAX + 8];
+	const char *act = gb_slurm_action_name(action);
 	gb_error_t err = { 0 };
 	size_t failed = 0;
 	gb_err_t rc;
@@ -75,25 +77,37 @@ static void slurm_down(struct ctl *ctl, const char *id, const char *expr,
 	if (rc == GB_E_OK)
 		rc = gb_slurm_init(&err);
 	if (rc == GB_E_OK)
-		rc = gb_slurm_nodes_update(GB_SLURM_DOWN, names.v, names.n, reason,
+		rc = gb_slurm_nodes_update(action, names.v, names.n, reason,
 					   &failed, &err);
 	so->asked += names.n;
 	if (rc) {
 		so->failed += failed ? failed : names.n;
 		if (!so->error[0])
 			snprintf(so->error, sizeof(so->error), "%s", err.text);
-		gb_log_error("slurm_update req=%s action=down nodes=%s error=%s", id,
-			     expr, gb_log_q(q, sizeof(q), err.text));
+		gb_log_error("slurm_update req=%s action=%s nodes=%s error=%s", id,
+			     act, expr, gb_log_q(q, sizeof(q), err.text));
 	} else {
-		gb_log_notice("slurm_update req=%s action=down nodes=%s reason=%s", id,
-			      expr, gb_log_q(q, sizeof(q), reason));
+		gb_log_notice("slurm_update req=%s action=%s nodes=%s reason=%s", id,
+			      act, expr, gb_log_q(q, sizeof(q), reason ? reason : ""));
 	}
-	snprintf(detail, sizeof(detail), "action=down nodes=%s count=%zu failed=%zu reason=%s",
-		 expr, names.n, rc ? (failed ? failed : names.n) : 0,
-		 gb_log_q(q, sizeof(q), reason));
+	snprintf(detail, sizeof(detail), "action=%s nodes=%s count=%zu failed=%zu reason=%s",
+		 act, expr, names.n, rc ? (failed ? failed : names.n) : 0,
+		 gb_log_q(q, sizeof(q), reason ? reason : ""));
 	if (ctl->st)
 		gb_state_event_add(ctl->st, id, "slurm_update", detail, NULL);
 	gb_strv_free(&names);
+}
+
+static void slurm_down(struct ctl *ctl, const char *id, const char *expr,
+		       const char *reason, struct slurm_out *so)
+{
+	slurm_nodes(ctl, id, expr, GB_SLURM_DOWN, reason, so);
+}
+
+static void slurm_power_down(struct ctl *ctl, const char *id, const char *expr,
+			     struct slurm_out *so)
+{
+	slurm_nodes(ctl, id, expr, GB_SLURM_POWER_DOWN_FORCE, NULL, so);
 }
 
 /*
@@ -104,7 +118,8 @@ static void held_act(struct ctl *ctl, const char *id, const char *job,
 		     enum gb_slurm_job_action a, const char *value,
 		     struct held_out *ho)
 {
-	static const char *const done[] = { "released", "held", "cancelled" };
+	static const char *const done[] = { "released", "held", "cancelled",
+					    "requeued and held" };
 	char line[GB_ERROR_TEXT_MAX + 128], detail[GB_ERROR_TEXT_MAX + 64];
 	char q[GB_ERROR_TEXT_MAX + 8];
 	gb_error_t err = { 0 };
@@ -119,6 +134,15 @@ static void held_act(struct ctl *ctl, const char *id, const char *job,
 	if (rc == GB_E_OK) {
 		snprintf(line, sizeof(line), "job %s %s", job, done[a]);
 		gb_log_notice("held_job req=%s job=%s action=%s", id, job, done[a]);
+	} else if (rc == GB_E_PERM) {
+		snprintf(line, sizeof(line), "job %s may not be requeued (%s): it fails with its nodes",
+			 job, err.text);
+		gb_log_notice("held_job req=%s job=%s action=%s refused=%s", id, job,
+			      done[a], gb_log_q(q, sizeof(q), err.text));
+	} else if (rc == GB_E_NOTFOUND && a == GB_SLURM_JOB_REQUEUE_HOLD) {
+		snprintf(line, sizeof(line), "job %s no longer waits for its nodes (%s)", job, err.text);
+		gb_log_notice("held_job req=%s job=%s action=%s gone=%s", id, job,
+			      done[a], gb_log_q(q, sizeof(q), err.text));
 	} else if (rc == GB_E_NOTFOUND) {
 		snprintf(line, sizeof(line), "job %s is gone or no longer held (%s): nothing %s, nothing launched",
 			 job, err.text, done[a]);
@@ -133,10 +157,54 @@ static void held_act(struct ctl *ctl, const char *id, const char *job,
 			snprintf(ho->error, sizeof(ho->error), "%s", err.text);
 	}
 	snprintf(detail, sizeof(detail), "action=%s job=%s result=%s", done[a], job,
-		 rc == GB_E_OK ? "ok" : rc == GB_E_NOTFOUND ? "gone" : "failed");
+		 rc == GB_E_OK ? "ok" : rc == GB_E_NOTFOUND ? "gone" :
+		 rc == GB_E_PERM ? "refused" : "failed");
 	if (ctl->st)
 		gb_state_event_add(ctl->st, id, "slurm_job", detail, NULL);
 	gb_strv_add(&ho->lines, line);
+}
+
+struct job_of {
+	int64_t job_id;
+	bool held;
+};
+
+static void job_of_cb(const struct gb_request *r, void *arg)
+{
+	struct job_of *j = arg;
+
+	j->job_id = r->job_id;
+	j->held = gb_policy_request_held(r);
+}
+
+/*
+ * Approving request [id]: does its job still wait for the nodes?  OUT
+ * [why] when it does not (gone, or no longer holding nodes): the approval
+ * is then recorded and nothing launched (GB_POLICY_APPROVE_GONE).  A Slurm
+ * that does not answer is taken as "still waits".
+ */
+static bool job_gone(struct ctl *ctl, const char *id, char *why, size_t n)
+{
+	struct gb_slurm_held_job j;
+	struct job_of jo = { 0 };
+	gb_error_t err = { 0 };
+	gb_err_t rc;
+
+	if (gb_state_request_get(ctl->st, id, job_of_cb, &jo, NULL) ||
+	    jo.job_id <= 0 || jo.job_id > UINT32_MAX || jo.held ||
+	    gb_slurm_init(&err))
+		return false;
+	rc = gb_slurm_job_brief((uint32_t)jo.job_id, &j, &err);
+	if (rc == GB_E_NOTFOUND) {
+		snprintf(why, n, "job %lld is gone (%s)", (long long)jo.job_id, err.text);
+		return true;
+	}
+	if (rc)
+		return false;
+	if (!j.allocated)
+		snprintf(why, n, "job %lld no longer waits for these nodes", (long long)jo.job_id);
+	gb_slurm_held_job_clear(&j);
+	return why[0] != '\0';
 }
 
 /* The worker runs what was approved (gb_worker.h: one at a time). */
@@ -166,7 +234,7 @@ static json_t *pairs_json(const struct gb_strv *ids, const struct gb_strv *exprs
 static void report(struct ctl *ctl, const struct decision *dc,
 		   const struct gb_policy_actor *who,
 		   const struct gb_policy_outcome *out, const struct slurm_out *so,
-		   const struct held_out *ho,
+		   const struct held_out *ho, bool gone,
 		   int worker, const char *worker_error, const char *reason)
 {
 	bool approve = dc->d == GB_POLICY_APPROVE;
@@ -203,7 +271,8 @@ static void report(struct ctl *ctl, const struct decision *dc,
 		else
 			printf("%s %s (nodes %s)%s\n", approve ? "approved" : "denied",
 			       out->ids.v[i], out->exprs.v[i],
-			       approve ? ": queued" : ": nodes DOWN, their jobs requeue");
+			       gone ? ": cancelled" : approve ? ": queued"
+			       : ": nodes DOWN, their jobs held");
 	}
 	for (size_t i = 0; i < out->expired_ids.n; i++) {
 		if (!*out->expired_exprs.v[i])
@@ -232,8 +301,9 @@ static gb_err_t decide(struct ctl *ctl, const struct decision *dc)
 	struct held_out ho = { 0 };
 	const struct gb_conf *conf;
 	char reason[GB_POLICY_REASON_MAX], expired[GB_POLICY_REASON_MAX];
-	char worker_error[GB_ERROR_TEXT_MAX] = "", qs[64];
+	char worker_error[GB_ERROR_TEXT_MAX] = "", qs[64], gone_why[GB_ERROR_TEXT_MAX] = "";
 	const char *sudo = getenv("SUDO_USER");
+	enum gb_policy_decision d = dc->d;
 	gb_error_t err = { 0 };
 	int worker = -1;
 	gb_err_t rc;
@@ -249,7 +319,10 @@ static gb_err_t decide(struct ctl *ctl, const struct decision *dc)
 		    dc->id, who.name, (long long)who.uid, who.as,
 		    who.uid == 0 && sudo ? " sudo_user=" : "",
 		    who.uid == 0 && sudo ? gb_log_q(qs, sizeof(qs), sudo) : "");
-	rc = gb_policy_decide(conf, ctl->st, dc->id, dc->d, who.name, who.uid,
+	if (dc->d == GB_POLICY_APPROVE &&
+	    job_gone(ctl, dc->id, gone_why, sizeof(gone_why)))
+		d = GB_POLICY_APPROVE_GONE;
+	rc = gb_policy_decide(conf, ctl->st, dc->id, d, who.name, who.uid,
 			      dc->comment, ctl->now, &out, &err);
 	if (rc && rc != GB_E_TIMEOUT) {
 		gb_policy_outcome_clear(&out);
@@ -257,6 +330,16 @@ static gb_err_t decide(struct ctl *ctl, const struct decision *dc)
 	}
 	gb_policy_reason_denied(reason, sizeof(reason), who.name, dc->comment);
 	gb_policy_reason_expired(expired, sizeof(expired));
+	/* a denied or expired job is held first: it must not ask again */
+	for (size_t i = 0; dc->d == GB_POLICY_DENY && i < out.jobs.n; i++) {
+		char value[64];
+
+		snprintf(value, sizeof(value), "denied/%s", dc->id);
+		held_act(ctl, dc->id, out.jobs.v[i], GB_SLURM_JOB_REQUEUE_HOLD, value, &ho);
+	}
+	for (size_t i = 0; i < out.expired_jobs.n; i++)
+		held_act(ctl, dc->id, out.expired_jobs.v[i], GB_SLURM_JOB_REQUEUE_HOLD,
+			 "expired", &ho);
 	for (size_t i = 0; dc->d == GB_POLICY_DENY && i < out.ids.n; i++)
 		if (*out.exprs.v[i])
 			slurm_down(ctl, out.ids.v[i], out.exprs.v[i], reason, &so);
@@ -264,6 +347,17 @@ static gb_err_t decide(struct ctl *ctl, const struct decision *dc)
 		if (*out.expired_exprs.v[i])
 			slurm_down(ctl, out.expired_ids.v[i], out.expired_exprs.v[i],
 				   expired, &so);
+	/* approved for a job that is gone: its nodes go back to idle~ */
+	for (size_t i = 0; d == GB_POLICY_APPROVE_GONE && i < out.ids.n; i++) {
+		char line[GB_ERROR_TEXT_MAX + 128];
+
+		if (!*out.exprs.v[i])
+			continue;
+		slurm_power_down(ctl, out.ids.v[i], out.exprs.v[i], &so);
+		snprintf(line, sizeof(line), "%s: nothing launched, nodes %s powered down",
+			 gone_why, out.exprs.v[i]);
+		gb_strv_add(&ho.lines, line);
+	}
 	for (size_t i = 0; i < out.held_jobs.n; i++) {
 		char value[64];
 
@@ -278,9 +372,9 @@ static gb_err_t decide(struct ctl *ctl, const struct decision *dc)
 		held_act(ctl, dc->id, out.expired_held_jobs.v[i],
 			 conf->policy.on_approval_expiry == GB_HELD_CANCEL
 			 ? GB_SLURM_JOB_CANCEL : GB_SLURM_JOB_HOLD, "expired", &ho);
-	if (dc->d == GB_POLICY_APPROVE && out.ids.n > out.held_jobs.n)
+	if (d == GB_POLICY_APPROVE && out.ids.n > out.held_jobs.n)
 		worker = start_worker(conf, worker_error, sizeof(worker_error));
-	report(ctl, dc, &who, &out, &so, &ho, worker, worker_error,
+	report(ctl, dc, &who, &out, &so, &ho, d == GB_POLICY_APPROVE_GONE, worker, worker_error,
 	       rc == GB_E_TIMEOUT ? expired : dc->d == GB_POLICY_DENY ? reason : NULL);
 	if (rc == GB_E_TIMEOUT)
 		ctl_fail(rc, "%s", err.text);

@@ -144,12 +144,15 @@ static gb_err_t add_nodes(struct gb_strv *dst, const char *expr,
 	return GB_E_OK;
 }
 
-/* Job [job_id] as text into [v]; RET non-zero when out of memory. */
+/* Job [job_id] as text into [v], once; RET non-zero when out of memory. */
 static int add_job(struct gb_strv *v, int64_t job_id)
 {
 	char buf[24];
 
 	snprintf(buf, sizeof(buf), "%lld", (long long)job_id);
+	for (size_t i = 0; i < v->n; i++)
+		if (strcmp(v->v[i], buf) == 0)
+			return 0;
 	return gb_strv_add(v, buf);
 }
 
@@ -193,7 +196,8 @@ static gb_err_t expire_one(gb_state_t *st, const struct target *x, double now,
 			 now - x->deadline);
 		rc = gb_state_event_add(st, x->id, "expire", detail, err);
 	}
-	if (rc == GB_E_OK && x->held && add_job(&out->expired_held_jobs, x->job_id))
+	if (rc == GB_E_OK && x->job_id > 0 &&
+	    add_job(x->held ? &out->expired_held_jobs : &out->expired_jobs, x->job_id))
 		rc = gb_errorf(err, GB_E_NOMEM, "expiring: out of memory");
 	if (rc == GB_E_OK && (gb_strv_add(&out->expired_ids, x->id) ||
 			      gb_strv_add(&out->expired_exprs, x->nodes ? x->nodes : "") ||
@@ -213,10 +217,16 @@ static gb_err_t decide_one(gb_state_t *st, const struct target *x,
 {
 	char reason[GB_POLICY_REASON_MAX], detail[GB_POLICY_REASON_MAX + 128];
 	char qwho[96], qc[GB_POLICY_REASON_MAX + 8];
-	bool approve = d == GB_POLICY_APPROVE;
+	bool approve = d != GB_POLICY_DENY, gone = d == GB_POLICY_APPROVE_GONE;
+	enum gb_request_state to;
 	gb_err_t rc;
 
-	if (approve && x->held)
+	to = !approve ? GB_RSTATE_DENIED : x->held ? GB_RSTATE_DONE
+		: gone ? GB_RSTATE_CANCELLED : GB_RSTATE_QUEUED;
+	if (gone && !x->held)
+		snprintf(reason, sizeof(reason), "approved by %s: job %lld is gone, nothing launched",
+			 who, (long long)x->job_id);
+	else if (approve && x->held)
 		snprintf(reason, sizeof(reason), "approved by %s: job %lld released",
 			 who, (long long)x->job_id);
 	else if (approve)
@@ -228,10 +238,7 @@ static gb_err_t decide_one(gb_state_t *st, const struct target *x,
 			     who, uid, comment, err);
 	if (rc == GB_E_OK)
 		rc = gb_state_request_transition(st, x->id,
-						 GB_RSTATE_PENDING_APPROVAL,
-						 !approve ? GB_RSTATE_DENIED
-						 : x->held ? GB_RSTATE_DONE
-						 : GB_RSTATE_QUEUED,
+						 GB_RSTATE_PENDING_APPROVAL, to,
 						 reason, err);
 	snprintf(detail, sizeof(detail), "by=%s uid=%lld comment=%s",
 		 gb_log_q(qwho, sizeof(qwho), who), (long long)uid,
@@ -242,7 +249,8 @@ static gb_err_t decide_one(gb_state_t *st, const struct target *x,
 	if (rc == GB_E_OK && (gb_strv_add(&out->ids, x->id) ||
 			      gb_strv_add(&out->exprs, x->nodes ? x->nodes : "")))
 		rc = gb_errorf(err, GB_E_NOMEM, "deciding: out of memory");
-	if (rc == GB_E_OK && x->held && add_job(&out->held_jobs, x->job_id))
+	if (rc == GB_E_OK && x->job_id > 0 &&
+	    add_job(x->held ? &out->held_jobs : &out->jobs, x->job_id))
 		rc = gb_errorf(err, GB_E_NOMEM, "deciding: out of memory");
 	if (rc == GB_E_OK && !approve)
 		rc = add_nodes(&out->nodes, x->nodes, err);
@@ -407,6 +415,8 @@ void gb_policy_outcome_clear(struct gb_policy_outcome *o)
 	gb_strv_free(&o->expired_nodes);
 	gb_strv_free(&o->held_jobs);
 	gb_strv_free(&o->expired_held_jobs);
+	gb_strv_free(&o->jobs);
+	gb_strv_free(&o->expired_jobs);
 }
 
 /*****************************************************************************

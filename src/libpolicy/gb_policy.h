@@ -228,6 +228,9 @@ gb_err_t gb_policy_job_approved(gb_state_t *st, int64_t job_id, bool *yes,
 enum gb_policy_decision {
 	GB_POLICY_APPROVE = 0,
 	GB_POLICY_DENY,
+	GB_POLICY_APPROVE_GONE,	/* approved, but the job no longer needs the
+				 * nodes (the caller asked Slurm): the
+				 * requests are CANCELLED, nothing launched */
 };
 
 /* What a decision (or an expiry pass) changed, for Slurm and the report. */
@@ -241,6 +244,10 @@ struct gb_policy_outcome {
 	struct gb_strv held_jobs;	/* decided requests of jobs held at
 					 * submit: their job ids ("4711") */
 	struct gb_strv expired_held_jobs;	/* ... expired ones */
+	struct gb_strv jobs;		/* the other decided requests' jobs,
+					 * each once (denied: the caller holds
+					 * them, so they do not ask again) */
+	struct gb_strv expired_jobs;	/* ... of the other expired ones */
 };
 void gb_policy_outcome_clear(struct gb_policy_outcome *o);
 
@@ -249,7 +256,9 @@ void gb_policy_outcome_clear(struct gb_policy_outcome *o);
  * approval comment (may be NULL) or the deny reason (required)), in one
  * transaction with every other pending request of the same job (job_id
  * != 0): a job is decided as a whole.  Approve: approvals -> approved,
- * requests pending_approval -> queued.  Deny: approvals -> denied,
+ * requests pending_approval -> queued (a held job's -> done; APPROVE_GONE:
+ * -> cancelled).  out->held_jobs / out->jobs name the jobs decided (the
+ * caller releases, holds or cancels them in Slurm).  Deny: approvals -> denied,
  * requests -> denied with reason "denied by WHO: TEXT"; their nodes in
  * out->nodes.  Each request gets an event ("approve"/"deny", by=, uid=,
  * comment=) and a log line.  A request whose deadline has passed is

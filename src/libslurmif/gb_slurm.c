@@ -847,6 +847,7 @@ static gb_err_t copy_held(const slurm_job_info_t *j, struct gb_slurm_held_job *o
 	o->submit_time = (double)j->submit_time;
 	o->user_hold = j->state_reason == WAIT_HELD_USER;
 	o->gpus = gb_tres_gpus(j->tres_per_job, j->tres_per_node, j->num_nodes);
+	o->allocated = holds_nodes(j);
 	if ((rc = dup_field(j->user_name && *j->user_name ? j->user_name
 				: user_of(j->user_id, pwbuf, sizeof(pwbuf)),
 			    &o->user, err)) ||
@@ -955,9 +956,9 @@ gb_err_t gb_slurm_job_act(uint32_t job_id, enum gb_slurm_job_action a,
 	gb_err_t rc = GB_E_OK;
 	int r, e = 0;
 
-	snprintf(what, sizeof(what), "%s of job %u",
-		 a == GB_SLURM_JOB_CANCEL ? "cancel" : a == GB_SLURM_JOB_HOLD
-		 ? "hold" : "release", job_id);
+	static const char *const names[] = { "release", "hold", "cancel", "requeue-hold" };
+
+	snprintf(what, sizeof(what), "%s of job %u", names[a], job_id);
 	pthread_mutex_lock(&slurm_mu);
 	if (!slurm_inited) {
 		pthread_mutex_unlock(&slurm_mu);
@@ -965,6 +966,8 @@ gb_err_t gb_slurm_job_act(uint32_t job_id, enum gb_slurm_job_action a,
 	}
 	if (a == GB_SLURM_JOB_CANCEL) {
 		r = slurm_kill_job(job_id, SIGKILL, 0);
+	} else if (a == GB_SLURM_JOB_REQUEUE_HOLD) {
+		r = slurm_requeue(job_id, JOB_REQUEUE_HOLD);
 	} else {
 		slurm_init_job_desc_msg(&d);
 		d.job_id = job_id;
@@ -975,8 +978,12 @@ gb_err_t gb_slurm_job_act(uint32_t job_id, enum gb_slurm_job_action a,
 	if (r != SLURM_SUCCESS) {
 		e = errno;
 		if (e == ESLURM_INVALID_JOB_ID || e == ESLURM_ALREADY_DONE ||
-		    e == ESLURM_JOB_FINISHED || e == ESLURM_JOB_NOT_PENDING)
+		    e == ESLURM_JOB_FINISHED || e == ESLURM_JOB_NOT_PENDING ||
+		    e == ESLURM_JOB_PENDING)
 			rc = gb_errorf(err, GB_E_NOTFOUND, "%s: %s", what,
+				       slurm_strerror(e));
+		else if (e == ESLURM_DISABLED || e == ESLURM_BATCH_ONLY)
+			rc = gb_errorf(err, GB_E_PERM, "%s: %s", what,
 				       slurm_strerror(e));
 		else
 			rc = slurm_fail(err, what, NULL);
@@ -992,6 +999,20 @@ gb_err_t gb_slurm_held_act(uint32_t job_id, enum gb_slurm_job_action a,
 	char *comment = NULL;
 	gb_err_t rc;
 
+	if (a == GB_SLURM_JOB_REQUEUE_HOLD) {
+		gb_error_t e;
+
+		if ((rc = gb_slurm_job_act(job_id, a, NULL, err)))
+			return rc;
+		a = GB_SLURM_JOB_HOLD;	/* now pending: the comment */
+		if (gb_slurm_job_text(job_id, &t, &e) == GB_E_OK) {
+			if (gb_approval_comment(t.admin_comment, value, &comment, &e) == GB_E_OK)
+				gb_slurm_job_act(job_id, a, comment, &e);
+			free(comment);
+			gb_slurm_job_text_clear(&t);
+		}
+		return GB_E_OK;
+	}
 	if ((rc = gb_slurm_job_text(job_id, &t, err)))
 		return rc;
 	rc = gb_approval_comment(t.admin_comment, value, &comment, err);

@@ -232,6 +232,8 @@ struct gb_slurm_held_job {
 	double submit_time;
 	bool user_hold;		/* JobHeldUser: its user may release it */
 	int gpus;		/* GPUs asked for in all; -1: not known */
+	bool allocated;		/* holds nodes (running, configuring,
+				 * suspended or completing) */
 };
 
 struct gb_slurm_held_list {
@@ -257,17 +259,21 @@ gb_err_t gb_slurm_job_brief(uint32_t job_id, struct gb_slurm_held_job *out,
 void gb_slurm_held_job_clear(struct gb_slurm_held_job *j);
 
 /*
- * What an approval decision does to a held job, as an administrator's
- * update would (slurm_update_job; slurm_kill_job for CANCEL): RELEASE
- * (priority back to Slurm's), HOLD (priority 0: an admin hold, which the
- * user cannot release), CANCEL.  RELEASE and HOLD also set the AdminComment
- * to [admin_comment] (NULL: unchanged).  RET GB_E_OK, GB_E_NOTFOUND (no
- * such job, or it is no longer pending: nothing done), GB_E_SLURM.
+ * What an approval decision does to a job, as an administrator's update
+ * would (slurm_update_job; slurm_kill_job for CANCEL; slurm_requeue for
+ * REQUEUE_HOLD): RELEASE (priority back to Slurm's), HOLD (priority 0: an
+ * admin hold, which the user cannot release), CANCEL, REQUEUE_HOLD (a job
+ * waiting for its nodes back to pending, held: a denied power-up does not
+ * ask again).  RELEASE and HOLD also set the AdminComment to
+ * [admin_comment] (NULL: unchanged).  RET GB_E_OK, GB_E_NOTFOUND (no such
+ * job, or not in a state the action applies to: nothing done), GB_E_PERM
+ * (REQUEUE_HOLD of a job that may not be requeued), GB_E_SLURM.
  */
 enum gb_slurm_job_action {
 	GB_SLURM_JOB_RELEASE = 0,
 	GB_SLURM_JOB_HOLD,
 	GB_SLURM_JOB_CANCEL,
+	GB_SLURM_JOB_REQUEUE_HOLD,
 };
 gb_err_t gb_slurm_job_act(uint32_t job_id, enum gb_slurm_job_action a,
 			  const char *admin_comment, gb_error_t *err);
@@ -275,7 +281,8 @@ gb_err_t gb_slurm_job_act(uint32_t job_id, enum gb_slurm_job_action a,
 /*
  * gb_slurm_job_act() with the job's AdminComment token set to
  * GB_APPROVAL_KEY[value] ("approved/ID", "denied/ID", "expired"), the rest
- * of the comment kept.  RET as gb_slurm_job_act (GB_E_NOTFOUND: the job
+ * of the comment kept (REQUEUE_HOLD: requeued and held first, then the
+ * comment, best effort).  RET as gb_slurm_job_act (GB_E_NOTFOUND: the job
  * is gone or no longer pending).
  */
 gb_err_t gb_slurm_held_act(uint32_t job_id, enum gb_slurm_job_action a,

@@ -1241,6 +1241,23 @@ static gb_err_t do_expire(struct rctx *c, gb_error_t *err)
 	gb_policy_reason_expired(reason, sizeof(reason));
 	for (size_t i = 0; rc == GB_E_OK && i < out.expired_held_jobs.n; i++)
 		rc = expire_held(c, out.expired_held_jobs.v[i], err);
+	/* a job whose power-up expired is held first: it must not ask again */
+	for (size_t i = 0; i < out.expired_jobs.n; i++) {
+		char q[GB_ERROR_TEXT_MAX + 8];
+		gb_error_t e = { 0 };
+		long id = 0;
+		gb_err_t arc = gb_parse_long(out.expired_jobs.v[i], 1, INT32_MAX, &id);
+
+		if (arc == GB_E_OK)
+			arc = gb_slurm_held_act((uint32_t)id, GB_SLURM_JOB_REQUEUE_HOLD,
+						"expired", &e);
+		if (arc && arc != GB_E_NOTFOUND)
+			gb_log_warn("held_job job=%s action=requeue_hold error=%s",
+				    out.expired_jobs.v[i], gb_log_q(q, sizeof(q), e.text));
+		else if (arc == GB_E_OK)
+			gb_log_notice("held_job job=%s action=requeue_hold why=expired",
+				      out.expired_jobs.v[i]);
+	}
 	for (size_t i = 0; rc == GB_E_OK && i < out.expired_ids.n; i++) {
 		const char *id = out.expired_ids.v[i], *expr = out.expired_exprs.v[i];
 		struct gb_strv names = { 0 };

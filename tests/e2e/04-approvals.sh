@@ -50,10 +50,11 @@ for n in $(lab scontrol show hostnames "$NB"); do
 	grep -q "update_node: node $n state set to DOWN" "$LAB/log/slurmctld.log" || fail "$n was not set DOWN"
 done
 wait_for 15 "job $B requeued" '[ "$(job_state $B)" = PENDING ]'
-lab scontrol hold "$B" >/dev/null 2>&1	# keep it from asking again
+# gpuburst held it (requeue-hold), so it does not ask again
+held_by_admin $B || fail "job $B: $(lab squeue -h -j "$B" -o '%r')"
 expect_eq "job $B restarts" "$(restarts "$B")" 1
 expect_eq "request $RB" "$(sql "SELECT state, reason FROM requests WHERE id='$RB'")" "denied|denied by root: not today"
-ok "denied: $NB DOWN with 'gpuburst: resume denied by root: not today', job $B requeued (PENDING, Restarts=1)"
+ok "denied: $NB DOWN with 'gpuburst: resume denied by root: not today', job $B requeued and held (an operator's hold, Restarts=1)"
 
 # the approved job runs
 wait_for 40 "job $A completed" '[ "$(job_state $A)" = COMPLETED ]'

@@ -1,9 +1,12 @@
 #!/bin/sh
 # 14-approval-deny.sh - a job over the threshold waits; `gpuburstctl deny
 # --reason` sets its nodes DOWN with "gpuburst: resume denied by root: TEXT"
-# at once, so Slurm requeues the job (pending, not failed), nothing is
-# launched; reconcile then powers the nodes down (idle~).  The job stays
-# pending: a denial is not a ban (Slurm retries it after its requeue delay).
+# at once, after gpuburst requeued and held the job (JobHeldAdmin, the token
+# gpuburst:approval=denied/ID in its AdminComment: it does not ask again),
+# nothing is launched; reconcile then powers the nodes down (idle~).  An
+# administrator's release makes it ask again (gated again).  Approving the
+# request of a job cancelled while it waited launches nothing, says so and
+# powers its nodes down.
 APPROVAL_THRESHOLD=1
 RESUME_TIMEOUT=40
 . "${srcdir:-.}/e2e-lib.sh"
@@ -26,15 +29,17 @@ for n in gpu-1 gpu-2; do
 	expect_eq "$n reason" "$(node_reason $n)" "gpuburst: resume denied by root: too big for a test"
 	state_is "$n" '^DOWN' || fail "$n: $(node_field $n State)"
 done
-lab scontrol hold "$JOB" >/dev/null 2>&1	# keep it from asking again at once
 wait_for 15 "job $JOB requeued" '[ "$(job_state $JOB)" = PENDING ]'
+held_by_admin $JOB || fail "job $JOB: $(lab squeue -h -j "$JOB" -o '%r')"
+wait_for 10 "the token" '[ "$(job_field "$JOB" AdminComment)" = "gpuburst:approval=denied/$REQ" ]'
+grep -q "job $JOB requeued and held" "$TMP/deny.out" || fail "deny said: $(cat "$TMP/deny.out")"
 expect_eq "job $JOB restarts" "$(restarts $JOB)" 1
 expect_eq "nothing launched" "$(sim_instances "len(ins)")" 0
 expect_eq "request" "$(sql "SELECT state, reason FROM requests WHERE id='$REQ'")" "denied|denied by root: too big for a test"
 expect_eq "approval" "$(sql "SELECT state, decided_by, decided_uid, comment FROM approvals WHERE request_id='$REQ'")" \
 	"denied|root|0|too big for a test"
 expect_eq "slurm update event" "$(sql "SELECT count(*) FROM events WHERE request_id='$REQ' AND kind='slurm_update' AND detail LIKE 'action=down nodes=gpu-[1-2] count=2 failed=0 %'")" 1
-ok "denied: gpu-[1-2] DOWN with the exact reason, job $JOB requeued (PENDING, Restarts=1), nothing launched"
+ok "denied: gpu-[1-2] DOWN with the exact reason, job $JOB requeued and held (an operator's hold, gpuburst:approval=denied/$REQ, Restarts=1), nothing launched"
 
 ctl --json reconcile --cheap >"$TMP/r.json" 2>"$TMP/r.err" || fail "reconcile: $(cat "$TMP/r.err")"
 expect_eq "release actions" "$(jq_py "$TMP/r.json" "sorted((a['target'], a['done']) for a in d['actions'] if a['action'] == 'release')")" \
@@ -44,9 +49,31 @@ for n in gpu-1 gpu-2; do
 done
 ok "reconcile released gpu-[1-2]: idle~ again"
 
+sleep 3
+expect_eq "requests of job $JOB while held" "$(sql "SELECT count(*) FROM requests WHERE job_id=$JOB")" 1
 lab scontrol release "$JOB" >/dev/null 2>&1 || fail "release $JOB"
 lab scontrol -o show job "$JOB" >"$TMP/job.txt"
 grep -q 'JobState=PENDING' "$TMP/job.txt" || fail "job $JOB: $(cat "$TMP/job.txt")"
 echo "note: job $JOB after its release: $(tr ' ' '\n' <"$TMP/job.txt" | grep -E '^(Reason|BeginTime)=' | tr '\n' ' ')"
 lab scancel "$JOB"
-ok "job $JOB stays pending after the denial (Slurm retries it after its requeue delay)"
+ok "job $JOB was not asked for again while held; an administrator's release makes it pending again"
+
+# --- an approval of a job cancelled while it waited launches nothing
+J2=$(submit -N2 --gres=gpu:a10g:1 --wrap 'srun hostname')
+wait_for 40 "a pending approval of job $J2" '[ "$(pending $J2)" = 1 ]'
+R2=$(sql "SELECT id FROM requests WHERE job_id=$J2 AND state='pending_approval'")
+lab scancel "$J2"
+wait_for 15 "job $J2 gone from the nodes" '[ "$(job_state $J2)" = CANCELLED ] || [ -z "$(job_state $J2)" ]'
+ctl approve "$R2" >"$TMP/approve2.out" 2>&1 || fail "approve: $(cat "$TMP/approve2.out")"
+grep -q "approved $R2 (nodes gpu-\[1-2\]): cancelled" "$TMP/approve2.out" &&
+	grep -q "job $J2 .*: nothing launched, nodes gpu-\[1-2\] powered down" "$TMP/approve2.out" ||
+	fail "approve said: $(cat "$TMP/approve2.out")"
+grep -q "worker started" "$TMP/approve2.out" && fail "a worker was started: $(cat "$TMP/approve2.out")"
+expect_eq "request $R2" "$(sql "SELECT state FROM requests WHERE id='$R2'")" cancelled
+expect_eq "approval $R2" "$(sql "SELECT state FROM approvals WHERE request_id='$R2'")" approved
+sleep 2
+expect_eq "nothing launched" "$(sim_instances "len(ins)")" 0
+for n in gpu-1 gpu-2; do
+	wait_for 30 "$n idle~" 'state_is '$n' "^IDLE\+CLOUD\+POWERED_DOWN$"'
+done
+ok "approving $R2 of cancelled job $J2: request cancelled, nothing launched, gpu-[1-2] idle~"

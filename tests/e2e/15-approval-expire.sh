@@ -2,7 +2,8 @@
 # 15-approval-expire.sh - nobody decides: after policy.approval_timeout (3 s
 # here; ResumeTimeout 40 s) reconcile expires the request, sets the nodes
 # DOWN with "gpuburst: resume approval expired" (before Slurm's own
-# ResumeTimeout would), the job requeues, nothing is launched, and the same
+# ResumeTimeout would), the job is requeued and held (JobHeldAdmin, token
+# gpuburst:approval=expired: it does not ask again), nothing is launched, and the same
 # pass powers the nodes down again (idle~).  A late approve says it expired.
 APPROVAL_THRESHOLD=1
 APPROVAL_TIMEOUT=3s
@@ -35,13 +36,14 @@ expect_eq "DOWN with the expiry reason" \
 grep -q "update_node: node gpu-1 reason set to: gpuburst: resume approval expired" "$LAB/log/slurmctld.log" ||
 	fail "slurmctld did not get the reason"
 wait_for 15 "job $JOB requeued" '[ "$(job_state $JOB)" = PENDING ]'
+held_by_admin $JOB || fail "job $JOB: $(lab squeue -h -j "$JOB" -o '%r')"
+wait_for 10 "the token" '[ "$(job_field "$JOB" AdminComment)" = "gpuburst:approval=expired" ]'
 expect_eq "nothing launched" "$(sim_instances "len(ins)")" 0
 grep -q "ResumeTimeout reached" "$LAB/log/slurmctld.log" && fail "Slurm's ResumeTimeout fired first"
-ok "expired by reconcile: nodes DOWN (gpuburst: resume approval expired) before ResumeTimeout, job $JOB requeued, nothing launched"
+ok "expired by reconcile: nodes DOWN (gpuburst: resume approval expired) before ResumeTimeout, job $JOB requeued and held, nothing launched"
 
 expect_eq "released in the same pass" "$(jq_py "$TMP/r1.json" "sorted(a['target'] for a in d['actions'] if a['action'] == 'release')")" \
 	'["gpu-1", "gpu-2"]'
-lab scontrol hold "$JOB" >/dev/null 2>&1
 for n in gpu-1 gpu-2; do
 	wait_for 30 "$n idle~" 'state_is '$n' "^IDLE\+CLOUD\+POWERED_DOWN$"'
 done

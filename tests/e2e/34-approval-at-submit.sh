@@ -56,7 +56,7 @@ ctl --json approvals >"$TMP/a.json" || fail "approvals"
 expect_eq "approvals --json" "$(jq_py "$TMP/a.json" "[(a['request_id'], a['rule'], a['held_at_submit'], a['job']['user'], a['job']['partition'], a['job']['name'], a['job']['gpus'], a['job']['time_limit_minutes'], a['request']['node_count']) for a in d['approvals']]")" \
 	"[[\"$REQ\", \"size\", true, \"root\", \"gpu\", \"train\", 2, 30, 2]]"
 ctl approvals >"$TMP/a.txt" || fail "approvals"
-grep -q "^$REQ  *$JOB  *root  .* gpu  *train  *2  *2  *0:30:00  *-  *size  *2 nodes for job $JOB > dev threshold 1 (held at submit)  *in 23h" "$TMP/a.txt" ||
+grep -q "^$REQ  *$JOB  *root  .* gpu  *train  *2  *2  *0:30:00  *-  *size  *2 nodes for job $JOB > dev threshold 1 (held at submit)  *in \(23h\|1d 00h\)" "$TMP/a.txt" ||
 	fail "approvals table: $(cat "$TMP/a.txt")"
 wait_for 15 "the notification" '[ -s "$TMP/notify/all.json" ]'
 ctl reconcile >"$TMP/rec2.out" 2>&1 || fail "reconcile again: $(cat "$TMP/rec2.out")"

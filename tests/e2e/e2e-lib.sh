@@ -241,6 +241,15 @@ wait_for() {
 	fail "timed out after ${1}s waiting for: $2"
 }
 
+# held_by_admin JOB: pending in a hold only an operator may release (an
+# admin hold, or a requeue in held state: slurmctld's wording differs)
+held_by_admin() {
+	case $(lab squeue -h -j "$1" -o '%T %r' 2>/dev/null) in
+	"PENDING JobHeldAdmin" | "PENDING job requeued in held state") return 0 ;;
+	esac
+	return 1
+}
+
 # state_is NODE REGEX: the node's State matches
 state_is() { node_field "$1" State | grep -Eq -- "$2"; }
 
