@@ -646,18 +646,36 @@ static gb_err_t dup_field(const char *v, char **out, gb_error_t *err)
 	return GB_E_OK;
 }
 
-gb_err_t gb_slurm_job_text(uint32_t job_id, struct gb_slurm_job_text *out,
-			   gb_error_t *err)
+/* Every job (slurm_load_jobs) into *msg (slurm_free_job_info_msg). */
+static gb_err_t load_all_jobs(job_info_msg_t **msg, gb_error_t *err)
 {
-	job_info_msg_t *msg = NULL;
+	gb_err_t rc = GB_E_OK;
+
+	*msg = NULL;
+	pthread_mutex_lock(&slurm_mu);
+	if (!slurm_inited)
+		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
+	else if (slurm_load_jobs((time_t)0, msg, SHOW_ALL) != SLURM_SUCCESS)
+		rc = slurm_fail(err, "slurm_load_jobs", NULL);
+	pthread_mutex_unlock(&slurm_mu);
+	return rc;
+}
+
+/*
+ * Job [job_id] (slurm_load_job) into *msg (slurm_free_job_info_msg), with
+ * at least one record.  RET GB_E_NOTFOUND when Slurm does not know it.
+ */
+static gb_err_t load_one_job(uint32_t job_id, job_info_msg_t **msg,
+			     gb_error_t *err)
+{
 	gb_err_t rc = GB_E_OK;
 	int e;
 
-	memset(out, 0, sizeof(*out));
+	*msg = NULL;
 	pthread_mutex_lock(&slurm_mu);
 	if (!slurm_inited) {
 		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
-	} else if (compat_load_job(&msg, job_id, SHOW_DETAIL) != SLURM_SUCCESS) {
+	} else if (compat_load_job(msg, job_id, SHOW_DETAIL) != SLURM_SUCCESS) {
 		e = errno;
 		if (e == ESLURM_INVALID_JOB_ID)
 			rc = gb_errorf(err, GB_E_NOTFOUND, "job %u: %s", job_id,
@@ -666,18 +684,28 @@ gb_err_t gb_slurm_job_text(uint32_t job_id, struct gb_slurm_job_text *out,
 			rc = slurm_fail(err, "slurm_load_job", NULL);
 	}
 	pthread_mutex_unlock(&slurm_mu);
-	if (rc)
-		return rc;
-	if (msg->record_count < 1) {
+	if (rc == GB_E_OK && (*msg)->record_count < 1) {
 		rc = gb_errorf(err, GB_E_NOTFOUND, "job %u: not found", job_id);
-		goto out;
+		slurm_free_job_info_msg(*msg);
+		*msg = NULL;
 	}
+	return rc;
+}
+
+gb_err_t gb_slurm_job_text(uint32_t job_id, struct gb_slurm_job_text *out,
+			   gb_error_t *err)
+{
+	job_info_msg_t *msg = NULL;
+	gb_err_t rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = load_one_job(job_id, &msg, err)))
+		return rc;
 	if ((rc = dup_field(msg->job_array[0].admin_comment, &out->admin_comment, err)) ||
 	    (rc = dup_field(msg->job_array[0].name, &out->name, err)) ||
 	    (rc = dup_field(msg->job_array[0].comment, &out->comment, err)) ||
 	    (rc = dup_field(msg->job_array[0].features, &out->features, err)))
 		gb_slurm_job_text_clear(out);
-out:
 	slurm_free_job_info_msg(msg);
 	return rc;
 }
@@ -769,13 +797,7 @@ gb_err_t gb_slurm_jobs_on(char *const *names, size_t n,
 	gb_err_t rc = GB_E_OK;
 
 	*out = NULL;
-	pthread_mutex_lock(&slurm_mu);
-	if (!slurm_inited)
-		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
-	else if (slurm_load_jobs((time_t)0, &msg, SHOW_ALL) != SLURM_SUCCESS)
-		rc = slurm_fail(err, "slurm_load_jobs", NULL);
-	pthread_mutex_unlock(&slurm_mu);
-	if (rc)
+	if ((rc = load_all_jobs(&msg, err)))
 		return rc;
 	if (!(l = calloc(1, sizeof(*l))) ||
 	    !(l->v = calloc(msg->record_count ? msg->record_count : 1, sizeof(*l->v))) ||
@@ -869,13 +891,7 @@ gb_err_t gb_slurm_jobs_held(const char *value, struct gb_slurm_held_list **out,
 	gb_err_t rc = GB_E_OK;
 
 	*out = NULL;
-	pthread_mutex_lock(&slurm_mu);
-	if (!slurm_inited)
-		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
-	else if (slurm_load_jobs((time_t)0, &msg, SHOW_ALL) != SLURM_SUCCESS)
-		rc = slurm_fail(err, "slurm_load_jobs", NULL);
-	pthread_mutex_unlock(&slurm_mu);
-	if (rc)
+	if ((rc = load_all_jobs(&msg, err)))
 		return rc;
 	if (!(l = calloc(1, sizeof(*l))) ||
 	    !(l->v = calloc(msg->record_count ? msg->record_count : 1, sizeof(*l->v)))) {
@@ -922,27 +938,12 @@ gb_err_t gb_slurm_job_brief(uint32_t job_id, struct gb_slurm_held_job *out,
 			    gb_error_t *err)
 {
 	job_info_msg_t *msg = NULL;
-	gb_err_t rc = GB_E_OK;
-	int e;
+	gb_err_t rc;
 
 	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&slurm_mu);
-	if (!slurm_inited) {
-		rc = gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
-	} else if (compat_load_job(&msg, job_id, SHOW_DETAIL) != SLURM_SUCCESS) {
-		e = errno;
-		if (e == ESLURM_INVALID_JOB_ID)
-			rc = gb_errorf(err, GB_E_NOTFOUND, "job %u: %s", job_id,
-				       slurm_strerror(e));
-		else
-			rc = slurm_fail(err, "slurm_load_job", NULL);
-	}
-	pthread_mutex_unlock(&slurm_mu);
-	if (rc)
+	if ((rc = load_one_job(job_id, &msg, err)))
 		return rc;
-	if (msg->record_count < 1)
-		rc = gb_errorf(err, GB_E_NOTFOUND, "job %u: not found", job_id);
-	else if ((rc = copy_held(&msg->job_array[0], out, err)))
+	if ((rc = copy_held(&msg->job_array[0], out, err)))
 		gb_slurm_held_job_clear(out);
 	slurm_free_job_info_msg(msg);
 	return rc;
