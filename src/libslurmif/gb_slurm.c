@@ -953,7 +953,7 @@ gb_err_t gb_slurm_job_act(uint32_t job_id, enum gb_slurm_job_action a,
 			  const char *admin_comment, gb_error_t *err)
 {
 	job_desc_msg_t d;
-	char what[64];
+	char what[64], id[16];
 	gb_err_t rc = GB_E_OK;
 	int r, e = 0;
 
@@ -965,19 +965,33 @@ gb_err_t gb_slurm_job_act(uint32_t job_id, enum gb_slurm_job_action a,
 		pthread_mutex_unlock(&slurm_mu);
 		return gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
 	}
+	/* the job id as text: the one form every release's calls take (26.05
+	 * made the numeric ones slurm_step_id_t) */
+	snprintf(id, sizeof(id), "%u", job_id);
 	if (a == GB_SLURM_JOB_CANCEL) {
-		r = slurm_kill_job(job_id, SIGKILL, 0);
+		r = slurm_kill_job2(id, SIGKILL, 0, NULL);
+		e = errno;
 	} else if (a == GB_SLURM_JOB_REQUEUE_HOLD) {
-		r = slurm_requeue(job_id, JOB_REQUEUE_HOLD);
+		job_array_resp_msg_t *resp = NULL;
+
+		r = slurm_requeue2(id, JOB_REQUEUE_HOLD, &resp);
+		e = errno;
+		if (r == SLURM_SUCCESS && resp && resp->job_array_count > 0 &&
+		    resp->error_code[0] != SLURM_SUCCESS) {
+			r = SLURM_ERROR;
+			e = (int)resp->error_code[0];
+		}
+		slurm_free_job_array_resp(resp);
 	} else {
 		slurm_init_job_desc_msg(&d);
-		d.job_id = job_id;
+		d.job_id_str = id;
 		d.priority = a == GB_SLURM_JOB_HOLD ? 0 : INFINITE;
 		d.admin_comment = (char *)admin_comment;
 		r = slurm_update_job(&d);
+		e = errno;
 	}
 	if (r != SLURM_SUCCESS) {
-		e = errno;
+		errno = e;	/* slurm_fail() reads it */
 		if (e == ESLURM_INVALID_JOB_ID || e == ESLURM_ALREADY_DONE ||
 		    e == ESLURM_JOB_FINISHED || e == ESLURM_JOB_NOT_PENDING ||
 		    e == ESLURM_JOB_PENDING)

@@ -51,7 +51,7 @@ for n in $(lab scontrol show hostnames "$NB"); do
 done
 wait_for 15 "job $B requeued" '[ "$(job_state $B)" = PENDING ]'
 # gpuburst held it (requeue-hold), so it does not ask again
-held_by_admin $B || fail "job $B: $(lab squeue -h -j "$B" -o '%r')"
+wait_for 15 "job $B held by an operator" 'held_by_admin $B'
 expect_eq "job $B restarts" "$(restarts "$B")" 1
 expect_eq "request $RB" "$(sql "SELECT state, reason FROM requests WHERE id='$RB'")" "denied|denied by root: not today"
 ok "denied: $NB DOWN with 'gpuburst: resume denied by root: not today', job $B requeued and held (an operator's hold, Restarts=1)"

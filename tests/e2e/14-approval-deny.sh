@@ -30,7 +30,7 @@ for n in gpu-1 gpu-2; do
 	state_is "$n" '^DOWN' || fail "$n: $(node_field $n State)"
 done
 wait_for 15 "job $JOB requeued" '[ "$(job_state $JOB)" = PENDING ]'
-held_by_admin $JOB || fail "job $JOB: $(lab squeue -h -j "$JOB" -o '%r')"
+wait_for 15 "job $JOB held by an operator" 'held_by_admin $JOB'
 wait_for 10 "the token" '[ "$(job_field "$JOB" AdminComment)" = "gpuburst:approval=denied/$REQ" ]'
 grep -q "job $JOB requeued and held" "$TMP/deny.out" || fail "deny said: $(cat "$TMP/deny.out")"
 expect_eq "job $JOB restarts" "$(restarts $JOB)" 1

@@ -36,7 +36,7 @@ expect_eq "DOWN with the expiry reason" \
 grep -q "update_node: node gpu-1 reason set to: gpuburst: resume approval expired" "$LAB/log/slurmctld.log" ||
 	fail "slurmctld did not get the reason"
 wait_for 15 "job $JOB requeued" '[ "$(job_state $JOB)" = PENDING ]'
-held_by_admin $JOB || fail "job $JOB: $(lab squeue -h -j "$JOB" -o '%r')"
+wait_for 15 "job $JOB held by an operator" 'held_by_admin $JOB'
 wait_for 10 "the token" '[ "$(job_field "$JOB" AdminComment)" = "gpuburst:approval=expired" ]'
 expect_eq "nothing launched" "$(sim_instances "len(ins)")" 0
 grep -q "ResumeTimeout reached" "$LAB/log/slurmctld.log" && fail "Slurm's ResumeTimeout fired first"
