@@ -56,13 +56,14 @@ AKID=AKIDEXAMPLE
 SECRET=wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY
 
 skip() { echo "SKIP: $*"; exit 77; }
-# .ci/run's distcheck phase runs only GB_E2E_SMOKE (test file names): the
-# whole suite has run on the same release in its tests phase; the smoke set
-# proves that the tarball carries what the e2e tests need.
+# .ci/run's sanitizer and distcheck phases run only GB_E2E_SMOKE (test file
+# names): the whole suite has run on the same release in its tests phase;
+# the sets cover the programs under ASan, and prove that the tarball carries
+# what the e2e tests need.
 if [ -n "${GB_E2E_SMOKE:-}" ]; then
 	case " $GB_E2E_SMOKE " in
 	*" ${0##*/} "*) ;;
-	*) skip "distcheck runs the e2e smoke set only (GB_E2E_SMOKE: $GB_E2E_SMOKE)" ;;
+	*) skip "this CI phase runs a set of the e2e tests only (GB_E2E_SMOKE: $GB_E2E_SMOKE)" ;;
 	esac
 fi
 ok() { echo "ok - $*"; }
