@@ -851,8 +851,8 @@ static bool held_for(const slurm_job_info_t *j, const char *value)
 
 	return (j->job_state & JOB_STATE_BASE) == JOB_PENDING && j->priority == 0 &&
 	       gb_approval_token(j->admin_comment, tok, sizeof(tok)) &&
-	       strncmp(tok, value, strlen(value)) == 0 &&
-	       (tok[strlen(value)] == '\0' || tok[strlen(value)] == '/');
+	       (!value || (strncmp(tok, value, strlen(value)) == 0 &&
+			   (tok[strlen(value)] == '\0' || tok[strlen(value)] == '/')));
 }
 
 static gb_err_t copy_held(const slurm_job_info_t *j, struct gb_slurm_held_job *o,

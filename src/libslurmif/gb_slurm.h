@@ -243,7 +243,7 @@ struct gb_slurm_held_list {
 
 /*
  * The pending jobs held with priority 0 whose AdminComment has the token
- * GB_APPROVAL_KEY [value] ("pending"), by job id.  OUT *out NEW
+ * GB_APPROVAL_KEY [value] ("pending"; NULL: any value), by job id.  OUT *out NEW
  * (gb_slurm_held_list_free), empty when none.  Needs gb_slurm_init().
  */
 gb_err_t gb_slurm_jobs_held(const char *value, struct gb_slurm_held_list **out,

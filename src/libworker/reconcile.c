@@ -1165,7 +1165,7 @@ static gb_err_t do_held(struct rctx *c, gb_error_t *err)
 	gb_error_t e = { 0 };
 	gb_err_t rc;
 
-	if (gb_slurm_jobs_held("pending", &l, &e)) {
+	if (gb_slurm_jobs_held(NULL, &l, &e)) {
 		gb_log_warn("reconcile_no_slurm error=%s note=\"held jobs not read\"",
 			    gb_log_q(lq, sizeof(lq), e.text));
 		return GB_E_OK;
@@ -1180,6 +1180,8 @@ static gb_err_t do_held(struct rctx *c, gb_error_t *err)
 		const char *slash;
 
 		gb_approval_token(j->admin_comment, tok, sizeof(tok));
+		if (strncmp(tok, "pending", 7) != 0 || (tok[7] && tok[7] != '/'))
+			continue;	/* decided: only kept an operator's hold */
 		slash = strchr(tok, '/');
 		if (!slash || gb_parse_long(slash + 1, 1, INT32_MAX, &nodes))
 			nodes = j->num_nodes ? j->num_nodes : 1;
@@ -1194,9 +1196,14 @@ static gb_err_t do_held(struct rctx *c, gb_error_t *err)
 			goto out;
 		}
 	}
+	/* jobs whose token is not "pending" have job_id 0 in [v]: skipped */
 	rc = gb_policy_held_sync(c->o->conf, c->o->st, v, l->n, c->now,
 				 c->o->dry_run, &created, err);
-	/* recorded: from now on only an operator may release it */
+	/*
+	 * Every job gpuburst holds is an operator's hold, which its user cannot
+	 * release: a recorded one, and a denied or expired one (slurmctld makes
+	 * a requeue-hold a user hold again once the job's cleaning ends).
+	 */
 	for (size_t i = 0; rc == GB_E_OK && !c->o->dry_run && i < l->n; i++) {
 		if (!l->v[i].user_hold)
 			continue;

@@ -51,10 +51,10 @@ for n in $(lab scontrol show hostnames "$NB"); do
 done
 wait_for 15 "job $B requeued" '[ "$(job_state $B)" = PENDING ]'
 # gpuburst held it (requeue-hold), so it does not ask again
-wait_for 15 "job $B held by an operator" 'held_by_admin $B'
+expect_eq "job $B priority" "$(job_field "$B" Priority)" 0
 expect_eq "job $B restarts" "$(restarts "$B")" 1
 expect_eq "request $RB" "$(sql "SELECT state, reason FROM requests WHERE id='$RB'")" "denied|denied by root: not today"
-ok "denied: $NB DOWN with 'gpuburst: resume denied by root: not today', job $B requeued and held (an operator's hold, Restarts=1)"
+ok "denied: $NB DOWN with 'gpuburst: resume denied by root: not today', job $B requeued and held (priority 0, Restarts=1)"
 
 # the approved job runs
 wait_for 40 "job $A completed" '[ "$(job_state $A)" = COMPLETED ]'
@@ -77,4 +77,6 @@ for n in $(lab scontrol show hostnames "$NB"); do
 	expect_eq "$n released" "$(sql "SELECT count(*) FROM events WHERE kind='reconcile' AND json_extract(detail, '\$.action')='release' AND json_extract(detail, '\$.target')='$n'")" 1
 done
 expect_eq "job $B still pending (held), not failed" "$(job_state "$B")" PENDING
+ctl reconcile --cheap >/dev/null 2>&1 || fail "reconcile"
+wait_held 20 "$B"
 ok "released: $NB idle~ again; job $B pending, not failed"

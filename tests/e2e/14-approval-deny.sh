@@ -30,7 +30,7 @@ for n in gpu-1 gpu-2; do
 	state_is "$n" '^DOWN' || fail "$n: $(node_field $n State)"
 done
 wait_for 15 "job $JOB requeued" '[ "$(job_state $JOB)" = PENDING ]'
-wait_for 15 "job $JOB held by an operator" 'held_by_admin $JOB'
+expect_eq "job $JOB priority" "$(job_field "$JOB" Priority)" 0
 wait_for 10 "the token" '[ "$(job_field "$JOB" AdminComment)" = "gpuburst:approval=denied/$REQ" ]'
 grep -q "job $JOB requeued and held" "$TMP/deny.out" || fail "deny said: $(cat "$TMP/deny.out")"
 expect_eq "job $JOB restarts" "$(restarts $JOB)" 1
@@ -39,7 +39,7 @@ expect_eq "request" "$(sql "SELECT state, reason FROM requests WHERE id='$REQ'")
 expect_eq "approval" "$(sql "SELECT state, decided_by, decided_uid, comment FROM approvals WHERE request_id='$REQ'")" \
 	"denied|root|0|too big for a test"
 expect_eq "slurm update event" "$(sql "SELECT count(*) FROM events WHERE request_id='$REQ' AND kind='slurm_update' AND detail LIKE 'action=down nodes=gpu-[1-2] count=2 failed=0 %'")" 1
-ok "denied: gpu-[1-2] DOWN with the exact reason, job $JOB requeued and held (an operator's hold, gpuburst:approval=denied/$REQ, Restarts=1), nothing launched"
+ok "denied: gpu-[1-2] DOWN with the exact reason, job $JOB requeued and held (priority 0, gpuburst:approval=denied/$REQ, Restarts=1), nothing launched"
 
 ctl --json reconcile --cheap >"$TMP/r.json" 2>"$TMP/r.err" || fail "reconcile: $(cat "$TMP/r.err")"
 expect_eq "release actions" "$(jq_py "$TMP/r.json" "sorted((a['target'], a['done']) for a in d['actions'] if a['action'] == 'release')")" \
@@ -48,6 +48,11 @@ for n in gpu-1 gpu-2; do
 	wait_for 30 "$n idle~" 'state_is '$n' "^IDLE\+CLOUD\+POWERED_DOWN$"'
 done
 ok "reconcile released gpu-[1-2]: idle~ again"
+
+# once Slurm has cleaned the job up, the next pass keeps it an operator's hold
+ctl reconcile --cheap >/dev/null 2>&1 || fail "reconcile"
+wait_held 20 "$JOB"
+ok "job $JOB: an operator's hold ($(cat "$TMP/held.$JOB"))"
 
 sleep 3
 expect_eq "requests of job $JOB while held" "$(sql "SELECT count(*) FROM requests WHERE job_id=$JOB")" 1

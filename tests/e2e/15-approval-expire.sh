@@ -36,7 +36,7 @@ expect_eq "DOWN with the expiry reason" \
 grep -q "update_node: node gpu-1 reason set to: gpuburst: resume approval expired" "$LAB/log/slurmctld.log" ||
 	fail "slurmctld did not get the reason"
 wait_for 15 "job $JOB requeued" '[ "$(job_state $JOB)" = PENDING ]'
-wait_for 15 "job $JOB held by an operator" 'held_by_admin $JOB'
+expect_eq "job $JOB priority" "$(job_field "$JOB" Priority)" 0
 wait_for 10 "the token" '[ "$(job_field "$JOB" AdminComment)" = "gpuburst:approval=expired" ]'
 expect_eq "nothing launched" "$(sim_instances "len(ins)")" 0
 grep -q "ResumeTimeout reached" "$LAB/log/slurmctld.log" && fail "Slurm's ResumeTimeout fired first"
@@ -48,6 +48,9 @@ for n in gpu-1 gpu-2; do
 	wait_for 30 "$n idle~" 'state_is '$n' "^IDLE\+CLOUD\+POWERED_DOWN$"'
 done
 ok "the nodes are idle~ again"
+ctl reconcile --cheap >/dev/null 2>&1 || fail "reconcile"
+wait_held 20 "$JOB"
+ok "job $JOB: an operator's hold ($(cat "$TMP/held.$JOB"))"
 
 ctl approve "$REQ" >"$TMP/late.out" 2>"$TMP/late.err"
 expect_eq "late approve" "$?" 7

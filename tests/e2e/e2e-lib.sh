@@ -245,10 +245,21 @@ wait_for() {
 # held_by_admin JOB: pending in a hold only an operator may release (an
 # admin hold, or a requeue in held state: slurmctld's wording differs)
 held_by_admin() {
-	case $(lab squeue -h -j "$1" -o '%T %r' 2>/dev/null) in
+	lab squeue -h -j "$1" -o '%T %r' >"$TMP/held.$1" 2>&1
+	case $(cat "$TMP/held.$1") in
 	"PENDING JobHeldAdmin" | "PENDING job requeued in held state") return 0 ;;
 	esac
 	return 1
+}
+
+# wait_held SECONDS JOB: until held_by_admin JOB, else fail with what squeue said
+wait_held() {
+	_end=$(( $(date +%s) + $1 ))
+	while [ "$(date +%s)" -le "$_end" ]; do
+		held_by_admin "$2" && return 0
+		sleep 0.2
+	done
+	fail "timed out after ${1}s waiting for job $2 to be held by an operator: squeue says '$(cat "$TMP/held.$2")'"
 }
 
 # state_is NODE REGEX: the node's State matches
