@@ -966,29 +966,33 @@ gb_err_t gb_slurm_job_act(uint32_t job_id, enum gb_slurm_job_action a,
 		return gb_errorf(err, GB_E_INTERNAL, "gb_slurm_init() was not called");
 	}
 	/* the job id as text: the one form every release's calls take (26.05
-	 * made the numeric ones slurm_step_id_t) */
+	 * made the numeric ones slurm_step_id_t); the *2 calls answer per job */
 	snprintf(id, sizeof(id), "%u", job_id);
 	if (a == GB_SLURM_JOB_CANCEL) {
 		r = slurm_kill_job2(id, SIGKILL, 0, NULL);
 		e = errno;
-	} else if (a == GB_SLURM_JOB_REQUEUE_HOLD) {
+	} else {
 		job_array_resp_msg_t *resp = NULL;
 
-		r = slurm_requeue2(id, JOB_REQUEUE_HOLD, &resp);
+		if (a == GB_SLURM_JOB_REQUEUE_HOLD) {
+			r = slurm_requeue2(id, JOB_REQUEUE_HOLD, &resp);
+		} else {
+			/* _update_job2: libslurm's slurm_update_job() prints an
+			 * error for a job_id_str */
+			slurm_init_job_desc_msg(&d);
+			d.job_id_str = id;
+			d.priority = a == GB_SLURM_JOB_HOLD ? 0 : INFINITE;
+			d.admin_comment = (char *)admin_comment;
+			r = slurm_update_job2(&d, &resp);
+		}
 		e = errno;
+		/* one job, one answer: its own code, when Slurm gave one */
 		if (r == SLURM_SUCCESS && resp && resp->job_array_count > 0 &&
 		    resp->error_code[0] != SLURM_SUCCESS) {
 			r = SLURM_ERROR;
 			e = (int)resp->error_code[0];
 		}
 		slurm_free_job_array_resp(resp);
-	} else {
-		slurm_init_job_desc_msg(&d);
-		d.job_id_str = id;
-		d.priority = a == GB_SLURM_JOB_HOLD ? 0 : INFINITE;
-		d.admin_comment = (char *)admin_comment;
-		r = slurm_update_job(&d);
-		e = errno;
 	}
 	if (r != SLURM_SUCCESS) {
 		errno = e;	/* slurm_fail() reads it */

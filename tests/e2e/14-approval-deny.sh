@@ -33,6 +33,7 @@ wait_for 15 "job $JOB requeued" '[ "$(job_state $JOB)" = PENDING ]'
 expect_eq "job $JOB priority" "$(job_field "$JOB" Priority)" 0
 wait_for 10 "the token" '[ "$(job_field "$JOB" AdminComment)" = "gpuburst:approval=denied/$REQ" ]'
 grep -q "job $JOB requeued and held" "$TMP/deny.out" || fail "deny said: $(cat "$TMP/deny.out")"
+grep -i "error" "$TMP/deny.out" "$TMP/deny.err" && fail "deny printed an error"
 expect_eq "job $JOB restarts" "$(restarts $JOB)" 1
 expect_eq "nothing launched" "$(sim_instances "len(ins)")" 0
 expect_eq "request" "$(sql "SELECT state, reason FROM requests WHERE id='$REQ'")" "denied|denied by root: too big for a test"

@@ -78,6 +78,7 @@ ctl approve "$REQ" --comment "ok at submit" >"$TMP/approve.out" 2>&1 ||
 grep -q "approved $REQ (a job held at submit)" "$TMP/approve.out" &&
 	grep -q "job $JOB released" "$TMP/approve.out" || fail "approve said: $(cat "$TMP/approve.out")"
 expect_eq "AdminComment" "$(job_field "$JOB" AdminComment)" "gpuburst:approval=approved/$REQ"
+grep -i "error" "$TMP/approve.out" && fail "approve printed an error"
 wait_for 60 "job $JOB done" '[ "$(job_state $JOB)" = COMPLETED ]'
 expect_eq "held request" "$(sql "SELECT state, reason FROM requests WHERE id='$REQ'")" \
 	"done|approved by root: job $JOB released"
@@ -96,6 +97,7 @@ grep -q "job $J2 cancelled" "$TMP/deny2.out" || fail "deny --cancel said: $(cat 
 wait_for 10 "job $J2 cancelled" '[ "$(job_state $J2)" = CANCELLED ] || [ -z "$(job_state $J2)" ]'
 ctl deny "$R3" --reason "not now" >"$TMP/deny3.out" 2>&1 || fail "deny: $(cat "$TMP/deny3.out")"
 grep -q "job $J3 held" "$TMP/deny3.out" || fail "deny said: $(cat "$TMP/deny3.out")"
+grep -i "error" "$TMP/deny2.out" "$TMP/deny3.out" && fail "deny printed an error"
 expect_eq "job $J3" "$(job_state "$J3") $(reason "$J3")" "PENDING JobHeldAdmin"
 expect_eq "AdminComment" "$(job_field "$J3" AdminComment)" "gpuburst:approval=denied/$R3"
 expect_eq "denied requests" "$(sql "SELECT state FROM requests WHERE id IN ('$R2', '$R3') ORDER BY id = '$R3'")" "denied
