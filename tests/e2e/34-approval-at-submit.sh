@@ -21,8 +21,10 @@ POLICY_EXTRA="  submit_approval_timeout: 60s"
 mkdir -p "$TMP/notify"
 cat >"$TMP/notify.sh" <<EOF
 #!/bin/sh
-cat >>"$TMP/notify/all.json" && echo >>"$TMP/notify/all.json"
+# one file per notification (they may run at the same time)
+cat >"$TMP/notify/\$\$.tmp" && mv "$TMP/notify/\$\$.tmp" "$TMP/notify/\$\$.json"
 EOF
+notified() { cat "$TMP"/notify/*.json 2>/dev/null | grep -o '"approval_needed"' | wc -l; }
 chmod 755 "$TMP/notify.sh"
 APPROVAL_NOTIFY="[$TMP/notify.sh]"
 e2e_start --nodes 2 --job-submit
@@ -62,12 +64,12 @@ expect_eq "approvals --json" "$(jq_py "$TMP/a.json" "[(a['request_id'], a['rule'
 ctl approvals >"$TMP/a.txt" || fail "approvals"
 grep -q "^$REQ  *$JOB  *root  .* gpu  *train  *2  *2  *0:30:00  *-  *size  *2 nodes for job $JOB > dev threshold 1 (held at submit)  *in [0-9]" "$TMP/a.txt" ||
 	fail "approvals table: $(cat "$TMP/a.txt")"
-wait_for 15 "the notification" '[ -s "$TMP/notify/all.json" ]'
+wait_for 15 "two notifications" '[ "$(notified)" = 2 ]'
 ctl reconcile >"$TMP/rec2.out" 2>&1 || fail "reconcile again: $(cat "$TMP/rec2.out")"
 grep -q "^held " "$TMP/rec2.out" && fail "the second pass: $(cat "$TMP/rec2.out")"
 expect_eq "requests of job $JOB" "$(sql "SELECT count(*) FROM requests WHERE job_id=$JOB")" 1
 sleep 1
-expect_eq "notifications" "$(grep -c approval_needed "$TMP/notify/all.json")" 2
+expect_eq "notifications" "$(notified)" 2
 ok "reconcile recorded $REQ (no nodes, pending_approval, expires after submit_approval_timeout), made it JobHeldAdmin, notified once; approvals shows root, gpu, train, 2 GPUs, 0:30:00, rule size; a second pass adds nothing"
 
 # twice ResumeTimeout: no Slurm clock runs while the job is held
