@@ -845,14 +845,13 @@ void gb_slurm_job_list_free(struct gb_slurm_job_list *l)
  *  Jobs held for approval
  *****************************************************************************/
 
-static bool held_for(const slurm_job_info_t *j, const char *value)
+/* Pending, priority 0, with a GB_APPROVAL_KEY token: a job gpuburst holds. */
+static bool held_by_us(const slurm_job_info_t *j)
 {
 	char tok[64];
 
 	return (j->job_state & JOB_STATE_BASE) == JOB_PENDING && j->priority == 0 &&
-	       gb_approval_token(j->admin_comment, tok, sizeof(tok)) &&
-	       (!value || (strncmp(tok, value, strlen(value)) == 0 &&
-			   (tok[strlen(value)] == '\0' || tok[strlen(value)] == '/')));
+	       gb_approval_token(j->admin_comment, tok, sizeof(tok));
 }
 
 static gb_err_t copy_held(const slurm_job_info_t *j, struct gb_slurm_held_job *o,
@@ -866,7 +865,6 @@ static gb_err_t copy_held(const slurm_job_info_t *j, struct gb_slurm_held_job *o
 	o->num_nodes = j->num_nodes;
 	o->time_limit = j->time_limit == INFINITE || j->time_limit == NO_VAL
 				? 0 : j->time_limit;
-	o->submit_time = (double)j->submit_time;
 	o->user_hold = j->state_reason == WAIT_HELD_USER;
 	o->gpus = gb_tres_gpus(j->tres_per_job, j->tres_per_node, j->num_nodes);
 	o->allocated = holds_nodes(j);
@@ -883,8 +881,7 @@ static gb_err_t copy_held(const slurm_job_info_t *j, struct gb_slurm_held_job *o
 	return GB_E_OK;
 }
 
-gb_err_t gb_slurm_jobs_held(const char *value, struct gb_slurm_held_list **out,
-			    gb_error_t *err)
+gb_err_t gb_slurm_jobs_held(struct gb_slurm_held_list **out, gb_error_t *err)
 {
 	struct gb_slurm_held_list *l = NULL;
 	job_info_msg_t *msg = NULL;
@@ -899,7 +896,7 @@ gb_err_t gb_slurm_jobs_held(const char *value, struct gb_slurm_held_list **out,
 		goto out;
 	}
 	for (uint32_t i = 0; i < msg->record_count; i++) {
-		if (held_for(&msg->job_array[i], value) &&
+		if (held_by_us(&msg->job_array[i]) &&
 		    (rc = copy_held(&msg->job_array[i], &l->v[l->n++], err)))
 			goto out;
 	}

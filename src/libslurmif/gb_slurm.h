@@ -229,7 +229,6 @@ struct gb_slurm_held_job {
 	char *tres;		/* what it asks for, "cpu=4,node=2,gres/gpu=8" */
 	uint32_t num_nodes;	/* asked for (at least) */
 	uint32_t time_limit;	/* minutes; 0: none (INFINITE or unset) */
-	double submit_time;
 	bool user_hold;		/* JobHeldUser: its user may release it */
 	int gpus;		/* GPUs asked for in all; -1: not known */
 	bool allocated;		/* holds nodes (running, configuring,
@@ -242,12 +241,11 @@ struct gb_slurm_held_list {
 };
 
 /*
- * The pending jobs held with priority 0 whose AdminComment has the token
- * GB_APPROVAL_KEY [value] ("pending"; NULL: any value), by job id.  OUT *out NEW
+ * The pending jobs held with priority 0 whose AdminComment has a
+ * GB_APPROVAL_KEY token (any value: the caller reads it), by job id.  OUT *out NEW
  * (gb_slurm_held_list_free), empty when none.  Needs gb_slurm_init().
  */
-gb_err_t gb_slurm_jobs_held(const char *value, struct gb_slurm_held_list **out,
-			    gb_error_t *err);
+gb_err_t gb_slurm_jobs_held(struct gb_slurm_held_list **out, gb_error_t *err);
 void gb_slurm_held_list_free(struct gb_slurm_held_list *l);
 
 /*

@@ -1165,7 +1165,7 @@ static gb_err_t do_held(struct rctx *c, gb_error_t *err)
 	gb_error_t e = { 0 };
 	gb_err_t rc;
 
-	if (gb_slurm_jobs_held(NULL, &l, &e)) {
+	if (gb_slurm_jobs_held(&l, &e)) {
 		gb_log_warn("reconcile_no_slurm error=%s note=\"held jobs not read\"",
 			    gb_log_q(lq, sizeof(lq), e.text));
 		return GB_E_OK;
