@@ -30,6 +30,7 @@ GB_DEFS = \
 	-DGB_LIBEXECDIR=\"$(libexecdir)\" \
 	-DGB_SBINDIR=\"$(sbindir)\" \
 	-DGB_PKGLIBEXECDIR=\"$(pkglibexecdir)\" \
+	-DGB_PKGDATADIR=\"$(pkgdatadir)\" \
 	# End of GB_DEFS
 
 libcommon = $(top_builddir)/src/libcommon/libgbcommon.la

@@ -29,13 +29,17 @@ static double now_ns(void)
 
 int main(int argc, char **argv)
 {
-	static const struct gb_route_job jobs[] = {
-		{ .tres_per_node = "gres:gpu:a10g:1" },
-		{ .tres_per_job = "gres:gpu:a10g:4", .min_nodes = 1, .max_nodes = 1 },
+	/* as run.sh submits them, with its 1-hour limit and as root */
+	struct gb_route_job jobs[] = {
+		{ .tres_per_node = "gres:gpu:a10g:1", .time_limit = 60 },
+		{ .tres_per_job = "gres:gpu:a10g:4", .min_nodes = 1, .max_nodes = 1,
+		  .time_limit = 60 },
 		{ .tres_per_node = "gres:gpu:l4:1",
-		  .comment = "gpuburst:home=ap-northeast-1" },
-		{ .partition = "cpu" },
+		  .comment = "gpuburst:home=ap-northeast-1", .time_limit = 60 },
+		{ .partition = "cpu", .time_limit = 60 },
 	};
+	struct gb_spend_summary spent = { 0 };
+	char spend[4096];
 	long n = argc > 2 ? strtol(argv[2], NULL, 10) : 1000000;
 	struct gb_conf *conf = NULL;
 	gb_route_t *route = NULL;
@@ -53,6 +57,14 @@ int main(int argc, char **argv)
 		gb_conf_destroy(conf);
 		return 1;
 	}
+	/* with budgets, the spend summary the plugin would hold */
+	if (conf->policy.n_budgets && gb_conf_spend_file(conf, spend, sizeof(spend)) &&
+	    gb_spend_read(spend, &spent, &err))
+		fprintf(stderr, "route-loop: %s\n", err.text);
+	for (size_t i = 0; i < GB_ARRAY_LEN(jobs); i++) {
+		jobs[i].spent = &spent;
+		jobs[i].now = (double)time(NULL);
+	}
 	t0 = now_ns();
 	for (long i = 0; i < n; i++) {
 		struct gb_route_result res;
@@ -63,8 +75,9 @@ int main(int argc, char **argv)
 		gb_route_result_free(&res);
 	}
 	t1 = now_ns();
-	printf("route-loop: %ld decisions (%zu accepted), %.0f ns per job\n",
-	       n, accepted, (t1 - t0) / n);
+	printf("route-loop: %ld decisions (%zu accepted), %.0f ns per job%s\n",
+	       n, accepted, (t1 - t0) / n, conf->policy.n_budgets ? " (budgets on)" : "");
+	gb_spend_clear(&spent);
 	gb_route_destroy(route);
 	gb_conf_destroy(conf);
 	return 0;

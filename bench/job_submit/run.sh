@@ -1,7 +1,7 @@
 #!/bin/bash
 # run.sh - job_submit/gpuburst overhead, measured by slurmctld itself.
 #
-#   bench/job_submit/run.sh [-n JOBS] [-b BUILDDIR] [--readme]
+#   bench/job_submit/run.sh [-n JOBS] [-b BUILDDIR] [--budgets] [--readme]
 #
 # Starts three labs (contrib/lab/gpuburst-lab) on the same nodes and
 # partitions: with no job_submit plugin, with job_submit/gpuburst
@@ -14,6 +14,11 @@
 # The default partition is the burst one, so every job is valid without a
 # plugin too, and the C and Lua rules must leave the jobs alike.
 #
+# With --budgets the plugin's configuration also has a price file, three
+# policy.budgets (the cluster, user root, partition gpuburst; none of them
+# reached) and a spend summary, so every GPU job is estimated and judged;
+# every job of every lab then has a 1-hour limit (-t 60).
+#
 # Needs root, slurm-wlm, munge and a built tree (BUILDDIR, default the
 # current directory; not a sanitizer build).  --readme also adds the result
 # as a row of the table in bench/README.md.
@@ -21,13 +26,14 @@ set -euo pipefail
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-jobs=2000 build=$PWD readme=0
+jobs=2000 build=$PWD readme=0 budgets=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) jobs=$2; shift ;;
 	-b) build=$(cd "$2" && pwd); shift ;;
 	--readme) readme=1 ;;
-	*) echo "usage: $0 [-n JOBS] [-b BUILDDIR] [--readme]" >&2; exit 2 ;;
+	--budgets) budgets=1 ;;
+	*) echo "usage: $0 [-n JOBS] [-b BUILDDIR] [--budgets] [--readme]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -48,6 +54,34 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$T/plugins"
 cp "$so" "$T/plugins/"
+# the plugin's configuration: the lab tests' one, with budgets if asked
+gbconf=$T/gpuburst.yaml
+cp "$top/tests/data/plugin/gpuburst.yaml" "$gbconf"
+limit=()
+if [ "$budgets" = 1 ]; then
+	limit=(-t 60)
+	mkdir -p "$T/state"
+	chmod 755 "$T/state"
+	awk -v sd="$T/state" '
+		{ print }
+		/^cluster_name:/ { print "state_dir: " sd }
+		/^policy:/ {
+			print "  budgets:"
+			print "    everyone: {monthly: 1000000}"
+			print "    root: {user: root, monthly: 1000000, per_job: 100000}"
+			print "    burst: {partition: gpuburst, monthly: 1000000}"
+		}' "$top/tests/data/plugin/gpuburst.yaml" > "$gbconf"
+	{
+		printf '%s\n' "gpuburst-prices 1" "refreshed 2026-12-01T00:00:00Z" "source bench"
+		for r in ap-south-1 ap-northeast-1 ap-northeast-3; do
+			printf '%s g5.xlarge on-demand 1.006\n%s g5.12xlarge on-demand 5.672\n' "$r" "$r"
+			printf '%s g6.xlarge on-demand 0.805\n%s g6e.xlarge on-demand 1.861\n' "$r" "$r"
+		done
+	} > "$T/state/prices"
+	printf '%s\n' "gpuburst-spend 1" "refreshed $(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+		"source $(date -u +%Y-%m)" "cluster - 10" "partition gpuburst 5" "user root 5" \
+		> "$T/state/spend"
+fi
 printf '#!/bin/sh\nexit 0\n' > "$T/noop"
 chmod 755 "$T/noop"
 p=$("$tool" free-ports 11)
@@ -68,11 +102,18 @@ NODES
 # machine, so its background load cannot favour one of them.
 cat > "$T/submit.sh" <<'SUBMIT'
 #!/bin/bash
-# submit.sh N CONF...: N held jobs per slurm.conf, four kinds in turn;
-# prints how many submissions failed per CONF
+# submit.sh N CONF... [-- SBATCH-ARGS]: N held jobs per slurm.conf, four
+# kinds in turn, each with SBATCH-ARGS; prints how many submissions failed
+# per CONF
 n=$1
 shift
-confs=("$@")
+extra=()
+confs=()
+while [ $# -gt 0 ]; do
+	[ "$1" = -- ] && { shift; extra=("$@"); break; }
+	confs+=("$1")
+	shift
+done
 declare -a failed
 for ((i = 0; i < n; i++)); do
 	case $((i % 4)) in
@@ -83,7 +124,7 @@ for ((i = 0; i < n; i++)); do
 	esac
 	for ((k = 0; k < ${#confs[@]}; k++)); do
 		c=$(((i + k) % ${#confs[@]}))
-		SLURM_CONF=${confs[$c]} sbatch --hold --wrap true "${args[@]}" \
+		SLURM_CONF=${confs[$c]} sbatch --hold --wrap true "${args[@]}" "${extra[@]}" \
 			> /dev/null 2>&1 || failed[$c]=$((${failed[$c]:-0} + 1))
 	done
 done
@@ -101,7 +142,7 @@ for mode in "${modes[@]}"; do
 	mkdir -p "$LAB/etc"
 	case $mode in
 	gpuburst) plugin=gpuburst
-		cp "$top/tests/data/plugin/gpuburst.yaml" "$LAB/etc/gpuburst.yaml" ;;
+		cp "$gbconf" "$LAB/etc/gpuburst.yaml" ;;
 	lua) plugin=lua
 		cp "$here/job_submit.lua" "$LAB/etc/job_submit.lua" ;;
 	esac
@@ -121,7 +162,7 @@ grep -q 'job_submit/gpuburst: loaded' "$T/lab-gpuburst/log/slurmctld.log" ||
 
 t0=$(date +%s.%N)
 mapfile -t fails < <(cd "$T/lab-none/jobs" && "$tool" sh --dir "$T/lab-none" \
-	"$T/submit.sh" "$jobs" "${labs[@]/%//etc/slurm.conf}")
+	"$T/submit.sh" "$jobs" "${labs[@]/%//etc/slurm.conf}" -- "${limit[@]}")
 t1=$(date +%s.%N)
 wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 echo "run.sh: $((3 * jobs)) submissions took $wall s" >&2
@@ -165,7 +206,7 @@ table=$(
 )
 echo "$table"
 loop=$build/bench/job_submit/route-loop
-[ -x "$loop" ] && "$loop" "$top/tests/data/plugin/gpuburst.yaml" 2000000
+[ -x "$loop" ] && "$loop" "$gbconf" 2000000
 if [ "$readme" = 1 ]; then
 	# one row into the results table of bench/README.md (above the marker)
 	readme_md=$top/bench/README.md
@@ -179,7 +220,9 @@ if [ "$readme" = 1 ]; then
 		set -- ${res[none]}; n=$1 none=$2
 		set -- ${res[gpuburst]}; gb=$2
 		set -- ${res[lua]}; lua=$2
-		awk -v d="$(date -u +%Y-%m-%d)" -v c="$commit" -v m="$(nproc)-CPU $cpu, load $load" \
+		tag=$commit
+		[ "$budgets" = 1 ] && tag="$commit, budgets"
+		awk -v d="$(date -u +%Y-%m-%d)" -v c="$tag" -v m="$(nproc)-CPU $cpu, load $load" \
 		    -v n="$n" -v f="${failed[none]}/${failed[gpuburst]}/${failed[lua]}" \
 		    -v a="$none" -v b="$gb" -v l="$lua" -v v="$(slurmctld -V | awk '{print $2}')" 'BEGIN {
 			printf "| %s | %s | %s | %s | %s | %s | %d | %d (%+.1f%%) | %d (%+.1f%%) |\n",

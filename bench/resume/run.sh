@@ -1,9 +1,12 @@
 #!/bin/sh
-# run.sh BUILDDIR SRCDIR [RUNS] - gpuburst-resume's wall time, exec to exit,
-# for 1, 100, 1000 and 10000 nodes (one job in a 22.05 SLURM_RESUME_FILE),
-# with a state file already holding 100000 historical instance rows; side
-# by side with the floor of the anchors' Python resume programs: starting
-# python3 and creating a boto3 EC2 client (Debian python3-boto3).
+# run.sh BUILDDIR SRCDIR [RUNS [BASE_BUILDDIR]] - gpuburst-resume's wall
+# time, exec to exit, for 1, 100, 1000 and 10000 nodes of one job, and for
+# 1000 and 10000 one-node jobs (a 22.05 SLURM_RESUME_FILE), with a state
+# file already holding 100000 historical instance rows; side by side with
+# the floor of the anchors' Python resume programs: starting python3 and
+# creating a boto3 EC2 client (Debian python3-boto3).  With BASE_BUILDDIR,
+# each case runs that build's gpuburst-resume right after this one's, on a
+# copy of the same state file: a before/after in one run.
 #
 # The program runs as slurmctld runs it (environment SLURM_CONF and
 # SLURM_RESUME_FILE only) and starts its worker as always; the driver holds
@@ -11,10 +14,9 @@
 # fork is in the measured time, its run is not).  The state file is copied
 # fresh for each node count, so each series starts from the same 100k rows.
 set -eu
-B=$1 S=$2 RUNS=${3:-21}
+B=$1 S=$2 RUNS=${3:-21} BASE=${4:-}
 D="$B/bench/resume/resume-bench"
 RESUME="$B/src/resume/gpuburst-resume"
-WORKER="$B/src/worker/gpuburst-worker"
 PY=/usr/bin/python3
 [ -x "$D" ] && [ -x "$RESUME" ] || { echo "build first (make)"; exit 1; }
 T=$(mktemp -d /tmp/gb-bench-resume.XXXXXX)
@@ -38,17 +40,37 @@ mkdir -p "$T/pristine"
 "$D" prefill "$T/pristine/state.db" 100000
 echo "machine: $(nproc) CPU $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "gpuburst-resume, $RUNS runs each, state file $(du -h "$T/pristine/state.db" | cut -f1)B with 100000 instance rows:"
-for n in 1 100 1000 10000; do
+# resume_file N JOBS: N nodes g5-[1-N], in one job or one job per node
+resume_file() {
+	if [ "$2" = one ]; then
+		if [ "$1" = 1 ]; then nodes=g5-1; else nodes="g5-[1-$1]"; fi
+		printf '{"jobs":[{"job_id":1,"nodes":"%s"}],"all_nodes":"%s"}' "$nodes" "$nodes"
+	else
+		awk -v n="$1" 'BEGIN { printf "{\"jobs\":["
+			for (i = 1; i <= n; i++) printf "%s{\"job_id\":%d,\"nodes\":\"g5-%d\"}", (i > 1 ? "," : ""), i, i
+			printf "],\"all_nodes\":\"g5-[1-%d]\"}", n }'
+	fi
+}
+# one BUILD LABEL NODES TAG: the series of that build's gpuburst-resume
+one() {
 	rm -rf "$T/state"
 	cp -r "$T/pristine" "$T/state"
-	if [ "$n" = 1 ]; then nodes=g5-1; else nodes="g5-[1-$n]"; fi
-	printf '{"jobs":[{"job_id":1,"nodes":"%s"}],"all_nodes":"%s"}' "$nodes" "$nodes" >"$T/resume.json"
-	printf '  nodes=%-6s ' "$n"
-	env -i SLURM_CONF=/nonexistent/slurm.conf SLURM_RESUME_FILE="$T/resume.json" GPUBURST_WORKER="$WORKER" \
-		"$D" hold "$T/state/worker.lock" -- "$D" time "$RUNS" -- "$RESUME" -c "$T/gpuburst.yaml" "$nodes"
+	printf '  %-22s %-5s ' "$2" "$4"
+	env -i SLURM_CONF=/nonexistent/slurm.conf SLURM_RESUME_FILE="$T/resume.json" \
+		GPUBURST_WORKER="$1/src/worker/gpuburst-worker" \
+		"$D" hold "$T/state/worker.lock" -- "$D" time "$RUNS" -- \
+		"$1/src/resume/gpuburst-resume" -c "$T/gpuburst.yaml" "$3"
 	q=$(grep -c 'resume_queued' "$T/gpuburst.log" || true)
 	[ "$q" -ge "$RUNS" ] || { echo "only $q resume_queued lines"; exit 1; }
 	: >"$T/gpuburst.log"
+}
+for c in 1:one 100:one 1000:one 10000:one 1000:jobs 10000:jobs; do
+	n=${c%:*} how=${c#*:}
+	resume_file "$n" "$how" >"$T/resume.json"
+	if [ "$n" = 1 ]; then nodes=g5-1; else nodes="g5-[1-$n]"; fi
+	if [ "$how" = one ]; then label="nodes=$n"; else label="jobs=$n (a node each)"; fi
+	one "$B" "$label" "$nodes" this
+	[ -z "$BASE" ] || one "$BASE" "$label" "$nodes" base
 done
 if "$PY" -c 'import boto3' 2>/dev/null; then
 	printf '  python3+boto3 floor: '

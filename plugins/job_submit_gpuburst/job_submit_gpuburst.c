@@ -77,12 +77,23 @@ PUBLIC int job_modify(job_desc_msg_t *job_desc, void *job_ptr,
 		      uint32_t submit_uid);
 #endif
 
-/* One loaded configuration and what was derived from it. */
+/*
+ * One loaded configuration and what was derived from it.  With budgets,
+ * also the spend summary of its state_dir (<state_dir>/spend, written by
+ * reconcile and the worker): read at load and re-read by the reload
+ * thread when it changes (every JS_SPEND_SEC), never on the submit path.
+ */
 struct js_conf {
 	struct gb_conf *conf;
 	gb_route_t *route;
 	char path[PATH_MAX];		/* the file it came from */
+	char spend_path[PATH_MAX];	/* "": no budget */
+	struct stat spend_st;		/* of the summary read; zero: none */
+	struct gb_spend_summary spent;
 };
+
+/* How often the reload thread looks at the spend summary, seconds. */
+#define JS_SPEND_SEC 10
 
 /*
  * The files a configuration is read from, as last looked at: gpuburst.yaml
@@ -108,6 +119,7 @@ static void js_free(struct js_conf *c)
 		return;
 	gb_route_destroy(c->route);
 	gb_conf_destroy(c->conf);
+	gb_spend_clear(&c->spent);
 	free(c);
 }
 
@@ -153,6 +165,21 @@ static void js_locate_catalog(const struct js_conf *c, struct js_seen *seen)
 }
 
 /*
+ * Read the spend summary at [path] into [out] and its stat() into [st]
+ * (zero when there is none).  A bad summary is logged and counts as
+ * nothing spent: budgets then judge by the estimate alone.  File-system
+ * I/O: init() or the reload thread only.
+ */
+static void js_spend_read(const char *path, struct stat *st, struct gb_spend_summary *out)
+{
+	gb_error_t err = { 0 };
+
+	js_stat(path, st);
+	if (gb_spend_read(path, out, &err) != GB_E_OK)
+		slurm_error("%s: %s: counted as nothing spent", plugin_type, err.text);
+}
+
+/*
  * Load the configuration at [at] (js_locate()).  RET NEW, or NULL with the
  * reason, naming file:line:col, in [why] (one line).  File-system I/O:
  * init() or the reload thread only.
@@ -185,6 +212,9 @@ static struct js_conf *js_load(const struct js_seen *at, char *why, size_t n)
 		snprintf(why, n, "%s", err.text);
 		goto fail;
 	}
+	if (c->conf->policy.n_budgets &&
+	    gb_conf_spend_file(c->conf, c->spend_path, sizeof(c->spend_path)))
+		js_spend_read(c->spend_path, &c->spend_st, &c->spent);
 	gb_errlist_free(&errs);
 	return c;
 fail:
@@ -262,6 +292,7 @@ static struct {
 	bool want;			/* a check is asked for */
 	time_t handed;			/* slurm_conf.last_update handed over */
 	time_t checked;			/* the second the last check began in */
+	time_t spend_next;		/* when the spend summary is looked at */
 } jr = { .wake = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER };
 
 /* How long fini() waits for a thread that may be stuck in a read. */
@@ -280,28 +311,76 @@ static void js_handover(void)
 	pthread_cond_signal(&jr.wake);
 }
 
+enum js_wake { JS_LEAVE, JS_CONF, JS_SPEND };
+
+/* Whether the configuration in use has a spend summary to follow. */
+static bool js_follows_spend(void)
+{
+	return js && js->spend_path[0];
+}
+
 /*
  * Wait, holding js_mutex, until a check is due: one was asked for, or no
  * check has begun after the second of the last update handed over and
- * that second is past.  RET false when the thread is to leave.
+ * that second is past (JS_CONF); or, with budgets, the spend summary's
+ * look every JS_SPEND_SEC (JS_SPEND).  RET JS_LEAVE when the thread is to
+ * leave.
  */
-static bool js_reload_wait(const struct js_reloader *r)
+static enum js_wake js_reload_wait(const struct js_reloader *r)
 {
 	struct timespec at;
 
 	while (jr.thread == r) {
-		if (jr.want || (jr.checked <= jr.handed && time(NULL) > jr.handed))
-			return true;
-		if (jr.checked > jr.handed) {
+		bool conf_due = jr.checked <= jr.handed;
+
+		if (jr.want || (conf_due && time(NULL) > jr.handed))
+			return JS_CONF;
+		if (js_follows_spend() && time(NULL) >= jr.spend_next)
+			return JS_SPEND;
+		if (!conf_due && !js_follows_spend()) {
 			pthread_cond_wait(&jr.wake, &js_mutex);
 			continue;
 		}
 		/* time() may trail CLOCK_REALTIME by a tick: wake a little later */
-		at.tv_sec = jr.handed + 1;
+		at.tv_sec = conf_due ? jr.handed + 1 : jr.spend_next;
+		if (conf_due && js_follows_spend() && jr.spend_next < at.tv_sec)
+			at.tv_sec = jr.spend_next;
 		at.tv_nsec = 20 * 1000 * 1000;
 		pthread_cond_timedwait(&jr.wake, &js_mutex, &at);
 	}
-	return false;
+	return JS_LEAVE;
+}
+
+/*
+ * Re-read the spend summary of the configuration in use when its file
+ * changed.  Called and returns with js_mutex held; drops it for the I/O.
+ */
+static void js_spend_check(void)
+{
+	struct gb_spend_summary fresh = { 0 }, old = { 0 };
+	char path[PATH_MAX];
+	struct stat st, was;
+
+	jr.spend_next = time(NULL) + JS_SPEND_SEC;
+	gb_strlcpy(path, js->spend_path, sizeof(path));
+	was = js->spend_st;
+	pthread_mutex_unlock(&js_mutex);
+	js_stat(path, &st);
+	if (!same_stat(&st, &was))
+		js_spend_read(path, &st, &fresh);
+	pthread_mutex_lock(&js_mutex);
+	if (same_stat(&st, &was) || !js || strcmp(js->spend_path, path) != 0) {
+		gb_spend_clear(&fresh);	/* unchanged, or another configuration */
+		return;
+	}
+	old = js->spent;
+	js->spent = fresh;
+	js->spend_st = st;
+	pthread_mutex_unlock(&js_mutex);
+	gb_spend_clear(&old);
+	slurm_debug("%s: spend summary %s re-read (%s)", plugin_type, path,
+		    fresh.month[0] ? fresh.month : "empty");
+	pthread_mutex_lock(&js_mutex);
 }
 
 enum js_check { JS_UNCHANGED, JS_RELOADED, JS_KEPT };
@@ -333,11 +412,16 @@ static void *js_reload_main(void *arg)
 	struct js_reloader *r = arg;
 	struct js_conf *c = NULL;
 	enum js_check got;
+	enum js_wake wake;
 	time_t started;
 	bool orphan;
 
 	pthread_mutex_lock(&js_mutex);
-	while (js_reload_wait(r)) {
+	while ((wake = js_reload_wait(r)) != JS_LEAVE) {
+		if (wake == JS_SPEND) {
+			js_spend_check();
+			continue;
+		}
 		jr.want = false;
 		pthread_mutex_unlock(&js_mutex);
 		started = time(NULL);
@@ -497,7 +581,9 @@ extern int init(void)
 	js_locate(slurm_conf.slurm_conf, "", &seen);
 	if ((c = js_load(&seen, why, sizeof(why))))
 		js_locate_catalog(c, &seen);
-	if (c && !gb_slurm_has(SLURM_VERSION_NUMBER, GB_SLURM_RECONFIG_REEXEC) &&
+	/* from 23.11 only budgets need the thread (the spend summary) */
+	if (c && (!gb_slurm_has(SLURM_VERSION_NUMBER, GB_SLURM_RECONFIG_REEXEC) ||
+		  c->spend_path[0]) &&
 	    !(r = js_reloader_new(&seen, why, sizeof(why)))) {
 		js_free(c);
 		c = NULL;
@@ -582,6 +668,8 @@ static void job_fields(struct gb_route_job *job, const job_desc_msg_t *d,
 	job->max_nodes = given32(d->max_nodes);
 	job->num_tasks = given32(d->num_tasks);
 	job->ntasks_per_node = given16(d->ntasks_per_node);
+	job->time_limit = given32(d->time_limit);
+	job->account = d->account;
 	job->update = update;
 }
 
@@ -599,6 +687,8 @@ static int reason_rc(enum gb_route_reason why)
 		return ESLURM_INVALID_NODE_COUNT;
 	case GB_ROUTE_NO_NODESET:
 		return ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE;
+	case GB_ROUTE_BUDGET:
+		return ESLURM_ACCOUNTING_POLICY;
 	case GB_ROUTE_NOMEM:
 		return ENOMEM;
 	case GB_ROUTE_OK:
@@ -642,7 +732,8 @@ static int route(job_desc_msg_t *d, const struct gb_route_job *job,
 	const char *verb = job->update ? "update of job" : "job";
 	const char *id = job->update ? S(d->job_id_str) : S(d->name);
 
-	/* before 23.11: maybe wake the reload thread (from 23.11 there is none) */
+	/* before 23.11: maybe wake the reload thread (from 23.11 it only
+	 * follows the spend summary) */
 	js_handover();
 	switch (gb_route_job(js->route, job, res)) {
 	case GB_ROUTE_UNTOUCHED:
@@ -670,10 +761,11 @@ static int route(job_desc_msg_t *d, const struct gb_route_job *job,
 	if (res->hold && !job->update)
 		d->priority = 0;
 	tell_user(err_msg, gb_buf_str(&res->msg));
-	slurm_debug("%s: %s %s of uid %u: partition=%s features=%s home=%s nodes=%llu%s",
+	slurm_debug("%s: %s %s of uid %u: partition=%s features=%s home=%s nodes=%llu cost=%.2f%s%s",
 		    plugin_type, verb, id, uid, S(d->partition), S(d->features),
-		    S(res->home), (unsigned long long)res->nodes,
-		    res->hold ? " (held for approval)" : res->needs_approval ? " (needs approval)" : "");
+		    S(res->home), (unsigned long long)res->nodes, res->estimate,
+		    res->hold ? " (held for approval)" : res->needs_approval ? " (needs approval)" : "",
+		    res->budget ? " (over a budget)" : "");
 	return SLURM_SUCCESS;
 }
 
@@ -685,10 +777,15 @@ static int route_locked(job_desc_msg_t *d, bool update, uint32_t uid,
 	int rc = SLURM_SUCCESS;
 
 	job_fields(&job, d, update);
+	/* slurmctld set user_id to the job's user before calling us */
+	job.user_id = d->user_id != NO_VAL ? d->user_id : uid;
+	job.now = (double)time(NULL);
 	gb_route_result_init(&res);
 	pthread_mutex_lock(&js_mutex);
-	if (js)
+	if (js) {
+		job.spent = &js->spent;
 		rc = route(d, &job, &res, uid, err_msg);
+	}
 	pthread_mutex_unlock(&js_mutex);
 	gb_route_result_free(&res);
 	return rc;

@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +43,11 @@ struct gb_route {
 	char *part_list;		/* "a, b" */
 	char *homes;			/* allowed home regions, "a, b" */
 	char *families;			/* allowed families, "g4dn, g5" */
+	uint32_t *budget_uid;		/* per budget: its user's uid, or
+					 * NO_UID (not a user budget, or the
+					 * name is not known here) */
 };
+#define NO_UID UINT32_MAX
 
 /* What a job asks for, from all its tres_per_* fields. */
 struct need {
@@ -375,6 +380,31 @@ static gb_err_t route_homes(gb_route_t *r)
 	return r->homes && r->families ? GB_E_OK : GB_E_NOMEM;
 }
 
+/*
+ * The uid of each user budget's name, looked up once here (a lookup on
+ * the submit path could wait on a directory service under slurmctld's
+ * locks).  A name not known now never matches, until the next load.
+ */
+static gb_err_t route_budgets(gb_route_t *r)
+{
+	const struct gb_conf_policy *p = &r->conf->policy;
+	char buf[1024];
+
+	if (!p->n_budgets)
+		return GB_E_OK;
+	if (!(r->budget_uid = calloc(p->n_budgets, sizeof(*r->budget_uid))))
+		return GB_E_NOMEM;
+	for (size_t i = 0; i < p->n_budgets; i++) {
+		struct passwd pw, *res = NULL;
+
+		r->budget_uid[i] = NO_UID;
+		if (p->budgets[i].scope == GB_BUDGET_USER &&
+		    getpwnam_r(p->budgets[i].user, &pw, buf, sizeof(buf), &res) == 0 && res)
+			r->budget_uid[i] = (uint32_t)res->pw_uid;
+	}
+	return GB_E_OK;
+}
+
 gb_err_t gb_route_create(const struct gb_conf *conf, gb_route_t **out,
 			 gb_error_t *err)
 {
@@ -395,7 +425,7 @@ gb_err_t gb_route_create(const struct gb_conf *conf, gb_route_t **out,
 		n->nodes = gb_conf_nodeset_size(ns);
 		r->n_ns++;
 	}
-	if (route_parts(r) || route_homes(r))
+	if (route_parts(r) || route_homes(r) || route_budgets(r))
 		goto nomem;
 	*out = r;
 	return GB_E_OK;
@@ -413,6 +443,7 @@ void gb_route_destroy(gb_route_t *r)
 	free(r->part_list);
 	free(r->homes);
 	free(r->families);
+	free(r->budget_uid);
 	free(r);
 }
 
@@ -424,6 +455,7 @@ const char *gb_route_partitions(const gb_route_t *r)
 void gb_route_result_init(struct gb_route_result *res)
 {
 	memset(res, 0, sizeof(*res));
+	res->estimate = res->worst = -1;
 }
 
 void gb_route_result_free(struct gb_route_result *res)
@@ -842,12 +874,13 @@ static void record_home(struct job_ctx *x)
 }
 
 /*
- * The admin comment so far (or the job's own) without any approval token,
- * then "gpuburst:approval=pending/NODES".
+ * The admin comment so far (or the job's own) without any [key] token,
+ * then "KEY[value]" (a token is a whole word: a key inside a word is
+ * text, kept).
  */
-static void record_hold(struct job_ctx *x)
+static void set_token(struct job_ctx *x, const char *key, const char *value)
 {
-	const size_t klen = strlen(GB_ROUTE_APPROVAL_KEY);
+	const size_t klen = strlen(key);
 	struct gb_buf old = GB_BUF_INIT, *b = &x->res->admin_comment;
 	const char *p, *t;
 
@@ -855,7 +888,7 @@ static void record_hold(struct job_ctx *x)
 			: x->job->admin_comment ? x->job->admin_comment : "");
 	gb_buf_reset(b);
 	p = gb_buf_str(&old);
-	while ((t = strstr(p, GB_ROUTE_APPROVAL_KEY))) {
+	while ((t = strstr(p, key))) {
 		const char *start = t, *end = t + klen;
 
 		if (t > gb_buf_str(&old) && !strchr(" \t;,", t[-1])) {
@@ -872,10 +905,31 @@ static void record_hold(struct job_ctx *x)
 	gb_buf_puts(b, p);
 	while (b->len && strchr(" \t", b->data[b->len - 1]))
 		b->data[--b->len] = '\0';
-	gb_buf_printf(b, "%s%spending/%llu", b->len ? " " : "",
-		      GB_ROUTE_APPROVAL_KEY, (unsigned long long)x->res->nodes);
+	gb_buf_printf(b, "%s%s%s", b->len ? " " : "", key, value);
 	b->oom = b->oom || old.oom;	/* gb_route_job() checks b */
 	gb_buf_free(&old);
+}
+
+/* "gpuburst:approval=pending/NODES", and the budget it would go over. */
+static void record_hold(struct job_ctx *x)
+{
+	char v[32];
+
+	snprintf(v, sizeof(v), "pending/%llu", (unsigned long long)x->res->nodes);
+	set_token(x, GB_ROUTE_APPROVAL_KEY, v);
+	if (x->res->budget)
+		set_token(x, GB_ROUTE_BUDGET_KEY, x->res->budget->name);
+}
+
+/* "gpuburst:cost=LIKELY/WORST" in US dollars, when known. */
+static void record_cost(struct job_ctx *x)
+{
+	char v[64];
+
+	if (x->res->estimate < 0)
+		return;
+	snprintf(v, sizeof(v), "%.2f/%.2f", x->res->estimate, x->res->worst);
+	set_token(x, GB_ROUTE_COST_KEY, v);
 }
 
 /* Has a candidate before nodeset [i] (or [i] before its type [k]) type [t]? */
@@ -938,7 +992,144 @@ static uint64_t estimate_nodes(const struct job_ctx *x)
 	return max_u64(x->need.nodes, best == UINT64_MAX ? 1 : best);
 }
 
-static void fill_changes(struct job_ctx *x, size_t before)
+/*
+ * The region a nodeset's first launch goes to: the job's (or the
+ * nodeset's) home when gpuburst launches there, else the first fallback.
+ */
+static const char *first_region(const struct job_ctx *x, const struct gb_conf_nodeset *ns)
+{
+	const char *home = x->res->home ? x->res->home : ns->home_region;
+	const struct gb_conf_group *g;
+
+	if (gb_conf_region(x->r->conf, home))
+		return home;
+	g = gb_conf_group_for(x->r->conf, home);
+	return g && g->n_fallback_regions ? g->fallback_regions[0] : home;
+}
+
+/* The dearest price of [ns]'s types in [region] over its ladder; -1: none. */
+static double dearest(const struct gb_conf *conf, const struct gb_conf_nodeset *ns,
+		      const char *region)
+{
+	double worst = -1;
+
+	for (size_t t = 0; t < ns->n_instance_types; t++) {
+		for (size_t k = 0; k < ns->n_capacity; k++) {
+			double p = gb_conf_price(conf, region, ns->instance_types[t],
+						 ns->capacity[k].kind, NULL);
+
+			if (p > worst)
+				worst = p;
+		}
+	}
+	return worst;
+}
+
+/*
+ * What the job may cost: nodes x time limit x the price of the likeliest
+ * pool (the first fitting nodeset's first type and rung, in its first
+ * region), and of the dearest pool any fitting nodeset may launch (its
+ * types and rungs, in the regions of its home's fallback group).  Not
+ * known (< 0) without a time limit or a price.
+ */
+static void estimate_cost(struct job_ctx *x, char *why, size_t n)
+{
+	const struct gb_conf *conf = x->r->conf;
+	struct gb_route_result *res = x->res;
+	double hours = x->job->time_limit / 60.0, likely = -1, worst = -1;
+
+	res->estimate = res->worst = -1;
+	if (!x->job->time_limit) {
+		snprintf(why, n, "it has no time limit (--time)");
+		return;
+	}
+	for (size_t i = 0; i < x->r->n_ns; i++) {
+		const struct gb_conf_nodeset *ns = x->r->ns[i].ns;
+		const char *home = res->home ? res->home : ns->home_region;
+		const struct gb_conf_group *g = gb_conf_group_for(conf, home);
+		double p;
+
+		if (!x->fit[i])
+			continue;
+		if (likely < 0)
+			likely = gb_conf_price(conf, first_region(x, ns), ns->instance_types[0],
+					       ns->capacity[0].kind, NULL);
+		if ((p = dearest(conf, ns, home)) > worst)
+			worst = p;
+		for (size_t r = 0; g && r < g->n_fallback_regions; r++) {
+			if ((p = dearest(conf, ns, g->fallback_regions[r])) > worst)
+				worst = p;
+		}
+	}
+	if (likely < 0) {
+		snprintf(why, n, "no price is known for its first pool (gpuburstctl prices)");
+		return;
+	}
+	res->estimate = (double)res->nodes * hours * likely;
+	res->worst = (double)res->nodes * hours * (worst > likely ? worst : likely);
+}
+
+/* The user name of a budget that names the submitter, or NULL. */
+static const char *budget_user(const struct job_ctx *x)
+{
+	const struct gb_conf_policy *p = &x->r->conf->policy;
+
+	for (size_t i = 0; x->r->budget_uid && i < p->n_budgets; i++) {
+		if (x->r->budget_uid[i] != NO_UID && x->r->budget_uid[i] == x->job->user_id)
+			return p->budgets[i].user;
+	}
+	return NULL;
+}
+
+/*
+ * policy.budgets: the first one the job would go over holds it for
+ * approval (with the size rule's hold, if any) or refuses it.
+ * RET GB_ROUTE_REJECT when refused.
+ */
+static enum gb_route_verdict check_budgets(struct job_ctx *x)
+{
+	struct gb_route_result *res = x->res;
+	struct gb_buf why = GB_BUF_INIT;
+	char unknown[96] = "";
+	struct gb_budget_job bj;
+	const struct gb_conf_budget *b;
+
+	estimate_cost(x, unknown, sizeof(unknown));
+	if (!x->r->conf->policy.n_budgets)
+		return GB_ROUTE_ACCEPT;
+	bj = (struct gb_budget_job){
+		.user = budget_user(x),
+		.account = x->job->account,
+		.partitions = res->partition.len ? gb_buf_str(&res->partition)
+						 : x->job->partition,
+		.estimate = res->estimate,
+		.why_unknown = unknown,
+	};
+	if (!(b = gb_budget_over(x->r->conf, x->job->spent, &bj, x->job->now, &why))) {
+		gb_buf_free(&why);
+		return GB_ROUTE_ACCEPT;
+	}
+	res->budget = b;
+	if (b->over == GB_BUDGET_REFUSE) {
+		gb_buf_reset(&res->msg);
+		reject(x, GB_ROUTE_BUDGET, "%s: this budget refuses such jobs",
+		       gb_buf_str(&why));
+		gb_buf_free(&why);
+		return GB_ROUTE_REJECT;
+	}
+	res->needs_approval = true;
+	res->hold = true;
+	if (res->msg.len)
+		gb_buf_puts(&res->msg, "; ");
+	else
+		gb_buf_puts(&res->msg, "gpuburst: ");
+	gb_buf_printf(&res->msg, "%s: it is held until an administrator approves it (gpuburstctl approvals; gpuburstctl why JOB tells its story)",
+		      gb_buf_str(&why));
+	gb_buf_free(&why);
+	return GB_ROUTE_ACCEPT;
+}
+
+static enum gb_route_verdict fill_changes(struct job_ctx *x, size_t before)
 {
 	const struct gb_route_job *job = x->job;
 	struct gb_route_result *res = x->res;
@@ -957,9 +1148,10 @@ static void fill_changes(struct job_ctx *x, size_t before)
 			      "gpuburst: this job needs %llu cloud nodes, more than the approval threshold of %d (%s): %s",
 			      (unsigned long long)res->nodes, threshold,
 			      gb_conf_env_name(x->r->conf->environment),
-			      res->hold ? "it is held until an administrator approves it (gpuburstctl approvals)"
+			      res->hold ? "it is held until an administrator approves it (gpuburstctl approvals; gpuburstctl why JOB tells its story)"
 					: "an administrator must approve it (gpuburstctl approvals, then gpuburstctl approve ID) before its nodes start");
 	}
+	return check_budgets(x);
 }
 
 static bool is_ours(const struct job_ctx *x)
@@ -994,8 +1186,8 @@ static enum gb_route_verdict decide(struct job_ctx *x, unsigned char *scratch)
 		reset_fit(x);
 		before = count_fit(x);
 		if (match(x, scratch) != GB_ROUTE_REJECT) {
-			if (!x->job->update)
-				fill_changes(x, before);
+			if (!x->job->update && fill_changes(x, before) == GB_ROUTE_REJECT)
+				return GB_ROUTE_REJECT;
 		} else if (x->n_other && res->reason != GB_ROUTE_NOMEM) {
 			/* it may run outside the cloud: Slurm's to judge */
 			gb_buf_reset(&res->msg);
@@ -1007,6 +1199,8 @@ static enum gb_route_verdict decide(struct job_ctx *x, unsigned char *scratch)
 	}
 	if (res->home)
 		record_home(x);
+	if (ours && !x->job->update)
+		record_cost(x);
 	if (res->hold)
 		record_hold(x);
 	if (!ours && !res->home)

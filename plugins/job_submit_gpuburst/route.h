@@ -31,6 +31,10 @@
  * its admin comment (libslurmif's GB_APPROVAL_KEY reads it back).
  */
 #define GB_ROUTE_APPROVAL_KEY "gpuburst:approval="
+/* The job's cost estimate, "gpuburst:cost=LIKELY/WORST" (US dollars). */
+#define GB_ROUTE_COST_KEY "gpuburst:cost="
+/* The budget a held job would go over, "gpuburst:budget=NAME". */
+#define GB_ROUTE_BUDGET_KEY "gpuburst:budget="
 
 typedef struct gb_route gb_route_t;
 
@@ -59,7 +63,14 @@ struct gb_route_job {
 	uint32_t max_nodes;		/* 0: not given */
 	uint32_t num_tasks;		/* 0: not given */
 	uint32_t ntasks_per_node;	/* 0: not given */
+	uint32_t time_limit;		/* minutes; 0: not given */
+	uint32_t user_id;		/* who submits it */
+	const char *account;		/* -A, NULL: not given (the default
+					 * account is not known here) */
 	bool update;			/* job_modify(): only the changed fields */
+	/* what budgets judge against (NULL: nothing spent known) and when */
+	const struct gb_spend_summary *spent;
+	double now;
 };
 
 enum gb_route_verdict {
@@ -77,6 +88,7 @@ enum gb_route_reason {
 	GB_ROUTE_TOO_MANY_GPUS,		/* per node or in total */
 	GB_ROUTE_TOO_MANY_NODES,
 	GB_ROUTE_NO_NODESET,		/* e.g. single_region nodesets elsewhere */
+	GB_ROUTE_BUDGET,		/* over a budget whose jobs are refused */
 	GB_ROUTE_NOMEM,
 };
 
@@ -96,8 +108,13 @@ struct gb_route_result {
 	uint64_t nodes;			/* cloud nodes the job needs (estimate) */
 	bool needs_approval;		/* nodes above the approval threshold */
 	bool hold;			/* held at submit until approved
-					 * (policy.approve_at_submit): set the
-					 * job's priority to 0 */
+					 * (policy.approve_at_submit, or a
+					 * budget): set the job's priority to 0 */
+	double estimate;		/* US dollars: nodes x time limit x the
+					 * price of the likeliest pool; < 0:
+					 * not known */
+	double worst;			/* ... of the dearest pool it may get */
+	const struct gb_conf_budget *budget;	/* the one it would go over */
 };
 
 void gb_route_result_init(struct gb_route_result *res);

@@ -1645,6 +1645,77 @@ out:
 	free(v);
 }
 
+/* A timestamp parameter as wall-clock epoch seconds.  RET whether it was given. */
+static bool param_epoch(struct call *c, const char *key, double *t)
+{
+	const char *v = param(&c->p, key);
+
+	*t = 0;
+	return v && gb_schema_timestamp(v, t);	/* the schema checked the form */
+}
+
+/* EC2 SpotPrice: the members botocore's model gives it, in its order. */
+static void spot_price_el(struct gb_buf *b, const struct gb_sim_spot_price *v)
+{
+	char price[32];
+
+	gb_buf_puts(b, "<item>");
+	gb_cs_xml_el(b, "availabilityZone", v->pool->az->name);
+	gb_cs_xml_el(b, "availabilityZoneId", v->pool->az->zone_id);
+	gb_cs_xml_el(b, "instanceType", v->pool->type->name);
+	gb_cs_xml_el(b, "productDescription", GB_SIM_SPOT_PRODUCT);
+	gb_cs_xml_el(b, "spotPrice", gb_sim_spot_price_text(v->pool, price, sizeof(price)));
+	time_el(b, "timestamp", v->at);
+	gb_buf_puts(b, "</item>");
+}
+
+static void act_spot_prices(struct call *c, struct gb_cs_response *r, double now)
+{
+	const char **types = calloc(c->p.n + 1, sizeof(*types));
+	const char **products = calloc(c->p.n + 1, sizeof(*products));
+	struct gb_sim_spot_query q = { 0 };
+	struct gb_sim_filter *f = NULL;
+	struct gb_sim_spot_price *v = NULL;
+	char next[GB_SIM_TOKEN_MAX];
+	size_t n = 0;
+
+	if (!types || !products || !filters_parse(&c->p, &f, &q.nfilters)) {
+		gb_sim_error_set(&c->err, 500, "InternalError", "An internal error has occurred");
+		c->failed = true;
+		goto out;
+	}
+	q.types = types;
+	q.ntypes = param_list(&c->p, "InstanceType.", types, c->p.n);
+	q.products = products;
+	q.nproducts = param_list(&c->p, "ProductDescription.", products, c->p.n);
+	q.az = param(&c->p, "AvailabilityZone");
+	q.has_start = param_epoch(c, "StartTime", &q.start);
+	q.has_end = param_epoch(c, "EndTime", &q.end);
+	q.filters = f;
+	q.max_results = param_long(&c->p, "MaxResults", 0);
+	q.next_token = param(&c->p, "NextToken");
+	if (failed(c, gb_sim_describe_spot_prices(c->cs->sim, c->region, &q, now, &v, &n, next,
+						  &c->err)))
+		goto out;
+	if (c->dry_run) {
+		dry_run_answer(c);
+		goto out;
+	}
+	xml_begin(&r->body, "DescribeSpotPriceHistory", r->request_id);
+	gb_buf_puts(&r->body, "<spotPriceHistorySet>");
+	for (size_t k = 0; k < n; k++)
+		spot_price_el(&r->body, &v[k]);
+	gb_buf_puts(&r->body, "</spotPriceHistorySet>");
+	/* EC2 ends this listing with an empty token, not without one */
+	gb_cs_xml_el(&r->body, "nextToken", next);
+	xml_end(&r->body, "DescribeSpotPriceHistory");
+out:
+	free(v);
+	filters_free(f, q.nfilters);
+	free(products);
+	free(types);
+}
+
 /*****************************************************************************
  *  Dispatch
  *****************************************************************************/
@@ -1665,6 +1736,7 @@ static const action_fn actions[GB_SIM_ACTION_COUNT] = {
 	[GB_SIM_ACTION_DESCRIBE_SECURITY_GROUPS] = act_sgroups,
 	[GB_SIM_ACTION_DESCRIBE_CAPACITY_RESERVATIONS] = act_crs,
 	[GB_SIM_ACTION_DESCRIBE_CAPACITY_BLOCK_OFFERINGS] = act_cb_offerings,
+	[GB_SIM_ACTION_DESCRIBE_SPOT_PRICE_HISTORY] = act_spot_prices,
 };
 
 /* The schema (schema.c) first, then the one parameter every action has: DryRun. */

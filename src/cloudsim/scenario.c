@@ -46,6 +46,7 @@ static const char *action_names[GB_SIM_ACTION_COUNT] = {
 	[GB_SIM_ACTION_DESCRIBE_SECURITY_GROUPS] = "DescribeSecurityGroups",
 	[GB_SIM_ACTION_DESCRIBE_CAPACITY_RESERVATIONS] = "DescribeCapacityReservations",
 	[GB_SIM_ACTION_DESCRIBE_CAPACITY_BLOCK_OFFERINGS] = "DescribeCapacityBlockOfferings",
+	[GB_SIM_ACTION_DESCRIBE_SPOT_PRICE_HISTORY] = "DescribeSpotPriceHistory",
 };
 
 /* Parser state: the document and where errors go. */

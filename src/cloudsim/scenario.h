@@ -51,6 +51,7 @@ enum gb_sim_action {
 	GB_SIM_ACTION_DESCRIBE_SECURITY_GROUPS,
 	GB_SIM_ACTION_DESCRIBE_CAPACITY_RESERVATIONS,
 	GB_SIM_ACTION_DESCRIBE_CAPACITY_BLOCK_OFFERINGS,
+	GB_SIM_ACTION_DESCRIBE_SPOT_PRICE_HISTORY,
 	GB_SIM_ACTION_COUNT
 };
 
@@ -123,7 +124,8 @@ struct gb_sc_pool {
 	long capacity;			/* On-Demand instances that fit at time 0 */
 	bool spot;			/* Spot offered (spot: in the AZ) */
 	long spot_capacity;		/* Spot instances that fit at time 0 */
-	double spot_price;		/* USD per hour */
+	double spot_price;		/* USD per hour: what a MaxPrice must reach
+					 * and DescribeSpotPriceHistory reports */
 };
 
 struct gb_sc_az {

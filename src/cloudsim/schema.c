@@ -193,6 +193,24 @@ static const struct gb_schema_param describe_capacity_block_offerings[] = {
 	STR("NextToken"),
 };
 
+/*
+ * ProductDescription.N is a plain string in the model: the sim checks its
+ * values (gb_sim_describe_spot_prices).  MaxResults: 1..1000, default 1000
+ * (the API reference of 2016-11-15).  No AvailabilityZoneId: botocore
+ * models it only from 2024 on, and gpuburst names zones.
+ */
+static const struct gb_schema_param describe_spot_price_history[] = {
+	BOOL("DryRun"),
+	STR("InstanceType.N"),
+	STR("ProductDescription.N"),
+	STR("AvailabilityZone"),
+	TIME("StartTime"),
+	TIME("EndTime"),
+	FILTERS,
+	INT_RANGE("MaxResults", 1, 1000),
+	STR("NextToken"),
+};
+
 #define ACTION(name, t) { name, t, GB_ARRAY_LEN(t) }
 
 /* In enum gb_sim_action order. */
@@ -220,6 +238,8 @@ static const struct gb_schema_action ec2_actions[GB_SIM_ACTION_COUNT] = {
 		"DescribeCapacityReservations", describe_capacity_reservations),
 	[GB_SIM_ACTION_DESCRIBE_CAPACITY_BLOCK_OFFERINGS] = ACTION(
 		"DescribeCapacityBlockOfferings", describe_capacity_block_offerings),
+	[GB_SIM_ACTION_DESCRIBE_SPOT_PRICE_HISTORY] = ACTION(
+		"DescribeSpotPriceHistory", describe_spot_price_history),
 };
 
 const struct gb_schema_service gb_schema_ec2 = {

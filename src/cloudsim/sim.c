@@ -3113,3 +3113,165 @@ gb_err_t gb_sim_describe_cb_offerings(gb_sim_t *sim, const char *region,
 	}
 	return GB_E_OK;
 }
+
+/*****************************************************************************
+ *  DescribeSpotPriceHistory
+ *****************************************************************************/
+
+/* EC2's ProductDescription values (API reference, the product-description filter). */
+static bool spot_product_known(const char *s)
+{
+	static const char *const names[] = {
+		"Linux/UNIX", "Red Hat Enterprise Linux", "SUSE Linux", "Windows",
+		"Linux/UNIX (Amazon VPC)", "Red Hat Enterprise Linux (Amazon VPC)",
+		"SUSE Linux (Amazon VPC)", "Windows (Amazon VPC)",
+	};
+
+	for (size_t k = 0; k < GB_ARRAY_LEN(names); k++) {
+		if (strcmp(s, names[k]) == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool spot_filter_known(const char *name)
+{
+	static const char *const names[] = {
+		"availability-zone", "availability-zone-id", "instance-type",
+		"product-description", "spot-price", "timestamp",
+	};
+
+	for (size_t k = 0; k < GB_ARRAY_LEN(names); k++) {
+		if (strcmp(name, names[k]) == 0)
+			return true;
+	}
+	return false;
+}
+
+const char *gb_sim_spot_price_text(const struct gb_sim_pool *p, char *buf, size_t n)
+{
+	snprintf(buf, n, "%.6f", p->spot_price);
+	return buf;
+}
+
+const char *gb_sim_spot_time_text(double t, char *buf, size_t n)
+{
+	time_t s = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&s, &tm);
+	strftime(buf, n, "%a %b %d %H:%M:%S UTC %Y", &tm);
+	return buf;
+}
+
+/* Every AZ, type and product named exists. */
+static gb_err_t check_spot_query(const struct gb_sc_region *rg,
+				 const struct gb_sim_spot_query *q, struct gb_sim_error *e)
+{
+	bool az_ok = !q->az;
+
+	for (size_t z = 0; z < rg->nazs && !az_ok; z++)
+		az_ok = strcmp(q->az, rg->azs[z].name) == 0;
+	if (!az_ok)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+			    "Invalid availability zone: [%s]", q->az);
+	for (size_t k = 0; k < q->ntypes; k++) {
+		if (!gb_itype_find(q->types[k]))
+			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+				    "Value (%s) for parameter instanceType is invalid.",
+				    q->types[k]);
+	}
+	for (size_t k = 0; k < q->nproducts; k++) {
+		if (!spot_product_known(q->products[k]))
+			return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+				    "Value (%s) for parameter productDescription is invalid.",
+				    q->products[k]);
+	}
+	if (q->has_start && q->has_end && q->end < q->start)
+		return fail(e, GB_E_CLOUDCONFIG, 400, "InvalidParameterValue",
+			    "The end time must not be before the start time.");
+	return GB_E_OK;
+}
+
+static bool any_of(const char *const *v, size_t n, const char *s)
+{
+	for (size_t k = 0; k < n; k++) {
+		if (strcmp(v[k], s) == 0)
+			return true;
+	}
+	return !n;
+}
+
+static const char *spot_value(const struct gb_sim_pool *p, const char *name, double at,
+			      char *buf, size_t n)
+{
+	if (!strcmp(name, "availability-zone"))
+		return p->az->name;
+	if (!strcmp(name, "availability-zone-id"))
+		return p->az->zone_id;
+	if (!strcmp(name, "instance-type"))
+		return p->type->name;
+	if (!strcmp(name, "product-description"))
+		return GB_SIM_SPOT_PRODUCT;
+	if (!strcmp(name, "spot-price"))
+		return gb_sim_spot_price_text(p, buf, n);
+	return gb_sim_spot_time_text(at, buf, n);	/* timestamp */
+}
+
+static bool spot_fits(const struct gb_sim_spot_query *q, const struct gb_sim_pool *p,
+		      double at)
+{
+	char buf[64];
+
+	if (!p->spot || !any_of(q->types, q->ntypes, p->type->name) ||
+	    !any_of(q->products, q->nproducts, GB_SIM_SPOT_PRODUCT) ||
+	    (q->az && strcmp(q->az, p->az->name) != 0) ||
+	    (q->has_end && at > q->end))
+		return false;
+	for (size_t f = 0; f < q->nfilters; f++) {
+		if (!any_match(&q->filters[f], spot_value(p, q->filters[f].name, at, buf,
+							   sizeof(buf))))
+			return false;
+	}
+	return true;
+}
+
+gb_err_t gb_sim_describe_spot_prices(gb_sim_t *sim, const char *region,
+				     const struct gb_sim_spot_query *q, double now,
+				     struct gb_sim_spot_price **out, size_t *n,
+				     char next[GB_SIM_TOKEN_MAX], struct gb_sim_error *e)
+{
+	struct sim_region *r = find_region(sim, region);
+	uint64_t from;
+	gb_err_t rc;
+
+	*out = NULL;
+	*n = 0;
+	next[0] = '\0';
+	gb_sim_advance(sim, now);
+	if (!r)
+		return fail(e, GB_E_AUTH, 401, "AuthFailure",
+			    "AWS was not able to validate the provided access credentials");
+	if ((rc = check_spot_query(r->rg, q, e)) ||
+	    (rc = check_filters(&(struct gb_sim_query){ .filters = q->filters,
+							.nfilters = q->nfilters },
+				spot_filter_known, e)) ||
+	    (rc = token_decode(sim, q->next_token, &from, e)))
+		return rc;
+	if (!(*out = calloc(sim->npools + 1, sizeof(**out))))
+		return fail_nomem(e);
+	/* each pool's price holds since simulated time 0: one change per pool */
+	for (size_t k = (size_t)(from < sim->npools ? from : sim->npools); k < sim->npools; k++) {
+		const struct gb_sim_pool *p = &sim->pools[k];
+
+		if (p->region != r->rg || !spot_fits(q, p, sim->epoch))
+			continue;
+		if (q->max_results && (long)*n == q->max_results) {
+			token_encode(sim, k, next);
+			break;
+		}
+		(*out)[*n].pool = p;
+		(*out)[(*n)++].at = sim->epoch;
+	}
+	return GB_E_OK;
+}

@@ -488,6 +488,52 @@ gb_err_t gb_sim_describe_cb_offerings(gb_sim_t *sim, const char *region,
 				      char next[GB_SIM_TOKEN_MAX],
 				      struct gb_sim_error *e);
 
+/* DescribeSpotPriceHistory: what is asked (0 / NULL: not given). */
+struct gb_sim_spot_query {
+	const char *const *types;	/* InstanceType.N */
+	size_t ntypes;
+	const char *const *products;	/* ProductDescription.N */
+	size_t nproducts;
+	const char *az;			/* AvailabilityZone */
+	bool has_start, has_end;
+	double start, end;		/* StartTime, EndTime: wall-clock epoch s */
+	const struct gb_sim_filter *filters;
+	size_t nfilters;
+	long max_results;
+	const char *next_token;
+};
+
+/* One price change of one Spot pool. */
+struct gb_sim_spot_price {
+	const struct gb_sim_pool *pool;
+	double at;			/* wall-clock epoch seconds */
+};
+
+/* The Linux/UNIX Spot product: the only one the simulator prices. */
+#define GB_SIM_SPOT_PRODUCT "Linux/UNIX"
+
+/*
+ * The history of the region's Spot pools (the scenario's spot: price, in
+ * effect since simulated time 0) that fit [q]: type, product, AZ, set by
+ * EndTime (the
+ * price in effect at StartTime is listed, as EC2 lists the last change
+ * before it), filters availability-zone, availability-zone-id,
+ * instance-type, product-description, spot-price (as written, "%.6f"),
+ * timestamp ("Mon Mar 02 09:15:00 UTC 2026"), all with wildcards.  An
+ * unknown AZ, type or product, or EndTime before StartTime, is
+ * InvalidParameterValue.  OUT *out NEW.
+ */
+gb_err_t gb_sim_describe_spot_prices(gb_sim_t *sim, const char *region,
+				     const struct gb_sim_spot_query *q, double now,
+				     struct gb_sim_spot_price **out, size_t *n,
+				     char next[GB_SIM_TOKEN_MAX], struct gb_sim_error *e);
+
+/* RET [p]'s price as EC2 writes it ("2.718400") into [buf]. */
+const char *gb_sim_spot_price_text(const struct gb_sim_pool *p, char *buf, size_t n);
+
+/* RET [t] as EC2's timestamp filter reads it ("Mon Mar 02 09:15:00 UTC 2026"). */
+const char *gb_sim_spot_time_text(double t, char *buf, size_t n);
+
 /* What POST /_sim/interrupt schedules. */
 enum gb_sim_interrupt {
 	GB_SIM_INTERRUPT_SPOT = 0,		/* spot/instance-action: terminate */

@@ -52,11 +52,26 @@ static void req_cb(const struct gb_request *r, void *arg)
 	snprintf(h->count, sizeof(h->count), "%d", r->node_count);
 }
 
-/* The job's side: user, account, partition, name, GPUs, time limit. */
+/* The job's side: user, account, partition, name, GPUs, time limit, cost. */
 struct job_view {
 	char user[64], account[64], partition[64], name[64], gpus[16], time[32];
+	char cost[32];			/* "12.50" (the likely estimate), "-" */
 	json_t *json;			/* the same, or null */
 };
+
+/* The plugin's estimate, from the held record or the job's token. */
+static void view_cost(struct job_view *v, double cost, double worst)
+{
+	if (cost >= 0)
+		snprintf(v->cost, sizeof(v->cost), "%.2f", cost);
+	else
+		snprintf(v->cost, sizeof(v->cost), "-");
+	if (json_is_object(v->json)) {
+		json_object_set_new(v->json, "cost_usd", cost >= 0 ? json_real(cost) : json_null());
+		json_object_set_new(v->json, "cost_worst_usd",
+				    worst >= 0 ? json_real(worst) : json_null());
+	}
+}
 
 static void limit_text(long minutes, char *buf, size_t n)
 {
@@ -100,6 +115,8 @@ static void job_view(struct appr_out *o, const struct req_hold *h, struct job_vi
 	gb_error_t err = { 0 };
 
 	memset(v, 0, sizeof(*v));
+	double cost, worst;
+
 	if (h->held && h->input) {
 		json_t *in = h->input;
 
@@ -110,16 +127,23 @@ static void job_view(struct appr_out *o, const struct req_hold *h, struct job_vi
 			 json_is_integer(json_object_get(in, "gpus"))
 				 ? (long)json_integer_value(json_object_get(in, "gpus")) : -1,
 			 (long)json_integer_value(json_object_get(in, "time_limit")));
+		view_cost(v, json_is_number(json_object_get(in, "cost"))
+				     ? json_number_value(json_object_get(in, "cost")) : -1,
+			  json_is_number(json_object_get(in, "cost_worst"))
+				  ? json_number_value(json_object_get(in, "cost_worst")) : -1);
 		return;
 	}
 	if (h->job_id > 0 && h->job_id <= UINT32_MAX && o->slurm_ok &&
 	    gb_slurm_job_brief((uint32_t)h->job_id, &j, &err) == GB_E_OK) {
 		view_set(v, j.user, j.account, j.partition, j.name, j.gpus,
 			 (long)j.time_limit);
+		gb_cost_token(j.admin_comment, &cost, &worst);
+		view_cost(v, cost, worst);
 		gb_slurm_held_job_clear(&j);
 		return;
 	}
 	view_set(v, NULL, NULL, NULL, NULL, -1, 0);
+	view_cost(v, -1, -1);
 	json_decref(v->json);
 	v->json = json_null();
 }
@@ -210,9 +234,29 @@ static int appr_cb(const struct gb_approval *a, void *arg)
 			      exp, decided);
 	else
 		ctl_table_row(&o->table, a->request_id, h.job, v.user, v.account,
-			      v.partition, v.name, h.count, v.gpus, v.time,
+			      v.partition, v.name, h.count, v.gpus, v.time, v.cost,
 			      h.nodes, rs.rule, a->why, exp);
 	return 0;
+}
+
+gb_err_t ctl_approvals_json(struct ctl *ctl, gb_state_t *st, int state, bool ask_slurm,
+			   json_t **out, gb_error_t *err)
+{
+	struct appr_out o = { ctl, st, json_array() };
+	gb_error_t serr = { 0 };
+	gb_err_t rc;
+
+	*out = NULL;
+	if (!o.list)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	o.all = state != GB_APPROVAL_PENDING;
+	o.slurm_ok = ask_slurm && gb_slurm_init(&serr) == GB_E_OK;
+	if (st && (rc = gb_state_approval_list(st, state, appr_cb, &o, err))) {
+		json_decref(o.list);
+		return rc;
+	}
+	*out = o.list;
+	return GB_E_OK;
 }
 
 static const struct option appr_longopts[] = {
@@ -257,35 +301,35 @@ gb_err_t ctl_cmd_approvals(struct ctl *ctl, int argc, char **argv)
 	o.st = ctl_state(ctl, false, &rc);
 	if (rc)
 		return rc;
-	if (ctl->json)
-		o.list = json_array();
-	else if (o.all)
+	if (ctl->json) {
+		json_t *doc = json_object(), *list;
+
+		/* who asked: Slurm's view of the jobs, when it answers */
+		if ((rc = ctl_approvals_json(ctl, o.st, state, true, &list, &err))) {
+			json_decref(doc);
+			return ctl_fail(rc, "%s", err.text);
+		}
+		json_object_set_new(doc, "approvals", list);
+		ctl_json_result(doc);
+		return GB_E_OK;
+	}
+	if (o.all)
 		ctl_table_init(&o.table, 12, "REQUEST", "STATE", ">JOB", "USER",
 			       "ACCOUNT", ">N", "NODES", "RULE", "WHY",
 			       "REQUESTED", "EXPIRES", "DECIDED");
 	else
-		ctl_table_init(&o.table, 13, "REQUEST", ">JOB", "USER", "ACCOUNT",
-			       "PARTITION", "NAME", ">N", ">GPUS", ">TIME",
+		ctl_table_init(&o.table, 14, "REQUEST", ">JOB", "USER", "ACCOUNT",
+			       "PARTITION", "NAME", ">N", ">GPUS", ">TIME", ">COST",
 			       "NODES", "RULE", "WHY", "EXPIRES");
 	/* who asked: Slurm's view of the jobs, when it answers */
 	o.slurm_ok = gb_slurm_init(&serr) == GB_E_OK;
 	if (o.st && (rc = gb_state_approval_list(o.st, state, appr_cb, &o, &err)))
 		ctl_fail(rc, "%s", err.text);
-	if (ctl->json) {
-		json_t *doc = json_object();
-
-		json_object_set_new(doc, "approvals", o.list);
-		if (rc == GB_E_OK)
-			ctl_json_result(doc);
-		else
-			json_decref(doc);
-	} else {
-		if (rc == GB_E_OK && o.n)
-			ctl_table_print(&o.table, stdout);
-		else if (rc == GB_E_OK)
-			printf("no %sapprovals%s\n", o.all ? "" : "pending ",
-			       ctl->st_missing ? " (no state file yet)" : "");
-		ctl_table_free(&o.table);
-	}
+	if (rc == GB_E_OK && o.n)
+		ctl_table_print(&o.table, stdout);
+	else if (rc == GB_E_OK)
+		printf("no %sapprovals%s\n", o.all ? "" : "pending ",
+		       ctl->st_missing ? " (no state file yet)" : "");
+	ctl_table_free(&o.table);
 	return rc;
 }

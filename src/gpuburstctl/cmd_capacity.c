@@ -45,6 +45,7 @@ struct orow {			/* a cached offering */
 
 struct cap {
 	struct ctl *ctl;
+	gb_state_t *st;			/* the state file read, or NULL: none */
 	const struct gb_conf *conf;
 	const char *region, *type;	/* filters, or NULL */
 	struct qrow *qv;
@@ -90,7 +91,7 @@ static int quota_cb(const struct gb_quota *q, void *arg)
 		return 1;
 	}
 	c->nq++;
-	if ((c->rc = gb_plan_quota_view(c->conf, c->ctl->st, &r->q, c->ctl->now,
+	if ((c->rc = gb_plan_quota_view(c->conf, c->st, &r->q, c->ctl->now,
 					c->conf->policy.capacity_half_life, &r->v, &c->err)))
 		return 1;
 	return 0;
@@ -484,13 +485,14 @@ static void cap_free(struct cap *c)
 	ctl_table_free(&c->ct);
 }
 
-static gb_err_t show(struct cap *c)
+/* Read the memory into the tables, or with [as_json] the JSON arrays. */
+static gb_err_t gather(struct cap *c, bool as_json)
 {
 	struct ctl *ctl = c->ctl;
 	const struct gb_conf *conf = c->conf;
 	gb_err_t rc = GB_E_OK;
 
-	if (ctl->json) {
+	if (as_json) {
 		c->pools = json_array();
 		c->quotas = json_array();
 		c->offerings = json_array();
@@ -503,18 +505,18 @@ static gb_err_t show(struct cap *c)
 		       ">GOT", ">ICE", ">FAILURES");
 	c->show_counters = counters_used(conf);
 	/* quotas first: a pool's estimate is capped by its region's room */
-	if (ctl->st && (rc = gb_state_quota_list(ctl->st, ctl->now,
+	if (c->st && (rc = gb_state_quota_list(c->st, ctl->now,
 						 conf->policy.capacity_half_life, quota_cb, c,
 						 &c->err)) == GB_E_OK)
 		rc = c->rc;
-	if (rc == GB_E_OK && ctl->st &&
-	    (rc = gb_state_offering_list(ctl->st, offering_cb, c, &c->err)) == GB_E_OK)
+	if (rc == GB_E_OK && c->st &&
+	    (rc = gb_state_offering_list(c->st, offering_cb, c, &c->err)) == GB_E_OK)
 		rc = c->rc;
-	if (rc == GB_E_OK && ctl->st)
-		rc = gb_state_capacity_list(ctl->st, c->type, ctl->now,
+	if (rc == GB_E_OK && c->st)
+		rc = gb_state_capacity_list(c->st, c->type, ctl->now,
 					    conf->policy.capacity_half_life, pool_cb, c, &c->err);
 	if (rc)
-		return ctl_fail(rc, "%s", c->err.text);
+		return rc;
 	for (size_t i = 0; i < c->no; i++)
 		offering_out(c, &c->ov[i]);
 	for (size_t i = 0; i < c->nq; i++) {
@@ -524,6 +526,34 @@ static gb_err_t show(struct cap *c)
 			continue;	/* not a quota of that type */
 		quota_out(c, &c->qv[i]);
 	}
+	return GB_E_OK;
+}
+
+gb_err_t ctl_capacity_json(struct ctl *ctl, const struct gb_conf *conf, gb_state_t *st,
+			   json_t **pools, json_t **quotas, gb_error_t *err)
+{
+	struct cap c = { .ctl = ctl, .st = st, .conf = conf };
+	gb_err_t rc = gather(&c, true);
+
+	*pools = *quotas = NULL;
+	if (rc)
+		gb_errorf(err, rc, "%s", c.err.text);
+	else {
+		*pools = json_incref(c.pools);
+		*quotas = json_incref(c.quotas);
+	}
+	cap_free(&c);
+	return rc;
+}
+
+static gb_err_t show(struct cap *c)
+{
+	struct ctl *ctl = c->ctl;
+	const struct gb_conf *conf = c->conf;
+	gb_err_t rc;
+
+	if ((rc = gather(c, ctl->json)))
+		return ctl_fail(rc, "%s", c->err.text);
 	if (ctl->json) {
 		json_t *doc = json_object();
 
@@ -577,6 +607,7 @@ gb_err_t ctl_cmd_capacity(struct ctl *ctl, int argc, char **argv)
 	if (rc)
 		return rc;
 	c.ctl = ctl;
+	c.st = ctl->st;
 	rc = show(&c);
 	cap_free(&c);
 	return rc;

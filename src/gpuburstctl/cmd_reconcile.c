@@ -59,14 +59,14 @@ static void print_text(const struct gb_reconcile_report *rep, bool dry_run)
 		       a->error ? ": " : "", a->error ? a->error : "");
 	}
 	printf("%zu action%s (stuck %zu, lost %zu, orphan %zu, cooldown %zu, expire %zu, "
-	       "release %zu, prune %zu, group %zu, block %zu, notice %zu, held %zu)%s\n", rep->n,
+	       "release %zu, prune %zu, group %zu, block %zu, notice %zu, held %zu, spot %zu)%s\n", rep->n,
 	       rep->n == 1 ? "" : "s", rep->counts[GB_RECONCILE_STUCK],
 	       rep->counts[GB_RECONCILE_LOST], rep->counts[GB_RECONCILE_ORPHAN],
 	       rep->counts[GB_RECONCILE_COOLDOWN], rep->counts[GB_RECONCILE_EXPIRE],
 	       rep->counts[GB_RECONCILE_RELEASE], rep->counts[GB_RECONCILE_PRUNE],
 	       rep->counts[GB_RECONCILE_GROUP], rep->counts[GB_RECONCILE_BLOCK],
 	       rep->counts[GB_RECONCILE_NOTICE], rep->counts[GB_RECONCILE_HELD],
-	       dry_run ? ", dry run: nothing changed" : "");
+	       rep->counts[GB_RECONCILE_SPOT], dry_run ? ", dry run: nothing changed" : "");
 }
 
 static void print_json(const struct gb_reconcile_report *rep, bool dry_run, bool cheap)
@@ -104,6 +104,26 @@ static int min_due(const struct gb_request *r, void *arg)
 }
 
 /* Requests due and no worker on them (e.g. after a crash): start one. */
+/*
+ * metrics.textfile: the metrics after the pass, replaced atomically for
+ * node_exporter's textfile collector.  A failure is said and logged; the
+ * pass stands.
+ */
+static void write_metrics(struct ctl *ctl, const struct gb_conf *conf, gb_state_t *st)
+{
+	char lq[GB_ERROR_TEXT_MAX + 8], pq[4200];
+	gb_error_t err = { 0 };
+
+	ctl->now = gb_time_now();
+	if (ctl_metrics_write(ctl, conf, st, conf->metrics.textfile, &err) == GB_E_OK)
+		return;
+	fprintf(stderr, "gpuburstctl: warning: metrics.textfile %s: %s\n", conf->metrics.textfile,
+		err.text);
+	gb_log_warn("metrics_textfile_failed path=%s error=%s",
+		    gb_log_q(pq, sizeof(pq), conf->metrics.textfile),
+		    gb_log_q(lq, sizeof(lq), err.text));
+}
+
 static void kick_worker(const struct gb_conf *conf, gb_state_t *st)
 {
 	struct gb_request_filter f = GB_REQUEST_FILTER_ANY;
@@ -162,6 +182,8 @@ static gb_err_t reconcile(struct ctl *ctl, const struct gb_conf *conf, bool dry_
 		print_text(&rep, dry_run);
 	if (!dry_run)
 		kick_worker(conf, st);
+	if (!dry_run && conf->metrics.textfile)
+		write_metrics(ctl, conf, st);
 	/* a part that could not be done is not success: the timer's log says so */
 	if (rep.failed || rep.cloud_error || rep.slurm_error)
 		rc = ctl_fail(GB_E_PARTIAL, "%zu action%s failed%s%s%s%s", rep.failed,

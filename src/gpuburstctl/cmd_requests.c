@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * cmd_requests.c - gpuburstctl requests | requests show ID
+ * cmd_requests.c - gpuburstctl requests | requests show ID [--svg FILE]
  */
 #include "config.h"
 
@@ -10,6 +10,7 @@
 
 #include "ctl.h"
 #include "gb_util.h"
+#include "svg.h"
 
 /*****************************************************************************
  *  One request as JSON (also used by approvals)
@@ -186,6 +187,7 @@ struct show {
 	struct ctl *ctl;
 	json_t *request, *approval, *plans, *attempts, *instances, *events;
 	json_t *timeline;	/* [{at, what, detail}] */
+	struct ctl_tl *tl;	/* --svg: the picture's records, else NULL */
 	double created_at;
 	int extras;		/* instances launched for no node (billed) */
 };
@@ -210,6 +212,7 @@ static void request_cb(const struct gb_request *r, void *arg)
 
 	s->request = ctl_request_json(r);
 	s->created_at = r->created_at;
+	ctl_tl_request(s->tl, r);
 }
 
 static void approval_cb(const struct gb_approval *a, void *arg)
@@ -228,6 +231,7 @@ static void approval_cb(const struct gb_approval *a, void *arg)
 	json_object_set_new(o, "decided_at", ctl_jtime(a->decided_at));
 	json_object_set_new(o, "comment", ctl_jstr(a->comment));
 	s->approval = o;
+	ctl_tl_approval(s->tl, a);
 }
 
 static int plan_cb(const struct gb_plan_row *p, void *arg)
@@ -247,6 +251,7 @@ static int plan_cb(const struct gb_plan_row *p, void *arg)
 	snprintf(what, sizeof(what), "plan v%d %s %s", p->version,
 		 p->planner ? p->planner : "?", p->status ? p->status : "?");
 	timeline_add(s, p->created_at, what, p->reason);
+	ctl_tl_plan(s->tl, p);
 	return 0;
 }
 
@@ -284,6 +289,7 @@ static int attempt_cb(const struct gb_attempt *a, void *arg)
 		 a->error_code ? " " : "", a->error_code ? a->error_code : "",
 		 a->latency);
 	timeline_add(s, a->started_at, what, detail);
+	ctl_tl_attempt(s->tl, a);
 	return 0;
 }
 
@@ -355,6 +361,7 @@ static int instance_cb(const struct gb_instance *in, void *arg)
 		 in->node ? in->node : "(extra)");
 	timeline_add(s, in->launched_at, what, "launched");
 	timeline_add(s, in->terminated_at, what, in->reason ? in->reason : "terminated");
+	ctl_tl_instance(s->tl, in);
 	return 0;
 }
 
@@ -371,6 +378,7 @@ static int event_cb(const struct gb_event *ev, void *arg)
 	json_array_append_new(s->events, o);
 	snprintf(what, sizeof(what), "event %s", ev->kind ? ev->kind : "?");
 	timeline_add(s, ev->at, what, ev->detail);
+	ctl_tl_event(s->tl, ev);
 	return 0;
 }
 
@@ -429,6 +437,45 @@ static gb_err_t gather(struct show *s, gb_state_t *st, const char *id,
 		return rc;
 	timeline_sort(s->timeline);
 	return GB_E_OK;
+}
+
+/* The lists gather() fills.  RET false when out of memory (show_free() then). */
+static bool show_lists(struct show *s)
+{
+	s->plans = json_array();
+	s->attempts = json_array();
+	s->instances = json_array();
+	s->events = json_array();
+	s->timeline = json_array();
+	return s->plans && s->attempts && s->instances && s->events && s->timeline;
+}
+
+static void show_free(struct show *s)
+{
+	json_decref(s->request);
+	json_decref(s->approval);
+	json_decref(s->plans);
+	json_decref(s->attempts);
+	json_decref(s->instances);
+	json_decref(s->events);
+	json_decref(s->timeline);
+	ctl_tl_destroy(s->tl);
+}
+
+gb_err_t ctl_request_svg(struct ctl *ctl, gb_state_t *st, const char *id, struct gb_buf *svg,
+			 gb_error_t *err)
+{
+	struct show s = { ctl };
+	gb_err_t rc;
+
+	if (!show_lists(&s) || !(s.tl = ctl_tl_create()))
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+	else if ((rc = gather(&s, st, id, err)) == GB_E_NOTFOUND)
+		gb_errorf(err, rc, "no request %s", id);
+	else if (!rc && (rc = ctl_tl_draw(s.tl, ctl->now, svg)))
+		gb_errorf(err, rc, "out of memory drawing the picture");
+	show_free(&s);
+	return rc;
 }
 
 /* ---- human form ---------------------------------------------------------- */
@@ -660,14 +707,35 @@ static void print_timeline(struct show *s)
 
 static const struct option show_longopts[] = {
 	CTL_COMMON_LONGOPTS,
+	{ "svg", required_argument, NULL, 'S' },
 	{ NULL, 0, NULL, 0 }
 };
+
+/*
+ * --svg FILE, checked before anything is read: "-" is standard output,
+ * which --json has; set-uid, the caller picks no file to write (the shell
+ * can: --svg - >FILE).
+ */
+static gb_err_t svg_check(struct ctl *ctl, const char *cmd, const char *file)
+{
+	gb_error_t err = { 0 };
+	gb_err_t rc;
+
+	if (strcmp(file, "-") == 0 && ctl->json)
+		return ctl_usage(cmd, "--svg - and --json would both write to standard output");
+	if (strcmp(file, "-") != 0 && ctl->setid)
+		return ctl_usage(cmd, "--svg FILE is refused when gpuburstctl runs set-uid or set-gid (--svg - >FILE writes as you)");
+	if ((rc = ctl_svg_check_path(file, &err)))
+		return ctl_fail(rc, "--svg: %s", err.text);
+	return GB_E_OK;
+}
 
 gb_err_t ctl_cmd_requests_show(struct ctl *ctl, int argc, char **argv)
 {
 	const char *cmd = "requests show";
 	struct show s = { ctl };
 	gb_error_t err = { 0 };
+	const char *svg = NULL;
 	bool first = true;
 	gb_state_t *st;
 	gb_err_t rc = GB_E_OK;
@@ -677,7 +745,9 @@ gb_err_t ctl_cmd_requests_show(struct ctl *ctl, int argc, char **argv)
 			       &first, &rc)) != -1) {
 		if (c == CTL_OPT_DONE)
 			return rc;
-		return ctl_unimplemented(cmd, c);
+		if (c != 'S')
+			return ctl_unimplemented(cmd, c);
+		svg = optarg;
 	}
 	if (optind >= argc)
 		return ctl_usage(cmd, "which request? (an ID from gpuburstctl requests)");
@@ -685,22 +755,27 @@ gb_err_t ctl_cmd_requests_show(struct ctl *ctl, int argc, char **argv)
 		return ctl_usage(cmd, "unexpected argument \"%s\"", argv[optind + 1]);
 	if ((rc = ctl_check_id(cmd, argv[optind])))
 		return rc;
-	st = ctl_state(ctl, false, &rc);
-	if (rc)
+	if (svg && (rc = svg_check(ctl, cmd, svg)))
 		return rc;
-	if (!st)
-		return ctl_fail(GB_E_NOTFOUND, "no request %s (no state file yet)",
-				argv[optind]);
-	s.plans = json_array();
-	s.attempts = json_array();
-	s.instances = json_array();
-	s.events = json_array();
-	s.timeline = json_array();
-	rc = gather(&s, st, argv[optind], &err);
+	if (svg && !(s.tl = ctl_tl_create()))
+		return ctl_fail(GB_E_NOMEM, "out of memory");
+	st = ctl_state(ctl, false, &rc);
+	if (!rc && !st)
+		rc = ctl_fail(GB_E_NOTFOUND, "no request %s (no state file yet)", argv[optind]);
+	if (rc) {
+		ctl_tl_destroy(s.tl);
+		return rc;
+	}
+	if (!show_lists(&s))
+		rc = gb_errorf(&err, GB_E_NOMEM, "out of memory");
+	else
+		rc = gather(&s, st, argv[optind], &err);
 	if (rc == GB_E_NOTFOUND)
 		ctl_fail(rc, "no request %s", argv[optind]);
 	else if (rc)
 		ctl_fail(rc, "%s", err.text);
+	else if (svg)
+		rc = ctl_tl_write(ctl, s.tl, svg);
 	else if (ctl->json) {
 		json_t *doc = json_object();
 		size_t i;
@@ -727,12 +802,6 @@ gb_err_t ctl_cmd_requests_show(struct ctl *ctl, int argc, char **argv)
 		print_timeline(&s);
 		print_result(&s);
 	}
-	json_decref(s.request);
-	json_decref(s.approval);
-	json_decref(s.plans);
-	json_decref(s.attempts);
-	json_decref(s.instances);
-	json_decref(s.events);
-	json_decref(s.timeline);
+	show_free(&s);
 	return rc;
 }

@@ -144,6 +144,8 @@ gb_err_t ctl_parse_long(const char *cmd, const char *opt, const char *s,
 
 /* A request id: 16 lower-case hex digits.  RET GB_E_OK or a usage error. */
 gb_err_t ctl_check_id(const char *cmd, const char *id);
+/* How many of [id]'s first characters a request id may have (lower-case hex). */
+size_t ctl_id_len(const char *id);
 
 /*****************************************************************************
  *  Output
@@ -196,10 +198,21 @@ struct ctl_table {
 };
 void ctl_table_init(struct ctl_table *t, size_t ncols, ...);
 void ctl_table_row(struct ctl_table *t, ...);	/* ncols const char * */
+/* The same, [ncols] headers and a row's [ncols] cells as arrays. */
+void ctl_table_init_v(struct ctl_table *t, size_t ncols, const char *const *headers);
+void ctl_table_row_v(struct ctl_table *t, const char *const *cells);
 void ctl_table_print(struct ctl_table *t, FILE *fp);
 void ctl_table_free(struct ctl_table *t);
 /* A number as text for a cell: "%d" into [buf].  RET [buf]. */
 const char *ctl_itoa(long long v, char *buf, size_t n);
+
+/*
+ * The capacity memory of the state file [st] as `capacity --json` shows
+ * it (cmd_capacity.c): OUT *pools and *quotas NEW arrays (json_decref).
+ * [st] may be NULL (no state file: empty arrays).
+ */
+gb_err_t ctl_capacity_json(struct ctl *ctl, const struct gb_conf *conf, gb_state_t *st,
+			   json_t **pools, json_t **quotas, gb_error_t *err);
 
 /* Rows as JSON objects (cmd_requests.c). */
 json_t *ctl_request_json(const struct gb_request *r);
@@ -210,6 +223,70 @@ json_t *ctl_prune_json(const struct gb_state_prune_counts *n);
 double ctl_instance_ran(const struct gb_instance *in, double now);
 /* RET the state word of an agent tag ("ok", "unhealthy"; "-" for none), in [buf] or static. */
 const char *ctl_agent_word(const char *agent, char *buf, size_t n);
+
+/*
+ * The timeline picture of `requests show --svg` (timeline_svg.c): fed the
+ * records `requests show` reads, in any order, then drawn as an SVG
+ * document (svg.h).  Every feeding call does nothing on a NULL [tl] and
+ * copies what it keeps.
+ */
+struct ctl_tl;
+
+/* RET NEW (ctl_tl_destroy; accepts NULL), or NULL when out of memory. */
+struct ctl_tl *ctl_tl_create(void);
+void ctl_tl_destroy(struct ctl_tl *tl);
+void ctl_tl_request(struct ctl_tl *tl, const struct gb_request *r);
+void ctl_tl_approval(struct ctl_tl *tl, const struct gb_approval *a);
+void ctl_tl_plan(struct ctl_tl *tl, const struct gb_plan_row *p);
+void ctl_tl_attempt(struct ctl_tl *tl, const struct gb_attempt *a);
+void ctl_tl_instance(struct ctl_tl *tl, const struct gb_instance *in);
+void ctl_tl_event(struct ctl_tl *tl, const struct gb_event *ev);
+
+/*
+ * Draw [tl] as of ctl->now (open calls and live instances end there) and
+ * write it to [file] ("-": standard output; else replaced atomically, see
+ * ctl_svg_save()), then say what was written: a line on standard output
+ * (none for "-"), or with --json the result {"svg": {file, bytes, width,
+ * height, lanes, lanes_total, calls, calls_total, instances,
+ * instances_total}}.  RET GB_E_OK, or the failure, printed (GB_E_NOMEM,
+ * ctl_svg_save()'s); nothing is written then.
+ */
+gb_err_t ctl_tl_write(struct ctl *ctl, struct ctl_tl *tl, const char *file);
+/* Draw [tl] as of [now] into [out].  RET GB_E_OK or GB_E_NOMEM. */
+gb_err_t ctl_tl_draw(struct ctl_tl *tl, double now, struct gb_buf *out);
+/*
+ * The picture of request [id] of [st] as `requests show --svg` draws it,
+ * into [svg].  RET GB_E_OK, GB_E_NOTFOUND (no such request), or the
+ * failure, in [err].
+ */
+gb_err_t ctl_request_svg(struct ctl *ctl, gb_state_t *st, const char *id, struct gb_buf *svg,
+			 gb_error_t *err);
+
+/*
+ * Approvals in [state] (-1: all) as `approvals --json` lists them (NEW
+ * array in *out); the jobs that were not held at submit are looked up in
+ * Slurm only when [ask_slurm].  [st] may be NULL (an empty list).
+ */
+gb_err_t ctl_approvals_json(struct ctl *ctl, gb_state_t *st, int state, bool ask_slurm,
+			   json_t **out, gb_error_t *err);
+
+/*
+ * The status page's document (status.c): the newest requests of the last
+ * day with their instances and calls by region, the pending approvals
+ * (from the state file only) and the capacity memory.  OUT *out NEW.
+ * [st] may be NULL.
+ */
+gb_err_t ctl_status_json(struct ctl *ctl, const struct gb_conf *conf, gb_state_t *st,
+			 json_t **out, gb_error_t *err);
+
+/* The status page's files (www/, made into C by www-embed.awk). */
+struct ctl_www_file {
+	const char *name;		/* "index.html" */
+	const char *type;		/* Content-Type */
+	const char *data;
+	size_t len;
+};
+extern const struct ctl_www_file ctl_www_files[];	/* ends with a NULL name */
 
 /*****************************************************************************
  *  Subcommands (cmd_*.c)
@@ -224,14 +301,64 @@ const char *ctl_agent_word(const char *agent, char *buf, size_t n);
 gb_err_t ctl_ec2_client(const struct gb_conf *conf, const struct gb_conf_region *r,
 			gb_creds_t *creds, long timeout_ms, gb_ec2_t **out, gb_error_t *err);
 
+/*
+ * Capacity Block prices (prices_blocks.c) for `prices refresh
+ * --capacity-blocks`: one (region, type) of a nodeset with a
+ * capacity-block rung, priced at its cheapest offering.
+ */
+struct ctl_block_price {
+	struct gb_price p;		/* kind capacity-block; usd_per_hour -1:
+					 * EC2 offered no block */
+	const char *offering;		/* the cheapest offering's id, or NULL */
+	int hours;			/* its capacityBlockDurationHours */
+	size_t offerings;		/* how many EC2 answered */
+};
+
+struct ctl_block_prices {
+	struct ctl_block_price *v;
+	size_t n;
+	size_t calls;			/* DescribeCapacityBlockOfferings sent */
+	struct gb_strv keep;		/* the strings of v */
+};
+
+/*
+ * Ask EC2 (DescribeCapacityBlockOfferings, one instance for [days] days)
+ * about every (region, type) of a nodeset with a capacity-block rung in
+ * the regions its planner may use ([only], [n_only]: those alone).
+ * OUT [b] filled (ctl_block_prices_free, also on error).  RET GB_E_OK;
+ * GB_E_NOTFOUND when no nodeset has such a rung; the first region's
+ * failure or an offering that is not a price (GB_E_CLOUD), named in [err].
+ */
+gb_err_t ctl_block_prices_fetch(const struct gb_conf *conf, char **only, size_t n_only,
+				int days, struct ctl_block_prices *b, gb_error_t *err);
+void ctl_block_prices_free(struct ctl_block_prices *b);
+
+/* Whether [region] is one of the [n_only] of --region ([n_only] 0: every region is). */
+bool ctl_region_wanted(char *const *only, size_t n_only, const char *region);
+
+/*
+ * The metrics (cmd_metrics.c) of [conf] and the state file [st] (NULL:
+ * none yet) appended to [text]; written atomically to [path].
+ */
+gb_err_t ctl_metrics_text(struct ctl *ctl, const struct gb_conf *conf, gb_state_t *st,
+			  struct gb_buf *text, gb_error_t *err);
+gb_err_t ctl_metrics_write(struct ctl *ctl, const struct gb_conf *conf, gb_state_t *st,
+			   const char *path, gb_error_t *err);
+
+gb_err_t ctl_cmd_metrics(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_why(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_metrics_serve(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_config_check(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_config_keys(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_requests(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_requests_show(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_instances(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_cost(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_capacity(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_catalog(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_catalog_refresh(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_prices(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_prices_refresh(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_reservations(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_capacity_blocks(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_capacity_blocks_offerings(struct ctl *ctl, int argc, char **argv);
@@ -247,5 +374,15 @@ gb_err_t ctl_cmd_doctor(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_reconcile(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_worker(struct ctl *ctl, int argc, char **argv);
 gb_err_t ctl_cmd_state_vacuum(struct ctl *ctl, int argc, char **argv);
+gb_err_t ctl_cmd_ask(struct ctl *ctl, int argc, char **argv);
+
+/*
+ * What ask knows of the state file (ask_schema.c, generated at build time
+ * from doc/state-schema.md by ask-schema.awk): the page's sections from
+ * "Conventions" to the tables, the model's reference; and "table.column"
+ * of every documented column, what a query may read (NULL-ended).
+ */
+extern const char ctl_ask_schema_doc[];
+extern const char *const ctl_ask_columns[];
 
 #endif /* GB_GPUBURSTCTL_CTL_H */

@@ -245,13 +245,19 @@ gb_err_t ctl_parse_long(const char *cmd, const char *opt, const char *s,
 			 opt, s, min, max);
 }
 
-gb_err_t ctl_check_id(const char *cmd, const char *id)
+size_t ctl_id_len(const char *id)
 {
 	size_t n = 0;
 
-	for (; id[n]; n++)
-		if (!isxdigit((unsigned char)id[n]) || isupper((unsigned char)id[n]))
-			break;
+	while (id[n] && isxdigit((unsigned char)id[n]) && !isupper((unsigned char)id[n]))
+		n++;
+	return n;
+}
+
+gb_err_t ctl_check_id(const char *cmd, const char *id)
+{
+	size_t n = ctl_id_len(id);
+
 	if (n == GB_REQUEST_ID_LEN && !id[n])
 		return GB_E_OK;
 	return ctl_usage(cmd, "invalid request id \"%s\": %d lower-case hex digits expected",
@@ -363,6 +369,23 @@ void ctl_table_row(struct ctl_table *t, ...)
 		t->failed |= gb_strv_add(&t->cells, s && *s ? s : "-") != GB_E_OK;
 	}
 	va_end(ap);
+}
+
+void ctl_table_init_v(struct ctl_table *t, size_t ncols, const char *const *headers)
+{
+	memset(t, 0, sizeof(*t));
+	t->ncols = ncols;
+	for (size_t i = 0; i < ncols; i++)
+		t->failed |= gb_strv_add(&t->cells, headers[i]) != GB_E_OK;
+}
+
+void ctl_table_row_v(struct ctl_table *t, const char *const *cells)
+{
+	for (size_t i = 0; i < t->ncols; i++) {
+		const char *s = cells[i];
+
+		t->failed |= gb_strv_add(&t->cells, s && *s ? s : "-") != GB_E_OK;
+	}
 }
 
 /* Cells never contain newlines or tabs: they would break the columns. */

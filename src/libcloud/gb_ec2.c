@@ -760,6 +760,62 @@ gb_err_t gb_ec2_form_describe_capacity_block_offerings(
 	return form_done(out, err);
 }
 
+static gb_err_t check_spot_history(const struct gb_ec2_spot_price_history_params *p,
+				   gb_error_t *err)
+{
+	static const char *const what = "DescribeSpotPriceHistory";
+	gb_err_t rc;
+
+	if ((rc = need_list(what, "InstanceType", p->instance_types, p->n_instance_types,
+			    err)) ||
+	    (rc = need_list(what, "ProductDescription", p->product_descriptions,
+			    p->n_product_descriptions, err)) ||
+	    (rc = check_max_results_1k(what, p->max_results, err)))
+		return rc;
+	if (p->availability_zone && !*p->availability_zone)
+		return gb_errorf(err, GB_E_INVALID, "%s: AvailabilityZone is empty", what);
+	if (p->start_time < 0 || p->end_time < 0)
+		return gb_errorf(err, GB_E_INVALID, "%s: a negative time", what);
+	if (p->start_time && p->end_time && p->end_time < p->start_time)
+		return gb_errorf(err, GB_E_INVALID, "%s: EndTime before StartTime", what);
+	return GB_E_OK;
+}
+
+gb_err_t gb_ec2_form_describe_spot_price_history(
+	const struct gb_ec2_spot_price_history_params *p, const char *next_token,
+	struct gb_buf *out, gb_error_t *err)
+{
+	static const char *const what = "DescribeSpotPriceHistory";
+	struct gb_ec2_spot_price_history_params none = { 0 };
+	char when[32];
+	gb_err_t rc;
+
+	if (!p)
+		p = &none;
+	if ((rc = check_spot_history(p, err)))
+		return rc;
+	form_start(out, what);
+	for (size_t i = 0; i < p->n_instance_types; i++)
+		form_putf(out, p->instance_types[i], "InstanceType.%zu", i + 1);
+	for (size_t i = 0; i < p->n_product_descriptions; i++)
+		form_putf(out, p->product_descriptions[i], "ProductDescription.%zu", i + 1);
+	if (p->availability_zone)
+		gb_sigv4_form_put(out, "AvailabilityZone", p->availability_zone);
+	/* EC2 Query timestamps: ISO 8601 UTC, as botocore serializes them */
+	if (p->start_time)
+		gb_sigv4_form_put(out, "StartTime", gb_time_iso(p->start_time, when, sizeof(when)));
+	if (p->end_time)
+		gb_sigv4_form_put(out, "EndTime", gb_time_iso(p->end_time, when, sizeof(when)));
+	rc = form_filters(out, what, p->filters, p->n_filters, err);
+	if (rc)
+		return rc;
+	if (p->max_results)
+		form_int(out, "MaxResults", p->max_results);
+	if (next_token)
+		gb_sigv4_form_put(out, "NextToken", next_token);
+	return form_done(out, err);
+}
+
 gb_err_t gb_ec2_client_token_new(char *buf, size_t n, gb_error_t *err)
 {
 	if (n < 36)
@@ -1777,5 +1833,59 @@ gb_err_t gb_ec2_describe_capacity_block_offerings(
 		gb_ec2_capacity_block_offering_list_free(bp.all);
 	else
 		*out = bp.all;
+	return rc;
+}
+
+/* ---- DescribeSpotPriceHistory ---- */
+
+struct spot_pages {
+	gb_ec2_t *c;
+	const struct gb_ec2_spot_price_history_params *p;
+	struct gb_ec2_spot_price_list *all;
+};
+
+static gb_err_t spot_form(void *ctx, const char *token, struct gb_buf *body,
+			  gb_error_t *err)
+{
+	struct spot_pages *sp = ctx;
+
+	return gb_ec2_form_describe_spot_price_history(sp->p, token, body, err);
+}
+
+static gb_err_t spot_take(void *ctx, const struct gb_http_response *r, char **next,
+			  gb_error_t *err)
+{
+	struct spot_pages *sp = ctx;
+	struct gb_ec2_spot_price_list *page = NULL;
+	gb_err_t rc = gb_ec2_xml_parse_spot_price_history(r->body, r->body_len, &page, err);
+
+	if (rc) {
+		gb_error_prefix(err, "DescribeSpotPriceHistory %s", sp->c->region);
+		return rc;
+	}
+	LIST_TAKE_NEXT(rc, sp->all, page, next, err);
+	gb_ec2_spot_price_list_free(page);
+	return rc;
+}
+
+gb_err_t gb_ec2_describe_spot_price_history(
+	gb_ec2_t *c, const struct gb_ec2_spot_price_history_params *p,
+	struct gb_ec2_spot_price_list **out, struct gb_ec2_error *ae,
+	gb_error_t *err)
+{
+	struct spot_pages sp = { c, p, calloc(1, sizeof(*sp.all)) };
+	struct pager pg = { "DescribeSpotPriceHistory", spot_form, spot_take, &sp };
+	gb_err_t rc;
+
+	*out = NULL;
+	if (ae)
+		memset(ae, 0, sizeof(*ae));
+	if (!sp.all)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	rc = paginate(c, &pg, ae, err);
+	if (rc)
+		gb_ec2_spot_price_list_free(sp.all);
+	else
+		*out = sp.all;
 	return rc;
 }

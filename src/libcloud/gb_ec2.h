@@ -4,7 +4,8 @@
  * DescribeInstances, TerminateInstances, DescribeInstanceTypeOfferings,
  * CreateTags, DescribeAvailabilityZones, DescribeInstanceTypes,
  * Create/Delete/DescribePlacementGroups, DescribeSecurityGroups,
- * DescribeCapacityReservations, DescribeCapacityBlockOfferings
+ * DescribeCapacityReservations, DescribeCapacityBlockOfferings,
+ * DescribeSpotPriceHistory
  *
  * Requests are "POST /" with an application/x-www-form-urlencoded body
  * ("Action=...&Version=2016-11-15&..."; lists 1-based: SecurityGroupId.1,
@@ -26,7 +27,7 @@
  *  - GB_E_PARSE for a success response that cannot be read; GB_E_CLOUD
  *    for one that reads but carries a wrong field (DescribeInstanceTypes,
  *    DescribePlacementGroups, DescribeSecurityGroups, the two capacity
- *    calls: a missing name or id, a figure that is not a number, a date
+ *    calls, DescribeSpotPriceHistory: a missing name or id, a figure that is not a number, a date
  *    that is not ISO 8601; the text names field and item);
  *  - GB_E_INVALID for bad parameters (nothing is sent), GB_E_AUTH or
  *    GB_E_CONFIG when no credentials can be had, GB_E_NOMEM.
@@ -73,6 +74,8 @@
 #define GB_EC2_SECURITY_GROUPS_PAGE 1000	/* DescribeSecurityGroups MaxResults (5..1000) */
 #define GB_EC2_CAPACITY_RESERVATIONS_PAGE 1000	/* DescribeCapacityReservations MaxResults */
 #define GB_EC2_CAPACITY_RESERVATIONS_MAX 1000	/* CapacityReservationId.N per call */
+#define GB_EC2_SPOT_PRICE_PAGE 1000	/* DescribeSpotPriceHistory MaxResults (1..1000) */
+#define GB_EC2_PRODUCT_LINUX "Linux/UNIX"	/* the ProductDescription gpuburst launches */
 
 /* ---- errors and their classes ------------------------------------------ */
 
@@ -383,6 +386,26 @@ struct gb_ec2_capacity_block_offering_list {
 	char *next_token;
 };
 
+/*
+ * DescribeSpotPriceHistory: one price change of one Spot pool (EC2
+ * SpotPrice).  Every field is there: the parser refuses an item without
+ * one.
+ */
+struct gb_ec2_spot_price {
+	char *availability_zone;
+	char *instance_type;
+	char *product_description;	/* "Linux/UNIX", ... */
+	double price;			/* spotPrice: USD per hour */
+	double timestamp;		/* epoch seconds the price took effect */
+};
+
+struct gb_ec2_spot_price_list {
+	struct gb_ec2_spot_price *v;
+	size_t n;
+	char *request_id;
+	char *next_token;
+};
+
 /* Free a result and everything in it; NULL is accepted. */
 void gb_ec2_instance_list_free(struct gb_ec2_instance_list *l);
 void gb_ec2_state_change_list_free(struct gb_ec2_state_change_list *l);
@@ -393,6 +416,7 @@ void gb_ec2_placement_group_list_free(struct gb_ec2_placement_group_list *l);
 void gb_ec2_security_group_list_free(struct gb_ec2_security_group_list *l);
 void gb_ec2_capacity_reservation_list_free(struct gb_ec2_capacity_reservation_list *l);
 void gb_ec2_capacity_block_offering_list_free(struct gb_ec2_capacity_block_offering_list *l);
+void gb_ec2_spot_price_list_free(struct gb_ec2_spot_price_list *l);
 
 /* RET BORROWED value of tag [key] of [inst], or NULL. */
 const char *gb_ec2_instance_tag(const struct gb_ec2_instance *inst,
@@ -496,6 +520,29 @@ struct gb_ec2_capacity_block_offerings_params {
 	double start_range, end_range;		/* StartDateRange, EndDateRange
 						 * (epoch s, 0: omitted) */
 	int max_results;			/* 1..1000; 0: omitted */
+};
+
+/*
+ * DescribeSpotPriceHistory.  EC2 answers the price changes between
+ * StartTime and EndTime and, for each pool, the last change before
+ * StartTime (the price in effect then); without either, the current price
+ * of each pool.
+ */
+struct gb_ec2_spot_price_history_params {
+	const char *const *instance_types;	/* InstanceType.N (none: every type) */
+	size_t n_instance_types;
+	const char *const *product_descriptions; /* ProductDescription.N:
+						  * GB_EC2_PRODUCT_LINUX, ... */
+	size_t n_product_descriptions;
+	const char *availability_zone;		/* AvailabilityZone; NULL: every AZ */
+	double start_time, end_time;		/* StartTime, EndTime (epoch s, 0:
+						 * omitted; end not before start) */
+	const struct gb_ec2_filter *filters;	/* Filter.N: availability-zone,
+						 * instance-type, product-description,
+						 * spot-price, timestamp */
+	size_t n_filters;
+	int max_results;			/* 1..1000; 0: omitted (EC2 pages
+						 * by 1000) */
 };
 
 struct gb_ec2_describe_params {
@@ -676,6 +723,19 @@ gb_err_t gb_ec2_describe_capacity_block_offerings(
 	struct gb_ec2_capacity_block_offering_list **out,
 	struct gb_ec2_error *ae, gb_error_t *err);
 
+/*
+ * DescribeSpotPriceHistory of [p] (may be NULL: every pool's current
+ * price), paginated as DescribeInstances (EC2 ends with an empty
+ * <nextToken/>).  An item without availabilityZone, instanceType,
+ * productDescription, spotPrice or timestamp, a price that is not a
+ * positive number or a timestamp that is not ISO 8601 is GB_E_CLOUD naming
+ * the field and the item.
+ */
+gb_err_t gb_ec2_describe_spot_price_history(
+	gb_ec2_t *c, const struct gb_ec2_spot_price_history_params *p,
+	struct gb_ec2_spot_price_list **out, struct gb_ec2_error *ae,
+	gb_error_t *err);
+
 /* DescribeAvailabilityZones (zones of the client's region). */
 gb_err_t gb_ec2_describe_availability_zones(gb_ec2_t *c,
 					    const struct gb_ec2_filter *filters,
@@ -776,6 +836,15 @@ gb_err_t gb_ec2_form_describe_capacity_reservations(
  */
 gb_err_t gb_ec2_form_describe_capacity_block_offerings(
 	const struct gb_ec2_capacity_block_offerings_params *p, const char *next_token,
+	struct gb_buf *out, gb_error_t *err);
+
+/*
+ * DescribeSpotPriceHistory: InstanceType.N, ProductDescription.N,
+ * AvailabilityZone, StartTime, EndTime (ISO 8601 UTC), Filter.N,
+ * MaxResults, NextToken.
+ */
+gb_err_t gb_ec2_form_describe_spot_price_history(
+	const struct gb_ec2_spot_price_history_params *p, const char *next_token,
 	struct gb_buf *out, gb_error_t *err);
 
 /*

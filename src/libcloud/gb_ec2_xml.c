@@ -1367,6 +1367,115 @@ out:
 	return rc;
 }
 
+/* ---- Spot price history -------------------------------------------------- */
+
+void gb_ec2_spot_price_list_free(struct gb_ec2_spot_price_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].availability_zone);
+		free(l->v[i].instance_type);
+		free(l->v[i].product_description);
+	}
+	free(l->v);
+	free(l->request_id);
+	free(l->next_token);
+	free(l);
+}
+
+/* EC2 writes spotPrice as a decimal string ("2.718400"): digits, a point, digits. */
+static bool spot_price_ok(const char *s, double *v)
+{
+	size_t n = strspn(s, "0123456789");
+
+	if (!n || (s[n] && (s[n] != '.' || !s[n + 1] ||
+			    s[n + 1 + strspn(s + n + 1, "0123456789")])))
+		return false;
+	return gb_parse_double(s, v) == GB_E_OK && *v > 0;
+}
+
+/* EC2 SpotPrice, by its locationNames; every member is required. */
+static gb_err_t parse_spot_price(struct px *x, xmlNodePtr it, size_t i,
+				 struct gb_ec2_spot_price *o, gb_error_t *err)
+{
+	char owner[160], *price = NULL;
+	struct {
+		const char *name;
+		char **dst;
+	} f[] = {
+		{ "availabilityZone", &o->availability_zone },
+		{ "instanceType", &o->instance_type },
+		{ "productDescription", &o->product_description },
+		{ "spotPrice", &price },
+	};
+	gb_err_t rc = GB_E_OK;
+
+	for (size_t k = 0; k < GB_ARRAY_LEN(f) && !rc; k++) {
+		*f[k].dst = ctext(x, it, f[k].name);
+		if (x->oom)
+			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		else if (!*f[k].dst || !**f[k].dst)
+			rc = gb_errorf(err, GB_E_CLOUD, "spot price item %zu without <%s>", i,
+				       f[k].name);
+	}
+	if (!rc) {
+		snprintf(owner, sizeof(owner), "spot price %.64s %.40s", o->instance_type,
+			 o->availability_zone);
+		if (!spot_price_ok(price, &o->price))
+			rc = gb_errorf(err, GB_E_CLOUD, "%s: <spotPrice> '%.32s' is not a price",
+				       owner, price);
+		else if (!child(it, "timestamp"))
+			rc = gb_errorf(err, GB_E_CLOUD, "spot price item %zu without <timestamp>",
+				       i);
+		else
+			rc = fdate(x, it, "timestamp", owner, &o->timestamp, err);
+	}
+	free(price);
+	return rc;
+}
+
+gb_err_t gb_ec2_xml_parse_spot_price_history(const char *body, size_t len,
+					     struct gb_ec2_spot_price_list **out,
+					     gb_error_t *err)
+{
+	struct gb_ec2_spot_price_list *l = NULL;
+	xmlNodePtr set;
+	struct px x;
+	gb_err_t rc;
+
+	*out = NULL;
+	rc = px_open(&x, body, len, err);
+	if (rc)
+		return rc;
+	if (!is_el(x.root, "DescribeSpotPriceHistoryResponse")) {
+		rc = wrong_root(&x, "DescribeSpotPriceHistoryResponse", err);
+		goto out;
+	}
+	set = child(x.root, "spotPriceHistorySet");
+	if (!LIST_NEW(l, count_items(set))) {
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+		goto out;
+	}
+	l->request_id = ctext(&x, x.root, "requestId");
+	l->next_token = next_token(&x);
+	for (xmlNodePtr it = set ? set->children : NULL; it && !rc; it = it->next) {
+		if (!is_el(it, "item"))
+			continue;
+		l->n++;
+		rc = parse_spot_price(&x, it, l->n, &l->v[l->n - 1], err);
+	}
+	if (!rc && x.oom)
+		rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+out:
+	px_close(&x);
+	if (rc)
+		gb_ec2_spot_price_list_free(l);
+	else
+		*out = l;
+	return rc;
+}
+
 /* ---- acknowledgements ---------------------------------------------------- */
 
 gb_err_t gb_ec2_xml_parse_ack(const char *body, size_t len, const char *root,

@@ -97,6 +97,17 @@ gb_err_t gb_ec2_xml_parse_capacity_block_offerings(
 	gb_error_t *err);
 
 /*
+ * DescribeSpotPriceHistoryResponse: spotPriceHistorySet/item; GB_E_CLOUD
+ * for an item without availabilityZone, instanceType, productDescription,
+ * spotPrice or timestamp, a spotPrice that is not a positive decimal
+ * number or a timestamp that is not ISO 8601.  An empty <nextToken/> is
+ * the last page (next_token NULL).
+ */
+gb_err_t gb_ec2_xml_parse_spot_price_history(const char *body, size_t len,
+					     struct gb_ec2_spot_price_list **out,
+					     gb_error_t *err);
+
+/*
  * A response that only acknowledges (CreateTagsResponse: <return>true):
  * [root] is the expected root element name.
  * OUT *request_id NEW or NULL (may be NULL to ignore).

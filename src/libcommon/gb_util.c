@@ -232,7 +232,7 @@ gb_err_t gb_mkdir_p(const char *path, mode_t mode, gb_error_t *err)
 	return GB_E_OK;
 }
 
-static const char *file_kind(mode_t mode)
+const char *gb_file_kind(mode_t mode)
 {
 	if (S_ISFIFO(mode))
 		return "a FIFO";
@@ -250,7 +250,7 @@ static const char *file_kind(mode_t mode)
 static gb_err_t not_regular(const char *path, mode_t mode, gb_error_t *err)
 {
 	return gb_errorf(err, GB_E_IO, "%s is not a regular file (%s)", path,
-			 file_kind(mode));
+			 gb_file_kind(mode));
 }
 
 gb_err_t gb_file_open(const char *path, size_t max, int *fd, size_t *size,
@@ -332,6 +332,68 @@ gb_err_t gb_write_all(int fd, const void *p, size_t n)
 		n -= (size_t)w;
 	}
 	return GB_E_OK;
+}
+
+/* fsync the directory holding [path], so that a rename is durable. */
+static gb_err_t sync_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	int fd, r;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return GB_E_IO;
+	r = fsync(fd);
+	close(fd);
+	return r == 0 ? GB_E_OK : GB_E_IO;
+}
+
+gb_err_t gb_file_replace(const char *path, const void *p, size_t n, mode_t mode,
+			 gb_error_t *err)
+{
+	char tmp[PATH_MAX];
+	bool made = false;		/* tmp exists and is ours to remove */
+	int fd = -1, len;
+	gb_err_t rc = GB_E_OK;
+
+	len = snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path ? path : "");
+	if (!path || !*path || len < 0 || (size_t)len >= sizeof(tmp))
+		return gb_errorf(err, GB_E_INVALID, "the path is empty or too long");
+	if ((fd = mkstemp(tmp)) < 0)
+		return gb_errorf(err, GB_E_IO, "%s: cannot create a temporary file: %s", tmp,
+				 strerror(errno));
+	made = true;
+	if (fchmod(fd, mode) || gb_write_all(fd, p, n) || fsync(fd)) {
+		rc = gb_errorf(err, GB_E_IO, "%s: cannot write: %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (close(fd)) {
+		fd = -1;
+		rc = gb_errorf(err, GB_E_IO, "%s: cannot write: %s", tmp, strerror(errno));
+		goto out;
+	}
+	fd = -1;
+	if (rename(tmp, path)) {
+		rc = gb_errorf(err, GB_E_IO, "cannot rename %s to %s: %s", tmp, path,
+			       strerror(errno));
+		goto out;
+	}
+	made = false;
+	if (sync_dir(path))
+		rc = gb_errorf(err, GB_E_IO, "%s: cannot sync its directory: %s", path,
+			       strerror(errno));
+out:
+	if (fd >= 0)
+		close(fd);
+	if (made)
+		unlink(tmp);
+	return rc;
 }
 
 gb_err_t gb_file_read(const char *path, size_t max, char **data, size_t *len,

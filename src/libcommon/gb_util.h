@@ -96,6 +96,19 @@ gb_err_t gb_write_all(int fd, const void *p, size_t n);
 gb_err_t gb_file_read(const char *path, size_t max, char **data, size_t *len,
 		      gb_error_t *err);
 
+/* What a file of [mode] that is not a regular file is: "a FIFO", "a directory", ... */
+const char *gb_file_kind(mode_t mode);
+
+/*
+ * Replace [path] with the [n] bytes of [p], atomically and durably: a
+ * temporary file in the same directory, written, given [mode], fsync'd,
+ * renamed over [path], and the directory fsync'd.  A reader sees the old
+ * file or the new one, never a part.  RET GB_E_OK, GB_E_INVALID (path
+ * empty or too long), GB_E_IO (named in [err]).
+ */
+gb_err_t gb_file_replace(const char *path, const void *p, size_t n, mode_t mode,
+			 gb_error_t *err);
+
 /*
  * Make fds 0, 1, 2 valid: any that is closed is opened on /dev/null.
  * slurmctld starts power-save programs with all three closed.

@@ -45,7 +45,6 @@
 #define LINE_MAX_ 1024			/* bytes per line */
 #define NAME_MAX_ 64			/* an instance type's name */
 #define N_FIELDS 14
-#define TIME_FMT "%Y-%m-%dT%H:%M:%SZ"
 
 /*****************************************************************************
  *  What a type must be, for the writer and the reader alike
@@ -56,15 +55,6 @@ static bool chars_ok(const char *s, const char *extra)
 	for (; *s; s++) {
 		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
 		      strchr(extra, *s)))
-			return false;
-	}
-	return true;
-}
-
-static bool printable(const char *s)
-{
-	for (; *s; s++) {
-		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
 			return false;
 	}
 	return true;
@@ -108,7 +98,7 @@ static const char *type_problem(const struct gb_instance_type *t)
 		return "network_cards is not in 1..64";
 	if (!range_ok(t->max_interfaces, 1, 1024))
 		return "max_interfaces is not in 1..1024";
-	if (!t->gpu_name || !printable(t->gpu_name) || strlen(t->gpu_name) > NAME_MAX_ ||
+	if (!t->gpu_name || !conf_tf_printable(t->gpu_name) || strlen(t->gpu_name) > NAME_MAX_ ||
 	    !gb_catalog_gres_name(t->gpu_name, model, sizeof(model)))
 		return "gpu_name is not printable text that gives a gres name";
 	if (t->gpu_model && strcmp(t->gpu_model, model) != 0)
@@ -131,15 +121,12 @@ static void put_type(struct gb_buf *b, const struct gb_instance_type *t)
 static gb_err_t format(struct gb_buf *b, const struct gb_instance_type *v, size_t n,
 		       const char *source, double refreshed_at, gb_error_t *err)
 {
-	time_t when = (time_t)refreshed_at;
-	struct tm tm;
 	char stamp[32];
 	const char *why;
 
-	if (!source || !*source || !printable(source) || strlen(source) > 256)
+	if (!source || !*source || !conf_tf_printable(source) || strlen(source) > 256)
 		return gb_errorf(err, GB_E_INVALID, "catalog source must be 1 to 256 printable characters");
-	if (refreshed_at < 0 || !gmtime_r(&when, &tm) ||
-	    !strftime(stamp, sizeof(stamp), TIME_FMT, &tm))
+	if (!conf_tf_stamp(refreshed_at, stamp, sizeof(stamp)))
 		return gb_errorf(err, GB_E_INVALID, "catalog refresh time %.0f is invalid",
 				 refreshed_at);
 	if (n == 0 || n > CONF_CATALOG_MAX_TYPES)
@@ -165,73 +152,17 @@ static gb_err_t format(struct gb_buf *b, const struct gb_instance_type *v, size_
 	return GB_E_OK;
 }
 
-/* fsync the directory holding [path], so that the rename is durable. */
-static gb_err_t sync_dir(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char dir[PATH_MAX];
-	int fd, r;
-
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return GB_E_IO;
-	r = fsync(fd);
-	close(fd);
-	return r == 0 ? GB_E_OK : GB_E_IO;
-}
-
 gb_err_t gb_catalog_write(const char *path, const struct gb_instance_type *v,
 			  size_t n, const char *source, double refreshed_at,
 			  gb_error_t *err)
 {
 	struct gb_buf b = GB_BUF_INIT;
-	char tmp[PATH_MAX];
-	bool made = false;		/* tmp exists and is ours to remove */
-	int fd = -1, len;
 	gb_err_t rc;
 
-	len = snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path ? path : "");
-	if (!path || !*path || len < 0 || (size_t)len >= sizeof(tmp)) {
-		rc = gb_errorf(err, GB_E_INVALID, "catalog path is empty or too long");
-		goto out;
-	}
-	if ((rc = format(&b, v, n, source, refreshed_at, err)))
-		goto out;
-	if ((fd = mkstemp(tmp)) < 0) {
-		rc = gb_errorf(err, GB_E_IO, "%s: cannot create a temporary file: %s", tmp,
-			       strerror(errno));
-		goto out;
-	}
-	made = true;
-	if (fchmod(fd, 0644) || gb_write_all(fd, b.data, b.len) || fsync(fd)) {
-		rc = gb_errorf(err, GB_E_IO, "%s: cannot write: %s", tmp, strerror(errno));
-		goto out;
-	}
-	if (close(fd)) {
-		fd = -1;
-		rc = gb_errorf(err, GB_E_IO, "%s: cannot write: %s", tmp, strerror(errno));
-		goto out;
-	}
-	fd = -1;
-	if (rename(tmp, path)) {
-		rc = gb_errorf(err, GB_E_IO, "cannot rename %s to %s: %s", tmp, path,
-			       strerror(errno));
-		goto out;
-	}
-	made = false;
-	if (sync_dir(path))
-		rc = gb_errorf(err, GB_E_IO, "%s: cannot sync its directory: %s", path,
-			       strerror(errno));
-out:
-	if (fd >= 0)
-		close(fd);
-	if (made)
-		unlink(tmp);
+	if (!path || !*path)
+		return gb_errorf(err, GB_E_INVALID, "catalog path is empty");
+	if (!(rc = format(&b, v, n, source, refreshed_at, err)))
+		rc = gb_file_replace(path, b.data, b.len, 0644, err);
 	gb_buf_free(&b);
 	return rc;
 }
@@ -239,87 +170,6 @@ out:
 /*****************************************************************************
  *  Reading
  *****************************************************************************/
-
-struct reader {
-	struct conf_ctx *c;
-	const char *path;
-	unsigned line;
-	size_t cap;			/* entries allocated: the file's lines */
-	bool failed;
-};
-
-static void bad(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* "PATH:LINE: what": the first problem only, the file is a program's. */
-static void bad(struct reader *r, const char *fmt, ...)
-{
-	struct gb_conf_mark none = { 0, 0 };
-	char text[256];
-	va_list ap;
-
-	if (r->failed)
-		return;
-	r->failed = true;
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	if (r->line)
-		conf_error(r->c, none, "catalog %s:%u: %s", r->path, r->line, text);
-	else
-		conf_error(r->c, none, "catalog %s: %s", r->path, text);
-}
-
-/* The next line of [*p] (NUL-terminated in place), or NULL at the end. */
-static char *next_line(struct reader *r, char **p, char *end)
-{
-	char *s = *p, *nl;
-
-	if (s >= end)
-		return NULL;
-	nl = memchr(s, '\n', (size_t)(end - s));
-	*p = nl ? nl + 1 : end;
-	if (nl)
-		*nl = '\0';
-	r->line++;
-	if ((size_t)((nl ? nl : end) - s) > LINE_MAX_) {
-		bad(r, "the line is longer than %d bytes", LINE_MAX_);
-		return NULL;
-	}
-	return s;
-}
-
-static bool header(struct reader *r, char **p, char *end, struct gb_conf *conf)
-{
-	char *s, *rest;
-	struct tm tm = { 0 };
-	int version = 0, used = 0;
-
-	if (!(s = next_line(r, p, end)) || sscanf(s, MAGIC " %d%n", &version, &used) != 1 ||
-	    s[used] || strncmp(s, MAGIC " ", sizeof(MAGIC)) != 0) {
-		bad(r, "the first line is not \"%s %d\": not a gpuburst catalog file", MAGIC,
-		    CATALOG_VERSION);
-		return false;
-	}
-	if (version != CATALOG_VERSION) {
-		bad(r, "catalog format version %d, this gpuburst reads version %d", version,
-		    CATALOG_VERSION);
-		return false;
-	}
-	if (!(s = next_line(r, p, end)) || strncmp(s, "refreshed ", 10) != 0 ||
-	    !(rest = strptime(s + 10, TIME_FMT, &tm)) || *rest) {
-		bad(r, "the second line is not \"refreshed YYYY-MM-DDTHH:MM:SSZ\"");
-		return false;
-	}
-	conf->catalog_refreshed_at = (double)timegm(&tm);
-	if (!(s = next_line(r, p, end)) || strncmp(s, "source ", 7) != 0 || !s[7] ||
-	    !printable(s + 7)) {
-		bad(r, "the third line is not \"source TEXT\" (printable text)");
-		return false;
-	}
-	if (!(conf->catalog_source = strdup(s + 7)))
-		conf_nomem(r->c);
-	return true;
-}
 
 static bool to_int(const char *s, int *out)
 {
@@ -340,33 +190,8 @@ static const char *const field_names[N_FIELDS] = {
 	"cluster_placement", "gpu_name",
 };
 
-/* Split [s] into N_FIELDS fields in place; the last takes the rest. */
-static int split(char *s, char **f)
-{
-	int n = 0;
-
-	while (n < N_FIELDS) {
-		s += strspn(s, " \t");
-		if (!*s)
-			break;
-		f[n++] = s;
-		if (n == N_FIELDS)
-			break;
-		s += strcspn(s, " \t");
-		if (*s)
-			*s++ = '\0';
-	}
-	if (n == N_FIELDS) {	/* the rest of the line, trailing blanks off */
-		char *e = f[n - 1] + strlen(f[n - 1]);
-
-		while (e > f[n - 1] && (e[-1] == ' ' || e[-1] == '\t'))
-			*--e = '\0';
-	}
-	return n;
-}
-
 /* One allocation holds an entry's strings: free(t->name) frees them all. */
-static bool store(struct reader *r, struct gb_instance_type *t, char **f)
+static bool store(struct conf_tf *r, struct gb_instance_type *t, char **f)
 {
 	static const int str_fields[] = { 0, 1, 7, 8, 13 };
 	char model[NAME_MAX_], *blk, *q;
@@ -392,7 +217,7 @@ static bool store(struct reader *r, struct gb_instance_type *t, char **f)
 	return true;
 }
 
-static bool type_line(struct reader *r, char *s, struct gb_instance_type *t)
+static bool type_line(struct conf_tf *r, char *s, struct gb_instance_type *t)
 {
 	static const int int_fields[] = { 2, 3, 4, 5, 6, 9, 10, 11 };
 	int *const dst[] = { &t->vcpus, &t->memory_mib, &t->gpus, &t->gpu_memory_mib,
@@ -400,22 +225,22 @@ static bool type_line(struct reader *r, char *s, struct gb_instance_type *t)
 			     &t->max_interfaces };
 	char *f[N_FIELDS];
 	const char *why;
-	int n = split(s, f);
+	int n = conf_tf_split(s, f, N_FIELDS);
 
 	if (n != N_FIELDS) {
-		bad(r, "%d fields, expected %d (%s ... %s)", n, N_FIELDS, field_names[0],
+		conf_tf_bad(r, "%d fields, expected %d (%s ... %s)", n, N_FIELDS, field_names[0],
 		    field_names[N_FIELDS - 1]);
 		return false;
 	}
 	for (size_t i = 0; i < GB_ARRAY_LEN(int_fields); i++) {
 		if (!to_int(f[int_fields[i]], dst[i])) {
-			bad(r, "%s '%.32s' is not a whole number", field_names[int_fields[i]],
+			conf_tf_bad(r, "%s '%.32s' is not a whole number", field_names[int_fields[i]],
 			    f[int_fields[i]]);
 			return false;
 		}
 	}
 	if (strcmp(f[12], "yes") != 0 && strcmp(f[12], "no") != 0) {
-		bad(r, "cluster_placement '%.32s' is neither yes nor no", f[12]);
+		conf_tf_bad(r, "cluster_placement '%.32s' is neither yes nor no", f[12]);
 		return false;
 	}
 	t->cluster_placement = strcmp(f[12], "yes") == 0;
@@ -423,15 +248,15 @@ static bool type_line(struct reader *r, char *s, struct gb_instance_type *t)
 	if (!store(r, t, f))
 		return false;
 	if ((why = type_problem(t))) {
-		bad(r, "instance type %.64s: %s", t->name, why);
+		conf_tf_bad(r, "instance type %.64s: %s", t->name, why);
 		return false;
 	}
 	return true;
 }
 
-static void types(struct reader *r, char **p, char *end, struct gb_conf *conf)
+static void types(struct conf_tf *r, char **p, char *end, size_t cap, struct gb_conf *conf)
 {
-	unsigned *first = calloc(r->cap, sizeof(*first));	/* line of each type */
+	unsigned *first = calloc(cap, sizeof(*first));	/* line of each type */
 	char *s;
 
 	if (!first) {
@@ -440,13 +265,11 @@ static void types(struct reader *r, char **p, char *end, struct gb_conf *conf)
 		return;
 	}
 
-	while ((s = next_line(r, p, end))) {
+	while ((s = conf_tf_next_entry(r, p, end))) {
 		struct gb_instance_type *t;
 
-		if (!s[strspn(s, " \t")] || s[strspn(s, " \t")] == '#')
-			continue;
-		if (conf->n_catalog_ == r->cap) {
-			bad(r, "more than %d instance types", CONF_CATALOG_MAX_TYPES);
+		if (conf->n_catalog_ == cap) {
+			conf_tf_bad(r, "more than %d instance types", CONF_CATALOG_MAX_TYPES);
 			break;
 		}
 		t = &conf->catalog_[conf->n_catalog_];
@@ -454,7 +277,7 @@ static void types(struct reader *r, char **p, char *end, struct gb_conf *conf)
 		if (type_line(r, s, t)) {
 			for (size_t i = 0; i < conf->n_catalog_ && !r->failed; i++) {
 				if (strcmp(conf->catalog_[i].name, t->name) == 0)
-					bad(r, "instance type %s is listed twice (first on line %u)",
+					conf_tf_bad(r, "instance type %s is listed twice (first on line %u)",
 					    t->name, first[i]);
 			}
 		}
@@ -467,7 +290,7 @@ static void types(struct reader *r, char **p, char *end, struct gb_conf *conf)
 	free(first);
 	if (!r->failed && conf->n_catalog_ == 0) {
 		r->line = 0;
-		bad(r, "the file lists no instance type");
+		conf_tf_bad(r, "the file lists no instance type");
 	}
 }
 
@@ -486,11 +309,9 @@ bool gb_conf_catalog_file(const struct gb_conf *conf, char *buf, size_t n)
 void conf_catalog_load(struct conf_ctx *c)
 {
 	struct gb_conf *conf = c->conf;
-	struct reader r = { .c = c };
+	struct conf_tf r = { .c = c, .what = "catalog", .line_max = LINE_MAX_ };
 	char path[PATH_MAX], *text = NULL, *p;
 	size_t len = 0, lines = 1;
-	gb_error_t e;
-	gb_err_t rc;
 
 	if (!gb_conf_catalog_file(conf, path, sizeof(path)))
 		return;		/* the path check of state_dir reports it */
@@ -506,34 +327,21 @@ void conf_catalog_load(struct conf_ctx *c)
 			conf_nomem(c);
 		return;
 	}
-	rc = gb_file_read(path, CONF_CATALOG_MAX_BYTES, &text, &len, &e);
-	if (rc == GB_E_NOTFOUND)
-		return;		/* the built-in catalog */
-	if (rc == GB_E_INVALID)
-		bad(&r, "the file is larger than %d bytes", CONF_CATALOG_MAX_BYTES);
-	else if (rc == GB_E_NOMEM)
-		conf_nomem(c);
-	else if (rc)
-		conf_error(c, (struct gb_conf_mark){ 0, 0 }, "catalog %s", e.text);
-	if (rc)
-		return;
-	if (memchr(text, '\0', len)) {
-		bad(&r, "the file contains a NUL byte");
-		goto out;
-	}
+	if (!conf_tf_read(&r, CONF_CATALOG_MAX_BYTES, &text, &len))
+		return;		/* no file: the built-in catalog */
 	for (p = text; (p = memchr(p, '\n', len - (size_t)(p - text))); p++)
 		lines++;
 	if (lines > CONF_CATALOG_MAX_TYPES)
 		lines = CONF_CATALOG_MAX_TYPES;
-	r.cap = lines;
 	if (!(conf->catalog_path = strdup(path)) ||
 	    !(conf->catalog_ = calloc(lines, sizeof(*conf->catalog_)))) {
 		conf_nomem(c);
 		goto out;
 	}
 	p = text;
-	if (header(&r, &p, text + len, conf))
-		types(&r, &p, text + len, conf);
+	if (conf_tf_header(&r, &p, text + len, MAGIC, CATALOG_VERSION,
+			   &conf->catalog_refreshed_at, &conf->catalog_source))
+		types(&r, &p, text + len, lines, conf);
 out:
 	free(text);
 	if (r.failed)	/* the load fails: check the rest against the built-in */

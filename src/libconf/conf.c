@@ -8,6 +8,8 @@
  */
 #include "config.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,6 +346,7 @@ out:
 static void after_top(struct conf_ctx *c)
 {
 	conf_catalog_load(c);
+	conf_prices_load(c);
 	conf_check_all(c);
 }
 
@@ -445,6 +448,7 @@ void gb_conf_destroy(struct gb_conf *conf)
 	wipe(conf->cloud.proxy);
 	free(conf->cloud.no_proxy_hosts);
 	conf_catalog_free(conf);
+	conf_prices_free(conf);
 	conf_free_obj(&conf_schema_top, conf);
 	free(conf->path);
 	free(conf);
@@ -588,6 +592,51 @@ const char *gb_conf_llm_provider_name(enum gb_llm_provider p)
 	return enum_name(&conf_enum_llm, (int)p);
 }
 
+gb_err_t gb_conf_prefer_parse(const char *s, enum gb_prefer *prefer, double *within)
+{
+	static const char fn[] = "nearest_within(";
+	char *end;
+	double v;
+
+	*prefer = GB_PREFER_NEAREST;
+	*within = 0;
+	if (!s)
+		return GB_E_INVALID;
+	if (strcmp(s, "nearest") == 0)
+		return GB_E_OK;
+	if (strcmp(s, "cheapest") == 0) {
+		*prefer = GB_PREFER_CHEAPEST;
+		return GB_E_OK;
+	}
+	if (strncmp(s, fn, sizeof(fn) - 1) != 0)
+		return GB_E_INVALID;
+	s += sizeof(fn) - 1;
+	/* strtod() alone would take " 1", "inf", "nan" and hex */
+	if (!(isdigit((unsigned char)s[0]) || (s[0] == '.' && isdigit((unsigned char)s[1]))))
+		return GB_E_INVALID;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || s[1] == 'x' || s[1] == 'X' || !(v >= 0 && v <= 1000))
+		return GB_E_INVALID;
+	if (*end == '%')
+		end++;
+	if (strcmp(end, ")") != 0)
+		return GB_E_INVALID;
+	*prefer = GB_PREFER_NEAREST_WITHIN;
+	*within = v;
+	return GB_E_OK;
+}
+
+const char *gb_conf_prefer_name(enum gb_prefer prefer, double within, char *buf,
+				size_t n)
+{
+	if (prefer == GB_PREFER_NEAREST_WITHIN)
+		snprintf(buf, n, "nearest_within(%g%%)", within);
+	else
+		snprintf(buf, n, "%s", prefer == GB_PREFER_CHEAPEST ? "cheapest" : "nearest");
+	return buf;
+}
+
 gb_err_t gb_conf_strategy_parse(const char *s, enum gb_strategy *out)
 {
 	int v = s ? conf_enum_find(&conf_enum_strategy, s) : -1;
@@ -596,4 +645,21 @@ gb_err_t gb_conf_strategy_parse(const char *s, enum gb_strategy *out)
 		return GB_E_INVALID;
 	*out = (enum gb_strategy)v;
 	return GB_E_OK;
+}
+
+gb_err_t gb_conf_capacity_parse(const char *s, enum gb_capacity_kind *out)
+{
+	int v = s ? conf_enum_find(&conf_enum_capacity, s) : -1;
+
+	if (v < 0)
+		return GB_E_INVALID;
+	*out = (enum gb_capacity_kind)v;
+	return GB_E_OK;
+}
+
+const char *gb_conf_budget_scope_name(enum gb_budget_scope s)
+{
+	static const char *const names[] = { "cluster", "account", "partition", "user" };
+
+	return (unsigned)s < GB_ARRAY_LEN(names) ? names[s] : "?";
 }

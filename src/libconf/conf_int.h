@@ -99,10 +99,13 @@ struct conf_key {
 	size_t off;		/* destination inside the object */
 	size_t off_n;		/* CT_STRV/CT_LIST/CT_DICT: the size_t count */
 	const char *def;	/* default, parsed like file text; CT_STRV:
-				   blank-separated words */
+				   blank-separated words; CT_FUNC: shown by
+				   config keys only (the zeroed field is it) */
 	unsigned flags;		/* CF_* */
 	double min, max;	/* CT_INT, CT_NUMBER, CT_DURATION */
-	const void *arg;	/* CT_ENUM: conf_enum; CT_MAP/LIST/DICT: schema */
+	const void *arg;	/* CT_ENUM: conf_enum; CT_MAP/LIST/DICT: schema;
+				   CT_FUNC: the type config keys shows (char *),
+				   NULL: path */
 	conf_check_fn *check;	/* extra check after conversion, or NULL */
 	conf_func_fn *func;	/* CT_FUNC */
 };
@@ -260,6 +263,50 @@ void conf_enum_list(const struct conf_enum *e, struct gb_buf *b);
 bool conf_catalog_family_known(const struct gb_conf *conf, const char *family);
 /* Append the families of the catalog in use, "g4dn, g5, g5g, ...", to [b]. */
 void conf_catalog_family_list(const struct gb_conf *conf, struct gb_buf *b);
+
+/*
+ * textfile.c: the line-oriented files gpuburstctl writes into state_dir
+ * (catalog, prices): a header "MAGIC VERSION", "refreshed
+ * YYYY-MM-DDTHH:MM:SSZ", "source TEXT", then one entry per line; blank
+ * lines and '#' lines are ignored.  Only the first problem is reported,
+ * "WHAT PATH:LINE: problem" (the file is a program's, not a person's).
+ */
+struct conf_tf {
+	struct conf_ctx *c;
+	const char *what;		/* "catalog", "prices" */
+	const char *path;
+	unsigned line;			/* of the last line read; 0: none */
+	size_t line_max;		/* bytes per line */
+	bool failed;
+};
+
+void conf_tf_bad(struct conf_tf *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The next line of [*p] (NUL-terminated in place), or NULL at the end. */
+char *conf_tf_next_line(struct conf_tf *r, char **p, char *end);
+/* The next line that is not blank or a comment, or NULL at the end. */
+char *conf_tf_next_entry(struct conf_tf *r, char **p, char *end);
+/*
+ * Read the three header lines.  OUT *refreshed_at, *source NEW.
+ * RET false (reported) when they are not right.
+ */
+bool conf_tf_header(struct conf_tf *r, char **p, char *end, const char *magic, int version,
+		    double *refreshed_at, char **source);
+/* RET whether [s] is all printable ASCII. */
+bool conf_tf_printable(const char *s);
+/* Split [s] in place into at most [max] blank-separated fields; RET how many. */
+int conf_tf_split(char *s, char **f, int max);
+/*
+ * Read [path] (at most [max] bytes) for [r]: OUT *text NEW.  RET false
+ * when there is no such file (*text NULL, nothing reported) or on an
+ * error (reported, r->failed).
+ */
+bool conf_tf_read(struct conf_tf *r, size_t max, char **text, size_t *len);
+/* "YYYY-MM-DDTHH:MM:SSZ" of [t] into [buf]; RET false when [t] is invalid. */
+bool conf_tf_stamp(double t, char *buf, size_t n);
+
+/* prices.c: read <state_dir>/prices into c->conf; free it. */
+void conf_prices_load(struct conf_ctx *c);
+void conf_prices_free(struct gb_conf *conf);
 
 /* catalog_file.c: limits of the catalog file. */
 #define CONF_CATALOG_MAX_BYTES (1024 * 1024)

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "conf_int.h"
 #include "gb_hostlist.h"
@@ -57,6 +59,7 @@ _Static_assert(GB_ARRAY_LEN(conf_enum_capacity_names) == GB_CAPACITY_COUNT,
 	       "a name per capacity kind");
 CONF_ENUM(conf_enum_placement, "none", "cluster");
 CONF_ENUM(conf_enum_held, "hold", "cancel");
+CONF_ENUM(conf_enum_over, "hold", "refuse");
 CONF_ENUM(conf_enum_planner, "heuristic", "llm");
 CONF_ENUM(conf_enum_llm, NULL, "openai", "bedrock", "anthropic");
 CONF_ENUM(conf_enum_level, "error", "warning", "notice", "info", "debug");
@@ -177,6 +180,86 @@ static bool check_notify(struct conf_ctx *c, const struct conf_key *k,
 		   k->name, conf_show(argv[0], tmp, sizeof(tmp)));
 	return false;
 }
+
+/*****************************************************************************
+ *  metrics:
+ *****************************************************************************/
+
+/*
+ * "HOST:PORT": an IPv4 literal or a bracketed IPv6 one (no name: the
+ * address is bound, never looked up), a port from 1 to 65535.
+ */
+bool gb_conf_listen_parse(const char *s, char *host, size_t hn, unsigned *port)
+{
+	const char *colon, *h = s, *he;
+	unsigned char addr[sizeof(struct in6_addr)];
+	char *end;
+	unsigned long p;
+
+	if (!s || !*s)
+		return false;
+	if (*s == '[') {
+		if (!(he = strchr(s, ']')) || he[1] != ':')
+			return false;
+		h = s + 1;
+		colon = he + 1;
+	} else {
+		if (!(colon = strrchr(s, ':')) || memchr(s, ':', (size_t)(colon - s)))
+			return false;
+		he = colon;
+	}
+	if (he == h || (size_t)(he - h) >= hn || !isdigit((unsigned char)colon[1]))
+		return false;
+	errno = 0;
+	p = strtoul(colon + 1, &end, 10);
+	if (errno || *end || p < 1 || p > 65535)
+		return false;
+	memcpy(host, h, (size_t)(he - h));
+	host[he - h] = '\0';
+	/* a literal of the family its brackets say: inet_pton, as the bind will */
+	if (inet_pton(*s == '[' ? AF_INET6 : AF_INET, host, addr) != 1)
+		return false;
+	*port = (unsigned)p;
+	return true;
+}
+
+/* "unix:/ABSOLUTE/PATH", short enough for sockaddr_un: RET the path, else NULL. */
+const char *gb_conf_listen_unix(const char *s)
+{
+	if (!s || strncmp(s, "unix:", 5) != 0 || s[5] != '/')
+		return NULL;
+	return strlen(s + 5) < GB_CONF_UNIX_PATH_MAX ? s + 5 : NULL;
+}
+
+static bool check_listen(struct conf_ctx *c, const struct conf_key *k, yaml_node_t *n,
+			 void *dst)
+{
+	const char *s = *(char **)dst;
+	char host[64], tmp[CONF_SHOW_MAX + 8];
+	unsigned port;
+
+	(void)k;
+	if (gb_conf_listen_parse(s, host, sizeof(host), &port) || gb_conf_listen_unix(s))
+		return true;
+	conf_error_at(c, n, "listen '%s' is not an address and port nor a socket: use IPv4:PORT or [IPv6]:PORT (127.0.0.1:9812), a literal address, a port from 1 to 65535, or unix:/ABSOLUTE/PATH (at most %d bytes)",
+		      conf_show(s, tmp, sizeof(tmp)), GB_CONF_UNIX_PATH_MAX - 1);
+	return false;
+}
+
+#define S struct gb_conf_metrics
+static const struct conf_key metrics_keys[] = {
+	K_PATH("textfile", textfile, NULL, CF_EMPTY_NULL),
+	K_STR("listen", listen, "127.0.0.1:9812", 0, .check = check_listen),
+	K_BOOL("status_page", status_page, "false"),
+	K_PATH("token_file", token_file, NULL, CF_EMPTY_NULL),
+	K_END
+};
+#undef S
+
+static const struct conf_schema metrics_schema = {
+	"metrics", metrics_keys, sizeof(struct gb_conf_metrics), CONF_NO_OFF, CONF_NO_OFF,
+	NULL, NULL
+};
 
 /*****************************************************************************
  *  log:
@@ -1282,6 +1365,129 @@ static const struct conf_schema threshold_schema = {
 	CONF_NO_OFF, CONF_NO_OFF, NULL, NULL
 };
 
+/*****************************************************************************
+ *  policy.budgets and policy.cost_tags
+ *****************************************************************************/
+
+/* One of user, account, partition (none: the cluster); a limit at least. */
+static void budget_post(struct conf_ctx *c, const struct conf_schema *sc,
+			yaml_node_t *map, void *obj, yaml_node_t *const *seen)
+{
+	struct gb_conf_budget *b = obj;
+	int scopes = !!b->user + !!b->account + !!b->partition;
+
+	if (scopes > 1)
+		conf_error_at(c, SEEN(b->partition ? "partition" : "account"),
+			      "budget '%s' names more than one of user, account and partition: a budget counts one of them, or the whole cluster when it names none",
+			      b->name);
+	if (!SEEN("monthly") && !SEEN("per_job"))
+		conf_error_at(c, map, "budget '%s' sets neither 'monthly' nor 'per_job' (US dollars)",
+			      b->name);
+	b->scope = b->user ? GB_BUDGET_USER : b->account ? GB_BUDGET_ACCOUNT :
+		   b->partition ? GB_BUDGET_PARTITION : GB_BUDGET_CLUSTER;
+	b->who = b->user ? b->user : b->account ? b->account : b->partition;
+}
+
+/*
+ * Slurm's user, account and partition names, as they appear in a job and
+ * in the spend summary the plugin reads: printable, no blank, no '#'.
+ */
+static bool check_slurm_name(struct conf_ctx *c, const struct conf_key *k,
+			     yaml_node_t *n, void *dst)
+{
+	const char *v = *(char **)dst;
+	char tmp[CONF_SHOW_MAX + 8];
+
+	if (strlen(v) <= 64 && !strpbrk(v, " \t#") && conf_tf_printable(v))
+		return true;
+	conf_error_at(c, n, "'%s' must be a Slurm %s name (up to 64 printable characters, no blank or '#'), got '%s'",
+		      k->name, k->name, conf_show(v, tmp, sizeof(tmp)));
+	return false;
+}
+
+#define S struct gb_conf_budget
+static const struct conf_key budget_keys[] = {
+	K_STR("user", user, NULL, 0, .check = check_slurm_name),
+	K_STR("account", account, NULL, 0, .check = check_slurm_name),
+	K_STR("partition", partition, NULL, 0, .check = check_slurm_name),
+	K_NUM("monthly", monthly, 0.01, 1e9),
+	K_NUM("per_job", per_job, 0.01, 1e9),
+	K_ENUM("over", over, "hold", &conf_enum_over),
+	K_END
+};
+#undef S
+
+static const struct conf_schema budget_schema = {
+	"budget", budget_keys, sizeof(struct gb_conf_budget),
+	offsetof(struct gb_conf_budget, name), CONF_NO_OFF, budget_post, NULL
+};
+
+/*
+ * An AWS tag key: 1 to 128 letters, digits, blanks and + - = . _ : / @,
+ * not starting with "aws:" (reserved).
+ */
+static bool check_tag_key(struct conf_ctx *c, const struct conf_key *k,
+			  yaml_node_t *n, void *dst)
+{
+	const char *v = *(char **)dst;
+	char tmp[CONF_SHOW_MAX + 8];
+	bool ok;
+
+	if (!v)
+		return true;	/* "": no such tag */
+	ok = *v && strlen(v) <= 128 && strncasecmp(v, "aws:", 4) != 0;
+
+	for (const char *p = v; ok && *p; p++)
+		ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		     (*p >= '0' && *p <= '9') || strchr(" +-=._:/@", *p);
+	if (ok)
+		return true;
+	conf_error_at(c, n, "'%s' must be an AWS tag key (1 to 128 letters, digits, blanks and + - = . _ : / @, not starting with aws:), got '%s'",
+		      k->name, conf_show(v, tmp, sizeof(tmp)));
+	return false;
+}
+
+#define S struct gb_conf_cost_tags
+static const struct conf_key cost_tags_keys[] = {
+	K_STR("job", job, "gpuburst:job", CF_EMPTY_NULL, .check = check_tag_key),
+	K_STR("user", user, "gpuburst:user", CF_EMPTY_NULL, .check = check_tag_key),
+	K_STR("account", account, "gpuburst:account", CF_EMPTY_NULL, .check = check_tag_key),
+	K_STR("partition", partition, "gpuburst:partition", CF_EMPTY_NULL,
+	      .check = check_tag_key),
+	K_END
+};
+#undef S
+
+static const struct conf_schema cost_tags_schema = {
+	"policy.cost_tags", cost_tags_keys, sizeof(struct gb_conf_cost_tags), CONF_NO_OFF,
+	CONF_NO_OFF, NULL, NULL
+};
+
+/* policy.prefer: a word, or nearest_within(PERCENT) with its argument. */
+static void read_prefer(struct conf_ctx *c, const struct conf_key *k,
+			yaml_node_t *n, void *obj)
+{
+	struct gb_conf_policy *p = obj;
+	char tmp[CONF_SHOW_MAX + 8];
+	const char *s;
+
+	if (n->type != YAML_SCALAR_NODE) {
+		conf_error_at(c, n, "'%s' must be a string, got %s", k->name,
+			      conf_kind_name(n));
+		return;
+	}
+	s = (const char *)n->data.scalar.value;
+	if (conf_has_nul(n)) {
+		snprintf(tmp, sizeof(tmp), "'%s'", k->name);
+		conf_error_nul(c, n, tmp);
+		return;
+	}
+	if (gb_conf_prefer_parse(s, &p->prefer, &p->prefer_within) == GB_E_OK)
+		return;
+	conf_error_at(c, n, "'%s' must be one of nearest, cheapest, nearest_within(PERCENT) with PERCENT between 0 and 1000, got '%s'",
+		      k->name, conf_show(s, tmp, sizeof(tmp)));
+}
+
 #define S struct gb_conf_policy
 static const struct conf_key policy_keys[] = {
 	K_INT("batch_max", batch_max, "4", 1, 1000),
@@ -1306,10 +1512,16 @@ static const struct conf_key policy_keys[] = {
 	K_DUR("capacity_block_margin", capacity_block_margin, "40m", 0, 7 * DAY, 0),
 	K_DUR("capacity_block_wait", capacity_block_wait, "5m", 0, DAY, 0),
 	K_DUR("reservation_ttl", reservation_ttl, "60s", 0, DAY, 0),
+	K_DUR("spot_price_ttl", spot_price_ttl, "1h", 0, DAY, 0),
 	/* under a day would prune what cool-downs and resume-fail still read */
 	K_DUR("retention", retention, "90d", DAY, 3650 * DAY, CF_OFF),
 	/* each must be a family of the catalog in use: conf_check.c */
 	K_STRV("allowed_families", allowed_families, "g4dn g5 g5g g6 g6e", CF_NONEMPTY),
+	K_DICT("budgets", budgets, n_budgets, &budget_schema),
+	K_MAP("cost_tags", cost_tags, &cost_tags_schema),
+	/* the zeroed policy is nearest: def is what config keys shows */
+	{ .name = "prefer", .type = CT_FUNC, .off_n = CONF_NO_OFF, .def = "nearest",
+	  .arg = "string", .func = read_prefer },
 	K_END
 };
 #undef S
@@ -1443,6 +1655,7 @@ static const struct conf_key top_keys[] = {
 	K_ENUM("environment", environment, "dev", &conf_enum_env),
 	K_PATH("state_dir", state_dir, GB_STATE_DIR, 0),
 	K_MAP("log", log, &log_schema),
+	K_MAP("metrics", metrics, &metrics_schema),
 	K_MAP("cloud", cloud, &cloud_schema),
 	K_LIST("regions", regions, n_regions, &region_schema),
 	K_DICT("fallback_groups", groups, n_groups, &group_schema),

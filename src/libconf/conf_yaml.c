@@ -968,7 +968,7 @@ void conf_defaults(struct conf_ctx *c, const struct conf_schema *sc, void *obj)
 			conf_defaults(c, k->arg, (char *)obj + k->off);
 		} else if (k->def && k->type == CT_STRV) {
 			default_strv(c, k, obj);
-		} else if (k->def) {
+		} else if (k->def && k->type != CT_FUNC) {
 			sv.len = strlen(k->def);
 			conv_scalar(c, k, &sv, (char *)obj + k->off);
 		}

@@ -23,6 +23,7 @@
 
 #include "gb_err.h"
 #include "gb_log.h"
+#include "gb_str.h"
 
 #define GB_CONF_DEFAULT_PATH GB_SYSCONFDIR "/gpuburst/gpuburst.yaml"
 #define GB_CONF_ENV_PATH "GPUBURST_CONF"	/* overrides the default path */
@@ -157,6 +158,55 @@ enum gb_held_action {
 	GB_HELD_CANCEL,			/* cancelled */
 };
 
+/* policy.prefer: how the planners order the candidate regions. */
+enum gb_prefer {
+	GB_PREFER_NEAREST = 0,		/* home, then by distance (default) */
+	GB_PREFER_CHEAPEST,		/* by price, unpriced regions last */
+	GB_PREFER_NEAREST_WITHIN,	/* by distance among the regions priced
+					 * within prefer_within percent of the
+					 * cheapest, then the others */
+};
+
+/* Who a budget of policy.budgets counts: its one key of user/account/partition. */
+enum gb_budget_scope {
+	GB_BUDGET_CLUSTER = 0,		/* every job of the cluster */
+	GB_BUDGET_ACCOUNT,
+	GB_BUDGET_PARTITION,
+	GB_BUDGET_USER,
+};
+
+/* What happens to a job that would go over a budget. */
+enum gb_budget_over {
+	GB_BUDGET_HOLD = 0,		/* held for approval (default) */
+	GB_BUDGET_REFUSE,		/* refused at submit */
+};
+
+/* policy.budgets.NAME (gpuburst.yaml(5), BUDGETS). */
+struct gb_conf_budget {
+	char *name;			/* the key: messages name the budget */
+	char *user, *account, *partition;	/* at most one; none: cluster */
+	double monthly;			/* US dollars per calendar month (UTC);
+					 * 0: no monthly limit */
+	double per_job;			/* US dollars a job may cost; 0: none */
+	enum gb_budget_over over;
+	/* derived at load */
+	enum gb_budget_scope scope;
+	const char *who;		/* BORROWED user/account/partition, or
+					 * NULL for the cluster */
+};
+
+/*
+ * The tag keys instances carry for cost attribution (policy.cost_tags);
+ * NULL: that tag is not set.  A site activates them as AWS cost
+ * allocation tags.
+ */
+struct gb_conf_cost_tags {
+	char *job;			/* default "gpuburst:job" */
+	char *user;			/* default "gpuburst:user" */
+	char *account;			/* default "gpuburst:account" */
+	char *partition;		/* default "gpuburst:partition" */
+};
+
 enum gb_placement {
 	GB_PLACEMENT_NONE = 0,		/* wherever EC2 puts them (default) */
 	GB_PLACEMENT_CLUSTER,		/* a cluster placement group per job */
@@ -265,10 +315,18 @@ struct gb_conf_policy {
 					 * open, default 5m; 0: never */
 	double reservation_ttl;		/* DescribeCapacityReservations answers
 					 * are reused this long, default 60 s */
+	double spot_price_ttl;		/* DescribeSpotPriceHistory answers are
+					 * reused this long, default 1h; 0:
+					 * asked at every full reconcile */
 	double retention;		/* finished requests kept, default
 					   90 days; 0: forever ("off") */
 	char **allowed_families;	/* default g4dn g5 g5g g6 g6e */
 	size_t n_allowed_families;
+	struct gb_conf_budget *budgets;	/* policy.budgets, in file order */
+	size_t n_budgets;
+	struct gb_conf_cost_tags cost_tags;
+	enum gb_prefer prefer;		/* default nearest */
+	double prefer_within;		/* nearest_within's percent, 0..1000 */
 };
 
 struct gb_conf_llm {
@@ -302,6 +360,18 @@ struct gb_conf_log {
 	enum gb_log_level level;
 };
 
+/* metrics: (gpuburstctl metrics, gpuburst.yaml(5) METRICS). */
+struct gb_conf_metrics {
+	char *textfile;			/* reconcile writes the metrics there
+					 * after each pass; NULL: no file */
+	char *listen;			/* `gpuburstctl metrics serve`'s address,
+					 * "127.0.0.1:9812", "[::1]:9812" or
+					 * "unix:/PATH" */
+	bool status_page;		/* metrics serve also serves the page */
+	char *token_file;		/* the token every request must bear;
+					 * NULL: none asked */
+};
+
 /* The job_submit/gpuburst plugin (doc/job_submit_gpuburst.md). */
 struct gb_conf_job_submit {
 	bool route_gpu_jobs;		/* GPU jobs naming no partition are
@@ -316,6 +386,7 @@ struct gb_conf {
 	bool environment_from_env;	/* GPUBURST_ENV overrode the file */
 	char *state_dir;
 	struct gb_conf_log log;
+	struct gb_conf_metrics metrics;
 	struct gb_conf_cloud cloud;
 	struct gb_conf_region *regions;
 	size_t n_regions;
@@ -337,6 +408,13 @@ struct gb_conf {
 					 * may not search state_dir: built in */
 	struct gb_instance_type *catalog_;	/* private: the file's types */
 	size_t n_catalog_;
+	/* the price file read at load (gb_conf_price): <state_dir>/prices,
+	 * else GB_PRICES_SHIPPED when installed */
+	char *prices_path;		/* NULL: no price is known */
+	char *prices_source;		/* the file's "source" */
+	double prices_refreshed_at;	/* the file's "refreshed" (epoch s) */
+	struct gb_price *prices_;	/* private: sorted by region, type, kind */
+	size_t n_prices_;
 };
 
 /*
@@ -413,11 +491,34 @@ const char *gb_conf_mode_name(enum gb_mode m);
 const char *gb_conf_strategy_name(enum gb_strategy s);
 const char *gb_conf_locality_name(enum gb_locality l);
 const char *gb_conf_market_name(enum gb_market m);
+/*
+ * "HOST:PORT" (metrics.listen): an IPv4 literal or a bracketed IPv6 one,
+ * a port 1..65535.  OUT [host] (without brackets, at most [hn] - 1
+ * bytes), *port.  RET false when [s] is not one.
+ */
+bool gb_conf_listen_parse(const char *s, char *host, size_t hn, unsigned *port);
+/* sizeof(sockaddr_un.sun_path) on Linux */
+#define GB_CONF_UNIX_PATH_MAX 108
+/* "unix:/ABSOLUTE/PATH" (metrics.listen): RET the path in [s], else NULL. */
+const char *gb_conf_listen_unix(const char *s);
+
 /* "on-demand", "spot", "reservation", "capacity-block" (the names the state file and tags use) */
 const char *gb_conf_capacity_name(enum gb_capacity_kind c);
 const char *gb_conf_placement_name(enum gb_placement p);
 const char *gb_conf_llm_provider_name(enum gb_llm_provider p);
 gb_err_t gb_conf_strategy_parse(const char *s, enum gb_strategy *out);
+/* "on-demand", "spot", ... -> the kind.  RET GB_E_OK or GB_E_INVALID. */
+gb_err_t gb_conf_capacity_parse(const char *s, enum gb_capacity_kind *out);
+
+/*
+ * policy.prefer: "nearest", "cheapest", "nearest_within(15)" or
+ * "nearest_within(15%)", PERCENT a number in 0..1000.  OUT *prefer and
+ * *within (0 unless nearest_within).  RET GB_E_OK or GB_E_INVALID.
+ */
+gb_err_t gb_conf_prefer_parse(const char *s, enum gb_prefer *prefer, double *within);
+/* "nearest", "cheapest", "nearest_within(15%)" into [buf] of [n] bytes; RET buf. */
+const char *gb_conf_prefer_name(enum gb_prefer prefer, double within, char *buf,
+				size_t n);
 
 /*
  * Every key the parser accepts, in table (file) order, parents before
@@ -561,6 +662,127 @@ gb_err_t gb_catalog_write(const char *path, const struct gb_instance_type *v,
  * [n] bytes (or [conf] has no state_dir), [buf] then "".
  */
 bool gb_conf_catalog_file(const struct gb_conf *conf, char *buf, size_t n);
+
+/*
+ * Prices (gpuburst.yaml(5), PRICE FILE): US dollars per instance-hour of
+ * one instance type in one region, bought as one capacity kind.
+ */
+struct gb_price {
+	const char *region;		/* owned by the table */
+	const char *type;
+	enum gb_capacity_kind kind;
+	double usd_per_hour;
+};
+
+/* The price file's name inside state_dir. */
+#define GB_PRICES_FILE "prices"
+/* The price file shipped with gpuburst: read while state_dir has none. */
+#define GB_PRICES_SHIPPED GB_PKGDATADIR "/prices"
+/* Limits of the price file. */
+#define GB_PRICES_MAX_BYTES (16 * 1024 * 1024)
+#define GB_PRICES_MAX_LINES 200000
+
+/*
+ * The price of [type] in [region] bought as [kind], from the price file
+ * of [conf]: the line of that kind, else (reservation, capacity-block,
+ * spot) the on-demand line, which bounds what EC2 charges for them.
+ * OUT *kind_used (may be NULL) the kind whose line was used.
+ * RET the price in US dollars per hour, or -1 when none is known.
+ */
+double gb_conf_price(const struct gb_conf *conf, const char *region, const char *type,
+		     enum gb_capacity_kind kind, enum gb_capacity_kind *kind_used);
+
+/* All prices of [conf]'s file (sorted by region, type, kind); *n set. */
+const struct gb_price *gb_conf_prices(const struct gb_conf *conf, size_t *n);
+
+/*
+ * Write the [n] prices of [v] to [path] atomically (as gb_catalog_write),
+ * mode 0644, with [source] and [refreshed_at] in its header.
+ * RET GB_E_OK, GB_E_INVALID (a line the reader would refuse, named in
+ * [err]), GB_E_IO.
+ */
+gb_err_t gb_prices_write(const char *path, const struct gb_price *v, size_t n,
+			 const char *source, double refreshed_at, gb_error_t *err);
+
+/* <state_dir>/prices into [buf]; RET false when it does not fit. */
+bool gb_conf_prices_file(const struct gb_conf *conf, char *buf, size_t n);
+
+/*
+ * The spend summary, <state_dir>/spend: what each budget scope spent in
+ * the current calendar month (UTC), written by reconcile and the worker
+ * (libpolicy's gb_policy_spend_summary) so that the job_submit plugin
+ * judges budgets without the state file.  Format, version 1:
+ *
+ *	gpuburst-spend 1
+ *	refreshed 2026-12-06T20:00:00Z
+ *	source 2026-12
+ *	# scope name usd
+ *	cluster - 12.5
+ *	user alice 7.25
+ *
+ * "source" is the month the figures are for; a summary of another month
+ * counts as nothing spent.
+ */
+#define GB_SPEND_FILE "spend"
+#define GB_SPEND_MAX_BYTES (4 * 1024 * 1024)
+
+struct gb_spend_entry {
+	enum gb_budget_scope scope;
+	char *name;			/* NULL for the cluster */
+	double usd;
+};
+
+struct gb_spend_summary {
+	char month[8];			/* "2026-12"; "" when none was read */
+	double refreshed_at;
+	struct gb_spend_entry *v;	/* sorted by scope, name */
+	size_t n;
+};
+
+/* "YYYY-MM" of [t] (UTC) into [buf] of at least 8 bytes; the month's start. */
+double gb_spend_month(double t, char *buf, size_t n);
+
+/*
+ * Read [path] into [out] (cleared first).  No file: an empty summary,
+ * GB_E_OK.  RET GB_E_OK, GB_E_INVALID ("PATH:LINE: what"), GB_E_IO,
+ * GB_E_NOMEM.
+ */
+gb_err_t gb_spend_read(const char *path, struct gb_spend_summary *out, gb_error_t *err);
+/* Write [s] to [path] atomically (mode 0644). */
+gb_err_t gb_spend_write(const char *path, const struct gb_spend_summary *s,
+			gb_error_t *err);
+void gb_spend_clear(struct gb_spend_summary *s);
+/* RET what [scope]/[name] spent in the summary's month (0: nothing known). */
+double gb_spend_of(const struct gb_spend_summary *s, enum gb_budget_scope scope,
+		   const char *name);
+/* <state_dir>/spend into [buf]; RET false when it does not fit. */
+bool gb_conf_spend_file(const struct gb_conf *conf, char *buf, size_t n);
+
+/* A job as budgets see it.  Strings BORROWED, NULL: not known. */
+struct gb_budget_job {
+	const char *user;
+	const char *account;
+	const char *partitions;		/* "a,b": a budget of any of them counts */
+	double estimate;		/* US dollars; < 0: not known */
+	const char *why_unknown;	/* when estimate < 0: "it has no time
+					 * limit (--time)" */
+};
+
+/*
+ * The first budget of [conf] that [job] would go over, given what [spent]
+ * says for the month of [now] (NULL or another month: nothing spent).
+ * Over: the estimate is above per_job, or spent + estimate above monthly,
+ * or the estimate is not known.  OUT [msg] (may be NULL) the sentence for
+ * the user: "budget 'alice' (user alice): 7.25 of 10.00 USD spent in
+ * 2026-12, this job ~4.00 USD".  RET the budget, or NULL.
+ */
+const struct gb_conf_budget *gb_budget_over(const struct gb_conf *conf,
+					    const struct gb_spend_summary *spent,
+					    const struct gb_budget_job *job, double now,
+					    struct gb_buf *msg);
+
+/* RET "cluster", "account", "partition", "user". */
+const char *gb_conf_budget_scope_name(enum gb_budget_scope s);
 
 /*
  * RET whether [type] belongs to one of the allowed families of [conf]

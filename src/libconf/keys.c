@@ -43,7 +43,8 @@ static const char *type_name(const struct conf_key *k)
 	case CT_DICT:
 		return "mapping of mappings";
 	case CT_FUNC:
-		return "path";	/* the one CT_FUNC row reads a file */
+		/* arg names what the row reads; none: user_data_file's path */
+		return k->arg ? k->arg : "path";
 	}
 	return "?";
 }

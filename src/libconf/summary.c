@@ -334,10 +334,10 @@ static void print_policy(FILE *fp, const struct gb_conf_policy *p)
 		dur(p->request_deadline, d, sizeof(d)), dur(p->offerings_ttl, e, sizeof(e)),
 		dur(p->capacity_half_life, f, sizeof(f)),
 		p->retention > 0 ? dur(p->retention, g, sizeof(g)) : "off (kept forever)");
-	fprintf(fp, "  capacity_block_margin %s, capacity_block_wait %s, reservation_ttl %s\n",
+	fprintf(fp, "  capacity_block_margin %s, capacity_block_wait %s, reservation_ttl %s, spot_price_ttl %s\n",
 		dur(p->capacity_block_margin, b, sizeof(b)),
 		dur(p->capacity_block_wait, c, sizeof(c)),
-		dur(p->reservation_ttl, d, sizeof(d)));
+		dur(p->reservation_ttl, d, sizeof(d)), dur(p->spot_price_ttl, e, sizeof(e)));
 	fprintf(fp, "  error_cooldown %s, doubling up to %s\n",
 		dur(p->error_cooldown, b, sizeof(b)),
 		dur(p->error_cooldown_max > p->error_cooldown ? p->error_cooldown_max
@@ -345,6 +345,49 @@ static void print_policy(FILE *fp, const struct gb_conf_policy *p)
 	fputs("  allowed families: ", fp);
 	print_list(fp, p->allowed_families, p->n_allowed_families, "-");
 	fputc('\n', fp);
+	if (p->prefer == GB_PREFER_CHEAPEST)
+		fputs("  prefer cheapest: candidate regions by price, the unpriced ones last by distance\n", fp);
+	else if (p->prefer == GB_PREFER_NEAREST_WITHIN)
+		fprintf(fp, "  prefer nearest_within(%g%%): by distance among the regions priced within %g%% of the cheapest, then the others by distance\n",
+			p->prefer_within, p->prefer_within);
+	else
+		fputs("  prefer nearest: the home region, then the others by distance\n", fp);
+	fprintf(fp, "  cost tags: job %s, user %s, account %s, partition %s\n",
+		OR_DASH(p->cost_tags.job), OR_DASH(p->cost_tags.user),
+		OR_DASH(p->cost_tags.account), OR_DASH(p->cost_tags.partition));
+	if (!p->n_budgets)
+		fputs("  budgets: none\n", fp);
+	for (size_t i = 0; i < p->n_budgets; i++) {
+		const struct gb_conf_budget *bu = &p->budgets[i];
+
+		fprintf(fp, "  budget %s: %s%s%s", bu->name, gb_conf_budget_scope_name(bu->scope),
+			bu->who ? " " : "", OR_EMPTY(bu->who));
+		if (bu->monthly > 0)
+			fprintf(fp, ", %.2f USD a month", bu->monthly);
+		if (bu->per_job > 0)
+			fprintf(fp, ", %.2f USD a job", bu->per_job);
+		fprintf(fp, "; over it a job is %s\n",
+			bu->over == GB_BUDGET_REFUSE ? "refused" : "held for approval");
+	}
+}
+
+/* Where the prices come from: <state_dir>/prices, the shipped file, or none known. */
+static void print_prices(FILE *fp, const struct gb_conf *conf)
+{
+	time_t when = (time_t)conf->prices_refreshed_at;
+	char stamp[32] = "?";
+	struct tm tm;
+
+	if (!conf->prices_path) {
+		fputs("prices: none (no price file in state_dir, the shipped one not installed: "
+		      "gpuburstctl prices refresh)\n", fp);
+		return;
+	}
+	if (gmtime_r(&when, &tm))
+		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	fprintf(fp, "prices: %s (%zu prices%s), refreshed %s from %s\n", conf->prices_path,
+		conf->n_prices_, strcmp(conf->prices_path, GB_PRICES_SHIPPED) == 0 ?
+		", shipped with gpuburst" : "", stamp, conf->prices_source);
 }
 
 static void print_planner(FILE *fp, const struct gb_conf_planner *p)
@@ -373,6 +416,7 @@ void gb_conf_print_summary(const struct gb_conf *conf, void *out)
 
 	print_head(fp, conf);
 	print_catalog(fp, conf);
+	print_prices(fp, conf);
 	print_cloud(fp, &conf->cloud);
 	fprintf(fp, "regions (%zu):\n", conf->n_regions);
 	for (size_t i = 0; i < conf->n_regions; i++)

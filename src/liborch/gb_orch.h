@@ -174,8 +174,14 @@ struct gb_orch_resume_opts {
 	 */
 	const char *const *types;
 	size_t n_types;
+	/*
+	 * Whose job it is, for the cost tags (policy.cost_tags); NULL: not
+	 * known.  The worker passes what the request recorded, so a re-sent
+	 * attempt carries the tags its ClientToken was first sent with.
+	 */
+	const char *user, *account, *partition;
 };
-#define GB_ORCH_RESUME_OPTS_INIT { NULL, -1, -1, -1, NULL, 0, 0, NULL, NULL, 0 }
+#define GB_ORCH_RESUME_OPTS_INIT { NULL, -1, -1, -1, NULL, 0, 0, NULL, NULL, 0, NULL, NULL, NULL }
 
 /* One requested node and what became of it. */
 struct gb_orch_node {
@@ -352,6 +358,17 @@ gb_err_t gb_orch_cloud_groups(gb_orch_t *o, const char *region,
 gb_err_t gb_orch_delete_group(gb_orch_t *o, const char *region, const char *name,
 			      struct gb_ec2_error *ae, gb_error_t *err);
 
+/*
+ * DescribeSpotPriceHistory in [region] for the [n] instance types of
+ * [types], product GB_EC2_PRODUCT_LINUX, StartTime [now] (EC2 then lists
+ * the price in effect in each pool, and any change since).  OUT *out NEW,
+ * NULL on failure; EC2's answer in [ae] (may be NULL).
+ */
+struct gb_ec2_spot_price_list;
+gb_err_t gb_orch_spot_prices(gb_orch_t *o, const char *region, const char *const *types,
+			     size_t n, double now, struct gb_ec2_spot_price_list **out,
+			     struct gb_ec2_error *ae, gb_error_t *err);
+
 gb_err_t gb_orch_cloud_instances(gb_orch_t *o, const char *region,
 				 bool cluster_only,
 				 int (*cb)(const struct gb_ec2_instance *inst,
@@ -418,7 +435,8 @@ struct gb_orch_launch {
 	/* private: what run points to */
 	const char *sg_[GB_CONF_SECURITY_GROUPS_MAX];
 	struct gb_ec2_net_if nif_[GB_ORCH_NET_IFS_MAX];
-	struct gb_ec2_kv kv_[4];
+	struct gb_ec2_kv kv_[8];
+	char job_[24];
 	struct gb_ec2_tag_spec spec_;
 	char *user_data_;
 };
@@ -432,6 +450,17 @@ gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
 			       const char *munge_key, struct gb_orch_launch *l,
 			       gb_error_t *err);
 void gb_orch_launch_clear(struct gb_orch_launch *l);
+
+/*
+ * Add the cost tags of policy.cost_tags to the instance tags of [l]
+ * (after gb_orch_launch_params): job id [job_id] (0: none), [user],
+ * [account], [partition] (NULL: that tag is left out).  A value that is
+ * not a valid AWS tag value is left out too: a tag is never worth a
+ * failed launch.
+ */
+void gb_orch_launch_cost_tags(const struct gb_conf *conf, struct gb_orch_launch *l,
+			      int64_t job_id, const char *user, const char *account,
+			      const char *partition);
 
 /* What a user_data template's placeholders stand for in one call. */
 struct gb_orch_user_vars {

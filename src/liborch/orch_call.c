@@ -180,6 +180,44 @@ gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
 	return GB_E_OK;
 }
 
+/* An AWS tag value: up to 256 letters, digits, blanks and + - = . _ : / @. */
+static bool tag_value_ok(const char *v)
+{
+	if (!v || !*v || strlen(v) > 256)
+		return false;
+	for (; *v; v++) {
+		if (!((*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z') ||
+		      (*v >= '0' && *v <= '9') || strchr(" +-=._:/@", *v)))
+			return false;
+	}
+	return true;
+}
+
+void gb_orch_launch_cost_tags(const struct gb_conf *conf, struct gb_orch_launch *l,
+			      int64_t job_id, const char *user, const char *account,
+			      const char *partition)
+{
+	const struct gb_conf_cost_tags *t = &conf->policy.cost_tags;
+	const struct {
+		const char *key, *value;
+	} add[] = {
+		{ t->job, job_id > 0 ? l->job_ : NULL },
+		{ t->user, user },
+		{ t->account, account },
+		{ t->partition, partition },
+	};
+	size_t nk = l->spec_.n_tags;
+
+	if (l->spec_.tags != l->kv_)
+		return;		/* no instance tags were set up */
+	snprintf(l->job_, sizeof(l->job_), "%lld", (long long)job_id);
+	for (size_t i = 0; i < GB_ARRAY_LEN(add) && nk < GB_ARRAY_LEN(l->kv_); i++) {
+		if (add[i].key && tag_value_ok(add[i].value))
+			l->kv_[nk++] = (struct gb_ec2_kv){ add[i].key, add[i].value };
+	}
+	l->spec_.n_tags = nk;
+}
+
 gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
 			  gb_error_t *err)
 {
@@ -208,6 +246,9 @@ gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
 	rc = gb_orch_launch_params(r->conf, r->ns, pl->type, &cap, cr->name, pl->subnet,
 				   r->req->id, c->nodes, c->min, c->max, c->token,
 				   r->munge_key, &c->launch, err);
+	if (!rc)
+		gb_orch_launch_cost_tags(r->conf, &c->launch, r->req->job_id, r->owner_user,
+					 r->owner_account, r->owner_partition);
 	/*
 	 * The subnet fixes the AZ; a placed job's group is the AZ's
 	 * (deterministic: a recovered attempt names the group it was sent

@@ -207,6 +207,7 @@ struct orch_run {
 	struct gb_orch_proposal *proposal;	/* NULL, or filled by each
 						 * plan made (the dry run's) */
 	const char *untrusted;	/* user text for a proposing planner */
+	const char *owner_user, *owner_account, *owner_partition; /* cost tags */
 	int bmax;
 	int hedge;
 

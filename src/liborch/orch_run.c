@@ -129,6 +129,11 @@ static gb_err_t settle_options(struct orch_run *r,
 	r->bmax = r->conf->policy.batch_max > 0 ? r->conf->policy.batch_max : 1;
 	r->hedge = r->o->tuning.hedge > 0 ? r->o->tuning.hedge : 0;
 	r->untrusted = ro && ro->untrusted ? ro->untrusted : q->input;
+	if (ro) {
+		r->owner_user = ro->user;
+		r->owner_account = ro->account;
+		r->owner_partition = ro->partition;
+	}
 	return GB_E_OK;
 }
 
@@ -194,6 +199,8 @@ static void trace_candidates(struct orch_run *r)
 		   gb_conf_locality_name(r->grouped ? r->locality : GB_LOCALITY_NONE),
 		   r->grouped ? "multi-node" : "spread", gb_buf_str(&b));
 	gb_buf_free(&b);
+	if (r->cand.prefer)
+		orch_trace(r, "candidates", "%s", r->cand.prefer);
 }
 
 /*****************************************************************************
@@ -567,6 +574,15 @@ static gb_err_t prepare(struct orch_run *r, const struct gb_orch_resume_opts *ro
 	}
 	if ((rc = orch_pool_create(r->o, r->o->max_parallel, &r->pool, err)) ||
 	    (rc = orch_ladder_load(r, err)))
+		return rc;
+	/*
+	 * policy.prefer orders the candidates once, before the facts: every
+	 * planner (and every re-plan's facts) sees the regions in one order
+	 */
+	rc = gb_plan_candidates_prefer(r->conf, &r->cand, r->types, r->n_types,
+				       r->ladder.n_rungs ? r->ladder.rungs[0].kind :
+				       GB_CAPACITY_ON_DEMAND, err);
+	if (rc)
 		return rc;
 	rc = gb_plan_facts_build_ladder(r->conf, &r->cand, r->types, r->n_types, &r->ladder,
 					r->n, r->grouped ? r->n : 1, r->locality, r->st,

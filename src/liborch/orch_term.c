@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * orch_term.c - terminate by node or by id, and list the cloud's instances
+ * orch_term.c - terminate by node or by id; list the cloud's instances, groups
+ * and spot prices
  *
  * Outside a resume there is no worker pool: these run in the caller's
  * thread with one EC2 client per region, created for the call.
@@ -374,6 +375,35 @@ gb_err_t gb_orch_delete_group(gb_orch_t *o, const char *region, const char *name
 	if ((rc = orch_ec2_new(o, region, &c, err)))
 		return rc;
 	rc = gb_ec2_delete_placement_group(c, name, ae, err);
+	gb_ec2_destroy(c);
+	return rc;
+}
+
+gb_err_t gb_orch_spot_prices(gb_orch_t *o, const char *region, const char *const *types,
+			     size_t n, double now, struct gb_ec2_spot_price_list **out,
+			     struct gb_ec2_error *ae, gb_error_t *err)
+{
+	static const char *const linux_only[] = { GB_EC2_PRODUCT_LINUX };
+	struct gb_ec2_spot_price_history_params p = {
+		.instance_types = types,
+		.n_instance_types = n,
+		.product_descriptions = linux_only,
+		.n_product_descriptions = 1,
+		.start_time = now,
+		.max_results = GB_EC2_SPOT_PRICE_PAGE,
+	};
+	gb_ec2_t *c = NULL;
+	gb_err_t rc;
+
+	*out = NULL;
+	if (!o || !region || !gb_conf_region(o->conf, region))
+		return gb_errorf(err, GB_E_INVALID, "region %s is not configured",
+				 region ? region : "(none)");
+	if (!n)
+		return gb_errorf(err, GB_E_INVALID, "spot prices of %s: no instance type", region);
+	if ((rc = orch_ec2_new(o, region, &c, err)))
+		return rc;
+	rc = gb_ec2_describe_spot_price_history(c, &p, out, ae, err);
 	gb_ec2_destroy(c);
 	return rc;
 }

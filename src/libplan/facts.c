@@ -239,6 +239,8 @@ static gb_err_t add_pools(struct pools_in *in, size_t i, size_t k, size_t t,
 			p->rung = (int)k;
 			p->capacity = f->rungs[k].kind;
 			p->max_price = f->rungs[k].max_price;
+			p->usd_per_hour = gb_conf_price(f->conf, r->name, p->type,
+							p->capacity, NULL);
 			p->target = target;
 			p->reserved = reserved;
 			if (rv && rv->kind == GB_CAPACITY_BLOCK) {

@@ -68,6 +68,12 @@
  * ever logged.  Prompts and answers are logged at debug level only, each
  * cut to GB_LLM_LOG_MAX bytes.
  *
+ * Other questions: gb_llm_ask() sends a prompt of the caller's and takes
+ * back one JSON object held to the caller's schema (the response_format or
+ * forced tool of the caller's name), with the same endpoint, credentials,
+ * deadline and retries; gpuburstctl ask turns an administrator's question
+ * into SQL with it.
+ *
  * Thread-safety: a gb_llm_t may serve several threads at once (idle HTTP
  * clients are kept in a small pool under a mutex).
  */
@@ -143,6 +149,38 @@ const char *gb_llm_planner_name(const gb_llm_t *l);
 gb_err_t gb_llm_propose(const struct gb_plan_facts *f,
 			const char *memory_summary, struct gb_plan **out,
 			void *ctx, gb_error_t *err);
+
+/*
+ * A question outside planning: the fixed rules [system], the question
+ * [user], and the answer asked for: one JSON object of JSON Schema
+ * [schema] (text), which openai gets as response_format json_schema named
+ * [name], and anthropic and bedrock as the one tool [name] (described as
+ * [about]) the model is made to call (bedrock: as far as the model family
+ * allows, gb_llm_bedrock_tool_choice()).
+ */
+struct gb_llm_question {
+	const char *name;		/* 1 to 64 of A-Z a-z 0-9 _ - */
+	const char *about;		/* the tool's description; NULL: [name] */
+	const char *schema;
+	const char *system;
+	const char *user;
+};
+
+/*
+ * Ask [q] of the model of [l], like a proposal: planner.llm.timeout bounds
+ * the whole call, retries and adaptations included (planner.llm.max_calls
+ * is per request and does not apply).  The answer must be one JSON object
+ * (duplicate keys rejected); whether it has the schema's members is the
+ * caller's to check.
+ * OUT *answer NEW (free()): that object as compact JSON text.
+ * RET GB_E_OK; GB_E_INVALID (no question, a bad name, a schema that is not
+ * an object); GB_E_TIMEOUT (no answer within planner.llm.timeout);
+ * GB_E_PLANNER (HTTP error status, transport failure, refusal, truncated
+ * answer, no call of the tool); GB_E_PARSE (the answer is not one JSON
+ * object, [err] says where: "malformed answer: ..."); GB_E_NOMEM.
+ */
+gb_err_t gb_llm_ask(gb_llm_t *l, const struct gb_llm_question *q, char **answer,
+		    gb_error_t *err);
 
 /*****************************************************************************
  *  Pieces exposed for tests and the benchmark

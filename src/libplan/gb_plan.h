@@ -142,6 +142,9 @@ struct gb_candidate {
 	double distance_km;	/* from the home region; 0 for home itself,
 				 * HUGE_VAL when either has no coordinates */
 	bool home;
+	/* gb_plan_candidates_prefer(): the price it ordered by, -1 unknown */
+	double usd_per_hour;
+	const char *price_type;	/* BORROWED: the type priced, or NULL */
 };
 
 struct gb_candidates {
@@ -153,6 +156,12 @@ struct gb_candidates {
 	 * from the config.  single_region narrows v[] but not this set. */
 	const char **allowed;		/* NEW array of BORROWED strings */
 	size_t n_allowed;
+	/*
+	 * What policy.prefer did to v[] (gb_plan_candidates_prefer), for the
+	 * plans' rationale: "prefer cheapest: ap-south-1 g5.xlarge 1.21 USD/h
+	 * before ..."; NULL under nearest (the order of gb_plan_candidates).
+	 */
+	char *prefer;			/* NEW */
 };
 
 /*
@@ -171,6 +180,35 @@ gb_err_t gb_plan_candidates(const struct gb_conf *conf, const char *home,
 			    enum gb_mode mode, struct gb_candidates *out,
 			    gb_error_t *err);
 void gb_plan_candidates_clear(struct gb_candidates *c);
+
+/*
+ * Order [c] (from gb_plan_candidates) by policy.prefer of [conf] for a
+ * request of [n_types] [types] (preference order; BORROWED, they must
+ * outlive [c]) bought as [kind] (its ladder's first rung).  Each
+ * candidate's price is that of the first of [types] the price file
+ * prices in its region as [kind] (gb_conf_price), -1 when none is.
+ *  - nearest: the order stays as it is; c->prefer stays NULL.
+ *  - cheapest: by ascending price; the regions without a price after the
+ *    priced ones; ties, and the unpriced regions, in the order they had
+ *    (home, then distance).
+ *  - nearest_within(P): the regions priced at most P percent above the
+ *    cheapest priced one, then all the others, each part in the order it
+ *    had; without any price, the order stays.
+ * Under cheapest and nearest_within with two candidates or more,
+ * c->prefer says what was done (NEW, freed by gb_plan_candidates_clear).
+ * RET GB_E_OK or GB_E_NOMEM.
+ */
+gb_err_t gb_plan_candidates_prefer(const struct gb_conf *conf,
+				   struct gb_candidates *c,
+				   const char *const *types, size_t n_types,
+				   enum gb_capacity_kind kind, gb_error_t *err);
+
+/*
+ * Append c->prefer (when set) to the rationale of [plan]: "<rationale>;
+ * prefer cheapest: ...".  RET GB_E_OK or GB_E_NOMEM.
+ */
+gb_err_t gb_plan_rationale_prefer(struct gb_plan *plan,
+				  const struct gb_candidates *c, gb_error_t *err);
 
 /*****************************************************************************
  *  Pools and the facts a planner sees
@@ -281,6 +319,8 @@ struct gb_pool {
 	const char *target;	/* BORROWED: reservation id or resource group
 				 * ARN launched into; NULL: none */
 	const char *max_price;	/* spot: BORROWED from the rung, NULL: none */
+	double usd_per_hour;	/* gb_conf_price() of its region, type and
+				 * kind; -1 unknown */
 	/*
 	 * Instances the reservation (or Capacity Block) has available now,
 	 * as DescribeCapacityReservations said: an exact bound, the pool's
@@ -531,9 +571,10 @@ size_t gb_plan_capacity_summary(const struct gb_plan_facts *f, char *buf,
  * The heuristic planner.  Scores every pool that is not excluded or known
  * not offered: expected yield from capacity memory (pools that gave
  * plenty and never ran dry first, then by estimate), recent ICE last,
- * then candidate order (distance) and config order.  With locality and a
- * job of several nodes it puts first the region (or AZ) whose pools are
- * expected to hold the whole job, nearest first.  Batch per step:
+ * then candidate order (distance, or as policy.prefer put it) and config
+ * order.  With locality and a job of several nodes it puts first the
+ * region (or AZ) whose pools are expected to hold the whole job, first in
+ * candidate order.  The rationale ends with the candidates' prefer note.  Batch per step:
  * min(batch_max, estimate + 1) for a pool with a finite estimate (the +1
  * keeps memory exact: the call ends with the pool dry), batch_max
  * otherwise.  total = min(target, what the plan's pools may give).

@@ -13,7 +13,8 @@
  *     with facts.bounds only);
  * all of it inside each rung of the capacity ladder, rung by rung (every
  * region's reservations before any region's spot, say); ties by candidate
- * order (home, then distance), type preference (the
+ * order (home, then distance, or as policy.prefer put them), type
+ * preference (the
  * nodeset's instance_types order), AZ and subnet order: the types of one
  * nodeset are equivalent GPUs, so a nearer region's second type comes
  * before a farther region's first.
@@ -316,6 +317,7 @@ static void rationale(const struct gb_plan_facts *f, const struct group *g,
 	if (!gb_buf_failed(&b))
 		gb_plan_set_rationale(plan, gb_buf_str(&b), NULL);
 	gb_buf_free(&b);
+	gb_plan_rationale_prefer(plan, f->cand, NULL);
 }
 
 static gb_err_t no_pool(const struct gb_plan_facts *f, gb_error_t *err)
@@ -488,6 +490,7 @@ gb_err_t gb_plan_ordered(const struct gb_plan_facts *f, struct gb_plan **out,
 		goto fail;
 	}
 	gb_plan_set_rationale(plan, "the ancestor's Probe-and-Fill order: regions by candidate order, subnets in config order", NULL);
+	gb_plan_rationale_prefer(plan, f->cand, NULL);
 	*out = plan;
 	return GB_E_OK;
 fail:

@@ -400,9 +400,11 @@ static const char system_prompt[] =
 	"4. 1 <= batch <= limits.batch_max in every step (batch is the most instances "
 	"asked for in one launch call in that pool).\n"
 	"5. Order the steps by preference: pools whose capacity memory shows room "
-	"first, nearer regions (smaller distance_km, the home region first) before "
-	"farther ones, pools that recently ran dry (cooling=true) or failed in "
-	"attempts_so_far last. With request.job_size > 1, put first the pools of one "
+	"first, then regions in the order of candidates (request.prefer says why: "
+	"nearest puts the home region first, then smaller distance_km; cheapest "
+	"puts lower usd_per_hour first; nearest_within(P) puts first, by distance, "
+	"the regions priced within P percent of the cheapest), pools that recently "
+	"ran dry (cooling=true) or failed in attempts_so_far last. With request.job_size > 1, put first the pools of one "
 	"region (locality \"region\") or one availability zone (locality \"az\") that can "
 	"hold the whole job.\n"
 	"6. Give each step a short reason and the plan a short rationale (plain text, "
@@ -495,6 +497,12 @@ static json_t *num1(double x)
 	return isfinite(x) ? json_real(floor(x * 10 + 0.5) / 10) : json_null();
 }
 
+/* A price in US dollars per hour (4 decimals), or null when unknown. */
+static json_t *usd_json(double x)
+{
+	return x >= 0 && isfinite(x) ? json_real(floor(x * 1e4 + 0.5) / 1e4) : json_null();
+}
+
 static json_t *pool_json(const struct gb_plan_facts *f, const struct gb_pool *p)
 {
 	const struct gb_pool_memory *m = &p->mem;
@@ -511,9 +519,11 @@ static json_t *pool_json(const struct gb_plan_facts *f, const struct gb_pool *p)
 				"cooling", m->recent_ice,
 				"last_dry_seconds_ago", m->last_ice_at > 0 ?
 					num1(f->now - m->last_ice_at) : json_null());
-	o = json_pack("{s:s,s:s,s:s,s:s,s:o,s:s,s:b,s:o}", "region", p->region, "az", p->az,
-		      "subnet", p->subnet, "type", p->type ? p->type : f->instance_type,
+	o = json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:s,s:b,s:o}", "region", p->region,
+		      "az", p->az, "subnet", p->subnet,
+		      "type", p->type ? p->type : f->instance_type,
 		      "distance_km", num1(p->distance_km),
+		      "usd_per_hour", usd_json(p->usd_per_hour),
 		      "offered", offer_name(p->offered), "excluded", p->excluded,
 		      "memory", mem ? mem : json_null());
 	if (o && p->excluded && p->why[0])
@@ -563,9 +573,10 @@ static json_t *candidates_json(const struct gb_plan_facts *f)
 	json_t *a = json_array();
 
 	for (size_t i = 0; a && f->cand && i < f->cand->n; i++)
-		json_array_append_new(a, json_pack("{s:s,s:b,s:o}",
+		json_array_append_new(a, json_pack("{s:s,s:b,s:o,s:o}",
 			"region", f->cand->v[i].region->name, "home", f->cand->v[i].home,
-			"distance_km", num1(f->cand->v[i].distance_km)));
+			"distance_km", num1(f->cand->v[i].distance_km),
+			"usd_per_hour", usd_json(f->cand->v[i].usd_per_hour)));
 	return a;
 }
 
@@ -573,6 +584,7 @@ static json_t *facts_json(const struct gb_plan_facts *f, const char *summary,
 			  const char *untrusted)
 {
 	json_t *pools = json_array(), *types = json_array(), *req;
+	char prefer[48] = "nearest";
 
 	for (size_t i = 0; pools && i < f->n_pools; i++)
 		json_array_append_new(pools, pool_json(f, &f->pools[i]));
@@ -580,12 +592,16 @@ static json_t *facts_json(const struct gb_plan_facts *f, const char *summary,
 		json_array_append_new(types, json_string(f->types[i]));
 	if (types && f->n_types == 0)
 		json_array_append_new(types, json_string(f->instance_type));
-	req = json_pack("{s:s,s:o,s:i,s:i,s:s,s:s?,s:i}",
+	if (f->conf)
+		gb_conf_prefer_name(f->conf->policy.prefer, f->conf->policy.prefer_within,
+				    prefer, sizeof(prefer));
+	req = json_pack("{s:s,s:o,s:i,s:i,s:s,s:s?,s:s,s:i}",
 			"instance_type", f->instance_type,
 			"instance_types", types ? types : json_null(), "target", f->target,
 			"job_size", f->job_size,
 			"locality", gb_conf_locality_name(f->locality),
 			"home_region", f->cand ? f->cand->home : NULL,
+			"prefer", prefer,
 			"planning_round", f->proposals + 1);
 	return json_pack("{s:s,s:o,s:o,s:o,s:o,s:s,s:o,s:{s:s,s:s}}",
 			 "task", "Propose a launch plan for this request.",
@@ -875,6 +891,11 @@ gb_err_t gb_llm_plan_parse(const char *text, size_t len, const char *planner,
 	return rc;
 }
 
+/* What gb_llm_propose() asks for: the plan, through the tool submit_plan. */
+static const struct llm_task plan_task = {
+	GB_LLM_TOOL, "Submit the launch plan.", "gpuburst_plan",
+};
+
 static const struct llm_format *format_of(enum gb_llm_provider p)
 {
 	return p == GB_LLM_OPENAI ? &llm_format_openai :
@@ -917,7 +938,7 @@ gb_err_t gb_llm_answer_parse(enum gb_llm_provider p, const char *body,
 		rc = gb_errorf(err, GB_E_PARSE, "answer: expected a JSON object");
 		goto out;
 	}
-	if ((rc = fmt->answer(root, &plan, err)))
+	if ((rc = fmt->answer(root, &plan_task, &plan, err)))
 		goto out;
 	if ((rc = plan_from_object(plan, planner, out, err)))
 		*out = shell("", planner, plan);
@@ -1000,15 +1021,22 @@ static void remember_timeout(gb_llm_t *l, const char *request_id)
 	pthread_mutex_unlock(&l->mu);
 }
 
-/* Body of the request for this prompt.  OUT w->body NEW. */
-static gb_err_t make_body(gb_llm_t *l, const struct llm_shape *sh,
-			  const char *system, const char *user,
-			  struct llm_wire *w, gb_error_t *err)
-{
-	json_t *schema = schema_json(l->batch_max), *body;
+/* One call's content: the prompt, and the answer asked for. */
+struct llm_call {
+	const struct llm_task *task;
+	json_t *schema;			/* BORROWED */
+	const char *system;
+	const char *user;
+};
 
-	body = schema ? l->fmt->body(l, sh, system, user, schema) : NULL;
-	json_decref(schema);
+/* Body of the request for [c].  OUT w->body NEW. */
+static gb_err_t make_body(gb_llm_t *l, const struct llm_shape *sh,
+			  const struct llm_call *c, struct llm_wire *w,
+			  gb_error_t *err)
+{
+	json_t *body;
+
+	body = l->fmt->body(l, sh, c->task, c->system, c->user, c->schema);
 	if (body)
 		w->body = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(body);
@@ -1047,7 +1075,7 @@ static gb_err_t status_error(gb_llm_t *l, const struct gb_http_response *r,
  * an HTTP error status.
  */
 static gb_err_t exchange(gb_llm_t *l, const struct llm_shape *sh,
-			 const char *system, const char *user, double budget,
+			 const struct llm_call *c, double budget,
 			 struct gb_http_response *resp, gb_error_t *err)
 {
 	struct llm_wire w;
@@ -1057,7 +1085,7 @@ static gb_err_t exchange(gb_llm_t *l, const struct llm_shape *sh,
 	gb_err_t rc;
 
 	memset(&w, 0, sizeof(w));
-	if ((rc = make_body(l, sh, system, user, &w, err)) ||
+	if ((rc = make_body(l, sh, c, &w, err)) ||
 	    (rc = http_get(l, budget, &h, &pooled, err)))
 		goto out;
 	if ((rc = l->fmt->prepare(l, h, &w, err)))
@@ -1318,7 +1346,7 @@ out:
  * the first, then as many as the answers call for.  OUT [resp] the last
  * answer.  RET as exchange().
  */
-static gb_err_t converse(gb_llm_t *l, const char *system, const char *user,
+static gb_err_t converse(gb_llm_t *l, const struct llm_call *c,
 			 double deadline, struct gb_http_response *resp,
 			 struct tries *t, gb_error_t *err)
 {
@@ -1329,7 +1357,7 @@ static gb_err_t converse(gb_llm_t *l, const char *system, const char *user,
 	for (;;) {
 		shape_get(l, &sh);
 		t->sent++;
-		rc = exchange(l, &sh, system, user, budget, resp, err);
+		rc = exchange(l, &sh, c, budget, resp, err);
 		if (rc != GB_E_PLANNER || !resp->status)
 			return rc;
 		if (!again(l, &sh, resp, t, deadline, &wait, err))
@@ -1371,6 +1399,7 @@ gb_err_t gb_llm_propose(const struct gb_plan_facts *f,
 	char *system = NULL, *user = NULL;
 	char qbuf[2 * GB_LLM_LOG_MAX + 16];
 	struct gb_http_response resp = { 0 };
+	struct llm_call call = { &plan_task, NULL, NULL, NULL };
 	struct gb_plan *p = NULL;
 	struct tries t = { 0, 0, 0 };
 	gb_error_t e = { 0 };
@@ -1401,7 +1430,11 @@ gb_err_t gb_llm_propose(const struct gb_plan_facts *f,
 	gb_log_debug("llm_prompt req=%s planner=%s user=%s", f->request_id ? f->request_id : "-",
 		     l->planner, log_cut(user, strlen(user), qbuf, sizeof(qbuf)));
 	t0 = mono_now(l);
-	rc = converse(l, system, user, t0 + l->timeout, &resp, &t, &e);
+	call.system = system;
+	call.user = user;
+	call.schema = schema_json(l->batch_max);
+	rc = call.schema ? converse(l, &call, t0 + l->timeout, &resp, &t, &e)
+			 : gb_errorf(&e, GB_E_NOMEM, "llm: out of memory");
 	if (resp.body_len)
 		gb_log_debug("llm_answer req=%s planner=%s status=%ld body=%s",
 			     f->request_id ? f->request_id : "-", l->planner, resp.status,
@@ -1410,6 +1443,9 @@ gb_err_t gb_llm_propose(const struct gb_plan_facts *f,
 		remember_timeout(l, f->request_id);
 	if (!rc)
 		rc = gb_llm_answer_parse(l->provider, resp.body, resp.body_len, &p, &e);
+	/* what policy.prefer did to the order the model was given */
+	if (!rc)
+		rc = gb_plan_rationale_prefer(p, f->cand, &e);
 	if (rc == GB_E_PARSE)
 		gb_error_prefix(&e, "malformed answer");
 	log_call(l, f, &resp, p, &t, (mono_now(l) - t0) * 1000, rc, &e);
@@ -1430,7 +1466,99 @@ gb_err_t gb_llm_propose(const struct gb_plan_facts *f,
 		*err = e;
 	*out = p;
 	gb_http_response_free(&resp);
+	json_decref(call.schema);
 	free(system);
 	free(user);
+	return rc;
+}
+
+/*****************************************************************************
+ *  A question outside planning
+ *****************************************************************************/
+
+/* A tool or schema name every provider takes: 1 to 64 of [A-Za-z0-9_-]. */
+static bool task_name_ok(const char *s)
+{
+	static const char ok[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+	size_t n = s ? strlen(s) : 0;
+
+	return n > 0 && n <= 64 && strspn(s, ok) == n;
+}
+
+/* The object of [task] in the 2xx answer [r].  OUT *answer NEW text. */
+static gb_err_t ask_answer(const gb_llm_t *l, const struct llm_task *task,
+			   const struct gb_http_response *r, char **answer,
+			   gb_error_t *err)
+{
+	json_t *root = NULL, *obj = NULL;
+	gb_err_t rc;
+
+	if ((rc = llm_json_load(r->body, r->body_len, "answer", &root, err)))
+		return rc;
+	if (!json_is_object(root))
+		rc = gb_errorf(err, GB_E_PARSE, "answer: expected a JSON object");
+	else if (!(rc = l->fmt->answer(root, task, &obj, err)) && !json_is_object(obj))
+		rc = gb_errorf(err, GB_E_PARSE, "the answer is %s, not a JSON object",
+			       type_name(obj));
+	if (!rc && !(*answer = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER)))
+		rc = gb_errorf(err, GB_E_NOMEM, "llm: out of memory");
+	json_decref(obj);
+	json_decref(root);
+	return rc;
+}
+
+gb_err_t gb_llm_ask(gb_llm_t *l, const struct gb_llm_question *q, char **answer,
+		    gb_error_t *err)
+{
+	struct llm_task task = { NULL, NULL, NULL };
+	struct llm_call call = { &task, NULL, NULL, NULL };
+	struct gb_http_response resp = { 0 };
+	struct tries t = { 0, 0, 0 };
+	char qbuf[2 * GB_LLM_LOG_MAX + 16], qe[GB_ERROR_TEXT_MAX + 8];
+	gb_error_t e = { 0 };
+	double t0;
+	gb_err_t rc;
+
+	if (answer)
+		*answer = NULL;
+	if (!l || !q || !answer || !q->schema || !q->system || !q->user)
+		return gb_errorf(err, GB_E_INVALID, "llm ask: no question");
+	if (!task_name_ok(q->name))
+		return gb_errorf(err, GB_E_INVALID,
+				 "llm ask: name \"%.64s\" is not 1 to 64 of A-Z a-z 0-9 _ -",
+				 q->name ? q->name : "");
+	if (llm_json_load(q->schema, strlen(q->schema), "llm ask: schema", &call.schema, err) ||
+	    !json_is_object(call.schema)) {
+		json_decref(call.schema);
+		return gb_errorf(err, GB_E_INVALID, "llm ask: the schema is not a JSON object");
+	}
+	task.tool = task.schema_name = q->name;
+	task.about = q->about && *q->about ? q->about : q->name;
+	call.system = q->system;
+	call.user = q->user;
+	gb_log_debug("llm_ask_prompt planner=%s user=%s", l->planner,
+		     log_cut(q->user, strlen(q->user), qbuf, sizeof(qbuf)));
+	t0 = mono_now(l);
+	rc = converse(l, &call, t0 + l->timeout, &resp, &t, &e);
+	if (resp.body_len)
+		gb_log_debug("llm_ask_answer planner=%s status=%ld body=%s", l->planner,
+			     resp.status, log_cut(resp.body, resp.body_len, qbuf, sizeof(qbuf)));
+	if (!rc)
+		rc = ask_answer(l, &task, &resp, answer, &e);
+	if (rc == GB_E_PARSE)
+		gb_error_prefix(&e, "malformed answer");
+	if (!rc)
+		gb_log_info("llm_ask planner=%s model=%s task=%s requests=%d status=%ld bytes=%zu ms=%.0f outcome=answer",
+			    l->planner, l->model, task.tool, t.sent, resp.status, resp.body_len,
+			    (mono_now(l) - t0) * 1000);
+	else
+		gb_log_warn("llm_ask planner=%s model=%s task=%s requests=%d status=%ld bytes=%zu ms=%.0f outcome=%s error=%s",
+			    l->planner, l->model, task.tool, t.sent, resp.status, resp.body_len,
+			    (mono_now(l) - t0) * 1000, gb_err_name(rc),
+			    gb_log_q(qe, sizeof(qe), e.text));
+	if (err)
+		*err = e;
+	gb_http_response_free(&resp);
+	json_decref(call.schema);
 	return rc;
 }

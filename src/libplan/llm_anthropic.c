@@ -7,6 +7,7 @@
  * {"type":"tool","name":"submit_plan"} forces the model to call it: the
  * most portable way to get schema-shaped JSON (research s5c).  The plan is
  * that tool_use block's input; stop_reason "max_tokens" means it was cut.
+ * Another question (gb_llm_ask) names its own tool (struct llm_task).
  */
 #include "config.h"
 
@@ -18,16 +19,17 @@
 
 /* temperature: 0 unless configured (Anthropic takes 0..1) */
 static json_t *anthropic_body(const gb_llm_t *l, const struct llm_shape *sh,
-			      const char *system, const char *user, json_t *schema)
+			      const struct llm_task *task, const char *system,
+			      const char *user, json_t *schema)
 {
 	json_t *b = json_pack("{s:s,s:i,s:s,s:[{s:s,s:s}],s:[{s:s,s:s,s:O}],s:{s:s,s:s}}",
 			      "model", l->model, "max_tokens", l->max_tokens,
 			      "system", system,
 			      "messages", "role", "user", "content", user,
-			      "tools", "name", GB_LLM_TOOL,
-			      "description", "Submit the launch plan.",
+			      "tools", "name", task->tool,
+			      "description", task->about,
 			      "input_schema", schema,
-			      "tool_choice", "type", "tool", "name", GB_LLM_TOOL);
+			      "tool_choice", "type", "tool", "name", task->tool);
 
 	if (b && sh->temperature &&
 	    json_object_set_new(b, "temperature", json_real(l->temperature))) {
@@ -53,7 +55,8 @@ static gb_err_t anthropic_prepare(gb_llm_t *l, gb_http_t *h, struct llm_wire *w,
 	return rc ? gb_errorf(err, rc, "llm anthropic: cannot build the request") : GB_E_OK;
 }
 
-static gb_err_t anthropic_answer(json_t *root, json_t **plan, gb_error_t *err)
+static gb_err_t anthropic_answer(json_t *root, const struct llm_task *task, json_t **plan,
+				 gb_error_t *err)
 {
 	const char *stop = json_string_value(json_object_get(root, "stop_reason"));
 	json_t *content = json_object_get(root, "content"), *found = NULL;
@@ -74,13 +77,13 @@ static gb_err_t anthropic_answer(json_t *root, json_t **plan, gb_error_t *err)
 
 		if (type && strcmp(type, "tool_use") == 0) {
 			n++;
-			if (name && strcmp(name, GB_LLM_TOOL) == 0 && !found)
+			if (name && strcmp(name, task->tool) == 0 && !found)
 				found = b;
 		}
 	}
 	if (!found)
 		return gb_errorf(err, GB_E_PLANNER, "the model did not call %s (stop_reason %s)",
-				 GB_LLM_TOOL, stop ? stop : "(none)");
+				 task->tool, stop ? stop : "(none)");
 	if (n > 1)
 		return gb_errorf(err, GB_E_PARSE, "answer: %zu tool calls, expected one", n);
 	if (!stop || strcmp(stop, "tool_use") != 0)

@@ -11,7 +11,8 @@
  * test_sigv4_botocore and test_llm).  The schema goes in as the tool
  * "submit_plan", forced as far as the model family allows (bedrock_choice
  * below); the plan is that toolUse block's input, and stopReason
- * "max_tokens" means it was cut (research s5a).
+ * "max_tokens" means it was cut (research s5a).  Another question
+ * (gb_llm_ask) names its own tool (struct llm_task).
  */
 #include "config.h"
 
@@ -89,25 +90,26 @@ const char *gb_llm_bedrock_tool_choice(const char *model)
 	}
 }
 
-static json_t *tool_choice(enum llm_choice c)
+static json_t *tool_choice(enum llm_choice c, const char *tool)
 {
 	if (c == LLM_CHOICE_TOOL)
-		return json_pack("{s:{s:s}}", "tool", "name", GB_LLM_TOOL);
+		return json_pack("{s:{s:s}}", "tool", "name", tool);
 	return json_pack("{s:{}}", c == LLM_CHOICE_ANY ? "any" : "auto");
 }
 
 static json_t *bedrock_body(const gb_llm_t *l, const struct llm_shape *sh,
-			    const char *system, const char *user, json_t *schema)
+			    const struct llm_task *task, const char *system,
+			    const char *user, json_t *schema)
 {
 	json_t *b = json_pack("{s:[{s:s}],s:[{s:s,s:[{s:s}]}],s:{s:i},"
 			      "s:{s:[{s:{s:s,s:s,s:{s:O}}}],s:o}}",
 			      "system", "text", system,
 			      "messages", "role", "user", "content", "text", user,
 			      "inferenceConfig", "maxTokens", l->max_tokens,
-			      "toolConfig", "tools", "toolSpec", "name", GB_LLM_TOOL,
-			      "description", "Submit the launch plan.",
+			      "toolConfig", "tools", "toolSpec", "name", task->tool,
+			      "description", task->about,
 			      "inputSchema", "json", schema,
-			      "toolChoice", tool_choice(sh->choice));
+			      "toolChoice", tool_choice(sh->choice, task->tool));
 
 	/* temperature: 0 unless configured (the families here take 0..1) */
 	if (b && sh->temperature &&
@@ -182,7 +184,8 @@ static gb_err_t bedrock_prepare(gb_llm_t *l, gb_http_t *h, struct llm_wire *w,
 	return rc ? gb_errorf(err, rc, "llm bedrock: cannot build the request") : GB_E_OK;
 }
 
-static gb_err_t bedrock_answer(json_t *root, json_t **plan, gb_error_t *err)
+static gb_err_t bedrock_answer(json_t *root, const struct llm_task *task, json_t **plan,
+			       gb_error_t *err)
 {
 	const char *stop = json_string_value(json_object_get(root, "stopReason"));
 	json_t *msg = json_object_get(json_object_get(root, "output"), "message");
@@ -202,12 +205,12 @@ static gb_err_t bedrock_answer(json_t *root, json_t **plan, gb_error_t *err)
 		if (!tu)
 			continue;
 		n++;
-		if (name && strcmp(name, GB_LLM_TOOL) == 0 && !found)
+		if (name && strcmp(name, task->tool) == 0 && !found)
 			found = tu;
 	}
 	if (!found)
 		return gb_errorf(err, GB_E_PLANNER, "the model did not call %s (stopReason %s)",
-				 GB_LLM_TOOL, stop ? stop : "(none)");
+				 task->tool, stop ? stop : "(none)");
 	if (n > 1)
 		return gb_errorf(err, GB_E_PARSE, "answer: %zu tool calls, expected one", n);
 	if (!stop || strcmp(stop, "tool_use") != 0)

@@ -31,9 +31,21 @@
 
 struct llm_format;
 
+/*
+ * What one call asks the model for, besides the schema: the name the wire
+ * format gives the answer (the forced tool of anthropic and bedrock, the
+ * response_format name of openai) and the tool's description.  The plan
+ * (gb_llm_propose) is one task, a question (gb_llm_ask) another.
+ */
+struct llm_task {
+	const char *tool;		/* "submit_plan" */
+	const char *about;		/* "Submit the launch plan." */
+	const char *schema_name;	/* openai: "gpuburst_plan" */
+};
+
 /* Bedrock Converse toolChoice: how hard the tool call is forced. */
 enum llm_choice {
-	LLM_CHOICE_TOOL = 0,	/* {"tool": {"name": "submit_plan"}} */
+	LLM_CHOICE_TOOL = 0,	/* {"tool": {"name": "submit_plan"}}: the task's tool */
 	LLM_CHOICE_ANY,		/* {"any": {}}: some tool; ours is the only one */
 	LLM_CHOICE_AUTO,	/* {"auto": {}}: the validation alone decides */
 };
@@ -108,20 +120,22 @@ void llm_wire_path(struct llm_wire *w, gb_http_t *h, const char *suffix);
 struct llm_format {
 	const char *name;
 	/*
-	 * The request body for [system] and [user] with the output [schema],
-	 * shaped by [sh].
+	 * The request body for [system] and [user] with the output [schema]
+	 * of [task], shaped by [sh].
 	 */
 	json_t *(*body)(const gb_llm_t *l, const struct llm_shape *sh,
-			const char *system, const char *user, json_t *schema);
+			const struct llm_task *task, const char *system,
+			const char *user, json_t *schema);
 	/* Path and headers (authentication) for [w]->body on client [h]. */
 	gb_err_t (*prepare)(gb_llm_t *l, gb_http_t *h, struct llm_wire *w,
 			    gb_error_t *err);
 	/*
-	 * From a 2xx answer [root], OUT *plan NEW: the plan object (not yet
-	 * checked).  RET GB_E_OK; GB_E_PARSE (shape); GB_E_PLANNER (truncated,
-	 * refused, no tool call).
+	 * From a 2xx answer [root] to [task], OUT *plan NEW: the answer's
+	 * object (the plan; not yet checked).  RET GB_E_OK; GB_E_PARSE
+	 * (shape); GB_E_PLANNER (truncated, refused, no call of task->tool).
 	 */
-	gb_err_t (*answer)(json_t *root, json_t **plan, gb_error_t *err);
+	gb_err_t (*answer)(json_t *root, const struct llm_task *task, json_t **plan,
+			   gb_error_t *err);
 	/* The error text of a non-2xx answer (NEW), or NULL. */
 	char *(*error_text)(json_t *root, const struct gb_http_response *r);
 	/*

@@ -31,7 +31,8 @@
 #include "llm_int.h"
 
 static json_t *openai_body(const gb_llm_t *l, const struct llm_shape *sh,
-			   const char *system, const char *user, json_t *schema)
+			   const struct llm_task *task, const char *system,
+			   const char *user, json_t *schema)
 {
 	json_t *b = json_pack("{s:s,s:[{s:s,s:s},{s:s,s:s}],s:i,s:{s:s,s:{s:s,s:b,s:O}}}",
 			      "model", l->model,
@@ -40,7 +41,7 @@ static json_t *openai_body(const gb_llm_t *l, const struct llm_shape *sh,
 			      sh->legacy_max_tokens ? "max_tokens" : "max_completion_tokens",
 			      l->max_tokens,
 			      "response_format", "type", "json_schema",
-			      "json_schema", "name", "gpuburst_plan", "strict", 1,
+			      "json_schema", "name", task->schema_name, "strict", 1,
 			      "schema", schema);
 
 	if (b && sh->temperature &&
@@ -71,12 +72,14 @@ static gb_err_t openai_prepare(gb_llm_t *l, gb_http_t *h, struct llm_wire *w,
 	return rc ? gb_errorf(err, rc, "llm openai: cannot build the request") : GB_E_OK;
 }
 
-static gb_err_t openai_answer(json_t *root, json_t **plan, gb_error_t *err)
+static gb_err_t openai_answer(json_t *root, const struct llm_task *task, json_t **plan,
+			      gb_error_t *err)
 {
 	json_t *choices = json_object_get(root, "choices");
 	json_t *c0 = json_array_get(choices, 0), *msg, *content, *refusal;
 	const char *finish;
 
+	(void)task;	/* response_format holds the schema: no tool */
 	*plan = NULL;
 	if (!json_is_array(choices) || !json_is_object(c0))
 		return gb_errorf(err, GB_E_PARSE, "answer: no choices[0]");

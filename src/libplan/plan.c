@@ -154,13 +154,7 @@ static json_t *step_json(const struct gb_plan_step *s)
 /* RET true and *out for a capacity kind's name ("on-demand", ...). */
 static bool capacity_of(const char *name, enum gb_capacity_kind *out)
 {
-	for (int k = 0; k < GB_CAPACITY_COUNT; k++) {
-		if (strcmp(gb_conf_capacity_name((enum gb_capacity_kind)k), name) == 0) {
-			*out = (enum gb_capacity_kind)k;
-			return true;
-		}
-	}
-	return false;
+	return gb_conf_capacity_parse(name, out) == GB_E_OK;
 }
 
 gb_err_t gb_plan_to_json(const struct gb_plan *p, char **out, gb_error_t *err)

@@ -72,6 +72,7 @@ enum gb_policy_rule {
 	GB_POLICY_RULE_SIZE,		/* counted nodes > threshold */
 	GB_POLICY_RULE_MANUAL,		/* jobless and manual_resume_needs_approval */
 	GB_POLICY_RULE_GEO,		/* plan outside allowed_geo_regions */
+	GB_POLICY_RULE_BUDGET,		/* held at submit: over a budget */
 };
 
 struct gb_policy_verdict {
@@ -194,6 +195,9 @@ struct gb_policy_held {
 	int nodes;			/* the plugin's estimate (its token) */
 	int gpus;			/* in all; -1: not known */
 	uint32_t time_limit;		/* minutes; 0: none */
+	const char *budget;		/* the budget it would go over, or NULL */
+	double cost, cost_worst;	/* the plugin's estimate, US dollars;
+					 * < 0: not known */
 };
 
 /* RET whether [r] is the request of a job held at submit. */
@@ -202,7 +206,9 @@ bool gb_policy_request_held(const struct gb_request *r);
 /*
  * For each of [jobs] (n) that has no held request yet: the request (input:
  * JSON {"source":"submit", user, account, partition, name, tres, nodes,
- * gpus (null: not known), time_limit}), its approval row and event, in one transaction.  OUT
+ * gpus (null: not known), time_limit, cost, cost_worst (null: not known),
+ * budget (when one held it)}), its approval row and event (rule "budget"
+ * when a budget held it, else "size"), in one transaction.  OUT
  * [created] the new request ids (the caller notifies:
  * gb_policy_notify_spawn).  RET GB_E_OK or as libstate.
  */
@@ -363,5 +369,76 @@ gb_err_t gb_policy_notify_run(const struct gb_conf *conf,
 gb_err_t gb_policy_notify_spawn(const struct gb_conf *conf,
 				const struct gb_request *req, const char *why,
 				double expires_at, gb_error_t *err);
+
+/*****************************************************************************
+ *  Spend (spend.c): instance time x price, from the state file
+ *****************************************************************************/
+
+/* What `gpuburstctl cost --by` groups by. */
+enum gb_cost_by {
+	GB_COST_BY_CLUSTER = 0,
+	GB_COST_BY_JOB,
+	GB_COST_BY_USER,
+	GB_COST_BY_ACCOUNT,
+	GB_COST_BY_PARTITION,
+	GB_COST_BY_REGION,
+	GB_COST_BY_TYPE,
+};
+
+const char *gb_cost_by_name(enum gb_cost_by by);
+/* RET GB_E_OK or GB_E_INVALID (not one of the names). */
+gb_err_t gb_cost_by_parse(const char *s, enum gb_cost_by *out);
+
+struct gb_cost_row {
+	char *key;			/* NEW; "-" when not known */
+	size_t instances;		/* records with time in the window */
+	double seconds;			/* instance-seconds in the window */
+	double usd;			/* seconds x price of the priced ones */
+	double unpriced_seconds;	/* of those, without a known price */
+};
+
+struct gb_cost_report {
+	struct gb_cost_row *v;		/* the most expensive first */
+	size_t n;
+	size_t instances;		/* totals */
+	double seconds, usd, unpriced_seconds;
+};
+
+/*
+ * Cost of every instance with time in [since, until), grouped [by]; a
+ * live instance's time runs to [now].  Price: gb_policy_usage_price(),
+ * per second.  OUT [out] NEW
+ * (gb_cost_report_clear).  RET GB_E_OK, GB_E_INVALID, state errors.
+ */
+gb_err_t gb_policy_cost(const struct gb_conf *conf, gb_state_t *st, double since,
+			double until, double now, enum gb_cost_by by,
+			struct gb_cost_report *out, gb_error_t *err);
+void gb_cost_report_clear(struct gb_cost_report *r);
+
+/*
+ * RET the price of [u] in US dollars per hour, or -1 when not known.  A
+ * spot instance ([u]'s capacity "spot") costs the spot price [st] caches
+ * (gb_state_spot_price_get: the pool of its AZ, or without an AZ the
+ * highest of its region's, as last fetched, however old); without one,
+ * and for the other kinds, gb_conf_price() of its region, type and kind.
+ * [st] NULL: the price file alone.
+ */
+double gb_policy_usage_price(const struct gb_conf *conf, gb_state_t *st,
+			     const struct gb_usage *u);
+
+/*
+ * What each budget scope (cluster, account, partition, user) spent in the
+ * calendar month (UTC) of [now], up to [now].  OUT [out] NEW
+ * (gb_spend_clear).
+ */
+gb_err_t gb_policy_spend_summary(const struct gb_conf *conf, gb_state_t *st, double now,
+				 struct gb_spend_summary *out, gb_error_t *err);
+
+/*
+ * Write the spend summary of [now] to <state_dir>/spend (atomically) for
+ * the job_submit plugin; nothing when no budget is configured.
+ */
+gb_err_t gb_policy_spend_refresh(const struct gb_conf *conf, gb_state_t *st, double now,
+				 gb_error_t *err);
 
 #endif /* GB_LIBPOLICY_GB_POLICY_H */

@@ -124,12 +124,16 @@ gb_err_t gb_policy_held_notify(const struct gb_conf *conf, gb_state_t *st,
 
 static char *job_input(const struct gb_policy_held *h)
 {
-	json_t *j = json_pack("{s:s,s:s?,s:s?,s:s?,s:s?,s:s?,s:i,s:o,s:I}",
+	json_t *j = json_pack("{s:s,s:s?,s:s?,s:s?,s:s?,s:s?,s:i,s:o,s:I,s:o,s:o,s:s?}",
 			      "source", "submit", "user", h->user,
 			      "account", h->account, "partition", h->partition,
 			      "name", h->name, "tres", h->tres, "nodes", h->nodes,
 			      "gpus", h->gpus >= 0 ? json_integer(h->gpus) : json_null(),
-			      "time_limit", (json_int_t)h->time_limit);
+			      "time_limit", (json_int_t)h->time_limit,
+			      "cost", h->cost >= 0 ? json_real(h->cost) : json_null(),
+			      "cost_worst", h->cost_worst >= 0 ? json_real(h->cost_worst)
+							       : json_null(),
+			      "budget", h->budget);
 	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 
 	json_decref(j);
@@ -150,14 +154,28 @@ static gb_err_t add_held(const struct gb_conf *conf, gb_state_t *st,
 	if (!input)
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
 	gb_policy_judge(conf, h->job_id, h->nodes, &v);
-	if (!v.needs_approval) {	/* the threshold was raised since */
-		v.rule = GB_POLICY_RULE_SIZE;
+	if (h->budget && !v.needs_approval) {
+		v.needs_approval = true;
+		v.rule = GB_POLICY_RULE_BUDGET;
 		v.counted = h->nodes;
 		v.threshold = gb_conf_threshold(conf);
+		if (h->cost >= 0)
+			snprintf(v.why, sizeof(v.why), "job %lld (~%.2f USD) would go over budget '%s' (held at submit)",
+				 (long long)h->job_id, h->cost, h->budget);
+		else
+			snprintf(v.why, sizeof(v.why), "job %lld: its cost for budget '%s' is not known (held at submit)",
+				 (long long)h->job_id, h->budget);
+	} else {
+		if (!v.needs_approval) {	/* the threshold was raised since */
+			v.rule = GB_POLICY_RULE_SIZE;
+			v.counted = h->nodes;
+			v.threshold = gb_conf_threshold(conf);
+		}
+		snprintf(v.why, sizeof(v.why), "%d nodes for job %lld > %s threshold %d%s (held at submit)",
+			 h->nodes, (long long)h->job_id,
+			 gb_conf_env_name(conf->environment), v.threshold,
+			 h->budget ? ", and over a budget" : "");
 	}
-	snprintf(v.why, sizeof(v.why), "%d nodes for job %lld > %s threshold %d (held at submit)",
-		 h->nodes, (long long)h->job_id,
-		 gb_conf_env_name(conf->environment), v.threshold);
 	r.kind = GB_REQ_RESUME;
 	r.state = GB_RSTATE_PENDING_APPROVAL;
 	r.nodeset = nodeset_of(conf, h->partition);

@@ -29,6 +29,8 @@ const char *gb_policy_rule_name(enum gb_policy_rule r)
 		return "manual";
 	case GB_POLICY_RULE_GEO:
 		return "geo";
+	case GB_POLICY_RULE_BUDGET:
+		return "budget";
 	}
 	return "invalid";
 }
@@ -151,14 +153,29 @@ static double count_window(const struct gb_slurmconf *sc)
  *  Counting one Slurm call's requests
  *****************************************************************************/
 
+/*
+ * One Slurm call's resume requests are judged job by job: each job's
+ * requests (and its earlier ones) are expanded once, whatever the number
+ * of jobs and requests, so a call costs O(n log n) in nodes and jobs.
+ */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 /* Earlier resume requests of the call's jobs (copied: rows are borrowed). */
+struct earlier_row {
+	int64_t job_id;
+	char *nodes;
+};
+
 struct earlier {
-	const struct gb_request *call;	/* the call's requests */
-	size_t n_call;
-	struct {
-		int64_t job_id;
-		char *nodes;
-	} *v;
+	const int64_t *jobs;		/* the call's jobs, sorted, unique */
+	size_t n_jobs;
+	struct earlier_row *v;		/* sorted by job once listed */
 	size_t n, cap;
 	bool oom;
 };
@@ -172,13 +189,9 @@ static bool counts_for_job(enum gb_request_state s)
 static int earlier_cb(const struct gb_request *r, void *arg)
 {
 	struct earlier *e = arg;
-	bool ours = false;
 
-	if (!r->job_id || !counts_for_job(r->state) || !r->nodes)
-		return 0;
-	for (size_t i = 0; i < e->n_call && !ours; i++)
-		ours = e->call[i].job_id == r->job_id;
-	if (!ours)
+	if (!r->job_id || !counts_for_job(r->state) || !r->nodes ||
+	    !bsearch(&r->job_id, e->jobs, e->n_jobs, sizeof(*e->jobs), cmp_i64))
 		return 0;
 	if (e->n == e->cap) {
 		size_t cap = e->cap ? 2 * e->cap : 8;
@@ -205,6 +218,28 @@ static void earlier_free(struct earlier *e)
 	for (size_t i = 0; i < e->n; i++)
 		free(e->v[i].nodes);
 	free(e->v);
+}
+
+static int cmp_earlier(const void *a, const void *b)
+{
+	return cmp_i64(&((const struct earlier_row *)a)->job_id,
+		       &((const struct earlier_row *)b)->job_id);
+}
+
+/* The first earlier row of [job] (e->v sorted), or e->n. */
+static size_t earlier_first(const struct earlier *e, int64_t job)
+{
+	size_t lo = 0, hi = e->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->v[mid].job_id < job)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -237,32 +272,130 @@ static size_t count_unique(struct gb_strv *names)
 	return u;
 }
 
-/* Distinct nodes of job [job] over this call and its earlier requests. */
-static gb_err_t count_job(const struct gb_request *reqs, size_t n,
-			  const struct earlier *e, int64_t job, int *out,
-			  gb_error_t *err)
+/*
+ * Distinct nodes of the job of the call's requests reqs[idx[0..k)] (one
+ * job) over them and its earlier requests; when a node list does not
+ * expand, the sum of the requests' node counts.
+ */
+static int count_job(const struct gb_request *reqs, const size_t *idx, size_t k,
+		     const struct earlier *e)
 {
+	int64_t job = reqs[idx[0]].job_id;
 	struct gb_strv names = { 0 };
 	long fallback = 0;
 	bool exact = true;
+	size_t u;
 
-	for (size_t i = 0; i < n; i++) {
-		if (reqs[i].job_id != job || reqs[i].kind != GB_REQ_RESUME)
-			continue;
-		fallback += reqs[i].node_count;
-		exact = policy_add_hosts(&names, reqs[i].nodes) && exact;
+	for (size_t i = 0; i < k; i++) {
+		fallback += reqs[idx[i]].node_count;
+		exact = policy_add_hosts(&names, reqs[idx[i]].nodes) && exact;
 	}
-	for (size_t i = 0; e && i < e->n; i++) {
-		if (e->v[i].job_id != job)
-			continue;
+	for (size_t i = earlier_first(e, job); i < e->n && e->v[i].job_id == job; i++)
 		exact = policy_add_hosts(&names, e->v[i].nodes) && exact;
-	}
-	if (exact)
-		*out = (int)count_unique(&names);
-	else
-		*out = (int)(fallback > INT32_MAX ? INT32_MAX : fallback);
+	u = count_unique(&names);
 	gb_strv_free(&names);
-	(void)err;
+	if (exact)
+		return (int)u;
+	return (int)(fallback > INT32_MAX ? INT32_MAX : fallback);
+}
+
+/* The call's resume requests of a job, by job (then by place in the call). */
+struct by_job {
+	const struct gb_request *reqs;
+	size_t *idx;			/* NEW: indexes into reqs */
+	size_t n;
+	int64_t *jobs;			/* NEW: sorted, unique */
+	size_t n_jobs;
+};
+
+struct job_ref {
+	int64_t job_id;
+	size_t i;
+};
+
+static int cmp_ref(const void *a, const void *b)
+{
+	const struct job_ref *x = a, *y = b;
+	int c = cmp_i64(&x->job_id, &y->job_id);
+
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+static bool by_job_make(struct by_job *g, const struct gb_request *reqs, size_t n)
+{
+	struct job_ref *refs;
+
+	memset(g, 0, sizeof(*g));
+	g->reqs = reqs;
+	if (!n)
+		return true;
+	refs = malloc(n * sizeof(*refs));
+	g->idx = malloc(n * sizeof(*g->idx));
+	g->jobs = malloc(n * sizeof(*g->jobs));
+	if (!refs || !g->idx || !g->jobs) {
+		free(refs);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (reqs[i].kind == GB_REQ_RESUME && reqs[i].job_id)
+			refs[g->n++] = (struct job_ref){ reqs[i].job_id, i };
+	qsort(refs, g->n, sizeof(*refs), cmp_ref);
+	for (size_t i = 0; i < g->n; i++) {
+		g->idx[i] = refs[i].i;
+		if (i == 0 || refs[i].job_id != refs[i - 1].job_id)
+			g->jobs[g->n_jobs++] = refs[i].job_id;
+	}
+	free(refs);
+	return true;
+}
+
+static void by_job_free(struct by_job *g)
+{
+	free(g->idx);
+	free(g->jobs);
+}
+
+/* The end of the group of one job starting at g->idx[a]. */
+static size_t group_end(const struct by_job *g, size_t a)
+{
+	size_t b = a + 1;
+
+	while (b < g->n && g->reqs[g->idx[b]].job_id == g->reqs[g->idx[a]].job_id)
+		b++;
+	return b;
+}
+
+/* One job's verdicts, its requests being reqs[g->idx[a..b)]. */
+static gb_err_t judge_job(const struct gb_conf *conf, gb_state_t *st, const struct by_job *g,
+			  size_t a, size_t b, const struct earlier *e,
+			  struct gb_policy_verdict *v, gb_error_t *err)
+{
+	const struct gb_request *reqs = g->reqs;
+	int64_t job = reqs[g->idx[a]].job_id;
+	int counted = count_job(reqs, g->idx + a, b - a, e);
+	const struct gb_policy_verdict *gated = NULL;
+	bool sized = false, approved = false;
+	gb_err_t rc;
+
+	for (size_t i = a; i < b; i++) {
+		gb_policy_judge(conf, job, counted, &v[g->idx[i]]);
+		sized = sized || v[g->idx[i]].rule == GB_POLICY_RULE_SIZE;
+	}
+	/* A job approved when it was held at submit is not asked again. */
+	if (st && sized) {
+		if ((rc = gb_policy_job_approved(st, job, &approved, err)))
+			return rc;
+		for (size_t i = a; approved && i < b; i++)
+			if (v[g->idx[i]].rule == GB_POLICY_RULE_SIZE)
+				memset(&v[g->idx[i]], 0, sizeof(v[g->idx[i]]));
+	}
+	/* Never half a job: one gated request gates the job's others. */
+	for (size_t i = a; i < b && !gated; i++)
+		if (v[g->idx[i]].needs_approval)
+			gated = &v[g->idx[i]];
+	for (size_t i = a; gated && i < b; i++)
+		if (!v[g->idx[i]].needs_approval)
+			v[g->idx[i]] = *gated;
 	return GB_E_OK;
 }
 
@@ -271,11 +404,18 @@ gb_err_t gb_policy_gate(const struct gb_conf *conf, gb_state_t *st,
 			const struct gb_slurmconf *sc,
 			struct gb_policy_verdict *v, gb_error_t *err)
 {
-	struct earlier e = { reqs, n, NULL, 0, 0, false };
+	struct earlier e = { 0 };
 	struct gb_request_filter f = GB_REQUEST_FILTER_ANY;
+	struct by_job g;
 	gb_err_t rc = GB_E_OK;
 
-	if (st) {
+	if (!by_job_make(&g, reqs, n)) {
+		rc = gb_errorf(err, GB_E_NOMEM, "approval policy: out of memory");
+		goto out;
+	}
+	e.jobs = g.jobs;
+	e.n_jobs = g.n_jobs;
+	if (st && g.n_jobs) {
 		f.kind = GB_REQ_RESUME;
 		f.since = now - count_window(sc);
 		rc = gb_state_request_list(st, &f, earlier_cb, &e, err);
@@ -283,37 +423,18 @@ gb_err_t gb_policy_gate(const struct gb_conf *conf, gb_state_t *st,
 			rc = gb_errorf(err, GB_E_NOMEM, "approval policy: out of memory");
 		if (rc)
 			goto out;
+		qsort(e.v, e.n, sizeof(*e.v), cmp_earlier);
 	}
+	/* the requests of no job count their own nodes */
 	for (size_t i = 0; i < n; i++) {
-		struct gb_request *r = &reqs[i];
-		int counted = r->node_count;
-
 		memset(&v[i], 0, sizeof(v[i]));
-		if (r->kind != GB_REQ_RESUME)
-			continue;
-		if (r->job_id && (rc = count_job(reqs, n, &e, r->job_id,
-						 &counted, err)))
-			goto out;
-		gb_policy_judge(conf, r->job_id, counted, &v[i]);
+		if (reqs[i].kind == GB_REQ_RESUME && !reqs[i].job_id)
+			gb_policy_judge(conf, 0, reqs[i].node_count, &v[i]);
 	}
-	/* A job approved when it was held at submit is not asked again. */
-	for (size_t i = 0; st && i < n; i++) {
-		bool approved = false;
-
-		if (reqs[i].kind != GB_REQ_RESUME || !reqs[i].job_id ||
-		    v[i].rule != GB_POLICY_RULE_SIZE)
-			continue;
-		if ((rc = gb_policy_job_approved(st, reqs[i].job_id, &approved, err)))
+	for (size_t a = 0, b; a < g.n; a = b) {
+		b = group_end(&g, a);
+		if ((rc = judge_job(conf, st, &g, a, b, &e, v, err)))
 			goto out;
-		if (approved)
-			memset(&v[i], 0, sizeof(v[i]));
-	}
-	/* Never half a job: one gated request gates the job's others. */
-	for (size_t i = 0; i < n; i++) {
-		for (size_t j = 0; reqs[i].job_id && j < n; j++)
-			if (j != i && reqs[j].job_id == reqs[i].job_id &&
-			    v[j].needs_approval && !v[i].needs_approval)
-				v[i] = v[j];
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct gb_request *r = &reqs[i];
@@ -331,6 +452,7 @@ gb_err_t gb_policy_gate(const struct gb_conf *conf, gb_state_t *st,
 	}
 out:
 	earlier_free(&e);
+	by_job_free(&g);
 	return rc;
 }
 

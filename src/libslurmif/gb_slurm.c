@@ -692,20 +692,115 @@ static gb_err_t load_one_job(uint32_t job_id, job_info_msg_t **msg,
 	return rc;
 }
 
+/* The name of [uid] (Slurm leaves user_name unset in most answers). */
+static const char *user_of(uint32_t uid, char *buf, size_t n)
+{
+	struct passwd pw, *res = NULL;
+
+	if (getpwuid_r((uid_t)uid, &pw, buf, n, &res) != 0 || !res)
+		return NULL;
+	return res->pw_name;
+}
+
+/*
+ * A job's state as squeue spells it: the base state, then the flags that
+ * matter to a cloud job ("RUNNING+CONFIGURING": its nodes are booting).
+ * libslurm exports no such function.
+ */
+static void job_state_text(uint32_t st, char *buf, size_t n)
+{
+	static const char *const base[] = {
+		"PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED",
+		"TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY",
+	};
+	uint32_t b = st & JOB_STATE_BASE;
+	size_t len;
+
+	if (b < sizeof(base) / sizeof(base[0]))
+		snprintf(buf, n, "%s", base[b]);
+	else
+		snprintf(buf, n, "STATE_%u", b);
+	len = strlen(buf);
+	if (st & JOB_CONFIGURING)
+		len += (size_t)snprintf(buf + len, n > len ? n - len : 0, "+CONFIGURING");
+	if (st & JOB_COMPLETING)
+		len += (size_t)snprintf(buf + len, n > len ? n - len : 0, "+COMPLETING");
+	if (st & JOB_REQUEUE)
+		snprintf(buf + len, n > len ? n - len : 0, "+REQUEUED");
+}
+
+/* Slurm's word for the reasons a cloud job waits; others by number. */
+static void job_reason_text(uint32_t r, char *buf, size_t n)
+{
+	static const struct { uint32_t r; const char *s; } names[] = {
+		{ WAIT_NO_REASON, NULL },
+		{ WAIT_PRIORITY, "Priority" },
+		{ WAIT_DEPENDENCY, "Dependency" },
+		{ WAIT_RESOURCES, "Resources" },
+		{ WAIT_PART_NODE_LIMIT, "PartitionNodeLimit" },
+		{ WAIT_PART_TIME_LIMIT, "PartitionTimeLimit" },
+		{ WAIT_PART_DOWN, "PartitionDown" },
+		{ WAIT_PART_INACTIVE, "PartitionInactive" },
+		{ WAIT_HELD, "JobHeldAdmin" },
+		{ WAIT_HELD_USER, "JobHeldUser" },
+		{ WAIT_TIME, "BeginTime" },
+		{ WAIT_LICENSES, "Licenses" },
+		{ WAIT_RESERVATION, "Reservation" },
+		{ WAIT_NODE_NOT_AVAIL, "ReqNodeNotAvail" },
+		{ FAIL_LAUNCH, "JobLaunchFailure" },
+		{ FAIL_DOWN_PARTITION, "PartitionDown" },
+		{ FAIL_DOWN_NODE, "NodeDown" },
+		{ FAIL_BAD_CONSTRAINTS, "BadConstraints" },
+		{ FAIL_SYSTEM, "SystemFailure" },
+		{ FAIL_TIMEOUT, "TimeLimit" },
+		{ FAIL_INACTIVE_LIMIT, "InactiveLimit" },
+		{ FAIL_ACCOUNT, "InvalidAccount" },
+	};
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (names[i].r != r)
+			continue;
+		if (names[i].s)
+			snprintf(buf, n, "%s", names[i].s);
+		return;
+	}
+	snprintf(buf, n, "reason %u", r);
+}
+
 gb_err_t gb_slurm_job_text(uint32_t job_id, struct gb_slurm_job_text *out,
 			   gb_error_t *err)
 {
+	char state[64], reason[64];
 	job_info_msg_t *msg = NULL;
+	const slurm_job_info_t *j;
+	char pwbuf[1024];
 	gb_err_t rc;
 
 	memset(out, 0, sizeof(*out));
 	if ((rc = load_one_job(job_id, &msg, err)))
 		return rc;
-	if ((rc = dup_field(msg->job_array[0].admin_comment, &out->admin_comment, err)) ||
-	    (rc = dup_field(msg->job_array[0].name, &out->name, err)) ||
-	    (rc = dup_field(msg->job_array[0].comment, &out->comment, err)) ||
-	    (rc = dup_field(msg->job_array[0].features, &out->features, err)))
+	j = &msg->job_array[0];
+	if ((rc = dup_field(j->admin_comment, &out->admin_comment, err)) ||
+	    (rc = dup_field(j->name, &out->name, err)) ||
+	    (rc = dup_field(j->comment, &out->comment, err)) ||
+	    (rc = dup_field(j->features, &out->features, err)) ||
+	    (rc = dup_field(j->user_name && *j->user_name ? j->user_name
+				: user_of(j->user_id, pwbuf, sizeof(pwbuf)),
+			    &out->user, err)) ||
+	    (rc = dup_field(j->account, &out->account, err)) ||
+	    (rc = dup_field(j->partition, &out->partition, err)) ||
+	    (job_state_text(j->job_state, state, sizeof(state)),
+	     rc = dup_field(state, &out->state, err)) ||
+	    (job_reason_text(j->state_reason, reason, sizeof(reason)),
+	     rc = dup_field(reason[0] ? reason : NULL, &out->reason, err)) ||
+	    (rc = dup_field(j->nodes, &out->nodes, err)))
 		gb_slurm_job_text_clear(out);
+	out->num_nodes = j->num_nodes;
+	out->time_limit = j->time_limit == INFINITE || j->time_limit == NO_VAL ? 0 :
+			  j->time_limit;
+	out->submit_time = (double)j->submit_time;
+	out->start_time = (double)j->start_time;
 	slurm_free_job_info_msg(msg);
 	return rc;
 }
@@ -718,6 +813,12 @@ void gb_slurm_job_text_clear(struct gb_slurm_job_text *t)
 	free(t->name);
 	free(t->comment);
 	free(t->features);
+	free(t->user);
+	free(t->account);
+	free(t->partition);
+	free(t->state);
+	free(t->reason);
+	free(t->nodes);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -760,16 +861,6 @@ static const char *job_state_name(uint32_t s)
 	if (s & JOB_CONFIGURING)
 		return "CONFIGURING";
 	return (s & JOB_STATE_BASE) == JOB_SUSPENDED ? "SUSPENDED" : "RUNNING";
-}
-
-/* The name of [uid] (Slurm leaves user_name unset in most answers). */
-static const char *user_of(uint32_t uid, char *buf, size_t n)
-{
-	struct passwd pw, *res = NULL;
-
-	if (getpwuid_r((uid_t)uid, &pw, buf, n, &res) != 0 || !res)
-		return NULL;
-	return res->pw_name;
 }
 
 static gb_err_t copy_job(const slurm_job_info_t *j, struct gb_slurm_job *o, gb_error_t *err)

@@ -174,6 +174,16 @@ struct gb_slurm_job_text {
 	char *name;
 	char *comment;
 	char *features;		/* the job's constraint (-C), or NULL */
+	char *user;		/* who runs it, for cost attribution */
+	char *account;
+	char *partition;	/* the partition it runs in (or "a,b") */
+	char *state;		/* "PENDING", "RUNNING+CONFIGURING", ... */
+	char *reason;		/* why it waits, Slurm's word ("Resources",
+				 * "JobHeldAdmin"); NULL: none */
+	char *nodes;		/* the nodes it holds or held, or NULL */
+	uint32_t num_nodes;
+	uint32_t time_limit;	/* minutes; 0: none */
+	double submit_time, start_time;	/* epoch s; 0: not yet */
 };
 
 /*
@@ -218,6 +228,9 @@ void gb_slurm_job_list_free(struct gb_slurm_job_list *l);
  * an admin hold (JobHeldAdmin).
  */
 #define GB_APPROVAL_KEY "gpuburst:approval="
+/* The job_submit plugin's cost estimate and budget tokens (its route.h). */
+#define GB_COST_KEY "gpuburst:cost="
+#define GB_BUDGET_KEY "gpuburst:budget="
 struct gb_slurm_held_job {
 	uint32_t job_id;
 	uint32_t user_id;
@@ -306,6 +319,20 @@ int gb_tres_gpus(const char *per_job, const char *per_node, uint32_t nodes);
  * [buf] ("pending/4"); RET whether there is one.
  */
 bool gb_approval_token(const char *admin_comment, char *buf, size_t n);
+
+/*
+ * The value of the first [key] token ("gpuburst:cost=") of [admin_comment]
+ * (a whole word: after the start or a delimiter) into [buf]; RET whether
+ * there is one.
+ */
+bool gb_admin_token(const char *admin_comment, const char *key, char *buf, size_t n);
+
+/*
+ * The plugin's estimate, GB_COST_KEY "LIKELY/WORST" of [admin_comment],
+ * into *cost and *worst (US dollars).  RET false, both -1, when there is
+ * none or it is not two numbers with 0 <= LIKELY <= WORST.
+ */
+bool gb_cost_token(const char *admin_comment, double *cost, double *worst);
 
 /*
  * The Slurm version this gpuburst (and its job_submit plugin, which must

@@ -212,14 +212,14 @@ gb_err_t gb_intent_home_region(const char *admin_comment, char *buf,
 	return GB_E_OK;
 }
 
-/* The next GB_APPROVAL_KEY token of [s] at or after [p]; its end in *end. */
-static const char *approval_next(const char *s, const char *p, const char **end)
+/* The next [key] token of [s] at or after [p]; its end in *end. */
+static const char *token_next(const char *s, const char *p, const char *key,
+			      const char **end)
 {
-	const size_t klen = strlen(GB_APPROVAL_KEY);
+	const size_t klen = strlen(key);
 
 	for (; p && *p; p++) {
-		if ((p != s && !is_delim(p[-1])) ||
-		    strncmp(p, GB_APPROVAL_KEY, klen) != 0)
+		if ((p != s && !is_delim(p[-1])) || strncmp(p, key, klen) != 0)
 			continue;
 		for (*end = p + klen; !is_delim(**end); (*end)++)
 			;
@@ -228,17 +228,38 @@ static const char *approval_next(const char *s, const char *p, const char **end)
 	return NULL;
 }
 
-bool gb_approval_token(const char *admin_comment, char *buf, size_t n)
+bool gb_admin_token(const char *admin_comment, const char *key, char *buf, size_t n)
 {
-	const size_t klen = strlen(GB_APPROVAL_KEY);
-	const char *end, *t = approval_next(admin_comment, admin_comment, &end);
+	const char *end, *t = token_next(admin_comment, admin_comment, key, &end);
 
 	if (n)
 		buf[0] = '\0';
 	if (!t)
 		return false;
-	snprintf(buf, n, "%.*s", (int)(end - t - klen), t + klen);
+	snprintf(buf, n, "%.*s", (int)(end - t - strlen(key)), t + strlen(key));
 	return true;
+}
+
+bool gb_cost_token(const char *admin_comment, double *cost, double *worst)
+{
+	char tok[64], *slash;
+
+	*cost = *worst = -1;
+	if (!gb_admin_token(admin_comment, GB_COST_KEY, tok, sizeof(tok)) ||
+	    !(slash = strchr(tok, '/')))
+		return false;
+	*slash = '\0';
+	if (gb_parse_double(tok, cost) || *cost < 0 || gb_parse_double(slash + 1, worst) ||
+	    *worst < *cost) {
+		*cost = *worst = -1;
+		return false;
+	}
+	return true;
+}
+
+bool gb_approval_token(const char *admin_comment, char *buf, size_t n)
+{
+	return gb_admin_token(admin_comment, GB_APPROVAL_KEY, buf, n);
 }
 
 gb_err_t gb_approval_comment(const char *old, const char *value, char **out,
@@ -248,7 +269,7 @@ gb_err_t gb_approval_comment(const char *old, const char *value, char **out,
 	const char *p = old ? old : "", *t, *end;
 
 	*out = NULL;
-	while ((t = approval_next(old, p, &end))) {
+	while ((t = token_next(old, p, GB_APPROVAL_KEY, &end))) {
 		const char *start = t;
 
 		if (start > p && (start[-1] == ' ' || start[-1] == '\t'))

@@ -32,7 +32,7 @@
 
 #include "gb_err.h"
 
-#define GB_STATE_SCHEMA_VERSION 5
+#define GB_STATE_SCHEMA_VERSION 8
 #define GB_STATE_FILE "state.db"
 #define GB_REQUEST_ID_LEN 16		/* lower-case hex */
 
@@ -250,6 +250,9 @@ struct gb_request {
 	const char *reason;		/* final reason / gap text */
 	bool defer_node_index;		/* add: leave request_nodes to
 					 * gb_state_request_index_nodes() */
+	/* read only (schema 6, gb_state_request_set_owner): the job's
+	 * owner as Slurm said when its instances were launched; NULL */
+	const char *job_user, *job_account, *job_partition;
 };
 
 /*
@@ -780,8 +783,108 @@ gb_err_t gb_state_reservation_take(gb_state_t *st, const char *region,
 				   const char *id, int n, gb_error_t *err);
 
 /*****************************************************************************
+ *  Spot prices (schema 7): DescribeSpotPriceHistory's answers
+ *****************************************************************************/
+
+/* The price in effect in one Spot pool as EC2 last said it. */
+struct gb_spot_price {
+	const char *region;
+	const char *az;			/* "us-east-1a"; NULL in get()'s answer
+					 * for no AZ (the region's highest) */
+	const char *instance_type;
+	double usd_per_hour;		/* > 0 */
+	double seen_at;			/* EC2's timestamp: when the price took
+					 * effect (epoch s) */
+	double fetched_at;		/* when gpuburst asked */
+};
+
+/*
+ * Replace every cached spot price of [region] by [v] (n may be 0, v then
+ * NULL), and note that the [n_types] instance types of [types] were asked
+ * for there, in one transaction (the caller's when one is open): the
+ * region's other rows go, prices and notes.  Each row's region is
+ * [region] (v[i].region NULL or the same); az and instance_type are
+ * required, usd_per_hour finite and > 0, seen_at finite; else
+ * GB_E_INVALID, naming the row, and nothing is written.  A pool twice in
+ * [v] keeps the price with the later seen_at (EC2 lists the changes of a
+ * pool since StartTime too).  Every row gets [fetched_at] (0: now;
+ * v[i].fetched_at is not read).
+ */
+gb_err_t gb_state_spot_prices_replace(gb_state_t *st, const char *region,
+				      const char *const *types, size_t n_types,
+				      const struct gb_spot_price *v, size_t n,
+				      double fetched_at, gb_error_t *err);
+
+/*
+ * OUT *at: when the spot prices of [instance_type] in [region] were last
+ * asked for (replace), also when EC2 listed none; GB_E_NOTFOUND when never
+ * (or when a later replace of the region did not ask for the type).
+ */
+gb_err_t gb_state_spot_prices_fetched(gb_state_t *st, const char *region,
+				      const char *instance_type, double *at,
+				      gb_error_t *err);
+
+/*
+ * The cached spot price of [instance_type] in [region]: the price of the
+ * pool of [az] when [az] is not NULL; with [az] NULL the highest price of
+ * the region's AZs (where an instance ran is not known: a bound on what it
+ * paid, as the on-demand price bounds the other kinds in the price file),
+ * its seen_at and fetched_at the oldest of those AZs'.  Stale rows count
+ * too: the caller judges out->fetched_at.  OUT *out (its strings BORROWED
+ * from the arguments).  RET GB_E_OK, GB_E_NOTFOUND (no such pool cached),
+ * GB_E_INVALID.
+ */
+gb_err_t gb_state_spot_price_get(gb_state_t *st, const char *region, const char *az,
+				 const char *instance_type, struct gb_spot_price *out,
+				 gb_error_t *err);
+
+/*
+ * [cb] for each cached spot price of [region] (NULL: every region), by
+ * region, type, AZ; stale ones too.  A non-zero return stops the walk.
+ */
+gb_err_t gb_state_spot_price_list(gb_state_t *st, const char *region,
+				  int (*cb)(const struct gb_spot_price *, void *),
+				  void *arg, gb_error_t *err);
+
+/*****************************************************************************
  *  Retention, forgetting memory, VACUUM (the only deletes)
  *****************************************************************************/
+
+/*****************************************************************************
+ *  Spend (schema 6): who a request's job was, and instance time by owner
+ *****************************************************************************/
+
+/*
+ * Record the owner of request [id]'s job: Slurm's [user], [account] and
+ * [partition] (each may be NULL: not known).  RET GB_E_OK, GB_E_NOTFOUND.
+ */
+gb_err_t gb_state_request_set_owner(gb_state_t *st, const char *id, const char *user,
+				    const char *account, const char *partition,
+				    gb_error_t *err);
+
+/* One instance's time, with whom it ran for (BORROWED for the callback). */
+struct gb_usage {
+	const char *request_id;
+	const char *region;
+	const char *instance_id;
+	const char *node;		/* NULL: an extra */
+	const char *instance_type;
+	const char *az;			/* NULL: not recorded */
+	const char *capacity;		/* "on-demand", "spot", ... */
+	double launched_at;
+	double terminated_at;		/* 0 while alive */
+	int64_t job_id;			/* 0: no job */
+	const char *user, *account, *partition;	/* NULL: not known */
+};
+
+/*
+ * Call [cb] for every instance alive at some time in [since, until)
+ * (launched before [until], not terminated before [since]), oldest
+ * launch first; [cb] returning non-zero stops.  RET GB_E_OK or an error.
+ */
+gb_err_t gb_state_usage_list(gb_state_t *st, double since, double until,
+			     int (*cb)(const struct gb_usage *, void *), void *arg,
+			     gb_error_t *err);
 
 /* Rows gb_state_prune() deleted (with dry_run: would delete). */
 struct gb_state_prune_counts {
@@ -866,6 +969,98 @@ gb_err_t gb_state_vacuum(gb_state_t *st, struct gb_state_vacuum_info *out,
 			 gb_error_t *err);
 
 /*****************************************************************************
+ *  Guarded queries: SQL gpuburst did not write (gpuburstctl ask)
+ *
+ *  gb_state_query() runs one SELECT written elsewhere (a model's answer)
+ *  on a handle opened GB_STATE_RDONLY (SQLITE_OPEN_READONLY), after
+ *  PRAGMA query_only = 1, with extension loading off, SQLite's defensive
+ *  mode on and these guards:
+ *   - an authorizer that allows only SELECT, reading the columns the
+ *     caller lists and calling gb_state_query_functions; anything else
+ *     (writes, ATTACH, PRAGMA, transactions, DDL, temporary objects,
+ *     WITH RECURSIVE, another table or column) fails the preparation, so
+ *     nothing runs;
+ *   - exactly one statement: after it only blanks, comments and ';';
+ *   - it starts with SELECT or WITH, sqlite3_stmt_readonly(), returns
+ *     columns and has no parameters;
+ *   - limits: no attached database, GB_STATE_QUERY_SQL_MAX bytes of SQL,
+ *     GB_STATE_QUERY_VALUE_MAX bytes per value, 100 result columns,
+ *     expression depth 100, 20 compound terms, 32 function arguments;
+ *   - a row limit (rows beyond it are not stepped to, one step tells
+ *     whether there were more) and a wall-clock limit (a progress handler
+ *     interrupts the statement), preparation and stepping included.
+ *  The handle keeps query_only; the other settings are restored.
+ *****************************************************************************/
+
+#define GB_STATE_QUERY_SQL_MAX 65536		/* bytes of a query */
+#define GB_STATE_QUERY_VALUE_MAX 1000000	/* bytes of one value */
+#define GB_STATE_QUERY_ROWS 1000		/* default row limit */
+#define GB_STATE_QUERY_TIMEOUT 5.0		/* default time limit, seconds */
+
+/*
+ * The SQL functions a guarded query may call (NULL-ended, lower case): the
+ * core, date, aggregate, window, math and JSON functions that read their
+ * arguments only.  Not load_extension, readfile, writefile, edit,
+ * fts3_tokenizer, randomblob, zeroblob, random, the sqlite_* functions,
+ * changes or last_insert_rowid.
+ */
+extern const char *const gb_state_query_functions[];
+
+enum gb_state_value_type {
+	GB_STATE_VALUE_NULL = 0,
+	GB_STATE_VALUE_INTEGER,
+	GB_STATE_VALUE_REAL,
+	GB_STATE_VALUE_TEXT,
+	GB_STATE_VALUE_BLOB,
+};
+
+/* One value of a result row. */
+struct gb_state_value {
+	enum gb_state_value_type type;
+	int64_t i;			/* INTEGER */
+	double d;			/* REAL */
+	const char *text;		/* SQLite's text of the value (a BLOB
+					 * in hex); NULL for NULL */
+};
+
+struct gb_state_query_opts {
+	const char *const *columns;	/* what may be read: "table.column",
+					 * NULL-ended (required) */
+	size_t max_rows;		/* rows delivered at most; 0:
+					 * GB_STATE_QUERY_ROWS */
+	double timeout;			/* wall-clock seconds; <= 0:
+					 * GB_STATE_QUERY_TIMEOUT */
+};
+
+struct gb_state_query_info {
+	size_t rows;			/* rows delivered */
+	bool cut;			/* there were more than max_rows */
+	double seconds;			/* preparing and stepping */
+};
+
+/*
+ * Run [sql] on [st] (GB_STATE_RDONLY) under the guards above.  [cb] gets
+ * the column names first with [row] NULL, then each row ([ncols] values);
+ * all BORROWED for the call; a non-zero return stops (GB_E_OK).
+ * OUT *info (may be NULL), also on failure: what was delivered.
+ * RET GB_E_OK;
+ *   GB_E_DENIED  refused by a guard, [err] says which ("refused: the query
+ *                writes (DELETE FROM requests); nothing was run"): nothing
+ *                was run;
+ *   GB_E_INVALID not valid SQL (SQLite's message, nothing run), or it
+ *                failed while running; not a read-only handle;
+ *   GB_E_TIMEOUT stopped at the time limit (the rows before were
+ *                delivered);
+ *   GB_E_NOMEM.
+ */
+gb_err_t gb_state_query(gb_state_t *st, const char *sql,
+			const struct gb_state_query_opts *o,
+			int (*cb)(void *arg, size_t ncols, const char *const *names,
+				  const struct gb_state_value *row),
+			void *arg, struct gb_state_query_info *info,
+			gb_error_t *err);
+
+/*****************************************************************************
  *  Names
  *****************************************************************************/
 
@@ -884,5 +1079,62 @@ gb_err_t gb_request_kind_parse(const char *s, enum gb_request_kind *out);
 gb_err_t gb_request_result_parse(const char *s, enum gb_request_result *out);
 gb_err_t gb_attempt_state_parse(const char *s, enum gb_attempt_state *out);
 gb_err_t gb_approval_state_parse(const char *s, enum gb_approval_state *out);
+
+/*****************************************************************************
+ *  Runs (schema 8) and metrics
+ *****************************************************************************/
+
+/* The last run of a periodic job ("reconcile", "reconcile_cheap"). */
+struct gb_run {
+	const char *name;
+	double started_at, finished_at;
+	bool ok;			/* it completed (its actions may have failed) */
+	long actions, failed;
+	const char *detail;		/* JSON {"kind": count, ...}, or NULL */
+};
+
+/* Record [r] as the last run of r->name, replacing the one before. */
+gb_err_t gb_state_run_record(gb_state_t *st, const struct gb_run *r, gb_error_t *err);
+
+/*
+ * The aggregates the metrics expose, each family one query, all in one
+ * read transaction so that they agree.  A row's labels and values:
+ *   REQUESTS   kind, state, result            count
+ *   ATTEMPTS   region, az, capacity, outcome  count, sum(asked), sum(got)
+ *              (outcome: "ok", the error code, "started" or "unknown")
+ *   INSTANCES  region, instance_type, capacity, state   count
+ *   EXTRAS     region, instance_type          count (launched, no node)
+ *   CAPACITY_TIME  nodeset                    seconds from a resume
+ *              request's creation to its last instance's launch (one row
+ *              per request that got capacity)
+ *   APPROVALS  state                          count, oldest requested_at
+ *   NODES      node, state (of an alive instance: pending, running,
+ *              terminating; "requested": in a live resume request without
+ *              an alive instance)
+ *   RUNS       name, ok ("1"/"0")             started_at, finished_at,
+ *              actions, failed (value[3]); label[2] the detail JSON
+ * Strings are valid during the callback only.
+ */
+enum gb_metric_family {
+	GB_METRIC_REQUESTS,
+	GB_METRIC_ATTEMPTS,
+	GB_METRIC_INSTANCES,
+	GB_METRIC_EXTRAS,
+	GB_METRIC_CAPACITY_TIME,
+	GB_METRIC_APPROVALS,
+	GB_METRIC_NODES,
+	GB_METRIC_RUNS,
+};
+
+struct gb_metric_row {
+	enum gb_metric_family family;
+	const char *label[4];		/* NULL: SQL NULL or unused */
+	double value[4];
+};
+
+typedef int (*gb_metric_cb)(const struct gb_metric_row *row, void *arg);
+
+/* Every family's rows to [cb] (nonzero stops).  RET GB_E_OK or the SQL error. */
+gb_err_t gb_state_metrics(gb_state_t *st, gb_metric_cb cb, void *arg, gb_error_t *err);
 
 #endif /* GB_LIBSTATE_GB_STATE_H */

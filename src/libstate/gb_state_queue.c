@@ -19,7 +19,7 @@
 	"r.id, r.kind, r.state, r.nodeset, r.job_id, r.nodes, r.node_count, " \
 	"r.instance_type, r.home_region, r.strategy, r.input, r.created_at, " \
 	"r.updated_at, r.not_before, r.expires_at, r.worker_pid, r.claims, " \
-	"r.result, r.launched, r.reason"
+	"r.result, r.launched, r.reason, r.job_user, r.job_account, r.job_partition"
 
 /* Copy the current row of [s] (selected as REQ_COLS) into [rows]. */
 static gb_err_t read_request(gb_state_t *st, sqlite3_stmt *s,
@@ -56,6 +56,9 @@ static gb_err_t read_request(gb_state_t *st, sqlite3_stmt *s,
 	r.claims = sqlite3_column_int(s, 16);
 	r.launched = sqlite3_column_int(s, 18);
 	r.reason = gb_state_col_text(rows, s, 19);
+	r.job_user = gb_state_col_text(rows, s, 20);
+	r.job_account = gb_state_col_text(rows, s, 21);
+	r.job_partition = gb_state_col_text(rows, s, 22);
 	if (gb_state_rows_push(rows, &r))
 		return gb_errorf(err, GB_E_NOMEM, "reading requests of %s",
 				 st->path);

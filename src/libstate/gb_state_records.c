@@ -685,6 +685,91 @@ gb_err_t gb_state_instance_list(gb_state_t *st,
 }
 
 /*****************************************************************************
+ *  Spend
+ *****************************************************************************/
+
+gb_err_t gb_state_request_set_owner(gb_state_t *st, const char *id, const char *user,
+				    const char *account, const char *partition,
+				    gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	bool own = false;
+	gb_err_t rc;
+
+	if (!id)
+		return gb_errorf(err, GB_E_INVALID, "recording a job's owner: no request");
+	rc = gb_state_tx_enter(st, &own, "recording a job's owner", err);
+	if (rc)
+		return rc;
+	rc = GB_STMT(st, GB_STMT_REQ_OWNER,
+		     "UPDATE requests SET job_user = ?2, job_account = ?3, job_partition = ?4 "
+		     "WHERE id = ?1",
+		     &s, err);
+	if (rc)
+		goto out;
+	if (gb_state_bind_text(s, 1, id) || gb_state_bind_text(s, 2, user) ||
+	    gb_state_bind_text(s, 3, account) || gb_state_bind_text(s, 4, partition))
+		rc = BIND_FAILED(st, err, "recording the owner of request %s", id);
+	else
+		rc = gb_state_step_done(st, s, err, "recording a job's owner");
+	if (rc == GB_E_OK && sqlite3_changes(st->db) == 0)
+		rc = gb_errorf(err, GB_E_NOTFOUND, "recording a job's owner: no request %s", id);
+out:
+	gb_state_stmt_done(s);
+	return gb_state_tx_end(st, own, rc, err);
+}
+
+static gb_err_t read_usage(gb_state_t *st, sqlite3_stmt *s, struct gb_state_rows *rows,
+			   gb_error_t *err)
+{
+	struct gb_usage u = {
+		.request_id = gb_state_col_text(rows, s, 0),
+		.region = gb_state_col_text(rows, s, 1),
+		.instance_id = gb_state_col_text(rows, s, 2),
+		.node = gb_state_col_text(rows, s, 3),
+		.instance_type = gb_state_col_text(rows, s, 4),
+		.capacity = gb_state_col_text(rows, s, 5),
+		.launched_at = sqlite3_column_double(s, 6),
+		.terminated_at = sqlite3_column_double(s, 7),
+		.job_id = sqlite3_column_int64(s, 8),
+		.user = gb_state_col_text(rows, s, 9),
+		.account = gb_state_col_text(rows, s, 10),
+		.partition = gb_state_col_text(rows, s, 11),
+		.az = gb_state_col_text(rows, s, 12),
+	};
+
+	(void)st;
+	(void)err;
+	return gb_state_rows_push(rows, &u);
+}
+
+gb_err_t gb_state_usage_list(gb_state_t *st, double since, double until,
+			     int (*cb)(const struct gb_usage *, void *), void *arg,
+			     gb_error_t *err)
+{
+	struct gb_state_rows rows = GB_STATE_ROWS_INIT(struct gb_usage);
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	/* an instance without its request (pruned) still costs: LEFT JOIN */
+	rc = GB_STMT(st, GB_STMT_USAGE_LIST,
+		     "SELECT i.request_id, i.region, i.instance_id, i.node, i.instance_type, "
+		     "i.capacity, i.launched_at, i.terminated_at, IFNULL(r.job_id, 0), "
+		     "r.job_user, r.job_account, r.job_partition, i.az "
+		     "FROM instances i LEFT JOIN requests r ON r.id = i.request_id "
+		     "WHERE i.launched_at < ?2 AND (i.terminated_at = 0 OR i.terminated_at > ?1) "
+		     "ORDER BY i.launched_at, i.rowid",
+		     &s, err);
+	if (rc)
+		return rc;
+	rc = list_read(st, s, gb_state_bind_double(s, 1, since) ||
+			      gb_state_bind_double(s, 2, until),
+		       read_usage, &rows, "listing instance time", err);
+	GB_STATE_ROWS_DELIVER(&rows, rc, cb, arg);
+	return rc;
+}
+
+/*****************************************************************************
  *  Approvals
  *****************************************************************************/
 
@@ -1818,4 +1903,264 @@ gb_err_t gb_state_reservation_take(gb_state_t *st, const char *region,
 out:
 	gb_state_stmt_done(s);
 	return gb_state_tx_end(st, own, rc, err);
+}
+
+/*****************************************************************************
+ *  Spot prices
+ *****************************************************************************/
+
+static gb_err_t spot_check(const char *region, const char *const *types, size_t n_types,
+			   const struct gb_spot_price *v, size_t n, gb_error_t *err)
+{
+	for (size_t i = 0; i < n_types; i++)
+		if (blank(types[i]))
+			return gb_errorf(err, GB_E_INVALID,
+					 "caching spot prices of %s: instance type %zu is empty",
+					 region, i);
+	for (size_t i = 0; i < n; i++) {
+		const struct gb_spot_price *p = &v[i];
+
+		if (blank(p->az) || blank(p->instance_type))
+			return gb_errorf(err, GB_E_INVALID,
+					 "caching spot price %zu of %s: AZ and instance type are required",
+					 i, region);
+		if (p->region && strcmp(p->region, region))
+			return gb_errorf(err, GB_E_INVALID,
+					 "caching spot prices of %s: the price of %s in %s is of %s",
+					 region, p->instance_type, p->az, p->region);
+		if (!(p->usd_per_hour > 0) || !isfinite(p->usd_per_hour) ||
+		    !isfinite(p->seen_at))
+			return gb_errorf(err, GB_E_INVALID,
+					 "caching the spot price of %s in %s: invalid price %g at %g",
+					 p->instance_type, p->az, p->usd_per_hour, p->seen_at);
+	}
+	return GB_E_OK;
+}
+
+/* DELETE ... WHERE region = ?1 through the statement of [slot]. */
+static gb_err_t spot_clear(gb_state_t *st, enum gb_stmt slot, const char *sql,
+			   const char *region, gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	if ((rc = gb_state_stmt(st, &st->stmt[slot], sql, &s, err)))
+		return rc;
+	if (gb_state_bind_text(s, 1, region))
+		rc = BIND_FAILED(st, err, "clearing the spot prices of %s", region);
+	else
+		rc = gb_state_step_done(st, s, err, "clearing cached spot prices");
+	gb_state_stmt_done(s);
+	return rc;
+}
+
+static gb_err_t spot_insert(gb_state_t *st, const char *region, const struct gb_spot_price *p,
+			    double fetched_at, gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	/* the later of a pool's prices wins (EC2 lists the changes since StartTime) */
+	rc = GB_STMT(st, GB_STMT_SPOT_ADD,
+		     "INSERT INTO spot_prices (region, az, instance_type, usd_per_hour, "
+		     "seen_at, fetched_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
+		     "ON CONFLICT (region, az, instance_type) DO UPDATE SET "
+		     "usd_per_hour = excluded.usd_per_hour, seen_at = excluded.seen_at "
+		     "WHERE excluded.seen_at >= spot_prices.seen_at",
+		     &s, err);
+	if (rc)
+		return rc;
+	if (gb_state_bind_text(s, 1, region) || gb_state_bind_text(s, 2, p->az) ||
+	    gb_state_bind_text(s, 3, p->instance_type) ||
+	    gb_state_bind_double(s, 4, p->usd_per_hour) ||
+	    gb_state_bind_double(s, 5, p->seen_at) || gb_state_bind_double(s, 6, fetched_at))
+		rc = BIND_FAILED(st, err, "caching a spot price");
+	else
+		rc = gb_state_step_done(st, s, err, "caching a spot price");
+	if (rc)
+		gb_error_prefix(err, "spot price of %s in %s", p->instance_type, p->az);
+	gb_state_stmt_done(s);
+	return rc;
+}
+
+static gb_err_t spot_fetched_put(gb_state_t *st, const char *region, const char *type,
+				 double at, gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	rc = GB_STMT(st, GB_STMT_SPOT_FETCHED_PUT,
+		     "INSERT OR REPLACE INTO spot_prices_fetched (region, instance_type, "
+		     "fetched_at) VALUES (?1, ?2, ?3)",
+		     &s, err);
+	if (rc)
+		return rc;
+	if (gb_state_bind_text(s, 1, region) || gb_state_bind_text(s, 2, type) ||
+	    gb_state_bind_double(s, 3, at))
+		rc = BIND_FAILED(st, err, "noting when the spot prices of %s in %s were cached",
+				 type, region);
+	else
+		rc = gb_state_step_done(st, s, err, "noting when spot prices were cached");
+	gb_state_stmt_done(s);
+	return rc;
+}
+
+gb_err_t gb_state_spot_prices_replace(gb_state_t *st, const char *region,
+				      const char *const *types, size_t n_types,
+				      const struct gb_spot_price *v, size_t n,
+				      double fetched_at, gb_error_t *err)
+{
+	double at = time_or_now(fetched_at);
+	bool own = false;
+	gb_err_t rc;
+
+	if (blank(region))
+		return gb_errorf(err, GB_E_INVALID, "caching spot prices: a region is required");
+	if ((n > 0 && !v) || (n_types > 0 && !types))
+		return gb_errorf(err, GB_E_INVALID,
+				 "caching spot prices of %s: %zu rows, %zu types and no array",
+				 region, n, n_types);
+	if ((rc = spot_check(region, types, n_types, v, n, err)))
+		return rc;
+	rc = gb_state_tx_enter(st, &own, "caching spot prices", err);
+	if (rc)
+		return rc;
+	rc = spot_clear(st, GB_STMT_SPOT_CLEAR, "DELETE FROM spot_prices WHERE region = ?1",
+			region, err);
+	if (rc == GB_E_OK)
+		rc = spot_clear(st, GB_STMT_SPOT_FETCHED_CLEAR,
+				"DELETE FROM spot_prices_fetched WHERE region = ?1", region, err);
+	for (size_t i = 0; rc == GB_E_OK && i < n; i++)
+		rc = spot_insert(st, region, &v[i], at, err);
+	for (size_t i = 0; rc == GB_E_OK && i < n_types; i++)
+		rc = spot_fetched_put(st, region, types[i], at, err);
+	return gb_state_tx_end(st, own, rc, err);
+}
+
+gb_err_t gb_state_spot_prices_fetched(gb_state_t *st, const char *region,
+				      const char *instance_type, double *at,
+				      gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+	int step;
+
+	*at = 0;
+	if (blank(region) || blank(instance_type))
+		return gb_errorf(err, GB_E_INVALID,
+				 "reading when spot prices were cached: a region and a type are required");
+	rc = GB_STMT(st, GB_STMT_SPOT_FETCHED_GET,
+		     "SELECT fetched_at FROM spot_prices_fetched "
+		     "WHERE region = ?1 AND instance_type = ?2",
+		     &s, err);
+	if (rc)
+		return rc;
+	if (gb_state_bind_text(s, 1, region) || gb_state_bind_text(s, 2, instance_type)) {
+		rc = BIND_FAILED(st, err, "reading when the spot prices of %s in %s were cached",
+				 instance_type, region);
+	} else if ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		*at = sqlite3_column_double(s, 0);
+	} else if (step == SQLITE_DONE) {
+		rc = gb_errorf(err, GB_E_NOTFOUND, "the spot prices of %s in %s were never cached",
+			       instance_type, region);
+	} else {
+		rc = gb_state_sqlerr(st, step, err, "reading when spot prices were cached");
+	}
+	gb_state_stmt_done(s);
+	return rc;
+}
+
+gb_err_t gb_state_spot_price_get(gb_state_t *st, const char *region, const char *az,
+				 const char *instance_type, struct gb_spot_price *out,
+				 gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+	int step;
+
+	memset(out, 0, sizeof(*out));
+	if (blank(region) || blank(instance_type) || (az && !*az))
+		return gb_errorf(err, GB_E_INVALID,
+				 "reading a spot price: a region and a type are required");
+	/* an aggregate always has a row: count(*) = 0 is "not cached" */
+	if (az)
+		rc = GB_STMT(st, GB_STMT_SPOT_GET_AZ,
+			     "SELECT count(*), usd_per_hour, seen_at, fetched_at FROM spot_prices "
+			     "WHERE region = ?1 AND instance_type = ?2 AND az = ?3",
+			     &s, err);
+	else
+		rc = GB_STMT(st, GB_STMT_SPOT_GET_MAX,
+			     "SELECT count(*), max(usd_per_hour), min(seen_at), min(fetched_at) "
+			     "FROM spot_prices WHERE region = ?1 AND instance_type = ?2",
+			     &s, err);
+	if (rc)
+		return rc;
+	if (gb_state_bind_text(s, 1, region) || gb_state_bind_text(s, 2, instance_type) ||
+	    (az && gb_state_bind_text(s, 3, az))) {
+		rc = BIND_FAILED(st, err, "reading the spot price of %s in %s", instance_type,
+				 region);
+	} else if ((step = sqlite3_step(s)) != SQLITE_ROW) {
+		rc = gb_state_sqlerr(st, step, err, "reading a spot price");
+	} else if (sqlite3_column_int64(s, 0) == 0) {
+		rc = gb_errorf(err, GB_E_NOTFOUND, "no spot price of %s in %s is cached",
+			       instance_type, az ? az : region);
+	} else {
+		*out = (struct gb_spot_price){
+			.region = region,
+			.az = az,
+			.instance_type = instance_type,
+			.usd_per_hour = sqlite3_column_double(s, 1),
+			.seen_at = sqlite3_column_double(s, 2),
+			.fetched_at = sqlite3_column_double(s, 3),
+		};
+	}
+	gb_state_stmt_done(s);
+	return rc;
+}
+
+static gb_err_t read_spot_price(gb_state_t *st, sqlite3_stmt *s, struct gb_state_rows *rows,
+				gb_error_t *err)
+{
+	struct gb_spot_price p = {
+		.region = gb_state_col_text(rows, s, 0),
+		.az = gb_state_col_text(rows, s, 1),
+		.instance_type = gb_state_col_text(rows, s, 2),
+		.usd_per_hour = sqlite3_column_double(s, 3),
+		.seen_at = sqlite3_column_double(s, 4),
+		.fetched_at = sqlite3_column_double(s, 5),
+	};
+
+	(void)st;
+	(void)err;
+	return gb_state_rows_push(rows, &p);
+}
+
+#define SPOT_COLS "region, az, instance_type, usd_per_hour, seen_at, fetched_at"
+
+gb_err_t gb_state_spot_price_list(gb_state_t *st, const char *region,
+				  int (*cb)(const struct gb_spot_price *, void *),
+				  void *arg, gb_error_t *err)
+{
+	struct gb_state_rows rows = GB_STATE_ROWS_INIT(struct gb_spot_price);
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	if (region && !*region)
+		return gb_errorf(err, GB_E_INVALID, "listing spot prices: empty region name");
+	if (region)
+		rc = GB_STMT(st, GB_STMT_SPOT_LIST_REGION,
+			     "SELECT " SPOT_COLS " FROM spot_prices WHERE region = ?1 "
+			     "ORDER BY instance_type, az",
+			     &s, err);
+	else
+		rc = GB_STMT(st, GB_STMT_SPOT_LIST,
+			     "SELECT " SPOT_COLS " FROM spot_prices "
+			     "ORDER BY region, instance_type, az",
+			     &s, err);
+	if (rc)
+		return rc;
+	rc = list_read(st, s, region && gb_state_bind_text(s, 1, region), read_spot_price, &rows,
+		       "listing spot prices", err);
+	GB_STATE_ROWS_DELIVER(&rows, rc, cb, arg);
+	return rc;
 }

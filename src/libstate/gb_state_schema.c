@@ -306,6 +306,61 @@ static const char schema_v4[] =
 static const char schema_v5[] =
 	"CREATE INDEX requests_job ON requests (job_id) WHERE job_id > 0;\n";
 
+/*
+ * Version 6: spend.  A request for a job records whose job it was (the
+ * job's user, account and partition as Slurm reported them when the
+ * worker launched for it), so that cost is attributed from the state
+ * file alone, even after Slurm forgot the job.  NULL: not known (older
+ * requests, power-ups without a job).
+ */
+static const char schema_v6[] =
+	"ALTER TABLE requests ADD COLUMN job_user TEXT;\n"
+	"ALTER TABLE requests ADD COLUMN job_account TEXT;\n"
+	"ALTER TABLE requests ADD COLUMN job_partition TEXT;\n";
+
+/*
+ * Version 7: spot prices.  The price of each Spot pool (region, AZ, type)
+ * as DescribeSpotPriceHistory last answered with StartTime "now" (the
+ * price in effect), for cost and estimates: seen_at is EC2's timestamp,
+ * when that price took effect.  spot_prices_fetched says when each
+ * (region, type) was last asked for, so that a type EC2 has no pool of
+ * is not asked again every pass.
+ */
+static const char schema_v7[] =
+	"CREATE TABLE spot_prices (\n"
+	"  region        TEXT NOT NULL,\n"
+	"  az            TEXT NOT NULL CHECK (length(az) > 0),\n"
+	"  instance_type TEXT NOT NULL,\n"
+	"  usd_per_hour  REAL NOT NULL CHECK (usd_per_hour > 0),\n"
+	"  seen_at       REAL NOT NULL,\n"
+	"  fetched_at    REAL NOT NULL,\n"
+	"  PRIMARY KEY (region, az, instance_type)\n"
+	") WITHOUT ROWID;\n"
+	"CREATE TABLE spot_prices_fetched (\n"
+	"  region        TEXT NOT NULL,\n"
+	"  instance_type TEXT NOT NULL,\n"
+	"  fetched_at    REAL NOT NULL,\n"
+	"  PRIMARY KEY (region, instance_type)\n"
+	") WITHOUT ROWID;\n";
+
+/*
+ * Version 8: runs.  The last run of each periodic job (a full reconcile
+ * pass, a cheap one), one row each, replaced by the next: when it started
+ * and finished, whether it completed, how many actions it took and how
+ * many failed, and its findings by action kind (JSON), for the metrics
+ * and `gpuburstctl why` after a restart.
+ */
+static const char schema_v8[] =
+	"CREATE TABLE runs (\n"
+	"  name        TEXT NOT NULL PRIMARY KEY,\n"
+	"  started_at  REAL NOT NULL,\n"
+	"  finished_at REAL NOT NULL CHECK (finished_at >= started_at),\n"
+	"  ok          INTEGER NOT NULL CHECK (ok IN (0, 1)),\n"
+	"  actions     INTEGER NOT NULL CHECK (actions >= 0),\n"
+	"  failed      INTEGER NOT NULL CHECK (failed >= 0),\n"
+	"  detail      TEXT\n"
+	") WITHOUT ROWID;\n";
+
 const char *const gb_state_migrations[GB_STATE_SCHEMA_VERSION + 1] = {
 	[0] = NULL,
 	[1] = schema_v1,
@@ -313,4 +368,7 @@ const char *const gb_state_migrations[GB_STATE_SCHEMA_VERSION + 1] = {
 	[3] = schema_v3,
 	[4] = schema_v4,
 	[5] = schema_v5,
+	[6] = schema_v6,
+	[7] = schema_v7,
+	[8] = schema_v8,
 };

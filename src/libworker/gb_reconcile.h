@@ -77,6 +77,14 @@
  *            "unhealthy (reconcile): SUMMARY") and its node, unless off,
  *            power_down_force with "gpuburst: unhealthy: instance i-X:
  *            SUMMARY" (SUMMARY: the tag after "unhealthy: ");
+ *  SPOT      full pass, not a dry run: per region, the spot prices in
+ *            effect (DescribeSpotPriceHistory, Linux/UNIX, StartTime now)
+ *            of every instance type a nodeset with a spot rung can launch
+ *            there (its candidate regions), when one of them was asked
+ *            for longer than policy.spot_price_ttl ago (0: every pass),
+ *            into the state file (gb_state_spot_prices_replace): one
+ *            action per region asked, target the region; a failure is
+ *            its error and keeps what was cached;
  *  PRUNE     with opts.prune: finished requests past policy.retention,
  *            with their rows, and global events as old (gb_state_prune):
  *            at most GB_RECONCILE_PRUNE_MAX requests a pass, the oldest
@@ -118,6 +126,7 @@ enum gb_reconcile_kind {
 	GB_RECONCILE_BLOCK,
 	GB_RECONCILE_NOTICE,
 	GB_RECONCILE_HELD,		/* a job held at submit gets its approval */
+	GB_RECONCILE_SPOT,		/* spot prices fetched into the cache */
 	GB_RECONCILE_KIND_COUNT
 };
 
@@ -179,7 +188,7 @@ gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 void gb_reconcile_report_clear(struct gb_reconcile_report *rep);
 
 /* RET static "stuck", "lost", "orphan", "cooldown", "expire", "release",
- * "prune", "group", "block", "notice". */
+ * "prune", "group", "block", "notice", "held", "spot". */
 const char *gb_reconcile_kind_name(enum gb_reconcile_kind k);
 
 #endif /* GB_LIBWORKER_GB_RECONCILE_H */

@@ -20,7 +20,7 @@
 struct prog_req {
 	struct gb_request r;	/* strings point into the copies below */
 	char *nodeset, *nodes, *instance_type, *home_region, *strategy,
-	     *input, *reason;
+	     *input, *reason, *job_user, *job_account, *job_partition;
 };
 
 gb_err_t prog_req_copy(const struct gb_request *src, struct prog_req *dst);

@@ -40,7 +40,10 @@ gb_err_t prog_req_copy(const struct gb_request *src, struct prog_req *dst)
 	    !dup_field(src->home_region, &dst->home_region, &dst->r.home_region) ||
 	    !dup_field(src->strategy, &dst->strategy, &dst->r.strategy) ||
 	    !dup_field(src->input, &dst->input, &dst->r.input) ||
-	    !dup_field(src->reason, &dst->reason, &dst->r.reason)) {
+	    !dup_field(src->reason, &dst->reason, &dst->r.reason) ||
+	    !dup_field(src->job_user, &dst->job_user, &dst->r.job_user) ||
+	    !dup_field(src->job_account, &dst->job_account, &dst->r.job_account) ||
+	    !dup_field(src->job_partition, &dst->job_partition, &dst->r.job_partition)) {
 		prog_req_free(dst);
 		return GB_E_NOMEM;
 	}
@@ -58,6 +61,9 @@ void prog_req_free(struct prog_req *r)
 	free(r->strategy);
 	free(r->input);
 	free(r->reason);
+	free(r->job_user);
+	free(r->job_account);
+	free(r->job_partition);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -12,6 +12,7 @@
 
 #include "gb_ec2.h"
 #include "gb_log.h"
+#include "gb_plan.h"
 #include "gb_policy.h"
 #include "gb_reconcile.h"
 #include "gb_slurm_cb.h"
@@ -51,7 +52,7 @@ const char *gb_reconcile_kind_name(enum gb_reconcile_kind k)
 {
 	static const char *const names[] = { "stuck", "lost", "orphan", "cooldown",
 					     "expire", "release", "prune", "group", "block",
-					     "notice", "held" };
+					     "notice", "held", "spot" };
 
 	return k < GB_RECONCILE_KIND_COUNT ? names[k] : "invalid";
 }
@@ -916,6 +917,179 @@ static void do_groups(struct rctx *c)
 }
 
 /*****************************************************************************
+ *  SPOT: the spot prices of what the spot rungs can launch
+ *****************************************************************************/
+
+/* The instance types one region is asked for (BORROWED from the config). */
+struct spot_ask {
+	const char *region;
+	struct gb_strv types;
+};
+
+struct spot_asks {
+	struct spot_ask *v;
+	size_t n;
+};
+
+static bool spot_ask_add(struct spot_asks *a, const char *region, const char *type)
+{
+	struct spot_ask *x = NULL, *v;
+
+	for (size_t i = 0; i < a->n && !x; i++)
+		if (strcmp(a->v[i].region, region) == 0)
+			x = &a->v[i];
+	if (!x) {
+		if (!(v = realloc(a->v, (a->n + 1) * sizeof(*v))))
+			return false;
+		a->v = v;
+		x = &v[a->n++];
+		memset(x, 0, sizeof(*x));
+		x->region = region;
+	}
+	return gb_strv_find(&x->types, type) >= 0 || gb_strv_add(&x->types, type) == GB_E_OK;
+}
+
+static void spot_asks_free(struct spot_asks *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		gb_strv_free(&a->v[i].types);
+	free(a->v);
+}
+
+/*
+ * Every (region, type) a nodeset with a spot rung can launch: its types
+ * in its candidate regions (gb_plan_candidates, as its planner sees them).
+ * A nodeset whose candidates cannot be made is skipped (logged): its
+ * resumes fail with the same message.  RET false: out of memory.
+ */
+static bool spot_collect(const struct gb_conf *conf, struct spot_asks *a)
+{
+	char lq[GB_ERROR_TEXT_MAX + 8];
+
+	for (size_t i = 0; i < conf->n_nodesets; i++) {
+		const struct gb_conf_nodeset *ns = &conf->nodesets[i];
+		struct gb_candidates c;
+		gb_error_t e = { 0 };
+		bool ok = true;
+
+		if (!gb_conf_nodeset_rung(ns, GB_CAPACITY_SPOT))
+			continue;
+		if (gb_plan_candidates(conf, ns->home_region, ns->mode, &c, &e)) {
+			gb_log_warn("reconcile_spot_skipped nodeset=%s error=%s", ns->name,
+				    gb_log_q(lq, sizeof(lq), e.text));
+			gb_plan_candidates_clear(&c);
+			continue;
+		}
+		for (size_t r = 0; ok && r < c.n; r++)
+			for (size_t t = 0; ok && t < ns->n_instance_types; t++)
+				ok = spot_ask_add(a, c.v[r].region->name, ns->instance_types[t]);
+		gb_plan_candidates_clear(&c);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/* Each type of [x] was asked for within policy.spot_price_ttl (0: never fresh). */
+static bool spot_fresh(const struct rctx *c, const struct spot_ask *x)
+{
+	double ttl = c->o->conf->policy.spot_price_ttl, at;
+
+	if (ttl <= 0)
+		return false;
+	for (size_t i = 0; i < x->types.n; i++)
+		if (gb_state_spot_prices_fetched(c->o->st, x->region, x->types.v[i], &at, NULL) ||
+		    at < c->now - ttl || at > c->now)
+			return false;
+	return true;
+}
+
+/* EC2's answer for [x] into the cache: Linux/UNIX pools of the types asked. */
+static gb_err_t spot_cache(struct rctx *c, const struct spot_ask *x,
+			   const struct gb_ec2_spot_price_list *l, size_t *n_out,
+			   gb_error_t *err)
+{
+	struct gb_spot_price *v = calloc(l->n + 1, sizeof(*v));
+	size_t n = 0;
+	gb_err_t rc;
+
+	if (!v)
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < l->n; i++) {
+		const struct gb_ec2_spot_price *p = &l->v[i];
+
+		if (gb_strcmp0(p->product_description, GB_EC2_PRODUCT_LINUX) ||
+		    gb_strv_find(&x->types, p->instance_type) < 0)
+			continue;
+		v[n++] = (struct gb_spot_price){
+			.region = x->region,
+			.az = p->availability_zone,
+			.instance_type = p->instance_type,
+			.usd_per_hour = p->price,
+			.seen_at = p->timestamp,
+		};
+	}
+	rc = gb_state_spot_prices_replace(c->o->st, x->region, (const char *const *)x->types.v,
+					  x->types.n, v, n, c->now, err);
+	free(v);
+	*n_out = n;
+	return rc;
+}
+
+static void spot_region(struct rctx *c, const struct spot_ask *x)
+{
+	struct gb_ec2_spot_price_list *l = NULL;
+	struct gb_reconcile_action *a;
+	struct gb_ec2_error ae;
+	char why[512], types[256];
+	size_t len = 0, n = 0;
+	gb_error_t e = { 0 };
+	gb_err_t rc;
+
+	types[0] = '\0';
+	for (size_t i = 0; i < x->types.n && len < sizeof(types); i++)
+		len += (size_t)snprintf(types + len, sizeof(types) - len, "%s%s", i ? "," : "",
+					x->types.v[i]);
+	memset(&ae, 0, sizeof(ae));
+	rc = gb_orch_spot_prices(c->o->orch, x->region, (const char *const *)x->types.v,
+				 x->types.n, c->now, &l, &ae, &e);
+	if (rc == GB_E_OK)
+		rc = spot_cache(c, x, l, &n, &e);
+	gb_ec2_spot_price_list_free(l);
+	if (rc)
+		snprintf(why, sizeof(why), "spot prices of %s (DescribeSpotPriceHistory): kept "
+			 "what was cached", types);
+	else
+		snprintf(why, sizeof(why), "%zu spot price%s of %s (DescribeSpotPriceHistory)", n,
+			 n == 1 ? "" : "s", types);
+	if ((a = add_action(c, GB_RECONCILE_SPOT, x->region, NULL, why)))
+		settle(c, a, NULL, rc, e.text);
+}
+
+/*
+ * A full pass, not a dry run: once per region, the spot prices in effect
+ * of the types the spot rungs can launch there, when one of them is older
+ * than policy.spot_price_ttl.  A failure is the region's action's error:
+ * cost keeps using what was cached (or the price file).
+ */
+static gb_err_t do_spot(struct rctx *c, gb_error_t *err)
+{
+	struct spot_asks a = { 0 };
+
+	if (c->o->dry_run)
+		return GB_E_OK;
+	if (!spot_collect(c->o->conf, &a)) {
+		spot_asks_free(&a);
+		return gb_errorf(err, GB_E_NOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < a.n; i++)
+		if (!spot_fresh(c, &a.v[i]))
+			spot_region(c, &a.v[i]);
+	spot_asks_free(&a);
+	return GB_E_OK;
+}
+
+/*****************************************************************************
  *  COOLDOWN: nodes left DOWN by a resume that could not launch
  *****************************************************************************/
 
@@ -1161,7 +1335,7 @@ static gb_err_t do_held(struct rctx *c, gb_error_t *err)
 	struct gb_slurm_held_list *l = NULL;
 	struct gb_policy_held *v = NULL;
 	struct gb_strv created = { 0 };
-	char lq[GB_ERROR_TEXT_MAX + 8], tok[64], home[GB_REGION_NAME_MAX];
+	char lq[GB_ERROR_TEXT_MAX + 8], tok[64], home[GB_REGION_NAME_MAX], budget[128];
 	gb_error_t e = { 0 };
 	gb_err_t rc;
 
@@ -1190,6 +1364,12 @@ static gb_err_t do_held(struct rctx *c, gb_error_t *err)
 			.partition = j->partition, .name = j->name, .tres = j->tres,
 			.nodes = (int)nodes, .gpus = j->gpus, .time_limit = j->time_limit,
 		};
+		gb_cost_token(j->admin_comment, &v[i].cost, &v[i].cost_worst);
+		if (gb_admin_token(j->admin_comment, GB_BUDGET_KEY, budget, sizeof(budget)) &&
+		    budget[0] && !(v[i].budget = strdup(budget))) {
+			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
+			goto out;
+		}
 		if (gb_intent_home_region(j->admin_comment, home, sizeof(home), NULL) == GB_E_OK &&
 		    (v[i].home = strdup(home)) == NULL) {
 			rc = gb_errorf(err, GB_E_NOMEM, "out of memory");
@@ -1228,8 +1408,10 @@ static gb_err_t do_held(struct rctx *c, gb_error_t *err)
 			settle(c, a, created.v[i], nrc, e.text);
 	}
 out:
-	for (size_t i = 0; v && i < l->n; i++)
+	for (size_t i = 0; v && i < l->n; i++) {
 		free((char *)v[i].home);
+		free((char *)v[i].budget);
+	}
 	free(v);
 	gb_strv_free(&created);
 	gb_slurm_held_list_free(l);
@@ -1598,6 +1780,20 @@ static gb_err_t do_prune(struct rctx *c, gb_error_t *err)
 	return GB_E_OK;
 }
 
+/*
+ * SPEND: the month's spend per budget scope, for the job_submit plugin
+ * (<state_dir>/spend; only when policy.budgets is set).  A failure is
+ * logged: the plugin keeps judging with the previous summary.
+ */
+static void do_spend(struct rctx *c)
+{
+	char lq[GB_ERROR_TEXT_MAX + 8];
+	gb_error_t e;
+
+	if (gb_policy_spend_refresh(c->o->conf, c->o->st, c->now, &e))
+		gb_log_error("spend_summary_failed error=%s", gb_log_q(lq, sizeof(lq), e.text));
+}
+
 /*****************************************************************************
  *  The pass
  *****************************************************************************/
@@ -1629,6 +1825,45 @@ static void ctx_free(struct rctx *c)
 	gb_strv_free(&c->listed);
 	if (c->nodes_owned)
 		gb_slurm_node_list_free(c->nodes);
+}
+
+/*
+ * The pass as the last run of "reconcile" (a full pass) or
+ * "reconcile_cheap" in the state file (runs, schema 8): the metrics and
+ * `gpuburstctl why` read it.  Its findings by kind, and why a part was
+ * skipped.  A failure to record is logged, never the pass's.
+ */
+static void record_run(struct rctx *c, gb_err_t pass_rc)
+{
+	const struct gb_reconcile_opts *o = c->o;
+	struct gb_reconcile_report *rep = c->rep;
+	json_t *d = json_object();
+	char *detail = NULL, lq[GB_ERROR_TEXT_MAX + 8];
+	struct gb_run r = {
+		.name = o->cheap || !o->orch ? "reconcile_cheap" : "reconcile",
+		.started_at = c->now, .ok = pass_rc == GB_E_OK,
+		.actions = (long)rep->n, .failed = (long)rep->failed,
+	};
+	gb_error_t e;
+
+	r.finished_at = gb_time_now();
+	if (r.finished_at < r.started_at)
+		r.finished_at = r.started_at;
+	for (int k = 0; d && k < GB_RECONCILE_KIND_COUNT; k++)
+		if (rep->counts[k])
+			json_object_set_new(d, gb_reconcile_kind_name((enum gb_reconcile_kind)k),
+					    json_integer((json_int_t)rep->counts[k]));
+	if (d && rep->cloud_error)
+		json_object_set_new(d, "cloud_error", json_string(rep->cloud_error));
+	if (d && rep->slurm_error)
+		json_object_set_new(d, "slurm_error", json_string(rep->slurm_error));
+	if (d)
+		detail = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS);
+	r.detail = detail;
+	if (gb_state_run_record(o->st, &r, &e))
+		gb_log_warn("reconcile_run_not_recorded error=%s", gb_log_q(lq, sizeof(lq), e.text));
+	free(detail);
+	json_decref(d);
 }
 
 gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
@@ -1667,6 +1902,8 @@ gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 		    (rc = do_orphans(&c, err)))
 			goto out;
 		do_groups(&c);
+		if ((rc = do_spot(&c, err)))
+			goto out;
 	} else if ((rc = do_notice(&c, err))) {
 		goto out;
 	}
@@ -1677,7 +1914,11 @@ gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 		rc = do_release(&c, err);
 	if (rc == GB_E_OK && o->prune)
 		rc = do_prune(&c, err);
+	if (rc == GB_E_OK && !o->dry_run)
+		do_spend(&c);
 out:
+	if (!o->dry_run && !o->only_notice)
+		record_run(&c, rc);
 	ctx_free(&c);
 	return rc;
 }

@@ -159,9 +159,49 @@ static size_t job_types(const struct gb_conf_nodeset *ns, const char *features,
  * the text of its name and comment ([text]) and the nodeset's types its
  * constraint names (OUT [types], *n_types; 0: any).
  */
+/* Whose job a request is for (cost tags and attribution). */
+struct owner {
+	char user[65], account[65], partition[256];
+};
+
+static const char *owner_field(const char *s)
+{
+	return s && *s ? s : NULL;
+}
+
+/*
+ * The owner the request recorded, else Slurm's answer [jt], recorded now:
+ * the first launch's tags are every re-sent attempt's (ClientToken).
+ */
+static void job_owner(struct wthread *t, const struct gb_request *req,
+		      const struct gb_slurm_job_text *jt, struct owner *o)
+{
+	char lq[GB_ERROR_TEXT_MAX + 8];
+	gb_error_t e;
+
+	if (req->job_user || req->job_account || req->job_partition) {
+		snprintf(o->user, sizeof(o->user), "%s", req->job_user ? req->job_user : "");
+		snprintf(o->account, sizeof(o->account), "%s",
+			 req->job_account ? req->job_account : "");
+		snprintf(o->partition, sizeof(o->partition), "%s",
+			 req->job_partition ? req->job_partition : "");
+		return;
+	}
+	if (!jt)
+		return;
+	snprintf(o->user, sizeof(o->user), "%s", jt->user ? jt->user : "");
+	snprintf(o->account, sizeof(o->account), "%s", jt->account ? jt->account : "");
+	snprintf(o->partition, sizeof(o->partition), "%s", jt->partition ? jt->partition : "");
+	if (gb_state_request_set_owner(t->st, req->id, owner_field(o->user),
+				       owner_field(o->account), owner_field(o->partition), &e))
+		gb_log_warn("owner_unrecorded req=%s job=%lld error=%s", req->id,
+			    (long long)req->job_id, gb_log_q(lq, sizeof(lq), e.text));
+}
+
 static const char *job_intent(struct wthread *t, const struct gb_request *req,
 			      char *buf, size_t n, char *text, size_t tn,
-			      const char **types, size_t max_types, size_t *n_types)
+			      const char **types, size_t max_types, size_t *n_types,
+			      struct owner *o)
 {
 	char lq[GB_ERROR_TEXT_MAX + 8];
 	struct gb_slurm_job_text jt;
@@ -171,9 +211,11 @@ static const char *job_intent(struct wthread *t, const struct gb_request *req,
 
 	text[0] = '\0';
 	*n_types = 0;
+	memset(o, 0, sizeof(*o));
 	if (req->job_id <= 0 || req->job_id > 4294967295LL)
 		return NULL;
 	rc = gb_slurm_job_text((uint32_t)req->job_id, &jt, &e);
+	job_owner(t, req, rc ? NULL : &jt, o);
 	if (rc) {
 		if (rc != GB_E_NOTFOUND)
 			gb_log_warn("intent_unreadable req=%s job=%lld error=%s", req->id,
@@ -415,6 +457,7 @@ gb_err_t worker_resume(struct wthread *t, const struct gb_request *req,
 	size_t nu = 0, filled = 0, no_ip = 0, reused = 0, open = 0;
 	char home[GB_REGION_NAME_MAX], reason[GB_ORCH_REASON_MAX + 64];
 	char text[1024];
+	struct owner own;
 	const char *types[16];
 	size_t n_types = 0;
 	gb_err_t rc;
@@ -434,7 +477,10 @@ gb_err_t worker_resume(struct wthread *t, const struct gb_request *req,
 	}
 	addrs_free(&set);
 	ro.home_region = job_intent(t, req, home, sizeof(home), text, sizeof(text), types,
-				    GB_ARRAY_LEN(types), &n_types);
+				    GB_ARRAY_LEN(types), &n_types, &own);
+	ro.user = owner_field(own.user);
+	ro.account = owner_field(own.account);
+	ro.partition = owner_field(own.partition);
 	if (text[0])
 		ro.untrusted = text;
 	if (n_types) {

@@ -18,6 +18,10 @@ control POST /_sim/capacity '{"az": "ap-southeast-1a", "instance_type": "g5.xlar
 JOB=$(submit --gres=gpu:a10g:1 --wrap 'echo "node=$SLURMD_NODENAME gpus=$CUDA_VISIBLE_DEVICES"; sleep 2')
 wait_for 30 "job $JOB running" '[ "$(job_state $JOB)" = RUNNING ]'
 NODE=$(lab squeue -h -j "$JOB" -o %N)
+# whose job, as Slurm says (read while it runs: a finished job leaves squeue)
+JUSER=$(lab squeue -h -j "$JOB" -o %u)
+JPART=$(lab squeue -h -j "$JOB" -o %P)
+[ -n "$JUSER" ] && [ -n "$JPART" ] || fail "squeue: no user or partition of job $JOB"
 REQ=$(request_of "$NODE")
 [ -n "$REQ" ] || fail "no resume request recorded for $NODE"
 expect_eq "request $REQ" "$(sql "SELECT kind, state, result, launched, job_id FROM requests WHERE id='$REQ'")" "resume|done|success|1|$JOB"
@@ -29,8 +33,12 @@ expect_eq "record" "$REC" "$IID|ap-southeast-1|ap-southeast-1a|$ADDR|1"
 expect_eq "NodeAddr" "$(node_field "$NODE" NodeAddr)" "$(registered_addr "$ADDR")"
 case "$ADDR" in 127.42.1.*) ;; *) fail "NodeAddr $ADDR is not in Singapore's subnet 127.42.1.0/24" ;; esac
 expect_eq "attempts only at home" "$(regions_tried "$REQ")" ap-southeast-1
-expect_eq "sim instance" "$(sim_instances "[[i['state'], i['region'], i['private_ip'], {k: v for k, v in i['tags'].items() if k != 'gpuburst:agent'}] for i in ins if i['id'] == '$IID'][0]")" \
+expect_eq "sim instance" "$(sim_instances "[[i['state'], i['region'], i['private_ip'], {k: v for k, v in i['tags'].items() if k not in ('gpuburst:agent', 'gpuburst:job', 'gpuburst:user', 'gpuburst:account', 'gpuburst:partition')}] for i in ins if i['id'] == '$IID'][0]")" \
 	"[\"running\", \"ap-southeast-1\", \"$ADDR\", {\"Name\": \"$NODE\", \"gpuburst:capacity\": \"on-demand\", \"gpuburst:cluster\": \"e2e\", \"gpuburst:node\": \"$NODE\", \"gpuburst:request\": \"$REQ\"}]"
+# the cost tags (policy.cost_tags' defaults): whose job, as Slurm said
+expect_eq "cost tags" "$(sim_instances "[[i['tags'].get(k, '-') for k in ('gpuburst:job', 'gpuburst:user', 'gpuburst:partition')] for i in ins if i['id'] == '$IID'][0]")" \
+	"[\"$JOB\", \"$JUSER\", \"$JPART\"]"
+expect_eq "owner recorded" "$(sql "SELECT job_user, job_partition FROM requests WHERE id='$REQ'")" "$JUSER|$JPART"
 expect_eq "instances in the cloud" "$(sim_instances "len(ins)")" 1
 # the instance's side: gpuburst-node found its node, checked its GPU, started slurmd
 wait_for 10 "$IID's gpuburst:agent tag" \
@@ -55,6 +63,19 @@ expect_eq "NodeAddr cleared" "$(node_field "$NODE" NodeAddr)" "$NODE"
 wait_for 10 "instance $IID terminated in the cloud" '[ "$(sim_state $IID)" = terminated ]'
 expect_eq "live instances" "$(sim_instances "len([i for i in ins if i['state'] != 'terminated'])")" 0
 ok "suspend terminated $IID, closed its record (launched_at, terminated_at), cleared NodeAddr; $NODE is idle~"
+
+# --- cost: instance-seconds x the price file's price, by user and by job
+printf '%s\n' "gpuburst-prices 1" "refreshed 2026-12-01T00:00:00Z" "source e2e" \
+	"ap-southeast-1 g5.xlarge on-demand 36" >"$STATE/prices"
+SECS=$(sql "SELECT terminated_at - launched_at FROM instances WHERE instance_id='$IID'")
+ctl --json cost --by user --since 1d >"$TMP/cost.json" 2>"$TMP/cost.err" || fail "gpuburstctl cost: $(cat "$TMP/cost.err")"
+expect_eq "cost by user" "$("$PYTHON3" -c 'import json, sys
+d = json.load(open(sys.argv[1])); r = d["rows"]
+print(len(r), r[0]["user"], r[0]["instances"], abs(r[0]["usd"] - float(sys.argv[2]) * 0.01) < 1e-6,
+      abs(d["total"]["instance_hours"] * 3600 - float(sys.argv[2])) < 1e-3)' "$TMP/cost.json" "$SECS")" \
+	"1 $JUSER 1 True True"
+ctl cost --by job --since 1d | grep -Eq "^$JOB +1 " || fail "gpuburstctl cost --by job: $(ctl cost --by job --since 1d)"
+ok "gpuburstctl cost: $JUSER's job $JOB cost its instance's $SECS s x 0.01 USD, by user and by job"
 
 # --- a cloud node in no nodeset: DOWN with a reason, nothing launched
 N_BEFORE=$(sim_instances "len(ins)")

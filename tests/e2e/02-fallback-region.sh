@@ -31,6 +31,23 @@ run_job gpu-1
 expect_eq "region of gpu-1" "$REGION" ap-south-1
 expect_eq "home refused first" "$(sql "SELECT count(*) FROM attempts WHERE request_id='$REQ' AND region='ap-southeast-1' AND error_code='InsufficientInstanceCapacity'")" 1
 ok "job $JOB: Singapore refused (InsufficientInstanceCapacity), the instance is in Mumbai, the nearest fallback"
+# why: the same story in sentences, for the job and for its node
+ctl why "$JOB" >"$TMP/why.out" 2>&1 || fail "why $JOB: $(cat "$TMP/why.out")"
+IID=$(sql "SELECT instance_id FROM instances WHERE request_id='$REQ' AND node='gpu-1'")
+grep -Eq "^Job $JOB \(.*\) is COMPLETED" "$TMP/why.out" &&
+	grep -q "^Request $REQ: resume of 1 node gpu-1 (nodeset a10g, g5.xlarge, home ap-southeast-1), made .*: done\.$" "$TMP/why.out" &&
+	grep -q "^Plan v1 (heuristic): regions ap-southeast-1, ap-south-1, .*, in that order; initial plan: " "$TMP/why.out" &&
+	grep -q "^Call 1 .*: RunInstances of 1 g5.xlarge (on-demand) in ap-southeast-1/ap-southeast-1a was refused: InsufficientInstanceCapacity" "$TMP/why.out" &&
+	grep -q "^Call 2 .*: RunInstances of 1 g5.xlarge (on-demand) in ap-south-1/ap-south-1[ab] gave 1\.$" "$TMP/why.out" &&
+	grep -q "^Instance $IID in ap-south-1[ab] for gpu-1: " "$TMP/why.out" &&
+	grep -q "^Now: every node got its instance (1)" "$TMP/why.out" ||
+	fail "why $JOB said: $(cat "$TMP/why.out")"
+ctl why gpu-1 >"$TMP/whyn.out" 2>&1 || fail "why gpu-1: $(cat "$TMP/whyn.out")"
+grep -q "^Slurm says node gpu-1 is " "$TMP/whyn.out" &&
+	grep -q "^Node gpu-1 belongs to nodeset a10g (g5.xlarge, home region ap-southeast-1, partition " "$TMP/whyn.out" &&
+	grep -q "^Request $REQ: resume of 1 node gpu-1 " "$TMP/whyn.out" ||
+	fail "why gpu-1 said: $(cat "$TMP/whyn.out")"
+ok "why $JOB and why gpu-1: the refusal in Singapore, the instance in Mumbai, in sentences"
 
 # --- home and Mumbai empty: Tokyo, not the nearer Osaka.  gpu-1's Mumbai
 # instance goes first: its termination (SuspendTime) would give its slot

@@ -22,13 +22,16 @@ run() {	# run CLUSTER NODE: prints the new instance's id
 }
 T0=$(date +%s)
 ORPHAN=$(run e2e gpu-4)
+# launched by then: the AWS CLI itself takes seconds on a loaded machine,
+# so the orphan's age counts from here (T0 bounds it from the other side)
+T1=$(date +%s)
 OTHER=$(run other-cluster gpu-4)
 
 ctl --json reconcile --dry-run >"$TMP/d1.json" 2>"$TMP/d1.err" || fail "dry run: $(cat "$TMP/d1.err")"
 expect_eq "too young to be an orphan" "$(jq_py "$TMP/d1.json" "[a for a in d['actions'] if a['action'] == 'orphan']")" "[]"
 
 [ $(($(date +%s) - T0)) -lt 15 ] || fail "the first dry run came $(($(date +%s) - T0)) s after the launch: too late to tell"
-wait_for 30 "the orphan 15 s old" '[ $(date +%s) -gt $((T0 + 18)) ]'
+wait_for 40 "the orphan 15 s old" '[ $(date +%s) -gt $((T1 + 18)) ]'
 ctl --json reconcile --dry-run >"$TMP/d2.json" 2>"$TMP/d2.err" || fail "dry run: $(cat "$TMP/d2.err")"
 expect_eq "dry run" "$(jq_py "$TMP/d2.json" "[(a['action'], a['target'], a['done']) for a in d['actions']]")" \
 	"[[\"orphan\", \"ap-northeast-1#$ORPHAN\", false]]"

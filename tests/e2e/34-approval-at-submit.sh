@@ -38,7 +38,7 @@ req_of() { sql "SELECT id FROM requests WHERE job_id=$1 AND nodes IS NULL"; }
 
 JOB=$(held --gres=gpu:a10g:1 -N 2 -t 30 -J train --wrap 'srun hostname')
 expect_eq "sbatch said" "$(cat "$TMP/sbatch.err")" \
-	"sbatch: gpuburst: this job needs 2 cloud nodes, more than the approval threshold of 1 (dev): it is held until an administrator approves it (gpuburstctl approvals)"
+	"sbatch: gpuburst: this job needs 2 cloud nodes, more than the approval threshold of 1 (dev): it is held until an administrator approves it (gpuburstctl approvals; gpuburstctl why JOB tells its story)"
 expect_eq "job $JOB" "$(job_state "$JOB") $(reason "$JOB")" "PENDING JobHeldUser"
 expect_eq "AdminComment" "$(job_field "$JOB" AdminComment)" "gpuburst:approval=pending/2"
 sleep 2
@@ -62,7 +62,7 @@ ctl --json approvals >"$TMP/a.json" || fail "approvals"
 expect_eq "approvals --json" "$(jq_py "$TMP/a.json" "[(a['request_id'], a['rule'], a['held_at_submit'], a['job']['user'], a['job']['partition'], a['job']['name'], a['job']['gpus'], a['job']['time_limit_minutes'], a['request']['node_count']) for a in d['approvals'] if a['request']['job_id'] == $JOB]")" \
 	"[[\"$REQ\", \"size\", true, \"root\", \"gpu\", \"train\", 2, 30, 2]]"
 ctl approvals >"$TMP/a.txt" || fail "approvals"
-grep -q "^$REQ  *$JOB  *root  .* gpu  *train  *2  *2  *0:30:00  *-  *size  *2 nodes for job $JOB > dev threshold 1 (held at submit)  *in [0-9]" "$TMP/a.txt" ||
+grep -q "^$REQ  *$JOB  *root  .* gpu  *train  *2  *2  *0:30:00  *-  *-  *size  *2 nodes for job $JOB > dev threshold 1 (held at submit)  *in [0-9]" "$TMP/a.txt" ||
 	fail "approvals table: $(cat "$TMP/a.txt")"
 wait_for 15 "two notifications" '[ "$(notified)" = 2 ]'
 ctl reconcile >"$TMP/rec2.out" 2>&1 || fail "reconcile again: $(cat "$TMP/rec2.out")"
@@ -71,6 +71,19 @@ expect_eq "requests of job $JOB" "$(sql "SELECT count(*) FROM requests WHERE job
 sleep 1
 expect_eq "notifications" "$(notified)" 2
 ok "reconcile recorded $REQ (no nodes, pending_approval, expires after submit_approval_timeout), made it JobHeldAdmin, notified once; approvals shows root, gpu, train, 2 GPUs, 0:30:00, rule size; a second pass adds nothing"
+
+# why: the held job in plain sentences, and what an administrator can do
+ctl why "$JOB" >"$TMP/why.out" 2>&1 || fail "why $JOB: $(cat "$TMP/why.out")"
+grep -Eq "^Job $JOB \(.*user root, .*\) is PENDING \(JobHeldAdmin\), submitted " "$TMP/why.out" &&
+	grep -q "^Request $REQ: resume of 2 nodes (decided at submit: no nodes yet) .*: pending_approval\.$" "$TMP/why.out" &&
+	grep -q "^It needs an administrator's approval: .* Who may decide: root, the SlurmUser" "$TMP/why.out" &&
+	grep -q "^Now: it waits for that decision; no ResumeTimeout runs while the job is held\.$" "$TMP/why.out" &&
+	grep -q "^  approve it: gpuburstctl approve $REQ$" "$TMP/why.out" ||
+	fail "why $JOB said: $(cat "$TMP/why.out")"
+ctl --json why "$JOB" >"$TMP/why.json" 2>&1 || fail "why --json: $(cat "$TMP/why.json")"
+expect_eq "why --json" "$(jq_py "$TMP/why.json" '[d["subject"]["job"], d["slurm"]["reason"], d["requests"][0]["id"], d["requests"][0]["state"], len(d["says"]) >= 4, any(x.startswith("approve it") for x in d["can_do"])]')" \
+	"[$JOB, \"JobHeldAdmin\", \"$REQ\", \"pending_approval\", true, true]"
+ok "why $JOB: held by Slurm (JobHeldAdmin), request $REQ waits for a decision, who may decide, how to approve; --json"
 
 # twice ResumeTimeout: no Slurm clock runs while the job is held
 sleep $((2 * RESUME_TIMEOUT))

@@ -454,6 +454,7 @@ EOF
 		[ "$TRAIN" -gt 0 ] && echo "  allowed_families: [g5, g6, p5, p5e, p5en]"
 		[ -n "${ADMINS:-}" ] && echo "admins: $ADMINS"
 		[ -n "${PLANNER:-}" ] && echo "planner: $PLANNER"
+		[ -n "${CONF_EXTRA:-}" ] && printf '%s\n' "$CONF_EXTRA"
 		true
 	} >"$CONF"
 	"$CTL" -c "$CONF" config check >/dev/null 2>"$TMP/check.err" ||

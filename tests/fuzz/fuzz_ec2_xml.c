@@ -42,6 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gb_ec2_az_list *az = NULL;
 	struct gb_ec2_capacity_reservation_list *cr_l = NULL;
 	struct gb_ec2_capacity_block_offering_list *cb = NULL;
+	struct gb_ec2_spot_price_list *sp = NULL;
 	struct gb_ec2_error ae;
 	struct gb_creds_snapshot cr = { 0 };
 	char *rid = NULL, *arn = NULL;
@@ -82,6 +83,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	gb_ec2_capacity_block_offering_list_free(cb);
+	if (gb_ec2_xml_parse_spot_price_history(body, size, &sp, &e) == GB_E_OK) {
+		for (size_t i = 0; i < sp->n; i++) {
+			if (!sp->v[i].availability_zone || !sp->v[i].instance_type ||
+			    !sp->v[i].product_description || !(sp->v[i].price > 0) ||
+			    !(sp->v[i].timestamp > 0))
+				abort();	/* the parser promises every member */
+		}
+	}
+	gb_ec2_spot_price_list_free(sp);
 	gb_ec2_xml_parse_ack(body, size, "CreateTagsResponse", &rid, &e);
 	free(rid);
 	if (gb_sts_parse_credentials(body, size, "AssumeRoleResult", &cr, &arn,

@@ -254,6 +254,42 @@ expect_eq "On-Demand g6e.xlarge of ap-south-1b" \
 	'[0]'
 ok "Spot: SpotMaxPriceTooLow, InvalidParameterCombination, a launch with instanceLifecycle spot from the Spot pool only, then the Spot ICE"
 
+# --- describe-spot-price-history: the scenario's Spot price of each pool, as
+# botocore parses it (all pages: it must take EC2's empty nextToken as the end)
+sph() {	# sph OUTFILE [OPTION...]
+	out="$1"
+	shift
+	awsc ec2 describe-spot-price-history "$@" >"$out" 2>"$TMP/err"
+}
+sph "$TMP/sph.json" || fail "describe-spot-price-history: $(cat "$TMP/err")"
+expect_eq "Spot prices: AZ, type, product, price" \
+	"$(jget "$TMP/sph.json" '[(p["AvailabilityZone"], p["InstanceType"], p["ProductDescription"], p["SpotPrice"]) for p in d["SpotPriceHistory"]]')" \
+	'[["ap-south-1b", "g6e.xlarge", "Linux/UNIX", "0.600000"]]'
+expect_eq "a timestamp botocore read" \
+	"$(jget "$TMP/sph.json" 'd["SpotPriceHistory"][0]["Timestamp"][:2]')" 20
+sph "$TMP/sph.json" --instance-types g6e.xlarge g6.xlarge --product-descriptions Linux/UNIX \
+	--availability-zone ap-south-1b --start-time 2026-01-01T00:00:00Z --page-size 1 ||
+	fail "describe-spot-price-history with parameters: $(cat "$TMP/err")"
+expect_eq "g6e.xlarge and g6.xlarge of ap-south-1b" \
+	"$(jget "$TMP/sph.json" '[p["InstanceType"] for p in d["SpotPriceHistory"]]')" '["g6e.xlarge"]'
+sph "$TMP/sph.json" --end-time 2020-01-01T00:00:00Z --filters Name=spot-price,Values='0.6*' ||
+	fail "describe-spot-price-history --end-time: $(cat "$TMP/err")"
+expect_eq "prices set after --end-time" "$(jget "$TMP/sph.json" 'len(d["SpotPriceHistory"])')" 0
+for bad in "--availability-zone ap-south-1z:InvalidParameterValue" \
+	   "--instance-types p9.huge:InvalidParameterValue" \
+	   "--product-descriptions Linux:InvalidParameterValue" \
+	   "--filters Name=state,Values=active:InvalidParameterValue" \
+	   "--start-time 2026-01-02T00:00:00Z --end-time 2026-01-01T00:00:00Z:InvalidParameterValue" \
+	   "--max-results 1001:InvalidParameterValue" \
+	   "--next-token gbsim-nope:InvalidNextToken" \
+	   "--dry-run:DryRunOperation"; do
+	# shellcheck disable=SC2086
+	sph /dev/null ${bad%:*} && fail "describe-spot-price-history ${bad%:*} succeeded"
+	grep -q "(${bad##*:}) when calling the DescribeSpotPriceHistory operation" "$TMP/err" ||
+		fail "describe-spot-price-history ${bad%:*}: want ${bad##*:}: $(cat "$TMP/err")"
+done
+ok "describe-spot-price-history: the one Spot pool's price (0.600000, Linux/UNIX) with a timestamp botocore reads, by type, product, AZ, start time and page size, none before --end-time; a bad AZ, type, product, filter, time range or MaxResults InvalidParameterValue, a bad token InvalidNextToken, --dry-run DryRunOperation"
+
 # --- MetadataOptions.InstanceMetadataTags as botocore sends it, and the
 # instance metadata service: the instance (by its address) reads its tags
 if awsc ec2 run-instances --image-id "$AMI" --instance-type g6.xlarge --count 1 \

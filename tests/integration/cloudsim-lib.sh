@@ -147,6 +147,17 @@ cloud:
 EOF
 }
 
+# conf_creds: on stdout, the lines of cloud.credentials with the static
+# test keys the simulator accepts (after conf_head and any other cloud keys)
+conf_creds() {
+	cat <<EOF
+  credentials:
+    access_key_id: AKIDEXAMPLE
+    secret_access_key: wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY
+    imds: false
+EOF
+}
+
 # ctl_conf: $TMP/gb.yaml for the ctl-*.sh tests on the default scenario:
 # fixed keys, the region ap-south-1 (its AMI, subnet-aps1a-1), nodeset g5
 # homed there; then ctl ARG... runs $CTL with it, Slurm absent (SLURM_CONF
@@ -154,11 +165,8 @@ EOF
 ctl_conf() {
 	{
 		conf_head
+		conf_creds
 		cat <<EOF
-  credentials:
-    access_key_id: AKIDEXAMPLE
-    secret_access_key: wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY
-    imds: false
 regions:
   - name: ap-south-1
     ami: ami-0a1b2c3d4e5f60001

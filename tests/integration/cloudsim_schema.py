@@ -480,6 +480,7 @@ def run_all(sim):
              "DryRunOperation", "(DryRun)")
     accepted(sim, bodies, "TerminateInstances", {"InstanceIds": ids[-1:]})
     capacity_reservations(sim, bodies, seen)
+    spot_price_history(sim, bodies)
     return bodies, seen
 
 
@@ -559,6 +560,46 @@ def capacity_reservations(sim, bodies, seen):
             accepted(sim, bodies, "DescribeCapacityBlockOfferings", {
                 "CapacityDurationHours": 24, "NextToken": off["NextToken"]},
                 what="(NextToken)")
+
+
+def spot_price_history(sim, bodies):
+    """DescribeSpotPriceHistory: the scenario's two Spot pools, parsed back
+    (SpotPrice a string, Timestamp a datetime), one page at a time until
+    the empty nextToken EC2 ends with."""
+    hist = accepted(sim, bodies, "DescribeSpotPriceHistory", {
+        "InstanceTypes": ["g5.xlarge", "g6.xlarge"], "DryRun": False,
+        "ProductDescriptions": ["Linux/UNIX"], "AvailabilityZone": "ap-south-1a",
+        "StartTime": datetime.datetime(2000, 1, 1),
+        "EndTime": datetime.datetime(2100, 1, 1),
+        "Filters": [{"Name": "spot-price", "Values": ["0.42*"]}]})
+    if hist is not None:
+        got = [(p.get("AvailabilityZone"), p.get("InstanceType"),
+                p.get("ProductDescription"), p.get("SpotPrice"),
+                isinstance(p.get("Timestamp"), datetime.datetime))
+               for p in hist.get("SpotPriceHistory", [])]
+        if got != [("ap-south-1a", "g5.xlarge", "Linux/UNIX", "0.420000", True)] \
+           or hist.get("NextToken"):
+            fail("DescribeSpotPriceHistory parsed as %r" % hist)
+    seen, token, pages = [], None, 0
+    while pages < 5:
+        params = {"MaxResults": 1}
+        if token:
+            params["NextToken"] = token
+        page = accepted(sim, bodies, "DescribeSpotPriceHistory", params,
+                        what="(page %d)" % (pages + 1))
+        if page is None:
+            return
+        pages += 1
+        seen += [p["InstanceType"] for p in page.get("SpotPriceHistory", [])]
+        token = page.get("NextToken")
+        if not token:
+            break
+    if seen != ["g5.xlarge", "g6.xlarge"]:
+        fail("DescribeSpotPriceHistory MaxResults 1: %r in %d pages" % (seen, pages))
+    else:
+        ok("DescribeSpotPriceHistory: parsed by botocore (SpotPrice a string, "
+           "Timestamp a datetime), MaxResults 1 in %d pages to the empty "
+           "nextToken" % pages)
 
 
 def check_coverage(schema, bodies, model):

@@ -49,7 +49,7 @@ ctl reconcile --dry-run >"$TMP/out" 2>"$TMP/err"
 expect_eq "dry run exit (no Slurm)" "$?" 29
 grep -q "^notice  *ap-south-1#$i2  *g5-2  *would  *tag \"unhealthy: nvidia-smi: 3 GPUs, expected 4\" and no Slurm reason: offering ap-south-1/ap-south-1a g5.xlarge spot dry" "$TMP/out" ||
 	fail "dry run: $(cat "$TMP/out")"
-grep -q 'notice 1, held 0), dry run: nothing changed' "$TMP/out" || fail "dry run summary: $(cat "$TMP/out")"
+grep -q 'notice 1, held 0, spot 0), dry run: nothing changed' "$TMP/out" || fail "dry run summary: $(cat "$TMP/out")"
 expect_eq "i2 after the dry run" "$(state_of "$i2")" running
 ctl --json instances >"$TMP/inst.json" || fail "instances"
 expect_eq "no tag kept by a dry run" "$(jget "$TMP/inst.json" '[i["agent"] for i in d["instances"]]')" '[null, null, null]'

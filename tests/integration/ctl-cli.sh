@@ -11,22 +11,19 @@
 . "$srcdir/ctl-lib.sh"
 
 write_conf() {	# FILE [EXTRA YAML]
-	cat >"$1" <<EOF
+	{
+		cat <<EOF
 cluster_name: t
 environment: prod
 state_dir: $tmp/state
 log: {file: $tmp/log/gb.log}
-regions:
-  - name: ap-south-1
-    ami: ami-1
-    azs: [{name: ap-south-1a, subnets: [subnet-1]}]
-fallback_groups:
-  g: {consumer_regions: [ap-southeast-1], fallback_regions: [ap-south-1]}
-nodesets:
-  - {name: g5, nodes: "g5-[1-40]", instance_type: g5.xlarge, home_region: ap-southeast-1}
+EOF
+		conf_mumbai 40
+		cat <<EOF
   - {name: g6, nodes: "g6-[1-40]", instance_type: g6.xlarge, home_region: ap-southeast-1}
 ${2:-}
 EOF
+	} >"$1"
 }
 mkdir -p "$tmp/log"
 chmod 777 "$tmp/log"
@@ -259,7 +256,7 @@ PY
 # approvals
 run 0 approvals
 # no Slurm here: the job's user, account, ... are dashes
-grep -q "^$PEND  *4712  *-  *-  *-  *-  *12  *-  *-  *g5-\[5-16\]  *-  *12 nodes for job 4712 > prod threshold 10  *in [0-9]" "$tmp/out" ||
+grep -q "^$PEND  *4712  *-  *-  *-  *-  *12  *-  *-  *-  *g5-\[5-16\]  *-  *12 nodes for job 4712 > prod threshold 10  *in [0-9]" "$tmp/out" ||
 	bad "approvals: $(cat "$tmp/out")"
 grep -q "$DENIED" "$tmp/out" && bad "approvals lists a decided one"
 run 0 approvals --all
@@ -458,6 +455,19 @@ usage 'invalid state "dead"' instances --state dead
 usage 'invalid request id "12"' instances --request 12
 usage 'invalid state "maybe"' approvals --state maybe
 usage 'which request?' approve
+ctl why login-1 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 8 ] && grep -q "why: 'login-1' is neither a job id nor a node of a nodeset: gpuburst does not own it" "$tmp/err" ||
+	bad "why login-1: exit $rc: $(cat "$tmp/err")"
+ctl --json metrics >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "the metrics are Prometheus text, not JSON: drop --json" "$tmp/err" ||
+	bad "--json metrics: exit $rc: $(cat "$tmp/err")"
+ok
+usage 'about which job (its id) or node (its name)?' why
+usage "job id '0' is not a Slurm job id" why 0
+usage "job id '99999999999' is not a Slurm job id" why 99999999999
+usage "unexpected argument 'x'" why 12 x
 usage 'invalid request id "x"' approve x
 usage 'unexpected argument "y"' approve 0123456789abcdef y
 usage '--count N is required' plan --type g5.xlarge

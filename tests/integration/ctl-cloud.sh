@@ -3,6 +3,7 @@
 # gpuburst-cloudsim: the plan for a type, count and home region (pools in
 # distance order, the approval verdict by size and by geography, JSON), and
 # with the LLM planner a rejected proposal shown with why (text, JSON);
+# policy.prefer's order and its words in the rationale;
 # plan and the other read-only commands creating no state directory;
 # doctor's checks one per line, JSON, the exit status of the first failed
 # check, a wrong secret and a world-writable state directory caught, no
@@ -49,7 +50,30 @@ grep -q '^Plan for 12 x g5.xlarge, home ap-southeast-1 (nodeset g5, planner heur
 	fail "plan header: $(cat "$TMP/plan.out")"
 grep -q '^  1  ap-south-1  ' "$TMP/plan.out" || fail "nearest region first: $(cat "$TMP/plan.out")"
 grep -q '^Approval: needed (12 nodes for job 1 > prod threshold 10)' "$TMP/plan.out" || fail "size verdict"
+grep -q '^Rationale: .*prefer' "$TMP/plan.out" && fail "nearest says something of prefer: $(cat "$TMP/plan.out")"
 ok "plan: pools nearest first, approval needed by size"
+
+# ---- policy.prefer cheapest: Tokyo, cheaper here, before Mumbai; the
+# rationale says so (the price file only for these plans)
+write_conf "$TMP/cheap.yaml" "$SECRET_OK" "policy: {prefer: cheapest}"
+made_state=
+[ -d "$TMP/state" ] || { mkdir -p "$TMP/state" && made_state=1; }
+printf '%s\n' 'gpuburst-prices 1' 'refreshed 2026-12-01T00:00:00Z' 'source test' \
+	'ap-south-1 g5.xlarge on-demand 1.46' 'ap-northeast-1 g5.xlarge on-demand 1.21' >"$TMP/state/prices"
+pctl() { env SLURM_CONF="$TMP/no-slurm.conf" AWS_EC2_METADATA_DISABLED=true "$CTL" -c "$TMP/cheap.yaml" "$@"; }
+pctl plan --type g5.xlarge --count 2 >"$TMP/plan.out" 2>"$TMP/plan.err" ||
+	fail "plan (cheapest): $(cat "$TMP/plan.out" "$TMP/plan.err")"
+grep -q '^  1  ap-northeast-1  ' "$TMP/plan.out" || fail "cheapest region first: $(cat "$TMP/plan.out")"
+grep -q '^Rationale: .*; prefer cheapest: ap-northeast-1 g5.xlarge 1.21 USD/h before ap-south-1 1.46 USD/h$' "$TMP/plan.out" ||
+	fail "plan (cheapest) rationale: $(cat "$TMP/plan.out")"
+sed -i 's/prefer: cheapest/prefer: nearest_within(25%)/' "$TMP/cheap.yaml"
+pctl --json plan --type g5.xlarge --count 2 >"$TMP/plan.json" || fail "plan (nearest_within) --json"
+expect_eq "plan (nearest_within) first region" "$(jget "$TMP/plan.json" 'd["plan"]["steps"][0]["region"]')" ap-south-1
+expect_eq "plan (nearest_within) rationale" "$(jget "$TMP/plan.json" 'd["plan"]["rationale"].split("; ")[-1]')" \
+	"prefer nearest_within(25%): ap-south-1 g5.xlarge 1.46 USD/h, ap-northeast-1 1.21 USD/h (within 25% of 1.21 USD/h)"
+rm -f "$TMP/state/prices"
+[ -z "$made_state" ] || rm -rf "$TMP/state"
+ok "plan: prefer cheapest and nearest_within(25%) order by price and say so in the rationale"
 
 ctl --json plan --type g5.xlarge --count 3 >"$TMP/plan.json" || fail "plan --json"
 expect_eq "plan schema" "$(jget "$TMP/plan.json" '[d["schema"], "error" in d]')" '["gpuburstctl/1", false]'

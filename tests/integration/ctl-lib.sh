@@ -15,3 +15,20 @@ fail=0
 n=0
 bad() { echo "FAIL: $*"; fail=1; }
 ok() { n=$((n + 1)); }
+
+# conf_mumbai NODES: the cloud part of these tests' configurations: Mumbai
+# (one AZ, one subnet) as the fallback of Singapore's consumers, and
+# nodeset g5 (g5-[1-NODES], g5.xlarge, homed in Singapore) last, so that a
+# caller may list more nodesets after it
+conf_mumbai() {
+	cat <<EOF
+regions:
+  - name: ap-south-1
+    ami: ami-1
+    azs: [{name: ap-south-1a, subnets: [subnet-1]}]
+fallback_groups:
+  g: {consumer_regions: [ap-southeast-1], fallback_regions: [ap-south-1]}
+nodesets:
+  - {name: g5, nodes: "g5-[1-$1]", instance_type: g5.xlarge, home_region: ap-southeast-1}
+EOF
+}

@@ -13,7 +13,8 @@
 . "$srcdir/ctl-lib.sh"
 
 write_conf() {	# FILE [EXTRA YAML]
-	cat >"$1" <<EOF
+	{
+		cat <<EOF
 cluster_name: t
 environment: prod
 state_dir: $tmp/state
@@ -23,16 +24,12 @@ cloud:
   connect_timeout: 1s
   max_retries: 0
   credentials: {access_key_id: AKIDEXAMPLE, secret_access_key: not-used, imds: false}
-regions:
-  - name: ap-south-1
-    ami: ami-1
-    azs: [{name: ap-south-1a, subnets: [subnet-1]}]
-fallback_groups:
-  g: {consumer_regions: [ap-southeast-1], fallback_regions: [ap-south-1]}
-nodesets:
-  - {name: g5, nodes: "g5-[1-40]", instance_type: g5.xlarge, home_region: ap-southeast-1}
+EOF
+		conf_mumbai 40
+		cat <<EOF
 ${2:-}
 EOF
+	} >"$1"
 }
 write_conf "$tmp/gb.yaml"
 C="$tmp/gb.yaml"
@@ -68,7 +65,7 @@ DONE=$(rid done) PEND=$(rid pending) DENIED=$(rid denied) SUSP=$(rid suspend)
 run 29 reconcile --cheap --dry-run
 grep -q '^prune  *state file  *-  *would  *1 finished request older than 90 days (policy.retention) and 13 rows of theirs (1 event, 0 instance records); 0 global events$' "$tmp/out" ||
 	bad "reconcile --dry-run report: $(cat "$tmp/out")"
-grep -q 'release 0, prune 1, group 0, block 0, notice 0, held 0), dry run: nothing changed' "$tmp/out" || bad "reconcile summary: $(cat "$tmp/out")"
+grep -q 'release 0, prune 1, group 0, block 0, notice 0, held 0, spot 0), dry run: nothing changed' "$tmp/out" || bad "reconcile summary: $(cat "$tmp/out")"
 [ "$(count "$DENIED")" = "1 True 0" ] || bad "a dry run pruned: $(count "$DENIED")"
 
 # ---- reconcile prunes: the old denied request goes with its rows; the old

@@ -10,6 +10,7 @@
 #  - the logrotate rules in --with-logrotateddir (default
 #    SYSCONFDIR/logrotate.d), the units in --with-systemdunitdir (default
 #    PREFIX/lib/systemd/system), none when configured "no";
+#  - the shipped price file in PKGDATADIR, where the programs look for it;
 #  - man pages filled for the build (no @placeholder@ left) that name its
 #    directories: for this build, and for a second configure of doc/ and
 #    etc/ with a prefix of the test's own (nothing to compile).
@@ -99,6 +100,17 @@ grep -qx "Before=munge.service gpuburst-node.service" "$mk_unit" &&
 	grep -qx "RequiredBy=munge.service" "$mk_unit" ||
 	fail "gpuburst-munge-key.service is not ordered before munged"
 [ -f "$root$sysconfdir/gpuburst/node.yaml.example" ] || fail "node.yaml.example not installed"
+# the price file shipped (etc/prices), where the programs look while
+# state_dir has none
+pkgdatadir=$(mkvar "$B" etc pkgdatadir)
+cmp -s "$root$pkgdatadir/prices" "$GB_TOP_SRCDIR/etc/prices" ||
+	fail "etc/prices not installed as $pkgdatadir/prices"
+mkdir "$TMP/st" && printf 'cluster_name: t\nstate_dir: %s\n' "$TMP/st" >"$TMP/p.yaml"
+SLURM_CONF="$TMP/no-slurm.conf" "$B/src/gpuburstctl/gpuburstctl" -c "$TMP/p.yaml" prices \
+	>"$TMP/out" 2>&1 || fail "gpuburstctl prices: $(cat "$TMP/out")"
+grep -qF "none installed at $pkgdatadir/prices:" "$TMP/out" ||
+	fail "gpuburstctl does not look for $pkgdatadir/prices: $(cat "$TMP/out")"
+ok "the shipped price file installed as $pkgdatadir/prices, where gpuburstctl looks"
 # every installed file, and those outside the directories configure was given
 localstatedir=$(mkvar "$B" etc localstatedir)
 plugindir=$(mkvar "$B" plugins/job_submit_gpuburst SLURM_PLUGINDIR)

@@ -110,7 +110,7 @@ rc=$?
 err=$(cat "$T/err")
 big=$(sed -n 's/^Submitted batch job //p' "$T/out")
 [ "$rc" = 0 ] && [ -n "$big" ] || bad "-N 3: rc=$rc stdout='$(cat "$T/out")'"
-[ "$err" = "sbatch: gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): it is held until an administrator approves it (gpuburstctl approvals)" ] ||
+[ "$err" = "sbatch: gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): it is held until an administrator approves it (gpuburstctl approvals; gpuburstctl why JOB tells its story)" ] ||
 	bad "-N 3: sbatch printed '$err'"
 [ "$(lab squeue -h -j "$big" -o '%T %r')" = "PENDING JobHeldUser" ] ||
 	bad "-N 3: squeue says '$(lab squeue -h -j "$big" -o '%T %r')'"
@@ -149,16 +149,20 @@ update 0 "" gres=gpu:a10g:2
 # woken by the next submission ("reloaded")
 if reconfigure_reexecs; then verb=loaded; else verb=reloaded; fi
 # reloaded DESC TEXT...: scontrol reconfigure, the reload woken, and then
-# the plugin's line that it loaded $yaml, with each TEXT in order
+# the plugin's line that it loaded $yaml, with each TEXT in order, since
+# the caller's log_mark.  The caller marks the log before it changes a
+# file: before 23.11 the reload thread checks once more a second after a
+# reconfigure (two in one second look alike to it), and that check may
+# load the change before the reconfigure below does.
 reloaded() {
 	local desc=$1
 	shift
-	log_mark
 	lab scontrol reconfigure || bad "$desc: scontrol reconfigure failed"
 	reload_wake
 	log_wait 10 "job_submit/gpuburst: $verb $yaml: " "$@" ||
 		{ bad "$desc: no '$verb' line with '$*':"; log_lines gpuburst; }
 }
+log_mark
 sed -i 's/^  route_gpu_jobs: true$/  route_gpu_jobs: false/' "$yaml"
 reloaded "routing off" "4 nodesets, burst partitions gpuburst, tokyo, GPU jobs without a partition left alone"
 submit --gres=gpu:a10g:1
@@ -169,6 +173,7 @@ accepted "routing off after reconfigure" Partition=cpu "Features=(null)"
 # and says why once; before it the reconfigure succeeds and the plugin
 # says once in all that it keeps the previous configuration (then, at
 # debug level, that the file is unchanged).
+log_mark
 sed -i 's/^  route_gpu_jobs: false$/  route_gpu_jobs: maybe/' "$yaml"
 ln=$(grep -n 'route_gpu_jobs: maybe' "$yaml" | cut -d: -f1)
 why="$yaml:$ln:19: 'route_gpu_jobs' must be a boolean (true, false, yes or no), got 'maybe'"
@@ -187,7 +192,6 @@ else
 	again="job_submit/gpuburst: reconfigure: $yaml unchanged"
 	want_n=1
 fi
-log_mark
 reconfigure_broken
 log_wait 10 "$want" || bad "no line '$want' after reconfigure"
 submit -p gpuburst --gres=gpu:a10g:1
@@ -202,6 +206,7 @@ accepted "broken file, reconfigured again" Partition=cpu
 got=$(grep -c -F "$want" "$log")
 [ "$got" = "$want_n" ] || { bad "want $want_n line(s) '$want' in slurmctld.log, got $got:"; grep 'job_submit/gpuburst' "$log" | tail -5; }
 
+log_mark
 sed -i 's/^  route_gpu_jobs: maybe$/  route_gpu_jobs: true/' "$yaml"
 reloaded "fixed file" "4 nodesets, burst partitions gpuburst, tokyo, GPU jobs without a partition routed"
 submit --gres=gpu:a10g:1
@@ -221,6 +226,7 @@ g5.12xlarge g5 48 196608 4 22888 0 x86_64 NVIDIA 1 1 15 yes A10G
 g6.xlarge g6 4 16384 1 22888 0 x86_64 NVIDIA 0 1 4 yes A10G
 g6e.xlarge g6e 4 32768 1 45776 0 x86_64 NVIDIA 0 1 4 yes L40S
 CATALOG
+log_mark
 mv "$T/catalog.new" "$catalog"
 reloaded "refreshed catalog" "4 nodesets" "catalog $catalog"
 submit --gres=gpu:a10g:1
@@ -229,6 +235,7 @@ accepted "refreshed catalog" Partition=gpuburst "Features=g5.xlarge|g5.12xlarge|
 # a damaged catalog is a configuration error like a damaged gpuburst.yaml
 # (the previous configuration stays), naming the file and line
 echo "gpuburst-catalog 9" > "$T/catalog.new"
+log_mark
 mv "$T/catalog.new" "$catalog"
 why="catalog $catalog:1: catalog format version 9, this gpuburst reads version 1"
 if reconfigure_reexecs; then
@@ -236,7 +243,6 @@ if reconfigure_reexecs; then
 else
 	want="error: job_submit/gpuburst: reconfigure: keeping the previous configuration: "
 fi
-log_mark
 reconfigure_broken
 log_wait 10 "$want" "$why" || { bad "no line '$want...$why' after reconfigure:"; log_lines gpuburst; }
 submit --gres=gpu:a10g:1
@@ -244,6 +250,7 @@ accepted "damaged catalog: the refreshed one still in use" Partition=gpuburst \
 	"Features=g5.xlarge|g5.12xlarge|g6.xlarge"
 
 # no catalog file: the built-in catalog again
+log_mark
 rm "$catalog"
 reloaded "no catalog file" "4 nodesets" "catalog built in"
 submit --gres=gpu:a10g:1

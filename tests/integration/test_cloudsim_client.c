@@ -425,6 +425,37 @@ static void test_spot(gb_ec2_t *ec2)
 	gb_ec2_instance_list_free(l);
 }
 
+/* DescribeSpotPriceHistory through the product's client: every page, the scenario's price. */
+static void test_spot_prices(gb_ec2_t *ec2)
+{
+	static const char *const linux_only[] = { GB_EC2_PRODUCT_LINUX };
+	static const char *const types[] = { "g6e.xlarge", "g5.xlarge" };
+	struct gb_ec2_spot_price_history_params p = {
+		.instance_types = types, .n_instance_types = 2,
+		.product_descriptions = linux_only, .n_product_descriptions = 1,
+		.start_time = gb_time_now() - 3600, .max_results = 1,
+	};
+	struct gb_ec2_spot_price_list *l = NULL;
+	struct gb_ec2_error ae;
+	gb_error_t err;
+	gb_err_t rc;
+
+	rc = gb_ec2_describe_spot_price_history(ec2, &p, &l, &ae, &err);
+	check(rc == GB_E_OK && l->n == 1 && !strcmp(l->v[0].instance_type, "g6e.xlarge") &&
+	      !strcmp(l->v[0].availability_zone, "ap-south-1b") &&
+	      !strcmp(l->v[0].product_description, "Linux/UNIX") && l->v[0].price == 0.6 &&
+	      l->v[0].timestamp > 0 && !l->next_token,
+	      "DescribeSpotPriceHistory: g6e.xlarge's Spot price 0.6 in ap-south-1b (%s)",
+	      rc ? err.text : "ok");
+	gb_ec2_spot_price_list_free(l);
+	l = NULL;
+	p.availability_zone = "ap-south-1z";
+	rc = gb_ec2_describe_spot_price_history(ec2, &p, &l, &ae, &err);
+	check(rc == GB_E_CLOUDCONFIG && !strcmp(ae.code, "InvalidParameterValue") &&
+	      ae.http_status == 400 && ae.attempts == 1 && !l,
+	      "DescribeSpotPriceHistory of an unknown AZ: InvalidParameterValue (%s)", ae.code);
+}
+
 static void test_bad_secret(const char *endpoint)
 {
 	gb_creds_t *creds = NULL;
@@ -802,6 +833,7 @@ int main(void)
 	test_paging_terminate(ec2, endpoint, log, ids);
 	test_offerings_azs(ec2);
 	test_spot(ec2);
+	test_spot_prices(ec2);
 	test_bad_secret(endpoint);
 	test_roles(endpoint, log);
 	gb_ec2_destroy(ec2);

@@ -27,6 +27,7 @@ struct seen {
 	char *problem;
 	char *system;
 	char *user;
+	char *tool;		/* the forced tool (anthropic, bedrock), or NULL */
 };
 
 struct llmsrv {
@@ -53,6 +54,7 @@ struct llmsrv {
 	size_t n_queue;
 	llmsrv_hook_fn hook;
 	void *hook_ctx;
+	const char *tool;	/* the tool the answer being made calls */
 };
 
 /*****************************************************************************
@@ -147,10 +149,20 @@ static char *check_openai(struct llmsrv *s, const struct testsrv_req *r, json_t 
 	return NULL;
 }
 
+/* The one tool of a request: a name as the providers allow it. */
+static bool tool_ok(const char *name)
+{
+	static const char ok[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+	size_t n = name ? strlen(name) : 0;
+
+	return n > 0 && n <= 64 && strspn(name, ok) == n;
+}
+
 static char *check_anthropic(struct llmsrv *s, const struct testsrv_req *r, json_t *b,
 			     struct seen *sn)
 {
 	const char *key = header(r, "x-api-key"), *ver = header(r, "anthropic-version");
+	const char *tool = str_at(b, "tools.0.name");
 
 	if (strcmp(r->path, "/v1/messages") != 0)
 		return problem("path %s, expected /v1/messages", nz(r->path));
@@ -167,12 +179,14 @@ static char *check_anthropic(struct llmsrv *s, const struct testsrv_req *r, json
 	if (!str_at(b, "system") || !str_at(b, "messages.0.content") ||
 	    gb_strcmp0(str_at(b, "messages.0.role"), "user") || json_array_size(at(b, "messages")) != 1)
 		return problem("system + one user message expected");
-	if (!str_at(b, "tools.0.name") || strcmp(str_at(b, "tools.0.name"), "submit_plan") ||
+	/* the planner's submit_plan, or the tool of another question */
+	if (!tool_ok(tool) || json_array_size(at(b, "tools")) != 1 ||
 	    !json_is_object(at(b, "tools.0.input_schema")))
-		return problem("tool submit_plan with input_schema missing");
+		return problem("one tool with a name and an input_schema expected");
 	if (!str_at(b, "tool_choice.type") || strcmp(str_at(b, "tool_choice.type"), "tool") ||
-	    !str_at(b, "tool_choice.name") || strcmp(str_at(b, "tool_choice.name"), "submit_plan"))
-		return problem("tool_choice does not force submit_plan");
+	    gb_strcmp0(str_at(b, "tool_choice.name"), tool))
+		return problem("tool_choice does not force %s", tool);
+	sn->tool = gb_strdup0(tool);
 	sn->system = gb_strdup0(str_at(b, "system"));
 	sn->user = gb_strdup0(str_at(b, "messages.0.content"));
 	return NULL;
@@ -217,6 +231,7 @@ static char *check_bedrock(struct llmsrv *s, const struct testsrv_req *r, json_t
 {
 	struct gb_buf want = GB_BUF_INIT;
 	const char *auth = header(r, "Authorization");
+	const char *tool = str_at(b, "toolConfig.tools.0.toolSpec.name");
 	char wantkey[512], *bad = NULL;
 
 	gb_buf_puts(&want, "/model/");
@@ -239,17 +254,16 @@ static char *check_bedrock(struct llmsrv *s, const struct testsrv_req *r, json_t
 		return problem("system[0].text and a user message expected");
 	if (!json_is_integer(at(b, "inferenceConfig.maxTokens")))
 		return problem("inferenceConfig.maxTokens missing");
-	if (!str_at(b, "toolConfig.tools.0.toolSpec.name") ||
-	    strcmp(str_at(b, "toolConfig.tools.0.toolSpec.name"), "submit_plan") ||
+	if (!tool_ok(tool) || json_array_size(at(b, "toolConfig.tools")) != 1 ||
 	    !json_is_object(at(b, "toolConfig.tools.0.toolSpec.inputSchema.json")))
-		return problem("toolConfig has no tool submit_plan with inputSchema.json");
+		return problem("toolConfig has no single tool with a name and inputSchema.json");
 	/* a union: exactly one of tool {name}, any {}, auto {} */
 	if (json_object_size(at(b, "toolConfig.toolChoice")) != 1 ||
-	    (!(str_at(b, "toolConfig.toolChoice.tool.name") &&
-	       !strcmp(str_at(b, "toolConfig.toolChoice.tool.name"), "submit_plan")) &&
+	    (gb_strcmp0(str_at(b, "toolConfig.toolChoice.tool.name"), tool) &&
 	     !json_is_object(at(b, "toolConfig.toolChoice.any")) &&
 	     !json_is_object(at(b, "toolConfig.toolChoice.auto"))))
-		return problem("toolConfig.toolChoice is not one of tool submit_plan, any, auto");
+		return problem("toolConfig.toolChoice is not one of tool %s, any, auto", tool);
+	sn->tool = gb_strdup0(tool);
 	sn->system = gb_strdup0(str_at(b, "system.0.text"));
 	sn->user = gb_strdup0(str_at(b, "messages.0.content.0.text"));
 	return NULL;
@@ -300,8 +314,11 @@ static char *dump(json_t *j)
 	return t;
 }
 
-/* The provider's envelope around [plan] (text: openai; object: others). */
-static char *wrap(enum gb_llm_provider p, const char *plan, bool cut)
+/*
+ * The provider's envelope around [plan] (text: openai; object: the input
+ * of a call of [tool] for the others).
+ */
+static char *wrap(enum gb_llm_provider p, const char *tool, const char *plan, bool cut)
 {
 	json_t *obj = NULL;
 	char *t;
@@ -328,13 +345,13 @@ static char *wrap(enum gb_llm_provider p, const char *plan, bool cut)
 		return dump(json_pack("{s:s,s:s,s:s,s:s,s:[{s:s,s:s,s:s,s:o}],s:s,s:n,s:{s:i,s:i}}",
 				      "id", "msg_test", "type", "message", "role", "assistant",
 				      "model", "scripted", "content", "type", "tool_use",
-				      "id", "toolu_test", "name", "submit_plan", "input", obj,
+				      "id", "toolu_test", "name", tool, "input", obj,
 				      "stop_reason", cut ? "max_tokens" : "tool_use",
 				      "stop_sequence", "usage", "input_tokens", 420,
 				      "output_tokens", 60));
 	return dump(json_pack("{s:{s:{s:s,s:[{s:{s:s,s:s,s:o}}]}},s:s,s:{s:i,s:i,s:i},s:{s:i}}",
 			      "output", "message", "role", "assistant", "content",
-			      "toolUse", "toolUseId", "tooluse_test", "name", "submit_plan",
+			      "toolUse", "toolUseId", "tooluse_test", "name", tool,
 			      "input", obj, "stopReason", cut ? "max_tokens" : "tool_use",
 			      "usage", "inputTokens", 412, "outputTokens", 57, "totalTokens", 469,
 			      "metrics", "latencyMs", 5));
@@ -455,10 +472,13 @@ static void handle(void *ctx, size_t n, const struct testsrv_req *req,
 		   struct testsrv_resp *resp)
 {
 	struct llmsrv *s = ctx;
-	struct seen sn = { NULL, NULL, NULL };
+	struct seen sn = { NULL, NULL, NULL, NULL };
+	bool kept = true;
 
 	pthread_mutex_lock(&s->mu);
 	check(s, req, &sn);
+	/* answer with a call of the tool asked for (sn stays valid below) */
+	s->tool = sn.tool ? sn.tool : "submit_plan";
 	if (s->hook) {
 		char *t = s->hook(s->hook_ctx, n, req, sn.problem);
 
@@ -486,6 +506,7 @@ static void handle(void *ctx, size_t n, const struct testsrv_req *req,
 		free(sn.problem);
 		free(sn.system);
 		free(sn.user);
+		kept = false;	/* sn.tool: freed once answered */
 	}
 	resp->hname[resp->n_headers] = "Content-Type";
 	resp->hvalue[resp->n_headers++] = "application/json";
@@ -509,6 +530,9 @@ static void handle(void *ctx, size_t n, const struct testsrv_req *req,
 	} else {
 		answer(s, resp);
 	}
+	s->tool = NULL;
+	if (!kept)
+		free(sn.tool);
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -520,10 +544,10 @@ static void answer(struct llmsrv *s, struct testsrv_resp *resp)
 	switch (s->mode) {
 	case LLMSRV_PLAN:
 	case LLMSRV_HANG:
-		t = wrap(s->provider, s->text ? s->text : "{}", false);
+		t = wrap(s->provider, s->tool, s->text ? s->text : "{}", false);
 		break;
 	case LLMSRV_TRUNCATED:
-		t = wrap(s->provider, s->text ? s->text : "{}", true);
+		t = wrap(s->provider, s->tool, s->text ? s->text : "{}", true);
 		break;
 	case LLMSRV_RAW:
 		t = strdup(s->text ? s->text : "");
@@ -571,6 +595,7 @@ void llmsrv_stop(struct llmsrv *s)
 		free(s->seen[i].problem);
 		free(s->seen[i].system);
 		free(s->seen[i].user);
+		free(s->seen[i].tool);
 	}
 	free(s->seen);
 	while (s->n_queue)

@@ -11,6 +11,9 @@
  * (path, headers, body shape; Bedrock's SigV4 signature is verified with
  * the test credentials, or its bearer key compared) and the verdict is
  * kept per request, with the system prompt and user message it carried.
+ * A request forces one tool (anthropic, bedrock): the planner's
+ * submit_plan or the tool of another question (gb_llm_ask); the answer
+ * calls the tool the request named, with the scripted text as its input.
  */
 #ifndef GB_TESTS_LLMSRV_H
 #define GB_TESTS_LLMSRV_H

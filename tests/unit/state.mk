@@ -27,3 +27,9 @@ GB_UNIT_TESTS += test_state_agent
 test_state_agent_SOURCES = test_state_agent.c teststate.c teststate.h testutil.c testutil.h
 test_state_agent_CPPFLAGS = $(GB_UNIT_CPPFLAGS) $(SQLITE_CFLAGS)
 test_state_agent_LDADD = $(libstate) $(libcommon) $(SQLITE_LIBS) $(GB_UNIT_LIBS)
+
+# gb_state_query: SQL written outside gpuburst (gpuburstctl ask) under guards
+GB_UNIT_TESTS += test_state_query
+test_state_query_SOURCES = test_state_query.c teststate.c teststate.h testutil.c testutil.h
+test_state_query_CPPFLAGS = $(GB_UNIT_CPPFLAGS) $(SQLITE_CFLAGS)
+test_state_query_LDADD = $(libstate) $(libcommon) $(SQLITE_LIBS) $(GB_UNIT_LIBS)

@@ -2160,9 +2160,11 @@ static const char gpu_scenario[] =
 	"    azs:\n"
 	"      ap-south-1a:\n"
 	"        capacity: {p5.48xlarge: 10, g6.xlarge: 4, g5.xlarge: 4}\n"
+	"        spot: {p5.48xlarge: {capacity: 2, price: 31.5}, g6.xlarge: {capacity: 2, price: 0.29}}\n"
 	"        subnets: {subnet-a: 127.61.1.0/24, subnet-a2: 127.61.3.0/24}\n"
 	"      ap-south-1b:\n"
 	"        capacity: {p5.48xlarge: 10}\n"
+	"        spot: {p5.48xlarge: {capacity: 1, price: 29.25}}\n"
 	"        subnets: {subnet-b: 127.61.2.0/24}\n"
 	"    capacity_reservations:\n"
 	"      - {id: cr-00000000000000001, az: ap-south-1a, type: g6.xlarge, count: 2}\n"
@@ -2719,6 +2721,83 @@ static void test_capacity_block_offerings(void **state)
 		    "UnknownParameter", NULL);
 }
 
+#define DSPH "Action=DescribeSpotPriceHistory" V
+#define SPI "/e:DescribeSpotPriceHistoryResponse/e:spotPriceHistorySet/e:item"
+
+/* DescribeSpotPriceHistory: each Spot pool's price since simulated time 0. */
+static void test_spot_price_history(void **state)
+{
+	struct gb_cloudsim *cs = *state;
+	char tok[GB_SIM_TOKEN_MAX + 64];
+	struct resp rs;
+
+	call(cs, DSPH, &rs);
+	assert_int_equal(rs.r.status, 200);
+	assert_int_equal(xcount(&rs, SPI), 3);
+	assert_string_equal(xget(&rs, SPI "[1]/e:instanceType"), "p5.48xlarge");
+	assert_string_equal(xget(&rs, SPI "[1]/e:availabilityZone"), "ap-south-1a");
+	assert_string_equal(xget(&rs, SPI "[1]/e:productDescription"), "Linux/UNIX");
+	assert_string_equal(xget(&rs, SPI "[1]/e:spotPrice"), "31.500000");
+	assert_string_equal(xget(&rs, SPI "[1]/e:timestamp"), "2026-11-18T11:06:40.000Z");
+	assert_string_equal(xget(&rs, SPI "[3]/e:availabilityZone"), "ap-south-1b");
+	/* the last page ends with an empty token, as EC2's does */
+	assert_string_equal(xget(&rs, "//e:nextToken"), "");
+	resp_free(&rs);
+	/* InstanceType.N, ProductDescription.N, AvailabilityZone, the filters */
+	call(cs, DSPH "&InstanceType.1=p5.48xlarge&ProductDescription.1=Linux%2FUNIX"
+		 "&AvailabilityZone=ap-south-1b", &rs);
+	assert_int_equal(xcount(&rs, SPI), 1);
+	assert_string_equal(xget(&rs, SPI "/e:spotPrice"), "29.250000");
+	resp_free(&rs);
+	call(cs, DSPH "&ProductDescription.1=Windows", &rs);
+	assert_int_equal(xcount(&rs, SPI), 0);
+	resp_free(&rs);
+	call(cs, DSPH "&Filter.1.Name=spot-price&Filter.1.Value.1=0.29*"
+		 "&Filter.2.Name=timestamp&Filter.2.Value.1=Wed Nov 18 *", &rs);
+	assert_int_equal(xcount(&rs, SPI), 1);
+	assert_string_equal(xget(&rs, SPI "/e:instanceType"), "g6.xlarge");
+	resp_free(&rs);
+	call(cs, DSPH "&Filter.1.Name=availability-zone&Filter.1.Value.1=ap-south-1b", &rs);
+	assert_int_equal(xcount(&rs, SPI), 1);
+	resp_free(&rs);
+	/* StartTime after the change still lists it (the price in effect then); EndTime before not */
+	call(cs, DSPH "&StartTime=2026-11-20T00:00:00Z", &rs);
+	assert_int_equal(xcount(&rs, SPI), 3);
+	resp_free(&rs);
+	call(cs, DSPH "&EndTime=2026-11-18T11:00:00Z", &rs);
+	assert_int_equal(xcount(&rs, SPI), 0);
+	resp_free(&rs);
+	/* MaxResults pages, NextToken resumes */
+	call(cs, DSPH "&MaxResults=2", &rs);
+	assert_int_equal(xcount(&rs, SPI), 2);
+	snprintf(tok, sizeof(tok), DSPH "&MaxResults=2&NextToken=%s", xget(&rs, "//e:nextToken"));
+	resp_free(&rs);
+	call(cs, tok, &rs);
+	assert_int_equal(xcount(&rs, SPI), 1);
+	assert_string_equal(xget(&rs, SPI "/e:availabilityZone"), "ap-south-1b");
+	resp_free(&rs);
+	/* refusals, with EC2's codes */
+	expect_call(cs, DSPH "&MaxResults=0", 400, "InvalidParameterValue", NULL);
+	expect_call(cs, DSPH "&MaxResults=1001", 400, "InvalidParameterValue", NULL);
+	expect_call(cs, DSPH "&NextToken=nope", 400, "InvalidNextToken", NULL);
+	expect_call(cs, DSPH "&AvailabilityZone=ap-south-1z", 400, "InvalidParameterValue",
+		    "Invalid availability zone: [ap-south-1z]");
+	expect_call(cs, DSPH "&AvailabilityZoneId=aps1-az1", 400, "UnknownParameter", NULL);
+	expect_call(cs, DSPH "&InstanceType.1=p9.huge", 400, "InvalidParameterValue",
+		    "Value (p9.huge) for parameter instanceType is invalid.");
+	expect_call(cs, DSPH "&ProductDescription.1=Linux", 400, "InvalidParameterValue",
+		    "Value (Linux) for parameter productDescription is invalid.");
+	expect_call(cs, DSPH "&StartTime=yesterday", 400, "InvalidParameterValue", NULL);
+	expect_call(cs, DSPH "&StartTime=2026-11-20T00:00:00Z&EndTime=2026-11-19T00:00:00Z", 400,
+		    "InvalidParameterValue", NULL);
+	expect_call(cs, DSPH "&Filter.1.Name=state&Filter.1.Value.1=active", 400,
+		    "InvalidParameterValue", "The filter 'state' is invalid");
+	expect_call(cs, DSPH "&InstanceType.2=g6.xlarge", 400, "InvalidParameterValue", NULL);
+	expect_call(cs, DSPH "&InstanceTypes.1=g6.xlarge", 400, "UnknownParameter", NULL);
+	expect_call(cs, DSPH "&DryRun=true", 412, "DryRunOperation", NULL);
+	expect_call(cs, DSPH "&DryRun=true&MaxResults=5000", 400, "InvalidParameterValue", NULL);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 #define TG(fn) cmocka_unit_test_setup_teardown(fn, setup_gpu, teardown_gpu)
 
@@ -2767,6 +2846,7 @@ int main(void)
 		TG(test_capacity_reservations),
 		TG(test_capacity_reservation_launch),
 		TG(test_capacity_block_offerings),
+		TG(test_spot_price_history),
 	};
 	int rc;
 

@@ -894,6 +894,130 @@ static void test_catalog_file_bad(void **state)
 	free(dir);
 }
 
+/* A damaged price file is a configuration error naming the file and line. */
+static void test_prices_file_bad(void **state)
+{
+#define PR_HEAD "gpuburst-prices 1\nrefreshed 2026-12-01T00:00:00Z\nsource test\n"
+	static const struct { const char *text; const char *want; } cases[] = {
+		{ "gpuburst-catalog 1\n", ":1: the first line is not \"gpuburst-prices 1\": not a gpuburst prices file" },
+		{ "gpuburst-prices 2\n", ":1: prices format version 2, this gpuburst reads version 1" },
+		{ PR_HEAD "us-east-1 g5.xlarge on-demand\n", ":4: 3 fields, expected 4 (region type capacity usd_per_hour)" },
+		{ PR_HEAD "us-east-1 g5.xlarge cheap 1\n", ":4: capacity 'cheap' is not on-demand, spot, reservation or capacity-block" },
+		{ PR_HEAD "us-east-1 g5.xlarge spot -1\n", ":4: price '-1' is not a decimal number" },
+		{ PR_HEAD "us-east-1 g5.xlarge spot 1e3\n", ":4: price '1e3' is not a decimal number" },
+		{ PR_HEAD "us-east-1 g5 spot 1\n", ":4: us-east-1 g5: the type is not an instance type (like g5.xlarge)" },
+		{ PR_HEAD "us-east-1 g5.xlarge spot 100001\n", ":4: us-east-1 g5.xlarge: the price is not between 0 and 100000 dollars an hour" },
+		{ PR_HEAD "us-east-1 g5.xlarge spot 1\n# x\nus-east-1 g5.xlarge spot 2\n",
+		  ":6: the price of us-east-1 g5.xlarge spot is given twice (first on line 4)" },
+	};
+	char *dir = catalog_dir(), path[PATH_MAX], *yaml, *got, want[512];
+	struct gb_conf *conf = NULL;
+	gb_error_t err;
+	FILE *fp;
+
+	(void)state;
+	clear_env();
+	snprintf(path, sizeof(path), "%s/" GB_PRICES_FILE, dir);
+	yaml = state_yaml(dir, "");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_non_null(fp = fopen(path, "w"));
+		fputs(cases[i].text, fp);
+		assert_int_equal(fclose(fp), 0);
+		got = load_bad(yaml);
+		snprintf(want, sizeof(want), "t.yaml: prices %s%s\n", path, cases[i].want);
+		assert_string_equal(got, want);
+		free(got);
+	}
+	/* a good one: sorted for lookups, reservation falls back to on-demand */
+	assert_non_null(fp = fopen(path, "w"));
+	fputs(PR_HEAD "us-east-1 g5.xlarge spot 0.5\nap-south-1 g5.xlarge on-demand 1.25\n"
+	      "us-east-1 g5.xlarge on-demand 1.006\n", fp);
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(gb_conf_load_string("t.yaml", yaml, strlen(yaml), &conf, NULL, &err), GB_E_OK);
+	assert_true(gb_conf_price(conf, "us-east-1", "g5.xlarge", GB_CAPACITY_SPOT, NULL) == 0.5);
+	assert_true(gb_conf_price(conf, "us-east-1", "g5.xlarge", GB_CAPACITY_RESERVATION, NULL) == 1.006);
+	assert_true(gb_conf_price(conf, "ap-south-1", "g5.xlarge", GB_CAPACITY_ON_DEMAND, NULL) == 1.25);
+	assert_true(gb_conf_price(conf, "ap-south-1", "g6.xlarge", GB_CAPACITY_ON_DEMAND, NULL) < 0);
+	gb_conf_destroy(conf);
+	free(yaml);
+	rm_dir(dir);
+	free(dir);
+#undef PR_HEAD
+}
+
+/*
+ * The price file shipped with gpuburst (etc/prices) reads as a site's
+ * would, prices every size of the G families it covers in each of its
+ * regions, gives no P-family price (those it had were out of date), and
+ * names only regions gpuburst knows.
+ */
+static void test_prices_shipped(void **state)
+{
+	static const char *const fams[] = { "g4dn", "g5", "g5g", "g6", "gr6", "g6e" };
+	const char *const *known = gb_region_names();
+	char *dir = catalog_dir(), src[PATH_MAX], path[PATH_MAX], *yaml, buf[1 << 14];
+	struct gb_conf *conf = NULL;
+	const struct gb_instance_type *cat;
+	const struct gb_price *v;
+	size_t n, n_cat, got, regions = 0;
+	gb_error_t err;
+	FILE *in, *out;
+
+	(void)state;
+	clear_env();
+	snprintf(src, sizeof(src), "%s/etc/prices", top_srcdir());
+	snprintf(path, sizeof(path), "%s/" GB_PRICES_FILE, dir);
+	assert_non_null(in = fopen(src, "r"));
+	assert_non_null(out = fopen(path, "w"));
+	while ((got = fread(buf, 1, sizeof(buf), in)) > 0)
+		assert_int_equal(fwrite(buf, 1, got, out), got);
+	assert_int_equal(fclose(in), 0);
+	assert_int_equal(fclose(out), 0);
+	yaml = state_yaml(dir, "");
+	assert_int_equal(gb_conf_load_string("t.yaml", yaml, strlen(yaml), &conf, NULL, &err), GB_E_OK);
+	v = gb_conf_prices(conf, &n);
+	assert_true(n > 400);
+	assert_true(gb_conf_price(conf, "us-east-1", "g5.xlarge", GB_CAPACITY_ON_DEMAND, NULL) == 1.006);
+	cat = gb_catalog_all(&n_cat);
+	for (size_t i = 0; i < n; i++) {
+		bool region_known = false, fam_ok = false;
+
+		assert_int_equal(v[i].kind, GB_CAPACITY_ON_DEMAND);
+		assert_true(v[i].usd_per_hour > 0);
+		for (size_t k = 0; known[k]; k++)
+			region_known = region_known || strcmp(known[k], v[i].region) == 0;
+		if (!region_known)
+			fail_msg("etc/prices: region %s is not one gpuburst knows", v[i].region);
+		for (size_t f = 0; f < sizeof(fams) / sizeof(fams[0]); f++)
+			fam_ok = fam_ok || strcmp(gb_catalog_find(v[i].type) ?
+						  gb_catalog_find(v[i].type)->family : "",
+						  fams[f]) == 0;
+		if (!fam_ok)
+			fail_msg("etc/prices: %s is not of the G families shipped", v[i].type);
+		if (i > 0 && strcmp(v[i - 1].region, v[i].region) == 0)
+			continue;
+		regions++;
+		/* a region that has a family has every size of it */
+		for (size_t t = 0; t < n_cat; t++) {
+			bool has_fam = false;
+
+			for (size_t k = 0; k < n; k++)
+				has_fam = has_fam || (strcmp(v[k].region, v[i].region) == 0 &&
+						      strcmp(gb_catalog_find(v[k].type)->family,
+							     cat[t].family) == 0);
+			if (has_fam && gb_conf_price(conf, v[i].region, cat[t].name,
+						     GB_CAPACITY_ON_DEMAND, NULL) < 0)
+				fail_msg("etc/prices: %s has %s but not %s", v[i].region,
+					 cat[t].family, cat[t].name);
+		}
+	}
+	assert_int_equal(regions, 22);
+	gb_conf_destroy(conf);
+	free(yaml);
+	rm_dir(dir);
+	free(dir);
+}
+
 static void test_regions(void **state)
 {
 	const char *const *names = gb_region_names();
@@ -1143,11 +1267,14 @@ static void test_defaults(void **state)
 	assert_true(p->capacity_half_life == 3600);
 	assert_true(p->capacity_block_margin == 40 * 60 && p->capacity_block_wait == 5 * 60);
 	assert_true(p->reservation_ttl == 60);
+	assert_true(p->spot_price_ttl == 3600);
 	assert_true(p->retention == 90 * 86400.0);
 	assert_int_equal(p->n_allowed_families, 5);
 	assert_string_equal(p->allowed_families[0], "g4dn");
 	assert_string_equal(p->allowed_families[4], "g6e");
 	assert_null(p->allowed_families[5]);
+	assert_int_equal(p->prefer, GB_PREFER_NEAREST);
+	assert_true(p->prefer_within == 0);
 	assert_int_equal(conf->planner.kind, GB_PLANNER_HEURISTIC);
 	assert_int_equal(conf->planner.llm.provider, GB_LLM_NONE);
 	assert_null(conf->planner.llm.endpoint);
@@ -1650,6 +1777,57 @@ static void test_messages_inline(void **state)
 	free(e);
 }
 
+/* policy.prefer: its three forms, and what is refused with file:line:col */
+static void test_prefer(void **state)
+{
+	static const char *const bad[] = {
+		"near", "Nearest", "cheapest()", "nearest_within", "nearest_within()",
+		"nearest_within(-1)", "nearest_within(1001)", "nearest_within(1e9%)",
+		"nearest_within(10%%)", "nearest_within(10) ", "nearest_within( 10)",
+		"nearest_within(0x10)", "nearest_within(inf)", "nearest_within(nan)",
+		"nearest_within(10", "nearest_within(ten)", "",
+	};
+	enum gb_prefer pr = GB_PREFER_CHEAPEST;
+	struct gb_conf *conf;
+	double w = 5;
+	char buf[48];
+
+	(void)state;
+	assert_int_equal(gb_conf_prefer_parse("nearest", &pr, &w), GB_E_OK);
+	assert_int_equal(pr, GB_PREFER_NEAREST);
+	assert_true(w == 0);
+	assert_int_equal(gb_conf_prefer_parse("cheapest", &pr, &w), GB_E_OK);
+	assert_int_equal(pr, GB_PREFER_CHEAPEST);
+	assert_int_equal(gb_conf_prefer_parse("nearest_within(15)", &pr, &w), GB_E_OK);
+	assert_int_equal(pr, GB_PREFER_NEAREST_WITHIN);
+	assert_true(w == 15);
+	assert_int_equal(gb_conf_prefer_parse("nearest_within(12.5%)", &pr, &w), GB_E_OK);
+	assert_true(w == 12.5);
+	assert_string_equal(gb_conf_prefer_name(pr, w, buf, sizeof(buf)), "nearest_within(12.5%)");
+	assert_int_equal(gb_conf_prefer_parse("nearest_within(0)", &pr, &w), GB_E_OK);
+	assert_true(w == 0);
+	assert_int_equal(gb_conf_prefer_parse("nearest_within(1000%)", &pr, &w), GB_E_OK);
+	assert_true(w == 1000);
+	assert_string_equal(gb_conf_prefer_name(GB_PREFER_CHEAPEST, 0, buf, sizeof(buf)), "cheapest");
+	assert_string_equal(gb_conf_prefer_name(GB_PREFER_NEAREST, 0, buf, sizeof(buf)), "nearest");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (gb_conf_prefer_parse(bad[i], &pr, &w) != GB_E_INVALID)
+			fail_msg("'%s' was taken", bad[i]);
+	}
+	assert_int_equal(gb_conf_prefer_parse(NULL, &pr, &w), GB_E_INVALID);
+	conf = load_ok("cluster_name: d\npolicy: {prefer: cheapest}\n");
+	assert_int_equal(conf->policy.prefer, GB_PREFER_CHEAPEST);
+	gb_conf_destroy(conf);
+	conf = load_ok("cluster_name: d\npolicy: {prefer: \"nearest_within(7%)\"}\n");
+	assert_int_equal(conf->policy.prefer, GB_PREFER_NEAREST_WITHIN);
+	assert_true(conf->policy.prefer_within == 7);
+	gb_conf_destroy(conf);
+	assert_string_equal(load_bad_free("cluster_name: d\npolicy:\n  prefer: [cheapest]\n"),
+			    "t.yaml:3:11: 'prefer' must be a string, got a list\n");
+	assert_string_equal(load_bad_free("cluster_name: d\npolicy: {prefer: cheap}\n"),
+			    "t.yaml:2:18: 'prefer' must be one of nearest, cheapest, nearest_within(PERCENT) with PERCENT between 0 and 1000, got 'cheap'\n");
+}
+
 static void test_names(void **state)
 {
 	enum gb_strategy s = GB_STRATEGY_DEFAULT;
@@ -1815,6 +1993,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_catalog),
+		cmocka_unit_test(test_prices_file_bad),
+		cmocka_unit_test(test_prices_shipped),
 		cmocka_unit_test(test_catalog_p),
 		cmocka_unit_test(test_gres_name),
 		cmocka_unit_test(test_type_allowed),
@@ -1839,6 +2019,7 @@ int main(void)
 		cmocka_unit_test(test_error_cap),
 		cmocka_unit_test(test_messages_inline),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_prefer),
 		cmocka_unit_test(test_path),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_path_slurm),

@@ -255,6 +255,10 @@ static bool reply_ok_issue19(const char *action, const struct testsrv_req *r,
 		reply_file(resp, strstr(r->body, "&NextToken=")
 					 ? "describe-capacity-block-offerings-page2.xml"
 					 : "describe-capacity-block-offerings-page1.xml");
+	else if (!strcmp(action, "DescribeSpotPriceHistory"))
+		reply_file(resp, strstr(r->body, "&NextToken=")
+					 ? "describe-spot-price-history-page2.xml"
+					 : "describe-spot-price-history-page1.xml");
 	else if (!strcmp(action, "DescribePlacementGroups"))
 		reply_file(resp, "describe-placement-groups.xml");
 	else if (!strcmp(action, "CreatePlacementGroup"))
@@ -1681,6 +1685,85 @@ static void test_capacity_block_offerings_pages(void **state)
 	}
 }
 
+/* DescribeSpotPriceHistory: two pages, the last one with an empty <nextToken/>. */
+static void test_spot_price_history_pages(void **state)
+{
+	static const char *const types[] = { "p5.48xlarge", "g6.xlarge" };
+	static const char *const linux_only[] = { GB_EC2_PRODUCT_LINUX };
+	struct gb_ec2_spot_price_history_params sp = {
+		.instance_types = types, .n_instance_types = 2,
+		.product_descriptions = linux_only, .n_product_descriptions = 1,
+		.start_time = 1772323200.0,	/* 2026-03-01T00:00:00Z */
+	};
+	struct gb_ec2_spot_price_list *l = NULL;
+	struct gb_ec2_error ae;
+	struct fix f;
+	gb_error_t e;
+
+	(void)state;
+	fix_start(&f, NULL, 0, NULL);
+	if (gb_ec2_describe_spot_price_history(f.ec2, &sp, &l, &ae, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(testsrv_count(f.srv), 2);
+	assert_string_equal(body_of(&f, 0), "Action=DescribeSpotPriceHistory&Version=2016-11-15"
+			    "&InstanceType.1=p5.48xlarge&InstanceType.2=g6.xlarge"
+			    "&ProductDescription.1=Linux%2FUNIX&StartTime=2026-03-01T00%3A00%3A00Z");
+	assert_string_equal(body_of(&f, 1), "Action=DescribeSpotPriceHistory&Version=2016-11-15"
+			    "&InstanceType.1=p5.48xlarge&InstanceType.2=g6.xlarge"
+			    "&ProductDescription.1=Linux%2FUNIX&StartTime=2026-03-01T00%3A00%3A00Z"
+			    "&NextToken=eyJ2IjoiMSIsImMiOiJzcGgtMiJ9");
+	assert_int_equal(l->n, 3);
+	assert_string_equal(l->v[0].instance_type, "p5.48xlarge");
+	assert_true(l->v[0].price == 38.4194);
+	assert_string_equal(l->v[1].availability_zone, "us-east-2b");
+	assert_true(l->v[2].price == 41.06);
+	assert_true(l->v[2].timestamp == 1772406341.0);	/* 2026-03-01T23:05:41Z */
+	assert_string_equal(l->request_id, "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6bEXAN");
+	assert_null(l->next_token);
+	gb_ec2_spot_price_list_free(l);
+	/* a bad parameter sends nothing */
+	sp.max_results = 1001;
+	assert_int_equal(gb_ec2_describe_spot_price_history(f.ec2, &sp, &l, &ae, &e),
+			 GB_E_INVALID);
+	assert_null(l);
+	assert_int_equal(testsrv_count(f.srv), 2);
+	fix_stop(&f);
+	/* a reply with a bad price: GB_E_CLOUD naming action, region, item and field */
+	fix_start(&f, NULL, 0, NULL);
+	f.ep.body = "<DescribeSpotPriceHistoryResponse><spotPriceHistorySet><item>"
+		    "<availabilityZone>ap-northeast-1a</availabilityZone>"
+		    "<instanceType>g6.xlarge</instanceType>"
+		    "<productDescription>Linux/UNIX</productDescription>"
+		    "<spotPrice>cheap</spotPrice><timestamp>2026-03-02T08:40:12.000Z</timestamp>"
+		    "</item></spotPriceHistorySet></DescribeSpotPriceHistoryResponse>";
+	assert_int_equal(gb_ec2_describe_spot_price_history(f.ec2, NULL, &l, &ae, &e),
+			 GB_E_CLOUD);
+	assert_null(l);
+	assert_string_equal(e.text, "DescribeSpotPriceHistory ap-northeast-1: spot price "
+			    "g6.xlarge ap-northeast-1a: <spotPrice> 'cheap' is not a price");
+	assert_string_equal(body_of(&f, 0), "Action=DescribeSpotPriceHistory&Version=2016-11-15");
+	fix_stop(&f);
+	/* EC2's refusal of a parameter: CONFIG, not retried */
+	{
+		static const enum step s[] = { S_CODE };
+
+		fix_start(&f, s, 1, NULL);
+		f.ep.err_status = 400;
+		f.ep.err_code = GB_EC2_CODE_PARAM_VALUE;
+		f.ep.err_msg = "Value (p9.huge) for parameter instanceType is invalid.";
+		assert_int_equal(gb_ec2_describe_spot_price_history(f.ec2, &sp, &l, &ae, &e),
+				 GB_E_INVALID);
+		sp.max_results = 0;
+		assert_int_equal(gb_ec2_describe_spot_price_history(f.ec2, &sp, &l, &ae, &e),
+				 GB_E_CLOUDCONFIG);
+		assert_null(l);
+		assert_int_equal(ae.cls, GB_EC2_CLASS_CONFIG);
+		assert_string_equal(ae.code, GB_EC2_CODE_PARAM_VALUE);
+		assert_int_equal(ae.attempts, 1);
+		fix_stop(&f);
+	}
+}
+
 /* RunInstances into a Capacity Block, and the ladder's error classes. */
 static void test_run_capacity_block(void **state)
 {
@@ -1812,6 +1895,7 @@ int main(void)
 		cmocka_unit_test(test_net_ifs_refused_without_sending),
 		cmocka_unit_test(test_capacity_reservations_pages),
 		cmocka_unit_test(test_capacity_block_offerings_pages),
+		cmocka_unit_test(test_spot_price_history_pages),
 		cmocka_unit_test(test_run_capacity_block),
 	};
 	static const char *const vars[] = { "http_proxy", "https_proxy", "HTTPS_PROXY",

@@ -1760,6 +1760,182 @@ static void test_capacity_block_offerings_parse(void **state)
 	gb_ec2_capacity_block_offering_list_free(NULL);
 }
 
+/* ---- DescribeSpotPriceHistory -------------------------------------------- */
+
+static void test_form_spot_price_history(void **state)
+{
+	static const char *const types[] = { "p5.48xlarge", "g6.xlarge" };
+	static const char *const linux_only[] = { GB_EC2_PRODUCT_LINUX };
+	static const char *const price[] = { "0.35*" };
+	static const struct gb_ec2_filter f[] = { { "spot-price", price, 1 } };
+	struct gb_ec2_spot_price_history_params p = {
+		.instance_types = types, .n_instance_types = 2,
+		.product_descriptions = linux_only, .n_product_descriptions = 1,
+	};
+	struct gb_buf b = GB_BUF_INIT;
+	gb_error_t e;
+
+	(void)state;
+	assert_int_equal(gb_ec2_form_describe_spot_price_history(&p, NULL, &b, &e), GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=DescribeSpotPriceHistory&Version=2016-11-15"
+			    "&InstanceType.1=p5.48xlarge&InstanceType.2=g6.xlarge"
+			    "&ProductDescription.1=Linux%2FUNIX");
+	gb_buf_reset(&b);
+	/* times ISO 8601 UTC, as botocore serializes them */
+	p.availability_zone = "us-east-2a";
+	p.start_time = 1772323200.0;	/* 2026-03-01T00:00:00Z */
+	p.end_time = 1772452800.0;	/* 2026-03-02T12:00:00Z */
+	p.filters = f;
+	p.n_filters = 1;
+	p.max_results = 1000;
+	assert_int_equal(gb_ec2_form_describe_spot_price_history(&p, "t/1=", &b, &e), GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=DescribeSpotPriceHistory&Version=2016-11-15"
+			    "&InstanceType.1=p5.48xlarge&InstanceType.2=g6.xlarge"
+			    "&ProductDescription.1=Linux%2FUNIX&AvailabilityZone=us-east-2a"
+			    "&StartTime=2026-03-01T00%3A00%3A00Z&EndTime=2026-03-02T12%3A00%3A00Z"
+			    "&Filter.1.Name=spot-price&Filter.1.Value.1=0.35%2A&MaxResults=1000"
+			    "&NextToken=t%2F1%3D");
+	gb_buf_reset(&b);
+	/* no parameters: every pool's current price */
+	assert_int_equal(gb_ec2_form_describe_spot_price_history(NULL, NULL, &b, &e), GB_E_OK);
+	assert_string_equal(gb_buf_str(&b), "Action=DescribeSpotPriceHistory&Version=2016-11-15");
+	gb_buf_free(&b);
+}
+
+static void test_form_spot_price_history_rejects(void **state)
+{
+	static const char *const empty[] = { "" };
+	static const struct gb_ec2_filter nov[] = { { "instance-type", NULL, 0 } };
+	static const struct {
+		const char *const *types, *const *products;
+		const char *az;
+		double start, end;
+		const struct gb_ec2_filter *f;
+		int max;
+		const char *msg;
+	} cases[] = {
+		{ empty, NULL, NULL, 0, 0, NULL, 0,
+		  "DescribeSpotPriceHistory: InstanceType 1 is empty" },
+		{ NULL, empty, NULL, 0, 0, NULL, 0,
+		  "DescribeSpotPriceHistory: ProductDescription 1 is empty" },
+		{ NULL, NULL, "", 0, 0, NULL, 0,
+		  "DescribeSpotPriceHistory: AvailabilityZone is empty" },
+		{ NULL, NULL, NULL, -1, 0, NULL, 0, "DescribeSpotPriceHistory: a negative time" },
+		{ NULL, NULL, NULL, 1772452800.0, 1772323200.0, NULL, 0,
+		  "DescribeSpotPriceHistory: EndTime before StartTime" },
+		{ NULL, NULL, NULL, 0, 0, NULL, 1001,
+		  "DescribeSpotPriceHistory: MaxResults 1001 is outside 1..1000" },
+		{ NULL, NULL, NULL, 0, 0, NULL, -1,
+		  "DescribeSpotPriceHistory: MaxResults -1 is outside 1..1000" },
+		{ NULL, NULL, NULL, 0, 0, nov, 0,
+		  "DescribeSpotPriceHistory: filter instance-type has no value" },
+	};
+	struct gb_buf b = GB_BUF_INIT;
+	gb_error_t e;
+
+	(void)state;
+	for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++) {
+		struct gb_ec2_spot_price_history_params p = {
+			.instance_types = cases[i].types, .n_instance_types = cases[i].types ? 1 : 0,
+			.product_descriptions = cases[i].products,
+			.n_product_descriptions = cases[i].products ? 1 : 0,
+			.availability_zone = cases[i].az, .start_time = cases[i].start,
+			.end_time = cases[i].end, .filters = cases[i].f,
+			.n_filters = cases[i].f ? 1 : 0, .max_results = cases[i].max,
+		};
+
+		assert_int_equal(gb_ec2_form_describe_spot_price_history(&p, NULL, &b, &e),
+				 GB_E_INVALID);
+		assert_string_equal(e.text, cases[i].msg);
+		gb_buf_reset(&b);
+	}
+	gb_buf_free(&b);
+}
+
+#define SPH(items) "<DescribeSpotPriceHistoryResponse><spotPriceHistorySet><item>" items \
+		   "</item></spotPriceHistorySet></DescribeSpotPriceHistoryResponse>"
+#define SPH_AZ "<availabilityZone>us-east-2a</availabilityZone>"
+#define SPH_TYPE "<instanceType>g6.xlarge</instanceType>"
+#define SPH_PD "<productDescription>Linux/UNIX</productDescription>"
+#define SPH_TS "<timestamp>2026-03-02T08:40:12.000Z</timestamp>"
+
+static void test_spot_price_history_parse(void **state)
+{
+	static const struct {
+		const char *body;
+		const char *msg;
+	} bad[] = {
+		{ SPH(SPH_TYPE SPH_PD "<spotPrice>0.35</spotPrice>" SPH_TS),
+		  "spot price item 1 without <availabilityZone>" },
+		{ SPH(SPH_AZ "<instanceType/>" SPH_PD "<spotPrice>0.35</spotPrice>" SPH_TS),
+		  "spot price item 1 without <instanceType>" },
+		{ SPH(SPH_AZ SPH_TYPE "<spotPrice>0.35</spotPrice>" SPH_TS),
+		  "spot price item 1 without <productDescription>" },
+		{ SPH(SPH_AZ SPH_TYPE SPH_PD SPH_TS), "spot price item 1 without <spotPrice>" },
+		{ SPH(SPH_AZ SPH_TYPE SPH_PD "<spotPrice>0.35</spotPrice>"),
+		  "spot price item 1 without <timestamp>" },
+		{ SPH(SPH_AZ SPH_TYPE SPH_PD "<spotPrice>$0.35</spotPrice>" SPH_TS),
+		  "spot price g6.xlarge us-east-2a: <spotPrice> '$0.35' is not a price" },
+		{ SPH(SPH_AZ SPH_TYPE SPH_PD "<spotPrice>0.000000</spotPrice>" SPH_TS),
+		  "spot price g6.xlarge us-east-2a: <spotPrice> '0.000000' is not a price" },
+		{ SPH(SPH_AZ SPH_TYPE SPH_PD "<spotPrice>1e3</spotPrice>" SPH_TS),
+		  "spot price g6.xlarge us-east-2a: <spotPrice> '1e3' is not a price" },
+		{ SPH(SPH_AZ SPH_TYPE SPH_PD "<spotPrice>0.</spotPrice>" SPH_TS),
+		  "spot price g6.xlarge us-east-2a: <spotPrice> '0.' is not a price" },
+		{ SPH(SPH_AZ SPH_TYPE SPH_PD "<spotPrice>0.35</spotPrice>"
+		      "<timestamp>Mon Mar 02 08:40:12 UTC 2026</timestamp>"),
+		  "spot price g6.xlarge us-east-2a: <timestamp> 'Mon Mar 02 08:40:12 UTC 2026' is "
+		  "not an ISO 8601 time" },
+	};
+	struct gb_ec2_spot_price_list *l = NULL;
+	size_t len;
+	char *xml = slurp("constructed/describe-spot-price-history-page1.xml", &len);
+	gb_error_t e;
+
+	(void)state;
+	if (gb_ec2_xml_parse_spot_price_history(xml, len, &l, &e) != GB_E_OK)
+		fail_msg("%s", e.text);
+	assert_int_equal(l->n, 2);
+	assert_string_equal(l->request_id, "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6bEXAM");
+	assert_string_equal(l->next_token, "eyJ2IjoiMSIsImMiOiJzcGgtMiJ9");
+	assert_string_equal(l->v[0].instance_type, "p5.48xlarge");
+	assert_string_equal(l->v[0].availability_zone, "us-east-2a");
+	assert_string_equal(l->v[0].product_description, "Linux/UNIX");
+	assert_true(l->v[0].price == 38.4194);
+	assert_true(l->v[0].timestamp == 1772442900.0);	/* 2026-03-02T09:15:00Z */
+	assert_string_equal(l->v[1].availability_zone, "us-east-2b");
+	assert_true(l->v[1].price == 0.353);
+	assert_true(l->v[1].timestamp == 1772440812.0);
+	gb_ec2_spot_price_list_free(l);
+	free(xml);
+	/* the last page: EC2 sends an empty <nextToken/> */
+	xml = slurp("constructed/describe-spot-price-history-page2.xml", &len);
+	assert_int_equal(gb_ec2_xml_parse_spot_price_history(xml, len, &l, &e), GB_E_OK);
+	assert_int_equal(l->n, 1);
+	assert_null(l->next_token);
+	assert_true(l->v[0].price == 41.06);
+	gb_ec2_spot_price_list_free(l);
+	free(xml);
+	assert_int_equal(gb_ec2_xml_parse_spot_price_history(
+				 LIT("<DescribeSpotPriceHistoryResponse><spotPriceHistorySet/>"
+				     "</DescribeSpotPriceHistoryResponse>"), &l, &e), GB_E_OK);
+	assert_int_equal(l->n, 0);
+	gb_ec2_spot_price_list_free(l);
+	for (size_t i = 0; i < GB_ARRAY_LEN(bad); i++) {
+		l = (void *)1;
+		assert_int_equal(gb_ec2_xml_parse_spot_price_history(bad[i].body,
+								     strlen(bad[i].body), &l, &e),
+				 GB_E_CLOUD);
+		assert_string_equal(e.text, bad[i].msg);
+		assert_null(l);
+	}
+	assert_int_equal(gb_ec2_xml_parse_spot_price_history(LIT("<Response><Errors/></Response>"),
+							     &l, &e), GB_E_PARSE);
+	assert_string_equal(e.text, "expected DescribeSpotPriceHistoryResponse, got an "
+			    "error envelope <Response>");
+	gb_ec2_spot_price_list_free(NULL);
+}
+
 static void test_client_token(void **state)
 {
 	char a[40], b[40];
@@ -1913,6 +2089,9 @@ int main(void)
 		cmocka_unit_test(test_form_capacity_rejects),
 		cmocka_unit_test(test_capacity_reservations_parse),
 		cmocka_unit_test(test_capacity_block_offerings_parse),
+		cmocka_unit_test(test_form_spot_price_history),
+		cmocka_unit_test(test_form_spot_price_history_rejects),
+		cmocka_unit_test(test_spot_price_history_parse),
 		cmocka_unit_test(test_client_token),
 		cmocka_unit_test(test_backoff),
 	};

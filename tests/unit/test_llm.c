@@ -379,6 +379,11 @@ static void test_prompt_facts(void **state)
 	p0 = json_array_get(pools, 0);
 	assert_string_equal(json_string_value(json_object_get(p0, "subnet")), "subnet-aps1a-1");
 	assert_string_equal(json_string_value(json_object_get(p0, "offered")), "unknown");
+	/* no price file: each pool's price is null; policy.prefer is the default */
+	assert_true(json_is_null(json_object_get(p0, "usd_per_hour")));
+	assert_true(json_is_null(json_object_get(json_array_get(cands, 0), "usd_per_hour")));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(u, "request"),
+							      "prefer")), "nearest");
 	assert_true(json_is_true(json_object_get(json_object_get(p0, "memory"), "plenty")));
 	assert_true(json_is_true(json_object_get(json_object_get(json_array_get(pools, 2), "memory"),
 						 "cooling")));
@@ -1643,6 +1648,135 @@ static void test_history(void **state)
 	gb_state_close(st);
 }
 
+/*****************************************************************************
+ *  A question outside planning (gb_llm_ask)
+ *****************************************************************************/
+
+static const char ask_schema[] =
+	"{\"type\":\"object\",\"properties\":{\"sql\":{\"type\":\"string\"},"
+	"\"explanation\":{\"type\":\"string\"}},\"required\":[\"sql\",\"explanation\"],"
+	"\"additionalProperties\":false}";
+static const char ask_answer_text[] =
+	"{\"sql\":\"SELECT count(*) FROM requests\",\"explanation\":\"Counts them.\"}";
+
+static gb_err_t ask(gb_llm_t *l, const char *name, const char *schema, char **out,
+		    gb_error_t *e)
+{
+	struct gb_llm_question q = { name, "Submit the query.", schema,
+				     "Answer with SQL.", "How many requests?" };
+
+	return gb_llm_ask(l, &q, out, e);
+}
+
+static void expect_ask(gb_llm_t *l, gb_err_t want, const char *why)
+{
+	char *out = NULL;
+	gb_error_t e = { 0 };
+	gb_err_t rc = ask(l, "submit_query", ask_schema, &out, &e);
+
+	if (rc != want || !strstr(e.text, why))
+		fail_msg("rc %d '%s', expected %d '%s'", rc, e.text, want, why);
+	assert_null(out);
+}
+
+/*
+ * Each wire format carries the caller's schema under the caller's name
+ * (openai: response_format; anthropic, bedrock: the forced tool, checked
+ * by the server) and gives back the object; what is not one JSON object,
+ * a truncated answer and HTTP errors fail as for a plan.
+ */
+static void test_ask(void **state)
+{
+	static const enum gb_llm_provider pv[] = { GB_LLM_OPENAI, GB_LLM_ANTHROPIC, GB_LLM_BEDROCK };
+	struct fx *f = *state;
+
+	for (size_t i = 0; i < GB_ARRAY_LEN(pv); i++) {
+		struct llmsrv *s = llmsrv_start(pv[i], KEY, pv[i] == GB_LLM_BEDROCK ?
+						MODEL_BEDROCK : "test-model");
+		gb_llm_t *l = planner(f, pv[i], llmsrv_url(s), true, 5, NULL);
+		const struct testsrv_req *r;
+		json_t *body, *got;
+		char *out = NULL;
+		gb_error_t e = { 0 };
+		size_t n;
+
+		llmsrv_set(s, LLMSRV_PLAN, ask_answer_text, 0);
+		if (ask(l, "submit_query", ask_schema, &out, &e))
+			fail_msg("%s: %s", gb_llm_planner_name(l), e.text);
+		assert_null(llmsrv_problem(s, 0));
+		got = load_strict(out);
+		assert_string_equal(json_string_value(json_object_get(got, "sql")),
+				    "SELECT count(*) FROM requests");
+		json_decref(got);
+		free(out);
+		assert_string_equal(llmsrv_system(s, 0), "Answer with SQL.");
+		assert_string_equal(llmsrv_user(s, 0), "How many requests?");
+		r = llmsrv_request(s, 0);
+		body = load_strict(r->body);
+		if (pv[i] == GB_LLM_OPENAI)
+			assert_string_equal(json_string_value(json_object_get(json_object_get(
+				json_object_get(body, "response_format"), "json_schema"), "name")),
+				"submit_query");
+		else
+			assert_non_null(strstr(r->body, "\"name\":\"submit_query\""));
+		assert_null(strstr(r->body, "submit_plan"));
+		json_decref(body);
+
+		/* not the object asked for */
+		llmsrv_set(s, LLMSRV_PLAN, "I would rather not write SQL today.", 0);
+		expect_ask(l, GB_E_PARSE, "malformed answer");
+		llmsrv_set(s, LLMSRV_PLAN, "[\"SELECT 1\"]", 0);
+		expect_ask(l, GB_E_PARSE, pv[i] == GB_LLM_OPENAI ?
+			   "the answer is an array, not a JSON object" :
+			   pv[i] == GB_LLM_ANTHROPIC ? "the tool input is not an object" :
+			   "the toolUse input is not an object");
+		llmsrv_set(s, LLMSRV_RAW, "<html>Bad gateway</html>", 0);
+		expect_ask(l, GB_E_PARSE, "malformed answer: answer: ");
+		llmsrv_set(s, LLMSRV_TRUNCATED, ask_answer_text, 0);
+		expect_ask(l, GB_E_PLANNER, "truncated");
+		llmsrv_set(s, LLMSRV_STATUS, NULL, 500);
+		expect_ask(l, GB_E_PLANNER, "HTTP 500");
+		n = llmsrv_count(s);
+		for (size_t k = 0; k < n; k++)
+			assert_null(llmsrv_problem(s, k));
+
+		/* the caller's mistakes: nothing is sent */
+		assert_int_equal(ask(l, "submit query", ask_schema, &out, &e), GB_E_INVALID);
+		assert_int_equal(ask(l, "", ask_schema, &out, &e), GB_E_INVALID);
+		assert_int_equal(ask(l, "submit_query", "[1]", &out, &e), GB_E_INVALID);
+		assert_int_equal(ask(l, "submit_query", "{", &out, &e), GB_E_INVALID);
+		assert_null(out);
+		assert_int_equal(llmsrv_count(s), n);
+		gb_llm_destroy(l);
+		llmsrv_stop(s);
+	}
+}
+
+/* Bedrock with SigV4, and a timeout that names planner.llm.timeout. */
+static void test_ask_bedrock_sigv4_timeout(void **state)
+{
+	struct fx *f = *state;
+	struct llmsrv *s = llmsrv_start(GB_LLM_BEDROCK, NULL, MODEL_BEDROCK);
+	gb_creds_t *c = test_creds();
+	gb_llm_t *l;
+	char *out = NULL;
+	gb_error_t e = { 0 };
+
+	unsetenv(GB_LLM_BEDROCK_TOKEN_ENV);
+	l = planner(f, GB_LLM_BEDROCK, llmsrv_url(s), false, 1, c);
+	llmsrv_set(s, LLMSRV_PLAN, ask_answer_text, 0);
+	if (ask(l, "submit_query", ask_schema, &out, &e))
+		fail_msg("bedrock sigv4: %s", e.text);
+	assert_null(llmsrv_problem(s, 0));
+	free(out);
+	llmsrv_hang_ms(s, 8000);
+	llmsrv_set(s, LLMSRV_HANG, ask_answer_text, 0);
+	expect_ask(l, GB_E_TIMEOUT, "no answer within 1 s (planner.llm.timeout)");
+	gb_llm_destroy(l);
+	llmsrv_stop(s);
+	gb_creds_destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1678,6 +1812,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_create_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_secrets, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_history, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ask, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ask_bedrock_sigv4_timeout, setup, teardown),
 	};
 
 	/* only the scripted servers on 127.0.0.1, never a proxy */

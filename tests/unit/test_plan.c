@@ -173,6 +173,241 @@ static void test_candidates_refused(void **state)
 	gb_plan_candidates_clear(&c);
 }
 
+/*
+ * policy.prefer: the orch configuration with [prefer] and a price file of
+ * [lines] in the fresh directory [dir] (its state_dir).
+ */
+static struct gb_conf *prefer_conf(const char *dir, const char *prefer,
+				   const char *lines)
+{
+	char path[1024], *text = NULL;
+	const char *text_rest;
+	struct gb_buf b = GB_BUF_INIT;
+	struct gb_conf *c = NULL;
+	size_t len, off;
+	gb_error_t err;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/prices", dir);
+	assert_non_null(fp = fopen(path, "w"));
+	fprintf(fp, "gpuburst-prices 1\nrefreshed 2026-12-01T00:00:00Z\nsource test\n"
+		"# region type capacity usd_per_hour\n%s", lines);
+	assert_int_equal(fclose(fp), 0);
+	snprintf(path, sizeof(path), "%s/tests/data/orch/gpuburst.yaml", top_srcdir());
+	assert_int_equal(gb_file_read(path, 1 << 20, &text, &len, &err), GB_E_OK);
+	/* the endpoint as setup() fills it; state_dir and prefer before policy's keys */
+	off = strcspn(text, "@");
+	gb_buf_append(&b, text, off);
+	gb_buf_puts(&b, "http://127.0.0.1:9");
+	text_rest = text + off + strlen("@ENDPOINT@");
+	off = strstr(text_rest, "\npolicy:\n") - text_rest;
+	gb_buf_append(&b, text_rest, off);
+	gb_buf_printf(&b, "\nstate_dir: %s\npolicy:\n  prefer: \"%s\"\n", dir, prefer);
+	gb_buf_puts(&b, text_rest + off + strlen("\npolicy:\n"));
+	free(text);
+	if (gb_conf_load_string("gpuburst.yaml", b.data, b.len, &c, NULL, &err))
+		fail_msg("%s", err.text);
+	gb_buf_free(&b);
+	return c;
+}
+
+/* The candidates of [home] under [prefer] and [lines], ordered for [types] bought as [kind]. */
+static void prefer_order(const char *dir, const char *home, const char *prefer,
+			 const char *lines, const char *const *types, size_t n_types,
+			 enum gb_capacity_kind kind, struct gb_conf **c,
+			 struct gb_candidates *cand)
+{
+	gb_error_t err;
+
+	*c = prefer_conf(dir, prefer, lines);
+	assert_int_equal(gb_plan_candidates(*c, home, GB_MODE_MULTI_REGION, cand, &err),
+			 GB_E_OK);
+	assert_int_equal(gb_plan_candidates_prefer(*c, cand, types, n_types, kind, &err),
+			 GB_E_OK);
+}
+
+static void test_prefer_order(void **state)
+{
+	static const char *const g5[] = { "g5.xlarge" }, *const two[] = { "g5.xlarge", "g6.xlarge" };
+	static const char *const nearest[] = { "ap-south-1", "ap-northeast-2", "ap-northeast-1" };
+	static const char *const cheap[] = { "ap-northeast-2", "ap-south-1", "ap-northeast-1" };
+	static const char *const tie[] = { "ap-northeast-1", "ap-south-1", "ap-northeast-2" };
+	static const char *const within[] = { "ap-northeast-2", "ap-northeast-1", "ap-south-1" };
+	static const char *const mixed[] = { "ap-northeast-1", "ap-south-1", "ap-northeast-2" };
+	static const char *const rev[] = { "ap-northeast-1", "ap-northeast-2", "ap-south-1" };
+	static const char *const osaka[] = { "ap-northeast-3", "ap-northeast-1" };
+	static const char *const prices =
+		"ap-south-1 g5.xlarge on-demand 1.46\nap-northeast-2 g5.xlarge on-demand 1.21\n";
+	struct gb_candidates c;
+	struct gb_conf *pc;
+	char dir[] = "/tmp/gb-prefer-XXXXXX", path[1024];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	/* nearest: the order of gb_plan_candidates, prices noted, no rationale */
+	prefer_order(dir, "ap-southeast-1", "nearest", prices, g5, 1, GB_CAPACITY_ON_DEMAND, &pc, &c);
+	assert_order(&c, nearest, 3);
+	assert_null(c.prefer);
+	assert_true(c.v[0].usd_per_hour == 1.46 && c.v[2].usd_per_hour < 0);
+	gb_plan_candidates_clear(&c);
+	gb_conf_destroy(pc);
+	/* cheapest: by price, Tokyo (no price) last */
+	prefer_order(dir, "ap-southeast-1", "cheapest", prices, g5, 1, GB_CAPACITY_ON_DEMAND, &pc, &c);
+	assert_order(&c, cheap, 3);
+	assert_string_equal(c.prefer, "prefer cheapest: ap-northeast-2 g5.xlarge 1.21 USD/h "
+			    "before ap-south-1 1.46 USD/h, ap-northeast-1 no price");
+	gb_plan_candidates_clear(&c);
+	gb_conf_destroy(pc);
+	/* ties go by distance */
+	prefer_order(dir, "ap-southeast-1", "cheapest",
+		     "ap-south-1 g5.xlarge on-demand 1.21\nap-northeast-2 g5.xlarge on-demand 1.21\n"
+		     "ap-northeast-1 g5.xlarge on-demand 1\n", g5, 1, GB_CAPACITY_ON_DEMAND, &pc, &c);
+	assert_order(&c, tie, 3);
+	assert_string_equal(c.prefer, "prefer cheapest: ap-northeast-1 g5.xlarge 1.00 USD/h "
+			    "before ap-south-1 1.21 USD/h, ap-northeast-2 1.21 USD/h");
+	gb_plan_candidates_clear(&c);
+	gb_conf_destroy(pc);
+	/* no price at all: nearest first, and said so */
+	prefer_order(dir, "ap-southeast-1", "cheapest", "", g5, 1, GB_CAPACITY_ON_DEMAND, &pc, &c);
+	assert_order(&c, nearest, 3);
+	assert_string_equal(c.prefer, "prefer cheapest: no price known for g5.xlarge (on-demand) in "
+			    "ap-south-1, ap-northeast-2, ap-northeast-1; nearest first");
+	gb_plan_candidates_clear(&c);
+	gb_conf_destroy(pc);
+	prefer_order(dir, "ap-southeast-1", "nearest_within(10%)", "", g5, 1, GB_CAPACITY_ON_DEMAND,
+		     &pc, &c);
+	assert_order(&c, nearest, 3);
+	assert_non_null(strstr(c.prefer, "prefer nearest_within(10%): no price known"));
+	gb_plan_candidates_clear(&c);
+	gb_conf_destroy(pc);
+	/* nearest_within: Seoul 1.35 and Tokyo 1.30 within 10% of 1.30, Mumbai over */
+	prefer_order(dir, "ap-southeast-1", "nearest_within(10)",
+		     "ap-south-1 g5.xlarge on-demand 1.46\nap-northeast-2 g5.xlarge on-demand 1.35\n"
+		     "ap-northeast-1 g5.xlarge on-demand 1.3\n", g5, 1, GB_CAPACITY_ON_DEMAND, &pc, &c);
+	assert_order(&c, within, 3);
+	assert_string_equal(c.prefer, "prefer nearest_within(10%): ap-northeast-2 g5.xlarge 1.35 USD/h, "
+			    "ap-northeast-1 1.30 USD/h (within 10% of 1.30 USD/h) before ap-south-1 1.46 USD/h");
+	gb_plan_candidates_clear(&c);
+	gb_conf_destroy(pc);
+	/* the others, priced over the bound or not at all, by distance */
+	prefer_order(dir, "ap-southeast-1", "nearest_within(10)",
+		     "ap-northeast-2 g5.xlarge on-demand 2\nap-northeast-1 g5.xlarge on-demand 1\n",
+		     g5, 1, GB_CAPACITY_ON_DEMAND, &pc, &c);
+	assert_order(&c, mixed, 3);
+	assert_string_equal(c.prefer, "prefer nearest_within(10%): ap-northeast-1 g5.xlarge 1.00 USD/h "
+			    "(within 10% of 1.00 USD/h) before ap-south-1 no price, ap-northeast-2 2.00 USD/h");
+	gb_plan_candidates_clear(&c);
+	gb_conf_destroy(pc);
+	/* a price written as the bound is within it; 0% keeps the equal ones */
+	prefer_order(dir, "ap-southeast-1", "nearest_within(0)",
+		     "ap-south-1 g5.xlarge on-demand 1.5\nap-northeast-2 g5.xlarge on-demand 1.2\n"
+		     "ap-northeast-1 g5.xlarge on-demand 1.2\n", g5, 1, GB_CAPACITY_ON_DEMAND, &pc, &c);
+	assert_order(&c, within, 3);
+	gb_plan_candidates_clear(&c);
+	gb_conf_destroy(pc);
+	/* the first of the request's types priced in the region, named when another */
+	prefer_order(dir, "ap-southeast-1", "cheapest",
+		     "ap-south-1 g6.xlarge on-demand 0.9\nap-south-1 g5.xlarge on-demand 1.6\n"
+		     "ap-northeast-2 g6.xlarge on-demand 1.1\nap-northeast-1 g6.xlarge on-demand 1.0\n",
+		     two, 2, GB_CAPACITY_ON_DEMAND, &pc, &c);
+	assert_order(&c, rev, 3);
+	assert_string_equal(c.prefer, "prefer cheapest: ap-northeast-1 g6.xlarge 1.00 USD/h "
+			    "before ap-northeast-2 1.10 USD/h, ap-south-1 g5.xlarge 1.60 USD/h");
+	gb_plan_candidates_clear(&c);
+	gb_conf_destroy(pc);
+	/* the ladder's first kind: a spot line where there is one, else on-demand's */
+	prefer_order(dir, "ap-southeast-1", "cheapest",
+		     "ap-south-1 g5.xlarge on-demand 1.46\nap-northeast-2 g5.xlarge on-demand 1.21\n"
+		     "ap-northeast-1 g5.xlarge on-demand 1.5\nap-northeast-1 g5.xlarge spot 0.526\n",
+		     g5, 1, GB_CAPACITY_SPOT, &pc, &c);
+	assert_order(&c, rev, 3);
+	assert_true(c.v[0].usd_per_hour == 0.526);
+	assert_non_null(strstr(c.prefer, "ap-northeast-1 g5.xlarge 0.526 USD/h before"));
+	gb_plan_candidates_clear(&c);
+	gb_conf_destroy(pc);
+	/* price comes before home: Osaka before Tokyo, Tokyo still home */
+	prefer_order(dir, "ap-northeast-1", "cheapest",
+		     "ap-northeast-1 g5.xlarge on-demand 1.46\nap-northeast-3 g5.xlarge on-demand 1.4\n",
+		     g5, 1, GB_CAPACITY_ON_DEMAND, &pc, &c);
+	assert_order(&c, osaka, 2);
+	assert_true(c.v[1].home && !c.v[0].home);
+	gb_plan_candidates_clear(&c);
+	gb_conf_destroy(pc);
+	/* single_region: one candidate, nothing to order or say */
+	pc = prefer_conf(dir, "cheapest", "ap-northeast-3 g5.xlarge on-demand 1\n");
+	assert_int_equal(gb_plan_candidates(pc, "ap-northeast-1", GB_MODE_SINGLE_REGION, &c, NULL),
+			 GB_E_OK);
+	assert_int_equal(gb_plan_candidates_prefer(pc, &c, g5, 1, GB_CAPACITY_ON_DEMAND, NULL),
+			 GB_E_OK);
+	assert_int_equal(c.n, 1);
+	assert_string_equal(c.v[0].region->name, "ap-northeast-1");
+	assert_null(c.prefer);
+	gb_plan_candidates_clear(&c);
+	gb_conf_destroy(pc);
+	snprintf(path, sizeof(path), "%s/prices", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+/*
+ * The planners plan in the preferred order: the pools carry their price,
+ * the heuristic's and the ancestor order's rationale say what prefer did,
+ * and nearest leaves both as they were.
+ */
+static void test_prefer_plan(void **state)
+{
+	static const char *const g5[] = { "g5.xlarge" };
+	struct gb_plan_facts f;
+	struct gb_candidates c;
+	struct gb_plan *p = NULL, *q = NULL;
+	struct gb_conf *pc;
+	char dir[] = "/tmp/gb-prefer-XXXXXX", path[1024];
+	gb_error_t err;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	prefer_order(dir, "ap-southeast-1", "cheapest",
+		     "ap-south-1 g5.xlarge on-demand 1.46\nap-northeast-2 g5.xlarge on-demand 1.21\n",
+		     g5, 1, GB_CAPACITY_ON_DEMAND, &pc, &c);
+	assert_int_equal(gb_plan_facts_build(pc, &c, "g5.xlarge", 8, 1, GB_LOCALITY_NONE, NULL,
+					     1.8e9, &f, &err), GB_E_OK);
+	assert_string_equal(f.pools[0].region, "ap-northeast-2");
+	assert_true(f.pools[0].usd_per_hour == 1.21);
+	assert_true(f.pools[f.n_pools - 1].usd_per_hour < 0);	/* Tokyo */
+	assert_int_equal(gb_plan_heuristic(&f, &p, &err), GB_E_OK);
+	assert_string_equal(p->steps[0].region, "ap-northeast-2");
+	assert_string_equal(p->steps[p->n_steps - 1].region, "ap-northeast-1");
+	assert_non_null(strstr(p->rationale, "then distance; prefer cheapest: ap-northeast-2 "
+			       "g5.xlarge 1.21 USD/h before ap-south-1 1.46 USD/h, "
+			       "ap-northeast-1 no price"));
+	assert_int_equal(gb_plan_ordered(&f, &q, &err), GB_E_OK);
+	assert_string_equal(q->steps[0].region, "ap-northeast-2");
+	assert_non_null(strstr(q->rationale, "config order; prefer cheapest: ap-northeast-2"));
+	gb_plan_free(p);
+	gb_plan_free(q);
+	gb_plan_facts_clear(&f);
+	gb_plan_candidates_clear(&c);
+	gb_conf_destroy(pc);
+	/* nearest: today's plan, today's rationale */
+	prefer_order(dir, "ap-southeast-1", "nearest",
+		     "ap-south-1 g5.xlarge on-demand 1.46\nap-northeast-2 g5.xlarge on-demand 1.21\n",
+		     g5, 1, GB_CAPACITY_ON_DEMAND, &pc, &c);
+	assert_int_equal(gb_plan_facts_build(pc, &c, "g5.xlarge", 8, 1, GB_LOCALITY_NONE, NULL,
+					     1.8e9, &f, &err), GB_E_OK);
+	assert_int_equal(gb_plan_heuristic(&f, &p, &err), GB_E_OK);
+	assert_string_equal(p->steps[0].region, "ap-south-1");
+	assert_null(strstr(p->rationale, "prefer"));
+	assert_int_equal(gb_plan_rationale_prefer(p, &c, &err), GB_E_OK);
+	assert_null(strstr(p->rationale, "prefer"));
+	gb_plan_free(p);
+	gb_plan_facts_clear(&f);
+	gb_plan_candidates_clear(&c);
+	gb_conf_destroy(pc);
+	snprintf(path, sizeof(path), "%s/prices", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 /*****************************************************************************
  *  The validator: one case per rule
  *****************************************************************************/
@@ -1519,6 +1754,8 @@ int main(void)
 		cmocka_unit_test(test_candidates_singapore),
 		cmocka_unit_test(test_candidates_japan),
 		cmocka_unit_test(test_candidates_refused),
+		cmocka_unit_test(test_prefer_order),
+		cmocka_unit_test(test_prefer_plan),
 		cmocka_unit_test(test_validate_ok),
 		cmocka_unit_test(test_validate_type),
 		cmocka_unit_test(test_validate_total),

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -370,6 +371,52 @@ static void test_gate_job_split(void **state)
 	assert_int_equal(r[3].state, GB_RSTATE_PENDING_APPROVAL);
 	assert_true(r[3].expires_at == t0 - 100 + 300);
 	assert_false(v[4].needs_approval);
+}
+
+/*
+ * Many jobs in one call, a job's requests apart from each other: each job
+ * counts its own nodes (with its earlier requests), whatever the order.
+ */
+static void test_gate_many_jobs(void **state)
+{
+	struct gb_slurmconf sc600 = sc_rt(600);
+	struct fx *f = *state;
+	enum { N = 2003 };
+	static char names[N][24];
+	struct gb_request *r = calloc(N, sizeof(*r)), early[1];
+	struct gb_policy_verdict *v = calloc(N, sizeof(*v));
+	double now = gb_time_now();
+	gb_error_t e = { 0 };
+
+	assert_non_null(r);
+	assert_non_null(v);
+	/* job 50 had 4 nodes queued before: 4 + 2 + 3 + 2 = 11 > 10 */
+	early[0] = mkreq("g5", 50, "g6-[31-34]", 4);
+	tu_ok(gb_state_request_add(f->st, &early[0], &e), &e);
+	for (int i = 0; i < N; i++) {
+		snprintf(names[i], sizeof(names[i]), "g5-%d", i + 1);
+		r[i] = mkreq("g5", 3 * N - i, names[i], 1);	/* jobs 3N..2N+1, a node each */
+	}
+	r[7] = mkreq("g5", 50, "g5-[20-21]", 2);
+	r[1000] = mkreq("g6", 50, "g6-[1-3]", 3);
+	r[N - 1] = mkreq("g6", 50, "g6-[4-5]", 2);
+	r[9] = mkreq("g5", 0, "g5-[40-51]", 12);	/* no job: its own 12 */
+	assert_int_equal(gb_policy_gate(f->conf, f->st, r, N, now, &sc600, v, NULL), GB_E_OK);
+	for (int i = 0; i < N; i++) {
+		if (r[i].job_id == 50) {
+			assert_true(v[i].needs_approval);
+			assert_int_equal(v[i].counted, 11);
+		} else if (i == 9) {
+			assert_true(v[i].needs_approval);
+			assert_int_equal(v[i].counted, 12);
+		} else {
+			assert_false(v[i].needs_approval);
+			assert_int_equal(v[i].counted, 1);
+			assert_int_equal(r[i].state, GB_RSTATE_QUEUED);
+		}
+	}
+	free(r);
+	free(v);
 }
 
 static void test_gate_earlier(void **state)
@@ -1033,6 +1080,244 @@ static void test_slurmconf(void **state)
 	assert_string_equal(gb_slurmconf_path(true), GB_SLURMCONF_DEFAULT);
 }
 
+/*****************************************************************************
+ *  Spend: instance time x price, the summary, budgets
+ *****************************************************************************/
+
+#define SPEND_NOW 1797336000.0	/* 2026-12-15T12:00:00Z */
+
+static void tu_write_file(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+
+	if (!fp || fputs(text, fp) == EOF || fclose(fp))
+		fail_msg("writing %s", path);
+}
+
+static void spend_instance(struct fx *f, const char *req, const char *region, const char *id,
+			   const char *capacity, double launched, double terminated)
+{
+	struct gb_instance in = { 0 };
+	gb_error_t e = { 0 };
+
+	in.request_id = req;
+	in.region = region;
+	in.instance_id = id;
+	in.node = "g5-1";
+	in.instance_type = "g5.xlarge";
+	in.capacity = capacity;
+	in.state = terminated > 0 ? GB_INST_TERMINATED : GB_INST_RUNNING;
+	in.launched_at = launched;
+	in.terminated_at = terminated;
+	if (gb_state_instance_add(f->st, &in, &e))
+		fail_msg("instance %s: %s", id, e.text);
+}
+
+static const struct gb_cost_row *row_of(const struct gb_cost_report *r, const char *key)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		if (strcmp(r->v[i].key, key) == 0)
+			return &r->v[i];
+	}
+	fail_msg("no cost row %s", key);
+	return NULL;
+}
+
+/*
+ * Spot prices cached by reconcile price spot instances: the pool of the
+ * record's AZ, the region's highest without one, the price file otherwise.
+ */
+static void spend_spot(struct fx *f, const struct gb_conf *conf)
+{
+	static const char *const types[] = { "g5.xlarge" };
+	const struct gb_spot_price cached[] = {
+		{ NULL, "ap-south-1a", "g5.xlarge", 0.9, SPEND_NOW - 86400, 0 },
+		{ NULL, "ap-south-1b", "g5.xlarge", 1.44, SPEND_NOW - 86400, 0 },
+	};
+	struct gb_usage u = { .region = "ap-south-1", .instance_type = "g5.xlarge",
+			      .capacity = "spot" };
+	struct gb_instance in = { 0 };
+	struct gb_cost_report r = { 0 };
+	gb_error_t e = { 0 };
+
+	/* nothing cached: the price file's spot line */
+	assert_true(gb_policy_usage_price(conf, f->st, &u) == 1.8);
+	tu_ok(gb_state_spot_prices_replace(f->st, "ap-south-1", types, 1, cached, 2,
+					   SPEND_NOW - 60, &e), &e);
+	assert_true(gb_policy_usage_price(conf, f->st, &u) == 1.44);	/* no AZ: highest */
+	u.az = "ap-south-1a";
+	assert_true(gb_policy_usage_price(conf, f->st, &u) == 0.9);
+	u.az = "ap-south-1c";						/* not cached there */
+	assert_true(gb_policy_usage_price(conf, f->st, &u) == 1.8);
+	u.az = "ap-south-1a";
+	assert_true(gb_policy_usage_price(conf, NULL, &u) == 1.8);	/* no state: the file */
+	u.capacity = "on-demand";
+	assert_true(gb_policy_usage_price(conf, f->st, &u) == 3.6);
+	u.capacity = "spot";
+	u.region = "us-east-1";
+	assert_true(gb_policy_usage_price(conf, f->st, &u) < 0);
+
+	/* i-2 (spot, no AZ) 500 s at 1.44; i-5 (spot, ap-south-1a) 360 s at 0.90 */
+	in.request_id = "0123456789abcdef";
+	in.region = "ap-south-1";
+	in.instance_id = "i-5";
+	in.az = "ap-south-1a";
+	in.instance_type = "g5.xlarge";
+	in.capacity = "spot";
+	in.state = GB_INST_RUNNING;
+	in.launched_at = SPEND_NOW - 360;
+	tu_ok(gb_state_instance_add(f->st, &in, &e), &e);
+	assert_int_equal(gb_policy_cost(conf, f->st, SPEND_NOW - 500, SPEND_NOW, SPEND_NOW,
+					GB_COST_BY_CLUSTER, &r, &e), GB_E_OK);
+	assert_int_equal(r.instances, 3);		/* and bob's unpriced i-3 */
+	assert_true(fabs(r.usd - (500 * 1.44 + 360 * 0.9) / 3600) < 1e-9);
+	gb_cost_report_clear(&r);
+}
+
+static void test_spend(void **state)
+{
+	struct fx *f = *state;
+	struct gb_request a = mkreq("g5", 7, "g5-1", 1), b = mkreq("g5", 8, "g5-2", 1);
+	struct gb_spend_summary sum = { 0 };
+	struct gb_cost_report r = { 0 };
+	struct gb_buf msg = GB_BUF_INIT;
+	struct gb_budget_job job = { "alice", "phys", "gpu,cpu", 7.0, NULL };
+	const struct gb_conf_budget *over;
+	char prices[200], spend[200];
+	gb_error_t e = { 0 };
+	struct gb_conf *conf;
+
+	snprintf(prices, sizeof(prices), "%s/prices", f->dir);
+	snprintf(spend, sizeof(spend), "%s/spend", f->dir);
+	tu_write_file(prices, "gpuburst-prices 1\nrefreshed 2026-12-01T00:00:00Z\n"
+		      "source test\n# region type capacity usd_per_hour\n"
+		      "ap-south-1 g5.xlarge on-demand 3.6\nap-south-1 g5.xlarge spot 1.8\n");
+	conf = conf_from("cluster_name: t\nstate_dir: %s\npolicy:\n  budgets:\n"
+			 "    alice: {user: alice, monthly: 10}\n"
+			 "    gpu: {partition: gpu, per_job: 7.5, over: refuse}\n", f->dir);
+	assert_int_equal(conf->n_prices_, 2);
+	assert_true(gb_conf_price(conf, "ap-south-1", "g5.xlarge", GB_CAPACITY_BLOCK, NULL) == 3.6);
+	assert_true(gb_conf_price(conf, "us-east-1", "g5.xlarge", GB_CAPACITY_ON_DEMAND, NULL) < 0);
+
+	assert_int_equal(gb_state_request_add(f->st, &a, &e), GB_E_OK);
+	assert_int_equal(gb_state_request_add(f->st, &b, &e), GB_E_OK);
+	assert_int_equal(gb_state_request_set_owner(f->st, a.id, "alice", "phys", "gpu", &e),
+			 GB_E_OK);
+	assert_int_equal(gb_state_request_set_owner(f->st, b.id, "bob", NULL, "gpu", &e),
+			 GB_E_OK);
+	assert_int_equal(gb_state_request_set_owner(f->st, "0123456789abcdef", "x", NULL, NULL,
+						    &e), GB_E_NOTFOUND);
+	/* 1800 s on demand (1.80), 1000 s spot still running (0.50) */
+	spend_instance(f, a.id, "ap-south-1", "i-1", "on-demand", SPEND_NOW - 3600,
+		       SPEND_NOW - 1800);
+	spend_instance(f, a.id, "ap-south-1", "i-2", "spot", SPEND_NOW - 1000, 0);
+	/* bob: 100 s where no price is known; and one before the window */
+	spend_instance(f, b.id, "us-east-1", "i-3", "on-demand", SPEND_NOW - 100, 0);
+	spend_instance(f, b.id, "ap-south-1", "i-4", "on-demand", SPEND_NOW - 90000,
+		       SPEND_NOW - 80000);
+
+	assert_int_equal(gb_policy_cost(conf, f->st, SPEND_NOW - 7200, SPEND_NOW, SPEND_NOW,
+					GB_COST_BY_USER, &r, &e), GB_E_OK);
+	assert_int_equal(r.n, 2);
+	assert_string_equal(r.v[0].key, "alice");	/* the most expensive first */
+	assert_int_equal(row_of(&r, "alice")->instances, 2);
+	assert_true(fabs(row_of(&r, "alice")->seconds - 2800) < 1e-6);
+	assert_true(fabs(row_of(&r, "alice")->usd - 2.3) < 1e-9);
+	assert_true(fabs(row_of(&r, "bob")->unpriced_seconds - 100) < 1e-6);
+	assert_true(row_of(&r, "bob")->usd == 0);
+	assert_true(fabs(r.usd - 2.3) < 1e-9 && fabs(r.seconds - 2900) < 1e-6);
+	gb_cost_report_clear(&r);
+	/* a window that cuts: i-2's last 500 s only */
+	assert_int_equal(gb_policy_cost(conf, f->st, SPEND_NOW - 500, SPEND_NOW, SPEND_NOW,
+					GB_COST_BY_JOB, &r, &e), GB_E_OK);
+	assert_true(fabs(row_of(&r, "7")->usd - 0.25) < 1e-9);
+	assert_true(fabs(row_of(&r, "8")->seconds - 100) < 1e-6);
+	gb_cost_report_clear(&r);
+	assert_int_equal(gb_policy_cost(conf, f->st, SPEND_NOW, SPEND_NOW - 1, SPEND_NOW,
+					GB_COST_BY_JOB, &r, &e), GB_E_INVALID);
+
+	/* the summary: this month, per scope; read back as the plugin does */
+	assert_int_equal(gb_policy_spend_refresh(conf, f->st, SPEND_NOW, &e), GB_E_OK);
+	tu_ok(gb_spend_read(spend, &sum, &e), &e);
+	assert_string_equal(sum.month, "2026-12");
+	assert_true(fabs(gb_spend_of(&sum, GB_BUDGET_USER, "alice") - 2.3) < 1e-6);
+	/* bob's unpriced 100 s add nothing; i-4 (10000 s, 10.00) is this month too */
+	assert_true(fabs(gb_spend_of(&sum, GB_BUDGET_PARTITION, "gpu") - 12.3) < 1e-6);
+	assert_true(fabs(gb_spend_of(&sum, GB_BUDGET_CLUSTER, NULL) - 12.3) < 1e-6);
+	assert_true(fabs(gb_spend_of(&sum, GB_BUDGET_USER, "bob") - 10.0) < 1e-6);
+	assert_true(gb_spend_of(&sum, GB_BUDGET_USER, "nobody") == 0);
+
+	/* budgets: 2.30 spent + 7.00 fits alice's 10; 8.00 does not */
+	assert_null(gb_budget_over(conf, &sum, &job, SPEND_NOW, &msg));
+	job.estimate = 8;
+	over = gb_budget_over(conf, &sum, &job, SPEND_NOW, &msg);
+	assert_non_null(over);
+	assert_string_equal(over->name, "alice");	/* the first that is over */
+	gb_buf_reset(&msg);
+	job.user = "carol";				/* the gpu partition's per-job cap */
+	over = gb_budget_over(conf, &sum, &job, SPEND_NOW, &msg);
+	assert_non_null(over);
+	assert_string_equal(over->name, "gpu");
+	assert_int_equal(over->over, GB_BUDGET_REFUSE);
+	assert_string_equal(gb_buf_str(&msg),
+			    "budget 'gpu' (partition gpu): this job ~8.00 USD is over the 7.50 USD a job may cost");
+	gb_buf_reset(&msg);
+	job.user = "alice";
+	job.partitions = "cpu";
+	over = gb_budget_over(conf, &sum, &job, SPEND_NOW, &msg);
+	assert_non_null(over);
+	assert_string_equal(over->name, "alice");
+	assert_string_equal(gb_buf_str(&msg),
+			    "budget 'alice' (user alice): 2.30 of 10.00 USD spent in 2026-12, this job ~8.00 USD");
+	/* last month's summary counts as nothing spent */
+	gb_buf_reset(&msg);
+	job.estimate = 7.8;
+	assert_null(gb_budget_over(conf, &sum, &job, SPEND_NOW + 40 * 86400.0, &msg));
+	assert_non_null(gb_budget_over(conf, &sum, &job, SPEND_NOW, &msg));
+	/* an estimate not known is over any budget that applies */
+	gb_buf_reset(&msg);
+	job.estimate = -1;
+	job.why_unknown = "it has no time limit (--time)";
+	assert_non_null(gb_budget_over(conf, &sum, &job, SPEND_NOW, &msg));
+	assert_string_equal(gb_buf_str(&msg),
+			    "budget 'alice' (user alice): this job's cost cannot be estimated: it has no time limit (--time)");
+	job.user = "carol";
+	assert_null(gb_budget_over(conf, &sum, &job, SPEND_NOW, NULL));
+
+	spend_spot(f, conf);
+	gb_buf_free(&msg);
+	gb_spend_clear(&sum);
+	gb_conf_destroy(conf);
+}
+
+/* A damaged summary is refused, naming the line; a missing one is empty. */
+static void test_spend_file(void **state)
+{
+	struct fx *f = *state;
+	struct gb_spend_summary s = { 0 };
+	char path[200];
+	gb_error_t e = { 0 };
+
+	snprintf(path, sizeof(path), "%s/spend", f->dir);
+	assert_int_equal(gb_spend_read(path, &s, &e), GB_E_OK);
+	assert_int_equal(s.n, 0);
+	tu_write_file(path, "gpuburst-spend 1\nrefreshed 2026-12-15T12:00:00Z\nsource 2026-12\n"
+		      "user alice 1.5\nuser al ice 2\n");
+	assert_int_equal(gb_spend_read(path, &s, &e), GB_E_INVALID);
+	assert_non_null(strstr(e.text, "spend:5: expected 3 fields"));
+	tu_write_file(path, "gpuburst-spend 1\nrefreshed 2026-12-15T12:00:00Z\nsource 2026-12\n"
+		      "group x 1\n");
+	assert_int_equal(gb_spend_read(path, &s, &e), GB_E_INVALID);
+	assert_non_null(strstr(e.text, ":4: the scope is not"));
+	tu_write_file(path, "gpuburst-spend 2\n");
+	assert_int_equal(gb_spend_read(path, &s, &e), GB_E_INVALID);
+	tu_write_file(path, "gpuburst-spend 1\nrefreshed 2026-12-15T12:00:00Z\nsource 2026-12\n"
+		      "cluster - 4\nuser alice -1\n");
+	assert_int_equal(gb_spend_read(path, &s, &e), GB_E_INVALID);
+	assert_non_null(strstr(e.text, ":5: the amount"));
+	assert_int_equal(s.n, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1041,6 +1326,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
 		cmocka_unit_test(test_timeout_for),
 		cmocka_unit_test_setup_teardown(test_gate_job_split, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gate_many_jobs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gate_earlier, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gate_denied_not_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gate_bad_hostlist, setup, teardown),
@@ -1056,6 +1342,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_authorize, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_notify, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slurmconf, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spend, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spend_file, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);

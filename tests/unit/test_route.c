@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -385,12 +386,12 @@ static void test_approval(void **state)
 						.min_nodes = 3, .max_nodes = 3 },
 	      &(struct want){ GB_ROUTE_ACCEPT, GB_ROUTE_OK, "gpuburst",
 			      "g5.xlarge|g5.12xlarge", "gpuburst:approval=pending/3",
-			      "gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): it is held until an administrator approves it (gpuburstctl approvals)", 3 });
+			      "gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): it is held until an administrator approves it (gpuburstctl approvals; gpuburstctl why JOB tells its story)", 3 });
 	/* 12 GPUs on 4-GPU nodes need 3 of them at least */
 	check(f->route, &(struct gb_route_job){ .tres_per_job = "gres:gpu:a10g:12" },
 	      &(struct want){ GB_ROUTE_ACCEPT, GB_ROUTE_OK, "gpuburst",
 			      "g5.xlarge|g5.12xlarge", "gpuburst:approval=pending/3",
-			      "gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): it is held until an administrator approves it (gpuburstctl approvals)", 3 });
+			      "gpuburst: this job needs 3 cloud nodes, more than the approval threshold of 2 (dev): it is held until an administrator approves it (gpuburstctl approvals; gpuburstctl why JOB tells its story)", 3 });
 	/* --gpus=8 -N 2: 4 per node */
 	check(f->route, &(struct gb_route_job){ .tres_per_job = "gres:gpu:8",
 						.min_nodes = 2, .max_nodes = 2 },
@@ -402,7 +403,7 @@ static void test_approval(void **state)
 						.admin_comment = "keep gpuburst:approval=approved/0123456789abcdef me" },
 	      &(struct want){ GB_ROUTE_ACCEPT, GB_ROUTE_OK, "gpuburst",
 			      "g5.xlarge|g5.12xlarge", "keep me gpuburst:approval=pending/4",
-			      "gpuburst: this job needs 4 cloud nodes, more than the approval threshold of 2 (dev): it is held until an administrator approves it (gpuburstctl approvals)", 4 });
+			      "gpuburst: this job needs 4 cloud nodes, more than the approval threshold of 2 (dev): it is held until an administrator approves it (gpuburstctl approvals; gpuburstctl why JOB tells its story)", 4 });
 }
 
 static bool held(const gb_route_t *r, const struct gb_route_job *job)
@@ -629,6 +630,125 @@ static void test_many_nodesets(void **state)
 	gb_buf_free(&y);
 }
 
+/*****************************************************************************
+ *  Cost and budgets
+ *****************************************************************************/
+
+struct budget_fx {
+	char dir[64];
+	struct fixture *f;
+	struct gb_spend_summary spent;
+};
+
+static void budget_fx_open(struct budget_fx *b, double now)
+{
+	char path[128], yaml[2048];
+	FILE *fp;
+
+	snprintf(b->dir, sizeof(b->dir), "/tmp/gb-route-XXXXXX");
+	assert_non_null(mkdtemp(b->dir));
+	snprintf(path, sizeof(path), "%s/prices", b->dir);
+	assert_non_null(fp = fopen(path, "w"));
+	fputs("gpuburst-prices 1\nrefreshed 2026-12-01T00:00:00Z\nsource test\n"
+	      "ap-south-1 g5.xlarge on-demand 2\nap-northeast-1 g5.xlarge on-demand 3\n"
+	      "ap-south-1 g5.12xlarge on-demand 8\n", fp);
+	assert_int_equal(fclose(fp), 0);
+	snprintf(yaml, sizeof(yaml),
+		 "cluster_name: t\nenvironment: dev\nstate_dir: %s\n"
+		 "regions:\n"
+		 "  - {name: ap-south-1, ami: ami-00000000000000001, azs: [{name: ap-south-1a, subnets: [subnet-1]}]}\n"
+		 "  - {name: ap-northeast-1, ami: ami-00000000000000002, azs: [{name: ap-northeast-1a, subnets: [subnet-2]}]}\n"
+		 "fallback_groups:\n  sea: {consumer_regions: [ap-southeast-1], fallback_regions: [ap-south-1, ap-northeast-1]}\n"
+		 "nodesets:\n  - {name: g5, nodes: \"g5-[1-8]\", instance_type: g5.xlarge, home_region: ap-southeast-1}\n"
+		 "policy:\n  approval_thresholds: {dev: 10}\n  budgets:\n"
+		 "    root: {user: root, monthly: 10}\n"
+		 "    big: {partition: gpuburst, per_job: 20, over: refuse}\n", b->dir);
+	b->f = fixture_text(yaml);
+	/* root spent 5.00 this month */
+	gb_spend_month(now, b->spent.month, sizeof(b->spent.month));
+	b->spent.v = calloc(1, sizeof(*b->spent.v));
+	assert_non_null(b->spent.v);
+	b->spent.v[0] = (struct gb_spend_entry){ GB_BUDGET_USER, strdup("root"), 5 };
+	b->spent.n = 1;
+}
+
+static void budget_fx_close(struct budget_fx *b)
+{
+	char path[128];
+
+	gb_spend_clear(&b->spent);
+	gb_route_destroy(b->f->route);
+	gb_conf_destroy(b->f->conf);
+	free(b->f);
+	snprintf(path, sizeof(path), "%s/prices", b->dir);
+	unlink(path);
+	rmdir(b->dir);
+}
+
+static void test_budgets(void **state)
+{
+	const double now = 1797336000.0;	/* 2026-12-15T12:00:00Z */
+	struct budget_fx b;
+	struct gb_route_result res;
+	struct gb_route_job job = { .tres_per_node = "gres:gpu:a10g:1", .min_nodes = 1,
+				    .time_limit = 60, .user_id = 0, .now = now };
+
+	(void)state;
+	budget_fx_open(&b, now);
+	job.spent = &b.spent;
+	gb_route_result_init(&res);
+	/* 1 node x 1 h: 2.00 in ap-south-1 (the first fallback), 3.00 at worst */
+	assert_int_equal(gb_route_job(b.f->route, &job, &res), GB_ROUTE_ACCEPT);
+	assert_false(res.hold);
+	assert_true(res.estimate == 2 && res.worst == 3);
+	assert_string_equal(gb_buf_str(&res.admin_comment), "gpuburst:cost=2.00/3.00");
+	/* 3 h: 5.00 spent + 6.00 > root's 10: held, with the budget named */
+	job.time_limit = 180;
+	assert_int_equal(gb_route_job(b.f->route, &job, &res), GB_ROUTE_ACCEPT);
+	assert_true(res.hold && res.needs_approval);
+	assert_string_equal(res.budget->name, "root");
+	assert_string_equal(gb_buf_str(&res.admin_comment),
+			    "gpuburst:cost=6.00/9.00 gpuburst:approval=pending/1 gpuburst:budget=root");
+	assert_string_equal(gb_buf_str(&res.msg),
+			    "gpuburst: budget 'root' (user root): 5.00 of 10.00 USD spent in 2026-12, this job ~6.00 USD: it is held until an administrator approves it (gpuburstctl approvals; gpuburstctl why JOB tells its story)");
+	/* next month nothing is spent yet */
+	job.now = now + 40 * 86400.0;
+	assert_int_equal(gb_route_job(b.f->route, &job, &res), GB_ROUTE_ACCEPT);
+	assert_false(res.hold);
+	job.now = now;
+	/* someone else: 4 nodes x 3 h = 24.00 > the partition's 20 a job: refused */
+	job.user_id = 4242;
+	job.min_nodes = 4;
+	assert_int_equal(gb_route_job(b.f->route, &job, &res), GB_ROUTE_REJECT);
+	assert_int_equal(res.reason, GB_ROUTE_BUDGET);
+	assert_string_equal(gb_buf_str(&res.msg),
+			    "gpuburst: budget 'big' (partition gpuburst): this job ~24.00 USD is over the 20.00 USD a job may cost: this budget refuses such jobs");
+	/* no time limit: the cost is not known, so the budget cannot pass it */
+	job.time_limit = 0;
+	job.min_nodes = 1;
+	assert_int_equal(gb_route_job(b.f->route, &job, &res), GB_ROUTE_REJECT);
+	assert_string_equal(gb_buf_str(&res.msg),
+			    "gpuburst: budget 'big' (partition gpuburst): this job's cost cannot be estimated: it has no time limit (--time): this budget refuses such jobs");
+	/* a job for another partition than the budget's: only the estimate */
+	gb_route_result_free(&res);
+	budget_fx_close(&b);
+}
+
+/* Without budgets or prices nothing changes but the cost token, when known. */
+static void test_cost_token(void **state)
+{
+	const struct fixture *f = *state;
+	struct gb_route_result res;
+
+	gb_route_result_init(&res);
+	assert_int_equal(gb_route_job(f->route, &(struct gb_route_job){
+					     .tres_per_node = "gres:gpu:a10g:1", .time_limit = 60 },
+				     &res), GB_ROUTE_ACCEPT);
+	assert_true(res.estimate < 0);	/* the lab has no price file */
+	assert_int_equal(res.admin_comment.len, 0);
+	gb_route_result_free(&res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -643,6 +763,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_approval, setup_lab, teardown),
 		cmocka_unit_test_setup_teardown(test_approval_at_resume, setup_lab, teardown),
 		cmocka_unit_test_setup_teardown(test_update, setup_lab, teardown),
+		cmocka_unit_test(test_budgets),
+		cmocka_unit_test_setup_teardown(test_cost_token, setup_lab, teardown),
 		cmocka_unit_test(test_routing_off),
 		cmocka_unit_test(test_no_nodesets),
 		cmocka_unit_test(test_many_nodesets),

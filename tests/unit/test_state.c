@@ -1894,6 +1894,162 @@ static void test_quota_memory(void **state)
 }
 
 /* A version 1 file (the first release's schema) is migrated, rows kept. */
+struct spot_sink {
+	int n, stop;
+	char what[8][96];
+	double at[8];			/* fetched_at */
+};
+
+static int spot_cb(const struct gb_spot_price *p, void *arg)
+{
+	struct spot_sink *s = arg;
+
+	if (s->n < 8) {
+		snprintf(s->what[s->n], sizeof(s->what[0]), "%s %s %s %g %g", p->region, p->az,
+			 p->instance_type, p->usd_per_hour, p->seen_at);
+		s->at[s->n] = p->fetched_at;
+	}
+	return ++s->n == s->stop;
+}
+
+static struct spot_sink spot_list(gb_state_t *st, const char *region)
+{
+	struct spot_sink s = { 0 };
+	gb_error_t e = { 0 };
+
+	assert_int_equal(gb_state_spot_price_list(st, region, spot_cb, &s, &e), GB_E_OK);
+	return s;
+}
+
+/* A region's answer replaces its rows; a price per AZ, or the region's highest. */
+static void test_spot_prices(void **state)
+{
+	static const char *const types[] = { "g5.xlarge", "p5.48xlarge" };
+	const struct gb_spot_price east[] = {
+		{ NULL, "us-east-1a", "g5.xlarge", 0.42, 900, 0 },
+		{ "us-east-1", "us-east-1b", "g5.xlarge", 0.61, 800, 0 },
+		/* a pool twice: the later price wins, whatever the order */
+		{ NULL, "us-east-1a", "g5.xlarge", 0.40, 850, 0 },
+	};
+	const struct gb_spot_price west[] = { { NULL, "us-west-2c", "g5.xlarge", 0.5, 700, 0 } };
+	struct gb_spot_price p, bad;
+	struct ts_fx *f = *state;
+	struct spot_sink s;
+	gb_error_t e = { 0 };
+	double at = -1;
+
+	f->st = open_ok(f->path);
+	assert_int_equal(gb_state_spot_price_get(f->st, "us-east-1", NULL, "g5.xlarge", &p, &e),
+			 GB_E_NOTFOUND);
+	assert_int_equal(gb_state_spot_prices_fetched(f->st, "us-east-1", "g5.xlarge", &at, &e),
+			 GB_E_NOTFOUND);
+	assert_int_equal(gb_state_spot_prices_replace(f->st, "us-east-1", types, 2, east, 3, 1000,
+						      &e),
+			 GB_E_OK);
+	assert_int_equal(gb_state_spot_prices_replace(f->st, "us-west-2", types, 1, west, 1, 2000,
+						      &e),
+			 GB_E_OK);
+	s = spot_list(f->st, NULL);
+	assert_int_equal(s.n, 3);
+	assert_string_equal(s.what[0], "us-east-1 us-east-1a g5.xlarge 0.42 900");
+	assert_string_equal(s.what[1], "us-east-1 us-east-1b g5.xlarge 0.61 800");
+	assert_string_equal(s.what[2], "us-west-2 us-west-2c g5.xlarge 0.5 700");
+	NEAR(s.at[0], 1000);
+	NEAR(s.at[2], 2000);
+	assert_int_equal(spot_list(f->st, "us-west-2").n, 1);
+
+	/* an AZ's own price; no AZ: the highest of the region's */
+	assert_int_equal(gb_state_spot_price_get(f->st, "us-east-1", "us-east-1a", "g5.xlarge",
+						 &p, &e),
+			 GB_E_OK);
+	NEAR(p.usd_per_hour, 0.42);
+	NEAR(p.seen_at, 900);
+	NEAR(p.fetched_at, 1000);
+	assert_string_equal(p.az, "us-east-1a");
+	assert_int_equal(gb_state_spot_price_get(f->st, "us-east-1", NULL, "g5.xlarge", &p, &e),
+			 GB_E_OK);
+	NEAR(p.usd_per_hour, 0.61);
+	NEAR(p.seen_at, 800);
+	assert_null(p.az);
+	assert_int_equal(gb_state_spot_price_get(f->st, "us-east-1", "us-east-1c", "g5.xlarge",
+						 &p, &e),
+			 GB_E_NOTFOUND);
+	assert_non_null(strstr(e.text, "us-east-1c"));
+	/* asked for and none: fetched all the same */
+	assert_int_equal(gb_state_spot_price_get(f->st, "us-east-1", NULL, "p5.48xlarge", &p,
+						 &e),
+			 GB_E_NOTFOUND);
+	assert_int_equal(gb_state_spot_prices_fetched(f->st, "us-east-1", "p5.48xlarge", &at,
+						      &e),
+			 GB_E_OK);
+	NEAR(at, 1000);
+	assert_int_equal(gb_state_spot_prices_fetched(f->st, "us-west-2", "p5.48xlarge", &at,
+						      &e),
+			 GB_E_NOTFOUND);
+
+	/* replaced: the region's rows and notes go, the other region's stay; 0 is now */
+	assert_int_equal(gb_state_spot_prices_replace(f->st, "us-east-1", &types[1], 1, NULL, 0,
+						      0, &e),
+			 GB_E_OK);
+	assert_int_equal(spot_list(f->st, "us-east-1").n, 0);
+	assert_int_equal(spot_list(f->st, NULL).n, 1);
+	assert_int_equal(gb_state_spot_prices_fetched(f->st, "us-east-1", "g5.xlarge", &at, &e),
+			 GB_E_NOTFOUND);
+	assert_int_equal(gb_state_spot_prices_fetched(f->st, "us-east-1", "p5.48xlarge", &at,
+						      &e),
+			 GB_E_OK);
+	assert_true(at > 1.5e9);
+	s = (struct spot_sink){ .stop = 1 };
+	assert_int_equal(gb_state_spot_prices_replace(f->st, "us-east-1", types, 1, east, 2, 3000,
+						      &e),
+			 GB_E_OK);
+	assert_int_equal(gb_state_spot_price_list(f->st, NULL, spot_cb, &s, &e), GB_E_OK);
+	assert_int_equal(s.n, 1);
+
+	/* bad input: refused before anything is written */
+#define REFUSED(field, value, needle) \
+	do { \
+		bad = west[0]; \
+		bad.field = value; \
+		assert_int_equal(gb_state_spot_prices_replace(f->st, "us-west-2", types, 1, &bad, \
+							      1, 4000, &e), \
+				 GB_E_INVALID); \
+		assert_non_null(strstr(e.text, needle)); \
+	} while (0)
+	REFUSED(az, NULL, "required");
+	REFUSED(instance_type, "", "required");
+	REFUSED(region, "us-east-1", "us-east-1");
+	REFUSED(usd_per_hour, 0, "invalid price");
+	REFUSED(usd_per_hour, -1, "invalid price");
+	REFUSED(usd_per_hour, NAN, "invalid price");
+	REFUSED(seen_at, INFINITY, "invalid price");
+#undef REFUSED
+	assert_int_equal(gb_state_spot_prices_replace(f->st, "", types, 1, west, 1, 0, &e),
+			 GB_E_INVALID);
+	assert_int_equal(gb_state_spot_prices_replace(f->st, "us-west-2", NULL, 1, west, 1, 0,
+						      &e),
+			 GB_E_INVALID);
+	assert_int_equal(gb_state_spot_price_get(f->st, "us-west-2", "", "g5.xlarge", &p, &e),
+			 GB_E_INVALID);
+	s = spot_list(f->st, "us-west-2");
+	assert_int_equal(s.n, 1);
+	NEAR(s.at[0], 2000);
+	/* read-only: reads, no writes */
+	{
+		gb_state_t *ro = NULL;
+
+		assert_int_equal(gb_state_open(f->path, GB_STATE_RDONLY, 1000, &ro, &e), GB_E_OK);
+		assert_int_equal(gb_state_spot_prices_replace(ro, "us-west-2", NULL, 0, NULL, 0, 0,
+							      &e),
+				 GB_E_INVALID);
+		assert_int_equal(gb_state_spot_price_get(ro, "us-west-2", "us-west-2c", "g5.xlarge",
+							 &p, &e),
+				 GB_E_OK);
+		NEAR(p.usd_per_hour, 0.5);
+		gb_state_close(ro);
+	}
+}
+
 static void test_migrate_v1(void **state)
 {
 	struct ts_fx *f = *state;
@@ -2373,6 +2529,7 @@ int main(void)
 		T(test_capacity),
 		T(test_capacity_levels),
 		T(test_quota_memory),
+		T(test_spot_prices),
 		T(test_migrate_v1),
 		cmocka_unit_test(test_names),
 		T(test_schema_check_text),
