@@ -7,8 +7,11 @@
 # not, in a sanitizer build beside 27-crash-matrix.sh; under the 10 s
 # request_timeout of e2e-lib's configuration); job B is submitted
 # meanwhile.  Both requests end done, run by the same worker pid,
-# and no worker is left.
+# and no worker is left.  ResumeTimeout is 40 s: job A's node registers
+# after the 8 s call and its boot, which passed the lab's 10 s default on a
+# loaded machine (Slurm then ran ResumeFailProgram and requeued job A).
 . "${srcdir:-.}/e2e-lib.sh"
+RESUME_TIMEOUT=40
 e2e_start --nodes 2
 
 control POST /_sim/fault '{"count": 1, "kind": "latency", "latency": 8, "action": "RunInstances"}' \
