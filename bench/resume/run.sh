@@ -6,7 +6,8 @@
 # the floor of the anchors' Python resume programs: starting python3 and
 # creating a boto3 EC2 client (Debian python3-boto3).  With BASE_BUILDDIR,
 # each case runs that build's gpuburst-resume right after this one's, on a
-# copy of the same state file: a before/after in one run.
+# copy of a state file made alike by that build's own driver (the same
+# rows in its own schema version): a before/after in one run.
 #
 # The program runs as slurmctld runs it (environment SLURM_CONF and
 # SLURM_RESUME_FILE only) and starts its worker as always; the driver holds
@@ -38,6 +39,11 @@ CONF
 
 mkdir -p "$T/pristine"
 "$D" prefill "$T/pristine/state.db" 100000
+# the base build's own file: an older build refuses a newer schema
+if [ -n "$BASE" ]; then
+	mkdir -p "$T/pristine-base"
+	"$BASE/bench/resume/resume-bench" prefill "$T/pristine-base/state.db" 100000
+fi
 echo "machine: $(nproc) CPU $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "gpuburst-resume, $RUNS runs each, state file $(du -h "$T/pristine/state.db" | cut -f1)B with 100000 instance rows:"
 # resume_file N JOBS: N nodes g5-[1-N], in one job or one job per node
@@ -54,7 +60,7 @@ resume_file() {
 # one BUILD LABEL NODES TAG: the series of that build's gpuburst-resume
 one() {
 	rm -rf "$T/state"
-	cp -r "$T/pristine" "$T/state"
+	if [ "$4" = base ]; then cp -r "$T/pristine-base" "$T/state"; else cp -r "$T/pristine" "$T/state"; fi
 	printf '  %-22s %-5s ' "$2" "$4"
 	env -i SLURM_CONF=/nonexistent/slurm.conf SLURM_RESUME_FILE="$T/resume.json" \
 		GPUBURST_WORKER="$1/src/worker/gpuburst-worker" \

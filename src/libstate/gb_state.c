@@ -749,6 +749,8 @@ static gb_err_t migrate_step(gb_state_t *st, int to, gb_error_t *err)
 			       st->path, now, GB_STATE_SCHEMA_VERSION);
 	if (rc == GB_E_OK && now < to) {
 		rc = exec_sql(st, gb_state_migrations[to], "migrating", err);
+		if (rc == GB_E_OK && gb_state_migration_steps[to])
+			rc = gb_state_migration_steps[to](st, err);
 		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", to);
 		if (rc == GB_E_OK)
 			rc = exec_sql(st, sql, "migrating", err);

@@ -32,7 +32,7 @@
 
 #include "gb_err.h"
 
-#define GB_STATE_SCHEMA_VERSION 8
+#define GB_STATE_SCHEMA_VERSION 9
 #define GB_STATE_FILE "state.db"
 #define GB_REQUEST_ID_LEN 16		/* lower-case hex */
 

@@ -194,8 +194,19 @@ void gb_state_rows_free(struct gb_state_rows *rows);
 		gb_state_rows_free(rows); \
 	} while (0)
 
-/* Migration scripts, index = schema version reached (index 0 unused). */
+/*
+ * Migration scripts, index = schema version reached (index 0 unused), and
+ * the steps in C that run after a script, in its transaction (NULL: none).
+ */
 extern const char *const gb_state_migrations[GB_STATE_SCHEMA_VERSION + 1];
+extern gb_err_t (*const gb_state_migration_steps[GB_STATE_SCHEMA_VERSION + 1])(gb_state_t *,
+									  gb_error_t *);
+/*
+ * [sql] (a CREATE TABLE) with each "col IN ('a', 'b', 'c', ...)" of more
+ * than two string literals written "(col = 'a' OR col = 'b' OR ...)":
+ * schema version 9.  RET malloc'd text, NULL when out of memory.
+ */
+char *gb_state_checks_as_or(const char *sql);
 
 /* Enum <-> text of the CHECK constraints; name RET NULL when out of range. */
 const char *gb_state_name_of(const char *const *names, size_t n, int v);

@@ -2163,9 +2163,10 @@ static void test_names(void **state)
 }
 
 /*
- * The CHECK lists of schema version 1 as released, typed out by hand: the
+ * The CHECK lists as released (versions 1 and 3), typed out by hand: the
  * text GB_STATE_SQL_IN() generates from the maps must be these bytes, or new
  * files would differ from existing ones (and a new value needs a migration).
+ * Version 9 rewrites them as comparisons (test_migrate_checks_as_or).
  */
 static void test_schema_check_text(void **state)
 {
@@ -2201,23 +2202,96 @@ static void test_schema_check_text(void **state)
 		{ 3, "capacity_reservations", "  match         TEXT NOT NULL CHECK (match IN\n"
 		  "                ('open', 'targeted')),\n" },
 	};
-	struct ts_fx *f = *state;
-
-	f->st = open_ok(f->path);
-	for (size_t i = 0; i < GB_ARRAY_LEN(released); i++) {
-		char *sql = ts_table_sql(f->path, released[i].table);
-
-		if (!strstr(sql, released[i].check))
-			fail_msg("%s: released CHECK text not found in:\n%s",
-				 released[i].table, sql);
+	(void)state;
+	for (size_t i = 0; i < GB_ARRAY_LEN(released); i++)
 		assert_non_null(strstr(gb_state_migrations[released[i].version],
 				       released[i].check));
-		free(sql);
-	}
 	assert_string_equal(GB_STATE_SQL_IN(GB_REQUEST_KIND_MAP),
 			    "('resume', 'suspend', 'resume_fail', 'terminate')");
 	assert_string_equal(GB_STATE_SQL_IN(GB_CAPACITY_KIND_MAP),
 			    "('on-demand', 'spot', 'reservation', 'capacity-block')");
+}
+
+/*
+ * Schema version 9 writes the CHECK lists of more than two values as
+ * comparisons: a new file and a version 8 file with rows end with the same
+ * table text, without one such list left, and the checks still refuse what
+ * they refused (NULL still passes, as it did).
+ */
+static void test_migrate_checks_as_or(void **state)
+{
+	static const char *const tables[] = {
+		"requests", "plans", "attempts", "instances", "approvals",
+		"offerings_cache", "capacity_stats", "capacity_reservations",
+	};
+	struct ts_fx *f = *state;
+	char old[300], *fresh_sql[GB_ARRAY_LEN(tables)];
+	gb_error_t e = { 0 };
+	gb_state_t *st;
+
+	f->st = open_ok(f->path);
+	for (size_t i = 0; i < GB_ARRAY_LEN(tables); i++)
+		fresh_sql[i] = ts_table_sql(f->path, tables[i]);
+	snprintf(old, sizeof(old), "%s.v8", f->path);
+	for (int v = 1; v <= 8; v++)
+		ts_sql(old, gb_state_migrations[v]);
+	ts_sql(old, "INSERT INTO requests (id, kind, state, created_at, updated_at) "
+	       "VALUES ('00000000000000aa', 'resume', 'queued', 1, 1);"
+	       "PRAGMA user_version = 8;");
+	assert_int_equal(gb_state_open(old, 0, 1000, &st, &e), GB_E_OK);
+	assert_int_equal(gb_state_schema_version(st), 9);
+	for (size_t i = 0; i < GB_ARRAY_LEN(tables); i++) {
+		char *sql = ts_table_sql(old, tables[i]);
+
+		char *again = gb_state_checks_as_or(sql);
+
+		assert_string_equal(sql, fresh_sql[i]);
+		if (strcmp(again, sql) != 0)
+			fail_msg("%s: a CHECK list is left:\n%s", tables[i], sql);
+		free(again);
+		free(sql);
+		free(fresh_sql[i]);
+	}
+	{
+		char *sql = ts_table_sql(old, "requests");
+
+		assert_non_null(strstr(sql, "CHECK ((kind = 'resume' OR kind = 'suspend' OR "
+				       "kind = 'resume_fail' OR kind = 'terminate'))"));
+		free(sql);
+	}
+	assert_int_equal(gb_state_check(st, &e), GB_E_OK);
+	gb_state_close(st);
+	assert_int_not_equal(ts_sql_rc(old, "UPDATE requests SET state = 'bogus'"), 0);
+	assert_int_not_equal(ts_sql_rc(old, "UPDATE requests SET kind = 'Resume'"), 0);
+	assert_int_equal(ts_sql_rc(old, "UPDATE requests SET state = 'done', result = 'success'"),
+			 0);
+}
+
+/* The rewrite of one table's text: only lists of more than two literals. */
+static void test_checks_as_or_text(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "CREATE TABLE t (a TEXT CHECK (a IN ('x', 'y', 'z')))",
+		  "CREATE TABLE t (a TEXT CHECK ((a = 'x' OR a = 'y' OR a = 'z')))" },
+		{ "CREATE TABLE t (a TEXT CHECK (a IN\n   ('x',\n 'y', 'it''s')))",
+		  "CREATE TABLE t (a TEXT CHECK ((a = 'x' OR a = 'y' OR a = 'it''s')))" },
+		/* two values, numbers, NOT IN, a list inside a literal: kept */
+		{ "CREATE TABLE t (a CHECK (a IN ('x', 'y')), b CHECK (b IN (0, 1, 2)))", NULL },
+		{ "CREATE TABLE t (a CHECK (a NOT IN ('x', 'y', 'z')))", NULL },
+		{ "CREATE TABLE t (a DEFAULT 'b IN (''x'', ''y'', ''z'')')", NULL },
+		{ "CREATE TABLE t (a CHECK (a IN ('x', 'y', 'z'", NULL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < GB_ARRAY_LEN(cases); i++) {
+		char *out = gb_state_checks_as_or(cases[i].in);
+
+		assert_non_null(out);
+		assert_string_equal(out, cases[i].out ? cases[i].out : cases[i].in);
+		free(out);
+	}
 }
 
 static void test_check_finds_damage(void **state)
@@ -2533,6 +2607,8 @@ int main(void)
 		T(test_migrate_v1),
 		cmocka_unit_test(test_names),
 		T(test_schema_check_text),
+		T(test_migrate_checks_as_or),
+		cmocka_unit_test(test_checks_as_or_text),
 		T(test_check_finds_damage),
 		T(test_concurrent_enqueue),
 		T(test_concurrent_claim),

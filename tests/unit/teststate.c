@@ -62,6 +62,17 @@ void ts_sql(const char *path, const char *sql)
 	sqlite3_close(db);
 }
 
+int ts_sql_rc(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+	int rc;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	sqlite3_close(db);
+	return rc;
+}
+
 long ts_int(const char *path, const char *sql)
 {
 	sqlite3_stmt *s = NULL;

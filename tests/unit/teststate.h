@@ -36,6 +36,8 @@ void ts_open(struct ts_fx *f);
 
 /* [sql] on the file through a connection of its own. */
 void ts_sql(const char *path, const char *sql);
+/* [sql] on [path] by a connection of its own: RET SQLite's result code. */
+int ts_sql_rc(const char *path, const char *sql);
 
 /* RET the integer [sql] gives on the file, or -1 when it fails. */
 long ts_int(const char *path, const char *sql);
