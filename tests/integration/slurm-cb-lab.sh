@@ -187,7 +187,9 @@ wait_for 40 "the long job started on cb-3" 'started $long cb-3'
 
 # --- the plan at end - margin: window now, nodes drained, then powered down
 wait_for 30 "cb-3 free" '[ -z "$(lab squeue -h -w cb-3)" ]'
-job=$(submit -p all -w cb-3 -t 2 -J last --wrap 'sleep 15')
+# long enough to be still running through the checks below on a loaded
+# machine (15 s was not, with three suites and a benchmark beside it)
+job=$(submit -p all -w cb-3 -t 2 -J last --wrap 'sleep 40')
 wait_for 30 "job $job running on cb-3" '[ "$(job_state $job)" = RUNNING ]'
 margin=$((E - $(date +%s) + 60))
 lab "$rt" plan $margin $ID $E 'cb-[1-3]' > "$T/plan1" || bad "plan failed: $(cat "$T/plan1")"
@@ -213,7 +215,7 @@ lab "$rt" plan $margin $ID $E 'cb-[1-3]' > "$T/plan2"
 [ "$(cat "$T/plan2")" = "nothing to do" ] || bad "plan again: $(cat "$T/plan2")"
 # the job ends, then the node powers down
 t0=$(date +%s)
-wait_for 40 "job $job done" '[ -z "$(job_state $job)" ] || [ "$(job_state $job)" = COMPLETED ]'
+wait_for 70 "job $job done" '[ -z "$(job_state $job)" ] || [ "$(job_state $job)" = COMPLETED ]'
 wait_for 20 "cb-3 powering down" 'case $(state cb-3) in *POWERING_DOWN*|*POWERED_DOWN*) true ;; *) false ;; esac'
 echo "cb-3 after its job: $(state cb-3) Reason=$(reason cb-3) (+$(( $(date +%s) - t0 ))s)"
 wait_for 20 "cb-3 powered down" 'case $(state cb-3) in *POWERED_DOWN*) true ;; *) false ;; esac'
