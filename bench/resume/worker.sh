@@ -1,13 +1,15 @@
 #!/bin/sh
-# worker.sh BUILDDIR SRCDIR [NODES] [BATCH_MAX] [REPEAT] - the worker's CPU
-# time to launch NODES (1000) instances against gpuburst-cloudsim at zero
-# latency (etc/cloudsim/bench.yaml), Slurm updates included: a lab
-# slurmctld (contrib/lab, root only) with NODES CLOUD nodes whose NodeAddr
-# the worker sets.  One resume request of NODES nodes is queued (the lock
-# held), then gpuburst-worker runs in the foreground under the driver,
-# which reports its wall, user and system time (all threads).
+# worker.sh BUILDDIR SRCDIR [NODES] [BATCH_MAX] [REPEAT] [one|jobs] - the
+# worker's CPU time to launch NODES (1000) instances against
+# gpuburst-cloudsim at zero latency (etc/cloudsim/bench.yaml), Slurm updates
+# included: a lab slurmctld (contrib/lab, root only) with NODES CLOUD nodes
+# whose NodeAddr the worker sets.  One resume request of NODES nodes is
+# queued (the lock held), or with "jobs" NODES one-node jobs in one call (a
+# 22.05 SLURM_RESUME_FILE: NODES requests queued at once); then
+# gpuburst-worker runs in the foreground under the driver, which reports
+# its wall, user and system time (all threads).
 set -eu
-B=$1 S=$2 NODES=${3:-1000} BATCH=${4:-4} REPEAT=${5:-3}
+B=$1 S=$2 NODES=${3:-1000} BATCH=${4:-4} REPEAT=${5:-3} HOW=${6:-one}
 D="$B/bench/resume/resume-bench"
 RESUME="$B/src/resume/gpuburst-resume"
 WORKER="$B/src/worker/gpuburst-worker"
@@ -34,7 +36,7 @@ NODES
 "$LABCTL" start --dir "$T/lab" --nodes-conf "$T/nodes.conf" --resume-program /bin/true \
 	--suspend-program /bin/true --resume-fail-program /bin/true --suspend-time 3600 --fresh >/dev/null
 
-echo "worker: $NODES nodes, batch_max $BATCH, zero-latency simulator, $REPEAT runs"
+echo "worker: $NODES nodes ($HOW), batch_max $BATCH, zero-latency simulator, $REPEAT runs"
 for r in $(seq 1 "$REPEAT"); do
 	rm -rf "$T/state" "$T/sim.pid" "$T/sim.port"
 	lab "$SIM" --scenario "$S/etc/cloudsim/bench.yaml" --listen 127.0.0.1:0 \
@@ -65,7 +67,15 @@ nodesets:
 policy: {batch_max: $BATCH, max_request_nodes: $NODES, approval_thresholds: {dev: $NODES}}
 CONF
 	mkdir -p "$T/state"
-	lab "$D" hold "$T/state/worker.lock" -- "$RESUME" -c "$T/gpuburst.yaml" "g5-[1-$NODES]"
+	if [ "$HOW" = jobs ]; then
+		awk -v n="$NODES" 'BEGIN { printf "{\"jobs\":["
+			for (i = 1; i <= n; i++) printf "%s{\"job_id\":%d,\"nodes\":\"g5-%d\"}", (i > 1 ? "," : ""), i, i
+			printf "],\"all_nodes\":\"g5-[1-%d]\"}", n }' >"$T/resume.json"
+		lab env SLURM_RESUME_FILE="$T/resume.json" \
+			"$D" hold "$T/state/worker.lock" -- "$RESUME" -c "$T/gpuburst.yaml" "g5-[1-$NODES]"
+	else
+		lab "$D" hold "$T/state/worker.lock" -- "$RESUME" -c "$T/gpuburst.yaml" "g5-[1-$NODES]"
+	fi
 	printf '  run %s: ' "$r"
 	lab "$D" cpu -- "$WORKER" -c "$T/gpuburst.yaml"
 	lab scontrol -o show node "g5-$NODES" | grep -q 'NodeAddr=127\.' || { echo "g5-$NODES has no address"; exit 1; }

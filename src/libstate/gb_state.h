@@ -32,7 +32,7 @@
 
 #include "gb_err.h"
 
-#define GB_STATE_SCHEMA_VERSION 9
+#define GB_STATE_SCHEMA_VERSION 10
 #define GB_STATE_FILE "state.db"
 #define GB_REQUEST_ID_LEN 16		/* lower-case hex */
 
@@ -342,6 +342,18 @@ gb_err_t gb_state_request_list(gb_state_t *st,
 			       const struct gb_request_filter *f,
 			       int (*cb)(const struct gb_request *, void *),
 			       void *arg, gb_error_t *err);
+
+/*
+ * [cb] for each request, queued or running, of the other family than
+ * [req]'s (the kinds that end instances for a resume, resumes for those)
+ * that is older than [req] in queue order (created_at, then id), oldest
+ * first; a non-zero return stops the walk.  Its cost is the number of such
+ * rows, not the length of the queue (schema 10's requests_state).
+ */
+gb_err_t gb_state_request_older_active(gb_state_t *st,
+				       const struct gb_request *req,
+				       int (*cb)(const struct gb_request *, void *),
+				       void *arg, gb_error_t *err);
 
 /* RET the count of requests in [state] (-1: any). */
 gb_err_t gb_state_request_count(gb_state_t *st, int state, long *n,

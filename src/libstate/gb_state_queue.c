@@ -330,6 +330,10 @@ gb_err_t gb_state_request_add(gb_state_t *st, struct gb_request *req,
  *  Claim
  *****************************************************************************/
 
+/* A resume, and the kinds that end instances (gb_state.h). */
+#define RESUME_FAMILY (1u << GB_REQ_RESUME)
+#define TERM_FAMILY (((1u << GB_REQUEST_KIND_COUNT) - 1) & ~RESUME_FAMILY)
+
 /*
  * ",resume,suspend," for a kind mask, matched with instr() so that one
  * cached statement serves every mask; NULL for "any".
@@ -356,17 +360,39 @@ static gb_err_t claim_one(gb_state_t *st, int64_t pid, unsigned kinds,
 	gb_err_t rc;
 	int src;
 
-	rc = GB_STMT(st, GB_STMT_REQ_CLAIM_PICK,
-		     "SELECT id FROM requests WHERE state = 'queued' "
-		     "AND not_before <= ?1 "
-		     "AND (?2 IS NULL OR instr(?2, ',' || kind || ',') > 0) "
-		     "ORDER BY created_at, rowid LIMIT 1",
-		     &pick, err);
+	/*
+	 * The worker's two families each have a statement of their own that
+	 * walks an index in claim order and stops at the first runnable row
+	 * (schema 10); any other mask shares the general one.  Without
+	 * statistics SQLite would walk requests_state, every queued resume,
+	 * to find the few queued terminations: the partial index is named.
+	 */
+	if (kinds == RESUME_FAMILY)
+		rc = GB_STMT(st, GB_STMT_REQ_CLAIM_RESUME,
+			     "SELECT id FROM requests WHERE state = 'queued' "
+			     "AND kind = 'resume' AND not_before <= ?1 "
+			     "ORDER BY created_at, rowid LIMIT 1",
+			     &pick, err);
+	else if (kinds == TERM_FAMILY)
+		rc = GB_STMT(st, GB_STMT_REQ_CLAIM_TERM,
+			     "SELECT id FROM requests INDEXED BY requests_queued_term "
+			     "WHERE state = 'queued' "
+			     "AND kind <> 'resume' AND not_before <= ?1 "
+			     "ORDER BY created_at, rowid LIMIT 1",
+			     &pick, err);
+	else
+		rc = GB_STMT(st, GB_STMT_REQ_CLAIM_PICK,
+			     "SELECT id FROM requests WHERE state = 'queued' "
+			     "AND not_before <= ?1 "
+			     "AND (?2 IS NULL OR instr(?2, ',' || kind || ',') > 0) "
+			     "ORDER BY created_at, rowid LIMIT 1",
+			     &pick, err);
 	if (rc)
 		return rc;
 	kinds_csv(kinds, csv, sizeof(csv));
 	if (gb_state_bind_double(pick, 1, now) ||
-	    gb_state_bind_text(pick, 2, kinds ? csv : NULL)) {
+	    (sqlite3_bind_parameter_count(pick) >= 2 &&
+	     gb_state_bind_text(pick, 2, kinds ? csv : NULL))) {
 		rc = gb_state_sqlerr(st, sqlite3_errcode(st->db), err,
 				     "claiming a request");
 		goto out;
@@ -715,7 +741,7 @@ enum {
 
 /*
  * One statement per filter shape (32 at most), each with plain equality
- * terms, so that SQLite picks the right index for it (requests_claim for a
+ * terms, so that SQLite picks the right index for it (requests_state for a
  * state, request_nodes for a node) instead of one "?1 IS NULL OR ..."
  * statement that can use none.  Parameter numbers are fixed per filter.
  */
@@ -776,6 +802,47 @@ gb_err_t gb_state_request_list(gb_state_t *st,
 				     "listing requests");
 	else
 		rc = read_requests(st, s, &rows, err, "listing requests");
+	gb_state_stmt_done(s);
+	GB_STATE_ROWS_DELIVER(&rows, rc, cb, arg);
+	return rc;
+}
+
+gb_err_t gb_state_request_older_active(gb_state_t *st,
+				       const struct gb_request *req,
+				       int (*cb)(const struct gb_request *, void *),
+				       void *arg, gb_error_t *err)
+{
+	struct gb_state_rows rows = GB_STATE_ROWS_INIT(struct gb_request);
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+
+	/*
+	 * requests_state, created_at <= ?1 for each state: the rows older
+	 * than one being claimed are few (claims go oldest first), whatever
+	 * the length of the queue behind it.
+	 */
+	if (req->kind == GB_REQ_RESUME)
+		rc = GB_STMT(st, GB_STMT_REQ_OLDER_TERM,
+			     "SELECT " REQ_COLS " FROM requests r "
+			     "WHERE r.state IN ('queued', 'running') AND r.kind <> 'resume' "
+			     "AND r.created_at <= ?1 AND (r.created_at < ?1 OR r.id < ?2) "
+			     "ORDER BY r.created_at, r.rowid",
+			     &s, err);
+	else
+		rc = GB_STMT(st, GB_STMT_REQ_OLDER_RESUME,
+			     "SELECT " REQ_COLS " FROM requests r "
+			     "WHERE r.state IN ('queued', 'running') AND r.kind = 'resume' "
+			     "AND r.created_at <= ?1 AND (r.created_at < ?1 OR r.id < ?2) "
+			     "ORDER BY r.created_at, r.rowid",
+			     &s, err);
+	if (rc)
+		return rc;
+	if (gb_state_bind_double(s, 1, req->created_at) ||
+	    gb_state_bind_text(s, 2, req->id))
+		rc = gb_state_sqlerr(st, sqlite3_errcode(st->db), err,
+				     "listing the requests older than %s", req->id);
+	else
+		rc = read_requests(st, s, &rows, err, "listing older requests");
 	gb_state_stmt_done(s);
 	GB_STATE_ROWS_DELIVER(&rows, rc, cb, arg);
 	return rc;

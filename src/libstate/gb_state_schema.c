@@ -540,6 +540,23 @@ static gb_err_t checks_as_comparisons(gb_state_t *st, gb_error_t *err)
 	return rc;
 }
 
+/*
+ * Version 10: the queue by index.  A worker claims the oldest runnable
+ * request of a family (terminations first, then resumes) and checks the
+ * older queued ones of the other family that share its nodes.  With
+ * requests_claim (state, not_before, created_at) each claim sorted the
+ * whole queue, and a claim of terminations walked every queued resume to
+ * find none: a cost per request that grew with the queue.  requests_state
+ * (state, created_at) gives the queued rows in claim order, so a claim
+ * stops at the first runnable one; requests_queued_term holds only the
+ * queued terminations, so looking for one costs as many as there are.
+ */
+static const char schema_v10[] =
+	"DROP INDEX requests_claim;\n"
+	"CREATE INDEX requests_state ON requests (state, created_at);\n"
+	"CREATE INDEX requests_queued_term ON requests (created_at)\n"
+	"  WHERE state = 'queued' AND kind <> 'resume';\n";
+
 const char *const gb_state_migrations[GB_STATE_SCHEMA_VERSION + 1] = {
 	[0] = NULL,
 	[1] = schema_v1,
@@ -551,6 +568,7 @@ const char *const gb_state_migrations[GB_STATE_SCHEMA_VERSION + 1] = {
 	[7] = schema_v7,
 	[8] = schema_v8,
 	[9] = schema_v9,
+	[10] = schema_v10,
 };
 
 gb_err_t (*const gb_state_migration_steps[GB_STATE_SCHEMA_VERSION + 1])(gb_state_t *,

@@ -103,7 +103,6 @@ static void release_nodes(struct wthread *t)
 struct order_scan {
 	const struct gb_request *req;
 	const struct gb_strv *nodes;
-	unsigned barrier;		/* kinds an older row of which we wait for */
 	char id[GB_REQUEST_ID_LEN + 1];
 	double not_before;
 };
@@ -114,10 +113,7 @@ static int scan_older(const struct gb_request *r, void *arg)
 	gb_hostlist_t *hl = NULL;
 	bool hit = false;
 
-	if (r->created_at > os->req->created_at ||
-	    (r->created_at == os->req->created_at && strcmp(r->id, os->req->id) >= 0))
-		return 1;		/* oldest first: the rest is newer */
-	if (!(os->barrier & (1u << r->kind)) || !r->nodes)
+	if (!r->nodes)
 		return 0;
 	if (gb_hostlist_parse(r->nodes, &hl, NULL))
 		return 0;
@@ -133,22 +129,22 @@ static int scan_older(const struct gb_request *r, void *arg)
 }
 
 /*
- * RET whether [req] must wait for an older queued request of its nodes
- * of the other family (a resume behind a suspend/resume-fail, or the
- * reverse), which its claim overtook (terminations are claimed first, and
- * a backed-off row is not claimable).  Then it is requeued behind it.
+ * RET whether [req] must wait for an older request of its nodes of the
+ * other family (a resume behind a suspend/resume-fail, or the reverse):
+ * a queued one its claim overtook (terminations are claimed first, and a
+ * backed-off row is not claimable), or a running one another thread
+ * claimed just before (both would then race for the nodes in
+ * acquire_nodes(), and the newer could win).  Then it is requeued behind
+ * it.
  */
 static bool wait_for_older(struct wthread *t, const struct gb_request *req,
 			   const struct gb_strv *nodes)
 {
-	struct gb_request_filter f = GB_REQUEST_FILTER_ANY;
-	struct order_scan os = { req, nodes, 0, "", 0 };
+	struct order_scan os = { req, nodes, "", 0 };
 	char why[128];
 	double now = gb_time_now(), nb;
 
-	os.barrier = req->kind == GB_REQ_RESUME ? TERM_KINDS : RESUME_KINDS;
-	f.state = GB_RSTATE_QUEUED;
-	if (gb_state_request_list(t->st, &f, scan_older, &os, NULL) || !os.id[0])
+	if (gb_state_request_older_active(t->st, req, scan_older, &os, NULL) || !os.id[0])
 		return false;
 	nb = fmax(now + ORDER_DELAY, os.not_before + 0.1);
 	snprintf(why, sizeof(why), "waiting for older request %s of the same nodes", os.id);

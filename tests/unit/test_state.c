@@ -771,6 +771,114 @@ static void test_request_claim(void **state)
 	assert_int_equal(count(f->st, GB_RSTATE_RUNNING), 3);
 }
 
+struct older_sink {
+	char ids[8][GB_REQUEST_ID_LEN + 1];
+	int n;
+	int stop_after;			/* 0: never */
+};
+
+/* The request [id] as the worker holds it: id, kind, created_at. */
+static struct gb_request as_req(gb_state_t *st, const char *id)
+{
+	struct req_copy c = get_req(st, id);
+	struct gb_request r = { 0 };
+
+	gb_strlcpy(r.id, c.id, sizeof(r.id));
+	r.kind = c.kind;
+	r.created_at = c.created_at;
+	return r;
+}
+
+static int older_cb(const struct gb_request *r, void *arg)
+{
+	struct older_sink *o = arg;
+
+	if (o->n < 8)
+		gb_strlcpy(o->ids[o->n], r->id, sizeof(o->ids[0]));
+	o->n++;
+	return o->stop_after && o->n >= o->stop_after;
+}
+
+/*
+ * The worker's two families (schema 10): a claim of terminations finds the
+ * oldest runnable termination behind any number of queued resumes, a claim
+ * of resumes the oldest runnable resume; and the older requests, queued or
+ * running, of the other family than a request's, oldest first, never its
+ * own family, never a newer one, never a finished one.
+ */
+static void test_request_families(void **state)
+{
+	const unsigned term = (1u << GB_REQ_SUSPEND) | (1u << GB_REQ_RESUME_FAIL) |
+			      (1u << GB_REQ_TERMINATE);
+	struct ts_fx *f = *state;
+	char r1[17], s1[17], r2[17], t1[17], r3[17], s2[17], x[17];
+	struct older_sink o = { 0 };
+	struct req_copy got = { 0 };
+	struct gb_request q = { 0 };
+	gb_error_t e = { 0 };
+
+	f->st = open_ok(f->path);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-1", 0, r1);
+	add_req(f->st, GB_REQ_SUSPEND, GB_RSTATE_QUEUED, "g5-1", gb_time_now() + 3600, s1);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-2", 0, r2);
+	add_req(f->st, GB_REQ_TERMINATE, GB_RSTATE_QUEUED, "g5-2", 0, t1);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-3", 0, r3);
+	add_req(f->st, GB_REQ_SUSPEND, GB_RSTATE_QUEUED, "g5-3", 0, s2);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_PENDING_APPROVAL, "g5-4", 0, x);
+
+	/* the older queued or running of the other family, oldest first */
+	q = as_req(f->st, r3);
+	assert_int_equal(gb_state_request_older_active(f->st, &q, older_cb, &o, &e), GB_E_OK);
+	assert_int_equal(o.n, 2);
+	assert_string_equal(o.ids[0], s1);	/* backed off, still queued */
+	assert_string_equal(o.ids[1], t1);
+	memset(&o, 0, sizeof(o));
+	q = as_req(f->st, s2);
+	o.stop_after = 2;
+	assert_int_equal(gb_state_request_older_active(f->st, &q, older_cb, &o, &e), GB_E_OK);
+	assert_int_equal(o.n, 2);		/* r1, r2: the walk stopped there */
+	assert_string_equal(o.ids[0], r1);
+	assert_string_equal(o.ids[1], r2);
+	memset(&o, 0, sizeof(o));
+	q = as_req(f->st, r1);
+	assert_int_equal(gb_state_request_older_active(f->st, &q, older_cb, &o, &e), GB_E_OK);
+	assert_int_equal(o.n, 0);
+
+	/* terminations: t1 (s1 waits), then s2; resumes: r1, r2, r3 */
+	assert_int_equal(gb_state_request_claim(f->st, 7, term, req_sink, &got, &e), GB_E_OK);
+	assert_string_equal(got.id, t1);
+	assert_int_equal(gb_state_request_claim(f->st, 7, term, req_sink, &got, &e), GB_E_OK);
+	assert_string_equal(got.id, s2);
+	assert_int_equal(gb_state_request_claim(f->st, 7, term, NULL, NULL, &e), GB_E_NOTFOUND);
+	assert_int_equal(gb_state_request_claim(f->st, 7, 1u << GB_REQ_RESUME, req_sink, &got,
+						&e),
+			 GB_E_OK);
+	assert_string_equal(got.id, r1);
+	memset(&o, 0, sizeof(o));
+	q = as_req(f->st, r3);
+	assert_int_equal(gb_state_request_older_active(f->st, &q, older_cb, &o, &e), GB_E_OK);
+	assert_int_equal(o.n, 2);		/* s1 queued, t1 running */
+	assert_string_equal(o.ids[0], s1);
+	assert_string_equal(o.ids[1], t1);
+	assert_int_equal(gb_state_request_finish(f->st, t1, GB_RSTATE_DONE, GB_RESULT_SUCCESS, 0,
+						 "ok", &e),
+			 GB_E_OK);
+	memset(&o, 0, sizeof(o));
+	assert_int_equal(gb_state_request_older_active(f->st, &q, older_cb, &o, &e), GB_E_OK);
+	assert_int_equal(o.n, 1);		/* t1 is done */
+	assert_string_equal(o.ids[0], s1);
+	assert_int_equal(gb_state_request_claim(f->st, 7, 1u << GB_REQ_RESUME, req_sink, &got,
+						&e),
+			 GB_E_OK);
+	assert_string_equal(got.id, r2);
+	assert_int_equal(gb_state_request_claim(f->st, 7, 1u << GB_REQ_RESUME, req_sink, &got,
+						&e),
+			 GB_E_OK);
+	assert_string_equal(got.id, r3);
+	assert_int_equal(gb_state_request_claim(f->st, 7, 1u << GB_REQ_RESUME, NULL, NULL, &e),
+			 GB_E_NOTFOUND);
+}
+
 static void test_request_transitions(void **state)
 {
 	struct ts_fx *f = *state;
@@ -2239,7 +2347,7 @@ static void test_migrate_checks_as_or(void **state)
 	       "VALUES ('00000000000000aa', 'resume', 'queued', 1, 1);"
 	       "PRAGMA user_version = 8;");
 	assert_int_equal(gb_state_open(old, 0, 1000, &st, &e), GB_E_OK);
-	assert_int_equal(gb_state_schema_version(st), 9);
+	assert_int_equal(gb_state_schema_version(st), GB_STATE_SCHEMA_VERSION);
 	for (size_t i = 0; i < GB_ARRAY_LEN(tables); i++) {
 		char *sql = ts_table_sql(old, tables[i]);
 
@@ -2261,6 +2369,11 @@ static void test_migrate_checks_as_or(void **state)
 	}
 	assert_int_equal(gb_state_check(st, &e), GB_E_OK);
 	gb_state_close(st);
+	/* and version 10's queue indexes */
+	assert_int_equal(ts_int(old, "SELECT count(*) FROM sqlite_master WHERE type = 'index' "
+				"AND name IN ('requests_state', 'requests_queued_term')"), 2);
+	assert_int_equal(ts_int(old, "SELECT count(*) FROM sqlite_master "
+				"WHERE name = 'requests_claim'"), 0);
 	assert_int_not_equal(ts_sql_rc(old, "UPDATE requests SET state = 'bogus'"), 0);
 	assert_int_not_equal(ts_sql_rc(old, "UPDATE requests SET kind = 'Resume'"), 0);
 	assert_int_equal(ts_sql_rc(old, "UPDATE requests SET state = 'done', result = 'success'"),
@@ -2587,6 +2700,7 @@ int main(void)
 		T(test_open_not_a_database),
 		T(test_request_add_get),
 		T(test_request_claim),
+		T(test_request_families),
 		T(test_request_transitions),
 		T(test_requeue_stale),
 		T(test_request_list),
