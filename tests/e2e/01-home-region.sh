@@ -17,11 +17,13 @@ control POST /_sim/capacity '{"az": "ap-southeast-1a", "instance_type": "g5.xlar
 # --- resume in the home region
 JOB=$(submit --gres=gpu:a10g:1 --wrap 'echo "node=$SLURMD_NODENAME gpus=$CUDA_VISIBLE_DEVICES"; sleep 2')
 wait_for 30 "job $JOB running" '[ "$(job_state $JOB)" = RUNNING ]'
-NODE=$(lab squeue -h -j "$JOB" -o %N)
-# whose job, as Slurm says (read while it runs: a finished job leaves squeue)
-JUSER=$(lab squeue -h -j "$JOB" -o %u)
-JPART=$(lab squeue -h -j "$JOB" -o %P)
-[ -n "$JUSER" ] && [ -n "$JPART" ] || fail "squeue: no user or partition of job $JOB"
+# where and whose job, as Slurm says, in one call: --states=all also when
+# the 2 s job has ended (three calls in a row took longer than that on a
+# loaded machine)
+set -- $(lab squeue -h --states=all -j "$JOB" -o '%N %u %P')
+NODE=${1:-} JUSER=${2:-} JPART=${3:-}
+[ -n "$NODE" ] && [ -n "$JUSER" ] && [ -n "$JPART" ] ||
+	fail "squeue: no node, user or partition of job $JOB: $(lab squeue -h --states=all -j "$JOB" -o '%N %u %P')"
 REQ=$(request_of "$NODE")
 [ -n "$REQ" ] || fail "no resume request recorded for $NODE"
 expect_eq "request $REQ" "$(sql "SELECT kind, state, result, launched, job_id FROM requests WHERE id='$REQ'")" "resume|done|success|1|$JOB"
