@@ -4,7 +4,9 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctl.h"
@@ -53,16 +55,23 @@ static const struct option inst_longopts[] = {
 	{ "node", required_argument, NULL, 'n' },
 	{ "request", required_argument, NULL, 'q' },
 	{ "alive", no_argument, NULL, 'a' },
+	{ "limit", required_argument, NULL, 'l' },
+	{ "all", no_argument, NULL, 'A' },
 	{ NULL, 0, NULL, 0 }
 };
+
+/* The table shows the newest this many unless --limit or --all says. */
+#define INST_TABLE_LIMIT 100
 
 static gb_err_t inst_options(struct ctl *ctl, int argc, char **argv,
 			     struct gb_instance_filter *f, bool *done)
 {
 	const char *cmd = "instances";
 	enum gb_instance_state s;
-	bool first = true;
+	bool first = true, all = false, limited = false;
 	gb_err_t rc = GB_E_OK;
+	char *end;
+	long n;
 	int c;
 
 	while ((c = ctl_getopt(ctl, cmd, argc, argv, ":jhr:t:s:n:q:a",
@@ -94,12 +103,29 @@ static gb_err_t inst_options(struct ctl *ctl, int argc, char **argv,
 		case 'a':
 			f->alive = true;
 			break;
+		case 'l':
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 1 || n > 100000000)
+				return ctl_usage(cmd, "invalid --limit \"%s\" (a count from 1)",
+						 optarg);
+			f->limit = (size_t)n;
+			limited = true;
+			break;
+		case 'A':
+			all = true;
+			break;
 		default:
 			return ctl_unimplemented(cmd, c);
 		}
 	}
 	if (optind < argc)
 		return ctl_usage(cmd, "unexpected argument \"%s\"", argv[optind]);
+	if (all && limited)
+		return ctl_usage(cmd, "--all and --limit exclude each other");
+	/* the table pages; --json lists every match unless told otherwise */
+	if (!all && !limited && !ctl->json)
+		f->limit = INST_TABLE_LIMIT;
 	return GB_E_OK;
 }
 
@@ -138,12 +164,22 @@ gb_err_t ctl_cmd_instances(struct ctl *ctl, int argc, char **argv)
 			json_decref(doc);
 	} else {
 		char human[64];
+		long all = (long)o.n;
 
+		/* a page: how many match in all, by one count */
+		if (rc == GB_E_OK && f.limit && o.n == f.limit &&
+		    (rc = gb_state_instance_count(st, &f, &all, &err)))
+			ctl_fail(rc, "%s", err.text);
 		if (rc == GB_E_OK && o.n) {
 			ctl_table_print(&o.table, stdout);
-			printf("%zu instance%s, %s of running time in all\n", o.n,
-			       o.n == 1 ? "" : "s",
-			       ctl_dur(o.total, human, sizeof(human)));
+			if ((long)o.n < all)
+				printf("the newest %zu of %ld instances (--all lists every one), "
+				       "%s of running time for these\n", o.n, all,
+				       ctl_dur(o.total, human, sizeof(human)));
+			else
+				printf("%zu instance%s, %s of running time in all\n", o.n,
+				       o.n == 1 ? "" : "s",
+				       ctl_dur(o.total, human, sizeof(human)));
 		} else if (rc == GB_E_OK) {
 			printf("no instances%s\n",
 			       ctl->st_missing ? " (no state file yet)" : "");

@@ -32,7 +32,7 @@
 
 #include "gb_err.h"
 
-#define GB_STATE_SCHEMA_VERSION 10
+#define GB_STATE_SCHEMA_VERSION 11
 #define GB_STATE_FILE "state.db"
 #define GB_REQUEST_ID_LEN 16		/* lower-case hex */
 
@@ -544,6 +544,10 @@ gb_err_t gb_state_instance_list(gb_state_t *st,
 				const struct gb_instance_filter *f,
 				int (*cb)(const struct gb_instance *, void *),
 				void *arg, gb_error_t *err);
+
+/* OUT *count of the instances [f] matches, its limit aside. */
+gb_err_t gb_state_instance_count(gb_state_t *st, const struct gb_instance_filter *f,
+				 long *count, gb_error_t *err);
 
 /*****************************************************************************
  *  Approvals

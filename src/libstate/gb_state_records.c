@@ -608,20 +608,10 @@ enum {
 	IL_CAPACITY = 1 << 7,
 };
 
-/* As the request listing: one statement per filter shape, for the indexes. */
-static gb_err_t inst_list_stmt(gb_state_t *st, unsigned shape,
-			       sqlite3_stmt **out, gb_error_t *err)
+/* The WHERE terms of a filter shape; parameter numbers fixed per filter. */
+static void inst_where(unsigned shape, char *buf, size_t n)
 {
-	char sql[1024];
-
-	snprintf(sql, sizeof(sql),
-		 /* the newest ?8, listed oldest first */
-		 "SELECT * FROM (SELECT request_id, region, instance_id, node, az, subnet, "
-		 "instance_type, private_ip, public_ip, state, attempt_id, "
-		 "launched_at, terminated_at, reason, rowid AS o, capacity, "
-		 "capacity_target, agent, noticed_at FROM instances "
-		 "WHERE 1%s%s%s%s%s%s%s%s ORDER BY launched_at DESC, rowid DESC LIMIT ?8) "
-		 "ORDER BY launched_at, o",
+	snprintf(buf, n, "WHERE 1%s%s%s%s%s%s%s%s",
 		 shape & IL_REQUEST ? " AND request_id = ?1" : "",
 		 shape & IL_NODE ? " AND node = ?2" : "",
 		 shape & IL_REGION ? " AND region = ?3" : "",
@@ -632,6 +622,23 @@ static gb_err_t inst_list_stmt(gb_state_t *st, unsigned shape,
 				    "'terminating')"
 				  : "",
 		 shape & IL_CAPACITY ? " AND capacity = ?9" : "");
+}
+
+/* As the request listing: one statement per filter shape, for the indexes. */
+static gb_err_t inst_list_stmt(gb_state_t *st, unsigned shape,
+			       sqlite3_stmt **out, gb_error_t *err)
+{
+	char sql[1024], where[512];
+
+	inst_where(shape, where, sizeof(where));
+	snprintf(sql, sizeof(sql),
+		 /* the newest ?8, listed oldest first (instances_launched) */
+		 "SELECT * FROM (SELECT request_id, region, instance_id, node, az, subnet, "
+		 "instance_type, private_ip, public_ip, state, attempt_id, "
+		 "launched_at, terminated_at, reason, rowid AS o, capacity, "
+		 "capacity_target, agent, noticed_at FROM instances "
+		 "%s ORDER BY launched_at DESC, rowid DESC LIMIT ?8) "
+		 "ORDER BY launched_at, o", where);
 	return gb_state_stmt(st, &st->inst_list[shape], sql, out, err);
 }
 
@@ -644,6 +651,32 @@ static unsigned inst_shape(const struct gb_instance_filter *f)
 	       (f->alive ? IL_ALIVE : 0) | (f->capacity ? IL_CAPACITY : 0);
 }
 
+/* [f]'s state and capacity as stored; RET GB_E_INVALID for bad ones. */
+static gb_err_t inst_filter_names(const struct gb_instance_filter *f, const char **state,
+				  const char **capacity, const char *what, gb_error_t *err)
+{
+	*state = *capacity = NULL;
+	if (f->state >= 0 &&
+	    !(*state = GB_STATE_NAME_OF(gb_state_inst_names, f->state)))
+		return gb_errorf(err, GB_E_INVALID, "%s: invalid state %d", what, f->state);
+	if (f->capacity && !(*capacity = gb_state_capacity_of(f->capacity, what, err)))
+		return GB_E_INVALID;
+	return GB_E_OK;
+}
+
+/* Bind [f]'s values to the statement of its shape: RET true on failure. */
+static bool inst_bind(sqlite3_stmt *s, const struct gb_instance_filter *f,
+		      const char *state, const char *capacity)
+{
+	return (f->request_id && gb_state_bind_text(s, 1, f->request_id)) ||
+	       (f->node && gb_state_bind_text(s, 2, f->node)) ||
+	       (f->region && gb_state_bind_text(s, 3, f->region)) ||
+	       (f->instance_type && gb_state_bind_text(s, 4, f->instance_type)) ||
+	       (f->instance_id && gb_state_bind_text(s, 5, f->instance_id)) ||
+	       (state && gb_state_bind_text(s, 6, state)) ||
+	       (capacity && gb_state_bind_text(s, 9, capacity));
+}
+
 gb_err_t gb_state_instance_list(gb_state_t *st,
 				const struct gb_instance_filter *f,
 				int (*cb)(const struct gb_instance *, void *),
@@ -651,36 +684,53 @@ gb_err_t gb_state_instance_list(gb_state_t *st,
 {
 	struct gb_state_rows rows = GB_STATE_ROWS_INIT(struct gb_instance);
 	const struct gb_instance_filter any = GB_INSTANCE_FILTER_ANY;
-	const char *state = NULL, *capacity = NULL;
+	const char *state, *capacity;
 	sqlite3_stmt *s = NULL;
 	bool unbound;
 	gb_err_t rc;
 
 	if (!f)
 		f = &any;
-	if (f->state >= 0 &&
-	    !(state = GB_STATE_NAME_OF(gb_state_inst_names, f->state)))
-		return gb_errorf(err, GB_E_INVALID,
-				 "listing instances: invalid state %d",
-				 f->state);
-	if (f->capacity &&
-	    !(capacity = gb_state_capacity_of(f->capacity, "listing instances", err)))
-		return GB_E_INVALID;
+	if ((rc = inst_filter_names(f, &state, &capacity, "listing instances", err)))
+		return rc;
 	rc = inst_list_stmt(st, inst_shape(f), &s, err);
 	if (rc)
 		return rc;
-	unbound = (f->request_id && gb_state_bind_text(s, 1, f->request_id)) ||
-		  (f->node && gb_state_bind_text(s, 2, f->node)) ||
-		  (f->region && gb_state_bind_text(s, 3, f->region)) ||
-		  (f->instance_type &&
-		   gb_state_bind_text(s, 4, f->instance_type)) ||
-		  (f->instance_id && gb_state_bind_text(s, 5, f->instance_id)) ||
-		  (state && gb_state_bind_text(s, 6, state)) ||
-		  (capacity && gb_state_bind_text(s, 9, capacity)) ||
+	unbound = inst_bind(s, f, state, capacity) ||
 		  gb_state_bind_int(s, 8, f->limit ? (int64_t)f->limit : -1);
 	rc = list_read(st, s, unbound, read_instance, &rows,
 		       "listing instances", err);
 	GB_STATE_ROWS_DELIVER(&rows, rc, cb, arg);
+	return rc;
+}
+
+gb_err_t gb_state_instance_count(gb_state_t *st, const struct gb_instance_filter *f,
+				 long *count, gb_error_t *err)
+{
+	const struct gb_instance_filter any = GB_INSTANCE_FILTER_ANY;
+	const char *state, *capacity;
+	char sql[1024], where[512];
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+	int src;
+
+	*count = 0;
+	if (!f)
+		f = &any;
+	if ((rc = inst_filter_names(f, &state, &capacity, "counting instances", err)))
+		return rc;
+	inst_where(inst_shape(f), where, sizeof(where));
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM instances %s", where);
+	src = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	if (src != SQLITE_OK)
+		return gb_state_sqlerr(st, src, err, "counting instances");
+	if (inst_bind(s, f, state, capacity))
+		rc = BIND_FAILED(st, err, "counting instances");
+	else if ((src = sqlite3_step(s)) == SQLITE_ROW)
+		*count = (long)sqlite3_column_int64(s, 0);
+	else
+		rc = gb_state_sqlerr(st, src, err, "counting instances");
+	sqlite3_finalize(s);
 	return rc;
 }
 

@@ -217,6 +217,31 @@ run 0 instances
 grep -q '4 instances, ' "$tmp/out" || bad "instances total line"
 grep -q 'g5-4  *i-00000000000000004 .* terminated .* 18[0-9][0-9]  *30m 0[0-9]s' "$tmp/out" ||
 	bad "instances: terminated g5-4 ran ~30m: $(grep g5-4 "$tmp/out")"
+# a page: --limit N shows the newest N (oldest first) and says how many
+# match in all; --all and a limit large enough show every one
+run 0 instances --all
+grep -q '^4 instances, ' "$tmp/out" || bad "instances --all: $(tail -n 1 "$tmp/out")"
+run 0 instances --limit 4
+grep -q '^4 instances, ' "$tmp/out" || bad "instances --limit 4: $(tail -n 1 "$tmp/out")"
+run 0 instances --limit 2
+grep -q '^the newest 2 of 4 instances (--all lists every one), ' "$tmp/out" ||
+	bad "instances --limit 2: $(tail -n 1 "$tmp/out")"
+[ "$(grep -c ' i-0' "$tmp/out")" = 2 ] || bad "instances --limit 2: $(cat "$tmp/out")"
+run 0 --json instances --all
+all_ids=$(py "$tmp/out" <<'PY'
+import json, sys
+print(" ".join(i["instance_id"] for i in json.load(open(sys.argv[1]))["instances"]))
+PY
+)
+run 0 --json instances --limit 2
+got=$(py "$tmp/out" <<'PY'
+import json, sys
+print(" ".join(i["instance_id"] for i in json.load(open(sys.argv[1]))["instances"]))
+PY
+)
+want=$(echo "$all_ids" | tr ' ' '\n' | tail -n 2 | tr '\n' ' ' | sed 's/ $//')
+[ -n "$want" ] && [ "$got" = "$want" ] ||
+	bad "instances --json --limit 2: '$got', want the newest two of '$all_ids', oldest first"
 run 0 --json instances --alive --region ap-south-1
 py "$tmp/out" <<'PY' || bad "instances json"
 import json, sys
@@ -452,6 +477,9 @@ usage 'unexpected argument "x"' requests x
 usage 'invalid request id "ABCDEF0123456789"' requests show ABCDEF0123456789
 usage 'which request?' requests show
 usage 'invalid state "dead"' instances --state dead
+usage 'invalid --limit "0" (a count from 1)' instances --limit 0
+usage 'invalid --limit "2x" (a count from 1)' instances --limit 2x
+usage '--all and --limit exclude each other' instances --all --limit 3
 usage 'invalid request id "12"' instances --request 12
 usage 'invalid state "maybe"' approvals --state maybe
 usage 'which request?' approve

@@ -2369,9 +2369,10 @@ static void test_migrate_checks_as_or(void **state)
 	}
 	assert_int_equal(gb_state_check(st, &e), GB_E_OK);
 	gb_state_close(st);
-	/* and version 10's queue indexes */
+	/* and the indexes of versions 10 and 11 */
 	assert_int_equal(ts_int(old, "SELECT count(*) FROM sqlite_master WHERE type = 'index' "
-				"AND name IN ('requests_state', 'requests_queued_term')"), 2);
+				"AND name IN ('requests_state', 'requests_queued_term', "
+				"'instances_launched')"), 3);
 	assert_int_equal(ts_int(old, "SELECT count(*) FROM sqlite_master "
 				"WHERE name = 'requests_claim'"), 0);
 	assert_int_not_equal(ts_sql_rc(old, "UPDATE requests SET state = 'bogus'"), 0);
