@@ -64,6 +64,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
+# wait_worker: until no gpuburst-worker holds the lock of $TMP/state (the
+# workers the programs start detach; a test waits for the last one before
+# it reads the outcome, and before its directory goes), at most 120 s
+wait_worker() {
+	[ -d "$TMP/state" ] || return 0
+	"$PYTHON3" -c 'import fcntl, os, signal, sys
+signal.alarm(120)
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o640)
+fcntl.flock(fd, fcntl.LOCK_EX)' "$TMP/state/worker.lock"
+}
+
 # start_sim SCENARIO [OPTION...]: sets PORT and ENDPOINT.
 start_sim() {
 	scenario="$1"

@@ -24,15 +24,7 @@ CTL="$GB_TOP_BUILDDIR/src/gpuburstctl/gpuburstctl"
 RESUME="$GB_TOP_BUILDDIR/src/resume/gpuburst-resume"
 WORKER="$GB_TOP_BUILDDIR/src/worker/gpuburst-worker"
 
-# the workers detach: wait for the last one to let go of its lock before
-# the directory goes
-wait_worker() {
-	[ -d "$TMP/state" ] || return 0
-	"$PYTHON3" -c 'import fcntl, os, signal, sys
-signal.alarm(120)
-fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o640)
-fcntl.flock(fd, fcntl.LOCK_EX)' "$TMP/state/worker.lock"
-}
+# the workers detach: wait for the last one before the directory goes
 trap 'wait_worker; cleanup' EXIT
 
 start_sim "$GB_TOP_SRCDIR/etc/cloudsim/default.yaml"

@@ -35,15 +35,7 @@ sql() { sqlite3 -cmd '.timeout 10000' "$TMP/state/state.db" "$1"; }
 # the id of the newest request
 newest() { sql "SELECT id FROM requests ORDER BY created_at DESC, rowid DESC LIMIT 1"; }
 
-# the workers detach: wait for the last one to let go of its lock before
-# the directory goes
-wait_worker() {
-	[ -d "$TMP/state" ] || return 0
-	"$PYTHON3" -c 'import fcntl, os, signal, sys
-signal.alarm(120)
-fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o640)
-fcntl.flock(fd, fcntl.LOCK_EX)' "$TMP/state/worker.lock"
-}
+# the workers detach: wait for the last one before the directory goes
 trap 'wait_worker; cleanup' EXIT
 
 # ---- the queue, the worker lock held
