@@ -423,7 +423,8 @@ gb_err_t gb_policy_gate(const struct gb_conf *conf, gb_state_t *st,
 			rc = gb_errorf(err, GB_E_NOMEM, "approval policy: out of memory");
 		if (rc)
 			goto out;
-		qsort(e.v, e.n, sizeof(*e.v), cmp_earlier);
+		if (e.n > 1)	/* e.v is NULL when nothing is earlier */
+			qsort(e.v, e.n, sizeof(*e.v), cmp_earlier);
 	}
 	/* the requests of no job count their own nodes */
 	for (size_t i = 0; i < n; i++) {
