@@ -4,9 +4,7 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ctl.h"
@@ -70,7 +68,6 @@ static gb_err_t inst_options(struct ctl *ctl, int argc, char **argv,
 	enum gb_instance_state s;
 	bool first = true, all = false, limited = false;
 	gb_err_t rc = GB_E_OK;
-	char *end;
 	long n;
 	int c;
 
@@ -104,11 +101,8 @@ static gb_err_t inst_options(struct ctl *ctl, int argc, char **argv,
 			f->alive = true;
 			break;
 		case 'l':
-			errno = 0;
-			n = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || n < 1 || n > 100000000)
-				return ctl_usage(cmd, "invalid --limit \"%s\" (a count from 1)",
-						 optarg);
+			if ((rc = ctl_parse_long(cmd, "--limit", optarg, 1, 100000000, &n)))
+				return rc;
 			f->limit = (size_t)n;
 			limited = true;
 			break;

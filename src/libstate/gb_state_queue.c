@@ -357,6 +357,7 @@ static gb_err_t claim_one(gb_state_t *st, int64_t pid, unsigned kinds,
 	sqlite3_stmt *pick = NULL, *take = NULL;
 	char csv[128], id[GB_REQUEST_ID_LEN + 1] = "";
 	double now = gb_time_now();
+	const bool general = kinds != RESUME_FAMILY && kinds != TERM_FAMILY;
 	gb_err_t rc;
 	int src;
 
@@ -389,10 +390,10 @@ static gb_err_t claim_one(gb_state_t *st, int64_t pid, unsigned kinds,
 			     &pick, err);
 	if (rc)
 		return rc;
-	kinds_csv(kinds, csv, sizeof(csv));
+	if (general)
+		kinds_csv(kinds, csv, sizeof(csv));
 	if (gb_state_bind_double(pick, 1, now) ||
-	    (sqlite3_bind_parameter_count(pick) >= 2 &&
-	     gb_state_bind_text(pick, 2, kinds ? csv : NULL))) {
+	    (general && gb_state_bind_text(pick, 2, kinds ? csv : NULL))) {
 		rc = gb_state_sqlerr(st, sqlite3_errcode(st->db), err,
 				     "claiming a request");
 		goto out;
@@ -819,26 +820,20 @@ gb_err_t gb_state_request_older_active(gb_state_t *st,
 	/*
 	 * requests_state, created_at <= ?1 for each state: the rows older
 	 * than one being claimed are few (claims go oldest first), whatever
-	 * the length of the queue behind it.
+	 * the length of the queue behind it.  ?3: the other family is
+	 * resumes (1) or the kinds that end instances (0).
 	 */
-	if (req->kind == GB_REQ_RESUME)
-		rc = GB_STMT(st, GB_STMT_REQ_OLDER_TERM,
-			     "SELECT " REQ_COLS " FROM requests r "
-			     "WHERE r.state IN ('queued', 'running') AND r.kind <> 'resume' "
-			     "AND r.created_at <= ?1 AND (r.created_at < ?1 OR r.id < ?2) "
-			     "ORDER BY r.created_at, r.rowid",
-			     &s, err);
-	else
-		rc = GB_STMT(st, GB_STMT_REQ_OLDER_RESUME,
-			     "SELECT " REQ_COLS " FROM requests r "
-			     "WHERE r.state IN ('queued', 'running') AND r.kind = 'resume' "
-			     "AND r.created_at <= ?1 AND (r.created_at < ?1 OR r.id < ?2) "
-			     "ORDER BY r.created_at, r.rowid",
-			     &s, err);
+	rc = GB_STMT(st, GB_STMT_REQ_OLDER,
+		     "SELECT " REQ_COLS " FROM requests r "
+		     "WHERE r.state IN ('queued', 'running') AND (r.kind = 'resume') = ?3 "
+		     "AND r.created_at <= ?1 AND (r.created_at < ?1 OR r.id < ?2) "
+		     "ORDER BY r.created_at, r.rowid",
+		     &s, err);
 	if (rc)
 		return rc;
 	if (gb_state_bind_double(s, 1, req->created_at) ||
-	    gb_state_bind_text(s, 2, req->id))
+	    gb_state_bind_text(s, 2, req->id) ||
+	    gb_state_bind_int(s, 3, req->kind != GB_REQ_RESUME))
 		rc = gb_state_sqlerr(st, sqlite3_errcode(st->db), err,
 				     "listing the requests older than %s", req->id);
 	else

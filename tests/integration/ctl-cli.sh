@@ -477,8 +477,8 @@ usage 'unexpected argument "x"' requests x
 usage 'invalid request id "ABCDEF0123456789"' requests show ABCDEF0123456789
 usage 'which request?' requests show
 usage 'invalid state "dead"' instances --state dead
-usage 'invalid --limit "0" (a count from 1)' instances --limit 0
-usage 'invalid --limit "2x" (a count from 1)' instances --limit 2x
+usage 'invalid --limit "0": a whole number from 1 to 100000000' instances --limit 0
+usage 'invalid --limit "2x": a whole number from 1 to 100000000' instances --limit 2x
 usage '--all and --limit exclude each other' instances --all --limit 3
 usage 'invalid request id "12"' instances --request 12
 usage 'invalid state "maybe"' approvals --state maybe
