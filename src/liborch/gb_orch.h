@@ -105,6 +105,12 @@ struct gb_orch_tuning {
 	int throttle_limit;	/* 0: 2 */
 	double backoff_first;	/* seconds; 0: 2 */
 	double backoff_max;	/* seconds; 0: 30 */
+	/*
+	 * Default strategy: requests run at once in one orchestrator share
+	 * their answers (dry pools, calls in flight: doc/orchestrator.md,
+	 * "The board"); 0: on, -1: off (bench/fill compares the two).
+	 */
+	int board;
 };
 
 struct gb_orch_opts {

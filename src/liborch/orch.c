@@ -41,6 +41,7 @@ void gb_orch_destroy(gb_orch_t *o)
 		return;
 	gb_llm_destroy(o->llm);
 	free(o->llm_error);
+	orch_board_destroy(o->board);
 	if (o->own_creds)
 		gb_creds_destroy(o->creds);
 	free(o->state_path);
@@ -127,7 +128,8 @@ gb_err_t gb_orch_create(const struct gb_orch_opts *opts, gb_orch_t **out,
 		}
 		o->own_creds = true;
 	}
-	if ((rc = gb_http_global_init(err))) {
+	if ((rc = orch_board_create(&o->board, err)) ||
+	    (rc = gb_http_global_init(err))) {
 		gb_orch_destroy(o);
 		return rc;
 	}

@@ -288,6 +288,12 @@ gb_err_t orch_call_begin(struct orch_run *r, struct orch_call *c,
 	rc = orch_call_params(r, c, err);
 	if (rc)
 		return rc;
+	/* announced on the board when sent (orch_calls_send, orch_wave) */
+	orch_board_key(r, c->pool, c->group[0] ? c->group : NULL, c->board_key,
+		       sizeof(c->board_key));
+	c->job.board_key = c->board_key;
+	c->job.board_owner = r;
+	c->job.board_request = r->req->id;
 	a.request_id = r->req->id;
 	a.seq = c->seq;
 	a.region = pl->region;
@@ -1010,6 +1016,19 @@ gb_err_t orch_calls_process(struct orch_run *r, struct orch_call **calls,
 	return rc;
 }
 
+/* Tell the other requests of this worker which pools [calls] ask. */
+static void announce(struct orch_run *r, struct orch_call **calls, size_t n)
+{
+	double now = orch_mono(r->o);
+
+	for (size_t i = 0; i < n; i++) {
+		struct orch_job *j = &calls[i]->job;
+
+		if (j->board_key && !orch_board_fly(r->o->board, j->board_key, r, now))
+			j->board_key = NULL;	/* out of memory: unannounced */
+	}
+}
+
 bool orch_calls_send(struct orch_run *r, struct orch_call **calls, size_t n)
 {
 	struct orch_job **jp = calloc(n ? n : 1, sizeof(*jp));
@@ -1019,7 +1038,12 @@ bool orch_calls_send(struct orch_run *r, struct orch_call **calls, size_t n)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		jp[i] = &calls[i]->job;
+	announce(r, calls, n);
 	ok = orch_pool_submit(r->pool, jp, n);
+	for (size_t i = 0; i < n && !ok; i++)	/* not sent after all */
+		if (jp[i]->board_key)
+			orch_board_land(r->o->board, jp[i]->board_key, r, orch_mono(r->o),
+					false, false, r->req->id, "");
 	free(jp);
 	return ok;
 }
@@ -1046,6 +1070,7 @@ gb_err_t orch_wave(struct orch_run *r, struct orch_call **calls, size_t n,
 		return gb_errorf(err, GB_E_NOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++)
 		jp[i] = &calls[i]->job;
+	announce(r, calls, n);
 	orch_pool_run(r->pool, jp, n);
 	free(jp);
 	return orch_calls_process(r, calls, n, err);

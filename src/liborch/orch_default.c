@@ -46,6 +46,8 @@ struct wave {
 	const char *wall;	/* a pool was left for its remembered quota
 				 * wall: the EC2 code (BORROWED), or NULL */
 	bool waiting;		/* a pool was left while it backs off */
+	bool held;		/* ... or while another request's call asks it */
+	unsigned long board_gen;	/* the board when the batch was made */
 	int *hedge;		/* hedge slots wanted per call */
 	int *cover;		/* call whose last node a spare covers, or -1 */
 	size_t n_pass1;		/* calls to pools memory does not call empty */
@@ -287,11 +289,59 @@ static bool blocks_cover(const struct orch_run *r, const struct wave *w, int run
 }
 
 /*
+ * Another request of this worker has a call in flight to [pool]: its
+ * answer comes first (orch_board.c).  A placed run's pools are its own.
+ */
+static bool board_busy(const struct orch_run *r, size_t pool)
+{
+	char key[ORCH_BOARD_KEY_MAX];
+
+	if (r->placed || r->o->tuning.board < 0)
+		return false;
+	orch_board_key(r, pool, NULL, key, sizeof(key));
+	return orch_board_busy(r->o->board, key, r, orch_mono(r->o));
+}
+
+/*
+ * Pools another request of this worker found dry (orch_board.c) are left
+ * as if this run had: one InsufficientInstanceCapacity per dry pool and
+ * burst.  The trace says whose answer it was.
+ */
+static void board_dry(struct orch_run *r, int group)
+{
+	double now = orch_mono(r->o);
+
+	if (r->placed || r->o->tuning.board < 0)
+		return;
+	for (size_t i = 0; i < r->facts.n_pools; i++) {
+		const struct gb_pool *p = &r->facts.pools[i];
+		char key[ORCH_BOARD_KEY_MAX];
+		struct orch_board_dry d;
+
+		if (p->excluded || !orch_in_group(r, i, group))
+			continue;
+		orch_board_key(r, i, NULL, key, sizeof(key));
+		if (!orch_board_dry(r->o->board, key, now, r->t0, &d) ||
+		    strcmp(d.by, r->req->id) == 0)
+			continue;
+		orch_exclude_capacity(r, i, "dry");
+		r->saw_capacity = true;
+		gb_strlcpy(r->last_code, strcmp(d.code, "partial") ? d.code : GB_EC2_CODE_ICE,
+			   sizeof(r->last_code));
+		orch_trace(r, "board", "pool=%s type=%s capacity=%s left: request %s's call there answered %s %.1f s ago",
+			   p->az, p->type, gb_conf_capacity_name(p->capacity), d.by,
+			   strcmp(d.code, "partial") ? d.code : "with fewer instances than asked",
+			   d.age);
+	}
+}
+
+/*
  * May [pool] be asked in this batch?  Not when excluded, of another
  * group, backing off after throttling or waiting for its Capacity Block to
  * open (w->waiting), below such blocks that will hold the rest, asked
- * already in its AZ (one call per AZ at a time, or chunks below), or
- * behind its region's remembered quota (w->wall).
+ * already in its AZ (one call per AZ at a time, or chunks below), asked
+ * by another request's call in flight (w->held), or behind its region's
+ * remembered quota (w->wall).
  */
 static bool may_ask(const struct orch_run *r, struct wave *w, int group,
 		    size_t pool)
@@ -306,6 +356,10 @@ static bool may_ask(const struct orch_run *r, struct wave *w, int group,
 	}
 	if (az_busy(r, w, pool))
 		return false;
+	if (board_busy(r, pool)) {
+		w->waiting = w->held = true;
+		return false;
+	}
 	if (region_room(r, w, pool) < 1) {
 		/*
 		 * Quota memory: the region's limit is reached.  Quotas are
@@ -479,7 +533,9 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 
 	w->n_pass1 = 0;
 	w->wall = NULL;
-	w->waiting = false;
+	w->waiting = w->held = false;
+	w->board_gen = orch_board_gen(r->o->board);
+	board_dry(r, group);
 	for (int pass = 0; pass < 2 && need > 0 && !rc; pass++) {
 		rc = allocate_pass(r, group, w, pass, &need, &cover, err);
 		w->n_pass1 = w->n;
@@ -611,14 +667,27 @@ static gb_err_t land(struct orch_run *r, struct wave *w, gb_error_t *err)
 	return rc;
 }
 
-/* Nothing flies and only pools backing off are left: wait for the first. */
-static void wait_backoff(struct orch_run *r)
+/*
+ * Nothing flies and only pools backing off, or asked by another request's
+ * call in flight, are left: wait for the first back-off to end or for an
+ * answer on the board.
+ */
+static void wait_backoff(struct orch_run *r, const struct wave *w)
 {
 	double first = HUGE_VAL, now = orch_mono(r->o);
 
 	for (size_t i = 0; i < r->facts.n_pools; i++)
 		if (r->pr[i].not_before > 0 && r->pr[i].not_before < first)
 			first = r->pr[i].not_before;
+	if (w->held) {
+		orch_board_wait(r->o->board, w->board_gen,
+				first - now < ORCH_BOARD_HOLD_S ? first - now : ORCH_BOARD_HOLD_S);
+		now = orch_mono(r->o);
+		for (size_t i = 0; i < r->facts.n_pools; i++)
+			if (r->pr[i].not_before > 0 && r->pr[i].not_before <= now)
+				r->pr[i].not_before = 0;
+		return;
+	}
 	if (isinf(first))
 		return;
 	if (first > now)
@@ -669,7 +738,7 @@ static void enter_send(struct dgroup *d)
 
 static void enter_backoff(struct dgroup *d)
 {
-	orch_trace(d->r, "backoff", "group=%d wait: only pools backing off after throttling or Capacity Blocks not open yet are left",
+	orch_trace(d->r, "backoff", "group=%d wait: only pools backing off after throttling, Capacity Blocks not open yet or pools another request's call asks are left",
 		   d->group);
 }
 
@@ -788,7 +857,7 @@ static enum orch_phase ph_replan(struct dgroup *d)
 
 static enum orch_phase ph_backoff(struct dgroup *d)
 {
-	wait_backoff(d->r);
+	wait_backoff(d->r, d->w);
 	return PHASE_ALLOCATE;
 }
 

@@ -33,6 +33,7 @@ struct gb_orch {
 	double (*mono)(void *ctx);
 	void (*sleep)(double seconds, void *ctx);
 	void *seam_ctx;
+	struct orch_board *board;	/* shared by the requests run at once */
 };
 
 double orch_wall(const gb_orch_t *o);
@@ -42,6 +43,58 @@ void orch_sleep(const gb_orch_t *o, double seconds);
 /* A new EC2 client for [region] (configured), OUT *out NEW. */
 gb_err_t orch_ec2_new(const gb_orch_t *o, const char *region,
 			 gb_ec2_t **out, gb_error_t *err);
+
+/*****************************************************************************
+ *  The board: what concurrent requests learn from each other (orch_board.c)
+ *****************************************************************************/
+
+#define ORCH_BOARD_KEY_MAX 320
+#define ORCH_BOARD_DRY_S 120.0	/* a dry pool is left this long (SkyPilot's
+				 * capacity figure; Karpenter uses 180 s) */
+#define ORCH_BOARD_HOLD_S 10.0	/* a call in flight holds its pool off
+				 * others at most this long */
+
+struct orch_board;
+struct orch_run;
+
+/* Who found a pool dry, and how long ago (orch_board_dry). */
+struct orch_board_dry {
+	char by[GB_REQUEST_ID_LEN + 1];
+	char code[48];
+	double age;		/* seconds */
+};
+
+gb_err_t orch_board_create(struct orch_board **out, gb_error_t *err);
+void orch_board_destroy(struct orch_board *b);
+/* [pool]'s key (region|az|type|capacity|target|group) into [buf]. */
+void orch_board_key(const struct orch_run *r, size_t pool, const char *group,
+		    char *buf, size_t n);
+/* A call of [owner] to [key] is in flight from [now] (mono); RET false: not noted. */
+bool orch_board_fly(struct orch_board *b, const char *key, const void *owner,
+		    double now);
+/*
+ * [owner]'s call to [key] was answered: [dry] (no capacity, or fewer
+ * instances than asked: the pool is spent; [request_id] asked, EC2 said
+ * [code]) or [gave] instances (a dry mark is cleared).  Wakes the waiters.
+ */
+void orch_board_land(struct orch_board *b, const char *key, const void *owner,
+		     double now, bool dry, bool gave, const char *request_id,
+		     const char *code);
+/*
+ * Is [key] dry at [now] for a run that began at [began] (its memory does
+ * not have it yet)?  OUT *out who said so (may be NULL).
+ */
+bool orch_board_dry(struct orch_board *b, const char *key, double now,
+		    double began, struct orch_board_dry *out);
+/* [owner]'s run wrote what it found into capacity memory at [now]. */
+void orch_board_learned(struct orch_board *b, const void *owner, double now);
+/* Does a call of another owner to [key] fly (for less than the hold)? */
+bool orch_board_busy(struct orch_board *b, const char *key, const void *owner,
+		     double now);
+/* The board's generation: orch_board_wait() returns once it moves on. */
+unsigned long orch_board_gen(struct orch_board *b);
+/* Wait until an answer lands after [gen], at most [max_s] seconds. */
+void orch_board_wait(struct orch_board *b, unsigned long gen, double max_s);
 
 /*****************************************************************************
  *  Jobs and the worker pool
@@ -82,6 +135,10 @@ struct orch_job {
 	/* PLACEMENT: group [group] with the tags of [spec] */
 	const char *group;
 	const struct gb_ec2_tag_spec *spec;
+	/* RUN: announced on the board (orch_board_fly) under this key, or "" */
+	const char *board_key;
+	const void *board_owner;
+	const char *board_request;
 	/* results */
 	gb_err_t rc;
 	struct gb_ec2_error ae;
@@ -280,6 +337,7 @@ struct orch_call {
 	double started_at;		/* the attempt's; 0 when recovered */
 	struct gb_orch_launch launch;	/* what job.run points to */
 	char group[256];		/* placed: Placement.GroupName */
+	char board_key[ORCH_BOARD_KEY_MAX];	/* orch_board_key() */
 	bool recovered;
 };
 

@@ -89,6 +89,26 @@ static void reservations(gb_ec2_t *c, struct orch_job *j)
 						      &j->err);
 }
 
+/*
+ * Put [j]'s answer on the board at once, from this thread: a pool that
+ * answered without capacity, or with fewer instances than asked (MinCount
+ * below MaxCount: it gave what it had), is spent; one that gave instances
+ * is not.  An all-or-nothing call's refusal says only that the pool holds
+ * fewer than its MinCount.
+ */
+static void board_land(gb_orch_t *o, const struct orch_job *j)
+{
+	size_t got = j->rc == GB_E_OK && j->instances ? j->instances->n : 0;
+	bool partial = got > 0 && j->run.min_count < j->run.max_count &&
+		       got < (size_t)j->run.max_count;
+	bool dry = partial || (got == 0 && j->run.min_count <= 1 &&
+			       (j->rc == GB_E_OK || j->ae.cls == GB_EC2_CLASS_CAPACITY));
+
+	orch_board_land(o->board, j->board_key, j->board_owner, j->t_done, dry, got > 0,
+			j->board_request, partial ? "partial" :
+			j->ae.code[0] ? j->ae.code : GB_EC2_CODE_ICE);
+}
+
 static void run_job(struct worker *w, struct orch_job *j)
 {
 	struct gb_ec2_filter f;
@@ -140,6 +160,8 @@ static void run_job(struct worker *w, struct orch_job *j)
 	}
 out:
 	j->t_done = orch_mono(w->pool->o);
+	if (j->kind == ORCH_JOB_RUN && j->board_key)
+		board_land(w->pool->o, j);
 }
 
 static void *worker_main(void *arg)

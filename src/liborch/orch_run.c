@@ -697,6 +697,8 @@ gb_err_t gb_orch_resume(gb_orch_t *o, gb_state_t *st,
 		orch_learn(&r);
 		orch_region_learn(&r);
 	}
+	/* later runs find this run's dry pools in memory; [r] is gone after */
+	orch_board_learned(o->board, &r, orch_mono(o));
 	if (!rc)
 		rc = finish_tags(&r, err);
 	if (!rc || rc == GB_E_INTERNAL) {

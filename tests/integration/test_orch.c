@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <jansson.h>
 #include <openssl/evp.h>
@@ -217,11 +218,9 @@ static const char *prefix_of(const char *nodeset)
 	       !strcmp(nodeset, "tokyo") ? "tk" : "tke";
 }
 
-/* Add a request for [n] fresh nodes and run it. */
-static gb_err_t run_req(const struct req_opts *q, struct gb_request *req,
-			struct gb_orch_result *res, gb_error_t *err)
+/* Add a request for [n] fresh nodes. */
+static void add_req(const struct req_opts *q, struct gb_request *req)
 {
-	struct gb_orch_resume_opts ro = GB_ORCH_RESUME_OPTS_INIT;
 	char nodes[128];
 	gb_error_t e;
 
@@ -237,6 +236,15 @@ static gb_err_t run_req(const struct req_opts *q, struct gb_request *req,
 	req->node_count = q->n;
 	if (gb_state_request_add(st, req, &e))
 		die(e.text);
+}
+
+/* Add a request for [n] fresh nodes and run it. */
+static gb_err_t run_req(const struct req_opts *q, struct gb_request *req,
+			struct gb_orch_result *res, gb_error_t *err)
+{
+	struct gb_orch_resume_opts ro = GB_ORCH_RESUME_OPTS_INIT;
+
+	add_req(q, req);
 	ro.strategy = q->strategy;
 	ro.mode = q->mode;
 	ro.locality = q->locality;
@@ -1053,6 +1061,90 @@ static int asked_in(const struct atts *x, const char *region)
 	for (int i = 0; i < x->n; i++)
 		n += !strcmp(x->v[i].region, region) ? x->v[i].asked : 0;
 	return n;
+}
+
+/*
+ * The board (orch_board.c): six one-node requests run at once, as a
+ * worker runs the jobs of a burst.  ap-south-1a is dry and ap-south-1b
+ * holds one instance; each pool costs at most one
+ * InsufficientInstanceCapacity in all, every request gets its node
+ * (Tokyo has room), and a request that left a pool says whose answer it
+ * went by.  A request that begins after they all ended goes by capacity
+ * memory instead (the next test's "still probed, one instance each").
+ */
+struct board_run {
+	struct gb_request req;
+	struct gb_orch_result res;
+	gb_err_t rc;
+	gb_error_t err;
+};
+
+static void *board_thread(void *arg)
+{
+	struct board_run *b = arg;
+	struct gb_orch_resume_opts ro = GB_ORCH_RESUME_OPTS_INIT;
+	gb_state_t *h;
+
+	ro.strategy = GB_STRATEGY_DEFAULT;
+	if ((b->rc = gb_state_open(statepath, 0, 5000, &h, &b->err)))
+		return NULL;
+	b->rc = gb_orch_resume(orch, h, &b->req, &ro, &b->res, &b->err);
+	gb_state_close(h);
+	return NULL;
+}
+
+static void test_board(void)
+{
+	static const char *const l[] = { "ap-south-1b=g5.xlarge=1",
+					 "ap-northeast-1a=g5.xlarge=8",
+					 "ap-northeast-1c=g5.xlarge=8", NULL };
+	struct req_opts q = REQ("g5", 1, GB_STRATEGY_DEFAULT);
+	struct board_run b[6];
+	pthread_t tid[GB_ARRAY_LEN(b)];
+	int ice_1a = 0, ice_1b = 0, got_1b = 0, ok = 0, left = 0;
+	bool started = true;
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	/* every first call is still in flight when the others begin */
+	fault("{\"count\":6,\"kind\":\"latency\",\"latency\":0.3,\"action\":\"RunInstances\"}");
+	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++) {
+		memset(&b[i], 0, sizeof(b[i]));
+		add_req(&q, &b[i].req);
+	}
+	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++)
+		started &= pthread_create(&tid[i], NULL, board_thread, &b[i]) == 0;
+	if (!started)
+		die("pthread_create");
+	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++)
+		pthread_join(tid[i], NULL);
+	no_faults();
+	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++) {
+		struct atts x;
+
+		ok += b[i].rc == GB_E_OK && b[i].res.result == GB_RESULT_SUCCESS;
+		left += trace_has(&b[i].res, "left: request ");
+		attempts(b[i].req.id, &x);
+		for (int k = 0; k < x.n; k++) {
+			bool ice = !strcmp(x.v[k].code, GB_EC2_CODE_ICE);
+
+			ice_1a += ice && !strcmp(x.v[k].az, "ap-south-1a");
+			ice_1b += ice && !strcmp(x.v[k].az, "ap-south-1b");
+			got_1b += !strcmp(x.v[k].az, "ap-south-1b") ? x.v[k].got : 0;
+		}
+		if (b[i].rc)
+			tap_diag("request %zu: %s", i, b[i].err.text);
+	}
+	check(ok == 6, "board: six one-node requests at once all get their node (%d)", ok);
+	check(ice_1a <= 1 && ice_1b <= 1 && got_1b == 1,
+	      "board: one InsufficientInstanceCapacity at most per dry pool (ap-south-1a %d, ap-south-1b %d after giving %d)",
+	      ice_1a, ice_1b, got_1b);
+	check(left >= 1, "board: %d requests left a pool by another's answer, and say so", left);
+	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++) {
+		gb_orch_result_clear(&b[i].res);
+		req_free(&b[i].req);
+	}
 }
 
 /*
@@ -2831,6 +2923,7 @@ int main(void)
 	test_region_preflight();
 	test_new_classes();
 	test_work_queue();
+	test_board();
 	test_terminate_and_tools();
 	test_proposer();
 	test_crash_rerun();
