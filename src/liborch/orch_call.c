@@ -1003,10 +1003,20 @@ gb_err_t orch_calls_process(struct orch_run *r, struct orch_call **calls,
 			    size_t n, gb_error_t *err)
 {
 	struct extras x = { { 0 }, { 0 } };
-	gb_err_t rc = GB_E_OK;
+	gb_err_t rc;
 
+	/*
+	 * The answers at hand in one transaction: their instances, attempts
+	 * and trace lines are written together or not at all (a lost write
+	 * leaves instances that reconcile finds by their request tag).
+	 */
+	rc = n > 0 ? gb_state_tx_begin(r->st, err) : GB_E_OK;
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = process(r, calls[i], &x, err);
+	if (n > 0 && !rc)
+		rc = gb_state_tx_commit(r->st, err);
+	if (n > 0 && rc)
+		gb_state_tx_rollback(r->st);
 	if (!rc)
 		rc = kill_extras(r, &x, err);
 	gb_strv_free(&x.ids);
