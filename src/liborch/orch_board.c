@@ -113,30 +113,55 @@ static struct dry *find_dry(struct orch_board *b, const char *key)
 	return NULL;
 }
 
-bool orch_board_fly(struct orch_board *b, const char *key, const void *owner,
-		    double now)
+/* Is a call of another owner to [key] in flight (for less than the hold)?  Mutex held. */
+static bool busy(const struct orch_board *b, const char *key, const void *owner,
+		 double now)
 {
-	bool ok = true;
+	for (size_t i = 0; i < b->n_fly; i++)
+		if (b->fly[i].owner != owner && now - b->fly[i].since < ORCH_BOARD_HOLD_S &&
+		    strcmp(b->fly[i].key, key) == 0)
+			return true;
+	return false;
+}
 
-	pthread_mutex_lock(&b->mu);
+/* Note a flight; RET false when out of memory.  Mutex held. */
+static bool add_flight(struct orch_board *b, const char *key, const void *owner,
+		       double now)
+{
 	if (b->n_fly == b->cap_fly) {
 		size_t cap = b->cap_fly ? b->cap_fly * 2 : 16;
 		struct flight *f = realloc(b->fly, cap * sizeof(*f));
 
-		if (f) {
-			b->fly = f;
-			b->cap_fly = cap;
-		}
+		if (!f)
+			return false;
+		b->fly = f;
+		b->cap_fly = cap;
 	}
-	if (b->n_fly < b->cap_fly) {
-		struct flight *f = &b->fly[b->n_fly++];
+	gb_strlcpy(b->fly[b->n_fly].key, key, sizeof(b->fly[b->n_fly].key));
+	b->fly[b->n_fly].owner = owner;
+	b->fly[b->n_fly].since = now;
+	b->n_fly++;
+	return true;
+}
 
-		gb_strlcpy(f->key, key, sizeof(f->key));
-		f->owner = owner;
-		f->since = now;
-	} else {
-		ok = false;	/* out of memory: the call flies unannounced */
-	}
+enum orch_admit orch_board_admit(struct orch_board *b, const char *key,
+				 const void *owner, double now)
+{
+	enum orch_admit a;
+
+	pthread_mutex_lock(&b->mu);
+	a = busy(b, key, owner, now) ? ORCH_ADMIT_BUSY :
+	    add_flight(b, key, owner, now) ? ORCH_ADMIT_FLYING : ORCH_ADMIT_UNNOTED;
+	pthread_mutex_unlock(&b->mu);
+	return a;
+}
+
+bool orch_board_fly(struct orch_board *b, const char *key, const void *owner,
+		    double now)
+{
+	bool ok;
+
+	ok = add_flight(b, key, owner, now);	/* false: flies unannounced */
 	pthread_mutex_unlock(&b->mu);
 	return ok;
 }
@@ -221,12 +246,10 @@ bool orch_board_dry(struct orch_board *b, const char *key, double now,
 bool orch_board_busy(struct orch_board *b, const char *key, const void *owner,
 		     double now)
 {
-	bool yes = false;
+	bool yes;
 
 	pthread_mutex_lock(&b->mu);
-	for (size_t i = 0; i < b->n_fly && !yes; i++)
-		yes = b->fly[i].owner != owner && now - b->fly[i].since < ORCH_BOARD_HOLD_S &&
-		      strcmp(b->fly[i].key, key) == 0;
+	yes = busy(b, key, owner, now);
 	pthread_mutex_unlock(&b->mu);
 	return yes;
 }

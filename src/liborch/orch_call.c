@@ -288,10 +288,15 @@ gb_err_t orch_call_begin(struct orch_run *r, struct orch_call *c,
 	rc = orch_call_params(r, c, err);
 	if (rc)
 		return rc;
-	/* announced on the board when sent (orch_calls_send, orch_wave) */
-	orch_board_key(r, c->pool, c->group[0] ? c->group : NULL, c->board_key,
-		       sizeof(c->board_key));
-	c->job.board_key = c->board_key;
+	/*
+	 * On the board: noted already when the default strategy admitted it
+	 * (c->board_key set), else announced when sent (orch_calls_send,
+	 * orch_wave); not when out of memory made it fly unannounced.
+	 */
+	if (!c->board_key[0])
+		orch_board_key(r, c->pool, c->group[0] ? c->group : NULL, c->board_key,
+			       sizeof(c->board_key));
+	c->job.board_key = c->board_unnoted ? NULL : c->board_key;
 	c->job.board_owner = r;
 	c->job.board_request = r->req->id;
 	a.request_id = r->req->id;
@@ -1034,7 +1039,8 @@ static void announce(struct orch_run *r, struct orch_call **calls, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		struct orch_job *j = &calls[i]->job;
 
-		if (j->board_key && !orch_board_fly(r->o->board, j->board_key, r, now))
+		if (j->board_key && !j->board_flying &&
+		    !orch_board_fly(r->o->board, j->board_key, r, now))
 			j->board_key = NULL;	/* out of memory: unannounced */
 	}
 }
@@ -1050,10 +1056,12 @@ bool orch_calls_send(struct orch_run *r, struct orch_call **calls, size_t n)
 		jp[i] = &calls[i]->job;
 	announce(r, calls, n);
 	ok = orch_pool_submit(r->pool, jp, n);
-	for (size_t i = 0; i < n && !ok; i++)	/* not sent after all */
+	for (size_t i = 0; i < n && !ok; i++) {	/* not sent after all */
 		if (jp[i]->board_key)
 			orch_board_land(r->o->board, jp[i]->board_key, r, orch_mono(r->o),
 					false, false, r->req->id, "");
+		jp[i]->board_flying = false;	/* orch_wave() announces it again */
+	}
 	free(jp);
 	return ok;
 }

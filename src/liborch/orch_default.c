@@ -522,8 +522,53 @@ static void drop_nameless(struct wave *w)
 }
 
 /*
+ * Note the batch's calls on the board, each checked at once against the
+ * other requests' calls in flight (board_busy() only filtered: another
+ * request may have sent there since).  A call whose pool another request
+ * now asks leaves the batch (w->held): its nodes go to the next batch.
+ */
+static void board_admit(struct orch_run *r, struct wave *w)
+{
+	double now = orch_mono(r->o);
+
+	if (r->placed || r->o->tuning.board < 0)
+		return;
+	for (size_t i = 0; i < w->n; i++) {
+		struct orch_call *c = w->v[i];
+
+		orch_board_key(r, c->pool, NULL, c->board_key, sizeof(c->board_key));
+		switch (orch_board_admit(r->o->board, c->board_key, r, now)) {
+		case ORCH_ADMIT_FLYING:
+			c->job.board_flying = true;
+			break;
+		case ORCH_ADMIT_UNNOTED:
+			c->board_unnoted = true;
+			break;
+		case ORCH_ADMIT_BUSY:
+			orch_call_free(c);
+			w->v[i] = w->v[--w->n];
+			w->hedge[i] = w->hedge[w->n];
+			w->cover[i] = w->cover[w->n];
+			w->waiting = w->held = true;
+			i--;
+			break;
+		}
+	}
+}
+
+/* Take the batch's calls off the board: they were not sent. */
+static void board_unadmit(struct orch_run *r, struct wave *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (w->v[i]->job.board_flying)
+			orch_board_land(r->o->board, w->v[i]->board_key, r, orch_mono(r->o),
+					false, false, r->req->id, "");
+}
+
+/*
  * The next batch for [group]: the plan's pools in two passes, a spare when
- * an ask is unsure, then the hedge slots named.
+ * an ask is unsure, then the hedge slots named; what another request asks
+ * now waits (board_admit).
  */
 static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 			 gb_error_t *err)
@@ -551,6 +596,8 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 	if (!rc)
 		name_hedges(r, w);
 	drop_nameless(w);
+	if (!rc)
+		board_admit(r, w);
 	return rc;
 }
 
@@ -617,6 +664,7 @@ static gb_err_t send_batch(struct orch_run *r, struct wave *w, gb_error_t *err)
 	for (i = 0; i < w->n && !rc; i++)
 		rc = orch_call_begin(r, w->v[i], err);
 	if (rc) {
+		board_unadmit(r, w);
 		wave_free(w);
 		return rc;
 	}
@@ -799,6 +847,23 @@ static enum orch_phase after_batch(struct dgroup *d)
 	return PHASE_DONE;
 }
 
+/*
+ * A pool of [group]'s plan that no call has asked yet and nothing has
+ * excluded: the group is not over while one is left, whatever max_rounds
+ * says (a batch of one call to a pool memory calls empty is one round).
+ */
+static bool unasked(const struct orch_run *r, int group)
+{
+	for (size_t i = 0; r->plan && i < r->plan->n_steps; i++) {
+		long p = orch_pool_index(r, &r->plan->steps[i]);
+
+		if (p >= 0 && !r->pr[p].tried && !r->facts.pools[p].excluded &&
+		    orch_in_group(r, (size_t)p, group))
+			return true;
+	}
+	return false;
+}
+
 static enum orch_phase ph_allocate(struct dgroup *d)
 {
 	struct orch_run *r = d->r;
@@ -813,7 +878,8 @@ static enum orch_phase ph_allocate(struct dgroup *d)
 		d->last = orch_unfilled(r);
 		d->stalled = 0;
 	}
-	d->go = !d->rc && !r->abort_rc && r->plan && d->stalled < r->o->tuning.max_rounds &&
+	d->go = !d->rc && !r->abort_rc && r->plan &&
+		(d->stalled < r->o->tuning.max_rounds || unasked(r, d->group)) &&
 		orch_unfilled(r) > 0 && !orch_stopped(r);
 	for (size_t i = 0; i < r->facts.n_pools; i++)
 		if (r->pr[i].not_before > 0 && r->pr[i].not_before <= now)

@@ -88,6 +88,14 @@ bool orch_board_dry(struct orch_board *b, const char *key, double now,
 		    double began, struct orch_board_dry *out);
 /* [owner]'s run wrote what it found into capacity memory at [now]. */
 void orch_board_learned(struct orch_board *b, const void *owner, double now);
+/*
+ * Check and note at once: a call of [owner] to [key] flies from [now],
+ * unless another owner's does (BUSY); UNNOTED: out of memory, it flies
+ * unannounced.
+ */
+enum orch_admit { ORCH_ADMIT_FLYING, ORCH_ADMIT_BUSY, ORCH_ADMIT_UNNOTED };
+enum orch_admit orch_board_admit(struct orch_board *b, const char *key,
+				 const void *owner, double now);
 /* Does a call of another owner to [key] fly (for less than the hold)? */
 bool orch_board_busy(struct orch_board *b, const char *key, const void *owner,
 		     double now);
@@ -139,6 +147,7 @@ struct orch_job {
 	const char *board_key;
 	const void *board_owner;
 	const char *board_request;
+	bool board_flying;		/* noted already (orch_board_admit) */
 	/* results */
 	gb_err_t rc;
 	struct gb_ec2_error ae;
@@ -338,6 +347,7 @@ struct orch_call {
 	struct gb_orch_launch launch;	/* what job.run points to */
 	char group[256];		/* placed: Placement.GroupName */
 	char board_key[ORCH_BOARD_KEY_MAX];	/* orch_board_key() */
+	bool board_unnoted;		/* admitted, but not noted (no memory) */
 	bool recovered;
 };
 

@@ -589,6 +589,32 @@ static void test_large_request(void)
 	      "a pool that answers in full is asked in parallel chunks (slow start)");
 	gb_orch_result_clear(&res);
 	req_free(&req);
+
+	/*
+	 * max_rounds 1, and only the plan's last pool holds anything: every
+	 * batch of one call fills nothing until it, yet the request goes on
+	 * while pools it has not asked remain, and asks none of them twice.
+	 */
+	{
+		static const char *const last[] = { "ap-northeast-2c=g5.xlarge=2", NULL };
+		int twice = 0;
+
+		fresh_state();
+		make_orch(&one);
+		landscape(last);
+		q.n = 2;
+		rc = run_req(&q, &req, &res, &err);
+		attempts(req.id, &x);
+		for (int i = 0; i < x.n; i++)
+			for (int k = 0; k < i; k++)
+				twice += !strcmp(x.v[i].az, x.v[k].az) && x.v[k].got == 0;
+		check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.launched == 2 &&
+		      twice == 0 && x.n >= 2,
+		      "max_rounds 1: the last pool of the plan still asked (%d calls, %d again after a refusal): %s",
+		      x.n, twice, res.reason);
+		gb_orch_result_clear(&res);
+		req_free(&req);
+	}
 }
 
 /*
