@@ -15,7 +15,7 @@
 
 struct inst_out {
 	struct ctl *ctl;
-	json_t *list;
+	bool json;		/* streamed (ctl_json_row) */
 	struct ctl_table table;
 	size_t n;
 	double total;		/* instance-seconds of the listed ones */
@@ -30,8 +30,8 @@ static int inst_cb(const struct gb_instance *in, void *arg)
 	o->n++;
 	if (ran > 0)
 		o->total += ran;
-	if (o->list) {
-		json_array_append_new(o->list, ctl_instance_json(in, o->ctl->now));
+	if (o->json) {
+		ctl_json_row(ctl_instance_json(in, o->ctl->now));
 		return 0;
 	}
 	ctl_table_row(&o->table, in->node ? in->node : "(none)", in->instance_id,
@@ -138,8 +138,10 @@ gb_err_t ctl_cmd_instances(struct ctl *ctl, int argc, char **argv)
 	st = ctl_state(ctl, false, &rc);
 	if (rc)
 		return rc;
+	/* --json streams the rows as SQLite reads them: constant memory */
+	f.stream = o.json = ctl->json;
 	if (ctl->json)
-		o.list = json_array();
+		ctl_json_stream("instances");
 	else
 		ctl_table_init(&o.table, 12, "NODE", "INSTANCE", "REGION", "AZ",
 			       "TYPE", "STATE", "LAUNCHED", "TERMINATED",
@@ -149,7 +151,6 @@ gb_err_t ctl_cmd_instances(struct ctl *ctl, int argc, char **argv)
 	if (ctl->json) {
 		json_t *doc = json_object();
 
-		json_object_set_new(doc, "instances", o.list);
 		json_object_set_new(doc, "instance_seconds",
 				    json_integer((json_int_t)o.total));
 		if (rc == GB_E_OK)

@@ -174,6 +174,16 @@ void ctl_json_result(json_t *doc);
  */
 gb_err_t ctl_json_finish(gb_err_t rc);
 
+/*
+ * A listing that streams: the document's array [member] is written row by
+ * row as the rows come (ctl_json_row STEALS [row]; one compact line each),
+ * in constant memory; ctl_json_finish() then closes it and adds the
+ * result's members (ctl_json_result: the totals), "schema" and "error".
+ * A failure half-way leaves the rows written and says so in "error".
+ */
+void ctl_json_stream(const char *member);
+void ctl_json_row(json_t *row);
+
 /* NULL-safe constructors. */
 json_t *ctl_jstr(const char *s);		/* NULL -> null */
 json_t *ctl_jtime(double t);			/* 0 -> null, else ISO UTC, .mmm */

@@ -269,6 +269,24 @@ gb_err_t ctl_check_id(const char *cmd, const char *id)
  *****************************************************************************/
 
 static json_t *result;		/* the command's document, until the end */
+static const char *streaming;	/* the array being streamed, or NULL */
+static size_t streamed;		/* its rows so far */
+
+void ctl_json_stream(const char *member)
+{
+	streaming = member;
+	streamed = 0;
+	printf("{\n  \"%s\": [", member);
+}
+
+void ctl_json_row(json_t *row)
+{
+	if (!row)
+		return;
+	fputs(streamed++ ? ",\n    " : "\n    ", stdout);
+	json_dumpf(row, stdout, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(row);
+}
 
 void ctl_json_result(json_t *doc)
 {
@@ -281,7 +299,7 @@ gb_err_t ctl_json_finish(gb_err_t rc)
 	json_t *doc = result;
 
 	result = NULL;
-	if (!doc && rc == GB_E_OK)
+	if (!doc && rc == GB_E_OK && !streaming)
 		return rc;	/* --help, worker: no document */
 	if (!doc)
 		doc = json_object();
@@ -292,8 +310,18 @@ gb_err_t ctl_json_finish(gb_err_t rc)
 		json_object_set_new(doc, "error", json_pack("{s:s,s:i,s:s}",
 			"code", gb_err_name(rc), "exit", (int)rc, "message",
 			last.code == rc && last.text[0] ? last.text : gb_strerror(rc)));
-	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-	fputc('\n', stdout);
+	if (streaming) {
+		/* the streamed array, then the other members as they print */
+		char *rest = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+		printf("%s]%s%s\n", streamed ? "\n  " : "", rest ? "," : "",
+		       rest ? rest + 1 : "\n}");
+		free(rest);
+		streaming = NULL;
+	} else {
+		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		fputc('\n', stdout);
+	}
 	json_decref(doc);
 	return rc;
 }

@@ -249,6 +249,11 @@ gb_err_t gb_state_rows_push(struct gb_state_rows *rows, const void *row)
 {
 	if (rows->oom)
 		return GB_E_NOMEM;
+	if (rows->each) {
+		rows->stop = rows->each(row, rows->each_arg) != 0;
+		gb_strv_free(&rows->text);	/* the row's copies */
+		return GB_E_OK;
+	}
 	if (rows->n == rows->cap) {
 		size_t cap = rows->cap ? 2 * rows->cap : 16;
 		void *v = realloc(rows->v, cap * rows->size);

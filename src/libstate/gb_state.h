@@ -532,13 +532,17 @@ struct gb_instance_filter {
 	bool alive;			/* only not terminated/lost */
 	size_t limit;			/* the newest [limit], still oldest first; 0: all */
 	const char *capacity;		/* GB_CAPACITY_KIND_MAP, or NULL: any */
+	bool stream;			/* each row to [cb] as it is read, none
+					 * held: [cb] must not use the handle */
 };
-#define GB_INSTANCE_FILTER_ANY { NULL, NULL, NULL, NULL, NULL, -1, false, 0, NULL }
+#define GB_INSTANCE_FILTER_ANY { NULL, NULL, NULL, NULL, NULL, -1, false, 0, NULL, false }
 
 /*
  * [cb] for each match ([f] NULL: every record), oldest launch first; a
- * non-zero return stops the walk.  An invalid state or capacity kind is
- * GB_E_INVALID.
+ * non-zero return stops the walk.  The rows are read first and then
+ * handed over, so [cb] may use [st]; with f->stream they are handed over
+ * as they are read, in constant memory, and [cb] must not.  An invalid
+ * state or capacity kind is GB_E_INVALID.
  */
 gb_err_t gb_state_instance_list(gb_state_t *st,
 				const struct gb_instance_filter *f,

@@ -171,8 +171,17 @@ struct gb_state_rows {
 	size_t size;			/* sizeof one row struct */
 	struct gb_strv text;
 	bool oom;
+	/*
+	 * Streaming: each row goes to [each] as it is read, and nothing is
+	 * held (constant memory; the read transaction lasts the walk, so
+	 * [each] must not call into the handle).  A non-zero return stops.
+	 */
+	int (*each)(const void *row, void *arg);
+	void *each_arg;
+	bool stop;
 };
-#define GB_STATE_ROWS_INIT(type) { NULL, 0, 0, sizeof(type), { NULL, 0, 0 }, false }
+#define GB_STATE_ROWS_INIT(type) { NULL, 0, 0, sizeof(type), { NULL, 0, 0 }, false, \
+				   NULL, NULL, false }
 
 /* RET a copy of column [i] owned by [rows] (NULL for SQL NULL or on OOM). */
 const char *gb_state_col_text(struct gb_state_rows *rows, sqlite3_stmt *s,

@@ -26,14 +26,14 @@ static gb_err_t read_all(gb_state_t *st, sqlite3_stmt *s, row_reader_fn read,
 	gb_err_t rc = GB_E_OK;
 	int src = SQLITE_DONE;
 
-	while (rc == GB_E_OK && (src = sqlite3_step(s)) == SQLITE_ROW) {
+	while (rc == GB_E_OK && !rows->stop && (src = sqlite3_step(s)) == SQLITE_ROW) {
 		rc = read(st, s, rows, err);
 		if (rc == GB_E_OK && rows->oom)
 			rc = GB_E_NOMEM;
 		if (rc == GB_E_NOMEM)
 			gb_errorf(err, rc, "%s: out of memory", what);
 	}
-	if (rc == GB_E_OK && src != SQLITE_DONE)
+	if (rc == GB_E_OK && !rows->stop && src != SQLITE_DONE)
 		rc = gb_state_sqlerr(st, src, err, "%s", what);
 	gb_state_stmt_done(s);
 	return rc;
@@ -677,12 +677,26 @@ static bool inst_bind(sqlite3_stmt *s, const struct gb_instance_filter *f,
 	       (capacity && gb_state_bind_text(s, 9, capacity));
 }
 
+/* f->stream: the caller's callback, called with each row as it is read */
+struct inst_each_ctx {
+	int (*cb)(const struct gb_instance *, void *);
+	void *arg;
+};
+
+static int inst_each(const void *row, void *arg)
+{
+	const struct inst_each_ctx *e = arg;
+
+	return e->cb(row, e->arg);
+}
+
 gb_err_t gb_state_instance_list(gb_state_t *st,
 				const struct gb_instance_filter *f,
 				int (*cb)(const struct gb_instance *, void *),
 				void *arg, gb_error_t *err)
 {
 	struct gb_state_rows rows = GB_STATE_ROWS_INIT(struct gb_instance);
+	struct inst_each_ctx each = { cb, arg };
 	const struct gb_instance_filter any = GB_INSTANCE_FILTER_ANY;
 	const char *state, *capacity;
 	sqlite3_stmt *s = NULL;
@@ -698,6 +712,10 @@ gb_err_t gb_state_instance_list(gb_state_t *st,
 		return rc;
 	unbound = inst_bind(s, f, state, capacity) ||
 		  gb_state_bind_int(s, 8, f->limit ? (int64_t)f->limit : -1);
+	if (f->stream && cb) {
+		rows.each = inst_each;
+		rows.each_arg = &each;
+	}
 	rc = list_read(st, s, unbound, read_instance, &rows,
 		       "listing instances", err);
 	GB_STATE_ROWS_DELIVER(&rows, rc, cb, arg);
