@@ -774,6 +774,8 @@ struct dgroup {
 	int stalled;		/* ... in a row without a node filled */
 	int last;		/* nodes unfilled when one was last filled */
 	bool go;		/* ALLOCATE found more to ask for */
+	bool waiting;		/* in BACKOFF since the last batch sent: one
+				 * trace line per wait, not one per wake-up */
 	const char *why;	/* DONE: why the group is over */
 	gb_err_t rc;
 	gb_error_t *err;
@@ -781,11 +783,15 @@ struct dgroup {
 
 static void enter_send(struct dgroup *d)
 {
+	d->waiting = false;
 	trace_batch(d->r, d->w, ++d->round);
 }
 
 static void enter_backoff(struct dgroup *d)
 {
+	if (d->waiting)
+		return;
+	d->waiting = true;
 	orch_trace(d->r, "backoff", "group=%d wait: only pools backing off after throttling, Capacity Blocks not open yet or pools another request's call asks are left",
 		   d->group);
 }
