@@ -19,6 +19,7 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,8 @@ struct wave {
 				 * wall: the EC2 code (BORROWED), or NULL */
 	bool waiting;		/* a pool was left while it backs off */
 	bool held;		/* ... or while another request's call asks it */
+	int busy_rank;		/* the best region rank held so (INT_MAX: none):
+				 * no pool of a farther region is asked meanwhile */
 	unsigned long board_gen;	/* the board when the batch was made */
 	int *hedge;		/* hedge slots wanted per call */
 	int *cover;		/* call whose last node a spare covers, or -1 */
@@ -356,7 +359,10 @@ static bool may_ask(const struct orch_run *r, struct wave *w, int group,
 	}
 	if (az_busy(r, w, pool))
 		return false;
-	if (board_busy(r, pool)) {
+	if (p->rank > w->busy_rank || board_busy(r, pool)) {
+		/* its answer first; another AZ of the region may go on */
+		if (p->rank < w->busy_rank)
+			w->busy_rank = p->rank;
 		w->waiting = w->held = true;
 		return false;
 	}
@@ -579,6 +585,7 @@ static gb_err_t allocate(struct orch_run *r, int group, struct wave *w,
 	w->n_pass1 = 0;
 	w->wall = NULL;
 	w->waiting = w->held = false;
+	w->busy_rank = INT_MAX;
 	w->board_gen = orch_board_gen(r->o->board);
 	board_dry(r, group);
 	for (int pass = 0; pass < 2 && need > 0 && !rc; pass++) {
