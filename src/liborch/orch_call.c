@@ -415,6 +415,47 @@ static gb_err_t record_instance(struct orch_run *r, const struct orch_call *c,
 	return rc;
 }
 
+/*
+ * An instance its own node no longer needs (a hedge both calls delivered)
+ * serves another node of the request that has none yet, rather than be
+ * terminated: it learns its node from the gpuburst:node tag, set once the
+ * record names it (orch_tag_nodes).  Not where the user data names one
+ * node per instance ({node}), and not for a node whose launch has an
+ * unknown outcome (its instance may exist).  RET the slot, or NULL.
+ */
+static struct slot *reuse_slot(struct orch_run *r, const struct orch_call *c)
+{
+	const struct gb_conf_region *cr = gb_conf_region(r->conf, r->facts.pools[c->pool].region);
+
+	struct slot *any = NULL;
+
+	if (cr && cr->user_data_per_node)
+		return NULL;
+	/* first one this call's other instances will not fill */
+	for (int i = 0; i < r->n; i++) {
+		bool named = false;
+
+		if (r->slots[i].state != SLOT_EMPTY)
+			continue;
+		for (int k = 0; k < c->max && !named; k++)
+			named = c->nodes[k] == r->slots[i].name;
+		if (!named)
+			return &r->slots[i];
+		if (!any)
+			any = &r->slots[i];
+	}
+	return any;
+}
+
+/* The slot that holds instance [id] already, or NULL. */
+static struct slot *slot_holding(struct orch_run *r, const char *id)
+{
+	for (int i = 0; i < r->n; i++)
+		if (gb_strcmp0(r->slots[i].instance_id, id) == 0)
+			return &r->slots[i];
+	return NULL;
+}
+
 static gb_err_t take_instances(struct orch_run *r, struct orch_call *c,
 			       struct extras *x, gb_error_t *err)
 {
@@ -430,10 +471,10 @@ static gb_err_t take_instances(struct orch_run *r, struct orch_call *c,
 
 		/*
 		 * A re-sent token gives back what a crashed run may have
-		 * recorded and recovery adopted: the node's own instance.
+		 * recorded and recovery adopted: the node's own instance, or
+		 * the one it served instead (reuse_slot).
 		 */
-		if (c->recovered && s && in->instance_id &&
-		    gb_strcmp0(s->instance_id, in->instance_id) == 0) {
+		if (c->recovered && in->instance_id && slot_holding(r, in->instance_id)) {
 			r->launched_seen++;
 			r->launched_recorded++;
 			continue;
@@ -443,6 +484,17 @@ static gb_err_t take_instances(struct orch_run *r, struct orch_call *c,
 		if (!in->instance_id || !*in->instance_id) {
 			gb_log_error("orch_invariant req=%s what=instance_without_id", r->req->id);
 			continue;
+		}
+		if (extra) {
+			struct slot *t = reuse_slot(r, c);
+
+			if (t) {
+				orch_trace(r, "reuse", "instance=%s launched for %s serves %s instead",
+					   in->instance_id, node ? node : "-", t->name);
+				s = t;
+				node = t->name;
+				extra = false;
+			}
 		}
 		rc = record_instance(r, c, in, extra ? NULL : node, err);
 		if (rc)

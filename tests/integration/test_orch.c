@@ -656,6 +656,44 @@ static void test_extras(void)
 	records_free(&r);
 	gb_orch_result_clear(&res);
 	req_free(&req);
+
+	/*
+	 * Need 3, memory 1 in each of three AZs; now ap-northeast-2a holds 1
+	 * and ap-northeast-1a none.  The calls are ap-south-1a [1 + hedge
+	 * named like ap-northeast-2a's node], ap-northeast-2a [1 + hedge like
+	 * ap-northeast-1a's], ap-northeast-1a [1 + hedge]; ap-south-1a answers
+	 * last (a fault's latency), after every other pool refused the node
+	 * ap-northeast-1a could not give.  Its hedge, whose node
+	 * ap-northeast-2a filled, serves that node instead of being
+	 * terminated (before, it was terminated and ap-south-1a asked again).
+	 */
+	{
+		static const char *const l3[] = { "ap-south-1a=g5.xlarge=5",
+						  "ap-northeast-2a=g5.xlarge=1", NULL };
+
+		fresh_state();
+		make_orch(NULL);
+		if (gb_state_capacity_record(st, "ap-south-1", "ap-south-1a", "g5.xlarge", NULL, 4, 1,
+					     true, false, now, 3600, &err) ||
+		    gb_state_capacity_record(st, "ap-northeast-2", "ap-northeast-2a", "g5.xlarge", NULL,
+					     4, 1, true, false, now, 3600, &err) ||
+		    gb_state_capacity_record(st, "ap-northeast-1", "ap-northeast-1a", "g5.xlarge", NULL,
+					     4, 1, true, false, now, 3600, &err))
+			die(err.text);
+		landscape(l3);
+		fault("{\"count\":1,\"kind\":\"latency\",\"latency\":0.5,\"action\":\"RunInstances\","
+		      "\"region\":\"ap-south-1\"}");
+		q.n = 3;
+		rc = run_req(&q, &req, &res, &err);
+		no_faults();
+		c = sim_count(req.id);
+		check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.launched == 3 &&
+		      res.extras == 0 && c.alive == 3 && c.dying == 0 && trace_has(&res, "reuse instance="),
+		      "a hedge both calls delivered serves the node a third call missed (extras %d, alive %d, dying %d; %s)",
+		      res.extras, c.alive, c.dying, res.reason);
+		gb_orch_result_clear(&res);
+		req_free(&req);
+	}
 }
 
 /* Our clock 30 s ahead of the cloud's (as good as EC2's whole seconds). */
