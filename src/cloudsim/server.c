@@ -155,17 +155,13 @@ static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind,
 				  const char *key, const char *value)
 {
 	struct hdrs *h = cls;
+	struct gb_cs_header *v;
 
 	(void)kind;
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 16;
-		struct gb_cs_header *v = realloc(h->v, cap * sizeof(*v));
-
-		if (!v)
-			return MHD_NO;
-		h->v = v;
-		h->cap = cap;
-	}
+	v = gb_grow(h->v, &h->cap, h->n + 1, sizeof(*v));
+	if (!v)
+		return MHD_NO;
+	h->v = v;
 	h->v[h->n].name = key;
 	h->v[h->n++].value = value ? value : "";
 	return MHD_YES;

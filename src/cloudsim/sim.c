@@ -459,19 +459,14 @@ static struct gb_sim_subnet *subnet_of(gb_sim_t *sim, const struct gb_sc_subnet 
 static gb_err_t event_push(gb_sim_t *sim, enum gb_sim_event_kind kind,
 			   const struct gb_sim_instance *i)
 {
-	struct gb_sim_event *ev;
+	struct gb_sim_event *ev, *p;
 
 	if (!sim->events_on)
 		return GB_E_OK;
-	if (sim->nevents == sim->capevents) {
-		size_t cap = sim->capevents ? sim->capevents * 2 : 16;
-		struct gb_sim_event *p = realloc(sim->events, cap * sizeof(*p));
-
-		if (!p)
-			return GB_E_NOMEM;
-		sim->events = p;
-		sim->capevents = cap;
-	}
+	p = gb_grow(sim->events, &sim->capevents, sim->nevents + 1, sizeof(*p));
+	if (!p)
+		return GB_E_NOMEM;
+	sim->events = p;
 	ev = &sim->events[sim->nevents];
 	memset(ev, 0, sizeof(*ev));
 	ev->kind = kind;

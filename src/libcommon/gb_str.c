@@ -239,6 +239,20 @@ void gb_buf_free(struct gb_buf *b)
  *  struct gb_strv
  *****************************************************************************/
 
+void *gb_grow(void *v, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 16;
+
+	if (need <= *cap)
+		return v;
+	while (n < need)
+		n *= 2;
+	if (!(v = realloc(v, n * size)))
+		return NULL;
+	*cap = n;
+	return v;
+}
+
 gb_err_t gb_strv_add(struct gb_strv *sv, const char *s)
 {
 	char *copy;

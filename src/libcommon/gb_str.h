@@ -20,6 +20,13 @@
 
 #define GB_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * Room for [need] elements of [size] bytes in the array [v] of *[cap]
+ * (doubled, at least 16): RET the array, moved or not (*[cap] updated),
+ * or NULL when out of memory ([v] and *[cap] unchanged).
+ */
+void *gb_grow(void *v, size_t *cap, size_t need, size_t size);
+
 /* Copy [src] into [dst] of [size] bytes, always terminated. RET strlen(src). */
 size_t gb_strlcpy(char *dst, const char *src, size_t size);
 

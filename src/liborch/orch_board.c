@@ -128,15 +128,11 @@ static bool busy(const struct orch_board *b, const char *key, const void *owner,
 static bool add_flight(struct orch_board *b, const char *key, const void *owner,
 		       double now)
 {
-	if (b->n_fly == b->cap_fly) {
-		size_t cap = b->cap_fly ? b->cap_fly * 2 : 16;
-		struct flight *f = realloc(b->fly, cap * sizeof(*f));
+	struct flight *f = gb_grow(b->fly, &b->cap_fly, b->n_fly + 1, sizeof(*f));
 
-		if (!f)
-			return false;
-		b->fly = f;
-		b->cap_fly = cap;
-	}
+	if (!f)
+		return false;
+	b->fly = f;
 	gb_strlcpy(b->fly[b->n_fly].key, key, sizeof(b->fly[b->n_fly].key));
 	b->fly[b->n_fly].owner = owner;
 	b->fly[b->n_fly].since = now;
@@ -181,15 +177,10 @@ void orch_board_land(struct orch_board *b, const char *key, const void *owner,
 	}
 	d = find_dry(b, key);
 	if (dry) {
-		if (!d && b->n_dry == b->cap_dry) {
-			size_t cap = b->cap_dry ? b->cap_dry * 2 : 16;
-			struct dry *v = realloc(b->dry, cap * sizeof(*v));
+		struct dry *v = d ? NULL : gb_grow(b->dry, &b->cap_dry, b->n_dry + 1, sizeof(*v));
 
-			if (v) {
-				b->dry = v;
-				b->cap_dry = cap;
-			}
-		}
+		if (v)
+			b->dry = v;
 		if (!d && b->n_dry < b->cap_dry) {
 			d = &b->dry[b->n_dry++];
 			gb_strlcpy(d->key, key, sizeof(d->key));

@@ -95,6 +95,29 @@ static void test_parse_long(void **state)
 	assert_int_equal(v, -3);	/* untouched on failure */
 }
 
+/* gb_grow: doubles from 16, keeps what it held, leaves the array alone when it fits. */
+static void test_grow(void **state)
+{
+	size_t cap = 0;
+	int *v = NULL, *w;
+
+	(void)state;
+	v = gb_grow(v, &cap, 1, sizeof(*v));
+	assert_non_null(v);
+	assert_int_equal(cap, 16);
+	for (int i = 0; i < 16; i++)
+		v[i] = i;
+	w = gb_grow(v, &cap, 16, sizeof(*v));
+	assert_ptr_equal(w, v);
+	assert_int_equal(cap, 16);
+	v = gb_grow(v, &cap, 100, sizeof(*v));
+	assert_non_null(v);
+	assert_int_equal(cap, 128);
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(v[i], i);
+	free(v);
+}
+
 static void test_buf(void **state)
 {
 	struct gb_buf b = GB_BUF_INIT;
@@ -717,6 +740,7 @@ int main(void)
 		cmocka_unit_test(test_errorf_prefix),
 		cmocka_unit_test(test_errlist),
 		cmocka_unit_test(test_parse_long),
+		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_buf),
 		cmocka_unit_test(test_strlcpy),
 		cmocka_unit_test(test_url_redact),
