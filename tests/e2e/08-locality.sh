@@ -22,7 +22,7 @@ live_regions() {	# live_regions REQ: the regions of REQ's live instances, one ea
 capacity ap-southeast-1a 1
 
 # --- all four in one region
-A=$(submit -N4 -w gpu-[1-4] --gres=gpu:a10g:1 --wrap 'srun sh -c "echo \$SLURMD_NODENAME"; sleep 20')
+A=$(submit -N4 -w gpu-[1-4] --gres=gpu:a10g:1 --wrap 'srun sh -c "echo \$SLURMD_NODENAME"; sleep 300')
 wait_for 40 "job $A running" '[ "$(job_state $A)" = RUNNING ]'
 RA=$(sql "SELECT id FROM requests WHERE job_id=$A AND kind='resume'")
 expect_eq "request $RA" "$(sql "SELECT state, result, launched FROM requests WHERE id='$RA'")" "done|success|4"

@@ -28,7 +28,7 @@ YAML
 
 # start_fails DESC WANT_LINE: slurmctld must die at start-up, logging WANT_LINE once
 start_fails() {
-	local got pid
+	local got pid st
 	if plugin_lab_start > "$T/start.out" 2>&1; then
 		bad "$1: slurmctld started"
 		return
@@ -42,8 +42,12 @@ start_fails() {
 	grep -q 'fatal: failed to initialize job_submit plugin' "$log" ||
 		bad "$1: no fatal line in slurmctld.log"
 	pid=$(cat "$LAB/run/slurmctld.pid" 2>/dev/null)
-	[ -n "$pid" ] && [ -d "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" &&
-		bad "$1: slurmctld (pid $pid) still runs"
+	# one read of its state: it may finish exiting between two looks
+	st=$( [ -n "$pid" ] && sed -n 's/^State:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
+	case $st in
+	'' | Z* | X*) ;;	# gone, a zombie, or dead
+	*) bad "$1: slurmctld (pid $pid) still runs ($st)" ;;
+	esac
 	"$tool" stop --dir "$LAB" > /dev/null 2>&1
 }
 
