@@ -426,7 +426,6 @@ static gb_err_t record_instance(struct orch_run *r, const struct orch_call *c,
 static struct slot *reuse_slot(struct orch_run *r, const struct orch_call *c)
 {
 	const struct gb_conf_region *cr = gb_conf_region(r->conf, r->facts.pools[c->pool].region);
-
 	struct slot *any = NULL;
 
 	if (cr && cr->user_data_per_node)

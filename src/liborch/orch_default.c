@@ -291,15 +291,21 @@ static bool blocks_cover(const struct orch_run *r, const struct wave *w, int run
 	return held > 0 && held >= free_nodes;
 }
 
+/* Does [r] use the board?  Not when off, nor placed (its pools are its own). */
+static bool board_on(const struct orch_run *r)
+{
+	return !r->placed && r->o->tuning.board >= 0;
+}
+
 /*
  * Another request of this worker has a call in flight to [pool]: its
- * answer comes first (orch_board.c).  A placed run's pools are its own.
+ * answer comes first (orch_board.c).
  */
 static bool board_busy(const struct orch_run *r, size_t pool)
 {
 	char key[ORCH_BOARD_KEY_MAX];
 
-	if (r->placed || r->o->tuning.board < 0)
+	if (!board_on(r))
 		return false;
 	orch_board_key(r, pool, NULL, key, sizeof(key));
 	return orch_board_busy(r->o->board, key, r, orch_mono(r->o));
@@ -314,7 +320,7 @@ static void board_dry(struct orch_run *r, int group)
 {
 	double now = orch_mono(r->o);
 
-	if (r->placed || r->o->tuning.board < 0)
+	if (!board_on(r))
 		return;
 	for (size_t i = 0; i < r->facts.n_pools; i++) {
 		const struct gb_pool *p = &r->facts.pools[i];
@@ -537,7 +543,7 @@ static void board_admit(struct orch_run *r, struct wave *w)
 {
 	double now = orch_mono(r->o);
 
-	if (r->placed || r->o->tuning.board < 0)
+	if (!board_on(r))
 		return;
 	for (size_t i = 0; i < w->n; i++) {
 		struct orch_call *c = w->v[i];
@@ -734,13 +740,9 @@ static void wait_backoff(struct orch_run *r, const struct wave *w)
 	for (size_t i = 0; i < r->facts.n_pools; i++)
 		if (r->pr[i].not_before > 0 && r->pr[i].not_before < first)
 			first = r->pr[i].not_before;
-	if (w->held) {
+	if (w->held) {	/* ph_allocate() then ends the back-offs that are over */
 		orch_board_wait(r->o->board, w->board_gen,
 				first - now < ORCH_BOARD_HOLD_S ? first - now : ORCH_BOARD_HOLD_S);
-		now = orch_mono(r->o);
-		for (size_t i = 0; i < r->facts.n_pools; i++)
-			if (r->pr[i].not_before > 0 && r->pr[i].not_before <= now)
-				r->pr[i].not_before = 0;
 		return;
 	}
 	if (isinf(first))
