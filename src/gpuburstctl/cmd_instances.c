@@ -138,16 +138,31 @@ gb_err_t ctl_cmd_instances(struct ctl *ctl, int argc, char **argv)
 	st = ctl_state(ctl, false, &rc);
 	if (rc)
 		return rc;
-	/* --json streams the rows as SQLite reads them: constant memory */
-	f.stream = o.json = ctl->json;
-	if (ctl->json)
+	/*
+	 * Both stream the rows as SQLite reads them (constant memory): the
+	 * table reads them twice in one snapshot, for its widths, then prints.
+	 */
+	f.stream = true;
+	o.json = ctl->json;
+	if (ctl->json) {
 		ctl_json_stream("instances");
-	else
+	} else {
 		ctl_table_init(&o.table, 12, "NODE", "INSTANCE", "REGION", "AZ",
 			       "TYPE", "STATE", "LAUNCHED", "TERMINATED",
 			       ">SECONDS", "RAN", "REQUEST", "AGENT");
-	if (st && (rc = gb_state_instance_list(st, &f, inst_cb, &o, &err)))
+		ctl_table_measure(&o.table);
+	}
+	if (st && !ctl->json && (rc = gb_state_read_begin(st, &err)))
 		ctl_fail(rc, "%s", err.text);
+	if (st && !rc && (rc = gb_state_instance_list(st, &f, inst_cb, &o, &err)))
+		ctl_fail(rc, "%s", err.text);
+	if (st && !rc && !ctl->json && o.n) {
+		ctl_table_stream(&o.table, stdout);
+		o.n = 0;
+		o.total = 0;
+		if ((rc = gb_state_instance_list(st, &f, inst_cb, &o, &err)))
+			ctl_fail(rc, "%s", err.text);
+	}
 	if (ctl->json) {
 		json_t *doc = json_object();
 
@@ -165,8 +180,8 @@ gb_err_t ctl_cmd_instances(struct ctl *ctl, int argc, char **argv)
 		if (rc == GB_E_OK && f.limit && o.n == f.limit &&
 		    (rc = gb_state_instance_count(st, &f, &all, &err)))
 			ctl_fail(rc, "%s", err.text);
+		gb_state_read_end(st);
 		if (rc == GB_E_OK && o.n) {
-			ctl_table_print(&o.table, stdout);
 			if ((long)o.n < all)
 				printf("the newest %zu of %ld instances (--all lists every one), "
 				       "%s of running time for these\n", o.n, all,

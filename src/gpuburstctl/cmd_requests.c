@@ -51,7 +51,7 @@ json_t *ctl_request_json(const struct gb_request *r)
  *****************************************************************************/
 
 struct list_out {
-	json_t *list;
+	bool json;		/* streamed (ctl_json_row) */
 	struct ctl_table table;
 	size_t n;
 };
@@ -62,8 +62,8 @@ static int list_cb(const struct gb_request *r, void *arg)
 	char created[32], job[32], count[32];
 
 	o->n++;
-	if (o->list) {
-		json_array_append_new(o->list, ctl_request_json(r));
+	if (o->json) {
+		ctl_json_row(ctl_request_json(r));
 		return 0;
 	}
 	ctl_table_row(&o->table, r->id, gb_request_kind_name(r->kind),
@@ -153,25 +153,28 @@ gb_err_t ctl_cmd_requests(struct ctl *ctl, int argc, char **argv)
 	st = ctl_state(ctl, false, &rc);
 	if (rc)
 		return rc;
-	if (ctl->json)
-		o.list = json_array();
-	else
+	/* streamed as instances are: constant memory whatever the history */
+	f.stream = true;
+	o.json = ctl->json;
+	if (ctl->json) {
+		ctl_json_stream("requests");
+	} else {
 		ctl_table_init(&o.table, 9, "ID", "KIND", "STATE", ">JOB",
 			       "NODESET", ">N", "NODES", "CREATED", "RESULT");
-	if (st && (rc = gb_state_request_list(st, &f, list_cb, &o, &err)))
+		ctl_table_measure(&o.table);
+	}
+	if (st && !ctl->json && (rc = gb_state_read_begin(st, &err)))
 		ctl_fail(rc, "%s", err.text);
-	if (ctl->json) {
-		json_t *doc = json_object();
-
-		json_object_set_new(doc, "requests", o.list);
-		if (rc == GB_E_OK)
-			ctl_json_result(doc);
-		else
-			json_decref(doc);
-	} else {
-		if (rc == GB_E_OK && o.n)
-			ctl_table_print(&o.table, stdout);
-		else if (rc == GB_E_OK)
+	if (st && !rc && (rc = gb_state_request_list(st, &f, list_cb, &o, &err)))
+		ctl_fail(rc, "%s", err.text);
+	if (st && !rc && !ctl->json && o.n) {
+		ctl_table_stream(&o.table, stdout);
+		if ((rc = gb_state_request_list(st, &f, list_cb, &o, &err)))
+			ctl_fail(rc, "%s", err.text);
+	}
+	gb_state_read_end(st);
+	if (!ctl->json) {
+		if (rc == GB_E_OK && !o.n)	/* else printed as read */
 			printf("no requests%s\n",
 			       ctl->st_missing ? " (no state file yet)" : "");
 		ctl_table_free(&o.table);

@@ -199,18 +199,31 @@ const char *ctl_dur(double seconds, char *buf, size_t n);
  * An aligned text table: columns separated by two blanks, a header line,
  * the last column not padded.  A header starting with '>' is right-aligned
  * (numbers; the '>' is not printed).  NULL cells print as "-".
+ *
+ * Held, the rows are kept until ctl_table_print().  Streamed, none is
+ * kept: the caller makes its rows twice from one snapshot of the state
+ * file (gb_state_read_begin), first after ctl_table_measure() (a row only
+ * widens the columns), then after ctl_table_stream() (the header is
+ * printed, then each row as it comes); ctl_table_print() prints nothing.
  */
+#define CTL_TABLE_COLS_MAX 16
 struct ctl_table {
 	size_t ncols;
 	const char *indent;		/* printed before each line, or NULL */
-	struct gb_strv cells;		/* row-major, the header first */
+	struct gb_strv cells;		/* row-major, the header first; held:
+					 * the rows too */
 	bool failed;
+	enum { CTL_TABLE_HOLD, CTL_TABLE_MEASURE, CTL_TABLE_STREAM } mode;
+	size_t w[CTL_TABLE_COLS_MAX];	/* widths (measured, streamed) */
+	FILE *fp;			/* streamed: where rows go */
 };
 void ctl_table_init(struct ctl_table *t, size_t ncols, ...);
 void ctl_table_row(struct ctl_table *t, ...);	/* ncols const char * */
 /* The same, [ncols] headers and a row's [ncols] cells as arrays. */
 void ctl_table_init_v(struct ctl_table *t, size_t ncols, const char *const *headers);
 void ctl_table_row_v(struct ctl_table *t, const char *const *cells);
+void ctl_table_measure(struct ctl_table *t);
+void ctl_table_stream(struct ctl_table *t, FILE *fp);
 void ctl_table_print(struct ctl_table *t, FILE *fp);
 void ctl_table_free(struct ctl_table *t);
 /* A number as text for a cell: "%d" into [buf].  RET [buf]. */

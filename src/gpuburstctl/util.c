@@ -374,45 +374,40 @@ const char *ctl_itoa(long long v, char *buf, size_t n)
  *  Tables
  *****************************************************************************/
 
-void ctl_table_init(struct ctl_table *t, size_t ncols, ...)
-{
-	va_list ap;
-
-	memset(t, 0, sizeof(*t));
-	t->ncols = ncols;
-	va_start(ap, ncols);
-	for (size_t i = 0; i < ncols; i++)
-		t->failed |= gb_strv_add(&t->cells, va_arg(ap, const char *)) != GB_E_OK;
-	va_end(ap);
-}
-
-void ctl_table_row(struct ctl_table *t, ...)
-{
-	va_list ap;
-
-	va_start(ap, t);
-	for (size_t i = 0; i < t->ncols; i++) {
-		const char *s = va_arg(ap, const char *);
-
-		t->failed |= gb_strv_add(&t->cells, s && *s ? s : "-") != GB_E_OK;
-	}
-	va_end(ap);
-}
-
 void ctl_table_init_v(struct ctl_table *t, size_t ncols, const char *const *headers)
 {
 	memset(t, 0, sizeof(*t));
 	t->ncols = ncols;
+	t->failed = ncols > CTL_TABLE_COLS_MAX;
 	for (size_t i = 0; i < ncols; i++)
 		t->failed |= gb_strv_add(&t->cells, headers[i]) != GB_E_OK;
 }
 
-void ctl_table_row_v(struct ctl_table *t, const char *const *cells)
+void ctl_table_init(struct ctl_table *t, size_t ncols, ...)
 {
-	for (size_t i = 0; i < t->ncols; i++) {
-		const char *s = cells[i];
+	const char *h[CTL_TABLE_COLS_MAX];
+	va_list ap;
 
-		t->failed |= gb_strv_add(&t->cells, s && *s ? s : "-") != GB_E_OK;
+	va_start(ap, ncols);
+	for (size_t i = 0; i < ncols && i < CTL_TABLE_COLS_MAX; i++)
+		h[i] = va_arg(ap, const char *);
+	va_end(ap);
+	if (ncols > CTL_TABLE_COLS_MAX) {	/* a programming error, said once */
+		memset(t, 0, sizeof(*t));
+		t->failed = true;
+		return;
+	}
+	ctl_table_init_v(t, ncols, h);
+}
+
+/* Widen [t]'s columns to [cells] ([header]: without its '>' marks). */
+static void widen(struct ctl_table *t, const char *const *cells, bool header)
+{
+	for (size_t c = 0; c < t->ncols; c++) {
+		size_t len = strlen(cells[c]) - (header && cells[c][0] == '>');
+
+		if (len > t->w[c])
+			t->w[c] = len;
 	}
 }
 
@@ -423,47 +418,94 @@ static void print_cell(FILE *fp, const char *s)
 		fputc(iscntrl((unsigned char)*s) ? ' ' : *s, fp);
 }
 
+static void print_row(const struct ctl_table *t, const char *const *cells,
+		      bool header, FILE *fp)
+{
+	if (t->indent)
+		fputs(t->indent, fp);
+	for (size_t c = 0; c < t->ncols; c++) {
+		bool right = t->cells.v[c][0] == '>';
+		const char *s = cells[c] + (header && right);
+		size_t len = strlen(s);
+
+		if (c)
+			fputs("  ", fp);
+		if (right && len < t->w[c])
+			fprintf(fp, "%*s", (int)(t->w[c] - len), "");
+		print_cell(fp, s);
+		if (!right && c + 1 < t->ncols && len < t->w[c])
+			fprintf(fp, "%*s", (int)(t->w[c] - len), "");
+	}
+	fputc('\n', fp);
+}
+
+void ctl_table_row_v(struct ctl_table *t, const char *const *cells)
+{
+	const char *row[CTL_TABLE_COLS_MAX];
+
+	if (t->failed)
+		return;
+	for (size_t i = 0; i < t->ncols; i++)
+		row[i] = cells[i] && *cells[i] ? cells[i] : "-";
+	switch (t->mode) {
+	case CTL_TABLE_HOLD:
+		for (size_t i = 0; i < t->ncols; i++)
+			t->failed |= gb_strv_add(&t->cells, row[i]) != GB_E_OK;
+		break;
+	case CTL_TABLE_MEASURE:
+		widen(t, row, false);
+		break;
+	case CTL_TABLE_STREAM:
+		print_row(t, row, false, t->fp);
+		break;
+	}
+}
+
+void ctl_table_row(struct ctl_table *t, ...)
+{
+	const char *row[CTL_TABLE_COLS_MAX];
+	va_list ap;
+
+	va_start(ap, t);
+	for (size_t i = 0; i < t->ncols && i < CTL_TABLE_COLS_MAX; i++)
+		row[i] = va_arg(ap, const char *);
+	va_end(ap);
+	ctl_table_row_v(t, row);
+}
+
+void ctl_table_measure(struct ctl_table *t)
+{
+	t->mode = CTL_TABLE_MEASURE;
+	memset(t->w, 0, sizeof(t->w));
+	if (!t->failed)
+		widen(t, (const char *const *)t->cells.v, true);
+}
+
+void ctl_table_stream(struct ctl_table *t, FILE *fp)
+{
+	t->mode = CTL_TABLE_STREAM;
+	t->fp = fp;
+	if (t->failed)
+		fprintf(stderr, "gpuburstctl: out of memory printing a table\n");
+	else
+		print_row(t, (const char *const *)t->cells.v, true, fp);
+}
+
 void ctl_table_print(struct ctl_table *t, FILE *fp)
 {
 	size_t rows = t->ncols ? t->cells.n / t->ncols : 0;
-	size_t *w = calloc(t->ncols ? t->ncols : 1, sizeof(*w));
 
-	if (!w || t->failed) {
+	if (t->mode != CTL_TABLE_HOLD)
+		return;
+	if (t->failed) {
 		fprintf(stderr, "gpuburstctl: out of memory printing a table\n");
-		free(w);
 		return;
 	}
+	memset(t->w, 0, sizeof(t->w));
 	for (size_t r = 0; r < rows; r++)
-		for (size_t c = 0; c < t->ncols; c++) {
-			const char *s = t->cells.v[r * t->ncols + c];
-			size_t len = strlen(s) - (r == 0 && s[0] == '>');
-
-			if (len > w[c])
-				w[c] = len;
-		}
-	for (size_t r = 0; r < rows; r++) {
-		if (t->indent)
-			fputs(t->indent, fp);
-		for (size_t c = 0; c < t->ncols; c++) {
-			const char *h = t->cells.v[c];
-			const char *s = t->cells.v[r * t->ncols + c];
-			bool right = h[0] == '>';
-			size_t len;
-
-			if (r == 0 && right)
-				s++;
-			len = strlen(s);
-			if (c)
-				fputs("  ", fp);
-			if (right)
-				fprintf(fp, "%*s", (int)(w[c] - len), "");
-			print_cell(fp, s);
-			if (!right && c + 1 < t->ncols)
-				fprintf(fp, "%*s", (int)(w[c] - len), "");
-		}
-		fputc('\n', fp);
-	}
-	free(w);
+		widen(t, (const char *const *)t->cells.v + r * t->ncols, r == 0);
+	for (size_t r = 0; r < rows; r++)
+		print_row(t, (const char *const *)t->cells.v + r * t->ncols, r == 0, fp);
 }
 
 void ctl_table_free(struct ctl_table *t)

@@ -301,6 +301,9 @@ gb_err_t gb_state_tx_enter(gb_state_t *st, bool *own, const char *what,
 	*own = false;
 	if (st->in_tx)
 		return GB_E_OK;
+	if (st->in_read)
+		return gb_errorf(err, GB_E_INVALID, "%s: a read snapshot of %s is open",
+				 what, st->path);
 	if (st->flags & GB_STATE_RDONLY)
 		return gb_errorf(err, GB_E_INVALID,
 				 "%s: state file %s is open read-only", what,
@@ -395,6 +398,31 @@ void gb_state_tx_rollback(gb_state_t *st)
 {
 	if (st && st->in_tx)
 		tx_rollback(st);
+}
+
+gb_err_t gb_state_read_begin(gb_state_t *st, gb_error_t *err)
+{
+	int src;
+
+	if (st->in_tx || st->in_read)
+		return gb_errorf(err, GB_E_INVALID,
+				 "a transaction or read snapshot of %s is already open", st->path);
+	/* the snapshot is taken by the first read, and lasts until COMMIT */
+	if ((src = sqlite3_exec(st->db, "BEGIN DEFERRED", NULL, NULL, NULL)) != SQLITE_OK)
+		return gb_state_sqlerr(st, src, err, "beginning a read of %s", st->path);
+	st->in_read = true;
+	return GB_E_OK;
+}
+
+void gb_state_read_end(gb_state_t *st)
+{
+	if (!st || !st->in_read)
+		return;
+	st->in_read = false;
+	/* a read-only transaction: COMMIT cannot lose anything */
+	if (!sqlite3_get_autocommit(st->db) &&
+	    sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		gb_log_warn("state_read_end file=%s error=%s", st->path, sqlite3_errmsg(st->db));
 }
 
 /*****************************************************************************

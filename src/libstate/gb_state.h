@@ -99,6 +99,16 @@ gb_err_t gb_state_tx_begin(gb_state_t *st, gb_error_t *err);
 gb_err_t gb_state_tx_commit(gb_state_t *st, gb_error_t *err);
 void gb_state_tx_rollback(gb_state_t *st);
 
+/*
+ * A read snapshot: the reads between gb_state_read_begin() and
+ * gb_state_read_end() see one state of the file (BEGIN DEFERRED), as a
+ * listing read twice (column widths, then rows) or a set of figures that
+ * must agree needs.  Writes meanwhile are refused (GB_E_INVALID); it does
+ * not nest, nor open inside a transaction.
+ */
+gb_err_t gb_state_read_begin(gb_state_t *st, gb_error_t *err);
+void gb_state_read_end(gb_state_t *st);
+
 /* PRAGMA integrity_check; GB_E_STATE with the first problem if not "ok". */
 gb_err_t gb_state_check(gb_state_t *st, gb_error_t *err);
 
@@ -334,10 +344,16 @@ struct gb_request_filter {
 	const char *node;		/* requests whose nodes contain it; NULL */
 	size_t limit;			/* the newest [limit], still oldest first; 0: all */
 	int64_t job_id;			/* of this Slurm job; 0: any */
+	bool stream;			/* each row to [cb] as it is read, none
+					 * held: [cb] must not use the handle */
 };
-#define GB_REQUEST_FILTER_ANY { -1, -1, 0, NULL, 0, 0 }
+#define GB_REQUEST_FILTER_ANY { -1, -1, 0, NULL, 0, 0, false }
 
-/* [cb] for each match, oldest first; a non-zero return stops the walk. */
+/*
+ * [cb] for each match, oldest first; a non-zero return stops the walk.
+ * As gb_state_instance_list(): the rows are read first, unless f->stream.
+ * Without a limit the walk follows the index of its order (no sort).
+ */
 gb_err_t gb_state_request_list(gb_state_t *st,
 			       const struct gb_request_filter *f,
 			       int (*cb)(const struct gb_request *, void *),

@@ -103,9 +103,9 @@ enum gb_stmt {
 };
 
 /* Filter shapes of the two listings whose SQL is built per shape. */
-#define GB_REQ_LIST_SHAPES 32		/* state, kind, since, node, job */
-#define GB_INST_LIST_SHAPES 256		/* request, node, region, type, id,
-					   state, alive, capacity */
+#define GB_REQ_LIST_SHAPES 64		/* state, kind, since, node, job, all */
+#define GB_INST_LIST_SHAPES 512		/* request, node, region, type, id,
+					   state, alive, capacity, all */
 
 struct gb_state {
 	sqlite3 *db;
@@ -114,6 +114,7 @@ struct gb_state {
 	unsigned flags;			/* enum gb_state_open_flags */
 	bool in_tx;			/* a transaction of ours is open */
 	bool user_tx;			/* ... and gb_state_tx_begin() opened it */
+	bool in_read;			/* gb_state_read_begin()'s snapshot */
 	sqlite3_stmt *stmt[GB_STMT__COUNT];
 	sqlite3_stmt *req_list[GB_REQ_LIST_SHAPES];
 	sqlite3_stmt *inst_list[GB_INST_LIST_SHAPES];

@@ -119,16 +119,15 @@ out:
 
 gb_err_t gb_state_metrics(gb_state_t *st, gb_metric_cb cb, void *arg, gb_error_t *err)
 {
-	bool own = !st->in_tx, stop = false;
+	bool own = !st->in_tx && !st->in_read, stop = false;
 	gb_err_t rc = GB_E_OK;
-	int src;
 
-	/* a read transaction: the families agree with each other */
-	if (own && (src = sqlite3_exec(st->db, "BEGIN DEFERRED", NULL, NULL, NULL)) != SQLITE_OK)
-		return gb_state_sqlerr(st, src, err, "metrics: beginning a read");
+	/* one snapshot: the families agree with each other */
+	if (own && (rc = gb_state_read_begin(st, err)))
+		return rc;
 	for (size_t i = 0; !rc && !stop && i < sizeof(families) / sizeof(families[0]); i++)
 		rc = family_run(st, &families[i], cb, arg, &stop, err);
 	if (own)
-		sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
+		gb_state_read_end(st);
 	return rc;
 }

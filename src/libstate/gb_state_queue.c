@@ -73,9 +73,9 @@ static gb_err_t read_requests(gb_state_t *st, sqlite3_stmt *s,
 	gb_err_t rc = GB_E_OK;
 	int src = SQLITE_DONE;
 
-	while (rc == GB_E_OK && (src = sqlite3_step(s)) == SQLITE_ROW)
+	while (rc == GB_E_OK && !rows->stop && (src = sqlite3_step(s)) == SQLITE_ROW)
 		rc = read_request(st, s, rows, err);
-	if (rc == GB_E_OK && src != SQLITE_DONE)
+	if (rc == GB_E_OK && !rows->stop && src != SQLITE_DONE)
 		rc = gb_state_sqlerr(st, src, err, "%s", what);
 	return rc;
 }
@@ -738,6 +738,7 @@ enum {
 	RL_SINCE = 1 << 2,
 	RL_NODE = 1 << 3,
 	RL_JOB = 1 << 4,
+	RL_ALL = 1 << 5,	/* no limit */
 };
 
 /*
@@ -749,12 +750,9 @@ enum {
 static gb_err_t list_stmt(gb_state_t *st, unsigned shape, sqlite3_stmt **out,
 			  gb_error_t *err)
 {
-	char sql[1024];
+	char sql[1024], from[512];
 
-	snprintf(sql, sizeof(sql),
-		 /* the newest ?5, listed oldest first */
-		 "SELECT * FROM (SELECT " REQ_COLS ", r.rowid AS o FROM requests r%s WHERE 1%s%s%s%s "
-		 "ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?5) ORDER BY created_at, o",
+	snprintf(from, sizeof(from), "FROM requests r%s WHERE 1%s%s%s%s",
 		 shape & RL_NODE ? " JOIN request_nodes n ON n.request_id = "
 				   "r.id AND n.node = ?4"
 				 : "",
@@ -762,7 +760,27 @@ static gb_err_t list_stmt(gb_state_t *st, unsigned shape, sqlite3_stmt **out,
 		 shape & RL_KIND ? " AND r.kind = ?2" : "",
 		 shape & RL_SINCE ? " AND r.created_at >= ?3" : "",
 		 shape & RL_JOB ? " AND r.job_id = ?6 AND r.job_id > 0" : "");
+	if (shape & RL_ALL)	/* requests_created, in order: no sort to hold */
+		snprintf(sql, sizeof(sql), "SELECT " REQ_COLS " %s ORDER BY r.created_at, r.rowid",
+			 from);
+	else	/* the newest ?5, listed oldest first */
+		snprintf(sql, sizeof(sql), "SELECT * FROM (SELECT " REQ_COLS ", r.rowid AS o %s "
+			 "ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?5) ORDER BY created_at, o",
+			 from);
 	return gb_state_stmt(st, &st->req_list[shape], sql, out, err);
+}
+
+/* f->stream: the caller's callback, called with each row as it is read */
+struct req_each_ctx {
+	int (*cb)(const struct gb_request *, void *);
+	void *arg;
+};
+
+static int req_each(const void *row, void *arg)
+{
+	const struct req_each_ctx *e = arg;
+
+	return e->cb(row, e->arg);
 }
 
 gb_err_t gb_state_request_list(gb_state_t *st,
@@ -771,6 +789,7 @@ gb_err_t gb_state_request_list(gb_state_t *st,
 			       void *arg, gb_error_t *err)
 {
 	struct gb_state_rows rows = GB_STATE_ROWS_INIT(struct gb_request);
+	struct req_each_ctx each = { cb, arg };
 	const struct gb_request_filter any = GB_REQUEST_FILTER_ANY;
 	const char *state = NULL, *kind = NULL;
 	sqlite3_stmt *s = NULL;
@@ -789,16 +808,20 @@ gb_err_t gb_state_request_list(gb_state_t *st,
 				 "listing requests: invalid kind %d", f->kind);
 	shape = (state ? RL_STATE : 0) | (kind ? RL_KIND : 0) |
 		(f->since > 0 ? RL_SINCE : 0) | (f->node ? RL_NODE : 0) |
-		(f->job_id > 0 ? RL_JOB : 0);
+		(f->job_id > 0 ? RL_JOB : 0) | (f->limit ? 0 : RL_ALL);
 	rc = list_stmt(st, shape, &s, err);
 	if (rc)
 		return rc;
+	if (f->stream && cb) {
+		rows.each = req_each;
+		rows.each_arg = &each;
+	}
 	if ((state && gb_state_bind_text(s, 1, state)) ||
 	    (kind && gb_state_bind_text(s, 2, kind)) ||
 	    (f->since > 0 && gb_state_bind_double(s, 3, f->since)) ||
 	    (f->node && gb_state_bind_text(s, 4, f->node)) ||
 	    (f->job_id > 0 && gb_state_bind_int(s, 6, f->job_id)) ||
-	    gb_state_bind_int(s, 5, f->limit ? (int64_t)f->limit : -1))
+	    (f->limit && gb_state_bind_int(s, 5, (int64_t)f->limit)))
 		rc = gb_state_sqlerr(st, sqlite3_errcode(st->db), err,
 				     "listing requests");
 	else

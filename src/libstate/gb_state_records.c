@@ -606,6 +606,7 @@ enum {
 	IL_STATE = 1 << 5,
 	IL_ALIVE = 1 << 6,
 	IL_CAPACITY = 1 << 7,
+	IL_ALL = 1 << 8,	/* no limit */
 };
 
 /* The WHERE terms of a filter shape; parameter numbers fixed per filter. */
@@ -630,15 +631,19 @@ static gb_err_t inst_list_stmt(gb_state_t *st, unsigned shape,
 {
 	char sql[1024], where[512];
 
+#define INST_LIST_COLS "request_id, region, instance_id, node, az, subnet, " \
+		       "instance_type, private_ip, public_ip, state, attempt_id, " \
+		       "launched_at, terminated_at, reason, rowid AS o, capacity, " \
+		       "capacity_target, agent, noticed_at"
 	inst_where(shape, where, sizeof(where));
-	snprintf(sql, sizeof(sql),
-		 /* the newest ?8, listed oldest first (instances_launched) */
-		 "SELECT * FROM (SELECT request_id, region, instance_id, node, az, subnet, "
-		 "instance_type, private_ip, public_ip, state, attempt_id, "
-		 "launched_at, terminated_at, reason, rowid AS o, capacity, "
-		 "capacity_target, agent, noticed_at FROM instances "
-		 "%s ORDER BY launched_at DESC, rowid DESC LIMIT ?8) "
-		 "ORDER BY launched_at, o", where);
+	if (shape & IL_ALL)	/* instances_launched, in order: no sort to hold */
+		snprintf(sql, sizeof(sql), "SELECT " INST_LIST_COLS " FROM instances %s "
+			 "ORDER BY launched_at, rowid", where);
+	else	/* the newest ?8, listed oldest first (instances_launched) */
+		snprintf(sql, sizeof(sql), "SELECT * FROM (SELECT " INST_LIST_COLS
+			 " FROM instances %s ORDER BY launched_at DESC, rowid DESC LIMIT ?8) "
+			 "ORDER BY launched_at, o", where);
+#undef INST_LIST_COLS
 	return gb_state_stmt(st, &st->inst_list[shape], sql, out, err);
 }
 
@@ -707,11 +712,11 @@ gb_err_t gb_state_instance_list(gb_state_t *st,
 		f = &any;
 	if ((rc = inst_filter_names(f, &state, &capacity, "listing instances", err)))
 		return rc;
-	rc = inst_list_stmt(st, inst_shape(f), &s, err);
+	rc = inst_list_stmt(st, inst_shape(f) | (f->limit ? 0 : IL_ALL), &s, err);
 	if (rc)
 		return rc;
 	unbound = inst_bind(s, f, state, capacity) ||
-		  gb_state_bind_int(s, 8, f->limit ? (int64_t)f->limit : -1);
+		  (f->limit && gb_state_bind_int(s, 8, (int64_t)f->limit));
 	if (f->stream && cb) {
 		rows.each = inst_each;
 		rows.each_arg = &each;

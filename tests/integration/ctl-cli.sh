@@ -31,6 +31,21 @@ write_conf "$tmp/gb.yaml"
 C="$tmp/gb.yaml"
 ctl() { env -u GPUBURST_CONF -u GPUBURST_ENV SLURM_CONF="$tmp/no-slurm.conf" "$CTL" -c "$C" "$@"; }
 py() { "$PY" - "$@"; }
+aligned() {	# FILE RIGHT...: cells start under their header (end, RIGHT ones)
+	py "$@" <<'PY'
+import re, sys
+lines = [l.rstrip("\n") for l in open(sys.argv[1])]
+rows = [l for l in lines[1:] if not re.match(r"\d+ instances?,|the newest ", l)]
+spans = lambda l: [(m.start(), m.end()) for m in re.finditer(r"\S+(?: \S+)*", l)]
+head = spans(lines[0])
+assert rows, lines
+for r in rows:
+    cells = spans(r)
+    assert len(cells) == len(head), (lines[0], r)
+    for name, h, c in zip(lines[0].split(), head, cells):
+        assert (c[1] == h[1]) if name in sys.argv[2:] else (c[0] == h[0]), (name, lines[0], r)
+PY
+}
 "$CTL" --list-exit-codes >"$tmp/codes"
 # --json: stdout is one JSON object with "schema"; after a failure it has
 # "error": the code's name, the exit status, the message (gpuburstctl(8),
@@ -203,9 +218,15 @@ offs = [float(r[1].rstrip("s")) for r in rows]
 assert all(0.09 <= b - a < 1.5 for a, b in zip(offs, offs[1:])), offs
 PY
 # the list keeps whole seconds; --since takes what --json prints
+run 0 requests
+aligned "$tmp/out" JOB N || bad "requests: columns not aligned: $(cat "$tmp/out")"
 run 0 requests --kind suspend
 grep -Eq ' [0-9-]+T[0-9:]{8}Z  *-$' "$tmp/out" || bad "requests list time: $(cat "$tmp/out")"
-since=$(sed -n 's/.*"created_at": "\([^"]*\)".*/\1/p' "$tmp/all.json" | sort | head -1)
+since=$(py "$tmp/all.json" <<'PY'
+import json, sys
+print(min(r["created_at"] for r in json.load(open(sys.argv[1]))["requests"]))
+PY
+)
 run 0 --json requests --since "$since"
 py "$tmp/out" <<'PY' || bad "requests --since $since"
 import json, sys
@@ -221,6 +242,14 @@ grep -q 'g5-4  *i-00000000000000004 .* terminated .* 18[0-9][0-9]  *30m 0[0-9]s'
 # match in all; --all and a limit large enough show every one
 run 0 instances --all
 grep -q '^4 instances, ' "$tmp/out" || bad "instances --all: $(tail -n 1 "$tmp/out")"
+cp "$tmp/out" "$tmp/inst-all"
+run 0 instances
+# the same rows (running times move on: the first seven columns)
+[ "$(sed '$d' "$tmp/out" | cut -c1-100)" = "$(sed '$d' "$tmp/inst-all" | cut -c1-100)" ] ||
+	bad "instances and --all differ on 4 records: $(diff "$tmp/out" "$tmp/inst-all")"
+# streamed in two passes (widths, then rows): every column starts where
+# its header does, in both listings
+aligned "$tmp/inst-all" SECONDS || bad "instances --all: columns not aligned: $(cat "$tmp/inst-all")"
 run 0 instances --limit 4
 grep -q '^4 instances, ' "$tmp/out" || bad "instances --limit 4: $(tail -n 1 "$tmp/out")"
 run 0 instances --limit 2

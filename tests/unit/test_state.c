@@ -1069,6 +1069,30 @@ static void test_request_list(void **state)
 	assert_int_equal(list_n(f->st, &flt, &l), 3);
 	l.stop_after = 0;
 
+	/* streamed: the same rows, in the same order, and the stop */
+	{
+		struct id_list held = { { 0 }, 0 };
+
+		flt = (struct gb_request_filter)GB_REQUEST_FILTER_ANY;
+		assert_int_equal(list_n(f->st, &flt, &held), 5);
+		flt.stream = true;
+		assert_int_equal(list_n(f->st, &flt, &l), 5);
+		for (int i = 0; i < 5; i++)
+			assert_string_equal(l.ids.v[i], held.ids.v[i]);
+		flt.node = "g5-3";
+		assert_int_equal(list_n(f->st, &flt, &l), 2);
+		flt.node = NULL;
+		flt.limit = 2;
+		assert_int_equal(list_n(f->st, &flt, &l), 2);
+		assert_string_equal(l.ids.v[1], id[4]);
+		flt.limit = 0;
+		l.stop_after = 2;
+		assert_int_equal(list_n(f->st, &flt, &l), 2);
+		l.stop_after = 0;
+		gb_strv_free(&held.ids);
+		flt.stream = false;
+	}
+
 	flt.state = 99;
 	assert_int_equal(gb_state_request_list(f->st, &flt, req_ids, &l, &e),
 			 GB_E_INVALID);
@@ -1222,6 +1246,48 @@ static void test_transactions(void **state)
 	gb_state_close(f->st);
 	f->st = open_ok(f->path);
 	assert_int_equal(count(f->st, -1), 3);
+}
+
+/*
+ * A read snapshot: two reads in it agree although another handle writes
+ * between them; a write through the snapshot's handle is refused, as is
+ * a second snapshot or a transaction; the end lets the new row show.
+ */
+static void test_read_snapshot(void **state)
+{
+	struct ts_fx *f = *state;
+	gb_state_t *other;
+	char id[17];
+	gb_error_t e = { 0 };
+
+	f->st = open_ok(f->path);
+	other = open_ok(f->path);
+	add_req(f->st, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-1", 0, id);
+	assert_int_equal(gb_state_read_begin(f->st, &e), GB_E_OK);
+	assert_int_equal(count(f->st, -1), 1);
+	add_req(other, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-2", 0, id);
+	assert_int_equal(count(f->st, -1), 1);	/* the snapshot's */
+	assert_int_equal(count(other, -1), 2);
+	assert_int_equal(gb_state_read_begin(f->st, &e), GB_E_INVALID);
+	assert_int_equal(gb_state_tx_begin(f->st, &e), GB_E_INVALID);
+	assert_non_null(strstr(e.text, "read snapshot"));
+	{
+		struct gb_request r = { .id = "" };
+
+		r.kind = GB_REQ_RESUME;
+		r.state = GB_RSTATE_QUEUED;
+		r.nodes = "g5-3";
+		r.node_count = 1;
+		assert_int_equal(gb_state_request_add(f->st, &r, &e), GB_E_INVALID);
+	}
+	gb_state_read_end(f->st);
+	gb_state_read_end(f->st);	/* no-op */
+	assert_int_equal(count(f->st, -1), 2);
+	/* not inside a transaction */
+	assert_int_equal(gb_state_tx_begin(f->st, &e), GB_E_OK);
+	assert_int_equal(gb_state_read_begin(f->st, &e), GB_E_INVALID);
+	gb_state_tx_rollback(f->st);
+	gb_state_close(other);
 }
 
 static void test_busy(void **state)
@@ -2708,6 +2774,7 @@ int main(void)
 		T(test_request_deferred_index),
 		T(test_callback_reentry_and_stmt_cache),
 		T(test_transactions),
+		T(test_read_snapshot),
 		T(test_busy),
 		T(test_plans),
 		T(test_attempts),
