@@ -10,7 +10,17 @@
  *
  *   fill-bench --sim BIN --srcdir DIR [--scenario NAME]... [--time-scale X]
  *              [--seed-runs N] [--noise PERCENT] [--markdown FILE] [--hedge N]
- *              [--no-prior] [--repeat N]
+ *              [--no-prior] [--repeat N] [--conf FILE]
+ *              [--scenario-file FILE [--nodes N] [--job] [--placement]
+ *               [--second-type TYPE] [--capacity YAML]]...
+ *
+ * Any landscape can be run: --scenario-file names a simulator scenario
+ * (gpuburst-cloudsim(1)'s format; its name is the file's without .yaml),
+ * run with the request shape the options after it give (16 nodes, one
+ * request per node, nodeset g5, unless told).  --conf names the geography:
+ * a gpuburst.yaml like bench/fill/gpuburst.yaml (its regions, AZs and
+ * fallback groups; "@ENDPOINT@" where each simulator's URL goes, nodeset g5
+ * with "instance_type: g5.xlarge" once, nodeset h100 for --placement).
  *
  * Times are simulated seconds: with --time-scale X (default 10) the
  * simulator runs X times faster than real time and so do the
@@ -28,7 +38,8 @@
  * cluster): their job runs all_or_nothing in one AZ at a time whatever the
  * strategy, each AZ in a cluster placement group of its own; the oracle
  * makes one group in the first AZ that can hold the job (pool, quota and
- * the scenario's cluster_capacity, which all_scenarios repeats).
+ * the scenario's cluster_capacity, read from the scenario file with the
+ * simulator's own parser).
  *
  * The ladder scenario gives nodeset g5 a capacity ladder (reservations,
  * capacity_blocks, spot, on_demand), written into the configuration's text
@@ -60,6 +71,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,20 +80,14 @@
 
 #include "gb_conf.h"
 #include "gb_log.h"
+#include "itype.h"
+#include "scenario.h"
 #include "gb_orch.h"
 #include "gb_plan.h"
 #include "gb_simh.h"
 #include "gb_state.h"
 #include "gb_str.h"
 #include "gb_util.h"
-
-/* how many instances one cluster placement group holds in [region]
- * (the scenario's placement_groups.cluster_capacity, which the simulator's
- * /_sim/state does not show); a region not listed: only the AZ limits */
-struct group_cap {
-	const char *region;
-	int n;
-};
 
 struct scenario {
 	const char *name;
@@ -90,9 +96,12 @@ struct scenario {
 				 * az with placement */
 	bool placement;		/* nodeset h100: p5.48xlarge, efa, placement
 				 * cluster (every strategy all_or_nothing) */
-	struct group_cap groups[4];
 	const char *second;	/* the nodeset's second instance type, or NULL */
 	const char *capacity;	/* the nodeset's capacity ladder (YAML), or NULL */
+	const char *path;	/* --scenario-file; NULL: bench/fill/scenarios/NAME.yaml */
+	/* while it runs: the file as the simulator parses it (its
+	 * placement_groups.cluster_capacity, which /_sim/state does not show) */
+	const struct gb_scenario *model;
 };
 
 /* the ladder scenario's rungs (bench/fill/scenarios/ladder.yaml) */
@@ -101,19 +110,20 @@ struct scenario {
 	"capacity_blocks: {}, spot: {max_price: \"0.50\"}, on_demand: {}]"
 
 static const struct scenario all_scenarios[] = {
-	{ "ample", 20, false, false, { { NULL, 0 } }, NULL, NULL },
-	{ "scattered", 20, false, false, { { NULL, 0 } }, NULL, NULL },
-	{ "home-empty", 16, false, false, { { NULL, 0 } }, NULL, NULL },
-	{ "throttle-storm", 16, false, false, { { NULL, 0 } }, NULL, NULL },
-	{ "quota-wall", 16, false, false, { { NULL, 0 } }, NULL, NULL },
-	{ "job8", 8, true, false, { { NULL, 0 } }, NULL, NULL },
-	{ "second-type", 16, false, false, { { NULL, 0 } }, "g5.2xlarge", NULL },
-	{ "ladder", 16, false, false, { { NULL, 0 } }, NULL, LADDER_CAPACITY },
-	{ "train-fallback", 4, true, true,
-	  { { "ap-southeast-1", 2 }, { "ap-northeast-1", 3 }, { NULL, 0 } }, NULL, NULL },
-	{ "train-nowhere", 4, true, true,
-	  { { "ap-southeast-1", 2 }, { "ap-northeast-1", 3 }, { NULL, 0 } }, NULL, NULL },
+	{ "ample", 20, false, false, NULL, NULL, NULL, NULL },
+	{ "scattered", 20, false, false, NULL, NULL, NULL, NULL },
+	{ "home-empty", 16, false, false, NULL, NULL, NULL, NULL },
+	{ "throttle-storm", 16, false, false, NULL, NULL, NULL, NULL },
+	{ "quota-wall", 16, false, false, NULL, NULL, NULL, NULL },
+	{ "job8", 8, true, false, NULL, NULL, NULL, NULL },
+	{ "second-type", 16, false, false, "g5.2xlarge", NULL, NULL, NULL },
+	{ "ladder", 16, false, false, NULL, LADDER_CAPACITY, NULL, NULL },
+	{ "train-fallback", 4, true, true, NULL, NULL, NULL, NULL },
+	{ "train-nowhere", 4, true, true, NULL, NULL, NULL, NULL },
 };
+
+/* the lanes' node names are 100 apart (struct lane's node0) */
+#define SCENARIO_NODES_MAX 100
 
 /* the nodeset, instance type and vCPUs of a scenario's nodes */
 static const char *sc_nodeset(const struct scenario *sc)
@@ -126,13 +136,24 @@ static const char *sc_type(const struct scenario *sc)
 	return sc->placement ? "p5.48xlarge" : "g5.xlarge";
 }
 
+/* how many of the scenario's instances one cluster placement group holds
+ * in [region]; unlimited: only the AZ limits */
 static int group_cap(const struct scenario *sc, const char *region)
 {
-	for (int i = 0; i < 4 && sc->groups[i].region; i++)
-		if (!strcmp(sc->groups[i].region, region))
-			return sc->groups[i].n;
-	return 1 << 30;
+	const struct gb_sc_region *r = gb_scenario_region(sc->model, region);
+	long n;
+
+	if (!r)
+		return 0;
+	n = r->pg_capacity;
+	for (size_t i = 0; i < r->npg_caps; i++)
+		if (!strcmp(r->pg_caps[i].type->name, sc_type(sc)))
+			n = r->pg_caps[i].n;
+	return n == GB_SC_UNLIMITED || n > 1 << 30 ? 1 << 30 : (int)n;
 }
+
+/* RET the scenario's file, in [buf] */
+static const char *sc_path(const struct scenario *sc, char *buf, size_t n);
 
 enum lane_kind { L_PROBE = 0, L_BEST, L_AON, L_DEFAULT, L_ORACLE, L_COUNT };
 static const char *const lane_names[L_COUNT] = {
@@ -157,6 +178,9 @@ struct opts {
 	struct gb_orch_tuning tuning;
 	const char *only[16];
 	int n_only;
+	struct scenario files[16];	/* --scenario-file */
+	int n_files;
+	const char *conf;		/* --conf; NULL: bench/fill/gpuburst.yaml */
 	int repeat;
 	bool first_type_only;	/* the nodeset without its second type (as
 				 * before nodesets had several); the oracle
@@ -219,8 +243,8 @@ static char *conf_subst(char *text, const char *from, const char *to)
 	char *at = strstr(text, from);
 
 	if (!at || strstr(at + 1, from)) {
-		fprintf(stderr, "fill-bench: bench/fill/gpuburst.yaml: '%s' is not there exactly once\n",
-			from);
+		fprintf(stderr, "fill-bench: %s: '%s' is not there exactly once\n",
+			O.conf, from);
 		exit(2);
 	}
 	gb_buf_append(&b, text, (size_t)(at - text));
@@ -238,12 +262,11 @@ static char *conf_subst(char *text, const char *from, const char *to)
  */
 static char *conf_text(const char *endpoint, const struct scenario *sc)
 {
-	char path[1024], types[512], *text = NULL;
+	char types[512], *text = NULL;
 	size_t len;
 	gb_error_t err;
 
-	snprintf(path, sizeof(path), "%s/bench/fill/gpuburst.yaml", O.srcdir);
-	if (gb_file_read(path, 1 << 20, &text, &len, &err))
+	if (gb_file_read(O.conf, 1 << 20, &text, &len, &err))
 		die(err.text);
 	text = conf_subst(text, "@ENDPOINT@", endpoint);
 	if (sc->second && !O.first_type_only)
@@ -262,7 +285,7 @@ static struct gb_conf *load_conf(const char *endpoint, const struct scenario *sc
 	struct gb_conf *c = NULL;
 	gb_error_t err;
 
-	if (gb_conf_load_string("gpuburst.yaml", text, strlen(text), &c, NULL, &err))
+	if (gb_conf_load_string(O.conf, text, strlen(text), &c, NULL, &err))
 		die(err.text);
 	free(text);
 	return c;
@@ -293,15 +316,24 @@ static void shifted_scenario(const char *from, const char *scenario, char *to, s
 	free(text);
 }
 
-static void start_sim(struct gb_simh *s, const char *scenario, double scale)
+static const char *sc_path(const struct scenario *sc, char *buf, size_t n)
+{
+	if (sc->path)
+		gb_strlcpy(buf, sc->path, n);
+	else
+		snprintf(buf, n, "%s/bench/fill/scenarios/%s.yaml", O.srcdir, sc->name);
+	return buf;
+}
+
+static void start_sim(struct gb_simh *s, const struct scenario *scn, double scale)
 {
 	char orig[1024], path[1024], sc[32];
 	const char *args[] = { "--time-scale", sc, NULL };
 	gb_error_t err;
 
-	snprintf(orig, sizeof(orig), "%s/bench/fill/scenarios/%s.yaml", O.srcdir, scenario);
+	sc_path(scn, orig, sizeof(orig));
 	if (seed_shift)
-		shifted_scenario(orig, scenario, path, sizeof(path));
+		shifted_scenario(orig, scn->name, path, sizeof(path));
 	else
 		gb_strlcpy(path, orig, sizeof(path));
 	snprintf(sc, sizeof(sc), "%g", scale);
@@ -949,6 +981,23 @@ static const char *subnet_of(const struct gb_conf_region *cr, const char *az)
 	return NULL;
 }
 
+/*
+ * Leave out the pools of AZs the geography (--conf) does not configure:
+ * the engine cannot launch there, so neither does the oracle.
+ */
+static void world_configured(struct world *w, const struct gb_conf *conf)
+{
+	int k = 0;
+
+	for (int i = 0; i < w->n; i++) {
+		const struct gb_conf_region *cr = gb_conf_region(conf, w->az[i].region);
+
+		if (cr && subnet_of(cr, w->az[i].az))
+			w->az[k++] = w->az[i];
+	}
+	w->n = k;
+}
+
 #define OCALL_NODES 64		/* a call's nodes at most (MaxCount) */
 
 static void *ocall_main(void *arg)
@@ -1075,6 +1124,7 @@ static void *run_oracle_lane(void *arg)
 	memset(t, 0, sizeof(t));
 	read_world(&ln->sim, ln->sc, ln->sc->second, &w);
 	read_reservations(ln, ns, &w);
+	world_configured(&w, ln->conf);
 	assign_rungs(&w, ns);
 	gb_random_hex(ln->request_id, GB_REQUEST_ID_LEN, NULL);
 	ln->obtainable = oracle_plan(ln, &w, t, &nt);
@@ -1291,7 +1341,7 @@ static void seed_memory(const struct scenario *sc, const char *path)
 		struct lane ln;
 
 		memset(&ln, 0, sizeof(ln));
-		start_sim(&sim, sc->name, 1000);
+		start_sim(&sim, sc, 1000);
 		if (k == 0)
 			read_world(&sim, sc, sc->second, &base);
 		for (int i = 0; i < base.n; i++) {
@@ -1468,12 +1518,19 @@ static void print_table(const struct lane *L, const struct scenario *sc, bool wa
 		print_rungs(L, out, markdown);
 }
 
-static void run_scenario(const struct scenario *sc, bool warm, const char *dir)
+static void run_scenario(const struct scenario *scn, bool warm, const char *dir)
 {
+	struct scenario run = *scn, *sc = &run;
+	struct gb_scenario *model = NULL;
 	struct lane L[L_COUNT];
 	pthread_t tid[L_COUNT];
-	char seeded[512];
+	char seeded[512], path[1024];
+	gb_error_t err;
 
+	/* checked whole first: a bad file says so before any simulator runs */
+	if (gb_scenario_load(sc_path(sc, path, sizeof(path)), &model, &err))
+		die(err.text);
+	run.model = model;
 	memset(L, 0, sizeof(L));
 	snprintf(seeded, sizeof(seeded), "%s/seed-%s.db", dir, sc->name);
 	if (warm)
@@ -1491,7 +1548,7 @@ static void run_scenario(const struct scenario *sc, bool warm, const char *dir)
 		rm_state(ln->state_path);
 		if (warm && k != L_ORACLE && !copy_file(seeded, ln->state_path))
 			die("cannot copy the seeded state file");
-		start_sim(&ln->sim, sc->name, O.scale);
+		start_sim(&ln->sim, sc, O.scale);
 		ln->conf = load_conf(ln->sim.endpoint, sc);
 		ladder_of(ln);
 	}
@@ -1516,6 +1573,7 @@ static void run_scenario(const struct scenario *sc, bool warm, const char *dir)
 	fflush(stdout);
 	if (md)
 		print_table(L, sc, warm, md, true);
+	gb_scenario_destroy(model);
 }
 
 /* the extras of each strategy per 100 nodes requested, over every run */
@@ -1537,23 +1595,82 @@ static void print_extras(FILE *out)
 		per100 < EXTRAS_BOUND ? "met" : "MISSED");
 }
 
+/* the scenarios this run picked: named ones, then files */
+static const struct scenario *picked[GB_ARRAY_LEN(all_scenarios) + 16];
+static size_t n_picked;
+
 static void rm_scenario_copies(const char *dir)
 {
 	char p[600];
 
 	for (int r = 1; r < O.repeat; r++)
-		for (size_t s = 0; s < GB_ARRAY_LEN(all_scenarios); s++) {
-			snprintf(p, sizeof(p), "%s/%s-seed%d.yaml", dir, all_scenarios[s].name, r);
+		for (size_t s = 0; s < n_picked; s++) {
+			snprintf(p, sizeof(p), "%s/%s-seed%d.yaml", dir, picked[s]->name, r);
 			unlink(p);
 		}
 }
 
+__attribute__((noreturn))
 static void usage(void)
 {
 	fprintf(stderr, "usage: fill-bench --sim BIN --srcdir DIR [--scenario NAME]... "
 		"[--time-scale X] [--seed-runs N] [--noise PERCENT] [--markdown FILE] [--hedge N] "
-		"[--no-prior] [--repeat N] [--first-type-only]\n");
+		"[--no-prior] [--repeat N] [--first-type-only] [--conf FILE] "
+		"[--scenario-file FILE [--nodes N] [--job] [--placement] [--second-type TYPE] "
+		"[--capacity YAML]]...\n");
 	exit(2);
+}
+
+/* A bad argument: say which and why, then the usage. */
+__attribute__((noreturn, format(printf, 1, 2)))
+static void bad_arg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("fill-bench: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	usage();
+}
+
+/* The shape options apply to the last --scenario-file. */
+static struct scenario *last_file(const char *opt)
+{
+	if (O.n_files == 0)
+		bad_arg("%s applies to a --scenario-file: give one before it", opt);
+	return &O.files[O.n_files - 1];
+}
+
+static void add_file(const char *path)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t len = strlen(base);
+	struct scenario *f;
+	char *name;
+
+	if (O.n_files == (int)GB_ARRAY_LEN(O.files))
+		bad_arg("more than %zu --scenario-file", GB_ARRAY_LEN(O.files));
+	if (len > 5 && !strcmp(base + len - 5, ".yaml"))
+		len -= 5;
+	if (len == 0 || len > 40)
+		bad_arg("--scenario-file %s: a file name of 1 to 40 characters before .yaml", path);
+	name = strndup(base, len);
+	if (!name)
+		die("out of memory");
+	for (size_t s = 0; s < GB_ARRAY_LEN(all_scenarios); s++)
+		if (!strcmp(all_scenarios[s].name, name))
+			bad_arg("--scenario-file %s: named like bench/fill/scenarios/%s.yaml "
+				"(use --scenario %s for that one)", path, name, name);
+	for (int i = 0; i < O.n_files; i++)
+		if (!strcmp(O.files[i].name, name))
+			bad_arg("--scenario-file %s: a second scenario named %s", path, name);
+	f = &O.files[O.n_files++];
+	memset(f, 0, sizeof(*f));
+	f->name = name;
+	f->path = path;
+	f->nodes = 16;
 }
 
 static void parse(int argc, char **argv)
@@ -1570,8 +1687,16 @@ static void parse(int argc, char **argv)
 		{ "noise", required_argument, NULL, 'z' },
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "first-type-only", no_argument, NULL, 'f' },
+		{ "conf", required_argument, NULL, 'C' },
+		{ "scenario-file", required_argument, NULL, 'F' },
+		{ "nodes", required_argument, NULL, 'N' },
+		{ "job", no_argument, NULL, 'J' },
+		{ "placement", no_argument, NULL, 'P' },
+		{ "second-type", required_argument, NULL, 'S' },
+		{ "capacity", required_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static char conf[1024];
 	long v;
 	int c;
 
@@ -1583,10 +1708,32 @@ static void parse(int argc, char **argv)
 		case 's': O.sim = optarg; break;
 		case 'f': O.first_type_only = true; break;
 		case 'd': O.srcdir = optarg; break;
-		case 'c':
-			if (O.n_only < 16)
-				O.only[O.n_only++] = optarg;
+		case 'c': {
+			bool known = false;
+
+			for (size_t k = 0; k < GB_ARRAY_LEN(all_scenarios); k++)
+				known |= !strcmp(all_scenarios[k].name, optarg);
+			if (!known)
+				bad_arg("--scenario %s: not one of bench/fill/scenarios (ample, scattered, "
+					"home-empty, throttle-storm, quota-wall, job8, second-type, ladder, "
+					"train-fallback, train-nowhere); --scenario-file runs a file", optarg);
+			if (O.n_only == (int)GB_ARRAY_LEN(O.only))
+				bad_arg("more than %zu --scenario", GB_ARRAY_LEN(O.only));
+			O.only[O.n_only++] = optarg;
 			break;
+		}
+		case 'C': O.conf = optarg; break;
+		case 'F': add_file(optarg); break;
+		case 'N':
+			if (gb_parse_long(optarg, 1, SCENARIO_NODES_MAX, &v))
+				bad_arg("--nodes %s: a whole number from 1 to %d", optarg,
+					SCENARIO_NODES_MAX);
+			last_file("--nodes")->nodes = (int)v;
+			break;
+		case 'J': last_file("--job")->job = true; break;
+		case 'P': last_file("--placement")->placement = true; break;
+		case 'S': last_file("--second-type")->second = optarg; break;
+		case 'L': last_file("--capacity")->capacity = optarg; break;
 		case 't':
 			if (gb_parse_double(optarg, &O.scale) || O.scale <= 0 || O.scale > 100)
 				usage();
@@ -1618,6 +1765,35 @@ static void parse(int argc, char **argv)
 	}
 	if (!O.sim || !O.srcdir)
 		usage();
+	if (optind < argc)
+		bad_arg("unexpected argument \"%s\"", argv[optind]);
+	for (int i = 0; i < O.n_files; i++) {
+		struct gb_scenario *model = NULL;
+		gb_error_t err;
+
+		if (O.files[i].placement && !O.files[i].job)
+			bad_arg("--scenario-file %s: --placement is a training job: give --job too",
+				O.files[i].path);
+		/* every file checked before the first scenario runs */
+		if (gb_scenario_load(O.files[i].path, &model, &err))
+			die(err.text);
+		gb_scenario_destroy(model);
+	}
+	if (!O.conf) {
+		snprintf(conf, sizeof(conf), "%s/bench/fill/gpuburst.yaml", O.srcdir);
+		O.conf = conf;
+	}
+	/* the named scenarios (all of them when neither option names one), then the files */
+	for (size_t k = 0; k < GB_ARRAY_LEN(all_scenarios); k++) {
+		bool pick = O.n_only == 0 && O.n_files == 0;
+
+		for (int i = 0; i < O.n_only; i++)
+			pick |= !strcmp(O.only[i], all_scenarios[k].name);
+		if (pick)
+			picked[n_picked++] = &all_scenarios[k];
+	}
+	for (int i = 0; i < O.n_files; i++)
+		picked[n_picked++] = &O.files[i];
 }
 
 int main(int argc, char **argv)
@@ -1640,17 +1816,11 @@ int main(int argc, char **argv)
 	       O.tuning.hedge < 0 ? 0 : 1, O.tuning.prior < 0 ? "off" : "on");
 	workdir = dir;
 	for (seed_shift = 0; seed_shift < O.repeat; seed_shift++)
-		for (size_t s = 0; s < GB_ARRAY_LEN(all_scenarios); s++) {
-			bool pick = O.n_only == 0;
-
-			for (int i = 0; i < O.n_only; i++)
-				pick |= !strcmp(O.only[i], all_scenarios[s].name);
-			if (!pick)
-				continue;
+		for (size_t s = 0; s < n_picked; s++) {
 			if (O.repeat > 1)
-				printf("\n--- %s, seed +%d ---\n", all_scenarios[s].name, seed_shift);
-			run_scenario(&all_scenarios[s], false, dir);
-			run_scenario(&all_scenarios[s], true, dir);
+				printf("\n--- %s, seed +%d ---\n", picked[s]->name, seed_shift);
+			run_scenario(picked[s], false, dir);
+			run_scenario(picked[s], true, dir);
 		}
 	rm_scenario_copies(dir);
 	rmdir(dir);
