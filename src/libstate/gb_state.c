@@ -900,6 +900,11 @@ void gb_state_close(gb_state_t *st)
 	free(st);
 }
 
+const char *gb_state_path(const gb_state_t *st)
+{
+	return st->path;
+}
+
 int gb_state_schema_version(gb_state_t *st)
 {
 	int v = -1;

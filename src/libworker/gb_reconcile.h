@@ -156,6 +156,7 @@ struct gb_reconcile_report {
 	bool cloud_checked;	/* LOST/ORPHAN ran (not cheap, cloud answered) */
 	char *cloud_error;	/* why LOST/ORPHAN were skipped, or NULL */
 	char *slurm_error;	/* why the node checks were skipped, or NULL */
+	bool skipped;		/* another pass held the lock (lock_wait < 0) */
 	struct gb_state_prune_counts pruned;	/* PRUNE's rows (dry run: due) */
 };
 
@@ -173,15 +174,29 @@ struct gb_reconcile_opts {
 					 * agent's reason; no cloud call */
 	const struct gb_slurm_node_list *nodes;	/* BORROWED: Slurm's nodes as
 					 * read by the caller; NULL: read them */
+	/*
+	 * Passes that act (not dry runs, not only_notice) run one at a time:
+	 * each holds reconcile.lock (flock) in the directory of the state
+	 * file, so that two of them
+	 * (the worker's cheap pass and the timer's, say) never both act on
+	 * what they read before the other acted.  Seconds to wait for it:
+	 * 0: GB_RECONCILE_LOCK_WAIT; < 0: not at all (busy: the pass is
+	 * skipped, rep->skipped, GB_E_OK: the pass in progress does the same).
+	 */
+	double lock_wait;
 };
+#define GB_RECONCILE_LOCK_WAIT 120.0
+#define GB_RECONCILE_LOCK "reconcile.lock"
 
 /*
  * One pass.  Slurm must be initialised (gb_slurm_init) unless the node
  * reads fail gracefully (then COOLDOWN and the node parts are skipped
  * and the error is reported).  OUT [rep] (zero it first;
  * gb_reconcile_report_clear).  RET GB_E_OK when the pass ran, even if
- * some actions failed (see rep->failed); an error only for a broken
- * state file.
+ * some actions failed (see rep->failed), or when it was skipped (see
+ * rep->skipped); GB_E_BUSY when another pass held the lock for longer
+ * than lock_wait, GB_E_IO when the lock cannot be opened; otherwise an
+ * error only for a broken state file.
  */
 gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 			  struct gb_reconcile_report *rep, gb_error_t *err);

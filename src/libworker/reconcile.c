@@ -5,10 +5,15 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "gb_ec2.h"
 #include "gb_log.h"
@@ -1866,14 +1871,74 @@ static void record_run(struct rctx *c, gb_err_t pass_rc)
 	json_decref(d);
 }
 
+/*
+ * The lock of the passes that act: reconcile.lock in the directory of the
+ * state file, flock'ed.  A new file gets that directory's owner and group
+ * when root makes it (gpuburstctl as root, the worker as SlurmUser share
+ * it).  RET fd, or -1 with [*rc] (GB_E_OK: busy and not to wait, the
+ * pass is skipped).
+ */
+static int reconcile_lock(const struct gb_reconcile_opts *o, gb_err_t *rc,
+			  gb_error_t *err)
+{
+	double wait = o->lock_wait == 0 ? GB_RECONCILE_LOCK_WAIT : o->lock_wait;
+	double until = gb_time_mono() + (wait > 0 ? wait : 0);
+	const char *db = gb_state_path(o->st), *slash = strrchr(db, '/');
+	char path[4096], dirname[4096];
+	struct stat dir;
+	int fd;
+
+	snprintf(dirname, sizeof(dirname), "%.*s", slash ? (int)(slash - db) : 1,
+		 slash ? (slash == db ? "/" : db) : ".");
+	snprintf(path, sizeof(path), "%s/%s", dirname, GB_RECONCILE_LOCK);
+	fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
+	if (fd < 0) {
+		*rc = gb_errorf(err, GB_E_IO, "reconcile: cannot open its lock %s: %s", path,
+				strerror(errno));
+		return -1;
+	}
+	if (geteuid() == 0 && stat(dirname, &dir) == 0 &&
+	    fchown(fd, dir.st_uid, dir.st_gid) != 0)
+		gb_log_warn("reconcile_lock_owner file=%s error=%s", path, GB_LOG_Q(strerror(errno)));
+	while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK) {
+			*rc = gb_errorf(err, GB_E_IO, "reconcile: flock %s: %s", path,
+					strerror(errno));
+		} else if (wait < 0) {
+			gb_log_debug("reconcile_busy lock=%s note=\"another pass runs: skipped\"", path);
+			*rc = GB_E_OK;
+		} else if (gb_time_mono() >= until) {
+			*rc = gb_errorf(err, GB_E_BUSY,
+					"reconcile: another pass has held %s for more than %.0f s",
+					path, wait);
+		} else {
+			gb_time_sleep(0.05);
+			continue;
+		}
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 gb_err_t gb_reconcile_run(const struct gb_reconcile_opts *o,
 			  struct gb_reconcile_report *rep, gb_error_t *err)
 {
 	char lq[GB_ERROR_TEXT_MAX + 8];
-	struct rctx c = { .o = o, .rep = rep, .now = o->now > 0 ? o->now : gb_time_now() };
+	struct rctx c = { .o = o, .rep = rep, .now = o->now };
+	int lock = -1;
 	gb_error_t e;
-	gb_err_t rc;
+	gb_err_t rc = GB_E_OK;
 
+	/* before anything is read: what it reads, the pass before has acted on */
+	if (!o->dry_run && !o->only_notice && (lock = reconcile_lock(o, &rc, err)) < 0) {
+		rep->skipped = rc == GB_E_OK;
+		return rc;
+	}
+	if (c.now <= 0)
+		c.now = gb_time_now();	/* when it runs, not when it began to wait */
 	if (!o->only_notice && ((rc = do_stuck(&c, err)) || (rc = do_expire(&c, err))))
 		goto out;
 	if (o->nodes) {
@@ -1920,5 +1985,7 @@ out:
 	if (!o->dry_run && !o->only_notice)
 		record_run(&c, rc);
 	ctx_free(&c);
+	if (lock >= 0)
+		close(lock);	/* and the lock with it */
 	return rc;
 }

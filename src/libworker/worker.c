@@ -369,6 +369,7 @@ static void cheap_reconcile(struct worker *w)
 	struct gb_reconcile_report rep = { 0 };
 	gb_error_t err;
 
+	ro.lock_wait = -1;	/* another pass at work does the same: no wait */
 	if (gb_reconcile_run(&ro, &rep, &err))
 		gb_log_warn("reconcile_cheap_failed error=%s", gb_log_q(lq, sizeof(lq), err.text));
 	else if (rep.n)

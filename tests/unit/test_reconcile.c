@@ -19,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <fcntl.h>
 
 #include <cmocka.h>
 
@@ -330,6 +333,62 @@ static void test_notice_none(void **state)
 	assert_int_equal(memory(f).n, 0);
 }
 
+/*
+ * Passes that act run one at a time (reconcile.lock beside the state
+ * file): held by another, a pass that does not wait is skipped, one that
+ * waits gives up with GB_E_BUSY after its wait; a dry run needs no lock.
+ */
+static void test_lock(void **state)
+{
+	struct fx *f = *state;
+	struct gb_reconcile_opts o = { 0 };
+	struct gb_reconcile_report rep = { 0 };
+	char lock[256];
+	gb_error_t e = { 0 };
+	double t0;
+	int fd;
+
+	snprintf(lock, sizeof(lock), "%s/%s", f->dir, GB_RECONCILE_LOCK);
+	fd = open(lock, O_RDONLY | O_CREAT | O_CLOEXEC, 0640);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	o.conf = f->conf;
+	o.st = f->st;
+	o.cheap = true;
+	o.now = NOW;
+	o.nodes = &f->nodes;
+	o.lock_wait = -1;
+	tu_ok(gb_reconcile_run(&o, &rep, &e), &e);
+	assert_true(rep.skipped);
+	assert_int_equal(rep.n, 0);
+	gb_reconcile_report_clear(&rep);
+	memset(&rep, 0, sizeof(rep));
+	o.lock_wait = 0.3;
+	t0 = gb_time_mono();
+	assert_int_equal(gb_reconcile_run(&o, &rep, &e), GB_E_BUSY);
+	assert_true(gb_time_mono() - t0 >= 0.3);
+	assert_non_null(strstr(e.text, "another pass has held"));
+	assert_non_null(strstr(e.text, GB_RECONCILE_LOCK));
+	gb_reconcile_report_clear(&rep);
+	memset(&rep, 0, sizeof(rep));
+	o.dry_run = true;	/* acts on nothing: no lock */
+	tu_ok(gb_reconcile_run(&o, &rep, &e), &e);
+	assert_false(rep.skipped);
+	assert_int_equal(rep.counts[GB_RECONCILE_NOTICE], 2);
+	gb_reconcile_report_clear(&rep);
+	memset(&rep, 0, sizeof(rep));
+	close(fd);	/* released: the pass runs, and the lock is free after it */
+	o.dry_run = false;
+	tu_ok(gb_reconcile_run(&o, &rep, &e), &e);
+	assert_false(rep.skipped);
+	assert_int_equal(rep.counts[GB_RECONCILE_NOTICE], 2);
+	gb_reconcile_report_clear(&rep);
+	fd = open(lock, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	close(fd);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -338,6 +397,7 @@ int main(void)
 		T(test_notice_once),
 		T(test_only_notice),
 		T(test_notice_none),
+		T(test_lock),
 	};
 #undef T
 
