@@ -50,21 +50,28 @@ ok "job $JOB resumed $NODE: instance $IID in the home region ap-southeast-1 at $
 
 wait_for 30 "job $JOB completed" '[ "$(job_state $JOB)" = COMPLETED ]'
 grep -qx "node=$NODE gpus=0" "$LAB/jobs/slurm-$JOB.out" || fail "job output: $(cat "$LAB/jobs/slurm-$JOB.out")"
-wait_for 5 "$NODE idle" 'state_is "$NODE" "^IDLE\+CLOUD$"'
-expect_eq "instance still running while idle" "$(sim_state "$IID")" running
-ok "the job ran on $NODE with its GPU and completed; $NODE is IDLE, its instance still up"
+END=$(date -d "$(job_field "$JOB" EndTime)" +%s) || fail "job $JOB's EndTime: $(job_field "$JOB" EndTime)"
+# idle, or already on its way down after SuspendTime on a loaded machine:
+# when the instance ended is checked against the job's end below
+wait_for 5 "$NODE idle" 'state_is "$NODE" "^IDLE\+CLOUD(\+POWERING_DOWN|\+POWERED_DOWN)?$"'
+ok "the job ran on $NODE with its GPU and completed; $NODE is IDLE"
 
 # --- suspend: after SuspendTime Slurm calls gpuburst-suspend
 wait_for 30 "instance $IID terminated" 'sim_state $IID | grep -Eq "shutting-down|terminated"'
 wait_for 20 "record of $IID closed" '[ "$(record_state $IID)" = terminated ]'
 expect_eq "record times" "$(sql "SELECT launched_at > 0, terminated_at >= launched_at, reason FROM instances WHERE instance_id='$IID'")" \
 	"1|1|suspended by Slurm (SuspendProgram)"
+# the instance ran on while the node was idle, SuspendTime (the job's
+# EndTime has whole seconds)
+TERM=$(sql "SELECT CAST(terminated_at AS INTEGER) FROM instances WHERE instance_id='$IID'")
+[ "$TERM" -ge $((END + SUSPEND_TIME - 1)) ] ||
+	fail "instance $IID ended $((TERM - END)) s after job $JOB, before SuspendTime ($SUSPEND_TIME s)"
 expect_eq "suspend request" "$(sql "SELECT state, result FROM requests r JOIN request_nodes n ON n.request_id=r.id WHERE n.node='$NODE' AND r.kind='suspend'")" "done|success"
 wait_for 30 "$NODE powered down" 'state_is "$NODE" "^IDLE\+CLOUD\+POWERED_DOWN$"'
 expect_eq "NodeAddr cleared" "$(node_field "$NODE" NodeAddr)" "$NODE"
 wait_for 10 "instance $IID terminated in the cloud" '[ "$(sim_state $IID)" = terminated ]'
 expect_eq "live instances" "$(sim_instances "len([i for i in ins if i['state'] != 'terminated'])")" 0
-ok "suspend terminated $IID, closed its record (launched_at, terminated_at), cleared NodeAddr; $NODE is idle~"
+ok "suspend terminated $IID SuspendTime after the job ($((TERM - END)) s), closed its record (launched_at, terminated_at), cleared NodeAddr; $NODE is idle~"
 
 # --- cost: instance-seconds x the price file's price, by user and by job
 printf '%s\n' "gpuburst-prices 1" "refreshed 2026-12-01T00:00:00Z" "source e2e" \
