@@ -169,6 +169,7 @@ gb_err_t ctl_cmd_requests(struct ctl *ctl, int argc, char **argv)
 		ctl_fail(rc, "%s", err.text);
 	if (st && !rc && !ctl->json && o.n) {
 		ctl_table_stream(&o.table, stdout);
+		o.n = 0;	/* counted again as printed */
 		if ((rc = gb_state_request_list(st, &f, list_cb, &o, &err)))
 			ctl_fail(rc, "%s", err.text);
 	}

@@ -900,9 +900,11 @@ void gb_state_close(gb_state_t *st)
 	free(st);
 }
 
-const char *gb_state_path(const gb_state_t *st)
+const char *gb_state_dir(const gb_state_t *st, char *buf, size_t n)
 {
-	return st->path;
+	if (!dir_of(st->path, buf, n))
+		gb_strlcpy(buf, st->path[0] == '/' ? "/" : ".", n);
+	return buf;
 }
 
 int gb_state_schema_version(gb_state_t *st)

@@ -91,8 +91,9 @@ const char *gb_state_open_notice(const gb_state_t *st);
  */
 mode_t gb_state_mode_safe(mode_t mode, uid_t owner);
 
-/* RET BORROWED the path the handle was opened with. */
-const char *gb_state_path(const gb_state_t *st);
+/* The directory of the handle's file into [buf] (n bytes): "." or "/" when
+ * its path names none.  RET [buf]. */
+const char *gb_state_dir(const gb_state_t *st, char *buf, size_t n);
 
 /* RET PRAGMA user_version of the open file. */
 int gb_state_schema_version(gb_state_t *st);

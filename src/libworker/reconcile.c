@@ -1883,13 +1883,11 @@ static int reconcile_lock(const struct gb_reconcile_opts *o, gb_err_t *rc,
 {
 	double wait = o->lock_wait == 0 ? GB_RECONCILE_LOCK_WAIT : o->lock_wait;
 	double until = gb_time_mono() + (wait > 0 ? wait : 0);
-	const char *db = gb_state_path(o->st), *slash = strrchr(db, '/');
 	char path[4096], dirname[4096];
 	struct stat dir;
 	int fd;
 
-	snprintf(dirname, sizeof(dirname), "%.*s", slash ? (int)(slash - db) : 1,
-		 slash ? (slash == db ? "/" : db) : ".");
+	gb_state_dir(o->st, dirname, sizeof(dirname));
 	snprintf(path, sizeof(path), "%s/%s", dirname, GB_RECONCILE_LOCK);
 	fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
 	if (fd < 0) {
