@@ -1507,6 +1507,7 @@ static const struct conf_key policy_keys[] = {
 	K_DUR("error_cooldown_max", error_cooldown_max, "6h", 1, 30 * DAY, 0),
 	K_DUR("orphan_timeout", orphan_timeout, "10m", 1, 30 * DAY, 0),
 	K_DUR("request_deadline", request_deadline, "1h", 1, 30 * DAY, 0),
+	K_DUR("reprobe_window", reprobe_window, "auto", 0, DAY, CF_AUTO),
 	K_DUR("offerings_ttl", offerings_ttl, "1h", 0, 30 * DAY, 0),
 	K_DUR("capacity_half_life", capacity_half_life, "1h", 1, 30 * DAY, 0),
 	K_DUR("capacity_block_margin", capacity_block_margin, "40m", 0, 7 * DAY, 0),

@@ -306,6 +306,11 @@ struct gb_conf_policy {
 	double error_cooldown_max;	/* its back-off's ceiling, 6 h */
 	double orphan_timeout;		/* default 600 s */
 	double request_deadline;	/* stuck requests fail after, default 3600 s */
+	double reprobe_window;		/* seconds after a resume request is made
+					 * in which pools that answered
+					 * InsufficientInstanceCapacity are
+					 * asked again; < 0: half of
+					 * ResumeTimeout (auto); 0: never */
 	double offerings_ttl;		/* default 3600 s */
 	double capacity_half_life;	/* default 3600 s */
 	double capacity_block_margin;	/* a Capacity Block's nodes drain this

@@ -334,6 +334,9 @@ static void print_policy(FILE *fp, const struct gb_conf_policy *p)
 		dur(p->request_deadline, d, sizeof(d)), dur(p->offerings_ttl, e, sizeof(e)),
 		dur(p->capacity_half_life, f, sizeof(f)),
 		p->retention > 0 ? dur(p->retention, g, sizeof(g)) : "off (kept forever)");
+	fprintf(fp, "  reprobe_window %s\n", p->reprobe_window < 0 ?
+		"auto (half of ResumeTimeout)" : p->reprobe_window == 0 ? "0 (off)" :
+		dur(p->reprobe_window, b, sizeof(b)));
 	fprintf(fp, "  capacity_block_margin %s, capacity_block_wait %s, reservation_ttl %s, spot_price_ttl %s\n",
 		dur(p->capacity_block_margin, b, sizeof(b)),
 		dur(p->capacity_block_wait, c, sizeof(c)),

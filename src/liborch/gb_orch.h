@@ -259,6 +259,24 @@ struct gb_orch_result {
 void gb_orch_result_clear(struct gb_orch_result *r);
 
 /*
+ * Capacity that comes back (doc/orchestrator.md, "Re-probes").  A resume
+ * that ended short for capacity (out->cause GB_E_CAPACITY: pools answered
+ * InsufficientInstanceCapacity, or a locality group could not hold the
+ * job) may run again after a wait, its unfilled nodes kept POWERING_UP:
+ * the pools memory now calls empty are asked once more, a probe of one
+ * each, and the board shares each answer with the other requests of the
+ * burst.  Waits are GB_ORCH_REPROBE_FIRST seconds, doubling, at most
+ * GB_ORCH_REPROBE_MAX (the worker waits that long for a backed-off row).
+ * [done]: the request's re-probes so far; [left]: seconds left of its
+ * window (gb_policy_reprobe_window() after its creation).
+ * RET the seconds to wait, or -1: finish now ([res] complete, short for
+ * another cause, or the wait would end past the window).
+ */
+#define GB_ORCH_REPROBE_FIRST 5.0
+#define GB_ORCH_REPROBE_MAX 40.0
+double gb_orch_reprobe_delay(const struct gb_orch_result *res, int done, double left);
+
+/*
  * Plan and execute resume request [req] (its id must be a row of the
  * state file: attempts reference it; state normally RUNNING).  [st] is the
  * caller's handle on opts.state_path, used by this thread only and not

@@ -434,6 +434,19 @@ static gb_err_t build_result(struct orch_run *r, struct gb_orch_result *out,
 	return GB_E_OK;
 }
 
+double gb_orch_reprobe_delay(const struct gb_orch_result *res, int done, double left)
+{
+	double d = GB_ORCH_REPROBE_FIRST;
+
+	if (!res || res->cause != GB_E_CAPACITY || res->launched >= res->requested)
+		return -1;
+	for (int i = 0; i < done && d < GB_ORCH_REPROBE_MAX; i++)
+		d *= 2;
+	if (d > GB_ORCH_REPROBE_MAX)
+		d = GB_ORCH_REPROBE_MAX;
+	return d <= left ? d : -1;
+}
+
 void gb_orch_result_clear(struct gb_orch_result *r)
 {
 	if (!r)

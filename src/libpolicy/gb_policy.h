@@ -115,6 +115,18 @@ double gb_policy_timeout_for(const struct gb_conf *conf,
 			     const char *nodeset);
 
 /*
+ * How long after its creation a resume request of nodeset [nodeset] may
+ * go on asking pools that answered InsufficientInstanceCapacity (the
+ * worker's re-probes, gb_orch_reprobe_delay): policy.reprobe_window when
+ * set (0: never), else (auto) half of the ResumeTimeout that applies, as
+ * the approval timeout: capacity found in the first half leaves the
+ * second to launch and boot.  [sc] NULL: Slurm's default 60 s.
+ */
+double gb_policy_reprobe_window(const struct gb_conf *conf,
+				const struct gb_slurmconf *sc,
+				const char *nodeset);
+
+/*
  * The resume fast path's hook.  [reqs] are the n requests of ONE Slurm
  * call, not yet inserted (ids may be empty); for each, counts as in rule 1
  * and applies rules 1 and 2.  Earlier requests are read from [st] (NULL:

@@ -124,17 +124,34 @@ double gb_policy_approval_timeout(const struct gb_conf *conf,
 	return rt / 2 >= 1 ? (double)(long)(rt / 2) : 1;
 }
 
-double gb_policy_timeout_for(const struct gb_conf *conf,
-			     const struct gb_slurmconf *sc,
-			     const char *nodeset)
+/* Half of the ResumeTimeout of [nodeset]'s partition (or the global one). */
+static double half_resume_timeout(const struct gb_conf *conf, bool use_conf,
+				  const struct gb_slurmconf *sc, const char *nodeset)
 {
 	const struct gb_conf_nodeset *ns = nodeset ? gb_conf_nodeset(conf, nodeset)
 						   : NULL;
 	const struct gb_slurmconf_partition *p =
 		sc && ns ? gb_slurmconf_partition(sc, ns->partition) : NULL;
 
-	return gb_policy_approval_timeout(conf, sc ? sc->resume_timeout : -1,
+	return gb_policy_approval_timeout(use_conf ? conf : NULL,
+					  sc ? sc->resume_timeout : -1,
 					  p ? p->resume_timeout : -1);
+}
+
+double gb_policy_timeout_for(const struct gb_conf *conf,
+			     const struct gb_slurmconf *sc,
+			     const char *nodeset)
+{
+	return half_resume_timeout(conf, true, sc, nodeset);
+}
+
+double gb_policy_reprobe_window(const struct gb_conf *conf,
+				const struct gb_slurmconf *sc,
+				const char *nodeset)
+{
+	if (conf->policy.reprobe_window >= 0)
+		return conf->policy.reprobe_window;
+	return half_resume_timeout(conf, false, sc, nodeset);
 }
 
 /* How far back a job's earlier requests count: its longest ResumeTimeout. */

@@ -13,6 +13,7 @@
 #include "gb_conf.h"
 #include "gb_orch.h"
 #include "gb_slurm.h"
+#include "gb_slurmconf.h"
 #include "gb_state.h"
 #include "gb_str.h"
 
@@ -107,6 +108,10 @@ struct worker {
 	pthread_cond_t cv;
 	struct wthread *threads;
 	int n_threads;
+	/* slurm.conf as the worker started (ResumeTimeout: approval and
+	 * re-probe windows); have_sc false: unreadable, Slurm's defaults */
+	struct gb_slurmconf sc;
+	bool have_sc;
 };
 
 gb_err_t worker_resume(struct wthread *t, const struct gb_request *req,

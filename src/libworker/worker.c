@@ -424,6 +424,20 @@ static void work(struct worker *w)
 	}
 }
 
+/* slurm.conf's ResumeTimeouts, read once per worker (well under 1 ms). */
+static void read_slurmconf(struct worker *w)
+{
+	char lq[GB_ERROR_TEXT_MAX + 8];
+	gb_error_t e = { 0 };
+
+	w->have_sc = gb_slurmconf_read(gb_slurmconf_path(true), &w->sc, &e) == GB_E_OK;
+	if (!w->have_sc) {
+		gb_log_warn("slurm_conf_unreadable error=%s resume_timeout=default",
+			    gb_log_q(lq, sizeof(lq), e.text));
+		gb_slurmconf_clear(&w->sc);
+	}
+}
+
 static gb_err_t worker_init(struct worker *w, const struct gb_worker_opts *o,
 			    gb_error_t *err)
 {
@@ -437,6 +451,7 @@ static gb_err_t worker_init(struct worker *w, const struct gb_worker_opts *o,
 	gb_prog_state_path(o->conf, w->state_path, sizeof(w->state_path));
 	if ((rc = open_threads(w, o->threads > 0 ? o->threads : GB_WORKER_THREADS, err)))
 		return rc;
+	read_slurmconf(w);
 	oo.conf = o->conf;
 	oo.state_path = w->state_path;
 	return gb_orch_create(&oo, &w->orch, err);
@@ -448,6 +463,7 @@ static void worker_fini(struct worker *w)
 		gb_state_close(w->threads[i].st);
 	free(w->threads);
 	gb_orch_destroy(w->orch);
+	gb_slurmconf_clear(&w->sc);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 }

@@ -363,6 +363,62 @@ static void finish(struct wthread *t, const struct gb_request *req, size_t launc
 		    gb_request_result_name(r), launched, total, gb_log_q(lq, sizeof(lq), reason));
 }
 
+static int count_reprobes(const struct gb_event *ev, void *arg)
+{
+	if (strcmp(ev->kind, "reprobe") == 0)
+		(*(int *)arg)++;
+	return 0;
+}
+
+/*
+ * Capacity that comes back: a request left short for capacity goes back
+ * to the queue while its re-probe window (gb_policy_reprobe_window after
+ * its creation: Slurm's ResumeTimeout started then) has room for the next
+ * wait (gb_orch_reprobe_delay).  Its unfilled nodes stay POWERING_UP, the
+ * filled ones have their addresses; the re-run asks only for the nodes
+ * without a live instance.  RET whether it was requeued.
+ */
+static bool reprobe(struct wthread *t, const struct gb_request *req,
+		    const struct gb_orch_result *res)
+{
+	char lq[GB_ERROR_TEXT_MAX + 8], why[GB_ORCH_REASON_MAX + 48];
+	const struct gb_slurmconf *sc = t->w->have_sc ? &t->w->sc : NULL;
+	double window = gb_policy_reprobe_window(t->w->conf, sc, req->nodeset);
+	double now = gb_time_now(), delay;
+	gb_error_t e;
+	int done = 0;
+
+	if (window <= 0 || res->cause != GB_E_CAPACITY)
+		return false;
+	if (gb_state_event_list(t->st, req->id, count_reprobes, &done, &e)) {
+		gb_log_error("reprobe_count_failed req=%s error=%s", req->id,
+			     gb_log_q(lq, sizeof(lq), e.text));
+		return false;
+	}
+	delay = gb_orch_reprobe_delay(res, done, req->created_at + window - now);
+	if (delay < 0) {
+		if (done > 0)
+			gb_log_info("reprobe_end req=%s reprobes=%d launched=%d/%d window_s=%.0f",
+				    req->id, done, res->launched, res->requested, window);
+		return false;
+	}
+	snprintf(why, sizeof(why), "re-probe %d in %.0f s: %s", done + 1, delay, res->reason);
+	if (gb_state_request_requeue(t->st, req->id, now + delay, why, &e)) {
+		gb_log_error("request_requeue_failed req=%s error=%s", req->id,
+			     gb_log_q(lq, sizeof(lq), e.text));
+		return false;
+	}
+	prog_event_json(t->st, req->id, "reprobe",
+			json_pack("{s:i,s:f,s:i,s:i,s:s,s:f}", "round", done + 1,
+				  "delay_s", delay, "launched", res->launched,
+				  "requested", res->requested, "code", res->code,
+				  "window_left_s", req->created_at + window - now));
+	gb_log_info("resume_reprobe req=%s round=%d delay_s=%.0f launched=%d/%d code=%s window_left_s=%.0f",
+		    req->id, done + 1, delay, res->launched, res->requested,
+		    gb_log_q(lq, sizeof(lq), res->code), req->created_at + window - now);
+	return true;
+}
+
 /*
  * policy.allowed_geo_regions: the plan the orchestrator would start with
  * (a dry run: it may fill the offerings cache, nothing else) must stay in
@@ -376,11 +432,10 @@ static gb_err_t geo_gate(struct wthread *t, const struct gb_request *req,
 {
 	char lq[GB_ERROR_TEXT_MAX + 8];
 	const struct gb_conf *conf = t->w->conf;
-	struct gb_slurmconf sc = { 0 };
+	const struct gb_slurmconf *sc = t->w->have_sc ? &t->w->sc : NULL;
 	struct gb_policy_verdict v;
 	struct gb_plan *plan = NULL;
 	const char **regions = NULL;
-	gb_error_t e = { 0 };
 	gb_err_t rc;
 
 	if (conf->policy.n_allowed_geo_regions == 0)
@@ -398,20 +453,14 @@ static gb_err_t geo_gate(struct wthread *t, const struct gb_request *req,
 	}
 	for (size_t i = 0; i < plan->n_steps; i++)
 		regions[i] = plan->steps[i].region;
-	if (gb_slurmconf_read(gb_slurmconf_path(true), &sc, &e))
-		gb_log_warn("slurm_conf_unreadable error=%s resume_timeout=default",
-			    gb_log_q(lq, sizeof(lq), e.text));
-	rc = gb_policy_geo_gate(conf, t->st, req, regions, plan->n_steps,
-				e.code ? NULL : &sc, &v, err);
+	rc = gb_policy_geo_gate(conf, t->st, req, regions, plan->n_steps, sc, &v, err);
 	if (rc == GB_E_PENDING) {
-		double expires = req->created_at + gb_policy_timeout_for(conf, e.code ? NULL : &sc,
-									 req->nodeset);
+		double expires = req->created_at + gb_policy_timeout_for(conf, sc, req->nodeset);
 
 		gb_log_notice("resume_gated req=%s rule=geo why=%s", req->id,
 			      gb_log_q(lq, sizeof(lq), v.why));
 		gb_policy_notify_run(conf, req, v.why, expires, NULL);
 	}
-	gb_slurmconf_clear(&sc);
 	free(regions);
 	gb_plan_free(plan);
 	return rc;
@@ -514,6 +563,8 @@ gb_err_t worker_resume(struct wthread *t, const struct gb_request *req,
 	prog_slurm_update(t->st, req->id, PROG_SET_ADDR, set.names.v, set.ips.v,
 			  set.names.n, NULL);
 	node_types(t, req, &res);
+	if (reprobe(t, req, &res))
+		goto out;	/* the unfilled nodes stay POWERING_UP */
 	down_unfilled(t, req, u, nu);
 	if (reused)
 		snprintf(reason, sizeof(reason), "%s; %zu nodes already had a live instance",

@@ -1264,6 +1264,7 @@ static void test_defaults(void **state)
 	assert_null(p->approval_notify);
 	assert_true(p->ice_cooldown == 600 && p->orphan_timeout == 600);
 	assert_true(p->request_deadline == 3600 && p->offerings_ttl == 3600);
+	assert_true(p->reprobe_window < 0);	/* auto */
 	assert_true(p->capacity_half_life == 3600);
 	assert_true(p->capacity_block_margin == 40 * 60 && p->capacity_block_wait == 5 * 60);
 	assert_true(p->reservation_ttl == 60);
@@ -1307,7 +1308,8 @@ static void test_values(void **state)
 		       "  - {name: n, nodes: 'n[01-10]', instance_type: g5.xlarge,\n"
 		       "     home_region: ap-south-1, strategy: best_effort, market: spot}\n"
 		       "policy: {approval_timeout: 2h, approval_notify: [/bin/true, a b],\n"
-		       "         manual_resume_needs_approval: true, retention: 0}\n");
+		       "         manual_resume_needs_approval: true, retention: 0,\n"
+		       "         reprobe_window: 0}\n");
 	assert_null(conf->log.file);
 	assert_true(conf->log.syslog);
 	assert_int_equal(conf->log.level, GB_LOG_WARNING);
@@ -1333,6 +1335,7 @@ static void test_values(void **state)
 	assert_string_equal(conf->policy.approval_notify[1], "a b");
 	assert_null(conf->policy.approval_notify[2]);
 	assert_true(conf->policy.retention == 0);	/* 0: like off, under the 1d minimum */
+	assert_true(conf->policy.reprobe_window == 0);	/* off, not auto */
 	gb_conf_destroy(conf);
 }
 

@@ -1026,6 +1026,41 @@ static void test_summary_bounded(void **state)
 }
 
 /*****************************************************************************
+ *  Re-probes
+ *****************************************************************************/
+
+/* 5, 10, 20, 40, 40 s while the window has room; capacity shortfalls only. */
+static void test_reprobe_delay(void **state)
+{
+	struct gb_orch_result r = { 0 };
+
+	(void)state;
+	r.cause = GB_E_CAPACITY;
+	r.requested = 4;
+	r.launched = 1;
+	assert_true(gb_orch_reprobe_delay(&r, 0, 100) == 5);
+	assert_true(gb_orch_reprobe_delay(&r, 1, 100) == 10);
+	assert_true(gb_orch_reprobe_delay(&r, 2, 100) == 20);
+	assert_true(gb_orch_reprobe_delay(&r, 3, 100) == 40);
+	assert_true(gb_orch_reprobe_delay(&r, 9, 100) == 40);
+	assert_true(gb_orch_reprobe_delay(&r, 1000, 100) == 40);
+	assert_true(gb_orch_reprobe_delay(&r, 0, 5) == 5);	/* ends on the window's edge */
+	assert_true(gb_orch_reprobe_delay(&r, 0, 4.9) < 0);
+	assert_true(gb_orch_reprobe_delay(&r, 2, 19) < 0);
+	assert_true(gb_orch_reprobe_delay(&r, 0, -3) < 0);
+	r.launched = 4;
+	assert_true(gb_orch_reprobe_delay(&r, 0, 100) < 0);	/* complete */
+	r.launched = 0;
+	r.cause = GB_E_QUOTA;	/* an account setting, not weather */
+	assert_true(gb_orch_reprobe_delay(&r, 0, 100) < 0);
+	r.cause = GB_E_TIMEOUT;
+	assert_true(gb_orch_reprobe_delay(&r, 0, 100) < 0);
+	r.cause = GB_E_AUTH;
+	assert_true(gb_orch_reprobe_delay(&r, 0, 100) < 0);
+	assert_true(gb_orch_reprobe_delay(NULL, 0, 100) < 0);
+}
+
+/*****************************************************************************
  *  Tokens and user data
  *****************************************************************************/
 
@@ -1770,6 +1805,7 @@ int main(void)
 		cmocka_unit_test(test_ladder),
 		cmocka_unit_test(test_ladder_open_groups),
 		cmocka_unit_test(test_summary_bounded),
+		cmocka_unit_test(test_reprobe_delay),
 		cmocka_unit_test(test_token),
 		cmocka_unit_test(test_user_data),
 		cmocka_unit_test(test_user_data_munge_key),

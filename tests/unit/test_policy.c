@@ -336,6 +336,42 @@ static void test_timeout_for(void **state)
 	gb_conf_destroy(c);
 }
 
+/* The re-probe window: auto is half of the ResumeTimeout that applies. */
+static void test_reprobe_window(void **state)
+{
+	static const char base[] =
+		"cluster_name: t\n"
+		"regions:\n"
+		"  - {name: ap-south-1, ami: ami-1, azs: [{name: ap-south-1a, subnets: [subnet-1]}]}\n"
+		"fallback_groups:\n"
+		"  g: {consumer_regions: [ap-south-1], fallback_regions: [ap-south-1]}\n"
+		"nodesets:\n"
+		"  - {name: g5, nodes: \"g5-[1-4]\", instance_type: g5.xlarge, home_region: ap-south-1, partition: fast}\n"
+		"  - {name: g6, nodes: \"g6-[1-4]\", instance_type: g6.xlarge, home_region: ap-south-1}\n";
+	struct gb_conf *c = conf_from("%s", base), *off, *fixed;
+	struct gb_slurmconf_partition parts[] = { { (char *)"fast", 120 } };
+	struct gb_slurmconf sc = { 0 };
+
+	(void)state;
+	sc.resume_timeout = 600;
+	sc.partitions = parts;
+	sc.n_partitions = 1;
+	assert_true(gb_policy_reprobe_window(c, &sc, "g5") == 60);	/* partition's 120 */
+	assert_true(gb_policy_reprobe_window(c, &sc, "g6") == 300);
+	assert_true(gb_policy_reprobe_window(c, NULL, "g6") == 30);	/* Slurm's 60 */
+	off = conf_from("%spolicy: {reprobe_window: 0, approval_timeout: 7m}\n", base);
+	assert_true(gb_policy_reprobe_window(off, &sc, "g5") == 0);
+	/* an explicit approval timeout does not move the re-probe window */
+	gb_conf_destroy(off);
+	off = conf_from("%spolicy: {approval_timeout: 7m}\n", base);
+	assert_true(gb_policy_reprobe_window(off, &sc, "g6") == 300);
+	fixed = conf_from("%spolicy: {reprobe_window: 90s}\n", base);
+	assert_true(gb_policy_reprobe_window(fixed, &sc, "g5") == 90);
+	gb_conf_destroy(c);
+	gb_conf_destroy(off);
+	gb_conf_destroy(fixed);
+}
+
 /*****************************************************************************
  *  Gating a call
  *****************************************************************************/
@@ -1325,6 +1361,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_geo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
 		cmocka_unit_test(test_timeout_for),
+		cmocka_unit_test(test_reprobe_window),
 		cmocka_unit_test_setup_teardown(test_gate_job_split, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gate_many_jobs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gate_earlier, setup, teardown),
