@@ -10,7 +10,7 @@
  *
  *   fill-bench --sim BIN --srcdir DIR [--scenario NAME]... [--time-scale X]
  *              [--seed-runs N] [--noise PERCENT] [--markdown FILE] [--hedge N]
- *              [--no-prior] [--repeat N] [--conf FILE]
+ *              [--no-prior] [--repeat N] [--conf FILE] [--reprobe SECONDS]
  *              [--scenario-file FILE [--nodes N] [--job] [--placement]
  *               [--second-type TYPE] [--capacity YAML]]...
  *
@@ -21,6 +21,11 @@
  * a gpuburst.yaml like bench/fill/gpuburst.yaml (its regions, AZs and
  * fallback groups; "@ENDPOINT@" where each simulator's URL goes, nodeset g5
  * with "instance_type: g5.xlarge" once, nodeset h100 for --placement).
+ *
+ * --reprobe SECONDS runs each strategy's request as the worker does when
+ * it ends short for capacity: again after the re-probe waits
+ * (gb_orch_reprobe_delay), inside a window of SECONDS from its start
+ * (policy.reprobe_window); the calls are summed over the runs.
  *
  * Times are simulated seconds: with --time-scale X (default 10) the
  * simulator runs X times faster than real time and so do the
@@ -185,6 +190,8 @@ struct opts {
 	bool first_type_only;	/* the nodeset without its second type (as
 				 * before nodesets had several); the oracle
 				 * still counts both */
+	double reprobe;		/* --reprobe: the re-probe window, simulated
+				 * seconds from the request's start; 0: none */
 };
 
 static struct opts O;
@@ -684,6 +691,54 @@ static void account_attempts(gb_state_t *st, const char *request_id, struct lane
 	free(a);
 }
 
+/*
+ * The request run as the worker runs it: once, then again after each
+ * re-probe wait (gb_orch_reprobe_delay) while --reprobe's window, counted
+ * from the first run's start, has room (none without --reprobe).  The
+ * counts are summed over the runs, the time to capacity is from the first
+ * start; OUT [res] the last run's result.
+ */
+static gb_err_t run_with_reprobes(struct lane *ln, gb_orch_t *o, gb_state_t *st,
+				  const struct gb_request *req,
+				  const struct gb_orch_resume_opts *ro,
+				  struct gb_orch_result *res, gb_error_t *err)
+{
+	double t_start = sim_mono(&ln->clk), t_run = t_start, delay = 0;
+	gb_err_t rc;
+
+	ln->calls = ln->other = ln->extras = ln->rolled_back = 0;
+	ln->ttc = 0;
+	for (int done = 0;; done++) {
+		int before = res->launched;
+
+		if (done > 0) {
+			if (traced(ln))
+				fprintf(stderr, "  %s %s: re-probe %d after %.0f s\n", ln->sc->name,
+					ln->warm ? "warm" : "cold", done, delay);
+			gb_orch_result_clear(res);
+			t_run = sim_mono(&ln->clk);
+		}
+		rc = gb_orch_resume(o, st, req, ro, res, err);
+		ln->calls += res->api_calls;
+		ln->other += res->other_calls;
+		ln->extras += res->extras;
+		ln->rolled_back += res->rolled_back;
+		if (done == 0 || res->launched > before)
+			ln->ttc = t_run - t_start + res->time_to_capacity;
+		if (rc || O.reprobe <= 0)
+			return rc;
+		delay = gb_orch_reprobe_delay(res, done,
+					      t_start + O.reprobe - sim_mono(&ln->clk));
+		if (delay < 0)
+			return GB_E_OK;
+		if (traced(ln) && (ln->clk.scale == O.scale || getenv("FILL_SEEDS")))
+			for (size_t i = 0; i < res->trace.n; i++)
+				fprintf(stderr, "  %s %s: %s\n", ln->sc->name,
+					ln->warm ? "warm" : "cold", res->trace.v[i]);
+		sim_sleep(delay, &ln->clk);
+	}
+}
+
 static void *run_engine_lane(void *arg)
 {
 	struct lane *ln = arg;
@@ -725,17 +780,12 @@ static void *run_engine_lane(void *arg)
 	/* placement: cluster takes az (and all_or_nothing, whatever ro.strategy) */
 	ro.locality = ln->sc->placement ? GB_LOCALITY_AZ : ln->sc->job ? GB_LOCALITY_REGION :
 		      GB_LOCALITY_NONE;
-	rc = gb_orch_resume(o, st, &req, &ro, &res, &err);
+	rc = run_with_reprobes(ln, o, st, &req, &ro, &res, &err);
 	ln->internal_error = rc == GB_E_INTERNAL || rc == GB_E_STATE;
 	if (rc)
 		fprintf(stderr, "fill-bench: %s %s: %s\n", ln->sc->name, lane_names[ln->kind],
 			err.text);
 	ln->obtained = res.launched;
-	ln->calls = res.api_calls;
-	ln->other = res.other_calls;
-	ln->extras = res.extras;
-	ln->rolled_back = res.rolled_back;
-	ln->ttc = res.time_to_capacity;
 	gb_strlcpy(ln->reason, res.reason, sizeof(ln->reason));
 	account_attempts(st, req.id, ln);
 	if (traced(ln) && ln->clk.scale == O.scale) {
@@ -1615,7 +1665,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: fill-bench --sim BIN --srcdir DIR [--scenario NAME]... "
 		"[--time-scale X] [--seed-runs N] [--noise PERCENT] [--markdown FILE] [--hedge N] "
-		"[--no-prior] [--repeat N] [--first-type-only] [--conf FILE] "
+		"[--no-prior] [--repeat N] [--first-type-only] [--conf FILE] [--reprobe SECONDS] "
 		"[--scenario-file FILE [--nodes N] [--job] [--placement] [--second-type TYPE] "
 		"[--capacity YAML]]...\n");
 	exit(2);
@@ -1688,6 +1738,7 @@ static void parse(int argc, char **argv)
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "first-type-only", no_argument, NULL, 'f' },
 		{ "conf", required_argument, NULL, 'C' },
+		{ "reprobe", required_argument, NULL, 'R' },
 		{ "scenario-file", required_argument, NULL, 'F' },
 		{ "nodes", required_argument, NULL, 'N' },
 		{ "job", no_argument, NULL, 'J' },
@@ -1723,6 +1774,12 @@ static void parse(int argc, char **argv)
 			break;
 		}
 		case 'C': O.conf = optarg; break;
+		case 'R':
+			if (gb_parse_double(optarg, &O.reprobe) || !(O.reprobe >= 0) ||
+			    O.reprobe > 86400)
+				bad_arg("--reprobe %s: the re-probe window, seconds from 0 to 86400",
+					optarg);
+			break;
 		case 'F': add_file(optarg); break;
 		case 'N':
 			if (gb_parse_long(optarg, 1, SCENARIO_NODES_MAX, &v))
