@@ -39,6 +39,8 @@ printf 'regions:\n  ap-southeast-1: [\n' >"$tmp/broken.yaml"
 refused "$tmp/broken.yaml:3:1:" --scenario-file "$LAND" --scenario-file "$tmp/broken.yaml"
 refused "No such file" --scenario-file "$tmp/absent.yaml"
 refused 'unexpected argument "extra"' --scenario-file "$LAND" extra
+refused "--reprobe -1: the re-probe window, seconds from 0 to 86400" --reprobe -1 --scenario-file "$LAND"
+refused "--reprobe 1x: the re-probe window" --reprobe 1x --scenario-file "$LAND"
 
 # the landscape without its events (at 100 times real time, 20 simulated
 # seconds pass while the simulators start): 12 nodes asked, 2 obtainable
@@ -50,6 +52,16 @@ done
 [ "$(grep -c '^oracle  *2/2 ' "$tmp/run")" = 2 ] || bad "oracle: $(grep '^oracle' "$tmp/run")"
 [ "$(grep -c '^default  *2/2 ' "$tmp/run")" = 2 ] || bad "default: $(grep '^default' "$tmp/run")"
 grep -q '^fill-bench: [0-9]* s, 0 invariant violation(s)$' "$tmp/run" || bad "violations: $(tail -n 3 "$tmp/run")"
+n=$((n + 1))
+
+# re-probes in a window of 20 s: nothing comes back, so still 2 of 12, but
+# the dry pools were asked again (more RunInstances than the single run)
+calls() { awk '$1 == "default" { print $3; exit }' "$1"; }
+fb --reprobe 20 --scenario-file "$tmp/still.yaml" --nodes 12 >"$tmp/re" 2>&1 || bad "fill-bench --reprobe: $(cat "$tmp/re")"
+[ "$(grep -c '^default  *2/2 ' "$tmp/re")" = 2 ] || bad "default with re-probes: $(grep '^default' "$tmp/re")"
+[ "$(calls "$tmp/re")" -gt "$(calls "$tmp/run")" ] ||
+	bad "re-probes asked nothing more: $(calls "$tmp/re") calls, $(calls "$tmp/run") without"
+grep -q '^fill-bench: [0-9]* s, 0 invariant violation(s)$' "$tmp/re" || bad "violations: $(tail -n 3 "$tmp/re")"
 n=$((n + 1))
 
 # a geography without Tokyo: nothing is obtainable at the start
