@@ -8,8 +8,12 @@
 # 22.05 SLURM_RESUME_FILE: NODES requests queued at once); then
 # gpuburst-worker runs in the foreground under the driver, which reports
 # its wall, user and system time (all threads).
+# In the environment: LATENCY=1 gives the simulator etc/cloudsim/default.yaml's
+# latencies (RunInstances 150 ms median, 600 ms p99; other calls 60 ms),
+# THREADS=N runs the worker with --threads N.
 set -eu
 B=$1 S=$2 NODES=${3:-1000} BATCH=${4:-4} REPEAT=${5:-3} HOW=${6:-one}
+LATENCY=${LATENCY:-0} THREADS=${THREADS:-}
 D="$B/bench/resume/resume-bench"
 RESUME="$B/src/resume/gpuburst-resume"
 WORKER="$B/src/worker/gpuburst-worker"
@@ -36,10 +40,20 @@ NODES
 "$LABCTL" start --dir "$T/lab" --nodes-conf "$T/nodes.conf" --resume-program /bin/true \
 	--suspend-program /bin/true --resume-fail-program /bin/true --suspend-time 3600 --fresh >/dev/null
 
-echo "worker: $NODES nodes ($HOW), batch_max $BATCH, zero-latency simulator, $REPEAT runs"
+SCENARIO="$S/etc/cloudsim/bench.yaml" WHAT="zero-latency simulator"
+if [ "$LATENCY" = 1 ]; then
+	SCENARIO="$T/latency.yaml" WHAT="simulator with default.yaml's latencies"
+	{
+		sed '/^regions:/,$d' "$S/etc/cloudsim/bench.yaml"
+		sed -n '/^faults:/,/^$/p' "$S/etc/cloudsim/default.yaml"
+		sed -n '/^regions:/,$p' "$S/etc/cloudsim/bench.yaml"
+	} >"$SCENARIO"
+	grep -q 'RunInstances:' "$SCENARIO" || { echo "no latency in $SCENARIO"; exit 1; }
+fi
+echo "worker: $NODES nodes ($HOW), batch_max $BATCH, $WHAT, threads ${THREADS:-default}, $REPEAT runs"
 for r in $(seq 1 "$REPEAT"); do
 	rm -rf "$T/state" "$T/sim.pid" "$T/sim.port"
-	lab "$SIM" --scenario "$S/etc/cloudsim/bench.yaml" --listen 127.0.0.1:0 \
+	lab "$SIM" --scenario "$SCENARIO" --listen 127.0.0.1:0 \
 		--pid-file "$T/sim.pid" --port-file "$T/sim.port" --log "$T/sim.log" >/dev/null 2>&1 &
 	for _ in $(seq 1 100); do [ -s "$T/sim.pid" ] && break; sleep 0.05; done
 	SIM_PID=$(cat "$T/sim.pid")
@@ -77,7 +91,7 @@ CONF
 		lab "$D" hold "$T/state/worker.lock" -- "$RESUME" -c "$T/gpuburst.yaml" "g5-[1-$NODES]"
 	fi
 	printf '  run %s: ' "$r"
-	lab "$D" cpu -- "$WORKER" -c "$T/gpuburst.yaml"
+	lab "$D" cpu -- "$WORKER" -c "$T/gpuburst.yaml" ${THREADS:+--threads "$THREADS"}
 	lab scontrol -o show node "g5-$NODES" | grep -q 'NodeAddr=127\.' || { echo "g5-$NODES has no address"; exit 1; }
 	grep 'resume_done' "$T/gpuburst.log" | tail -n 1 | sed 's/.*resume_done/    resume_done/'
 	kill "$SIM_PID"; SIM_PID=

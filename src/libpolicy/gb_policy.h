@@ -120,7 +120,8 @@ double gb_policy_timeout_for(const struct gb_conf *conf,
  * worker's re-probes, gb_orch_reprobe_delay): policy.reprobe_window when
  * set (0: never), else (auto) half of the ResumeTimeout that applies, as
  * the approval timeout: capacity found in the first half leaves the
- * second to launch and boot.  [sc] NULL: Slurm's default 60 s.
+ * second to launch and boot.  Never past policy.request_deadline (reconcile
+ * fails a request queued longer).  [sc] NULL: Slurm's default 60 s.
  */
 double gb_policy_reprobe_window(const struct gb_conf *conf,
 				const struct gb_slurmconf *sc,

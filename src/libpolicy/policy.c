@@ -149,9 +149,11 @@ double gb_policy_reprobe_window(const struct gb_conf *conf,
 				const struct gb_slurmconf *sc,
 				const char *nodeset)
 {
-	if (conf->policy.reprobe_window >= 0)
-		return conf->policy.reprobe_window;
-	return half_resume_timeout(conf, false, sc, nodeset);
+	double w = conf->policy.reprobe_window >= 0 ? conf->policy.reprobe_window :
+		   half_resume_timeout(conf, false, sc, nodeset);
+
+	/* reconcile fails a request queued past the deadline as stuck */
+	return w < conf->policy.request_deadline ? w : conf->policy.request_deadline;
 }
 
 /* How far back a job's earlier requests count: its longest ResumeTimeout. */

@@ -367,6 +367,10 @@ static void test_reprobe_window(void **state)
 	assert_true(gb_policy_reprobe_window(off, &sc, "g6") == 300);
 	fixed = conf_from("%spolicy: {reprobe_window: 90s}\n", base);
 	assert_true(gb_policy_reprobe_window(fixed, &sc, "g5") == 90);
+	gb_conf_destroy(fixed);
+	/* never past the request deadline */
+	fixed = conf_from("%spolicy: {reprobe_window: 2h, request_deadline: 30m}\n", base);
+	assert_true(gb_policy_reprobe_window(fixed, &sc, "g5") == 1800);
 	gb_conf_destroy(c);
 	gb_conf_destroy(off);
 	gb_conf_destroy(fixed);
