@@ -28,10 +28,13 @@
  * back, counts the nodes that already have a live instance as filled, and
  * only then plans the nodes still missing.
  *
- * Thread-safety: a gb_orch_t is immutable after creation and may serve
- * several threads at once, each with its own gb_state_t.  One call runs up
- * to opts.max_parallel cloud calls at once in worker threads of its own,
- * each with its own EC2 client per region; the workers never touch the
+ * Thread-safety: a gb_orch_t is immutable after creation (but for its
+ * board and its worker threads, which lock) and may serve several threads
+ * at once, each with its own gb_state_t.  One call runs up to
+ * opts.max_parallel cloud calls at once on the orchestrator's worker
+ * threads (2 x max_parallel of them, made at the first call and shared by
+ * every call, each with its own EC2 client per region, kept alive across
+ * calls); the workers never touch the
  * state file: every record is written by the calling thread, with the
  * caller's handle, before and after each wave of calls.  The seams (wall,
  * mono, sleep) must be thread-safe: the EC2 clients' back-off uses them.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * orch.c - the orchestrator object: options, seams, credentials, clients
+ * orch.c - the orchestrator object: options, credentials, its threads' end
  */
 #include "config.h"
 
@@ -15,30 +15,12 @@
 #include "gb_util.h"
 #include "orch_int.h"
 
-double orch_wall(const gb_orch_t *o)
-{
-	return o->wall ? o->wall(o->seam_ctx) : gb_time_now();
-}
-
-double orch_mono(const gb_orch_t *o)
-{
-	return o->mono ? o->mono(o->seam_ctx) : gb_time_mono();
-}
-
-void orch_sleep(const gb_orch_t *o, double seconds)
-{
-	if (seconds <= 0)
-		return;
-	if (o->sleep)
-		o->sleep(seconds, o->seam_ctx);
-	else
-		gb_time_sleep(seconds);
-}
-
 void gb_orch_destroy(gb_orch_t *o)
 {
 	if (!o)
 		return;
+	orch_workers_free(o);
+	pthread_mutex_destroy(&o->workers_mu);
 	gb_llm_destroy(o->llm);
 	free(o->llm_error);
 	orch_board_destroy(o->board);
@@ -79,6 +61,7 @@ gb_err_t gb_orch_create(const struct gb_orch_opts *opts, gb_orch_t **out,
 		return gb_errorf(err, GB_E_INVALID, "orchestrator: no configuration");
 	if (!(o = calloc(1, sizeof(*o))))
 		return gb_errorf(err, GB_E_NOMEM, "orchestrator: out of memory");
+	pthread_mutex_init(&o->workers_mu, NULL);
 	o->conf = opts->conf;
 	if (opts->state_path) {
 		if (!(o->state_path = strdup(opts->state_path))) {
@@ -95,6 +78,8 @@ gb_err_t gb_orch_create(const struct gb_orch_opts *opts, gb_orch_t **out,
 			  GB_ORCH_DEFAULT_PARALLEL;
 	if (o->max_parallel > GB_ORCH_MAX_PARALLEL)
 		o->max_parallel = GB_ORCH_MAX_PARALLEL;
+	/* the requests of one orchestrator share them: two at full width */
+	o->pool_threads = 2 * o->max_parallel;
 	o->busy_ms = opts->state_busy_ms > 0 ? opts->state_busy_ms : 10000;
 	if (opts->tuning)
 		o->tuning = *opts->tuning;
@@ -137,42 +122,6 @@ gb_err_t gb_orch_create(const struct gb_orch_opts *opts, gb_orch_t **out,
 		llm_planner(o);
 	*out = o;
 	return GB_E_OK;
-}
-
-static void ec2_sleep(double seconds, void *ctx)
-{
-	orch_sleep(ctx, seconds);
-}
-
-static double ec2_mono(void *ctx)
-{
-	return orch_mono(ctx);
-}
-
-gb_err_t orch_ec2_new(const gb_orch_t *o, const char *region,
-			 gb_ec2_t **out, gb_error_t *err)
-{
-	const struct gb_conf_cloud *cc = &o->conf->cloud;
-	const struct gb_conf_region *r = gb_conf_region(o->conf, region);
-	struct gb_ec2_opts eo = { 0 };
-
-	eo.region = region;
-	eo.endpoint = gb_conf_endpoint(o->conf, r);
-	eo.creds = o->creds;
-	eo.http.connect_timeout_ms = (long)(cc->connect_timeout * 1000);
-	eo.http.timeout_ms = (long)(cc->request_timeout * 1000);
-	/* CA bundle and proxy; a loopback endpoint never uses the proxy */
-	gb_plan_http_opts(o->conf, &eo.http);
-	eo.retry.max_attempts = cc->max_retries + 1;
-	eo.retry.max_total = cc->retry_budget;
-	/*
-	 * Waits and budgets follow the orchestrator's clock; X-Amz-Date keeps
-	 * the real one (a shifted clock would be a signature error).
-	 */
-	eo.sleep = ec2_sleep;
-	eo.mono = ec2_mono;
-	eo.seam_ctx = (void *)o;
-	return gb_ec2_create(&eo, out, err);
 }
 
 const char *gb_orch_code_name(enum gb_orch_code c)

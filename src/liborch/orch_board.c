@@ -21,6 +21,13 @@
  *           request sends one there (for at most ORCH_BOARD_HOLD_S): it
  *           waits for the answer, so a pool that is dry costs one
  *           InsufficientInstanceCapacity per burst, not one per request.
+ *   flowing ... or as many as its answers in a row gave every instance
+ *           asked (the last within ORCH_BOARD_FLOW_S, at most
+ *           ORCH_BOARD_FLOW_MAX): a burst into ample capacity is not one
+ *           call at a time (the allowance grows like TCP's slow start),
+ *           and a pool that runs dry costs at most that many refusals,
+ *           never more than the instances it gave; the first refusal
+ *           marks it dry.
  *
  * The pool threads report answers (orch_board_land), so a request that
  * waits never depends on another request's thread making progress.
@@ -54,6 +61,13 @@ struct dry {
 	char code[48];		/* EC2's code, or "partial" */
 };
 
+/* A pool whose last answers gave every instance asked. */
+struct flow {
+	char key[ORCH_BOARD_KEY_MAX];
+	double until;		/* mono */
+	int full;		/* such answers in a row */
+};
+
 struct orch_board {
 	pthread_mutex_t mu;
 	pthread_cond_t changed;
@@ -62,6 +76,8 @@ struct orch_board {
 	size_t n_fly, cap_fly;
 	struct dry *dry;
 	size_t n_dry, cap_dry;
+	struct flow *flow;
+	size_t n_flow, cap_flow;
 };
 
 gb_err_t orch_board_create(struct orch_board **out, gb_error_t *err)
@@ -92,6 +108,7 @@ void orch_board_destroy(struct orch_board *b)
 	pthread_mutex_destroy(&b->mu);
 	free(b->fly);
 	free(b->dry);
+	free(b->flow);
 	free(b);
 }
 
@@ -113,15 +130,37 @@ static struct dry *find_dry(struct orch_board *b, const char *key)
 	return NULL;
 }
 
-/* Is a call of another owner to [key] in flight (for less than the hold)?  Mutex held. */
-static bool busy(const struct orch_board *b, const char *key, const void *owner,
+static struct flow *find_flow(struct orch_board *b, const char *key)
+{
+	for (size_t i = 0; i < b->n_flow; i++)
+		if (strcmp(b->flow[i].key, key) == 0)
+			return &b->flow[i];
+	return NULL;
+}
+
+/*
+ * Are as many calls of other owners to [key] in flight (each for less than
+ * the hold) as the pool takes at once?  One, or as many as its answers in
+ * a row gave every instance asked (the last within ORCH_BOARD_FLOW_S):
+ * a pool that delivers is asked by more requests at once, one more per
+ * full answer, and one that runs dry costs at most that many refusals.
+ * Mutex held.
+ */
+static bool busy(struct orch_board *b, const char *key, const void *owner,
 		 double now)
 {
-	for (size_t i = 0; i < b->n_fly; i++)
+	struct flow *f = find_flow(b, key);
+	int limit = 1, n = 0;
+
+	if (f && f->until > now)
+		limit = f->full > 1 ? f->full : 1;
+	else if (f)
+		*f = b->flow[--b->n_flow];	/* expired */
+	for (size_t i = 0; i < b->n_fly && n < limit; i++)
 		if (b->fly[i].owner != owner && now - b->fly[i].since < ORCH_BOARD_HOLD_S &&
 		    strcmp(b->fly[i].key, key) == 0)
-			return true;
-	return false;
+			n++;
+	return n >= limit;
 }
 
 /* Note a flight; RET false when out of memory.  Mutex held. */
@@ -157,9 +196,34 @@ bool orch_board_fly(struct orch_board *b, const char *key, const void *owner,
 {
 	bool ok;
 
+	pthread_mutex_lock(&b->mu);
 	ok = add_flight(b, key, owner, now);	/* false: flies unannounced */
 	pthread_mutex_unlock(&b->mu);
 	return ok;
+}
+
+/* A pool that gave all it was asked flows; one that did not, not.  Mutex held. */
+static void note_flow(struct orch_board *b, const char *key, double now, bool full)
+{
+	struct flow *f = find_flow(b, key), *v;
+
+	if (!full) {
+		if (f)
+			*f = b->flow[--b->n_flow];
+		return;
+	}
+	if (!f) {
+		v = gb_grow(b->flow, &b->cap_flow, b->n_flow + 1, sizeof(*v));
+		if (!v)
+			return;	/* out of memory: one call at a time */
+		b->flow = v;
+		f = &b->flow[b->n_flow++];
+		gb_strlcpy(f->key, key, sizeof(f->key));
+		f->full = 0;
+	}
+	if (f->full < ORCH_BOARD_FLOW_MAX)
+		f->full++;
+	f->until = now + ORCH_BOARD_FLOW_S;
 }
 
 void orch_board_land(struct orch_board *b, const char *key, const void *owner,
@@ -176,6 +240,7 @@ void orch_board_land(struct orch_board *b, const char *key, const void *owner,
 		}
 	}
 	d = find_dry(b, key);
+	note_flow(b, key, now, gave && !dry);
 	if (dry) {
 		struct dry *v = d ? NULL : gb_grow(b->dry, &b->cap_dry, b->n_dry + 1, sizeof(*v));
 

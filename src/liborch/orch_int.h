@@ -2,9 +2,10 @@
 /*
  * orch_int.h - liborch internals shared by its .c files (not installed)
  *
- * Threads: every cloud call of a request runs as a job in a small pool of
- * worker threads (struct orch_pool), each with its own EC2 client per
- * region (a gb_ec2_t is not thread-safe).  Everything else - planning,
+ * Threads: every cloud call of a request runs as a job on the
+ * orchestrator's worker threads (orch_pool.c: shared by the requests it
+ * runs, each run with its own handle, struct orch_pool), each thread with
+ * its own EC2 client per region (a gb_ec2_t is not thread-safe).  Everything else - planning,
  * node assignment, every state-file write - happens in the calling thread
  * with the caller's gb_state_t, between waves of jobs, so the per-request
  * invariants need no lock: workers only send requests and hand back what
@@ -34,6 +35,11 @@ struct gb_orch {
 	void (*sleep)(double seconds, void *ctx);
 	void *seam_ctx;
 	struct orch_board *board;	/* shared by the requests run at once */
+	/* the threads that send every request's calls (orch_pool.c), made
+	 * at the first run under [workers_mu]; pool_threads of them */
+	struct orch_workers *workers;
+	pthread_mutex_t workers_mu;
+	int pool_threads;
 };
 
 double orch_wall(const gb_orch_t *o);
@@ -53,6 +59,9 @@ gb_err_t orch_ec2_new(const gb_orch_t *o, const char *region,
 				 * capacity figure; Karpenter uses 180 s) */
 #define ORCH_BOARD_HOLD_S 10.0	/* a call in flight holds its pool off
 				 * others at most this long */
+#define ORCH_BOARD_FLOW_S 30.0	/* ... or one more per answer in a row that
+				 * gave all it was asked, the last this recent */
+#define ORCH_BOARD_FLOW_MAX 64	/* at most this many at once */
 
 struct orch_board;
 struct orch_run;
@@ -153,16 +162,23 @@ struct orch_job {
 	struct gb_ec2_error ae;
 	gb_error_t err;
 	double t_start, t_done;		/* orchestrator's mono clock */
-	/* the pool's bookkeeping (under its mutex) */
+	/* the pool's bookkeeping (under the workers' mutex) */
 	bool done;
 	bool async;			/* orch_pool_submit: collected */
+	struct orch_pool *owner;	/* the run that queued it */
 };
 
 struct orch_pool;
+struct orch_workers;
 
-gb_err_t orch_pool_create(gb_orch_t *o, int threads, struct orch_pool **out,
-			  gb_error_t *err);
-/* Run [jobs] (up to the pool's threads at once) and wait for all. */
+/*
+ * A run's handle on the orchestrator's worker threads (made at the first
+ * run, shared by every request after: orch_pool.c).
+ */
+gb_err_t orch_pool_create(gb_orch_t *o, struct orch_pool **out, gb_error_t *err);
+/* The threads themselves, at gb_orch_destroy(). */
+void orch_workers_free(gb_orch_t *o);
+/* Run [jobs] (as many at once as threads are free) and wait for all. */
 void orch_pool_run(struct orch_pool *p, struct orch_job **jobs, size_t n);
 /*
  * Queue [jobs] and return at once; each comes back, answered, from
@@ -176,6 +192,7 @@ bool orch_pool_submit(struct orch_pool *p, struct orch_job **jobs, size_t n);
  */
 size_t orch_pool_collect(struct orch_pool *p, struct orch_job **out,
 			 size_t max);
+/* The run's handle, once its jobs still queued or running are done. */
 void orch_pool_destroy(struct orch_pool *p);
 void orch_job_clear(struct orch_job *j);
 

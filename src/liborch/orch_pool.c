@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * orch_pool.c - worker threads that send the cloud calls of one request
+ * orch_pool.c - worker threads that send the cloud calls of every request
  *
- * A gb_ec2_t owns one HTTP connection and is not thread-safe, so each
- * worker keeps its own client per region, created on first use and kept
- * for the request (keep-alive across the waves).  Workers never touch the
- * state file: they send one call and store EC2's answer in the job.
+ * One set of threads per orchestrator (gb_orch_t), made at its first run
+ * and shared by the requests it runs at once and after: no thread is made
+ * per request, and the number of calls in flight for all of them is the
+ * number of threads.  A gb_ec2_t owns one HTTP connection and is not
+ * thread-safe, so each worker keeps its own client per region, created on
+ * first use and kept (keep-alive across waves and requests).  Workers
+ * never touch the state file: they send one call and store EC2's answer in
+ * the job.
  */
 #include "config.h"
 
@@ -16,30 +20,39 @@
 #include "orch_int.h"
 
 struct worker {
-	struct orch_pool *pool;
+	struct orch_workers *ws;
 	pthread_t tid;
 	bool started;
 	gb_ec2_t **clients;	/* one per configured region, lazily */
 };
 
 /*
- * Jobs wait in [queue] (FIFO) for a worker.  A finished job is flagged
- * (job->done, under the mutex) and, when it was submitted on its own
- * (orch_pool_submit), also put on [finished] for orch_pool_collect().
+ * The threads every request of one orchestrator sends its calls through
+ * (gb_orch_t.workers, made at the first run): jobs wait in [queue] (FIFO,
+ * whoever queued them) for a worker.  Each run sees them through its own
+ * struct orch_pool; a finished job is flagged (job->done, under the mutex)
+ * and, when it was submitted on its own (orch_pool_submit), also put on its
+ * run's [finished] for orch_pool_collect().
  */
-struct orch_pool {
+struct orch_workers {
 	gb_orch_t *o;
 	pthread_mutex_t mu;
 	pthread_cond_t work;
-	pthread_cond_t done;
 	struct orch_job **queue;
 	size_t head, len, cap;
-	struct orch_job **finished;
-	size_t n_finished, cap_finished;
-	size_t async;		/* submitted jobs not yet collected */
 	bool stop;
 	struct worker *w;
 	int n;
+};
+
+/* One run's view of the workers: its jobs, answered. */
+struct orch_pool {
+	struct orch_workers *ws;
+	pthread_cond_t done;	/* with ws->mu: a job of this run finished */
+	struct orch_job **finished;
+	size_t n_finished, cap_finished;
+	size_t async;		/* submitted jobs not yet collected */
+	size_t pending;		/* jobs queued or running */
 };
 
 void orch_job_clear(struct orch_job *j)
@@ -57,13 +70,13 @@ void orch_job_clear(struct orch_job *j)
 static gb_ec2_t *client(struct worker *w, const char *region,
 			gb_error_t *err, gb_err_t *rc)
 {
-	const struct gb_conf *conf = w->pool->o->conf;
+	const struct gb_conf *conf = w->ws->o->conf;
 
 	for (size_t i = 0; i < conf->n_regions; i++) {
 		if (strcmp(conf->regions[i].name, region))
 			continue;
 		if (!w->clients[i])
-			*rc = orch_ec2_new(w->pool->o, region, &w->clients[i], err);
+			*rc = orch_ec2_new(w->ws->o, region, &w->clients[i], err);
 		return w->clients[i];
 	}
 	*rc = gb_errorf(err, GB_E_INVALID, "region %s is not configured", region);
@@ -118,7 +131,7 @@ static void run_job(struct worker *w, struct orch_job *j)
 	memset(&j->ae, 0, sizeof(j->ae));
 	gb_error_clear(&j->err);
 	j->rc = GB_E_OK;
-	j->t_start = orch_mono(w->pool->o);
+	j->t_start = orch_mono(w->ws->o);
 	c = client(w, j->region, &j->err, &j->rc);
 	if (!c || j->rc) {
 		j->ae.cls = GB_EC2_CLASS_CONFIG;
@@ -159,56 +172,120 @@ static void run_job(struct worker *w, struct orch_job *j)
 		break;
 	}
 out:
-	j->t_done = orch_mono(w->pool->o);
+	j->t_done = orch_mono(w->ws->o);
 	if (j->kind == ORCH_JOB_RUN && j->board_key)
-		board_land(w->pool->o, j);
+		board_land(w->ws->o, j);
 }
 
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	struct orch_pool *p = w->pool;
+	struct orch_workers *ws = w->ws;
 
-	pthread_mutex_lock(&p->mu);
+	pthread_mutex_lock(&ws->mu);
 	for (;;) {
 		struct orch_job *j;
+		struct orch_pool *p;
 
-		while (!p->stop && p->len == 0)
-			pthread_cond_wait(&p->work, &p->mu);
-		if (p->stop)
+		while (!ws->stop && ws->len == 0)
+			pthread_cond_wait(&ws->work, &ws->mu);
+		if (ws->stop)
 			break;
-		j = p->queue[p->head++];
-		if (--p->len == 0)
-			p->head = 0;
-		pthread_mutex_unlock(&p->mu);
+		j = ws->queue[ws->head++];
+		if (--ws->len == 0)
+			ws->head = 0;
+		pthread_mutex_unlock(&ws->mu);
 		run_job(w, j);
-		pthread_mutex_lock(&p->mu);
+		pthread_mutex_lock(&ws->mu);
+		p = j->owner;
 		j->done = true;
 		if (j->async)	/* room reserved by orch_pool_submit */
 			p->finished[p->n_finished++] = j;
+		p->pending--;
 		pthread_cond_broadcast(&p->done);
 	}
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(&ws->mu);
 	return NULL;
 }
 
-/* Make room for [n] more queued jobs (and finished ones); mutex held. */
+static void workers_destroy(struct orch_workers *ws)
+{
+	if (!ws)
+		return;
+	pthread_mutex_lock(&ws->mu);
+	ws->stop = true;
+	pthread_cond_broadcast(&ws->work);
+	pthread_mutex_unlock(&ws->mu);
+	for (int i = 0; ws->w && i < ws->n; i++) {
+		if (ws->w[i].started)
+			pthread_join(ws->w[i].tid, NULL);
+		for (size_t k = 0; ws->w[i].clients && k < ws->o->conf->n_regions; k++)
+			gb_ec2_destroy(ws->w[i].clients[k]);
+		free(ws->w[i].clients);
+	}
+	free(ws->w);
+	free(ws->queue);
+	pthread_cond_destroy(&ws->work);
+	pthread_mutex_destroy(&ws->mu);
+	free(ws);
+}
+
+static gb_err_t workers_create(gb_orch_t *o, int threads, struct orch_workers **out,
+			       gb_error_t *err)
+{
+	struct orch_workers *ws = calloc(1, sizeof(*ws));
+
+	*out = NULL;
+	if (!ws)
+		return gb_errorf(err, GB_E_NOMEM, "worker pool: out of memory");
+	ws->o = o;
+	ws->n = threads > 0 ? threads : 1;
+	pthread_mutex_init(&ws->mu, NULL);
+	pthread_cond_init(&ws->work, NULL);
+	ws->w = calloc((size_t)ws->n, sizeof(*ws->w));
+	if (!ws->w) {
+		workers_destroy(ws);
+		return gb_errorf(err, GB_E_NOMEM, "worker pool: out of memory");
+	}
+	for (int i = 0; i < ws->n; i++) {
+		ws->w[i].ws = ws;
+		ws->w[i].clients = calloc(o->conf->n_regions + 1, sizeof(gb_ec2_t *));
+		if (!ws->w[i].clients ||
+		    pthread_create(&ws->w[i].tid, NULL, worker_main, &ws->w[i])) {
+			workers_destroy(ws);
+			return gb_errorf(err, GB_E_NOMEM, "worker pool: cannot start thread %d", i);
+		}
+		ws->w[i].started = true;
+	}
+	*out = ws;
+	return GB_E_OK;
+}
+
+void orch_workers_free(gb_orch_t *o)
+{
+	workers_destroy(o->workers);
+	o->workers = NULL;
+}
+
+/* Make room for [n] more queued jobs (and finished ones of [p]); mutex held. */
 static bool reserve(struct orch_pool *p, size_t n, bool async)
 {
-	if (p->head > 0 && p->len > 0) {
-		memmove(p->queue, p->queue + p->head, p->len * sizeof(*p->queue));
-		p->head = 0;
-	} else if (p->len == 0) {
-		p->head = 0;
+	struct orch_workers *ws = p->ws;
+
+	if (ws->head > 0 && ws->len > 0) {
+		memmove(ws->queue, ws->queue + ws->head, ws->len * sizeof(*ws->queue));
+		ws->head = 0;
+	} else if (ws->len == 0) {
+		ws->head = 0;
 	}
-	if (p->len + n > p->cap) {
-		size_t cap = (p->len + n) * 2;
-		struct orch_job **q = realloc(p->queue, cap * sizeof(*q));
+	if (ws->len + n > ws->cap) {
+		size_t cap = (ws->len + n) * 2;
+		struct orch_job **q = realloc(ws->queue, cap * sizeof(*q));
 
 		if (!q)
 			return false;
-		p->queue = q;
-		p->cap = cap;
+		ws->queue = q;
+		ws->cap = cap;
 	}
 	if (async && p->async + n > p->cap_finished) {
 		size_t cap = (p->async + n) * 2;
@@ -226,62 +303,69 @@ static bool reserve(struct orch_pool *p, size_t n, bool async)
 static bool enqueue(struct orch_pool *p, struct orch_job **jobs, size_t n,
 		    bool async)
 {
-	pthread_mutex_lock(&p->mu);
+	struct orch_workers *ws = p->ws;
+
+	pthread_mutex_lock(&ws->mu);
 	if (!reserve(p, n, async)) {
-		pthread_mutex_unlock(&p->mu);
+		pthread_mutex_unlock(&ws->mu);
 		return false;
 	}
 	for (size_t i = 0; i < n; i++) {
 		jobs[i]->done = false;
 		jobs[i]->async = async;
-		p->queue[p->head + p->len++] = jobs[i];
+		jobs[i]->owner = p;
+		ws->queue[ws->head + ws->len++] = jobs[i];
 	}
 	if (async)
 		p->async += n;
-	pthread_cond_broadcast(&p->work);
-	pthread_mutex_unlock(&p->mu);
+	p->pending += n;
+	pthread_cond_broadcast(&ws->work);
+	pthread_mutex_unlock(&ws->mu);
 	return true;
 }
 
-/* No memory for a queue: run them here, one by one. */
+/* No memory for a queue: run them here, one by one, on clients of their own. */
 static void run_inline(struct orch_pool *p, struct orch_job **jobs, size_t n)
 {
-	struct worker self = { p, 0, false, p->w[0].clients };
+	size_t nr = p->ws->o->conf->n_regions;
+	gb_ec2_t **clients = calloc(nr + 1, sizeof(*clients));
+	struct worker self = { p->ws, 0, false, clients };
 
 	for (size_t i = 0; i < n; i++) {
-		run_job(&self, jobs[i]);
+		if (clients) {
+			run_job(&self, jobs[i]);
+		} else {
+			jobs[i]->rc = gb_errorf(&jobs[i]->err, GB_E_NOMEM, "out of memory");
+			jobs[i]->ae.cls = GB_EC2_CLASS_CONFIG;
+		}
 		jobs[i]->done = true;
 	}
+	for (size_t k = 0; clients && k < nr; k++)
+		gb_ec2_destroy(clients[k]);
+	free(clients);
 }
 
-gb_err_t orch_pool_create(gb_orch_t *o, int threads, struct orch_pool **out,
-			  gb_error_t *err)
+/*
+ * The orchestrator's workers are made at its first run: a program that
+ * only plans or reconciles never starts them.  Every run after shares
+ * them, and with them each worker's keep-alive connections.
+ */
+gb_err_t orch_pool_create(gb_orch_t *o, struct orch_pool **out, gb_error_t *err)
 {
-	struct orch_pool *p = calloc(1, sizeof(*p));
+	struct orch_pool *p;
+	gb_err_t rc = GB_E_OK;
 
 	*out = NULL;
-	if (!p)
+	pthread_mutex_lock(&o->workers_mu);
+	if (!o->workers)
+		rc = workers_create(o, o->pool_threads, &o->workers, err);
+	pthread_mutex_unlock(&o->workers_mu);
+	if (rc)
+		return rc;
+	if (!(p = calloc(1, sizeof(*p))))
 		return gb_errorf(err, GB_E_NOMEM, "worker pool: out of memory");
-	p->o = o;
-	p->n = threads > 0 ? threads : 1;
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->work, NULL);
+	p->ws = o->workers;
 	pthread_cond_init(&p->done, NULL);
-	p->w = calloc((size_t)p->n, sizeof(*p->w));
-	if (!p->w) {
-		orch_pool_destroy(p);
-		return gb_errorf(err, GB_E_NOMEM, "worker pool: out of memory");
-	}
-	for (int i = 0; i < p->n; i++) {
-		p->w[i].pool = p;
-		p->w[i].clients = calloc(o->conf->n_regions + 1, sizeof(gb_ec2_t *));
-		if (!p->w[i].clients ||
-		    pthread_create(&p->w[i].tid, NULL, worker_main, &p->w[i])) {
-			orch_pool_destroy(p);
-			return gb_errorf(err, GB_E_NOMEM, "worker pool: cannot start thread %d", i);
-		}
-		p->w[i].started = true;
-	}
 	*out = p;
 	return GB_E_OK;
 }
@@ -294,11 +378,11 @@ void orch_pool_run(struct orch_pool *p, struct orch_job **jobs, size_t n)
 		run_inline(p, jobs, n);
 		return;
 	}
-	pthread_mutex_lock(&p->mu);
+	pthread_mutex_lock(&p->ws->mu);
 	for (size_t i = 0; i < n; i++)
 		while (!jobs[i]->done)
-			pthread_cond_wait(&p->done, &p->mu);
-	pthread_mutex_unlock(&p->mu);
+			pthread_cond_wait(&p->done, &p->ws->mu);
+	pthread_mutex_unlock(&p->ws->mu);
 }
 
 bool orch_pool_submit(struct orch_pool *p, struct orch_job **jobs, size_t n)
@@ -311,38 +395,28 @@ size_t orch_pool_collect(struct orch_pool *p, struct orch_job **out,
 {
 	size_t n;
 
-	pthread_mutex_lock(&p->mu);
+	pthread_mutex_lock(&p->ws->mu);
 	while (p->n_finished == 0 && p->async > 0)
-		pthread_cond_wait(&p->done, &p->mu);
+		pthread_cond_wait(&p->done, &p->ws->mu);
 	n = p->n_finished < max ? p->n_finished : max;
 	memcpy(out, p->finished, n * sizeof(*out));
 	memmove(p->finished, p->finished + n, (p->n_finished - n) * sizeof(*out));
 	p->n_finished -= n;
 	p->async -= n;
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(&p->ws->mu);
 	return n;
 }
 
+/* The run is over: its jobs still queued or running are waited for. */
 void orch_pool_destroy(struct orch_pool *p)
 {
 	if (!p)
 		return;
-	pthread_mutex_lock(&p->mu);
-	p->stop = true;
-	pthread_cond_broadcast(&p->work);
-	pthread_mutex_unlock(&p->mu);
-	for (int i = 0; p->w && i < p->n; i++) {
-		if (p->w[i].started)
-			pthread_join(p->w[i].tid, NULL);
-		for (size_t k = 0; p->w[i].clients && k < p->o->conf->n_regions; k++)
-			gb_ec2_destroy(p->w[i].clients[k]);
-		free(p->w[i].clients);
-	}
-	free(p->w);
-	free(p->queue);
+	pthread_mutex_lock(&p->ws->mu);
+	while (p->pending > 0)
+		pthread_cond_wait(&p->done, &p->ws->mu);
+	pthread_mutex_unlock(&p->ws->mu);
 	free(p->finished);
-	pthread_cond_destroy(&p->work);
 	pthread_cond_destroy(&p->done);
-	pthread_mutex_destroy(&p->mu);
 	free(p);
 }

@@ -585,7 +585,7 @@ static gb_err_t prepare(struct orch_run *r, const struct gb_orch_resume_opts *ro
 		return e.code == GB_E_NOMEM ? gb_errorf(err, GB_E_NOMEM, "%s", e.text) :
 		       GB_E_OK;
 	}
-	if ((rc = orch_pool_create(r->o, r->o->max_parallel, &r->pool, err)) ||
+	if ((rc = orch_pool_create(r->o, &r->pool, err)) ||
 	    (rc = orch_ladder_load(r, err)))
 		return rc;
 	/*

@@ -56,7 +56,9 @@
 #include "gb_state.h"
 #include "gb_str.h"
 
-#define GB_WORKER_THREADS 4		/* default pool size */
+#define GB_WORKER_THREADS 16		/* requests worked on at once: the calls
+					 * of all of them share the orchestrator's
+					 * 32 pool threads */
 #define GB_WORKER_WAIT_MAX 60.0		/* seconds waited for backed-off rows */
 #define GB_WORKER_MAX_CLAIMS 5		/* a request failing this often fails */
 

@@ -273,6 +273,7 @@ static void req_free(struct gb_request *req)
 /* Attempts of a request, in seq order. */
 struct att {
 	int seq, min, asked, got;
+	double started, finished;	/* wall clock */
 	char region[32], az[32], subnet[32], token[72], code[64], state[16], capacity[16];
 };
 struct atts {
@@ -292,6 +293,8 @@ static int att_row(const struct gb_attempt *a, void *arg)
 	t->min = a->min_count;
 	t->asked = a->asked;
 	t->got = a->got;
+	t->started = a->started_at;
+	t->finished = a->finished_at;
 	gb_strlcpy(t->region, a->region, sizeof(t->region));
 	gb_strlcpy(t->az, a->az ? a->az : "", sizeof(t->az));
 	gb_strlcpy(t->subnet, a->subnet ? a->subnet : "", sizeof(t->subnet));
@@ -1205,6 +1208,80 @@ static void test_board(void)
 	      "board: one InsufficientInstanceCapacity at most per dry pool (ap-south-1a %d, ap-south-1b %d after giving %d)",
 	      ice_1a, ice_1b, got_1b);
 	check(left >= 1, "board: %d requests left a pool by another's answer, and say so", left);
+	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++) {
+		gb_orch_result_clear(&b[i].res);
+		req_free(&b[i].req);
+	}
+}
+
+/*
+ * A pool that delivers is asked by several requests at once: twelve
+ * one-node requests into ample capacity overlap their calls to it (one
+ * more at once per full answer), where one call at a time would queue
+ * them; nothing is refused and every node is filled.
+ */
+static void test_board_flow(void)
+{
+	static const char *const l[] = { "ap-south-1a=g5.xlarge=100", NULL };
+	struct req_opts q = REQ("g5", 1, GB_STRATEGY_DEFAULT);
+	struct board_run b[12];
+	pthread_t tid[GB_ARRAY_LEN(b)];
+	struct att all[64];
+	struct gb_strv dry = { 0 };
+	int ok = 0, ice = 0, na = 0, most = 0;
+	bool twice = false;
+	bool started = true;
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	fault("{\"count\":24,\"kind\":\"latency\",\"latency\":0.3,\"action\":\"RunInstances\"}");
+	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++) {
+		memset(&b[i], 0, sizeof(b[i]));
+		add_req(&q, &b[i].req);
+	}
+	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++)
+		started &= pthread_create(&tid[i], NULL, board_thread, &b[i]) == 0;
+	if (!started)
+		die("pthread_create");
+	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++)
+		pthread_join(tid[i], NULL);
+	no_faults();
+	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++) {
+		struct atts x;
+
+		ok += b[i].rc == GB_E_OK && b[i].res.result == GB_RESULT_SUCCESS;
+		attempts(b[i].req.id, &x);
+		for (int k = 0; k < x.n; k++) {
+			bool refused = !strcmp(x.v[k].code, GB_EC2_CODE_ICE);
+
+			/* the other AZs are dry: each may refuse once */
+			twice |= refused && gb_strv_find(&dry, x.v[k].az) >= 0;
+			if (refused && gb_strv_add(&dry, x.v[k].az))
+				die("out of memory");
+			if (strcmp(x.v[k].az, "ap-south-1a"))
+				continue;
+			ice += refused;
+			if (na < (int)GB_ARRAY_LEN(all))
+				all[na++] = x.v[k];
+		}
+	}
+	/* the most calls of different requests to ap-south-1a in flight at once */
+	for (int i = 0; i < na; i++) {
+		int at = 0;
+
+		for (int k = 0; k < na; k++)
+			at += all[k].started <= all[i].started && all[i].started < all[k].finished;
+		if (at > most)
+			most = at;
+	}
+	check(ok == 12 && ice == 0 && !twice,
+	      "board flow: twelve one-node requests into ample capacity all filled (%d), none refused there (%d), the dry AZs once each (%zu)",
+	      ok, ice, dry.n);
+	gb_strv_free(&dry);
+	check(most >= 3 && most <= 12,
+	      "board flow: up to %d calls to a pool that delivers in flight at once (one at a time before)",
+	      most);
 	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++) {
 		gb_orch_result_clear(&b[i].res);
 		req_free(&b[i].req);
@@ -2765,7 +2842,7 @@ static void test_consistency_addresses(void)
 	p.subnet_id = "subnet-aps1a-1";
 	p.min_count = p.max_count = 1;
 	if (orch_ec2_new(orch, "ap-south-1", &c, &err) ||
-	    orch_pool_create(orch, 2, &pool, &err))
+	    orch_pool_create(orch, &pool, &err))
 		die(err.text);
 	sleep_moves_sim = true;
 	consistency(1, 3);
@@ -2988,6 +3065,7 @@ int main(void)
 	test_new_classes();
 	test_work_queue();
 	test_board();
+	test_board_flow();
 	test_terminate_and_tools();
 	test_proposer();
 	test_crash_rerun();
