@@ -1160,6 +1160,26 @@ static void *board_thread(void *arg)
 	return NULL;
 }
 
+/* [n] requests of [q] at once, each in a thread of its own, all joined. */
+static void board_burst(struct board_run *b, size_t n, const struct req_opts *q)
+{
+	pthread_t tid[16];
+	bool started = true;
+
+	if (n > GB_ARRAY_LEN(tid))
+		die("board_burst: more than 16 requests");
+	for (size_t i = 0; i < n; i++) {
+		memset(&b[i], 0, sizeof(b[i]));
+		add_req(q, &b[i].req);
+	}
+	for (size_t i = 0; i < n; i++)
+		started &= pthread_create(&tid[i], NULL, board_thread, &b[i]) == 0;
+	if (!started)
+		die("pthread_create");
+	for (size_t i = 0; i < n; i++)
+		pthread_join(tid[i], NULL);
+}
+
 static void test_board(void)
 {
 	static const char *const l[] = { "ap-south-1b=g5.xlarge=1",
@@ -1167,25 +1187,14 @@ static void test_board(void)
 					 "ap-northeast-1c=g5.xlarge=8", NULL };
 	struct req_opts q = REQ("g5", 1, GB_STRATEGY_DEFAULT);
 	struct board_run b[6];
-	pthread_t tid[GB_ARRAY_LEN(b)];
 	int ice_1a = 0, ice_1b = 0, got_1b = 0, ok = 0, left = 0;
-	bool started = true;
 
 	fresh_state();
 	make_orch(NULL);
 	landscape(l);
 	/* every first call is still in flight when the others begin */
 	fault("{\"count\":6,\"kind\":\"latency\",\"latency\":0.3,\"action\":\"RunInstances\"}");
-	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++) {
-		memset(&b[i], 0, sizeof(b[i]));
-		add_req(&q, &b[i].req);
-	}
-	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++)
-		started &= pthread_create(&tid[i], NULL, board_thread, &b[i]) == 0;
-	if (!started)
-		die("pthread_create");
-	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++)
-		pthread_join(tid[i], NULL);
+	board_burst(b, GB_ARRAY_LEN(b), &q);
 	no_faults();
 	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++) {
 		struct atts x;
@@ -1225,27 +1234,16 @@ static void test_board_flow(void)
 	static const char *const l[] = { "ap-south-1a=g5.xlarge=100", NULL };
 	struct req_opts q = REQ("g5", 1, GB_STRATEGY_DEFAULT);
 	struct board_run b[12];
-	pthread_t tid[GB_ARRAY_LEN(b)];
 	struct att all[64];
 	struct gb_strv dry = { 0 };
 	int ok = 0, ice = 0, na = 0, most = 0;
 	bool twice = false;
-	bool started = true;
 
 	fresh_state();
 	make_orch(NULL);
 	landscape(l);
 	fault("{\"count\":24,\"kind\":\"latency\",\"latency\":0.3,\"action\":\"RunInstances\"}");
-	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++) {
-		memset(&b[i], 0, sizeof(b[i]));
-		add_req(&q, &b[i].req);
-	}
-	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++)
-		started &= pthread_create(&tid[i], NULL, board_thread, &b[i]) == 0;
-	if (!started)
-		die("pthread_create");
-	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++)
-		pthread_join(tid[i], NULL);
+	board_burst(b, GB_ARRAY_LEN(b), &q);
 	no_faults();
 	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++) {
 		struct atts x;

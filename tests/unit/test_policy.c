@@ -309,17 +309,20 @@ static void test_timeout(void **state)
 	gb_conf_destroy(fixed);
 }
 
+/* Two nodesets: g5 in Slurm partition fast, g6 in the default one. */
+static const char two_partitions[] =
+	"cluster_name: t\n"
+	"regions:\n"
+	"  - {name: ap-south-1, ami: ami-1, azs: [{name: ap-south-1a, subnets: [subnet-1]}]}\n"
+	"fallback_groups:\n"
+	"  g: {consumer_regions: [ap-south-1], fallback_regions: [ap-south-1]}\n"
+	"nodesets:\n"
+	"  - {name: g5, nodes: \"g5-[1-4]\", instance_type: g5.xlarge, home_region: ap-south-1, partition: fast}\n"
+	"  - {name: g6, nodes: \"g6-[1-4]\", instance_type: g6.xlarge, home_region: ap-south-1}\n";
+
 static void test_timeout_for(void **state)
 {
-	struct gb_conf *c = conf_from(
-		"cluster_name: t\n"
-		"regions:\n"
-		"  - {name: ap-south-1, ami: ami-1, azs: [{name: ap-south-1a, subnets: [subnet-1]}]}\n"
-		"fallback_groups:\n"
-		"  g: {consumer_regions: [ap-south-1], fallback_regions: [ap-south-1]}\n"
-		"nodesets:\n"
-		"  - {name: g5, nodes: \"g5-[1-4]\", instance_type: g5.xlarge, home_region: ap-south-1, partition: fast}\n"
-		"  - {name: g6, nodes: \"g6-[1-4]\", instance_type: g6.xlarge, home_region: ap-south-1}\n");
+	struct gb_conf *c = conf_from("%s", two_partitions);
 	struct gb_slurmconf_partition parts[] = { { (char *)"fast", 120 },
 						  { (char *)"gpuburst", -1 } };
 	struct gb_slurmconf sc = { 0 };
@@ -339,15 +342,7 @@ static void test_timeout_for(void **state)
 /* The re-probe window: auto is half of the ResumeTimeout that applies. */
 static void test_reprobe_window(void **state)
 {
-	static const char base[] =
-		"cluster_name: t\n"
-		"regions:\n"
-		"  - {name: ap-south-1, ami: ami-1, azs: [{name: ap-south-1a, subnets: [subnet-1]}]}\n"
-		"fallback_groups:\n"
-		"  g: {consumer_regions: [ap-south-1], fallback_regions: [ap-south-1]}\n"
-		"nodesets:\n"
-		"  - {name: g5, nodes: \"g5-[1-4]\", instance_type: g5.xlarge, home_region: ap-south-1, partition: fast}\n"
-		"  - {name: g6, nodes: \"g6-[1-4]\", instance_type: g6.xlarge, home_region: ap-south-1}\n";
+	const char *base = two_partitions;
 	struct gb_conf *c = conf_from("%s", base), *off, *fixed;
 	struct gb_slurmconf_partition parts[] = { { (char *)"fast", 120 } };
 	struct gb_slurmconf sc = { 0 };
