@@ -271,6 +271,7 @@ void orch_workers_free(gb_orch_t *o)
 static bool reserve(struct orch_pool *p, size_t n, bool async)
 {
 	struct orch_workers *ws = p->ws;
+	struct orch_job **q, **f;
 
 	if (ws->head > 0 && ws->len > 0) {
 		memmove(ws->queue, ws->queue + ws->head, ws->len * sizeof(*ws->queue));
@@ -278,23 +279,15 @@ static bool reserve(struct orch_pool *p, size_t n, bool async)
 	} else if (ws->len == 0) {
 		ws->head = 0;
 	}
-	if (ws->len + n > ws->cap) {
-		size_t cap = (ws->len + n) * 2;
-		struct orch_job **q = realloc(ws->queue, cap * sizeof(*q));
-
-		if (!q)
-			return false;
-		ws->queue = q;
-		ws->cap = cap;
-	}
-	if (async && p->async + n > p->cap_finished) {
-		size_t cap = (p->async + n) * 2;
-		struct orch_job **f = realloc(p->finished, cap * sizeof(*f));
-
+	q = gb_grow(ws->queue, &ws->cap, ws->len + n, sizeof(*q));
+	if (!q)
+		return false;
+	ws->queue = q;
+	if (async) {
+		f = gb_grow(p->finished, &p->cap_finished, p->async + n, sizeof(*f));
 		if (!f)
 			return false;
 		p->finished = f;
-		p->cap_finished = cap;
 	}
 	return true;
 }

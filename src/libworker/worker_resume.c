@@ -384,7 +384,7 @@ static bool reprobe(struct wthread *t, const struct gb_request *req,
 	char lq[GB_ERROR_TEXT_MAX + 8], why[GB_ORCH_REASON_MAX + 48];
 	const struct gb_slurmconf *sc = t->w->have_sc ? &t->w->sc : NULL;
 	double window = gb_policy_reprobe_window(t->w->conf, sc, req->nodeset);
-	double now = gb_time_now(), delay;
+	double left = req->created_at + window - gb_time_now(), delay;
 	gb_error_t e;
 	int done = 0;
 
@@ -395,7 +395,7 @@ static bool reprobe(struct wthread *t, const struct gb_request *req,
 			     gb_log_q(lq, sizeof(lq), e.text));
 		return false;
 	}
-	delay = gb_orch_reprobe_delay(res, done, req->created_at + window - now);
+	delay = gb_orch_reprobe_delay(res, done, left);
 	if (delay < 0) {
 		if (done > 0)
 			gb_log_info("reprobe_end req=%s reprobes=%d launched=%d/%d window_s=%.0f",
@@ -403,7 +403,7 @@ static bool reprobe(struct wthread *t, const struct gb_request *req,
 		return false;
 	}
 	snprintf(why, sizeof(why), "re-probe %d in %.0f s: %s", done + 1, delay, res->reason);
-	if (gb_state_request_requeue(t->st, req->id, now + delay, why, &e)) {
+	if (gb_state_request_requeue(t->st, req->id, gb_time_now() + delay, why, &e)) {
 		gb_log_error("request_requeue_failed req=%s error=%s", req->id,
 			     gb_log_q(lq, sizeof(lq), e.text));
 		return false;
@@ -412,10 +412,10 @@ static bool reprobe(struct wthread *t, const struct gb_request *req,
 			json_pack("{s:i,s:f,s:i,s:i,s:s,s:f}", "round", done + 1,
 				  "delay_s", delay, "launched", res->launched,
 				  "requested", res->requested, "code", res->code,
-				  "window_left_s", req->created_at + window - now));
+				  "window_left_s", left));
 	gb_log_info("resume_reprobe req=%s round=%d delay_s=%.0f launched=%d/%d code=%s window_left_s=%.0f",
 		    req->id, done + 1, delay, res->launched, res->requested,
-		    gb_log_q(lq, sizeof(lq), res->code), req->created_at + window - now);
+		    gb_log_q(lq, sizeof(lq), res->code), left);
 	return true;
 }
 
