@@ -482,8 +482,6 @@ gb_err_t gb_worker_run(const struct gb_worker_opts *o, gb_error_t *err)
 	fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
 	if (fd < 0)
 		return gb_errorf(err, GB_E_IO, "open %s: %s", lock_path, strerror(errno));
-	if ((rc = worker_init(&w, o, err)))
-		goto out;
 	for (;;) {
 		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
 			if (errno != EWOULDBLOCK && errno != EINTR)
@@ -493,9 +491,11 @@ gb_err_t gb_worker_run(const struct gb_worker_opts *o, gb_error_t *err)
 				gb_log_debug("worker_lock_busy note=\"another worker runs\"");
 			break;
 		}
-		/* Slurm after the lock: a worker that only finds it taken
-		 * needs nothing else. */
-		if (rounds++ == 0 && (rc = gb_slurm_init(err))) {
+		/* The state file and Slurm after the lock: a worker that only
+		 * finds it taken opens nothing (its closing connections would
+		 * checkpoint the file under the worker that runs). */
+		if (rounds++ == 0 && ((rc = worker_init(&w, o, err)) ||
+				      (rc = gb_slurm_init(err)))) {
 			flock(fd, LOCK_UN);
 			break;
 		}
@@ -507,8 +507,8 @@ gb_err_t gb_worker_run(const struct gb_worker_opts *o, gb_error_t *err)
 			break;
 	}
 	gb_log_info("worker_exit rounds=%d elapsed_s=%.2f", rounds, gb_time_mono() - t0);
-out:
-	worker_fini(&w);
+	if (rounds > 0)
+		worker_fini(&w);
 	close(fd);
 	return rc;
 }

@@ -78,6 +78,11 @@ env SLURM_CONF=/nonexistent SLURM_RESUME_FILE="$tmp/rf" \
 	GPUBURST_WORKER="$GB_TOP_BUILDDIR/src/worker/gpuburst-worker" \
 	"$RESUME" -c "$tmp/plain.yaml" 'g5-[301-304]' >"$tmp/out" 2>&1 ||
 	{ echo "FAIL: gpuburst-resume: $(cat "$tmp/out")"; exit 1; }
+# the lock is let go only once the detached worker has found it taken and
+# left: a worker slowed past the release would take the requests
+for _ in $(seq 1 300); do grep -q 'worker_exit rounds=0' "$tmp/gb.log" 2>/dev/null && break; sleep 0.1; done
+grep -q 'worker_exit rounds=0' "$tmp/gb.log" ||
+	{ echo "FAIL: the worker gpuburst-resume started did not leave in 30 s: $(tail -3 "$tmp/gb.log")"; exit 1; }
 kill "$HOLD" 2>/dev/null && wait "$HOLD" 2>/dev/null
 HOLD=
 [ "$("$SQLITE3" -readonly -cmd '.timeout 10000' "$DB" "SELECT count(*) FROM requests WHERE job_id IN (71, 72) AND state = 'queued'")" = 2 ] ||
