@@ -1424,8 +1424,13 @@ static const struct conf_schema budget_schema = {
 
 /*
  * An AWS tag key: 1 to 128 letters, digits, blanks and + - = . _ : / @,
- * not starting with "aws:" (reserved).
+ * not starting with "aws:" (reserved), and not one of the tags gpuburst
+ * sets itself at launch (a key twice in one TagSpecification is an error).
  */
+static const char *const own_tags[] = {
+	"Name", "gpuburst:cluster", "gpuburst:request", "gpuburst:capacity", "gpuburst:node",
+};
+
 static bool check_tag_key(struct conf_ctx *c, const struct conf_key *k,
 			  yaml_node_t *n, void *dst)
 {
@@ -1440,11 +1445,39 @@ static bool check_tag_key(struct conf_ctx *c, const struct conf_key *k,
 	for (const char *p = v; ok && *p; p++)
 		ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 		     (*p >= '0' && *p <= '9') || strchr(" +-=._:/@", *p);
-	if (ok)
-		return true;
-	conf_error_at(c, n, "'%s' must be an AWS tag key (1 to 128 letters, digits, blanks and + - = . _ : / @, not starting with aws:), got '%s'",
-		      k->name, conf_show(v, tmp, sizeof(tmp)));
-	return false;
+	if (!ok) {
+		conf_error_at(c, n, "'%s' must be an AWS tag key (1 to 128 letters, digits, blanks and + - = . _ : / @, not starting with aws:), got '%s'",
+			      k->name, conf_show(v, tmp, sizeof(tmp)));
+		return false;
+	}
+	for (size_t i = 0; i < GB_ARRAY_LEN(own_tags); i++) {
+		if (strcmp(v, own_tags[i]) == 0) {
+			conf_error_at(c, n, "'%s' is the tag '%s' gpuburst sets on every instance itself: choose another key",
+				      k->name, v);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Two cost tags with one key would be one key twice at launch. */
+static void cost_tags_post(struct conf_ctx *c, const struct conf_schema *sc,
+			   yaml_node_t *map, void *obj, yaml_node_t *const *seen)
+{
+	const struct gb_conf_cost_tags *t = obj;
+	const char *name[] = { "job", "user", "account", "partition" };
+	const char *key[] = { t->job, t->user, t->account, t->partition };
+
+	for (size_t i = 1; i < GB_ARRAY_LEN(key); i++) {
+		for (size_t j = 0; j < i && key[i]; j++) {
+			if (key[j] && strcmp(key[i], key[j]) == 0) {
+				conf_error_at(c, SEEN(name[i]) ? SEEN(name[i]) : map,
+					      "'%s' and '%s' are both the tag '%s': each cost tag needs a key of its own",
+					      name[j], name[i], key[i]);
+				return;
+			}
+		}
+	}
 }
 
 #define S struct gb_conf_cost_tags
@@ -1460,7 +1493,7 @@ static const struct conf_key cost_tags_keys[] = {
 
 static const struct conf_schema cost_tags_schema = {
 	"policy.cost_tags", cost_tags_keys, sizeof(struct gb_conf_cost_tags), CONF_NO_OFF,
-	CONF_NO_OFF, NULL, NULL
+	CONF_NO_OFF, cost_tags_post, NULL
 };
 
 /* policy.prefer: a word, or nearest_within(PERCENT) with its argument. */

@@ -462,7 +462,7 @@ struct gb_orch_launch {
 	/* private: what run points to */
 	const char *sg_[GB_CONF_SECURITY_GROUPS_MAX];
 	struct gb_ec2_net_if nif_[GB_ORCH_NET_IFS_MAX];
-	struct gb_ec2_kv kv_[8];
+	struct gb_ec2_kv kv_[10];
 	char job_[24];
 	struct gb_ec2_tag_spec spec_;
 	char *user_data_;
@@ -477,6 +477,13 @@ gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
 			       const char *munge_key, struct gb_orch_launch *l,
 			       gb_error_t *err);
 void gb_orch_launch_clear(struct gb_orch_launch *l);
+
+/*
+ * Name the one instance of [l] (MaxCount 1) as Slurm node [node] at
+ * launch: the tags gpuburst:node and Name, which CreateTags sets
+ * otherwise once the record names the instance.
+ */
+void gb_orch_launch_name(struct gb_orch_launch *l, const char *node);
 
 /*
  * Add the cost tags of policy.cost_tags to the instance tags of [l]

@@ -156,11 +156,11 @@ gb_err_t gb_orch_launch_params(const struct gb_conf *conf,
 	l->kv_[nk++] = (struct gb_ec2_kv){ "gpuburst:request", request_id };
 	l->kv_[nk++] = (struct gb_ec2_kv){ "gpuburst:capacity", gb_conf_capacity_name(kind) };
 	/*
-	 * No gpuburst:node at launch, not even for MaxCount 1: a hedged node
-	 * has two launches, and only the instance its record keeps is the
-	 * node.  CreateTags names it once the record does (orch_tag_nodes);
-	 * the instance learns who it is from that tag in the IMDS
-	 * (InstanceMetadataTags), so an extra never starts the node's slurmd.
+	 * No gpuburst:node here: the instance learns who it is from that tag
+	 * in the IMDS (InstanceMetadataTags), and only the instance a record
+	 * keeps is the node.  CreateTags names it once the record does
+	 * (orch_tag_nodes), unless the call could only ever name one node
+	 * (gb_orch_launch_name, orch_call_params).
 	 */
 	p->metadata_tags = true;
 	l->spec_.resource_type = "instance";
@@ -218,6 +218,17 @@ void gb_orch_launch_cost_tags(const struct gb_conf *conf, struct gb_orch_launch 
 	l->spec_.n_tags = nk;
 }
 
+void gb_orch_launch_name(struct gb_orch_launch *l, const char *node)
+{
+	size_t nk = l->spec_.n_tags;
+
+	if (l->spec_.tags != l->kv_ || nk + 2 > GB_ARRAY_LEN(l->kv_))
+		return;		/* no instance tags were set up */
+	l->kv_[nk++] = (struct gb_ec2_kv){ "gpuburst:node", node };
+	l->kv_[nk++] = (struct gb_ec2_kv){ "Name", node };
+	l->spec_.n_tags = nk;
+}
+
 gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
 			  gb_error_t *err)
 {
@@ -249,6 +260,18 @@ gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
 	if (!rc)
 		gb_orch_launch_cost_tags(r->conf, &c->launch, r->req->job_id, r->owner_user,
 					 r->owner_account, r->owner_partition);
+	/*
+	 * Named at launch where the instance can only ever be that node: a
+	 * one-node request (no other node it could serve instead), or user
+	 * data that names one node per instance (it knows already).  Its
+	 * hedge, if both deliver, is an extra as always.  A recovered
+	 * attempt is named as its launch event says it was (orch_recover),
+	 * so it is re-sent with the tags it had, as its ClientToken requires.
+	 */
+	if (!c->recovered)
+		c->named = c->max == 1 && (r->n == 1 || cr->user_data_per_node);
+	if (!rc && c->named)
+		gb_orch_launch_name(&c->launch, c->nodes[0]);
 	/*
 	 * The subnet fixes the AZ; a placed job's group is the AZ's
 	 * (deterministic: a recovered attempt names the group it was sent
@@ -316,10 +339,11 @@ gb_err_t orch_call_begin(struct orch_run *r, struct orch_call *c,
 	rc = gb_state_attempt_begin(r->st, &a, err);
 	if (rc == GB_E_OK) {
 		/* the node list makes the call reproducible after a crash */
-		gb_buf_printf(&ev, "seq=%d attempt=%lld region=%s az=%s subnet=%s type=%s capacity=%s%s%s min=%d max=%d token=%s nodes=",
+		gb_buf_printf(&ev, "seq=%d attempt=%lld region=%s az=%s subnet=%s type=%s capacity=%s%s%s min=%d max=%d token=%s%s nodes=",
 			      c->seq, (long long)a.id, pl->region, pl->az,
 			      pl->subnet, pl->type, a.capacity, pl->target ? " target=" : "",
-			      pl->target ? pl->target : "", c->min, c->max, c->token);
+			      pl->target ? pl->target : "", c->min, c->max, c->token,
+			      c->named ? " named=1" : "");
 		node_list(c, &ev);
 		rc = gb_buf_failed(&ev) ? gb_errorf(err, GB_E_NOMEM, "out of memory") :
 		     gb_state_event_add(r->st, r->req->id, "launch",
@@ -366,7 +390,8 @@ static void slot_fill(struct orch_run *r, struct slot *s,
 	GB_FREE_NULL(s->why);
 	s->group = orch_group_of(r, c->pool);
 	s->filled_at = c->job.t_done;
-	s->tagged = false;	/* orch_tag_nodes names it */
+	/* named at launch, or by orch_tag_nodes */
+	s->tagged = c->named && c->nodes[0] == s->name;
 	s->attempt_id = c->attempt_id;
 	if (s->state == SLOT_COMMITTED)
 		r->remaining--;
@@ -484,7 +509,7 @@ static gb_err_t take_instances(struct orch_run *r, struct orch_call *c,
 			gb_log_error("orch_invariant req=%s what=instance_without_id", r->req->id);
 			continue;
 		}
-		if (extra) {
+		if (extra && !c->named) {
 			struct slot *t = reuse_slot(r, c);
 
 			if (t) {

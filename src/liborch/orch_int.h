@@ -366,6 +366,7 @@ struct orch_call {
 	char board_key[ORCH_BOARD_KEY_MAX];	/* orch_board_key() */
 	bool board_unnoted;		/* admitted, but not noted (no memory) */
 	bool recovered;
+	bool named;			/* gpuburst:node and Name at launch */
 };
 
 /*

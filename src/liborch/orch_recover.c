@@ -29,6 +29,7 @@ struct old_attempt {
 	int min, max;
 	enum gb_attempt_state state;
 	char *nodes;		/* from the launch event, comma-separated */
+	bool named;		/* ... which says it was named at launch */
 };
 
 struct recov {
@@ -78,7 +79,7 @@ static int attempt_row(const struct gb_attempt *a, void *arg)
 	return x->nomem;
 }
 
-/* "seq=3 ... nodes=a,b,c" */
+/* "seq=3 ... [named=1 ]nodes=a,b,c" */
 static int event_row(const struct gb_event *e, void *arg)
 {
 	struct recov *x = arg;
@@ -97,8 +98,11 @@ static int event_row(const struct gb_event *e, void *arg)
 	if (!nodes || gb_parse_long(num, 0, 1L << 30, &seq))
 		return 0;
 	for (size_t i = 0; i < x->n; i++) {
-		if (x->v[i].seq == (int)seq && !x->v[i].nodes)
+		if (x->v[i].seq == (int)seq && !x->v[i].nodes) {
 			x->v[i].nodes = strdup(nodes + 7);
+			x->v[i].named = memmem(e->detail, (size_t)(nodes - e->detail),
+					       " named=1", 8) != NULL;
+		}
 	}
 	return 0;
 }
@@ -271,6 +275,7 @@ static gb_err_t resend(struct recov *x, gb_error_t *err)
 		c->n_new = a->max;
 		c->attempt_id = a->id;
 		c->recovered = true;
+		c->named = a->named;
 		gb_strlcpy(c->token, a->token, sizeof(c->token));
 		if (!split_nodes(r, a->nodes, a->max, c->nodes)) {
 			n--;

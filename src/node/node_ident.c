@@ -3,10 +3,11 @@
  * node_ident.c - who this instance is (IMDSv2) and which Slurm node it is
  *
  * The node name is the instance's gpuburst:node tag, which gpuburst sets
- * by CreateTags right after RunInstances returns: it may not be there yet
- * at boot, so it is polled.  Without instance metadata tags (404 on
- * tags/instance) the user data's GPUBURST_NODES list, indexed by
- * ami-launch-index, names it: the same index gpuburst assigns nodes by.
+ * at launch (a one-node request) or by CreateTags right after RunInstances
+ * returns: it may not be there yet at boot, so it is polled.  Without
+ * instance metadata tags (404 on tags/instance) the user data's
+ * GPUBURST_NODES list, indexed by ami-launch-index, names it: the same
+ * index gpuburst assigns nodes by.
  */
 #include "config.h"
 

@@ -1753,16 +1753,17 @@ static void test_new_classes(void)
 	gb_orch_result_clear(&res);
 	req_free(&req);
 
-	/* ConcurrentTagAccess: retried inside the client, the node is named */
+	/* ConcurrentTagAccess: retried inside the client, the nodes are named
+	 * (two: a one-node request is named at launch, without CreateTags) */
 	landscape(l);
 	fault("{\"count\":1,\"kind\":\"error\",\"code\":\"ConcurrentTagAccess\",\"status\":400,"
 	      "\"action\":\"CreateTags\"}");
-	q.n = 1;
+	q.n = 2;
 	rc = run_req(&q, &req, &res, &err);
 	no_faults();
-	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.other_calls >= 2 &&
-	      !trace_has(&res, "tag node=") && sim_count(req.id).tagged == 1,
-	      "ConcurrentTagAccess on CreateTags: retried, the instance is named (%d other calls)",
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && res.other_calls >= 3 &&
+	      !trace_has(&res, "tag node=") && sim_count(req.id).tagged == 2,
+	      "ConcurrentTagAccess on CreateTags: retried, the instances are named (%d other calls)",
 	      res.other_calls);
 	gb_orch_result_clear(&res);
 	req_free(&req);
@@ -1918,8 +1919,8 @@ static int cloud_row(const struct gb_ec2_instance *in, const char *region, void 
 	return 0;
 }
 
-/* DescribeInstanceTypeOfferings calls the simulator has answered so far. */
-static long offerings_calls(void)
+/* [action] calls the simulator has answered so far. */
+static long sim_calls(const char *action)
 {
 	char *body = NULL;
 	json_t *d, *a;
@@ -1931,8 +1932,7 @@ static long offerings_calls(void)
 	if (!(d = json_loads(body, 0, NULL)))
 		die("/_sim/state: not JSON");
 	a = json_object_get(json_object_get(d, "faults"), "actions");
-	n = (long)json_integer_value(json_object_get(
-		json_object_get(a, "DescribeInstanceTypeOfferings"), "calls"));
+	n = (long)json_integer_value(json_object_get(json_object_get(a, action), "calls"));
 	json_decref(d);
 	free(body);
 	return n;
@@ -1954,16 +1954,16 @@ static void test_offerings_cache(void)
 	fresh_state();
 	make_orch(NULL);
 	landscape(l);
-	n0 = offerings_calls();
+	n0 = sim_calls("DescribeInstanceTypeOfferings");
 	run_req(&q, &req, &res, &err);
-	n1 = offerings_calls();
+	n1 = sim_calls("DescribeInstanceTypeOfferings");
 	check(res.result == GB_RESULT_SUCCESS && n1 - n0 == 3,
 	      "offerings: the first request asks each of the 3 candidate regions (%ld calls)",
 	      n1 - n0);
 	gb_orch_result_clear(&res);
 	req_free(&req);
 	run_req(&q, &req, &res, &err);
-	n2 = offerings_calls();
+	n2 = sim_calls("DescribeInstanceTypeOfferings");
 	check(res.result == GB_RESULT_SUCCESS && n2 == n1,
 	      "offerings: a second request within offerings_ttl uses the cache (%ld calls)",
 	      n2 - n1);
@@ -2397,6 +2397,80 @@ static void crash_rerun_munge_key(void)
 	rmdir(dir);
 }
 
+struct named_rows {
+	int launches, named;
+};
+
+static int named_row(const struct gb_event *ev, void *arg)
+{
+	struct named_rows *x = arg;
+
+	if (strcmp(ev->kind, "launch") || !ev->detail)
+		return 0;
+	x->launches++;
+	x->named += strstr(ev->detail, " named=1 nodes=") != NULL;
+	return 0;
+}
+
+/*
+ * A one-node request names its instance at launch (gpuburst:node and Name
+ * in the TagSpecification): no CreateTags, the launch event says so; a
+ * two-node request's calls are not named (their instances are tagged
+ * once recorded).  A crash in the middle re-sends the named call with the
+ * same tags: EC2 takes it for the original.
+ */
+static void test_named_at_launch(void)
+{
+	static const char *const mumbai[] = { "ap-south-1a=g5.xlarge=4", NULL };
+	struct req_opts q = REQ("g5", 1, GB_STRATEGY_DEFAULT);
+	struct gb_request req;
+	struct gb_orch_result res;
+	struct named_rows nr = { 0, 0 };
+	struct mismatch x = { 0, 0 };
+	gb_error_t err;
+	gb_err_t rc;
+	long tags0;
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(mumbai);
+	tags0 = sim_calls("CreateTags");
+	rc = run_req(&q, &req, &res, &err);
+	if (gb_state_event_list(st, req.id, named_row, &nr, &err))
+		die(err.text);
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && sim_calls("CreateTags") == tags0 &&
+	      sim_count(req.id).tagged == 1 && nr.launches == 1 && nr.named == 1,
+	      "one node: named at launch, no CreateTags (%ld, %d of %d launches named)",
+	      sim_calls("CreateTags") - tags0, nr.named, nr.launches);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	fresh_state();
+	make_orch(NULL);
+	landscape(mumbai);
+	q.n = 2;
+	nr = (struct named_rows){ 0, 0 };
+	tags0 = sim_calls("CreateTags");
+	rc = run_req(&q, &req, &res, &err);
+	if (gb_state_event_list(st, req.id, named_row, &nr, &err))
+		die(err.text);
+	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && sim_calls("CreateTags") == tags0 + 2 &&
+	      sim_count(req.id).tagged == 2 && nr.launches >= 1 && nr.named == 0,
+	      "two nodes: not named at launch, one CreateTags per instance (%ld)",
+	      sim_calls("CreateTags") - tags0);
+	gb_orch_result_clear(&res);
+	req_free(&req);
+
+	crash_rerun(mumbai, 1, 4344, "one node, named at launch");
+	nr = (struct named_rows){ 0, 0 };
+	if (gb_state_event_list(st, crash_id, mismatch_row, &x, &err) ||
+	    gb_state_event_list(st, crash_id, named_row, &nr, &err))
+		die(err.text);
+	check(x.recovered >= 1 && x.mismatched == 0 && nr.named == nr.launches && sim_count(crash_id).tagged == 1,
+	      "crash (one node): %d re-sent call(s), %d refused as IdempotentParameterMismatch, %d of %d launches named",
+	      x.recovered, x.mismatched, nr.named, nr.launches);
+}
+
 static void test_crash_rerun(void)
 {
 	static const char *const spread[] = { "ap-south-1a=g5.xlarge=2", "ap-south-1b=g5.xlarge=2",
@@ -2748,6 +2822,7 @@ static void test_consistency_fill(void)
 {
 	static const char *const l[] = { "ap-south-1a=g5.xlarge=5",
 					 "ap-northeast-2a=g5.xlarge=5", NULL };
+	static const char *const one_az[] = { "ap-south-1a=g5.xlarge=5", NULL };
 	struct req_opts q = REQ("g5", 2, GB_STRATEGY_DEFAULT);
 	struct gb_request req;
 	struct gb_orch_result res;
@@ -2793,11 +2868,12 @@ static void test_consistency_fill(void)
 	gb_orch_result_clear(&res);
 	req_free(&req);
 
-	/* no extra to wait for: CreateTags itself meets the fresh id */
+	/* no extra to wait for: CreateTags itself meets the fresh ids (two
+	 * nodes: one would be named at launch) */
 	fresh_state();
 	make_orch(NULL);
-	landscape(l);
-	q.n = 1;
+	landscape(one_az);
+	q.n = 2;
 	consistency(1.5, 2.5);
 	sleep_moves_sim = true;
 	slept = 0;
@@ -2806,7 +2882,7 @@ static void test_consistency_fill(void)
 	consistency(0, 0);
 	c = sim_count(req.id);
 	check(rc == GB_E_OK && res.result == GB_RESULT_SUCCESS && trace_has(&res, "tag retried") &&
-	      !trace_has(&res, "tag node=") && c.tagged == 1 && slept >= 1.5 && slept <= 30,
+	      !trace_has(&res, "tag node=") && c.tagged == 2 && slept >= 1.5 && slept <= 30,
 	      "consistency on: CreateTags retried InvalidInstanceID.NotFound until the node could be named (%.2f s)",
 	      slept);
 	gb_orch_result_clear(&res);
@@ -3067,6 +3143,7 @@ int main(void)
 	test_terminate_and_tools();
 	test_proposer();
 	test_crash_rerun();
+	test_named_at_launch();
 	test_random();
 	/* last: these move the simulator's clock */
 	test_consistency_fill();
