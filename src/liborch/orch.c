@@ -21,6 +21,7 @@ void gb_orch_destroy(gb_orch_t *o)
 		return;
 	orch_workers_free(o);
 	pthread_mutex_destroy(&o->workers_mu);
+	pthread_mutex_destroy(&o->preflight_mu);
 	gb_llm_destroy(o->llm);
 	free(o->llm_error);
 	orch_board_destroy(o->board);
@@ -62,6 +63,7 @@ gb_err_t gb_orch_create(const struct gb_orch_opts *opts, gb_orch_t **out,
 	if (!(o = calloc(1, sizeof(*o))))
 		return gb_errorf(err, GB_E_NOMEM, "orchestrator: out of memory");
 	pthread_mutex_init(&o->workers_mu, NULL);
+	pthread_mutex_init(&o->preflight_mu, NULL);
 	o->conf = opts->conf;
 	if (opts->state_path) {
 		if (!(o->state_path = strdup(opts->state_path))) {

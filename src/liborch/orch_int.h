@@ -40,6 +40,9 @@ struct gb_orch {
 	struct orch_workers *workers;
 	pthread_mutex_t workers_mu;
 	int pool_threads;
+	/* one run at a time asks regions for their offerings: the others
+	 * of a burst find the answers in the cache (orch_run.c preflight) */
+	pthread_mutex_t preflight_mu;
 };
 
 double orch_wall(const gb_orch_t *o);

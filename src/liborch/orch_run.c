@@ -147,13 +147,22 @@ static bool offerings_unknown(const struct orch_run *r, const char *region)
 	return false;
 }
 
-/* Preflight every candidate region not cached, in parallel. */
+/*
+ * Preflight every candidate region not cached, in parallel.  The requests
+ * of a burst start together and none of them finds the cache filled: one
+ * run at a time asks, and the next first reads what it cached, so a
+ * region is asked once per burst (per offerings_ttl), not once per
+ * request.
+ */
 static gb_err_t preflight(struct orch_run *r, gb_error_t *err)
 {
 	struct orch_job *jobs = NULL;
 	size_t n = 0;
 	gb_err_t rc;
 
+	pthread_mutex_lock(&r->o->preflight_mu);
+	if (r->st)
+		gb_plan_offerings_cached(&r->facts, r->st);
 	rc = orch_region_jobs(r, ORCH_JOB_OFFERINGS, offerings_unknown, &jobs, &n, err);
 	for (size_t i = 0; i < n; i++) {
 		struct orch_job *j = &jobs[i];
@@ -171,6 +180,7 @@ static gb_err_t preflight(struct orch_run *r, gb_error_t *err)
 				   j->region, j->err.text);
 		}
 	}
+	pthread_mutex_unlock(&r->o->preflight_mu);
 	orch_jobs_free(jobs, n);
 	for (size_t k = 0; k < r->facts.n_pools; k++)
 		if (r->facts.pools[k].offered == GB_OFFER_NO)

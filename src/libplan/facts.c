@@ -158,8 +158,8 @@ void gb_plan_memory_of(const struct gb_conf *conf, const struct gb_capacity *c,
 	*m = p.mem;
 }
 
-/* Offerings from the cache, when fresh. */
-static void cached_offerings(struct gb_plan_facts *f, gb_state_t *st)
+/* Offerings from the cache, when fresh, for the pools not known yet. */
+void gb_plan_offerings_cached(struct gb_plan_facts *f, gb_state_t *st)
 {
 	double since = f->now - f->conf->policy.offerings_ttl;
 
@@ -167,7 +167,8 @@ static void cached_offerings(struct gb_plan_facts *f, gb_state_t *st)
 		struct gb_pool *p = &f->pools[i];
 		bool offered;
 
-		if (gb_state_offering_get(st, p->region, p->az, p->type,
+		if (p->offered == GB_OFFER_UNKNOWN &&
+		    gb_state_offering_get(st, p->region, p->az, p->type,
 					  since, &offered, NULL) == GB_E_OK)
 			p->offered = offered ? GB_OFFER_YES : GB_OFFER_NO;
 	}
@@ -461,7 +462,7 @@ gb_err_t gb_plan_facts_build_ladder(const struct gb_conf *conf,
 			if ((rc = rung_pools(&in, i, k)))
 				return rc;
 	if (st) {
-		cached_offerings(f, st);
+		gb_plan_offerings_cached(f, st);
 		for (size_t t = 0; t < n_types; t++) {
 			rc = gb_state_capacity_list(st, types[t], now,
 						    conf->policy.capacity_half_life,

@@ -449,6 +449,13 @@ void gb_plan_offerings_apply(struct gb_plan_facts *f, const char *region,
 			     struct gb_state *st);
 
 /*
+ * Read again what the cache in [st] knows of the offerings of f->pools
+ * still unknown (policy.offerings_ttl), as gb_plan_facts_load() did: what
+ * another run cached since.
+ */
+void gb_plan_offerings_cached(struct gb_plan_facts *f, struct gb_state *st);
+
+/*
  * Do pools [a] and [b] draw on the same capacity: one (region, AZ, type)
  * of one kind, and for a reservation or block the same one?  (Their
  * subnets may differ: subnets only add addresses.)

@@ -1160,6 +1160,25 @@ static void *board_thread(void *arg)
 	return NULL;
 }
 
+/* [action] calls the simulator has answered so far. */
+static long sim_calls(const char *action)
+{
+	char *body = NULL;
+	json_t *d, *a;
+	long n;
+	gb_error_t err;
+
+	if (gb_simh_call(&sim, "GET", "/_sim/state", NULL, &body, &err))
+		die(err.text);
+	if (!(d = json_loads(body, 0, NULL)))
+		die("/_sim/state: not JSON");
+	a = json_object_get(json_object_get(d, "faults"), "actions");
+	n = (long)json_integer_value(json_object_get(json_object_get(a, action), "calls"));
+	json_decref(d);
+	free(body);
+	return n;
+}
+
 /* [n] requests of [q] at once, each in a thread of its own, all joined. */
 static void board_burst(struct board_run *b, size_t n, const struct req_opts *q)
 {
@@ -1189,12 +1208,30 @@ static void test_board(void)
 	struct board_run b[6];
 	int ice_1a = 0, ice_1b = 0, got_1b = 0, ok = 0, left = 0;
 
+	struct gb_request one;
+	struct gb_orch_result res;
+	gb_error_t err;
+	long offer0, offer_one, offer_burst;
+
+	/* what one cold request asks for offerings: every candidate region */
+	fresh_state();
+	make_orch(NULL);
+	landscape(l);
+	offer0 = sim_calls("DescribeInstanceTypeOfferings");
+	if (run_req(&q, &one, &res, &err))
+		die(err.text);
+	offer_one = sim_calls("DescribeInstanceTypeOfferings") - offer0;
+	gb_orch_result_clear(&res);
+	req_free(&one);
+
 	fresh_state();
 	make_orch(NULL);
 	landscape(l);
 	/* every first call is still in flight when the others begin */
 	fault("{\"count\":6,\"kind\":\"latency\",\"latency\":0.3,\"action\":\"RunInstances\"}");
+	offer0 = sim_calls("DescribeInstanceTypeOfferings");
 	board_burst(b, GB_ARRAY_LEN(b), &q);
+	offer_burst = sim_calls("DescribeInstanceTypeOfferings") - offer0;
 	no_faults();
 	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++) {
 		struct atts x;
@@ -1217,6 +1254,9 @@ static void test_board(void)
 	      "board: one InsufficientInstanceCapacity at most per dry pool (ap-south-1a %d, ap-south-1b %d after giving %d)",
 	      ice_1a, ice_1b, got_1b);
 	check(left >= 1, "board: %d requests left a pool by another's answer, and say so", left);
+	check(offer_one >= 1 && offer_burst == offer_one,
+	      "board: the burst asks each region for its offerings once (%ld calls, one request alone %ld)",
+	      offer_burst, offer_one);
 	for (size_t i = 0; i < GB_ARRAY_LEN(b); i++) {
 		gb_orch_result_clear(&b[i].res);
 		req_free(&b[i].req);
@@ -1917,25 +1957,6 @@ static int cloud_row(const struct gb_ec2_instance *in, const char *region, void 
 	(void)region;
 	((struct cloud_ctx *)arg)->n++;
 	return 0;
-}
-
-/* [action] calls the simulator has answered so far. */
-static long sim_calls(const char *action)
-{
-	char *body = NULL;
-	json_t *d, *a;
-	long n;
-	gb_error_t err;
-
-	if (gb_simh_call(&sim, "GET", "/_sim/state", NULL, &body, &err))
-		die(err.text);
-	if (!(d = json_loads(body, 0, NULL)))
-		die("/_sim/state: not JSON");
-	a = json_object_get(json_object_get(d, "faults"), "actions");
-	n = (long)json_integer_value(json_object_get(json_object_get(a, action), "calls"));
-	json_decref(d);
-	free(body);
-	return n;
 }
 
 /*
