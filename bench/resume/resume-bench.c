@@ -8,7 +8,8 @@
  *                                      and 1 s more: the worker CMD starts
  *                                      must find it taken
  *   resume-bench time RUNS -- CMD...   exec CMD RUNS times: wall time from
- *                                      fork to its exit, median/p90/min/max
+ *                                      fork to its exit, median/p90/min/max,
+ *                                      the mean of the first and last three
  *   resume-bench cpu -- CMD...         exec CMD once: wall, user and system
  *                                      CPU seconds of it and its threads
  *
@@ -134,9 +135,10 @@ static int cmp_double(const void *a, const void *b)
 
 static int time_runs(long runs, char **argv)
 {
-	double *v = calloc((size_t)runs, sizeof(*v));
+	double *v = calloc((size_t)runs, sizeof(*v)), first = 0, last = 0;
 	struct rusage ru;
 	int status;
+	long k;
 
 	if (!v)
 		return 1;
@@ -149,10 +151,17 @@ static int time_runs(long runs, char **argv)
 		}
 		usleep(50000);
 	}
+	/* the runs re-resume the same jobs: the first and last three in
+	 * order show whether that grows with the rows it leaves */
+	k = runs < 3 ? runs : 3;
+	for (long i = 0; i < k; i++) {
+		first += v[i] / (double)k;
+		last += v[runs - k + i] / (double)k;
+	}
 	qsort(v, (size_t)runs, sizeof(*v), cmp_double);
-	printf("runs=%ld median_ms=%.2f p90_ms=%.2f min_ms=%.2f max_ms=%.2f\n", runs,
-	       runs % 2 ? v[runs / 2] : (v[runs / 2 - 1] + v[runs / 2]) / 2,
-	       v[(size_t)((double)(runs - 1) * 0.9)], v[0], v[runs - 1]);
+	printf("runs=%ld median_ms=%.2f p90_ms=%.2f min_ms=%.2f max_ms=%.2f first3_ms=%.2f last3_ms=%.2f\n",
+	       runs, runs % 2 ? v[runs / 2] : (v[runs / 2 - 1] + v[runs / 2]) / 2,
+	       v[(size_t)((double)(runs - 1) * 0.9)], v[0], v[runs - 1], first, last);
 	free(v);
 	return 0;
 }

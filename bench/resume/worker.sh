@@ -10,7 +10,8 @@
 # its wall, user and system time (all threads).
 # In the environment: LATENCY=1 gives the simulator etc/cloudsim/default.yaml's
 # latencies (RunInstances 150 ms median, 600 ms p99; other calls 60 ms),
-# THREADS=N runs the worker with --threads N.
+# THREADS=N runs the worker with --threads N.  Each run also prints the
+# EC2 calls the simulator answered, by action.
 set -eu
 B=$1 S=$2 NODES=${3:-1000} BATCH=${4:-4} REPEAT=${5:-3} HOW=${6:-one}
 LATENCY=${LATENCY:-0} THREADS=${THREADS:-}
@@ -94,6 +95,13 @@ CONF
 	lab "$D" cpu -- "$WORKER" -c "$T/gpuburst.yaml" ${THREADS:+--threads "$THREADS"}
 	lab scontrol -o show node "g5-$NODES" | grep -q 'NodeAddr=127\.' || { echo "g5-$NODES has no address"; exit 1; }
 	grep 'resume_done' "$T/gpuburst.log" | tail -n 1 | sed 's/.*resume_done/    resume_done/'
+	# the EC2 calls the simulator answered, by action
+	/usr/bin/python3 - "$(cat "$T/sim.port")" <<'PY'
+import json, sys, urllib.request
+s = json.load(urllib.request.urlopen("http://127.0.0.1:%s/_sim/state" % sys.argv[1]))
+a = {k: v["calls"] for k, v in s["faults"]["actions"].items() if v["calls"]}
+print("    calls: %d (%s)" % (sum(a.values()), ", ".join("%s %d" % kv for kv in sorted(a.items()))))
+PY
 	kill "$SIM_PID"; SIM_PID=
 	: >"$T/gpuburst.log"
 done
