@@ -185,7 +185,7 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Earlier resume requests of the call's jobs (copied: rows are borrowed). */
+/* The node lists of earlier resume requests of the call's jobs (copied). */
 struct earlier_row {
 	int64_t job_id;
 	char *nodes;
@@ -194,23 +194,17 @@ struct earlier_row {
 struct earlier {
 	const int64_t *jobs;		/* the call's jobs, sorted, unique */
 	size_t n_jobs;
-	struct earlier_row *v;		/* sorted by job once listed */
+	struct earlier_row *v;		/* by job, as listed */
 	size_t n, cap;
 	bool oom;
 };
 
-static bool counts_for_job(enum gb_request_state s)
-{
-	return s == GB_RSTATE_PENDING_APPROVAL || s == GB_RSTATE_QUEUED ||
-	       s == GB_RSTATE_RUNNING || s == GB_RSTATE_DONE;
-}
-
-static int earlier_cb(const struct gb_request *r, void *arg)
+/* gb_state_job_node_lists: the rows come by job, each list once. */
+static int earlier_cb(int64_t job_id, const char *nodes, void *arg)
 {
 	struct earlier *e = arg;
 
-	if (!r->job_id || !counts_for_job(r->state) || !r->nodes ||
-	    !bsearch(&r->job_id, e->jobs, e->n_jobs, sizeof(*e->jobs), cmp_i64))
+	if (!bsearch(&job_id, e->jobs, e->n_jobs, sizeof(*e->jobs), cmp_i64))
 		return 0;
 	if (e->n == e->cap) {
 		size_t cap = e->cap ? 2 * e->cap : 8;
@@ -223,8 +217,8 @@ static int earlier_cb(const struct gb_request *r, void *arg)
 		e->v = grown;
 		e->cap = cap;
 	}
-	e->v[e->n].job_id = r->job_id;
-	if (!(e->v[e->n].nodes = strdup(r->nodes))) {
+	e->v[e->n].job_id = job_id;
+	if (!(e->v[e->n].nodes = strdup(nodes))) {
 		e->oom = true;
 		return 1;
 	}
@@ -237,12 +231,6 @@ static void earlier_free(struct earlier *e)
 	for (size_t i = 0; i < e->n; i++)
 		free(e->v[i].nodes);
 	free(e->v);
-}
-
-static int cmp_earlier(const void *a, const void *b)
-{
-	return cmp_i64(&((const struct earlier_row *)a)->job_id,
-		       &((const struct earlier_row *)b)->job_id);
 }
 
 /* The first earlier row of [job] (e->v sorted), or e->n. */
@@ -424,7 +412,6 @@ gb_err_t gb_policy_gate(const struct gb_conf *conf, gb_state_t *st,
 			struct gb_policy_verdict *v, gb_error_t *err)
 {
 	struct earlier e = { 0 };
-	struct gb_request_filter f = GB_REQUEST_FILTER_ANY;
 	struct by_job g;
 	gb_err_t rc = GB_E_OK;
 
@@ -435,15 +422,14 @@ gb_err_t gb_policy_gate(const struct gb_conf *conf, gb_state_t *st,
 	e.jobs = g.jobs;
 	e.n_jobs = g.n_jobs;
 	if (st && g.n_jobs) {
-		f.kind = GB_REQ_RESUME;
-		f.since = now - count_window(sc);
-		rc = gb_state_request_list(st, &f, earlier_cb, &e, err);
+		/* by job already, and identical lists of a job once: a job
+		 * resumed again costs its distinct lists, not its history */
+		rc = gb_state_job_node_lists(st, g.jobs[0], g.jobs[g.n_jobs - 1],
+					     now - count_window(sc), earlier_cb, &e, err);
 		if (rc == GB_E_OK && e.oom)
 			rc = gb_errorf(err, GB_E_NOMEM, "approval policy: out of memory");
 		if (rc)
 			goto out;
-		if (e.n > 1)	/* e.v is NULL when nothing is earlier */
-			qsort(e.v, e.n, sizeof(*e.v), cmp_earlier);
 	}
 	/* the requests of no job count their own nodes */
 	for (size_t i = 0; i < n; i++) {

@@ -364,6 +364,20 @@ gb_err_t gb_state_request_list(gb_state_t *st,
 			       void *arg, gb_error_t *err);
 
 /*
+ * [cb] once for each distinct node list of the resume requests of jobs
+ * [lo]..[hi] (> 0) created at or after [since] that count towards their
+ * job (pending_approval, queued, running, done), ordered by job: what the
+ * approval gate counts a job's nodes over.  A job resumed again with the
+ * same nodes gives its list once, however often it was.  [nodes] is
+ * BORROWED for the call; [cb] must not use [st]; a non-zero return stops.
+ */
+gb_err_t gb_state_job_node_lists(gb_state_t *st, int64_t lo, int64_t hi,
+				 double since,
+				 int (*cb)(int64_t job_id, const char *nodes,
+					   void *arg),
+				 void *arg, gb_error_t *err);
+
+/*
  * [cb] for each request, queued or running, of the other family than
  * [req]'s (the kinds that end instances for a resume, resumes for those)
  * that is older than [req] in queue order (created_at, then id), oldest

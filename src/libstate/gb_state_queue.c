@@ -866,6 +866,46 @@ gb_err_t gb_state_request_older_active(gb_state_t *st,
 	return rc;
 }
 
+gb_err_t gb_state_job_node_lists(gb_state_t *st, int64_t lo, int64_t hi,
+				 double since,
+				 int (*cb)(int64_t job_id, const char *nodes,
+					   void *arg),
+				 void *arg, gb_error_t *err)
+{
+	sqlite3_stmt *s = NULL;
+	gb_err_t rc;
+	int src;
+
+	/* requests_job (partial: job_id > 0 must be in the query) */
+	rc = GB_STMT(st, GB_STMT_REQ_JOB_NODES,
+		     "SELECT DISTINCT job_id, nodes FROM requests "
+		     "WHERE job_id > 0 AND job_id BETWEEN ?1 AND ?2 AND kind = 'resume' "
+		     "AND created_at >= ?3 AND nodes IS NOT NULL "
+		     "AND (state = 'pending_approval' OR state = 'queued' OR "
+		     "state = 'running' OR state = 'done') "
+		     "ORDER BY job_id",
+		     &s, err);
+	if (rc)
+		return rc;
+	if (gb_state_bind_int(s, 1, lo) || gb_state_bind_int(s, 2, hi) ||
+	    gb_state_bind_double(s, 3, since)) {
+		rc = gb_state_sqlerr(st, sqlite3_errcode(st->db), err,
+				     "listing the node lists of jobs");
+		gb_state_stmt_done(s);
+		return rc;
+	}
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *nodes = (const char *)sqlite3_column_text(s, 1);
+
+		if (nodes && cb(sqlite3_column_int64(s, 0), nodes, arg))
+			break;
+	}
+	if (src != SQLITE_ROW && src != SQLITE_DONE)
+		rc = gb_state_sqlerr(st, src, err, "listing the node lists of jobs");
+	gb_state_stmt_done(s);
+	return rc;
+}
+
 gb_err_t gb_state_request_count(gb_state_t *st, int state, long *n,
 				gb_error_t *err)
 {

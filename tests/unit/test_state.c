@@ -994,6 +994,73 @@ static void test_requeue_stale(void **state)
 	assert_int_equal(n, 0);
 }
 
+/* What gb_state_job_node_lists gives: "job:nodes;" in order. */
+static int job_nodes_row(int64_t job_id, const char *nodes, void *arg)
+{
+	char *out = arg;
+	size_t n = strlen(out);
+
+	snprintf(out + n, 512 - n, "%lld:%s;", (long long)job_id, nodes);
+	return 0;
+}
+
+/*
+ * The approval gate's read of a job's earlier node lists: the resume
+ * requests of the job range that count (pending_approval, queued,
+ * running, done; not denied or failed, not of another kind), by job,
+ * each distinct list of a job once, none older than [since].
+ */
+static void test_job_node_lists(void **state)
+{
+	static const struct {
+		int64_t job;
+		enum gb_request_kind kind;
+		enum gb_request_state st;
+		const char *nodes;
+	} rows[] = {
+		{ 5, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-[1-2]" },
+		{ 3, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-7" },
+		{ 3, GB_REQ_RESUME, GB_RSTATE_DONE, "g5-7" },	/* again: once */
+		{ 3, GB_REQ_RESUME, GB_RSTATE_RUNNING, "g5-8" },
+		{ 3, GB_REQ_RESUME, GB_RSTATE_FAILED, "g5-9" },	/* does not count */
+		{ 4, GB_REQ_RESUME, GB_RSTATE_DENIED, "g5-10" },
+		{ 4, GB_REQ_RESUME, GB_RSTATE_PENDING_APPROVAL, "g5-11" },
+		{ 6, GB_REQ_SUSPEND, GB_RSTATE_QUEUED, "g5-12" },	/* not a resume */
+		{ 9, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-13" },	/* out of range */
+		{ 0, GB_REQ_RESUME, GB_RSTATE_QUEUED, "g5-14" },	/* no job */
+	};
+	struct ts_fx *f = *state;
+	char out[512] = "";
+	gb_error_t e = { 0 };
+
+	f->st = open_ok(f->path);
+	for (size_t i = 0; i < GB_ARRAY_LEN(rows); i++) {
+		struct gb_request r = { .id = "" };
+
+		r.kind = rows[i].kind;
+		r.state = rows[i].st;
+		r.job_id = rows[i].job;
+		r.nodes = rows[i].nodes;
+		r.node_count = 1;
+		r.nodeset = "g5";
+		r.instance_type = "g5.xlarge";
+		r.home_region = "us-east-1";
+		if (gb_state_request_add(f->st, &r, &e))
+			fail_msg("add request: %s", e.text);
+	}
+	assert_int_equal(gb_state_job_node_lists(f->st, 1, 8, 0, job_nodes_row, out, &e),
+			 GB_E_OK);
+	assert_string_equal(out, "3:g5-7;3:g5-8;4:g5-11;5:g5-[1-2];");
+	out[0] = '\0';
+	assert_int_equal(gb_state_job_node_lists(f->st, 4, 4, 0, job_nodes_row, out, &e),
+			 GB_E_OK);
+	assert_string_equal(out, "4:g5-11;");
+	out[0] = '\0';
+	assert_int_equal(gb_state_job_node_lists(f->st, 1, 8, gb_time_now() + 60,
+						 job_nodes_row, out, &e), GB_E_OK);
+	assert_string_equal(out, "");
+}
+
 static void test_request_list(void **state)
 {
 	struct ts_fx *f = *state;
@@ -2771,6 +2838,7 @@ int main(void)
 		T(test_request_transitions),
 		T(test_requeue_stale),
 		T(test_request_list),
+		T(test_job_node_lists),
 		T(test_request_deferred_index),
 		T(test_callback_reentry_and_stmt_cache),
 		T(test_transactions),
