@@ -50,6 +50,9 @@ check(all(a != "ec2:*" for s in policy["Statement"] if s["Effect"] == "Allow" fo
 
 written = set(re.findall(r'\(struct gb_ec2_kv\)\{ "([^"]+)"',
                          open(top + "/src/liborch/orch_call.c").read()))
+# and the cost tags (gb_orch_launch_cost_tags), by their default keys
+written |= set(re.findall(r'K_STR\("\w+", \w+, "([^"]+)", CF_EMPTY_NULL,\s*\.check = check_tag_key\)',
+                          open(top + "/src/libconf/conf_schema.c").read()))
 launch_keys = set()
 for s in policy["Statement"]:
     if s["Effect"] == "Allow" and actions(s) == {"ec2:RunInstances"}:
