@@ -269,7 +269,8 @@ gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
 	 * so it is re-sent with the tags it had, as its ClientToken requires.
 	 */
 	if (!c->recovered)
-		c->named = c->max == 1 && (r->n == 1 || cr->user_data_per_node);
+		c->named = c->max == 1 && c->nodes[0] &&
+			   (r->n == 1 || cr->user_data_per_node);
 	if (!rc && c->named)
 		gb_orch_launch_name(&c->launch, c->nodes[0]);
 	/*
