@@ -3,7 +3,7 @@
 # resumes a cloud node through gpuburst-resume; the instance is launched in
 # the nodeset's home region (Singapore, given capacity here), recorded and
 # tagged; its slurmd registers from the instance's private IP (NodeAddr;
-# slurmctld's own from 23.11: e2e-lib registered_addr); the
+# slurmctld's own from 23.11: e2e-lib expect_addr); the
 # job runs there with its GPU and completes; the node is IDLE; SuspendTime
 # later gpuburst-suspend terminates the instance, the record is closed with
 # both timestamps, NodeAddr is cleared and the node is idle~ again.
@@ -32,7 +32,7 @@ REC=$(sql "SELECT instance_id, region, az, private_ip, state IN ('pending', 'run
 IID=${REC%%|*}
 ADDR=$(sim_instances "[i['private_ip'] for i in ins if i['id'] == '$IID'][0]")
 expect_eq "record" "$REC" "$IID|ap-southeast-1|ap-southeast-1a|$ADDR|1"
-expect_eq "NodeAddr" "$(node_field "$NODE" NodeAddr)" "$(registered_addr "$ADDR")"
+expect_addr "NodeAddr" "$(node_field "$NODE" NodeAddr)" "$ADDR"
 case "$ADDR" in 127.42.1.*) ;; *) fail "NodeAddr $ADDR is not in Singapore's subnet 127.42.1.0/24" ;; esac
 expect_eq "attempts only at home" "$(regions_tried "$REQ")" ap-southeast-1
 expect_eq "sim instance" "$(sim_instances "[[i['state'], i['region'], i['private_ip'], {k: v for k, v in i['tags'].items() if k not in ('gpuburst:agent', 'gpuburst:job', 'gpuburst:user', 'gpuburst:account', 'gpuburst:partition')}] for i in ins if i['id'] == '$IID'][0]")" \

@@ -23,7 +23,7 @@ for n in gpu-1 gpu-2; do
 	[ -n "$IID" ] || fail "no live record for $n"
 	IP=$(sim_instances "[i['private_ip'] for i in ins if i['id'] == '$IID'][0]")
 	expect_eq "$n record's address" "$(sql "SELECT private_ip FROM instances WHERE instance_id='$IID'")" "$IP"
-	expect_eq "$n NodeAddr" "$(node_field "$n" NodeAddr)" "$(registered_addr "$IP")"
+	expect_addr "$n NodeAddr" "$(node_field "$n" NodeAddr)" "$IP"
 	expect_eq "$n instance" "$(sim_state "$IID")" running
 done
 LIVE=$(sim_instances "len([i for i in ins if i['state'] == 'running'])")

@@ -59,7 +59,7 @@ for n in gpu-1 gpu-2 gpu-3; do
 	ADDR=$(sim_instances "[i['private_ip'] for i in ins if i['id'] == '$IID'][0]")
 	[ -n "$ADDR" ] || fail "$n: instance $IID has no address in the simulator"
 	expect_eq "record address of $n" "$(sql "SELECT private_ip FROM instances WHERE instance_id='$IID'")" "$ADDR"
-	expect_eq "NodeAddr of $n" "$(node_field "$n" NodeAddr)" "$(registered_addr "$ADDR")"
+	expect_addr "NodeAddr of $n" "$(node_field "$n" NodeAddr)" "$ADDR"
 done
 ok "every node's NodeAddr is its instance's private address"
 

@@ -13,7 +13,7 @@ IID=$(sql "SELECT instance_id FROM instances WHERE node='$NODE' AND state IN ('p
 # what gpuburst re-applies: the instance's address (on every release; from
 # 23.11 slurmctld shows the registration's until then: registered_addr)
 ADDR=$(sql "SELECT private_ip FROM instances WHERE instance_id='$IID'")
-expect_eq "NodeAddr after registration" "$(node_field "$NODE" NodeAddr)" "$(registered_addr "$ADDR")"
+expect_addr "NodeAddr after registration" "$(node_field "$NODE" NodeAddr)" "$ADDR"
 # (the launch may have made and terminated an extra instance: count all)
 N_SIM=$(sim_instances "len(ins)")
 N_REC=$(sql "SELECT count(*) FROM instances")

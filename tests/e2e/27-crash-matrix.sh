@@ -17,7 +17,7 @@
 #     as live, and each node has exactly one live instance (0 duplicates);
 #   - every request ended done/success 2/2;
 #   - each node's NodeAddr is its live instance's address (what slurmctld
-#     shows for it: registered_addr), and an 8-node job completes.
+#     shows for it: expect_addr), and an 8-node job completes.
 # Then the nodes are powered down and the next crash starts from idle~.
 #
 # CRASH_MATRIX_K (default "1 2 3 4 5") chooses the k: CI runs the whole
@@ -178,7 +178,7 @@ for k in $KS; do
 		lab scontrol -o show node >"$TMP/nodes.txt" || fail "scontrol show node"
 		for n in $NODES; do
 			ip=$(sql "SELECT private_ip FROM instances WHERE node = '$n' AND state IN ('pending', 'running')")
-			expect_eq "$what: NodeAddr of $n" "$(sed -n "s/^NodeName=$n .* NodeAddr=\([^ ]*\) .*/\1/p" "$TMP/nodes.txt")" "$(registered_addr "$ip")"
+			expect_addr "$what: NodeAddr of $n" "$(sed -n "s/^NodeName=$n .* NodeAddr=\([^ ]*\) .*/\1/p" "$TMP/nodes.txt")" "$ip"
 		done
 		T2=$(date +%s)
 		JOB=$(submit -N8 --gres=gpu:a10g:1 --wrap 'srun hostname')
