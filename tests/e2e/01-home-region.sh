@@ -45,7 +45,7 @@ expect_eq "instances in the cloud" "$(sim_instances "len(ins)")" 1
 # the instance's side: gpuburst-node found its node, checked its GPU, started slurmd
 wait_for 10 "$IID's gpuburst:agent tag" \
 	'[ "$(sim_instances "[i[\"tags\"].get(\"gpuburst:agent\") for i in ins if i[\"id\"] == \"$IID\"][0]")" = "ok: node $NODE, 1 x A10G, slurmd started" ]'
-expect_eq "NodeHostname" "$(node_field "$NODE" NodeHostName)" "$(registered_hostname "$NODE")"
+expect_host "NodeHostname" "$(node_field "$NODE" NodeHostName)" "$NODE"
 ok "job $JOB resumed $NODE: instance $IID in the home region ap-southeast-1 at $ADDR, recorded, tagged; its agent says ok"
 
 wait_for 30 "job $JOB completed" '[ "$(job_state $JOB)" = COMPLETED ]'

@@ -24,7 +24,8 @@
 #   sim_instances EXPR      a Python expression over the simulator's
 #                           instances (list of dicts, name i)
 #   sql QUERY               the state file, read-only
-#   registered_addr IP, registered_hostname NODE, expect_addr WHAT GOT IP
+#   registered_addr IP, registered_hostname NODE, expect_addr WHAT GOT IP,
+#   expect_host WHAT GOT NODE
 #                           what Slurm shows as NodeAddr/NodeHostName of a
 #                           node whose slurmd registered from its instance
 #                           at IP: the release differences, stated here only
@@ -112,6 +113,12 @@ registered_hostname() {
 expect_addr() {
 	[ "$2" = "$(registered_addr "$3")" ] || [ "$2" = "$3" ] ||
 		fail "$1: got '$2', want '$(registered_addr "$3")' (or the instance's own $3)"
+}
+# expect_host WHAT GOT NODE: the same for NodeHostName (gpuburst sets the
+# node's name with its address)
+expect_host() {
+	[ "$2" = "$(registered_hostname "$3")" ] || [ "$2" = "$3" ] ||
+		fail "$1: got '$2', want '$(registered_hostname "$3")' (or the node's name $3)"
 }
 
 TMP="$(mktemp -d /tmp/gb-e2e.XXXXXX)" || fail "mktemp"
