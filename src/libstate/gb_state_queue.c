@@ -876,7 +876,8 @@ gb_err_t gb_state_job_node_lists(gb_state_t *st, int64_t lo, int64_t hi,
 	gb_err_t rc;
 	int src;
 
-	/* requests_job (partial: job_id > 0 must be in the query) */
+	/* SQLite plans it on requests_state (state, created_at >= ?3): the
+	 * rows of the window, as the listing it replaces read */
 	rc = GB_STMT(st, GB_STMT_REQ_JOB_NODES,
 		     "SELECT DISTINCT job_id, nodes FROM requests "
 		     "WHERE job_id > 0 AND job_id BETWEEN ?1 AND ?2 AND kind = 'resume' "
