@@ -218,15 +218,21 @@ void gb_orch_launch_cost_tags(const struct gb_conf *conf, struct gb_orch_launch 
 	l->spec_.n_tags = nk;
 }
 
+/* The tags that make an instance Slurm node [node]: at launch or after. */
+static void node_name_tags(struct gb_ec2_kv kv[2], const char *node)
+{
+	kv[0] = (struct gb_ec2_kv){ "gpuburst:node", node };
+	kv[1] = (struct gb_ec2_kv){ "Name", node };
+}
+
 void gb_orch_launch_name(struct gb_orch_launch *l, const char *node)
 {
 	size_t nk = l->spec_.n_tags;
 
 	if (l->spec_.tags != l->kv_ || nk + 2 > GB_ARRAY_LEN(l->kv_))
 		return;		/* no instance tags were set up */
-	l->kv_[nk++] = (struct gb_ec2_kv){ "gpuburst:node", node };
-	l->kv_[nk++] = (struct gb_ec2_kv){ "Name", node };
-	l->spec_.n_tags = nk;
+	node_name_tags(&l->kv_[nk], node);
+	l->spec_.n_tags = nk + 2;
 }
 
 gb_err_t orch_call_params(struct orch_run *r, struct orch_call *c,
@@ -391,8 +397,7 @@ static void slot_fill(struct orch_run *r, struct slot *s,
 	GB_FREE_NULL(s->why);
 	s->group = orch_group_of(r, c->pool);
 	s->filled_at = c->job.t_done;
-	/* named at launch, or by orch_tag_nodes */
-	s->tagged = c->named && c->nodes[0] == s->name;
+	s->tagged = c->named;	/* else orch_tag_nodes names it */
 	s->attempt_id = c->attempt_id;
 	if (s->state == SLOT_COMMITTED)
 		r->remaining--;
@@ -445,16 +450,17 @@ static gb_err_t record_instance(struct orch_run *r, const struct orch_call *c,
  * An instance its own node no longer needs (a hedge both calls delivered)
  * serves another node of the request that has none yet, rather than be
  * terminated: it learns its node from the gpuburst:node tag, set once the
- * record names it (orch_tag_nodes).  Not where the user data names one
- * node per instance ({node}), and not for a node whose launch has an
- * unknown outcome (its instance may exist).  RET the slot, or NULL.
+ * record names it (orch_tag_nodes).  Not where the instance knows its node
+ * already: named at launch, or by user data that names one node per
+ * instance ({node}); and not for a node whose launch has an unknown
+ * outcome (its instance may exist).  RET the slot, or NULL.
  */
 static struct slot *reuse_slot(struct orch_run *r, const struct orch_call *c)
 {
 	const struct gb_conf_region *cr = gb_conf_region(r->conf, r->facts.pools[c->pool].region);
 	struct slot *any = NULL;
 
-	if (cr && cr->user_data_per_node)
+	if (c->named || (cr && cr->user_data_per_node))
 		return NULL;
 	/* first one this call's other instances will not fill */
 	for (int i = 0; i < r->n; i++) {
@@ -510,7 +516,7 @@ static gb_err_t take_instances(struct orch_run *r, struct orch_call *c,
 			gb_log_error("orch_invariant req=%s what=instance_without_id", r->req->id);
 			continue;
 		}
-		if (extra && !c->named) {
+		if (extra) {
 			struct slot *t = reuse_slot(r, c);
 
 			if (t) {
@@ -1052,8 +1058,7 @@ gb_err_t orch_tag_nodes(struct orch_run *r, gb_error_t *err)
 			continue;
 		t[k].slot = s;
 		t[k].id[0] = s->instance_id;
-		t[k].kv[0] = (struct gb_ec2_kv){ "gpuburst:node", s->name };
-		t[k].kv[1] = (struct gb_ec2_kv){ "Name", s->name };
+		node_name_tags(t[k].kv, s->name);
 		t[k].job.kind = ORCH_JOB_TAGS;
 		t[k].job.region = s->region;
 		t[k].job.ids = t[k].id;
