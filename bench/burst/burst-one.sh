@@ -7,8 +7,8 @@
 # (the home region) and ap-south-1a dry, ap-south-1b and Tokyo holding
 # JOBS between them.  JOBS one-node jobs are submitted at once (one job
 # array); prints one line: seconds from the submission to all running,
-# requests, EC2 calls by action, and InsufficientInstanceCapacity answers
-# per dry pool (the most any one got).
+# requests, EC2 calls by action (bench/sim-calls.py), and the
+# InsufficientInstanceCapacity answers per pool.
 set -u
 JOBS=$1
 srcdir="$GB_TOP_SRCDIR/tests/e2e"
@@ -28,13 +28,7 @@ t0=$(date +%s.%N)
 submit --array="1-$JOBS" --gres=gpu:a10g:1 --wrap 'sleep 600' >/dev/null
 wait_for "$((RESUME_TIMEOUT + 60))" "all $JOBS jobs running" '[ "$(running)" -ge "$JOBS" ]'
 t1=$(date +%s.%N)
-calls=$("$PYTHON3" - "$SIM_PORT" <<'PY'
-import json, sys, urllib.request
-s = json.load(urllib.request.urlopen("http://127.0.0.1:%s/_sim/state" % sys.argv[1]))
-a = {k: v["calls"] for k, v in s["faults"]["actions"].items() if v["calls"]}
-print("%d (%s)" % (sum(a.values()), ", ".join("%s %d" % kv for kv in sorted(a.items()))))
-PY
-)
+calls=$("$PYTHON3" "$GB_TOP_SRCDIR/bench/sim-calls.py" "$SIM_PORT") || fail "the simulator's calls"
 ice=$(sql "SELECT az || ' ' || count(*) FROM attempts WHERE error_code = 'InsufficientInstanceCapacity' GROUP BY az ORDER BY az" | tr '\n' ',' | sed 's/,$//; s/,/, /g')
 printf '%s jobs running after %.1f s; %s requests; calls %s; ICE per dry pool: %s\n' "$JOBS" \
 	"$(awk "BEGIN { print $t1 - $t0 }")" "$(sql "SELECT count(*) FROM requests WHERE kind = 'resume'")" \

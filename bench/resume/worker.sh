@@ -96,12 +96,7 @@ CONF
 	lab scontrol -o show node "g5-$NODES" | grep -q 'NodeAddr=127\.' || { echo "g5-$NODES has no address"; exit 1; }
 	grep 'resume_done' "$T/gpuburst.log" | tail -n 1 | sed 's/.*resume_done/    resume_done/'
 	# the EC2 calls the simulator answered, by action
-	/usr/bin/python3 - "$(cat "$T/sim.port")" <<'PY'
-import json, sys, urllib.request
-s = json.load(urllib.request.urlopen("http://127.0.0.1:%s/_sim/state" % sys.argv[1]))
-a = {k: v["calls"] for k, v in s["faults"]["actions"].items() if v["calls"]}
-print("    calls: %d (%s)" % (sum(a.values()), ", ".join("%s %d" % kv for kv in sorted(a.items()))))
-PY
+	/usr/bin/python3 "$S/bench/sim-calls.py" "$(cat "$T/sim.port")" "    calls: "
 	kill "$SIM_PID"; SIM_PID=
 	: >"$T/gpuburst.log"
 done
